@@ -1,0 +1,84 @@
+/**
+ * The cluster model: who the new cluster is. Everything else in the tree is
+ * derived from these three values and the reference environment.
+ *
+ * Validation happens here, at the edge of the core, so a bad name can never
+ * reach a file path, a Kubernetes object name or a git ref.
+ */
+import { z } from 'zod';
+import { ValidationError, type FieldIssue } from '../errors.js';
+
+// DNS-1123 label: what Kubernetes accepts for namespaces and most names, and
+// by construction free of '/', '..', spaces and upper case, so it is also a
+// safe single path segment.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_NAME_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// Cloud regions across providers: eu-west-1, us-central1, fr-par, ap-southeast-2.
+const REGION = /^[a-z]{2,}(-[a-z0-9]+)+$/;
+
+/** A DNS-1123 label, at most 63 characters. */
+export const clusterNameSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(63, 'must be at most 63 characters (a DNS-1123 label)')
+  .regex(DNS_LABEL, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
+
+/** A fully qualified DNS name with at least two labels, at most 253 characters. */
+export const domainSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .refine((value) => {
+    const labels = value.split('.');
+    return labels.length >= 2 && labels.every((l) => l.length <= 63 && DNS_NAME_LABEL.test(l)) && !/^\d+$/.test(labels.at(-1) ?? '');
+  }, 'must be a lower-case DNS name such as eu-prod-1.example.net (labels of letters, digits and "-", no trailing dot)');
+
+/** A cloud region identifier such as `eu-west-1` or `us-central1`. */
+export const regionSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(32, 'must be at most 32 characters')
+  .regex(REGION, 'must look like a cloud region such as eu-west-1 or us-central1 (lower-case letters and digits in "-"-separated parts)');
+
+/** The identity of a cluster, as callers give it. */
+export const clusterSpecSchema = z
+  .object({
+    name: clusterNameSchema,
+    domain: domainSchema,
+    region: regionSchema,
+  })
+  .strict();
+
+/** The identity of a cluster: name, domain and region. */
+export type ClusterSpec = z.infer<typeof clusterSpecSchema>;
+
+/** Turns zod issues into our field issues, prefixing each path with `prefix`. */
+export function fieldIssuesOf(error: z.ZodError, prefix = ''): FieldIssue[] {
+  return error.issues.map((issue) => {
+    const path = issue.path.map(String).join('.');
+    const field = [prefix, path].filter(Boolean).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return { field: field || prefix, message: `unknown field(s): ${issue.keys.join(', ')}` };
+    }
+    return { field, message: issue.message };
+  });
+}
+
+/**
+ * Validates a cluster identity.
+ *
+ * @param prefix - field-path prefix used in error messages, e.g. `cluster`
+ * @throws ValidationError naming every bad field
+ */
+export function parseClusterSpec(input: unknown, prefix = 'cluster'): ClusterSpec {
+  const result = clusterSpecSchema.safeParse(input);
+  if (!result.success) throw new ValidationError(fieldIssuesOf(result.error, prefix));
+  return result.data;
+}
+
+/** Validates the name of a reference environment (also a directory under clusters/). */
+export function parseReferenceName(input: unknown, field = 'reference'): string {
+  const result = clusterNameSchema.safeParse(input);
+  if (!result.success) throw new ValidationError(fieldIssuesOf(result.error, field));
+  return result.data;
+}

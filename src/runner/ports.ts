@@ -1,0 +1,105 @@
+/**
+ * Ports the scaffold run needs from the outside world. Declared here, by their
+ * consumer; implemented in `git/` and `kubernetes/`; swapped in tests.
+ */
+
+/** How to authenticate to a git remote. Never logged, never written to .git/config. */
+export type GitCredentials =
+  | { readonly kind: 'basic'; readonly username: string; readonly password: string }
+  | { readonly kind: 'token'; readonly token: string; readonly username?: string }
+  | { readonly kind: 'ssh'; readonly privateKey: string; readonly knownHosts?: string };
+
+/** The author and committer of scaffold commits. */
+export interface GitIdentity {
+  readonly name: string;
+  readonly email: string;
+}
+
+/** What to clone and how. */
+export interface CloneOptions {
+  readonly url: string;
+  readonly branch: string;
+  /** An empty or missing directory to clone into. */
+  readonly dir: string;
+  /**
+   * Directories (repository-relative, no trailing slash) to materialize with a
+   * cone-mode sparse checkout; with `--filter=blob:none` the clone fetches only
+   * their blobs, so its cost does not grow with the number of clusters.
+   */
+  readonly sparsePaths: readonly string[];
+  readonly credentials?: GitCredentials;
+  readonly signal?: AbortSignal;
+}
+
+/** A commit to make from the working tree. */
+export interface CommitOptions {
+  /** Repository-relative paths to stage (additions, changes and deletions). */
+  readonly paths: readonly string[];
+  /** First line, blank line, body. */
+  readonly message: string;
+  /** Git trailers such as `Scaffold-Id` and `Scaffold-Pass`, appended in order. */
+  readonly trailers: Readonly<Record<string, string>>;
+  readonly author: GitIdentity;
+}
+
+/** Outcome of a push. */
+export interface PushResult {
+  /** The commit the remote branch now points at. */
+  readonly sha: string;
+  /** How many attempts were needed (1 when there was no race). */
+  readonly attempts: number;
+}
+
+/** A cloned working copy. */
+export interface GitWorkspace {
+  readonly dir: string;
+  /** The commit HEAD points at. */
+  head(): Promise<string>;
+  /** The newest commit that touched any of `paths`, or undefined. */
+  lastCommitTouching(paths: readonly string[]): Promise<string | undefined>;
+  /**
+   * Stages `paths` and commits them if anything changed.
+   * @returns the new commit's SHA, or undefined when there was nothing to commit
+   */
+  commit(options: CommitOptions): Promise<string | undefined>;
+  /**
+   * Pushes the current branch. On a non-fast-forward rejection it fetches,
+   * rebases and retries with backoff, at most `maxAttempts` times.
+   * @throws UnavailableError when the remote cannot be reached or attempts run out
+   */
+  push(options?: { readonly maxAttempts?: number; readonly signal?: AbortSignal }): Promise<PushResult>;
+  /** Removes the working copy from disk. */
+  dispose(): Promise<void>;
+}
+
+/** Clones repositories. */
+export interface GitRemote {
+  /**
+   * @throws UnavailableError when the remote cannot be reached
+   * @throws ValidationError when the URL or branch is malformed
+   */
+  clone(options: CloneOptions): Promise<GitWorkspace>;
+}
+
+/** Where the new cluster's Sealed Secrets controller lives. */
+export interface SealingControllerRef {
+  /** @default 'kube-system' */
+  readonly namespace: string;
+  /** The controller's Deployment and Service name. @default 'sealed-secrets-controller' */
+  readonly name: string;
+}
+
+/** The new cluster's sealing certificate, fetched from its controller. */
+export interface SealingCertificateSource {
+  /**
+   * Waits until the controller Deployment reports the `Available` condition.
+   * @throws TimeoutError naming the Deployment and the state it was last seen in
+   */
+  waitForController(controller: SealingControllerRef, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * Fetches `/v1/cert.pem` through the API server's service proxy, resolving the
+   * port the way kubeseal does (the Service's first port name).
+   * @returns the PEM text
+   */
+  fetchCertificate(controller: SealingControllerRef, options: { readonly signal?: AbortSignal }): Promise<string>;
+}

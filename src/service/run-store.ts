@@ -1,0 +1,81 @@
+/**
+ * The run store port: where the service keeps runs, their progress and logs.
+ * Implemented by `db/pg-run-store.ts` (PostgreSQL or PGlite).
+ */
+import type { ClusterSpec } from '../model/cluster-spec.js';
+import type { RunCommit, RunStatus, ScaffoldRun } from './scaffold-run.js';
+
+/** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
+export interface NewRun {
+  readonly id: string;
+  readonly cluster: ClusterSpec;
+  readonly repositoryUrl: string;
+  readonly branch: string;
+  readonly reference: string;
+  readonly job: string;
+  readonly createdBy: string;
+  readonly sealing: 'certificate' | 'kubeconfig';
+}
+
+/** Fields a progress or outcome update may change. */
+export interface RunUpdate {
+  readonly status?: RunStatus;
+  readonly step?: number;
+  readonly stepName?: string;
+  readonly message?: string;
+  readonly gitopsPath?: string;
+  readonly commits?: readonly RunCommit[];
+  readonly attempt?: number;
+  readonly job?: string;
+  readonly startedAt?: Date;
+  readonly finishedAt?: Date;
+}
+
+/** One stored log line of a run. `seq` increases by one per line within a run, from 1. */
+export interface LogLine {
+  readonly seq: number;
+  readonly time: Date;
+  readonly line: string;
+}
+
+/** A page of runs, newest first. */
+export interface RunPage {
+  readonly runs: readonly ScaffoldRun[];
+  /** Opaque cursor for the next page, absent on the last page. */
+  readonly nextCursor?: string;
+}
+
+/** Filter for listing runs. */
+export interface RunFilter {
+  readonly cluster?: string;
+  readonly status?: RunStatus;
+  /** @default 50 */
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/** Persistent state of scaffold runs. */
+export interface RunStore {
+  /**
+   * Creates a pending run.
+   * @throws ConflictError when the cluster already has an active (pending or running) run
+   */
+  create(run: NewRun): Promise<ScaffoldRun>;
+  get(id: string): Promise<ScaffoldRun | undefined>;
+  list(filter: RunFilter): Promise<RunPage>;
+  /** Every run in an active status, oldest first: what the reconciler looks at after a restart. */
+  listActive(): Promise<ScaffoldRun[]>;
+  /**
+   * Applies `update` if the run's current status is one of `from` (when given) and
+   * the status transition is allowed.
+   * @returns the updated run, or undefined when the run is missing or the condition failed
+   */
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined>;
+  /** Appends lines, numbering them after the last stored one. */
+  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void>;
+  /** Lines with `seq > afterSeq`, in order, at most `limit`. */
+  readLogs(id: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<LogLine[]>;
+  /** Cheap round trip, for /healthz. @throws UnavailableError */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

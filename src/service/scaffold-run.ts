@@ -1,0 +1,89 @@
+/**
+ * A scaffold run as the service tracks it, and the transitions it may take.
+ * Pure: no I/O.
+ */
+import type { ClusterSpec } from '../model/cluster-spec.js';
+
+/** Lifecycle of a run. `pending` and `running` are active; the rest are final. */
+export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** The statuses in which a run holds its cluster (a second run for it gets 409). */
+export const ACTIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
+
+/** A commit a run pushed. */
+export interface RunCommit {
+  readonly pass: 'infrastructure' | 'all';
+  readonly sha: string;
+}
+
+/** What the runner reports when it ends (its result file / termination message). */
+export interface RunResult {
+  readonly status: 'succeeded' | 'failed';
+  readonly message: string;
+  readonly gitops_path?: string;
+  readonly commits?: readonly RunCommit[];
+  /** The step the run was on when it ended (1–7). */
+  readonly step?: number;
+}
+
+/** A run, as stored. Holds no credential: secrets travel separately (`RunSecrets`). */
+export interface ScaffoldRun {
+  readonly id: string;
+  readonly cluster: ClusterSpec;
+  readonly repositoryUrl: string;
+  readonly branch: string;
+  readonly reference: string;
+  readonly status: RunStatus;
+  /** The step the run is on or ended on, 0 before it started. */
+  readonly step: number;
+  readonly stepName?: string;
+  readonly message: string;
+  readonly job: string;
+  readonly gitopsPath?: string;
+  readonly commits: readonly RunCommit[];
+  readonly attempt: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly startedAt?: Date;
+  readonly finishedAt?: Date;
+  /** Which caller created the run (service identity), for the audit trail. */
+  readonly createdBy: string;
+  /** How the sealing certificate is obtained: from the request or from the cluster. */
+  readonly sealing: 'certificate' | 'kubeconfig';
+}
+
+/**
+ * Secrets a run needs, kept out of the database: in Kubernetes mode they go into
+ * a Secret owned by the Job, in embedded mode they pass to the child process.
+ */
+export interface RunSecrets {
+  readonly repositoryCredentials?: { readonly username?: string; readonly token: string };
+  readonly kubeconfig?:
+    | { readonly kind: 'secretRef'; readonly namespace: string; readonly name: string; readonly key: string }
+    | { readonly kind: 'inline'; readonly value: string };
+  readonly certificate?: string;
+  readonly registryDockerconfigjson?: string;
+}
+
+/** Final statuses cannot change again. */
+export function isFinal(status: RunStatus): boolean {
+  return !ACTIVE_STATUSES.includes(status);
+}
+
+const TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  pending: ['running', 'succeeded', 'failed', 'cancelled'],
+  running: ['succeeded', 'failed', 'cancelled'],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+};
+
+/** Whether a run may move from `from` to `to`. Staying in the same active status is allowed (progress updates). */
+export function canTransition(from: RunStatus, to: RunStatus): boolean {
+  return (from === to && !isFinal(from)) || TRANSITIONS[from].includes(to);
+}
+
+/** The Kubernetes Job (and child-process) name of a run. */
+export function jobNameOf(id: string): string {
+  return `scaffold-${id}`;
+}
