@@ -1,0 +1,35 @@
+/**
+ * Read access to a repository's working tree, the only way the core sees
+ * files. `git/fs-repo-reader.ts` implements it on disk; tests may use a map.
+ */
+
+/** Reads files of one repository by repository-relative POSIX path. */
+export interface RepoReader {
+  /** File content as UTF-8, or undefined when there is no such file. */
+  read(path: string): Promise<string | undefined>;
+  /**
+   * Every file below `dir` (recursively, repository-relative paths, sorted),
+   * or an empty list when the directory does not exist. `.git` is never listed.
+   */
+  list(dir: string): Promise<string[]>;
+  /** Whether `path` is an existing directory. */
+  isDirectory(path: string): Promise<boolean>;
+}
+
+/** A RepoReader over an in-memory map of path → content. */
+export function memoryRepoReader(files: ReadonlyMap<string, string>): RepoReader {
+  const sorted = [...files.keys()].sort();
+  return {
+    async read(path) {
+      return files.get(path);
+    },
+    async list(dir) {
+      const prefix = dir === '' || dir === '.' ? '' : `${dir.replace(/\/+$/, '')}/`;
+      return sorted.filter((p) => p.startsWith(prefix));
+    },
+    async isDirectory(path) {
+      const prefix = `${path.replace(/\/+$/, '')}/`;
+      return sorted.some((p) => p.startsWith(prefix));
+    },
+  };
+}
