@@ -78,6 +78,12 @@ export function fluxGraphOf(objects: Iterable<{ object: unknown; file?: string }
       ...(file !== undefined ? { file } : {}),
     });
   }
-  nodes.sort((a, b) => refKey(a).localeCompare(refKey(b)));
+  // Code-unit order, not localeCompare: the order must not depend on the ICU
+  // locale of the machine, or two renders of one tree would differ.
+  nodes.sort((a, b) => {
+    const ka = refKey(a);
+    const kb = refKey(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
   return { nodes };
 }

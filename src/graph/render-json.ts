@@ -1,0 +1,111 @@
+/**
+ * JSON of a cluster's Flux dependency graph, for programs: a web page drawing
+ * it, a pipeline checking apply order.
+ */
+import { refKey, type FluxGraph, type FluxNode, type HealthCheckRef } from './flux-graph.js';
+import { findCycles, topoSort } from './topo-sort.js';
+
+/** One Kustomization in {@link GraphJson}. */
+interface GraphJsonNode {
+  readonly id: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly path: string;
+  readonly dependsOn: readonly string[];
+  readonly healthChecks: readonly HealthCheckRef[];
+  readonly wait: boolean;
+  readonly file?: string;
+}
+
+/** The document {@link renderJson} writes. */
+interface GraphJson {
+  readonly nodes: readonly GraphJsonNode[];
+  readonly edges: readonly { readonly from: string; readonly to: string }[];
+  readonly order: readonly string[];
+  readonly cycles: readonly (readonly string[])[];
+}
+
+/**
+ * Renders the graph as pretty-printed JSON (two-space indent, trailing newline):
+ *
+ * ```
+ * { "nodes": [{ "id", "name", "namespace", "path", "dependsOn": [ids], "healthChecks": [...], "wait", "file"? }],
+ *   "edges": [{ "from": dependency id, "to": dependent id }],
+ *   "order": [ids in apply order],
+ *   "cycles": [[ids of one loop, first repeated last]] }
+ * ```
+ *
+ * - An id is `namespace/name`. `dependsOn` is sorted and deduplicated; a
+ *   dependsOn on a Kustomization absent from the graph stays in `dependsOn` and
+ *   `edges` (so a consumer may see an id that is not in `nodes`: that is the
+ *   finding `verify` reports) but does not hold up `order`.
+ * - `healthChecks` are as written in the spec; `file` appears when known.
+ * - `order` is {@link topoSort}'s: every id after all of its dependencies.
+ * - `cycles` is always present, empty when there are none. A loop does not make
+ *   this fail: `cycles` lists each one ({@link findCycles}), and `order` then
+ *   holds only the Kustomizations Flux can apply, leaving out those on a loop
+ *   and everything that depends on them, which Flux would hold back forever.
+ * - Deterministic: nodes sorted by id, edges by (from, to); the same graph yields
+ *   byte-identical text. A duplicated id is listed once (the first).
+ */
+export function renderJson(graph: FluxGraph): string {
+  const nodes = uniqueNodes(graph.nodes);
+  const cycles = findCycles(nodes);
+  const document: GraphJson = {
+    nodes: nodes.map(jsonNode),
+    edges: nodes
+      .flatMap((node) => dependencyIds(node).map((from) => ({ from, to: refKey(node) })))
+      .sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to)),
+    order: topoSort(applicable(nodes, cycles)).map(refKey),
+    cycles,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+function jsonNode(node: FluxNode): GraphJsonNode {
+  return {
+    id: refKey(node),
+    name: node.name,
+    namespace: node.namespace,
+    path: node.path,
+    dependsOn: dependencyIds(node),
+    healthChecks: node.healthChecks.map((check) => ({
+      ...(check.apiVersion !== undefined ? { apiVersion: check.apiVersion } : {}),
+      kind: check.kind,
+      name: check.name,
+      ...(check.namespace !== undefined ? { namespace: check.namespace } : {}),
+    })),
+    wait: node.wait,
+    ...(node.file !== undefined ? { file: node.file } : {}),
+  };
+}
+
+/** The nodes neither on a loop nor depending, directly or not, on one. */
+function applicable(nodes: readonly FluxNode[], cycles: readonly (readonly string[])[]): FluxNode[] {
+  const held = new Set(cycles.flat());
+  if (held.size === 0) return [...nodes];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const node of nodes) {
+      if (!held.has(refKey(node)) && node.dependsOn.some((dep) => held.has(refKey(dep)))) {
+        held.add(refKey(node));
+        grew = true;
+      }
+    }
+  }
+  return nodes.filter((node) => !held.has(refKey(node)));
+}
+
+function dependencyIds(node: FluxNode): string[] {
+  return [...new Set(node.dependsOn.map(refKey))].sort(compare);
+}
+
+function uniqueNodes(nodes: readonly FluxNode[]): FluxNode[] {
+  const byKey = new Map<string, FluxNode>();
+  for (const node of nodes) if (!byKey.has(refKey(node))) byKey.set(refKey(node), node);
+  return [...byKey.values()].sort((a, b) => compare(refKey(a), refKey(b)));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
