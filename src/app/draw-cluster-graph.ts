@@ -1,0 +1,31 @@
+/**
+ * A cluster's Flux dependency graph, as Flux sees it: the objects
+ * `kubectl kustomize clusters/<name>` yields (the entry point lists only the
+ * Flux objects), drawn from their dependsOn.
+ */
+import { parseAllDocuments } from 'yaml';
+import { NotFoundError } from '../errors.js';
+import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { fluxGraphOf, type FluxGraph } from '../graph/flux-graph.js';
+import { renderGraph, type GraphFormat } from '../graph/graph-format.js';
+import { ValidationError } from '../errors.js';
+
+/**
+ * Reads the graph of `clusters/<cluster>` in the working tree at `dir`.
+ * @throws ValidationError for a bad cluster name or a tree that does not build
+ * @throws NotFoundError when the cluster has no Flux Kustomization
+ */
+export async function clusterGraph(dir: string, cluster: string): Promise<FluxGraph> {
+  const name = clusterNameSchema.safeParse(cluster);
+  if (!name.success) throw new ValidationError([{ field: '--cluster', message: name.error.issues[0]!.message }]);
+  const built = await new KubectlKustomize().build(dir, `clusters/${name.data}`);
+  const graph = fluxGraphOf(parseAllDocuments(built).map((doc) => ({ object: doc.toJS() as unknown })));
+  if (graph.nodes.length === 0) throw new NotFoundError(`clusters/${name.data} has no Flux Kustomization`);
+  return graph;
+}
+
+/** Draws the graph of `clusters/<cluster>` in `format`. */
+export async function drawClusterGraph(dir: string, cluster: string, format: GraphFormat): Promise<string> {
+  return renderGraph(await clusterGraph(dir, cluster), format);
+}

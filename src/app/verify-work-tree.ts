@@ -1,0 +1,41 @@
+/**
+ * The pre-push gate on a working tree on disk: verify wired to its real edges
+ * (kubectl kustomize, the shipped CRD schemas, client-node's core-kind models).
+ */
+import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
+import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
+import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
+import { SchemaValidator } from '../verify/schema-validator.js';
+import { formatFinding, verifyRepository } from '../verify/verify-repository.js';
+
+/** The report with findings already formatted one a line. */
+export interface WorkTreeReport {
+  readonly findings: readonly string[];
+  readonly notes: readonly string[];
+  readonly kustomizationsChecked: number;
+  readonly summary: string;
+}
+
+/** A verifier that keeps its parsed schemas across calls (a runner verifies twice). */
+export type WorkTreeVerify = (dir: string, options?: { readonly cluster?: string; readonly signal?: AbortSignal }) => Promise<WorkTreeReport>;
+
+/** Creates a verifier; schemas are loaded on first use and then kept. */
+export function createWorkTreeVerifier(): WorkTreeVerify {
+  const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
+  const builder = new KubectlKustomize();
+  return async (dir, options = {}) => {
+    const report = await verifyRepository({ reader: new FsRepoReader(dir), builder, validator, repoRoot: dir }, options);
+    return {
+      findings: report.findings.map(formatFinding),
+      notes: report.notes,
+      kustomizationsChecked: report.kustomizationsChecked,
+      summary: report.summary,
+    };
+  };
+}
+
+/** Verifies the working tree at `dir` (one cluster, or every cluster). */
+export async function verifyWorkTree(dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal } = {}): Promise<WorkTreeReport> {
+  return createWorkTreeVerifier()(dir, options);
+}

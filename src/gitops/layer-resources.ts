@@ -1,0 +1,54 @@
+/**
+ * What a layer overlay applies from outside itself: the objects in the
+ * directories and files its kustomization.yaml lists under `resources`.
+ * The generator needs them to find every Ingress to give a hostname and the
+ * external-dns release to point at the cluster's domain.
+ */
+import { posix } from 'node:path';
+import { assertRepoPath } from './file-tree.js';
+import type { RepoReader } from './repo-reader.js';
+import { parseYamlDocuments } from './yaml.js';
+
+/** A Kubernetes object found in a layer's resources, with the file it came from. */
+export interface FoundObject {
+  readonly object: Record<string, unknown>;
+  readonly file: string;
+}
+
+/** The directories of a layer that the generator writes itself; never scanned. */
+export const GENERATED_LAYER_DIRS = ['hosts', 'identity', 'sealed'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The `resources` entries of a kustomization.yaml text. */
+export function kustomizationResources(text: string, file: string): string[] {
+  const object = parseYamlDocuments(text, file)[0];
+  return isRecord(object) && Array.isArray(object.resources) ? object.resources.map(String) : [];
+}
+
+/**
+ * Objects from every YAML file below the layer's resource entries (resolved
+ * relative to `layerRoot`, e.g. `clusters/development/apps`). Remote resources
+ * (URLs) and the generated directories are skipped.
+ */
+export async function layerResourceObjects(reader: RepoReader, layerRoot: string, kustomizationText: string): Promise<FoundObject[]> {
+  const found: FoundObject[] = [];
+  const seen = new Set<string>();
+  for (const entry of kustomizationResources(kustomizationText, `${layerRoot}/kustomization.yaml`)) {
+    if (/^[a-z]+:\/\//.test(entry) || (GENERATED_LAYER_DIRS as readonly string[]).includes(entry.replace(/\/+$/, ''))) continue;
+    const path = assertRepoPath(posix.normalize(posix.join(layerRoot, entry)).replace(/\/+$/, ''), `${layerRoot}/kustomization.yaml resources`);
+    const files = (await reader.isDirectory(path)) ? await reader.list(path) : [path];
+    for (const file of files) {
+      if (!/\.ya?ml$/.test(file) || seen.has(file)) continue;
+      seen.add(file);
+      const text = await reader.read(file);
+      if (text === undefined) continue;
+      for (const object of parseYamlDocuments(text, file)) {
+        if (isRecord(object) && typeof object.kind === 'string') found.push({ object, file });
+      }
+    }
+  }
+  return found;
+}

@@ -1,0 +1,152 @@
+/**
+ * The cluster's credentials as SealedSecrets, one file each under
+ * `<layer>/sealed/`, plus a kustomization listing them.
+ *
+ * Credentials converge: an existing sealed file for the same Secret with the
+ * same keys is kept byte for byte (no rotation, no new commit) unless rotation
+ * is asked for. Keys tied by `sameAs` are rotated together, since a kept
+ * ciphertext's plaintext cannot be recovered to seal it again.
+ */
+import { ValidationError } from '../errors.js';
+import type { SealingCertificate } from '../sealing/sealing-certificate.js';
+import { buildSealedSecret } from '../sealing/sealed-secret.js';
+import type { ClusterIdentity } from './cluster-identity.js';
+import { assertDockerConfigJson, credentialValues, type ProducedValues } from './credential-values.js';
+import type { CredentialSpec } from './platform-descriptor.js';
+import type { RandomBytes } from './random-string.js';
+import { parseYamlDocuments, toYaml } from './yaml.js';
+
+/** What happened to one credential in a render. */
+export interface CredentialOutcome {
+  readonly namespace: string;
+  readonly name: string;
+  readonly layer: string;
+  readonly file: string;
+  readonly action: 'generated' | 'supplied' | 'kept';
+}
+
+/** Inputs of {@link renderSealedCredentials}. */
+export interface SealedCredentialsOptions {
+  readonly credentials: readonly CredentialSpec[];
+  /** Existing files of the cluster, by path relative to the cluster directory. */
+  readonly existing: ReadonlyMap<string, string>;
+  readonly identity: ClusterIdentity;
+  readonly certificate?: SealingCertificate;
+  readonly registryAuth?: string;
+  /** Seal fresh values even where sealed ones exist. @default false */
+  readonly rotate?: boolean;
+  readonly random: RandomBytes;
+}
+
+/** The file of one credential, relative to the cluster directory. */
+export function sealedFileOf(credential: Pick<CredentialSpec, 'layer' | 'name'>): string {
+  return `${credential.layer}/sealed/sealed-${credential.name}.yaml`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// A kept file must still be the same Secret with at least the same keys; anything
+// else (renamed, keys added in the descriptor, hand-edited) is sealed anew.
+function reusable(text: string | undefined, credential: CredentialSpec, file: string): boolean {
+  if (text === undefined) return false;
+  let objects: unknown[];
+  try {
+    objects = parseYamlDocuments(text, file);
+  } catch {
+    return false;
+  }
+  const object = objects[0];
+  if (objects.length !== 1 || !isRecord(object) || object.kind !== 'SealedSecret') return false;
+  const metadata = isRecord(object.metadata) ? object.metadata : {};
+  const spec = isRecord(object.spec) ? object.spec : {};
+  const encrypted = isRecord(spec.encryptedData) ? spec.encryptedData : {};
+  if (metadata.name !== credential.name || metadata.namespace !== credential.namespace) return false;
+  return Object.keys(credential.keys).every((key) => typeof encrypted[key] === 'string' && encrypted[key] !== '');
+}
+
+function sameAsTargets(credential: CredentialSpec): string[] {
+  return Object.values(credential.keys).flatMap((s) => ('sameAs' in s ? [s.sameAs.split('/').slice(0, 2).join('/')] : []));
+}
+
+/**
+ * Seals (or keeps) every credential.
+ * @returns files relative to the cluster directory and what happened to each credential
+ * @throws ValidationError when a credential must be sealed and no certificate was given
+ */
+export function renderSealedCredentials(options: SealedCredentialsOptions): { files: Map<string, string>; outcomes: CredentialOutcome[] } {
+  const key = (c: Pick<CredentialSpec, 'namespace' | 'name'>) => `${c.namespace}/${c.name}`;
+  const fresh = new Set<string>();
+  for (const c of options.credentials) {
+    if (options.rotate || !reusable(options.existing.get(sealedFileOf(c)), c, sealedFileOf(c))) fresh.add(key(c));
+  }
+  // sameAs ties credentials together: if either side is sealed anew, both are.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const c of options.credentials) {
+      for (const target of sameAsTargets(c)) {
+        if (fresh.has(target) !== fresh.has(key(c))) {
+          fresh.add(target);
+          fresh.add(key(c));
+          changed = true;
+        }
+      }
+    }
+  }
+  if (fresh.size > 0 && !options.certificate) {
+    throw new ValidationError([
+      { field: 'cert', message: `sealing ${[...fresh].sort().join(', ')} needs the cluster's Sealed Secrets certificate (--cert, or let the runner fetch it)` },
+    ]);
+  }
+  const supplied = options.registryAuth === undefined ? undefined : assertDockerConfigJson(options.registryAuth, 'registry-auth');
+
+  const files = new Map<string, string>();
+  const outcomes: CredentialOutcome[] = [];
+  const produced: ProducedValues = new Map();
+  // Credentials other keys refer to are produced first.
+  const ordered = [...options.credentials].sort((a, b) => sameAsTargets(a).length - sameAsTargets(b).length);
+  for (const credential of ordered) {
+    const file = sealedFileOf(credential);
+    if (!fresh.has(key(credential))) {
+      files.set(file, options.existing.get(file)!);
+      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'kept' });
+      continue;
+    }
+    const useSupplied = credential.suppliedBy === 'registry-auth' && supplied !== undefined;
+    const data = credentialValues(credential, {
+      random: options.random,
+      identity: options.identity,
+      produced,
+      ...(useSupplied ? { supplied } : {}),
+    });
+    const sealed = buildSealedSecret({
+      name: credential.name,
+      namespace: credential.namespace,
+      scope: 'strict',
+      type: credential.type,
+      data,
+      labels: { 'app.kubernetes.io/managed-by': 'gitops-scaffolder' },
+      certificate: options.certificate!,
+    });
+    files.set(
+      file,
+      toYaml(sealed, `${credential.namespace}/${credential.name}, sealed for this cluster only (strict scope). Generated by gitops-scaffolder.`),
+    );
+    outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: useSupplied ? 'supplied' : 'generated' });
+  }
+
+  const byLayer = new Map<string, string[]>();
+  for (const c of options.credentials) byLayer.set(c.layer, [...(byLayer.get(c.layer) ?? []), sealedFileOf(c).split('/').pop()!]);
+  for (const [layer, names] of [...byLayer].sort(([a], [b]) => a.localeCompare(b))) {
+    files.set(
+      `${layer}/sealed/kustomization.yaml`,
+      toYaml(
+        { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [...names].sort() },
+        'Credentials of this layer, sealed with this cluster\'s own key. Generated by gitops-scaffolder.',
+      ),
+    );
+  }
+  outcomes.sort((a, b) => a.file.localeCompare(b.file));
+  return { files, outcomes };
+}

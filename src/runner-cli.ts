@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+/**
+ * Composition root of `scaffold-runner`: one scaffold run as one process (a
+ * Kubernetes Job in production, a child process in embedded mode).
+ *
+ * Every flag can also come from the environment (`SCAFFOLD_REPO_URL`, …).
+ * Credentials come only from the environment or files, never from flags, since
+ * arguments are visible in the process list. Logs are one JSON event a line on
+ * stdout (human-readable on a terminal); the result JSON goes to --result-file
+ * or the Kubernetes termination-message path.
+ */
+import { randomUUID } from 'node:crypto';
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { createWorkTreeVerifier } from './app/verify-work-tree.js';
+import { ValidationError, type AppError } from './errors.js';
+import { EXIT_BAD_INPUT, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { CliGitRemote } from './git/cli-git-remote.js';
+import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
+import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
+import { clusterNameSchema, parseClusterSpec } from './model/cluster-spec.js';
+import { packageVersion } from './package-paths.js';
+import { createPinoLogger } from './pino-logger.js';
+import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-scaffold.js';
+import type { GitCredentials } from './runner/ports.js';
+import type { RunResult } from './service/scaffold-run.js';
+import { parseDuration } from './duration.js';
+
+/** Where Kubernetes reads a container's termination message from. */
+const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+
+interface RunnerFlags {
+  id?: string;
+  repoUrl: string;
+  branch: string;
+  cluster: string;
+  domain: string;
+  region: string;
+  reference: string;
+  kubeconfig?: string;
+  cert?: string;
+  sealedSecretsNamespace: string;
+  sealedSecretsName: string;
+  resultFile?: string;
+  controllerTimeout: string;
+  registryAuth?: string;
+  rotateCredentials: boolean;
+  logLevel: string;
+}
+
+function option(flags: string, description: string, env: string, fallback?: string): Option {
+  const o = new Option(flags, description).env(env);
+  return fallback === undefined ? o : o.default(fallback);
+}
+
+async function readSecretFile(path: string, what: string): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    throw new ValidationError([{ field: what, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
+  }
+}
+
+/** A value from `NAME` or from the file named by `NAME_FILE`; the file wins. */
+async function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): Promise<string | undefined> {
+  const file = env[`${name}_FILE`];
+  if (file) return readSecretFile(file, `${name}_FILE`);
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
+  const sshKey = await fromEnvOrFile(env, 'SCAFFOLD_GIT_SSH_KEY');
+  if (sshKey) {
+    const knownHosts = await fromEnvOrFile(env, 'SCAFFOLD_GIT_KNOWN_HOSTS');
+    return { kind: 'ssh', privateKey: `${sshKey}\n`, ...(knownHosts ? { knownHosts } : {}) };
+  }
+  const token = await fromEnvOrFile(env, 'SCAFFOLD_GIT_TOKEN');
+  if (!token) return undefined;
+  const username = await fromEnvOrFile(env, 'SCAFFOLD_GIT_USERNAME');
+  return { kind: 'token', token, ...(username ? { username } : {}) };
+}
+
+async function writeResult(path: string | undefined, result: RunResult): Promise<void> {
+  let target = path;
+  if (!target) {
+    try {
+      await access(TERMINATION_MESSAGE_PATH, constants.W_OK);
+      target = TERMINATION_MESSAGE_PATH;
+    } catch {
+      return;
+    }
+  }
+  await writeFile(target, `${JSON.stringify(result)}\n`, { mode: 0o600 });
+}
+
+function program(env: NodeJS.ProcessEnv): Command {
+  return new Command('scaffold-runner')
+    .description("Scaffold one cluster's GitOps tree in two passes: infrastructure first, then everything sealed with the cluster's own key.")
+    .version(packageVersion())
+    .exitOverride()
+    .showHelpAfterError()
+    .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', 'SCAFFOLD_ID'))
+    .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', 'SCAFFOLD_REPO_URL').makeOptionMandatory())
+    .addOption(option('--branch <branch>', 'branch to push to', 'SCAFFOLD_BRANCH', 'main'))
+    .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', 'SCAFFOLD_CLUSTER').makeOptionMandatory())
+    .addOption(option('--domain <domain>', "the cluster's DNS domain", 'SCAFFOLD_DOMAIN').makeOptionMandatory())
+    .addOption(option('--region <region>', "the cluster's region", 'SCAFFOLD_REGION').makeOptionMandatory())
+    .addOption(option('--reference <name>', 'reference environment', 'SCAFFOLD_REFERENCE', 'development'))
+    .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate)", 'SCAFFOLD_KUBECONFIG'))
+    .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", 'SCAFFOLD_CERT'))
+    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', 'SCAFFOLD_SEALED_SECRETS_NAMESPACE', 'kube-system'))
+    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', 'SCAFFOLD_SEALED_SECRETS_NAME', 'sealed-secrets-controller'))
+    .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', 'SCAFFOLD_CONTROLLER_TIMEOUT', '15m'))
+    .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', 'SCAFFOLD_REGISTRY_AUTH_FILE'))
+    .addOption(option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', 'SCAFFOLD_ROTATE_CREDENTIALS').default(false))
+    .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
+    .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
+    .action(async (flags: RunnerFlags) => {
+      const logger = createPinoLogger({ level: flags.logLevel, pretty: process.stdout.isTTY === true, base: { component: 'scaffold-runner' } });
+      const id = flags.id ?? randomUUID();
+      let cluster = { name: flags.cluster, domain: flags.domain, region: flags.region };
+      let result: RunResult;
+      try {
+        cluster = parseClusterSpec(cluster);
+        for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
+          const parsed = clusterNameSchema.safeParse(value);
+          if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
+        }
+        const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
+        const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
+          ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
+          : flags.kubeconfig
+            ? { kind: 'file', path: flags.kubeconfig }
+            : undefined;
+        if ((certificatePem === undefined) === (kubeconfig === undefined)) {
+          throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
+        }
+        const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+        const credentials = await gitCredentialsFrom(env);
+        const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
+        result = await runScaffold(
+          {
+            git: new CliGitRemote({ logger }),
+            logger,
+            verify: verifierFor(createWorkTreeVerifier()),
+            ...(certificates ? { certificates } : {}),
+          },
+          {
+            id,
+            repositoryUrl: flags.repoUrl,
+            branch: flags.branch,
+            cluster,
+            reference: flags.reference,
+            controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
+            controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
+            generatorVersion: packageVersion(),
+            rotateCredentials: flags.rotateCredentials === true || String(flags.rotateCredentials) === 'true',
+            ...(certificatePem ? { certificatePem } : {}),
+            ...(registryAuth ? { registryAuth } : {}),
+            ...(credentials ? { credentials } : {}),
+          },
+        );
+      } catch (error) {
+        result = failedResult(error, cluster);
+        logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
+        await writeResult(flags.resultFile, result);
+        process.exitCode = exitCodeOf(error instanceof StepError ? error.cause : error);
+        return;
+      }
+      await writeResult(flags.resultFile, result);
+      process.exitCode = EXIT_OK;
+    });
+}
+
+try {
+  await program(process.env).parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
+  } else {
+    // Only reached for input rejected before the run started (e.g. the cluster spec).
+    process.stderr.write(`error: ${(error as AppError).message ?? String(error)}\n`);
+    process.exitCode = exitCodeOf(error);
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * One scaffold run: the seven steps, two passes.
+ *
+ * Credentials must be sealed with the new cluster's own Sealed Secrets key, but
+ * that controller is part of the infrastructure being generated. So the run
+ * pushes the infrastructure layer first, waits for Flux to bring the controller
+ * up, fetches its certificate, and only then seals and pushes the rest.
+ *
+ * Every step is safe to repeat: a rerun after a crash at any point clones what
+ * the remote has, re-renders to the same bytes (credentials kept), and commits
+ * nothing that is already there.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { isAppError, VerificationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { clusterNameSchema, type ClusterSpec } from '../model/cluster-spec.js';
+import type { RenderPass } from '../gitops/render-cluster.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+import { renderWorkTree } from '../app/render-work-tree.js';
+import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
+
+/** The steps, numbered as in the design. */
+export const STEPS = {
+  1: 'clone',
+  2: 'render-infrastructure',
+  3: 'push-infrastructure',
+  4: 'wait-for-sealing-controller',
+  5: 'fetch-sealing-certificate',
+  6: 'render-all',
+  7: 'push-all',
+} as const;
+
+export type StepNumber = keyof typeof STEPS;
+
+/** Checks a rendered work tree before it is committed; returns one finding a line. */
+export type WorkTreeVerifier = (dir: string, cluster: string, signal?: AbortSignal) => Promise<{ findings: readonly string[] }>;
+
+/** Collaborators of a run. */
+export interface ScaffoldRunDeps {
+  readonly git: GitRemote;
+  /** Needed unless the run is given a certificate. */
+  readonly certificates?: SealingCertificateSource;
+  /** The pre-push gate; skipped when absent. */
+  readonly verify?: WorkTreeVerifier;
+  readonly logger: Logger;
+  /** Where working copies go. @default the OS temp dir */
+  readonly workRoot?: string;
+  readonly now?: () => number;
+}
+
+/** What to scaffold, and where. */
+export interface ScaffoldRunOptions {
+  readonly id: string;
+  readonly repositoryUrl: string;
+  /** @default 'main' */
+  readonly branch?: string;
+  readonly credentials?: GitCredentials;
+  readonly cluster: ClusterSpec;
+  /** @default 'development' */
+  readonly reference?: string;
+  /** The cluster's certificate, when the caller has it: steps 4 and 5 are skipped. */
+  readonly certificatePem?: string;
+  /** @default kube-system/sealed-secrets-controller */
+  readonly controller?: SealingControllerRef;
+  /** How long step 4 may wait. @default 15 minutes */
+  readonly controllerTimeoutMs?: number;
+  readonly registryAuth?: string;
+  /** @default false */
+  readonly rotateCredentials?: boolean;
+  readonly generatorVersion: string;
+  /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
+  readonly author?: GitIdentity;
+  /** @default 8 */
+  readonly pushAttempts?: number;
+  readonly signal?: AbortSignal;
+}
+
+const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
+
+/** The error a step ended with, and which step. */
+export class StepError extends Error {
+  /** Commits the run had pushed before the step failed. */
+  commits: readonly RunCommit[] = [];
+
+  constructor(
+    readonly step: StepNumber,
+    override readonly cause: unknown,
+  ) {
+    super(`step ${step} (${STEPS[step]}) failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StepError';
+  }
+}
+
+/**
+ * Runs the seven steps.
+ * @returns the succeeded result
+ * @throws StepError carrying the failed step, the original error and the commits
+ *   pushed before it, so callers can write a failed result and choose an exit code
+ */
+export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOptions): Promise<RunResult> {
+  const now = deps.now ?? Date.now;
+  const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
+  const branch = options.branch ?? 'main';
+  const reference = options.reference ?? 'development';
+  const controller = options.controller ?? { namespace: 'kube-system', name: 'sealed-secrets-controller' };
+  const gitopsPath = `clusters/${options.cluster.name}`;
+  const commits: RunCommit[] = [];
+  let workspace: GitWorkspace | undefined;
+  const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `scaffold-${options.id}-`));
+
+  const step = async <T>(n: StepNumber, message: string, work: () => Promise<T>): Promise<T> => {
+    const started = now();
+    log.info({ event: 'step_started', step: n, step_name: STEPS[n] }, message);
+    try {
+      const value = await work();
+      log.info({ event: 'step_finished', step: n, step_name: STEPS[n], duration_ms: now() - started }, `${STEPS[n]} done`);
+      return value;
+    } catch (error) {
+      log.error(
+        { event: 'step_failed', step: n, step_name: STEPS[n], duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
+        `${STEPS[n]} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw new StepError(n, error);
+    }
+  };
+  const skip = (n: StepNumber, why: string) => log.info({ event: 'step_skipped', step: n, step_name: STEPS[n] }, why);
+
+  const render = async (pass: RenderPass, certificatePem?: string) => {
+    const { result, changes } = await renderWorkTree(workspace!.dir, {
+      cluster: options.cluster,
+      reference,
+      pass,
+      generatorVersion: options.generatorVersion,
+      rotateCredentials: options.rotateCredentials ?? false,
+      ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem) } : {}),
+      ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
+    });
+    for (const c of result.credentials) {
+      log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, `credential ${c.namespace}/${c.name} ${c.action}`);
+    }
+    log.info(
+      { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
+      `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
+    );
+    if (deps.verify) {
+      const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
+      if (report.findings.length > 0) throw new VerificationError(report.findings);
+    }
+    return result;
+  };
+
+  const commitAndPush = async (pass: RenderPass): Promise<void> => {
+    const sha = await workspace!.commit({
+      paths: [gitopsPath],
+      message:
+        pass === 'infrastructure'
+          ? `Scaffold ${options.cluster.name}: infrastructure layer\n\nFirst pass for ${options.cluster.domain} (${options.cluster.region}): the layers that bring up\nthe cluster's Sealed Secrets controller. Nothing is sealed yet.`
+          : `Scaffold ${options.cluster.name}: all layers, credentials sealed\n\nSecond pass for ${options.cluster.domain} (${options.cluster.region}): every layer, with\ncredentials sealed by the cluster's own Sealed Secrets key.`,
+      trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name },
+      author: options.author ?? DEFAULT_AUTHOR,
+    });
+    if (sha === undefined) {
+      const existing = await workspace!.lastCommitTouching([gitopsPath]);
+      if (existing) commits.push({ pass, sha: existing });
+      log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);
+      return;
+    }
+    const pushed = await workspace!.push({ maxAttempts: options.pushAttempts ?? 8, ...(options.signal ? { signal: options.signal } : {}) });
+    commits.push({ pass, sha: pushed.sha });
+    log.info({ event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true }, `pushed pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`);
+  };
+
+  try {
+    workspace = await step(1, `cloning ${branch} (sparse: base/, clusters/${reference}/, ${gitopsPath}/)`, () =>
+      deps.git.clone({
+        url: options.repositoryUrl,
+        branch,
+        dir: join(workRoot, 'repo'),
+        sparsePaths: ['base', `clusters/${reference}`, gitopsPath],
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    );
+    const first = await step(2, 'rendering the infrastructure layer (nothing sealed)', () => render('infrastructure'));
+    await step(3, 'committing and pushing the infrastructure layer', () => commitAndPush('infrastructure'));
+
+    let certificatePem = options.certificatePem;
+    if (certificatePem !== undefined) {
+      skip(4, 'the sealing certificate was supplied; not waiting for the controller');
+      skip(5, 'the sealing certificate was supplied; not fetching it');
+    } else {
+      const source = deps.certificates;
+      if (!source) throw new StepError(4, new Error('no certificate and no Kubernetes access configured'));
+      const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
+      await step(4, `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`, () =>
+        source.waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
+      );
+      certificatePem = await step(5, `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`, () =>
+        source.fetchCertificate(controller, options.signal ? { signal: options.signal } : {}),
+      );
+    }
+    if (first.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
+    await step(6, 'rendering every layer with fresh credentials sealed', () => render('all', certificatePem));
+    await step(7, 'committing and pushing every layer', () => commitAndPush('all'));
+
+    const result: RunResult = {
+      status: 'succeeded',
+      message: `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
+      gitops_path: gitopsPath,
+      commits,
+      step: 7,
+    };
+    log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
+    return result;
+  } catch (error) {
+    if (error instanceof StepError) error.commits = [...commits];
+    throw error;
+  } finally {
+    await workspace?.dispose().catch(() => undefined);
+    await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** The failed-run result for an error out of {@link runScaffold}. Never carries a credential: messages don't. */
+export function failedResult(error: unknown, cluster: ClusterSpec): RunResult {
+  const step = error instanceof StepError ? error.step : undefined;
+  const cause = error instanceof StepError ? error.cause : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return {
+    status: 'failed',
+    message: step ? `step ${step} (${STEPS[step]}) failed: ${message}` : message,
+    ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
+    commits: error instanceof StepError ? error.commits : [],
+    ...(step ? { step } : {}),
+  };
+}
+
+/** Adapts a repository verifier to the run's pre-push gate. */
+export function verifierFor(
+  verify: (dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal }) => Promise<{ readonly findings: readonly string[] }>,
+): WorkTreeVerifier {
+  return (dir, cluster, signal) => verify(dir, { cluster, ...(signal ? { signal } : {}) });
+}
