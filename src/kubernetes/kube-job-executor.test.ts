@@ -1,0 +1,372 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import { loadKubeConfig } from './kube-config.js';
+import { KubeJobExecutor } from './kube-job-executor.js';
+
+const NS = 'kubeopera-provisioning';
+const IMAGE = 'registry.example.net/gitops-scaffolder/runner:1.2.3';
+const GIT_TOKEN = 'glpat-SECRET-git-token-value';
+const KUBECONFIG_TEXT = 'apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: SECRET-cluster-token\n';
+
+let runCounter = 0;
+function runOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
+  runCounter += 1;
+  const now = new Date();
+  return {
+    id: `r${runCounter}-01hzy3k8c`,
+    cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
+    repositoryUrl: 'https://git.example.net/platform/gitops.git',
+    branch: 'main',
+    reference: 'development',
+    status: 'pending',
+    step: 0,
+    message: '',
+    job: '',
+    commits: [],
+    attempt: 1,
+    createdAt: now,
+    updatedAt: now,
+    createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller',
+    sealing: 'kubeconfig',
+    ...overrides,
+  };
+}
+
+const SECRETS: RunSecrets = {
+  repositoryCredentials: { username: 'scaffolder', token: GIT_TOKEN },
+  kubeconfig: { kind: 'inline', value: KUBECONFIG_TEXT },
+  registryDockerconfigjson: '{"auths":{"registry.example.net":{"auth":"SECRET-registry"}}}',
+};
+
+type Env = { name: string; value?: string }[];
+
+function container(job: JsonObject): JsonObject {
+  const spec = (job['spec'] as JsonObject)['template'] as JsonObject;
+  return ((spec['spec'] as JsonObject)['containers'] as JsonObject[])[0] as JsonObject;
+}
+
+function podSpec(job: JsonObject): JsonObject {
+  return (((job['spec'] as JsonObject)['template'] as JsonObject)['spec']) as JsonObject;
+}
+
+function decoded(secret: JsonObject | undefined): Record<string, string> {
+  const data = (secret?.['data'] ?? {}) as Record<string, string>;
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+async function collect(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
+describe('KubeJobExecutor', () => {
+  let double: KubeApiDouble;
+  let dir: string;
+  let executor: KubeJobExecutor;
+
+  before(async () => {
+    double = await startKubeApiDouble();
+    dir = await mkdtemp(join(tmpdir(), 'kube-job-'));
+    const kubeConfig = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) });
+    executor = new KubeJobExecutor({ kubeConfig, namespace: NS, image: IMAGE, serviceAccountName: 'scaffold-runner', pollIntervalMs: 50 });
+  });
+
+  after(async () => {
+    await double.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('start', () => {
+    it('creates the Secret, then the Job, then makes the Job own the Secret', async () => {
+      const run = runOf();
+      const name = `scaffold-${run.id}`;
+      const from = double.requests.length;
+      const { job } = await executor.start(run, SECRETS);
+      assert.equal(job, name);
+
+      const calls = double.requests.slice(from).map((r) => `${r.method} ${r.path}`);
+      assert.deepEqual(calls, [
+        `POST /api/v1/namespaces/${NS}/secrets`,
+        `POST /apis/batch/v1/namespaces/${NS}/jobs`,
+        `PATCH /api/v1/namespaces/${NS}/secrets/${name}`,
+      ]);
+      assert.match(double.requests.at(-1)?.contentType ?? '', /^application\/merge-patch\+json/);
+
+      const created = double.getObject('jobs', NS, name) as JsonObject;
+      const secret = double.getObject('secrets', NS, name);
+      const owners = ((secret?.['metadata'] as JsonObject)['ownerReferences'] ?? []) as JsonObject[];
+      assert.deepEqual(owners, [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: (created['metadata'] as JsonObject)['uid'] }]);
+      assert.deepEqual(decoded(secret), {
+        'git-token': GIT_TOKEN,
+        'git-username': 'scaffolder',
+        kubeconfig: KUBECONFIG_TEXT,
+        'registry-auth.json': SECRETS.registryDockerconfigjson,
+      });
+    });
+
+    it('builds a hardened Job spec that carries file paths, never secret values', async () => {
+      const run = runOf();
+      const name = `scaffold-${run.id}`;
+      await executor.start(run, SECRETS);
+      const job = double.getObject('jobs', NS, name) as JsonObject;
+      const meta = job['metadata'] as JsonObject;
+      assert.equal(meta['namespace'], NS);
+      assert.deepEqual(
+        { ...(meta['labels'] as Record<string, string>) },
+        { 'app.kubernetes.io/name': 'scaffold-runner', 'gitops-scaffolder.io/run-id': run.id, 'gitops-scaffolder.io/cluster': 'eu-prod-1' },
+      );
+
+      const spec = job['spec'] as JsonObject;
+      assert.equal(spec['backoffLimit'], 2);
+      assert.equal(spec['activeDeadlineSeconds'], 1800);
+      assert.equal(spec['ttlSecondsAfterFinished'], 86400);
+
+      const pod = podSpec(job);
+      assert.equal(pod['restartPolicy'], 'Never');
+      assert.equal(pod['serviceAccountName'], 'scaffold-runner');
+      assert.equal(pod['automountServiceAccountToken'], false);
+      assert.deepEqual(pod['securityContext'], {
+        runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' },
+      });
+      assert.deepEqual(pod['volumes'], [
+        { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
+        { name: 'tmp', emptyDir: {} },
+      ]);
+
+      const runner = container(job);
+      assert.equal(runner['name'], 'runner');
+      assert.equal(runner['image'], IMAGE);
+      assert.equal(runner['args'], undefined);
+      assert.equal(runner['command'], undefined);
+      assert.equal(runner['terminationMessagePath'], '/dev/termination-log');
+      assert.equal(runner['terminationMessagePolicy'], 'FallbackToLogsOnError');
+      assert.deepEqual(runner['securityContext'], {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      assert.deepEqual(runner['volumeMounts'], [
+        { name: 'secrets', mountPath: '/var/run/scaffold/secrets', readOnly: true },
+        { name: 'tmp', mountPath: '/tmp' },
+      ]);
+      assert.deepEqual(runner['resources'], { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } });
+
+      const env = Object.fromEntries((runner['env'] as Env).map((e) => [e.name, e.value]));
+      assert.deepEqual(env, {
+        SCAFFOLD_ID: run.id,
+        SCAFFOLD_REPO_URL: 'https://git.example.net/platform/gitops.git',
+        SCAFFOLD_BRANCH: 'main',
+        SCAFFOLD_CLUSTER: 'eu-prod-1',
+        SCAFFOLD_DOMAIN: 'eu-prod-1.example.net',
+        SCAFFOLD_REGION: 'eu-west-1',
+        SCAFFOLD_REFERENCE: 'development',
+        HOME: '/tmp',
+        SCAFFOLD_GIT_USERNAME_FILE: '/var/run/scaffold/secrets/git-username',
+        SCAFFOLD_GIT_TOKEN_FILE: '/var/run/scaffold/secrets/git-token',
+        SCAFFOLD_KUBECONFIG: '/var/run/scaffold/secrets/kubeconfig',
+        SCAFFOLD_REGISTRY_AUTH_FILE: '/var/run/scaffold/secrets/registry-auth.json',
+      });
+
+      // Neither the stored Job nor the request that created it holds a secret, plain or base64.
+      const jobPost = double.requests.find((r) => r.method === 'POST' && r.path.endsWith('/jobs') && JSON.stringify(r.body).includes(run.id));
+      for (const text of [JSON.stringify(job), JSON.stringify(jobPost?.body)]) {
+        for (const secret of [GIT_TOKEN, 'SECRET-cluster-token', 'SECRET-registry', Buffer.from(GIT_TOKEN).toString('base64')]) {
+          assert.ok(!text.includes(secret), `Job spec must not contain ${secret}`);
+        }
+      }
+    });
+
+    it('copies a kubeconfig from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {
+      double.setSecret('clusters', 'eu-prod-1-kubeconfig', { value: KUBECONFIG_TEXT });
+      const run = runOf({ sealing: 'kubeconfig' });
+      const name = `scaffold-${run.id}`;
+      await executor.start(run, {
+        kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'eu-prod-1-kubeconfig', key: 'value' },
+        certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+      });
+      const copied = decoded(double.getObject('secrets', NS, name));
+      assert.equal(copied['kubeconfig'], KUBECONFIG_TEXT);
+      assert.match(copied['cert.pem'] ?? '', /BEGIN CERTIFICATE/);
+      assert.ok(double.requests.some((r) => r.method === 'GET' && r.path === '/api/v1/namespaces/clusters/secrets/eu-prod-1-kubeconfig'));
+      const env = Object.fromEntries((container(double.getObject('jobs', NS, name) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_KUBECONFIG'], '/var/run/scaffold/secrets/kubeconfig');
+      assert.equal(env['SCAFFOLD_CERT'], '/var/run/scaffold/secrets/cert.pem');
+      assert.equal(env['SCAFFOLD_GIT_TOKEN_FILE'], undefined, 'no file env for a credential that was not given');
+    });
+
+    it('is idempotent: a second start returns the existing Job', async () => {
+      const run = runOf();
+      const first = await executor.start(run, SECRETS);
+      const second = await executor.start(run, SECRETS);
+      assert.deepEqual(second, first);
+      const jobs = double.listObjects('jobs', NS).filter((j) => (j['metadata'] as JsonObject)['name'] === first.job);
+      assert.equal(jobs.length, 1);
+    });
+
+    it('fails with NotFoundError for a missing kubeconfig Secret and creates nothing', async () => {
+      const run = runOf();
+      await assert.rejects(
+        executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'missing', key: 'value' } }),
+        NotFoundError,
+      );
+      assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
+      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+    });
+
+    it('refuses a repository URL with credentials in it', async () => {
+      const run = runOf({ repositoryUrl: 'https://user:hunter2@git.example.net/platform/gitops.git' });
+      await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));
+      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+    });
+  });
+
+  describe('inspect', () => {
+    it('reports missing for a run without a Job', async () => {
+      assert.deepEqual(await executor.inspect(runOf()), { state: 'missing' });
+    });
+
+    it('reports pending, then running from the Job status', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      assert.deepEqual(await executor.inspect(run), { state: 'pending' });
+      double.addPodForJob(NS, job, { phase: 'Pending' });
+      double.setJobStatus(NS, job, { active: 1, ready: 0 });
+      assert.deepEqual(await executor.inspect(run), { state: 'pending' });
+      double.setJobStatus(NS, job, { active: 1, ready: 1 });
+      assert.deepEqual(await executor.inspect(run), { state: 'running' });
+    });
+
+    it('maps Complete plus the runner\'s termination message to succeeded', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const result = {
+        status: 'succeeded',
+        message: 'cluster eu-prod-1 scaffolded',
+        gitops_path: 'clusters/eu-prod-1',
+        commits: [{ pass: 'infrastructure', sha: 'a'.repeat(40) }, { pass: 'all', sha: 'b'.repeat(40) }],
+        step: 7,
+      };
+      double.addPodForJob(NS, job, { phase: 'Succeeded', terminationMessage: JSON.stringify(result) });
+      double.setJobStatus(NS, job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+      assert.deepEqual(await executor.inspect(run), { state: 'succeeded', result });
+    });
+
+    it('maps Failed plus a failed result to failed, from the newest pod', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      double.addPodForJob(NS, job, { phase: 'Failed', exitCode: 1, terminationMessage: JSON.stringify({ status: 'failed', message: 'first try', step: 3 }) });
+      await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds
+      const failed = { status: 'failed', message: 'push rejected: remote unreachable', step: 3 };
+      double.addPodForJob(NS, job, { phase: 'Failed', exitCode: 1, terminationMessage: JSON.stringify(failed) });
+      double.setJobStatus(NS, job, { failed: 2, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] });
+      assert.deepEqual(await executor.inspect(run), { state: 'failed', result: failed });
+    });
+
+    it('explains a Job that failed before the runner wrote a result (deadline, log-tail fallback)', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const pod = double.addPodForJob(NS, job, { logLines: ['{"level":"info","step":4,"msg":"waiting for the Sealed Secrets controller"}'] });
+      double.setPodPhase(NS, pod, 'Failed', { exitCode: 137 });
+      double.setJobStatus(NS, job, { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] });
+      const state = await executor.inspect(run);
+      assert.equal(state.state, 'failed');
+      assert.ok(state.state === 'failed');
+      assert.match(state.result.message, /^DeadlineExceeded: Job was active longer than specified deadline; last event: waiting for the Sealed Secrets controller$/);
+      assert.equal(state.result.step, 4);
+    });
+
+    it('does not call a Complete Job without a result a success', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      double.addPodForJob(NS, job, { phase: 'Succeeded' });
+      double.setJobStatus(NS, job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+      const state = await executor.inspect(run);
+      assert.equal(state.state, 'failed');
+    });
+  });
+
+  describe('logs', () => {
+    it('returns the pod\'s log through the API', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const lines = ['{"step":1,"msg":"clone"}', '{"step":2,"msg":"render infrastructure"}'];
+      const pod = double.addPodForJob(NS, job, { phase: 'Succeeded', logLines: lines, terminationMessage: '{"status":"succeeded","message":"ok"}' });
+      assert.deepEqual(await collect(executor.logs(run, { follow: false })), lines);
+      const logRequest = double.requests.find((r) => r.path === `/api/v1/namespaces/${NS}/pods/${pod}/log`);
+      assert.equal(logRequest?.query['container'], 'runner');
+      assert.ok(double.requests.some((r) => r.path === `/api/v1/namespaces/${NS}/pods` && r.query['labelSelector'] === `job-name=${job}`));
+    });
+
+    it('follows a running pod and ends when its log ends and the Job is done, resuming a dropped stream without repeats', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const pod = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['one'] });
+      const received: string[] = [];
+      const done = (async () => {
+        for await (const line of executor.logs(run, { follow: true })) received.push(line);
+      })();
+      const until = async (n: number): Promise<void> => {
+        for (let i = 0; i < 200 && received.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.ok(received.length >= n, `expected ${n} lines, got ${JSON.stringify(received)}`);
+      };
+      await until(1);
+      double.appendPodLog(NS, pod, ['two', 'three']);
+      await until(3);
+      double.interruptPodLogStreams(NS, pod);
+      await new Promise((r) => setTimeout(r, 100));
+      double.appendPodLog(NS, pod, ['four']);
+      await until(4);
+      double.setJobStatus(NS, job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+      double.appendPodLog(NS, pod, ['five']);
+      double.setPodPhase(NS, pod, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"ok"}' });
+      await done;
+      assert.deepEqual(received, ['one', 'two', 'three', 'four', 'five']);
+      const follows = double.requests.filter((r) => r.path.endsWith(`/pods/${pod}/log`) && r.query['follow'] === 'true');
+      assert.equal(follows.length, 2, 'one follow, one resume after the drop');
+      assert.ok(follows[1]?.query['sinceTime'], 'the resume starts at the last line\'s time');
+    });
+
+    it('stops following when the signal aborts', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      double.addPodForJob(NS, job, { phase: 'Running', logLines: ['only'] });
+      const controller = new AbortController();
+      const received: string[] = [];
+      for await (const line of executor.logs(run, { follow: true, signal: controller.signal })) {
+        received.push(line);
+        setTimeout(() => controller.abort(), 50);
+      }
+      assert.deepEqual(received, ['only']);
+    });
+
+    it('yields nothing for a run whose Job is gone', async () => {
+      assert.deepEqual(await collect(executor.logs(runOf(), { follow: true })), []);
+    });
+  });
+
+  describe('cancel', () => {
+    it('deletes the Job in the background (with its pods) and the Secret; a second cancel is fine', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      double.addPodForJob(NS, job, { phase: 'Running' });
+      await executor.cancel(run);
+      const deletion = double.requests.find((r) => r.method === 'DELETE' && r.path === `/apis/batch/v1/namespaces/${NS}/jobs/${job}`);
+      assert.equal(deletion?.query['propagationPolicy'], 'Background');
+      assert.equal(double.getObject('jobs', NS, job), undefined);
+      assert.equal(double.getObject('secrets', NS, job), undefined);
+      assert.equal(double.listObjects('pods', NS).filter((p) => ((p['metadata'] as JsonObject)['labels'] as Record<string, string>)['job-name'] === job).length, 0);
+      await executor.cancel(run);
+      assert.deepEqual(await executor.inspect(run), { state: 'missing' });
+    });
+  });
+});

@@ -1,0 +1,193 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startKubeApiDouble, type KubeApiDouble } from '../../test/support/kube-api-double.js';
+import { NotFoundError, TimeoutError, UnavailableError } from '../errors.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
+import { loadKubeConfig } from './kube-config.js';
+import { KubeSealingCertificateSource } from './kube-sealing-certificate-source.js';
+
+const certificatePem = createTestCertificate().certificatePem;
+
+function serveCertificate(double: KubeApiDouble, namespace: string, service: string, port: string): void {
+  double.setProxyHandler(namespace, service, port, (request) =>
+    request.path === '/v1/cert.pem'
+      ? { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: certificatePem }
+      : { status: 404, body: '404 page not found\n' },
+  );
+}
+
+describe('KubeSealingCertificateSource', () => {
+  let double: KubeApiDouble;
+  let dir: string;
+  let source: KubeSealingCertificateSource;
+  let kubeConfig: KubeConfig;
+
+  before(async () => {
+    double = await startKubeApiDouble();
+    dir = await mkdtemp(join(tmpdir(), 'kube-sealing-'));
+    kubeConfig = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) });
+    source = new KubeSealingCertificateSource({ kubeConfig, pollIntervalMs: 200 });
+  });
+
+  after(async () => {
+    await double.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('waitForController', () => {
+    it('returns at once when the Deployment is already Available', async () => {
+      double.setDeploymentAvailable('sealed-secrets', 'ready-now', true);
+      await source.waitForController({ namespace: 'sealed-secrets', name: 'ready-now' }, { timeoutMs: 2000 });
+    });
+
+    it('waits while Available=False and resolves on the watch event when the condition flips', async () => {
+      // A renewal interval far beyond the test: only the watch event can end the wait in time.
+      const watching = new KubeSealingCertificateSource({ kubeConfig, pollIntervalMs: 60_000 });
+      double.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', false);
+      const from = double.requests.length;
+      let resolved = false;
+      const waiting = watching
+        .waitForController({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, { timeoutMs: 5000 })
+        .then(() => {
+          resolved = true;
+        });
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(resolved, false, 'must not resolve while Available=False');
+      const flipped = Date.now();
+      double.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', true);
+      await waiting;
+      assert.ok(Date.now() - flipped < 1000, 'resolved by the MODIFIED event, not by a later re-list');
+      const lists = double.requests.slice(from).filter((r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && !r.query['watch']);
+      assert.equal(lists.length, 1, 'one list, then the watch');
+      const watches = double.requests.filter(
+        (r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && r.query['watch'] === 'true',
+      );
+      assert.ok(watches.length >= 1, 'waited with a watch');
+      assert.equal(watches[0]?.query['fieldSelector'], 'metadata.name=sealed-secrets-controller');
+      assert.match(watches[0]?.query['resourceVersion'] ?? '', /^\d+$/, 'the watch resumes from the list resourceVersion');
+    });
+
+    it('waits for a Deployment that does not exist yet', async () => {
+      const waiting = source.waitForController({ namespace: 'late', name: 'sealed-secrets' }, { timeoutMs: 5000 });
+      await new Promise((r) => setTimeout(r, 250));
+      double.setDeploymentAvailable('late', 'sealed-secrets', true);
+      await waiting;
+    });
+
+    it('times out with a TimeoutError naming the Deployment and its last state', async () => {
+      double.setDeploymentAvailable('kube-system', 'stuck', false);
+      await assert.rejects(
+        source.waitForController({ namespace: 'kube-system', name: 'stuck' }, { timeoutMs: 500 }),
+        (error: unknown) => {
+          assert.ok(error instanceof TimeoutError);
+          assert.match(error.message, /Deployment kube-system\/stuck/);
+          assert.match(error.message, /Available=False \(MinimumReplicasUnavailable/);
+          assert.match(error.message, /replicas ready 0\/1/);
+          return true;
+        },
+      );
+    });
+
+    it('times out naming a missing Deployment as not found', async () => {
+      await assert.rejects(
+        source.waitForController({ namespace: 'kube-system', name: 'absent' }, { timeoutMs: 400 }),
+        (error: unknown) => error instanceof TimeoutError && /kube-system\/absent.*last seen: not found/.test(error.message),
+      );
+    });
+
+    it('stops when the signal aborts, with the signal reason', async () => {
+      double.setDeploymentAvailable('kube-system', 'aborted', false);
+      const controller = new AbortController();
+      const waiting = source.waitForController({ namespace: 'kube-system', name: 'aborted' }, { timeoutMs: 10_000, signal: controller.signal });
+      setTimeout(() => controller.abort(new Error('run cancelled')), 150);
+      await assert.rejects(waiting, /run cancelled/);
+    });
+
+    it('fails fast with UnavailableError when the API server refuses the credentials', async () => {
+      const refused = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { token: 'revoked', fileName: 'revoked' }) });
+      const started = Date.now();
+      await assert.rejects(
+        new KubeSealingCertificateSource({ kubeConfig: refused }).waitForController({ namespace: 'kube-system', name: 'x' }, { timeoutMs: 10_000 }),
+        (error: unknown) => error instanceof UnavailableError && /401/.test(error.message) && !error.message.includes('revoked'),
+      );
+      assert.ok(Date.now() - started < 2000);
+    });
+
+    it('keeps waiting through a transient API failure', async () => {
+      double.setDeploymentAvailable('flaky', 'sealed-secrets', false);
+      double.injectFailure({ method: 'GET', path: /^\/apis\/apps\/v1\/namespaces\/flaky\/deployments$/, code: 503, times: 1 });
+      const waiting = source.waitForController({ namespace: 'flaky', name: 'sealed-secrets' }, { timeoutMs: 5000 });
+      setTimeout(() => double.setDeploymentAvailable('flaky', 'sealed-secrets', true), 300);
+      await waiting;
+    });
+  });
+
+  describe('fetchCertificate', () => {
+    it('uses the Service\'s first port name (Helm chart: http) in the proxy path', async () => {
+      double.setService('sealed-secrets', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }, { name: 'metrics', port: 8081 }] });
+      serveCertificate(double, 'sealed-secrets', 'sealed-secrets', 'http');
+      const pem = await source.fetchCertificate({ namespace: 'sealed-secrets', name: 'sealed-secrets' }, {});
+      assert.equal(pem, certificatePem);
+      const paths = double.requests.map((r) => r.path);
+      const serviceRead = paths.indexOf('/api/v1/namespaces/sealed-secrets/services/sealed-secrets');
+      const proxied = paths.indexOf('/api/v1/namespaces/sealed-secrets/services/http:sealed-secrets:http/proxy/v1/cert.pem');
+      assert.ok(serviceRead >= 0, 'read the Service first');
+      assert.ok(proxied > serviceRead, 'then went through the service proxy with the port name');
+    });
+
+    it('uses an empty port segment (trailing colon) for an unnamed port, like kubeseal', async () => {
+      double.setService('kube-system', 'sealed-secrets-controller', { ports: [{ port: 8080 }] });
+      serveCertificate(double, 'kube-system', 'sealed-secrets-controller', '');
+      const pem = await source.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {});
+      assert.equal(pem, certificatePem);
+      assert.ok(
+        double.requests.some((r) => r.path === '/api/v1/namespaces/kube-system/services/http:sealed-secrets-controller:/proxy/v1/cert.pem'),
+      );
+    });
+
+    it('sends the kubeconfig bearer token and kubeseal\'s Accept header to the proxy', async () => {
+      let seen: { authorization?: string; accept?: string } = {};
+      double.setService('auth-check', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      double.setProxyHandler('auth-check', 'sealed-secrets', 'http', (request) => {
+        seen = { authorization: request.headers.authorization, accept: request.headers.accept };
+        return { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: certificatePem };
+      });
+      await source.fetchCertificate({ namespace: 'auth-check', name: 'sealed-secrets' }, {});
+      assert.equal(seen.authorization, `Bearer ${double.token}`);
+      assert.equal(seen.accept, 'application/x-pem-file, */*');
+    });
+
+    it('turns the proxy\'s 503 (no endpoints for that port) into UnavailableError', async () => {
+      double.setService('no-endpoints', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      await assert.rejects(
+        source.fetchCertificate({ namespace: 'no-endpoints', name: 'sealed-secrets' }, {}),
+        (error: unknown) => error instanceof UnavailableError && /503/.test(error.message) && /no endpoints available/.test(error.message),
+      );
+    });
+
+    it('throws NotFoundError when the Service does not exist', async () => {
+      await assert.rejects(source.fetchCertificate({ namespace: 'kube-system', name: 'nope' }, {}), NotFoundError);
+    });
+
+    it('rejects an answer that is not a PEM certificate', async () => {
+      double.setService('html', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      double.setProxyHandler('html', 'sealed-secrets', 'http', () => ({ status: 200, headers: { 'Content-Type': 'text/html' }, body: '<html>hi</html>' }));
+      await assert.rejects(
+        source.fetchCertificate({ namespace: 'html', name: 'sealed-secrets' }, {}),
+        (error: unknown) => error instanceof UnavailableError && /not return a PEM certificate/.test(error.message),
+      );
+    });
+
+    it('turns an unreachable API server into UnavailableError', async () => {
+      const gone = await startKubeApiDouble();
+      const kubeConfig = loadKubeConfig({ kind: 'file', path: await gone.writeKubeconfig(dir, { fileName: 'gone' }) });
+      await gone.stop();
+      const offline = new KubeSealingCertificateSource({ kubeConfig });
+      await assert.rejects(offline.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {}), UnavailableError);
+    });
+  });
+});

@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKubeApiDouble, type KubeApiDouble } from '../../test/support/kube-api-double.js';
+import { AuthenticationError, ForbiddenError, UnavailableError, ValidationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { loadKubeConfig } from './kube-config.js';
+import { TokenReviewAuthenticator } from './token-review-authenticator.js';
+
+const CONTROLLER = 'system:serviceaccount:kubeopera-core:host-cluster-controller';
+
+/** A logger that keeps every event, to check that no token is ever logged. */
+function recordingLogger(events: string[]): Logger {
+  const logger: Logger = {
+    debug: (fields, message) => void events.push(JSON.stringify({ fields, message })),
+    info: (fields, message) => void events.push(JSON.stringify({ fields, message })),
+    warn: (fields, message) => void events.push(JSON.stringify({ fields, message })),
+    error: (fields, message) => void events.push(JSON.stringify({ fields, message })),
+    child: () => logger,
+  };
+  return logger;
+}
+
+describe('TokenReviewAuthenticator', () => {
+  let double: KubeApiDouble;
+  let dir: string;
+  let kubeconfigPath: string;
+  const events: string[] = [];
+
+  const reviews = (): number => double.requests.filter((r) => r.path === '/apis/authentication.k8s.io/v1/tokenreviews').length;
+  const authenticator = (options: { audiences?: string[]; allowed?: string[]; cacheTtlMs?: number } = {}): TokenReviewAuthenticator =>
+    new TokenReviewAuthenticator({
+      kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }),
+      allowed: options.allowed ?? [CONTROLLER, 'system:serviceaccount:ci:*'],
+      ...(options.audiences ? { audiences: options.audiences } : {}),
+      ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}),
+      logger: recordingLogger(events),
+    });
+
+  before(async () => {
+    double = await startKubeApiDouble();
+    dir = await mkdtemp(join(tmpdir(), 'token-review-'));
+    kubeconfigPath = await double.writeKubeconfig(dir);
+    double.setTokenReview('controller-token', { authenticated: true, user: { username: CONTROLLER, groups: ['system:serviceaccounts'] } });
+    double.setTokenReview('ci-token', { authenticated: true, user: { username: 'system:serviceaccount:ci:pipeline' } });
+    double.setTokenReview('stranger-token', { authenticated: true, user: { username: 'system:serviceaccount:default:stranger' } });
+    double.setTokenReview('scoped-token', { authenticated: true, user: { username: CONTROLLER }, audiences: ['gitops-scaffolder'] });
+  });
+
+  after(async () => {
+    await double.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('returns the identity of an allowed ServiceAccount', async () => {
+    assert.deepEqual(await authenticator().authenticate('controller-token'), { identity: CONTROLLER });
+    const request = double.requests.findLast((r) => r.path === '/apis/authentication.k8s.io/v1/tokenreviews');
+    assert.equal(request?.method, 'POST');
+    assert.deepEqual(request?.body, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'controller-token' } });
+  });
+
+  it('allows every ServiceAccount of a namespace with NS:*', async () => {
+    assert.deepEqual(await authenticator().authenticate('ci-token'), { identity: 'system:serviceaccount:ci:pipeline' });
+  });
+
+  it('throws ForbiddenError for a valid identity that is not allowed', async () => {
+    await assert.rejects(authenticator().authenticate('stranger-token'), (error: unknown) => error instanceof ForbiddenError && /default:stranger/.test(error.message));
+  });
+
+  it('throws AuthenticationError for a token TokenReview does not authenticate', async () => {
+    await assert.rejects(authenticator().authenticate('forged-token'), (error: unknown) => error instanceof AuthenticationError && !error.message.includes('forged-token'));
+    await assert.rejects(authenticator().authenticate(''), AuthenticationError);
+  });
+
+  it('checks audiences: a token for another audience is not authenticated', async () => {
+    assert.deepEqual(await authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('scoped-token'), { identity: CONTROLLER });
+    assert.deepEqual(double.requests.findLast((r) => r.path.endsWith('/tokenreviews'))?.body, {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'scoped-token', audiences: ['gitops-scaffolder'] },
+    });
+    await assert.rejects(authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('controller-token'), AuthenticationError);
+  });
+
+  it('caches an allowed identity briefly, shares one review between concurrent calls, and never caches rejections', async () => {
+    const cached = authenticator({ cacheTtlMs: 60_000 });
+    const before = reviews();
+    await Promise.all([cached.authenticate('controller-token'), cached.authenticate('controller-token'), cached.authenticate('controller-token')]);
+    await cached.authenticate('controller-token');
+    assert.equal(reviews() - before, 1);
+
+    const rejected = reviews();
+    await assert.rejects(cached.authenticate('stranger-token'), ForbiddenError);
+    await assert.rejects(cached.authenticate('stranger-token'), ForbiddenError);
+    assert.equal(reviews() - rejected, 2);
+
+    const uncached = authenticator({ cacheTtlMs: 0 });
+    const again = reviews();
+    await uncached.authenticate('controller-token');
+    await uncached.authenticate('controller-token');
+    assert.equal(reviews() - again, 2);
+  });
+
+  it('throws UnavailableError when TokenReview answers 5xx', async () => {
+    double.injectFailure({ path: /tokenreviews$/, code: 500 });
+    await assert.rejects(authenticator().authenticate('controller-token'), UnavailableError);
+  });
+
+  it('throws UnavailableError when the API server refuses our own credentials (not the caller\'s fault)', async () => {
+    const wrong = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { token: 'not-the-service-token', fileName: 'wrong' }) });
+    const subject = new TokenReviewAuthenticator({ kubeConfig: wrong, allowed: [CONTROLLER] });
+    await assert.rejects(subject.authenticate('controller-token'), UnavailableError);
+  });
+
+  it('rejects allow-list entries that are not ServiceAccount usernames', () => {
+    assert.throws(() => authenticator({ allowed: ['*'] }), ValidationError);
+    assert.throws(() => authenticator({ allowed: ['system:serviceaccount:*:*'] }), ValidationError);
+    assert.throws(() => authenticator({ allowed: ['admin'] }), ValidationError);
+  });
+
+  it('never logs a token', () => {
+    for (const event of events) {
+      for (const token of ['controller-token', 'ci-token', 'stranger-token', 'scoped-token', 'forged-token']) {
+        assert.ok(!event.includes(token), `logged ${token}: ${event}`);
+      }
+    }
+  });
+
+  it('throws UnavailableError when the API server is unreachable', async () => {
+    const subject = authenticator({ cacheTtlMs: 0 });
+    await double.stop();
+    await assert.rejects(subject.authenticate('controller-token'), UnavailableError);
+  });
+});

@@ -1,0 +1,84 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { KubectlKustomize } from './kubectl-kustomize.js';
+
+// Against the real kubectl (kustomize v5.5 inside); CI asserts it is on PATH.
+describe('KubectlKustomize', () => {
+  let root: string;
+  const kustomize = new KubectlKustomize();
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'kubectl-kustomize-'));
+    const write = async (path: string, text: string) => {
+      await mkdir(join(root, path, '..'), { recursive: true });
+      await writeFile(join(root, path), text);
+    };
+    await write('base/kustomization.yaml', 'resources:\n  - cm.yaml\n');
+    await write('base/cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  host: web.${cluster_domain}\n');
+    await write('overlay/kustomization.yaml', 'namespace: tcr\nresources:\n  - ../base\n  - sa.yaml\n');
+    await write('overlay/sa.yaml', 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: web\n');
+    await write('broken/kustomization.yaml', 'resources:\n  - missing.yaml\n');
+  });
+  after(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('builds a directory relative to the repository root into multi-document YAML', async () => {
+    const text = await kustomize.build(root, 'overlay');
+    const objects = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { namespace: string }; data?: unknown });
+    assert.deepEqual(objects.map((o) => `${o.kind} ${o.metadata.namespace}`), ['ServiceAccount tcr', 'ConfigMap tcr']);
+    // Built text is left as kustomize wrote it: substitution is the core's business.
+    assert.deepEqual(objects[1]!.data, { host: 'web.${cluster_domain}' });
+  });
+
+  it("throws ValidationError with kustomize's own message, paths relative to the repository", async () => {
+    const error = await kustomize.build(root, 'broken').then(
+      () => assert.fail('expected a failure'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ValidationError);
+    assert.match(error.message, /missing\.yaml/);
+    assert.ok(!error.message.includes(root), error.message);
+    assert.doesNotMatch(error.message, /run\.go|command failed/, 'the klog wrapper is stripped');
+  });
+
+  it('reads a path such as github.com/x/y as a local directory, never as a remote', async () => {
+    await assert.rejects(kustomize.build(root, 'github.com/fluxcd/flux2'), (e: unknown) => {
+      assert.ok(e instanceof ValidationError);
+      assert.match(e.message, /github\.com\/fluxcd\/flux2/);
+      assert.match(e.message, /no such file or directory|not a valid directory/);
+      return true;
+    });
+  });
+
+  it('refuses a directory outside the repository before spawning anything', async () => {
+    await assert.rejects(kustomize.build(root, '../etc'), ValidationError);
+    await assert.rejects(kustomize.build(root, '/etc'), ValidationError);
+  });
+
+  it('names a missing kubectl clearly', async () => {
+    const missing = new KubectlKustomize({ kubectl: join(root, 'no-such-kubectl') });
+    await assert.rejects(missing.build(root, 'overlay'), (e: unknown) => {
+      assert.ok(e instanceof UnavailableError);
+      assert.match(e.message, /kubectl not found/);
+      return true;
+    });
+  });
+
+  it('kills a build that exceeds its timeout', async () => {
+    await assert.rejects(new KubectlKustomize({ timeoutMs: 1 }).build(root, 'overlay'), TimeoutError);
+  });
+
+  it('stops on an aborted signal', async () => {
+    const controller = new AbortController();
+    const pending = kustomize.build(root, 'overlay', controller.signal);
+    controller.abort(new Error('stop'));
+    await assert.rejects(pending, /stop/);
+    await assert.rejects(kustomize.build(root, 'overlay', AbortSignal.abort(new Error('early'))), /early/);
+  });
+});

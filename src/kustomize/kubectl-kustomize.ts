@@ -1,0 +1,125 @@
+/**
+ * KustomizeBuilder on `kubectl kustomize`: the kustomize that ships inside
+ * kubectl (v5.5 with kubectl 1.32) builds offline and is what CI asserts is on
+ * PATH (DESIGN.md, "Real components"). Each call is one process; nothing is
+ * cached here, because the working tree may change between calls and the
+ * verify run already builds each directory once.
+ */
+import { spawn } from 'node:child_process';
+import { TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { assertRepoPath } from '../gitops/file-tree.js';
+import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
+
+/** Options of {@link KubectlKustomize}. */
+export interface KubectlKustomizeOptions {
+  /**
+   * The kubectl executable, a path or a name looked up on PATH.
+   * @default 'kubectl'
+   */
+  readonly kubectl?: string;
+  /**
+   * How long one build may take before it is killed.
+   * @default 60000
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Largest output accepted, in bytes; a bigger build is treated as an error
+   * rather than held in memory.
+   * @default 67108864 (64 MiB)
+   */
+  readonly maxOutputBytes?: number;
+}
+
+/**
+ * kubectl logs failures through klog as
+ * `E1202 15:14:58.802550 6465 run.go:72] "command failed" err="…"`; the
+ * quoted `err` is kustomize's own message.
+ */
+const KLOG_ERROR = /"command failed" err=("(?:[^"\\]|\\.)*")\s*$/m;
+
+function kustomizeMessage(stderr: string, repoRoot: string): string {
+  const match = KLOG_ERROR.exec(stderr);
+  let message = stderr.trim();
+  if (match?.[1] !== undefined) {
+    try {
+      message = JSON.parse(match[1]) as string;
+    } catch {
+      message = match[1].slice(1, -1);
+    }
+  }
+  // Repository-relative paths keep findings identical wherever the tree is checked out.
+  const root = repoRoot.replace(/\/+$/, '');
+  return (message.split(`${root}/`).join('').split(root).join('.') || 'kustomize build failed').replace(/\s+$/, '');
+}
+
+/** Builds kustomizations by spawning `kubectl kustomize <dir>` in the repository root (no shell). */
+export class KubectlKustomize implements KustomizeBuilder {
+  readonly #kubectl: string;
+  readonly #timeoutMs: number;
+  readonly #maxOutputBytes: number;
+
+  constructor(options: KubectlKustomizeOptions = {}) {
+    this.#kubectl = options.kubectl ?? 'kubectl';
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#maxOutputBytes = options.maxOutputBytes ?? 64 * 1024 * 1024;
+  }
+
+  /**
+   * @throws ValidationError with kustomize's error text when the build fails
+   * @throws UnavailableError when kubectl cannot be run
+   * @throws TimeoutError when the build exceeds `timeoutMs`
+   */
+  async build(repoRoot: string, dir: string, signal?: AbortSignal): Promise<string> {
+    assertRepoPath(dir, 'dir');
+    signal?.throwIfAborted();
+    // `./` keeps kustomize from reading a path such as `github.com/x/y` as a remote URL.
+    const target = dir === '.' ? '.' : `./${dir.replace(/\/+$/, '')}`;
+    return await new Promise<string>((resolve, reject) => {
+      const child = spawn(this.#kubectl, ['kustomize', target], {
+        cwd: repoRoot,
+        shell: false,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(signal ? { signal } : {}),
+      });
+      const stdout: Buffer[] = [];
+      const stderr: Buffer[] = [];
+      let size = 0;
+      let failure: Error | undefined;
+      const fail = (error: Error): void => {
+        failure ??= error;
+        child.kill('SIGKILL');
+      };
+      const timer = setTimeout(
+        () => fail(new TimeoutError(`kubectl kustomize ${target} did not finish within ${this.#timeoutMs} ms`)),
+        this.#timeoutMs,
+      );
+      child.stdout.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.#maxOutputBytes) fail(new ValidationError(`kustomize output of ${dir} exceeds ${this.#maxOutputBytes} bytes`));
+        else stdout.push(chunk);
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        if (stderr.reduce((n, b) => n + b.length, 0) < 1024 * 1024) stderr.push(chunk);
+      });
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        if (error.name === 'AbortError') reject(signal?.reason ?? error);
+        else if (error.code === 'ENOENT') {
+          reject(
+            new UnavailableError(
+              `kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`,
+              { cause: error },
+            ),
+          );
+        } else reject(new UnavailableError(`could not run ${this.#kubectl}: ${error.message}`, { cause: error }));
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (failure) return reject(failure);
+        if (signal?.aborted) return reject(signal.reason);
+        if (code === 0) return resolve(Buffer.concat(stdout).toString('utf8'));
+        reject(new ValidationError(kustomizeMessage(Buffer.concat(stderr).toString('utf8'), repoRoot)));
+      });
+    });
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * `generate-gitops-env verify`, the pre-push gate, as a pure function of the
+ * repository (through RepoReader), kustomize (through KustomizeBuilder) and a
+ * schema validator (through ObjectValidator).
+ *
+ * It checks what would make Flux apply something other than what the tree
+ * says, or apply it in the wrong order: Kustomizations whose path is missing
+ * or does not build, missing prune/interval/retryInterval/timeout or health
+ * gating (DESIGN.md, "Rules of the generated tree"), dangling or cyclic
+ * dependsOn, strict schema violations in everything that would be applied,
+ * postBuild substitution wiring (spec 004), plaintext Secrets and mis-scoped
+ * SealedSecrets in the files under clusters/.
+ */
+import { ValidationError } from '../errors.js';
+import { assertRepoPath } from '../gitops/file-tree.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
+import { fluxGraphOf, refKey, type FluxNode } from '../graph/flux-graph.js';
+import { findCycles } from '../graph/topo-sort.js';
+import { fieldPath } from './field-path.js';
+import { formatFinding, type Finding } from './finding.js';
+import { isRecord } from './is-record.js';
+import type { KustomizeBuilder } from './kustomize-builder.js';
+import { manifestDocuments } from './manifest-documents.js';
+import { objectLabel } from './object-label.js';
+import type { ObjectValidator } from './object-validator.js';
+import { analyzeSubstitution } from './substitution.js';
+
+export { formatFinding, type Finding } from './finding.js';
+
+/** What verification reads the world through. */
+export interface VerifyDeps {
+  /** The repository's working tree. */
+  readonly reader: RepoReader;
+  readonly builder: KustomizeBuilder;
+  readonly validator: ObjectValidator;
+  /** Absolute path of the same working tree, for the builder. */
+  readonly repoRoot: string;
+}
+
+/** What to verify. */
+export interface VerifyOptions {
+  /** One cluster (a directory under clusters/); every cluster when omitted. */
+  readonly cluster?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** The outcome: findings fail the gate, notes do not. */
+export interface VerifyReport {
+  /** Sorted by their formatted line, duplicates removed. */
+  readonly findings: Finding[];
+  /** Things that could not be checked, sorted. */
+  readonly notes: string[];
+  readonly kustomizationsChecked: number;
+  /** `N Flux Kustomization(s) checked; substitution wiring is consistent` or `…; M finding(s)`. */
+  readonly summary: string;
+}
+
+const FLUX_KUSTOMIZATION_API = 'kustomize.toolkit.fluxcd.io/';
+const DEFAULT_NAMESPACE = 'flux-system';
+const SCOPE_ANNOTATIONS = ['sealedsecrets.bitnami.com/cluster-wide', 'sealedsecrets.bitnami.com/namespace-wide'];
+/** DESIGN: every Kustomization sets these, so a failure retries and "applied" is bounded in time. */
+const REQUIRED_SETTINGS = ['prune', 'interval', 'retryInterval', 'timeout'] as const;
+/** Schema `required` issues the explicit Kustomization rules below already report in their own words. */
+const COVERED_BY_RULES = new Set(['spec.prune', 'spec.interval', 'spec.sourceRef']);
+
+type Build = { readonly ok: true; readonly objects: readonly Record<string, unknown>[] } | { readonly ok: false; readonly error: string };
+
+interface RawDocument {
+  readonly file: string;
+  readonly object: unknown;
+}
+
+/** A Flux Kustomization raw in a file; `namespace` only when the file says it. */
+interface RawKustomization {
+  readonly file: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly object: Record<string, unknown>;
+}
+
+type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string };
+
+/** A Flux Kustomization of one cluster, as verification tracks it. */
+interface Found {
+  readonly key: string;
+  readonly node: FluxNode;
+  readonly object: Record<string, unknown>;
+  /** The raw file it is written in, or the directory whose build produced it. */
+  readonly file: string;
+  /** False when it is in a file under the cluster but in no build: Flux never sees it. */
+  readonly listed: boolean;
+  path?: PathResolution;
+  build?: Build;
+}
+
+function isYamlFile(path: string): boolean {
+  return /\.ya?ml$/.test(path);
+}
+
+function isFluxKustomization(object: unknown): object is Record<string, unknown> {
+  return (
+    isRecord(object) &&
+    object.kind === 'Kustomization' &&
+    typeof object.apiVersion === 'string' &&
+    object.apiVersion.startsWith(FLUX_KUSTOMIZATION_API)
+  );
+}
+
+function metadataOf(object: unknown): Record<string, unknown> {
+  return isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
+}
+
+function specOf(object: unknown): Record<string, unknown> {
+  return isRecord(object) && isRecord(object.spec) ? object.spec : {};
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' && value !== '' ? value : fallback;
+}
+
+function nonEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (isRecord(value)) return Object.keys(value).length > 0;
+  return value !== '';
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `${value === null ? 'null' : typeof value} ${JSON.stringify(value)}`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Verifies the Flux trees of one or all clusters. @throws ValidationError for an unusable `cluster` option */
+export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { reader, builder, validator, repoRoot } = deps;
+  const { signal } = options;
+  const findings: Finding[] = [];
+  const notes = new Set<string>();
+  /** `apiVersion kind` → first object seen and how many, for one note per unknown kind. */
+  const unknownKinds = new Map<string, { first: string; count: number }>();
+
+  // Each distinct directory is built once per run, however many Kustomizations point at it.
+  const builds = new Map<string, Promise<Build>>();
+  const build = (dir: string): Promise<Build> => {
+    let pending = builds.get(dir);
+    if (pending === undefined) {
+      pending = (async (): Promise<Build> => {
+        let text: string;
+        try {
+          text = await builder.build(repoRoot, dir, signal);
+        } catch (error) {
+          if (error instanceof ValidationError) return { ok: false, error: error.message };
+          throw error;
+        }
+        const parsed = manifestDocuments(text);
+        if (parsed.error !== undefined) return { ok: false, error: `output is not valid YAML: ${parsed.error}` };
+        return { ok: true, objects: parsed.documents.filter(isRecord) };
+      })();
+      builds.set(dir, pending);
+    }
+    return pending;
+  };
+
+  const validate = async (object: unknown, file: string, context: string): Promise<void> => {
+    const check = await validator.validate(object);
+    const label = objectLabel(object);
+    if (check.status === 'unknown-kind') {
+      const key = `${String((object as Record<string, unknown>).apiVersion)} ${String((object as Record<string, unknown>).kind)}`;
+      const seen = unknownKinds.get(key);
+      if (seen) seen.count += 1;
+      else unknownKinds.set(key, { first: `${label} in ${context}`, count: 1 });
+      return;
+    }
+    const flux = isFluxKustomization(object);
+    for (const issue of check.issues) {
+      if (flux && issue.message === 'required field is missing' && COVERED_BY_RULES.has(issue.field)) continue;
+      findings.push({ file, object: label, message: issue.field ? `${issue.field}: ${issue.message}` : issue.message });
+    }
+  };
+
+  // --- which clusters -------------------------------------------------------
+  let clusters: string[];
+  if (options.cluster !== undefined) {
+    const { cluster } = options;
+    if (cluster === '' || cluster.includes('/')) {
+      throw new ValidationError([{ field: 'cluster', message: `${JSON.stringify(cluster)} is not a cluster directory name` }]);
+    }
+    assertRepoPath(`clusters/${cluster}`, 'cluster');
+    clusters = (await reader.isDirectory(`clusters/${cluster}`)) ? [cluster] : [];
+    if (clusters.length === 0) findings.push({ file: `clusters/${cluster}`, message: 'no such cluster directory' });
+  } else {
+    const files = await reader.list('clusters');
+    clusters = [...new Set(files.map((f) => f.split('/')).filter((s) => s.length >= 3).map((s) => s[1]!))].sort();
+    if (clusters.length === 0) findings.push({ file: 'clusters', message: 'no cluster directories' });
+  }
+
+  // --- raw files: read once, used for Secret checks and to place Kustomizations
+  const scanned = options.cluster !== undefined ? clusters.map((c) => `clusters/${c}`) : ['clusters'];
+  const rawDocuments: RawDocument[] = [];
+  for (const dir of scanned) {
+    for (const file of (await reader.list(dir)).filter(isYamlFile)) {
+      const text = await reader.read(file);
+      if (text === undefined) continue;
+      const parsed = manifestDocuments(text);
+      if (parsed.error !== undefined) findings.push({ file, message: `not valid YAML: ${parsed.error}` });
+      for (const object of parsed.documents) rawDocuments.push({ file, object });
+    }
+  }
+  checkRawDocuments(rawDocuments, findings);
+
+  let checked = 0;
+  for (const cluster of clusters) {
+    signal?.throwIfAborted();
+    const clusterDir = `clusters/${cluster}`;
+    const rawKustomizations: RawKustomization[] = rawDocuments
+      .filter((d) => d.file.startsWith(`${clusterDir}/`) && isFluxKustomization(d.object))
+      .map((d) => {
+        const object = d.object as Record<string, unknown>;
+        const metadata = metadataOf(object);
+        const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+        return { file: d.file, name: String(metadata.name ?? ''), ...(namespace !== undefined ? { namespace } : {}), object };
+      });
+    const rawFileOf = (name: string, namespace: string): string | undefined =>
+      rawKustomizations.find((r) => r.name === name && (r.namespace === undefined || r.namespace === namespace))?.file;
+
+    const root = await build(clusterDir);
+    if (!root.ok) findings.push({ file: clusterDir, message: `does not build: ${root.error}` });
+
+    // --- discover the cluster's Kustomizations, following nested ones -------
+    const found = new Map<string, Found>();
+    const queue: Found[] = [];
+    const add = (object: Record<string, unknown>, origin: string, listed: boolean): void => {
+      const node = fluxGraphOf([{ object }]).nodes[0];
+      if (node === undefined) return;
+      const key = refKey(node);
+      if (found.has(key)) return;
+      const entry: Found = { key, node, object, file: rawFileOf(node.name, node.namespace) ?? origin, listed };
+      found.set(key, entry);
+      queue.push(entry);
+    };
+    const drain = async (): Promise<void> => {
+      while (queue.length > 0) {
+        signal?.throwIfAborted();
+        const batch = queue.splice(0);
+        await Promise.all(
+          batch.map(async (entry) => {
+            entry.path = await resolvePath(reader, entry.object);
+            if (entry.path.ok) entry.build = await build(entry.path.dir);
+          }),
+        );
+        for (const entry of batch) {
+          if (entry.build?.ok && entry.path?.ok) {
+            for (const object of entry.build.objects) if (isFluxKustomization(object)) add(object, entry.path.dir, true);
+          }
+        }
+      }
+    };
+    if (root.ok) for (const object of root.objects) if (isFluxKustomization(object)) add(object, clusterDir, true);
+    await drain();
+    for (const raw of rawKustomizations) {
+      const listed = [...found.values()].some(
+        (f) => f.node.name === raw.name && (raw.namespace === undefined || raw.namespace === f.node.namespace),
+      );
+      // When the root does not build, nothing can be called unlisted; check them anyway.
+      if (!listed) add(raw.object, raw.file, !root.ok);
+    }
+    await drain();
+
+    // --- ConfigMaps substituteFrom may name, as Flux would find them --------
+    const configMaps = new Map<string, Record<string, unknown>>();
+    const addConfigMaps = (objects: readonly unknown[], namespaceFor: (object: unknown) => string): void => {
+      for (const object of objects) {
+        if (!isRecord(object) || object.kind !== 'ConfigMap' || object.apiVersion !== 'v1') continue;
+        const key = `${namespaceFor(object)}/${String(metadataOf(object).name ?? '')}`;
+        if (!configMaps.has(key)) configMaps.set(key, isRecord(object.data) ? object.data : {});
+      }
+    };
+    // Objects without a namespace land in their applier's (target) namespace;
+    // the root is applied by the flux-system sync Kustomization.
+    if (root.ok) addConfigMaps(root.objects, (o) => stringOr(metadataOf(o).namespace, DEFAULT_NAMESPACE));
+    for (const entry of [...found.values()].sort((a, b) => compare(a.key, b.key))) {
+      if (!entry.build?.ok) continue;
+      const target = specOf(entry.object).targetNamespace;
+      addConfigMaps(entry.build.objects, (o) =>
+        typeof target === 'string' && target !== '' ? target : stringOr(metadataOf(o).namespace, entry.node.namespace),
+      );
+    }
+    addConfigMaps(
+      rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`) && typeof metadataOf(d.object).namespace === 'string').map((d) => d.object),
+      (o) => String(metadataOf(o).namespace),
+    );
+
+    // --- check the root output, then each Kustomization ---------------------
+    if (root.ok) {
+      for (const object of root.objects) {
+        const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? clusterDir : clusterDir;
+        await validate(object, file, clusterDir);
+      }
+    }
+    const entries = [...found.values()].sort((a, b) => compare(a.key, b.key));
+    for (const entry of entries) {
+      signal?.throwIfAborted();
+      const at = (message: string): void => {
+        findings.push({ file: entry.file, object: `Kustomization ${entry.key}`, message });
+      };
+      const spec = specOf(entry.object);
+      if (!entry.listed) at(`is in no build of ${clusterDir}: Flux never applies it`);
+      if (!entry.listed) await validate(entry.object, entry.file, entry.file);
+
+      const sourceRef = spec.sourceRef;
+      if (!isRecord(sourceRef) || typeof sourceRef.kind !== 'string' || typeof sourceRef.name !== 'string') {
+        at('spec.sourceRef is not set (kind and name)');
+      }
+      const missing = REQUIRED_SETTINGS.filter((name) => spec[name] === undefined || spec[name] === null);
+      if (missing.length > 0) {
+        at(`${missing.map((m) => `spec.${m}`).join(', ')} not set: every Kustomization sets prune, interval, retryInterval and timeout`);
+      }
+      const healthChecks = Array.isArray(spec.healthChecks) && spec.healthChecks.length > 0;
+      const healthCheckExprs = Array.isArray(spec.healthCheckExprs) && spec.healthCheckExprs.length > 0;
+      if (!healthChecks && !healthCheckExprs && spec.wait !== true) {
+        at('neither spec.healthChecks nor spec.wait: true is set: "applied" would not mean "ready" before dependents start');
+      }
+      for (const dependency of entry.node.dependsOn) {
+        if (!found.has(refKey(dependency))) at(`dependsOn ${refKey(dependency)} does not exist`);
+      }
+
+      if (entry.path && !entry.path.ok) at(entry.path.message);
+      const built = entry.build;
+      if (built && !built.ok) at(`spec.path ${String(spec.path)} does not build: ${built.error}`);
+      if (!built?.ok || !entry.path?.ok) continue;
+      const dir = entry.path.dir;
+
+      const substitution = analyzeSubstitution({
+        kustomization: entry.object,
+        objects: built.objects,
+        configMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
+      });
+      for (const issue of substitution.issues) at(issue);
+      for (const note of substitution.notes) notes.add(formatFinding({ file: entry.file, object: `Kustomization ${entry.key}`, message: note }));
+
+      for (const object of built.objects) {
+        const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? dir : dir;
+        await validate(substitution.apply(object), file, dir);
+      }
+    }
+
+    for (const cycle of findCycles(entries.map((e) => e.node))) {
+      const first = found.get(cycle[0]!);
+      findings.push({
+        ...(first ? { file: first.file } : {}),
+        object: `Kustomization ${cycle[0]!}`,
+        message: `dependsOn cycle: ${cycle.join(' -> ')}`,
+      });
+    }
+    checked += found.size;
+  }
+
+  for (const [kind, { first, count }] of unknownKinds) {
+    notes.add(`no schema for ${kind}: ${count} object(s) not validated (first: ${first})`);
+  }
+
+  const unique = new Map<string, Finding>();
+  for (const finding of findings) {
+    const line = formatFinding(finding);
+    if (!unique.has(line)) unique.set(line, finding);
+  }
+  const sorted = [...unique].sort(([a], [b]) => compare(a, b)).map(([, finding]) => finding);
+  const summary =
+    sorted.length === 0
+      ? `${checked} Flux Kustomization(s) checked; substitution wiring is consistent`
+      : `${checked} Flux Kustomization(s) checked; ${sorted.length} finding(s)`;
+  return { findings: sorted, notes: [...notes].sort(compare), kustomizationsChecked: checked, summary };
+}
+
+function rawFileOfObject(
+  object: Record<string, unknown>,
+  rawFileOf: (name: string, namespace: string) => string | undefined,
+): string | undefined {
+  const metadata = metadataOf(object);
+  return rawFileOf(String(metadata.name ?? ''), stringOr(metadata.namespace, DEFAULT_NAMESPACE));
+}
+
+/**
+ * `spec.path` as a repository directory. Flux reads it relative to the
+ * source's root; here the source is this repository.
+ */
+async function resolvePath(reader: RepoReader, object: Record<string, unknown>): Promise<PathResolution> {
+  const raw = specOf(object).path;
+  if (typeof raw !== 'string' || raw.trim() === '') return { ok: false, message: 'spec.path is not set' };
+  let dir = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  if (dir === '') dir = '.';
+  try {
+    assertRepoPath(dir, 'spec.path');
+  } catch (error) {
+    if (error instanceof ValidationError) return { ok: false, message: error.message };
+    throw error;
+  }
+  if (dir !== '.' && !(await reader.isDirectory(dir))) return { ok: false, message: `spec.path ${raw} does not exist` };
+  return { ok: true, dir };
+}
+
+/**
+ * Checks that read the files as written, every document, not the build: a
+ * plaintext Secret is a leak once committed whether or not anything applies
+ * it, and kustomize rewrites an unquoted `true` annotation to "true", hiding
+ * the SealedSecret scope mistake the controller would reject.
+ */
+function checkRawDocuments(documents: readonly RawDocument[], findings: Finding[]): void {
+  for (const { file, object } of documents) {
+    if (!isRecord(object)) continue;
+    if (object.kind === 'Secret' && (nonEmpty(object.data) || nonEmpty(object.stringData))) {
+      findings.push({
+        file,
+        object: objectLabel(object),
+        message: 'plaintext credential in Git: a Secret with data or stringData (commit a SealedSecret instead)',
+      });
+    }
+    if (object.kind !== 'SealedSecret') continue;
+    const annotations = isRecord(metadataOf(object).annotations) ? (metadataOf(object).annotations as Record<string, unknown>) : {};
+    for (const name of SCOPE_ANNOTATIONS) {
+      if (!(name in annotations) || annotations[name] === 'true') continue;
+      findings.push({
+        file,
+        object: objectLabel(object),
+        message: `${fieldPath(['metadata', 'annotations', name])} must be the string "true" (got ${describe(annotations[name])}); the controller accepts nothing else`,
+      });
+    }
+    const template = specOf(object).template;
+    const templateAnnotations = isRecord(template) && isRecord(template.metadata) && isRecord(template.metadata.annotations) ? template.metadata.annotations : {};
+    for (const name of SCOPE_ANNOTATIONS) {
+      if (name in templateAnnotations && !(name in annotations)) {
+        findings.push({
+          file,
+          object: objectLabel(object),
+          message: `${name} is set on spec.template.metadata, where the controller ignores it: set it on metadata.annotations`,
+        });
+      }
+    }
+  }
+}
