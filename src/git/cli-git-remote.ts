@@ -1,0 +1,390 @@
+/**
+ * GitRemote over native git. A clone is partial (`--filter=blob:none`) and
+ * sparse (cone mode), so a run downloads the commits and trees of the shared
+ * repository but only the blobs of the directories it works on: its cost stays
+ * flat however many clusters the repository holds. History is kept whole (no
+ * `--depth`) because pushing after a concurrent push needs a rebase, and a
+ * rebase needs the merge base.
+ */
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { assertRepoPath } from '../gitops/file-tree.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushResult } from '../runner/ports.js';
+import { type RemoteUrl, parseRemoteUrl, withGitAuth } from './git-auth.js';
+import { type GitResult, runGit, toGitError } from './git-process.js';
+
+/** Dependencies of {@link CliGitRemote}. */
+export interface CliGitRemoteDeps {
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * Committer of commits that a push retry rebases (their author is kept).
+   * @default the author of this workspace's last commit, else `gitops-scaffolder <gitops-scaffolder@localhost>`
+   */
+  readonly identity?: GitIdentity;
+  /** Upper bound for one network operation (clone, fetch, push). @default 300000 */
+  readonly networkTimeoutMs?: number;
+  /**
+   * Delay before push attempt n+1: a uniformly random share of
+   * `min(maxMs, baseMs * 2^(n-1))` ("full jitter"), so racing runs spread out.
+   * The window has to outgrow the number of pushes racing for the branch,
+   * since each round lets only one of them through.
+   * @default { baseMs: 200, maxMs: 10000 }
+   */
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+}
+
+const DEFAULT_IDENTITY: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
+const DEFAULT_MAX_ATTEMPTS = 8;
+
+/**
+ * git ignores `uploadpack.allowFilter` passed with `-c` to the client: the
+ * local upload-pack is started with a scrubbed environment. Naming the
+ * upload-pack command with the settings, stored as `remote.origin.uploadpack`,
+ * makes `--filter` work against any local bare repository, whether or not it
+ * was created with `uploadpack.allowFilter` (network servers decide for
+ * themselves; without filter support git falls back to a full clone). The file
+ * transport itself needs no `protocol.file.allow=always`: that setting only
+ * restricts submodules, and git-process allows `file` in GIT_ALLOW_PROTOCOL.
+ */
+const FILE_UPLOAD_PACK = 'git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack';
+
+/** Refs the remote turned down because another push got there first. */
+const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock/;
+
+function assertIdentity(identity: GitIdentity, field: string): void {
+  // git would silently drop <, > and newlines, producing an identity nobody asked for.
+  for (const [key, value] of [['name', identity.name], ['email', identity.email]] as const) {
+    if (value.trim().length === 0 || /[<>\r\n\0]/.test(value)) {
+      throw new ValidationError([{ field: `${field}.${key}`, message: 'must be non-empty without <, > or line breaks' }]);
+    }
+  }
+}
+
+function identityEnv(author: GitIdentity, committer: GitIdentity): Record<string, string> {
+  return {
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_COMMITTER_NAME: committer.name,
+    GIT_COMMITTER_EMAIL: committer.email,
+  };
+}
+
+/** A repository-relative path as git wants it: validated, without a trailing slash. */
+function repoPath(path: string, field: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  assertRepoPath(trimmed, field);
+  return trimmed;
+}
+
+function sparseDir(path: string): string {
+  const dir = repoPath(path, 'sparsePaths');
+  if (dir === '.') throw new ValidationError([{ field: 'sparsePaths', message: '"." would check out the whole repository' }]);
+  return dir;
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolvePromise();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+interface WorkspaceState {
+  readonly dir: string;
+  readonly branch: string;
+  readonly remote: RemoteUrl;
+  readonly credentials: GitCredentials | undefined;
+  readonly logger: Logger;
+  readonly identity: GitIdentity | undefined;
+  readonly networkTimeoutMs: number;
+  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+}
+
+interface GitCall {
+  readonly okExitCodes?: readonly number[];
+  readonly input?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+  readonly network?: boolean;
+}
+
+/** A sparse, partial working copy; every command runs with the remote's credentials because any of them may fetch a missing blob. */
+class CliGitWorkspace implements GitWorkspace {
+  private lastAuthor: GitIdentity | undefined;
+  /** What the credentials look like in output, for errors built outside runGit. */
+  private secrets: readonly string[] = [];
+
+  constructor(private readonly state: WorkspaceState) {}
+
+  get dir(): string {
+    return this.state.dir;
+  }
+
+  async git(args: readonly string[], call: GitCall = {}): Promise<GitResult> {
+    const { state } = this;
+    const started = Date.now();
+    const result = await withGitAuth(state.remote, state.credentials, (auth) => {
+      this.secrets = auth.secrets;
+      return runGit(args, {
+        cwd: state.dir,
+        env: {
+          ...auth.env,
+          // If the working copy were gone, git must not find an enclosing repository instead.
+          GIT_CEILING_DIRECTORIES: dirname(state.dir),
+          // Paths are file names, not globs or pathspec magic.
+          GIT_LITERAL_PATHSPECS: '1',
+          ...call.env,
+        },
+        secrets: auth.secrets,
+        ...(call.okExitCodes ? { okExitCodes: call.okExitCodes } : {}),
+        ...(call.input !== undefined ? { input: call.input } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
+        ...(call.network ? { timeoutMs: state.networkTimeoutMs } : {}),
+      });
+    });
+    state.logger.debug({ git: args[0], exitCode: result.exitCode, ms: Date.now() - started }, 'git');
+    return result;
+  }
+
+  async head(): Promise<string> {
+    const result = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { okExitCodes: [0, 1] });
+    if (result.exitCode !== 0) throw new NotFoundError(`branch ${this.state.branch} has no commits yet`);
+    return result.stdout.trim();
+  }
+
+  async lastCommitTouching(paths: readonly string[]): Promise<string | undefined> {
+    if (paths.length === 0) return undefined;
+    const checked = paths.map((path) => repoPath(path, 'paths'));
+    const result = await this.git(['log', '-1', '--format=%H', '--', ...checked], { okExitCodes: [0, 128] });
+    if (result.exitCode === 128) {
+      // An orphan branch has no log; anything else is a real failure.
+      if (/does not have any commits yet/.test(result.stderr)) return undefined;
+      throw toGitError(['log'], result, this.secrets);
+    }
+    const sha = result.stdout.trim();
+    return sha === '' ? undefined : sha;
+  }
+
+  async commit(options: CommitOptions): Promise<string | undefined> {
+    assertIdentity(options.author, 'author');
+    if (options.message.trim().length === 0) throw new ValidationError([{ field: 'message', message: 'is empty' }]);
+    const trailerArgs: string[] = [];
+    for (const [key, value] of Object.entries(options.trailers)) {
+      if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(key)) throw new ValidationError([{ field: `trailers.${key}`, message: 'is not a trailer key (letters, digits, "-")' }]);
+      if (/[\r\n\0]/.test(value)) throw new ValidationError([{ field: `trailers.${key}`, message: 'contains a line break' }]);
+      trailerArgs.push('--trailer', `${key}: ${value}`);
+    }
+    const paths = options.paths.map((path) => repoPath(path, 'paths'));
+
+    // `git add -- P` fails when P is neither on disk nor in the index (a directory
+    // that never existed); such a path has nothing to stage.
+    const onDisk: string[] = [];
+    const gone: string[] = [];
+    for (const path of paths) ((await pathExists(join(this.state.dir, path))) ? onDisk : gone).push(path);
+    const stage = [...onDisk];
+    if (gone.length > 0) {
+      const listed = (await this.git(['ls-files', '-z', '--cached', '--', ...gone])).stdout.split('\0').filter(Boolean);
+      stage.push(...gone.filter((path) => listed.some((file) => file === path || file.startsWith(`${path}/`))));
+    }
+    if (stage.length > 0) await this.git(['add', '--all', '--', ...stage]);
+
+    const diff = await this.git(['diff', '--cached', '--quiet'], { okExitCodes: [0, 1] });
+    if (diff.exitCode === 0) return undefined;
+
+    await this.git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-', ...trailerArgs], {
+      input: options.message,
+      env: identityEnv(options.author, options.author),
+    });
+    this.lastAuthor = options.author;
+    return this.head();
+  }
+
+  async push(options: { readonly maxAttempts?: number; readonly signal?: AbortSignal } = {}): Promise<PushResult> {
+    const { branch, logger, backoff } = this.state;
+    const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
+    const { signal } = options;
+    await this.head().catch((error: unknown) => {
+      if (error instanceof NotFoundError) throw new ValidationError(`nothing to push: branch ${branch} has no commits`);
+      throw error;
+    });
+
+    for (let attempt = 1; ; attempt++) {
+      const args = ['push', '--porcelain', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`];
+      const result = await this.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
+      const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
+      if (result.exitCode === 0 && rejected.length === 0) {
+        const pushed = await this.head();
+        logger.info({ branch, sha: pushed, attempts: attempt }, 'pushed');
+        return { sha: pushed, attempts: attempt };
+      }
+      if (!rejected.some((line) => LOST_RACE.test(line))) {
+        // The porcelain lines say why (hook declined, protected branch); keep them in the message.
+        throw toGitError(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` }, this.secrets);
+      }
+      if (attempt >= maxAttempts) {
+        throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
+      }
+      const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
+      logger.info({ branch, attempt, delayMs: delay }, 'push rejected by a concurrent push; rebasing');
+      await sleep(delay, signal);
+      await this.rebaseOntoRemote(signal);
+    }
+  }
+
+  /** Fetches the branch and replays local commits on top; other clusters' commits touch other paths. */
+  private async rebaseOntoRemote(signal: AbortSignal | undefined): Promise<void> {
+    const { branch } = this.state;
+    const call = signal ? { signal } : {};
+    await this.git(['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+      ...call,
+      network: true,
+    });
+    const committer = this.state.identity ?? this.lastAuthor ?? DEFAULT_IDENTITY;
+    const abort = () => this.git(['rebase', '--abort'], { okExitCodes: [0, 1, 128] });
+    let rebase: GitResult;
+    try {
+      rebase = await this.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${branch}`], {
+        ...call,
+        okExitCodes: [0, 1],
+        env: identityEnv(committer, committer),
+      });
+    } catch (error) {
+      // Cancelled half-way: leave the working copy on its own commits, not mid-rebase.
+      await abort();
+      throw error;
+    }
+    if (rebase.exitCode === 0) return;
+    const output = `${rebase.stdout}\n${rebase.stderr}`;
+    await abort();
+    if (/CONFLICT|could not apply/.test(output)) {
+      const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
+      throw new ConflictError(
+        `a concurrent push to ${branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`,
+      );
+    }
+    throw toGitError(['rebase'], rebase, this.secrets);
+  }
+
+  async dispose(): Promise<void> {
+    await rm(this.state.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * GitRemote implemented by spawning native git (2.38 or newer).
+ *
+ * clone = `git clone --filter=blob:none --no-checkout --single-branch --no-tags --branch B`,
+ * then `git sparse-checkout set --cone`, then `git checkout B`. When the branch
+ * does not exist on the remote yet (an empty repository), the working copy
+ * starts an orphan branch B with origin configured, and the first push creates it.
+ */
+export class CliGitRemote implements GitRemote {
+  private readonly logger: Logger;
+
+  constructor(private readonly deps: CliGitRemoteDeps = {}) {
+    this.logger = deps.logger ?? silentLogger;
+    if (deps.identity) assertIdentity(deps.identity, 'identity');
+  }
+
+  /**
+   * @throws ValidationError when the URL, branch, sparse paths or credentials are malformed, or `dir` is not empty
+   * @throws AuthenticationError / ForbiddenError when the remote refuses the credentials
+   * @throws NotFoundError when the repository does not exist
+   * @throws UnavailableError when the remote cannot be reached
+   */
+  async clone(options: CloneOptions): Promise<GitWorkspace> {
+    const remote = parseRemoteUrl(options.url);
+    const { branch, credentials, signal } = options;
+    const sparsePaths = [...new Set(options.sparsePaths.map(sparseDir))];
+    const dir = resolve(options.dir);
+    const parent = dirname(dir);
+    const networkTimeoutMs = this.deps.networkTimeoutMs ?? 300_000;
+    const logger = this.logger.child({ remote: remote.display, branch });
+    const call = { ...(signal ? { signal } : {}) };
+
+    // check-ref-format is git's own definition of a branch name; "-x" would also read as an option.
+    if (branch.startsWith('-') || (await runGit(['check-ref-format', `refs/heads/${branch}`], { cwd: tmpdir(), okExitCodes: [0, 1] })).exitCode !== 0) {
+      throw new ValidationError([{ field: 'branch', message: `${JSON.stringify(branch)} is not a valid branch name` }]);
+    }
+    let existing: string[] = [];
+    try {
+      existing = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (existing.length > 0) throw new ValidationError([{ field: 'dir', message: 'is not empty' }]);
+    await mkdir(dir, { recursive: true });
+
+    const state: WorkspaceState = {
+      dir,
+      branch,
+      remote,
+      credentials,
+      logger,
+      identity: this.deps.identity,
+      networkTimeoutMs,
+      backoff: this.deps.backoff ?? { baseMs: 200, maxMs: 10_000 },
+    };
+    const workspace = new CliGitWorkspace(state);
+    const started = Date.now();
+    try {
+      const fileConfig = remote.kind === 'file' ? ['--config', `remote.origin.uploadpack=${FILE_UPLOAD_PACK}`] : [];
+      const args = ['clone', '--quiet', '--filter=blob:none', '--no-checkout', '--single-branch', '--no-tags', '--branch', branch, ...fileConfig, '--', remote.url, dir];
+      const cloned = await withGitAuth(remote, credentials, async (auth) => {
+        const result = await runGit(args, { cwd: parent, env: auth.env, secrets: auth.secrets, okExitCodes: [0, 128], timeoutMs: networkTimeoutMs, ...call });
+        if (result.exitCode !== 0 && !/Remote branch .* not found in upstream/.test(result.stderr)) throw toGitError(args, result, auth.secrets);
+        return result;
+      });
+      let orphan = false;
+      if (cloned.exitCode !== 0) {
+        orphan = true;
+        await this.startOrphan(workspace, dir, remote, branch);
+      }
+      // With no directories cone mode keeps just the files at the top level.
+      await workspace.git(['sparse-checkout', 'set', '--cone', ...(sparsePaths.length > 0 ? ['--', ...sparsePaths] : [])], call);
+      if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
+      return workspace;
+    } catch (error) {
+      await workspace.dispose();
+      throw error;
+    }
+  }
+
+  /** The remote has no branch B (an empty repository): a fresh repository whose first push creates it. */
+  private async startOrphan(workspace: CliGitWorkspace, dir: string, remote: RemoteUrl, branch: string): Promise<void> {
+    // A failed clone may leave an empty .git behind.
+    for (const entry of await readdir(dir)) await rm(join(dir, entry), { recursive: true, force: true });
+    await runGit(['init', '--quiet', `--initial-branch=${branch}`, '--', dir], { cwd: dirname(dir) });
+    // -t B: fetch only this branch, as --single-branch would have.
+    await workspace.git(['remote', 'add', '-t', branch, '--', 'origin', remote.url]);
+    await workspace.git(['config', 'remote.origin.tagOpt', '--no-tags']);
+    if (remote.kind === 'file') await workspace.git(['config', 'remote.origin.uploadpack', FILE_UPLOAD_PACK]);
+    this.logger.warn({ remote: remote.display, branch }, 'remote branch does not exist yet; starting it');
+  }
+}
