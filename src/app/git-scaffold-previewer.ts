@@ -1,0 +1,75 @@
+/**
+ * Dry runs: render a scaffold against a read-only clone of the target
+ * repository and report what would change, without committing, pushing or
+ * storing anything. The clone is partial and sparse like a real run's.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { renderCluster } from '../gitops/render-cluster.js';
+import type { GitRemote } from '../runner/ports.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import type { PreviewFile, PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import { platformCommitOf } from './render-work-tree.js';
+
+/** Collaborators of the previewer. */
+export interface GitScaffoldPreviewerDeps {
+  readonly git: GitRemote;
+  readonly generatorVersion: string;
+}
+
+/**
+ * Implements dry runs by rendering into memory. With a sealing certificate the
+ * full tree is shown (fresh ciphertexts, no plaintext); without one, the
+ * infrastructure pass — what step 2 of a run would write.
+ */
+export class GitScaffoldPreviewer implements ScaffoldPreviewer {
+  constructor(private readonly deps: GitScaffoldPreviewerDeps) {}
+
+  async preview(input: PreviewInput): Promise<ScaffoldPreview> {
+    const work = await mkdtemp(join(tmpdir(), 'gitops-dry-run-'));
+    const gitopsPath = `clusters/${input.cluster.name}`;
+    try {
+      const credentials = input.secrets.repositoryCredentials;
+      const workspace = await this.deps.git.clone({
+        url: input.repositoryUrl,
+        branch: input.branch,
+        dir: join(work, 'repo'),
+        sparsePaths: ['base', `clusters/${input.reference}`, gitopsPath],
+        ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
+        ...(input.signal ? { signal: input.signal } : {}),
+      });
+      try {
+        const reader = new FsRepoReader(workspace.dir);
+        const before = new Map<string, string>();
+        for (const path of await reader.list(gitopsPath)) before.set(path, (await reader.read(path)) ?? '');
+        const platformCommit = await platformCommitOf(workspace.dir, input.reference);
+        const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate') : undefined;
+        const result = await renderCluster(reader, {
+          cluster: input.cluster,
+          reference: input.reference,
+          pass: certificate ? 'all' : 'infrastructure',
+          random: (size) => randomBytes(size),
+          generatorVersion: this.deps.generatorVersion,
+          ...(certificate ? { certificate } : {}),
+          ...(input.secrets.registryDockerconfigjson !== undefined ? { registryAuth: input.secrets.registryDockerconfigjson } : {}),
+          ...(platformCommit ? { platformCommit } : {}),
+        });
+        const files: PreviewFile[] = [];
+        for (const [path, content] of result.tree) {
+          const old = before.get(path);
+          files.push({ path, change: old === undefined ? 'added' : old === content ? 'unchanged' : 'modified', content });
+        }
+        for (const path of before.keys()) if (!result.tree.has(path)) files.push({ path, change: 'removed' });
+        files.sort((a, b) => a.path.localeCompare(b.path));
+        return { gitopsPath, files };
+      } finally {
+        await workspace.dispose().catch(() => undefined);
+      }
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env node
+/**
+ * Composition root of the `gitops-scaffolder` binary: reads the configuration,
+ * picks the implementations of every port and wires them together. Nothing
+ * else in the code base chooses an implementation.
+ *
+ * `serve` runs the HTTP service. The generator owner adds the `scaffold`
+ * subcommand and plugs the dry-run previewer and the embedded default
+ * repository in through {@link ServePlugins}.
+ */
+import { mkdir } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
+import { PgRunStore } from './db/pg-run-store.js';
+import { UnavailableError, ValidationError } from './errors.js';
+import { createHttpApp } from './http/create-http-app.js';
+import { KubeJobExecutor } from './kubernetes/kube-job-executor.js';
+import { TokenReviewAuthenticator } from './kubernetes/token-review-authenticator.js';
+import type { Logger } from './logger.js';
+import { createPino, loggerFromPino } from './pino-logger.js';
+import type { Authenticator } from './service/authenticator.js';
+import { LocalExecutor, type RunnerCommand } from './service/local-executor.js';
+import { RunMonitor } from './service/run-monitor.js';
+import type { ScaffoldExecutor } from './service/scaffold-executor.js';
+import type { ScaffoldPreviewer } from './service/scaffold-previewer.js';
+import { ScaffoldService, type DefaultRepository } from './service/scaffold-service.js';
+import { loadServiceConfig, type ServiceConfig } from './service/service-config.js';
+import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';
+import { GitScaffoldPreviewer } from './app/git-scaffold-previewer.js';
+import { ensureDefaultRepository } from './app/local-scaffold.js';
+import { CliGitRemote } from './git/cli-git-remote.js';
+import { packageVersion } from './package-paths.js';
+import { registerScaffoldCommand } from './scaffold-command.js';
+
+/**
+ * Implementations the generator owner plugs in. Each is a small factory so it
+ * can use the configuration and the logger.
+ */
+export interface ServePlugins {
+  /**
+   * The dry-run implementation (`POST /api/v1/scaffolds?dry_run=true`).
+   * @default a previewer answering 503 "dry run is not wired yet"
+   */
+  readonly previewer?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => ScaffoldPreviewer;
+  /**
+   * Creates (once) the embedded default repository under `dataDir`, seeded with
+   * the reference platform, and returns its URL. Used when DEFAULT_GITOPS_REPO_URL
+   * is unset and runs execute locally.
+   * @default none: requests must then name repository.url
+   */
+  readonly seedDefaultRepository?: (context: { readonly dataDir: string; readonly logger: Logger }) => Promise<string>;
+}
+
+const defaultPlugins: ServePlugins = {
+  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion() }),
+  seedDefaultRepository: ({ dataDir, logger }) => ensureDefaultRepository(dataDir, logger),
+};
+
+const unwiredPreviewer: ScaffoldPreviewer = {
+  async preview() {
+    throw new UnavailableError('dry run is not wired yet');
+  },
+};
+
+/** A running service, as `serve` leaves it. */
+export interface RunningService {
+  readonly app: FastifyInstance;
+  /** Where it listens, e.g. `http://127.0.0.1:8080`. */
+  readonly address: string;
+  /** Graceful stop: stop accepting, end followed log streams, stop the monitor and local runs, close the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the service with `config`.
+ * @throws UnavailableError when the database or the Kubernetes API cannot be reached
+ */
+export async function startService(config: ServiceConfig, options: { readonly plugins?: ServePlugins; readonly logger?: ReturnType<typeof createPino> } = {}): Promise<RunningService> {
+  const plugins = options.plugins ?? defaultPlugins;
+  const pino = options.logger ?? createPino({ level: config.logLevel, pretty: process.stdout.isTTY === true, base: { service: 'gitops-scaffolder' } });
+  const logger = loggerFromPino(pino);
+
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await PgRunStore.open({
+    ...(config.databaseUrl === undefined ? { dataDir: join(config.dataDir, 'pgdata') } : { databaseUrl: config.databaseUrl }),
+    logger: logger.child({ component: 'store' }),
+  });
+
+  const cleanups: (() => Promise<void>)[] = [() => store.close()];
+  try {
+    let kubeConfig: KubeConfig | undefined;
+    const clusterConfig = (): KubeConfig => {
+      if (kubeConfig === undefined) {
+        kubeConfig = new KubeConfig();
+        // The service's own ServiceAccount in a cluster; a developer's kubeconfig outside.
+        if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+        else kubeConfig.loadFromDefault();
+      }
+      return kubeConfig;
+    };
+
+    let executor: ScaffoldExecutor;
+    if (config.executor === 'local') {
+      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }) });
+      cleanups.unshift(() => local.close());
+      executor = local;
+    } else {
+      executor = new KubeJobExecutor({ kubeConfig: clusterConfig(), namespace: config.jobNamespace, image: config.runnerImage, logger: logger.child({ component: 'kube-executor' }) });
+    }
+
+    const authenticator: Authenticator =
+      config.authMode === 'static'
+        ? new StaticTokenAuthenticator(config.apiTokens)
+        : new TokenReviewAuthenticator({
+            kubeConfig: clusterConfig(),
+            allowed: config.allowedServiceAccounts,
+            ...(config.tokenReviewAudiences.length > 0 ? { audiences: config.tokenReviewAudiences } : {}),
+            logger: logger.child({ component: 'auth' }),
+          });
+
+    const monitor = new RunMonitor({ store, executor, logger: logger.child({ component: 'monitor' }) });
+    const service = new ScaffoldService({
+      store,
+      executor,
+      previewer: plugins.previewer?.({ config, logger }) ?? unwiredPreviewer,
+      ...defaultRepositoryOf(config, plugins, logger),
+      reference: config.referenceEnvironment,
+      logger: logger.child({ component: 'service' }),
+      tracker: monitor,
+      kubeconfigSecretRefs: config.executor === 'kubernetes',
+    });
+
+    const stopMonitor = new AbortController();
+    await monitor.start(stopMonitor.signal);
+    cleanups.unshift(async () => {
+      stopMonitor.abort();
+      await monitor.idle();
+    });
+
+    const app = await createHttpApp({ service, authenticator, store, logger: pino, metricsPublic: config.metricsPublic, bodyLimit: config.bodyLimitBytes });
+    cleanups.unshift(() => app.close());
+    const address = await app.listen({ port: config.port, host: config.host });
+    logger.info({ address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' }, 'gitops-scaffolder listening');
+
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      address,
+      close: () => (closing ??= runCleanups(cleanups, logger)),
+    };
+  } catch (error) {
+    await runCleanups(cleanups, logger);
+    throw error;
+  }
+}
+
+async function runCleanups(cleanups: readonly (() => Promise<void>)[], logger: Logger): Promise<void> {
+  for (const cleanup of cleanups) {
+    try {
+      await cleanup();
+    } catch (error) {
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shutdown step failed');
+    }
+  }
+}
+
+function defaultRepositoryOf(config: ServiceConfig, plugins: ServePlugins, logger: Logger): { defaultRepository?: DefaultRepository } {
+  if (config.defaultGitopsRepoUrl !== undefined) {
+    const url = config.defaultGitopsRepoUrl;
+    return { defaultRepository: { ensure: async () => url } };
+  }
+  // A repository under the data directory is only reachable by local runs.
+  if (config.executor !== 'local' || plugins.seedDefaultRepository === undefined) return {};
+  const seed = plugins.seedDefaultRepository;
+  let seeding: Promise<string> | undefined;
+  return {
+    defaultRepository: {
+      ensure: () => {
+        seeding ??= seed({ dataDir: config.dataDir, logger }).catch((error: unknown) => {
+          seeding = undefined; // let the next request try again
+          throw error;
+        });
+        return seeding;
+      },
+    },
+  };
+}
+
+/** scaffold-runner beside this file: the built .js, or the .ts source through tsx when running from src/. */
+function runnerCommand(): RunnerCommand {
+  const here = fileURLToPath(import.meta.url);
+  // The loader is named by absolute URL: the runner's working directory is its run directory, where `tsx` does not resolve.
+  if (here.endsWith('.ts')) return { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(dirname(here), 'runner-cli.ts')] };
+  return { command: process.execPath, args: [join(dirname(here), 'runner-cli.js')] };
+}
+
+/** The command-line program; `plugins` lets the generator owner add implementations. */
+export function buildProgram(plugins: ServePlugins = defaultPlugins): Command {
+  const program = new Command('gitops-scaffolder').description("Writes a new cluster's Flux tree into Git and pushes it: the HTTP service.");
+  program
+    .command('serve')
+    .description('Run the HTTP service (configuration from the environment: PORT, API_TOKENS, DATABASE_URL, EXECUTOR, …)')
+    .action(async () => {
+      const config = loadServiceConfig(process.env);
+      const running = await startService(config, { plugins });
+      let signals = 0;
+      const stop = (signal: NodeJS.Signals): void => {
+        signals++;
+        if (signals > 1) process.exit(1); // a second signal: stop waiting
+        process.stderr.write(`gitops-scaffolder: ${signal} received, shutting down\n`);
+        void running.close().then(() => process.exit(0));
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    });
+  registerScaffoldCommand(program);
+  return program;
+}
+
+/** Runs the CLI; configuration errors exit 2 with one line per bad variable. */
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      process.stderr.write(`gitops-scaffolder: invalid configuration:\n${error.issues.map((i) => `  ${i.field}: ${i.message}`).join('\n')}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`gitops-scaffolder: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}
+
+// Run only when executed (also through an npm bin symlink), not when imported.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  void main();
+}

@@ -1,0 +1,87 @@
+/**
+ * `gitops-scaffolder scaffold`: the embedded main job. One whole scaffold in
+ * this process, against a local bare repository seeded with the reference
+ * platform, with no cluster, no external database and no network.
+ */
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { runLocalScaffold } from './app/local-scaffold.js';
+import { ValidationError, isAppError } from './errors.js';
+import { EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { createPinoLogger } from './pino-logger.js';
+import { failedResult, StepError } from './runner/run-scaffold.js';
+
+interface ScaffoldFlags {
+  cluster: string;
+  domain: string;
+  region: string;
+  reference: string;
+  dataDir: string;
+  repoUrl?: string;
+  branch: string;
+  cert?: string;
+  registryAuth?: string;
+  rotateCredentials: boolean;
+}
+
+async function readFlagFile(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ValidationError([{ field: flag, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
+  }
+}
+
+/** Adds the `scaffold` subcommand to the service's program. */
+export function registerScaffoldCommand(program: Command): void {
+  program
+    .command('scaffold')
+    .description('Run one whole scaffold here (embedded defaults: a local bare repository, a local stand-in sealing key)')
+    .requiredOption('--cluster <name>', 'the new cluster (DNS-1123 label)')
+    .requiredOption('--domain <domain>', "the cluster's DNS domain")
+    .requiredOption('--region <region>', "the cluster's region")
+    .option('--reference <name>', 'reference environment', 'development')
+    .option('--data-dir <dir>', 'where the local repository and key live', process.env.DATA_DIR ?? '.gitops-scaffolder')
+    .option('--repo-url <url>', 'push here instead of the local repository')
+    .option('--branch <branch>', 'branch', 'main')
+    .option('--cert <pem-file>', "seal with this certificate instead of the local stand-in key")
+    .option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret')
+    .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
+    .action(async (flags: ScaffoldFlags) => {
+      const logger = createPinoLogger({ pretty: process.stdout.isTTY === true, base: { component: 'scaffold' } });
+      const cluster = { name: flags.cluster, domain: flags.domain, region: flags.region };
+      try {
+        const certificatePem = flags.cert ? await readFlagFile(flags.cert, '--cert') : undefined;
+        const registryAuth = flags.registryAuth ? await readFlagFile(flags.registryAuth, '--registry-auth') : undefined;
+        const result = await runLocalScaffold({
+          dataDir: flags.dataDir,
+          cluster,
+          reference: flags.reference,
+          branch: flags.branch,
+          logger,
+          rotateCredentials: flags.rotateCredentials,
+          ...(flags.repoUrl ? { repositoryUrl: flags.repoUrl } : {}),
+          ...(certificatePem ? { certificatePem } : {}),
+          ...(registryAuth ? { registryAuth } : {}),
+        });
+        const repo = result.repositoryUrl.startsWith('file://') ? new URL(result.repositoryUrl).pathname : result.repositoryUrl;
+        process.stderr.write(
+          [
+            '',
+            `Scaffolded ${result.gitops_path} into ${repo}`,
+            ...(result.commits ?? []).map((c) => `  ${c.pass.padEnd(14)} ${c.sha}`),
+            result.repositoryUrl.startsWith('file://') ? `See it with: git --git-dir ${repo} log --stat -2` : '',
+            '',
+          ].join('\n'),
+        );
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.exitCode = EXIT_OK;
+      } catch (error) {
+        const result = failedResult(error, cluster);
+        const cause = error instanceof StepError ? error.cause : error;
+        process.stderr.write(`\nscaffold failed: ${isAppError(cause) || error instanceof StepError ? result.message : String(error)}\n`);
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.exitCode = exitCodeOf(cause);
+      }
+    });
+}

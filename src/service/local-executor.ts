@@ -1,0 +1,349 @@
+/**
+ * The embedded-mode executor: each run is a scaffold-runner child process on
+ * this host. Secrets reach the child through its environment only (never argv,
+ * never a file); the child does not inherit the service's own environment, so
+ * API_TOKENS or DATABASE_URL never reach it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { UnavailableError, ValidationError } from '../errors.js';
+import { silentLogger, type Logger } from '../logger.js';
+import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
+import type { RunCommit, RunResult, RunSecrets, ScaffoldRun } from './scaffold-run.js';
+
+/** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
+export interface RunnerCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** What the local executor needs. */
+export interface LocalExecutorDeps {
+  readonly runnerCommand: RunnerCommand;
+  /** Runs keep their result file at `<dataDir>/runs/<id>/result.json`. */
+  readonly dataDir: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Runs executing at once; more wait in a queue, reported as `pending`. @default 4 */
+  readonly concurrency?: number;
+  /** Between SIGTERM and SIGKILL when cancelling. @default 10000 */
+  readonly killGraceMs?: number;
+  /** How long a finished run's output stays in memory (the monitor has stored it long before). @default 900000 */
+  readonly retainFinishedMs?: number;
+  /**
+   * Variables of the service's environment passed on to the runner; nothing else is inherited.
+   * @default PATH, HOME, TMPDIR, TMP, TEMP, LANG, LC_ALL, TZ, SystemRoot, GIT_EXEC_PATH, SSL_CERT_FILE, SSL_CERT_DIR
+   */
+  readonly inheritEnv?: readonly string[];
+  /** Extra variables for every run (e.g. sealed-secrets controller defaults). */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+}
+
+const DEFAULT_INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'TZ', 'SystemRoot', 'GIT_EXEC_PATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+
+/** Cap on lines kept per run; a runner printing more is misbehaving, and the store keeps what the monitor copied. */
+const MAX_LINES = 100_000;
+
+interface Execution {
+  readonly run: ScaffoldRun;
+  /** Held only until the process is spawned (queued runs), then dropped. */
+  secrets: RunSecrets | undefined;
+  phase: 'queued' | 'running' | 'exited';
+  child?: ChildProcess;
+  readonly lines: string[];
+  exit?: { code: number | null; signal: NodeJS.Signals | null; error?: string; cancelled?: boolean };
+  /** Woken whenever a line arrives or the phase changes. */
+  waiters: (() => void)[];
+  exited: Promise<void>;
+  markExited: () => void;
+}
+
+/** Runs scaffold-runner as child processes (embedded mode). */
+export class LocalExecutor implements ScaffoldExecutor {
+  readonly #runnerCommand: RunnerCommand;
+  readonly #dataDir: string;
+  readonly #logger: Logger;
+  readonly #concurrency: number;
+  readonly #killGraceMs: number;
+  readonly #retainFinishedMs: number;
+  readonly #inheritEnv: readonly string[];
+  readonly #extraEnv: Readonly<Record<string, string>>;
+  readonly #executions = new Map<string, Execution>();
+  readonly #queue: string[] = [];
+  #running = 0;
+  #closed = false;
+
+  constructor(deps: LocalExecutorDeps) {
+    this.#runnerCommand = deps.runnerCommand;
+    this.#dataDir = deps.dataDir;
+    this.#logger = deps.logger ?? silentLogger;
+    this.#concurrency = Math.max(1, deps.concurrency ?? 4);
+    this.#killGraceMs = deps.killGraceMs ?? 10_000;
+    this.#retainFinishedMs = deps.retainFinishedMs ?? 900_000;
+    this.#inheritEnv = deps.inheritEnv ?? DEFAULT_INHERITED;
+    this.#extraEnv = deps.extraEnv ?? {};
+  }
+
+  /** The result file of a run. */
+  resultFileOf(id: string): string {
+    return join(this.#dataDir, 'runs', id, 'result.json');
+  }
+
+  /**
+   * Starts (or queues) the runner. Idempotent per run id.
+   * @throws ValidationError when the secrets ask for something a local process cannot do (a kubeconfig Secret reference)
+   * @throws UnavailableError after close()
+   */
+  async start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ readonly job: string }> {
+    if (this.#closed) throw new UnavailableError('the service is shutting down; runs cannot start now');
+    if (this.#executions.has(run.id)) return { job: run.job };
+    if (secrets.kubeconfig?.kind === 'secretRef') {
+      throw new ValidationError([{ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' }]);
+    }
+    // A run directory private to the service's user; the runner writes its result there.
+    await mkdir(join(this.#dataDir, 'runs', run.id), { recursive: true, mode: 0o700 });
+    await rm(this.resultFileOf(run.id), { force: true });
+    let markExited!: () => void;
+    const exited = new Promise<void>((resolve) => {
+      markExited = resolve;
+    });
+    const execution: Execution = { run, secrets, phase: 'queued', lines: [], waiters: [], exited, markExited };
+    this.#executions.set(run.id, execution);
+    this.#queue.push(run.id);
+    this.#drainQueue();
+    return { job: run.job };
+  }
+
+  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+    const execution = this.#executions.get(run.id);
+    if (execution?.phase === 'queued') return { state: 'pending' };
+    if (execution?.phase === 'running') return { state: 'running' };
+    const result = await this.#readResult(run.id);
+    if (execution === undefined) {
+      // Not started by this process (e.g. before a restart): only a result file tells.
+      return result === undefined ? { state: 'missing' } : { state: result.status, result };
+    }
+    if (result !== undefined) return { state: result.status, result };
+    const exit = execution.exit;
+    const how = exit?.error
+      ? `could not start the runner: ${exit.error}`
+      : exit?.cancelled
+        ? 'the run was cancelled'
+        : exit?.signal
+          ? `the runner was killed by ${exit.signal} before writing a result`
+          : `the runner exited with code ${exit?.code ?? 'unknown'} without writing a result`;
+    return { state: 'failed', result: { status: 'failed', message: how } };
+  }
+
+  async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
+    const { follow, signal } = options;
+    const execution = this.#executions.get(run.id);
+    if (execution === undefined) return;
+    let index = 0;
+    for (;;) {
+      while (index < execution.lines.length) yield execution.lines[index++] as string;
+      if (!follow || execution.phase === 'exited' || signal?.aborted) {
+        // Lines that arrived while the last one was being consumed.
+        while (index < execution.lines.length) yield execution.lines[index++] as string;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        execution.waiters.push(wake);
+        signal?.addEventListener('abort', wake, { once: true });
+      });
+    }
+  }
+
+  /** Kills the run's process group: SIGTERM, then SIGKILL after the grace period. Resolves when it has exited. */
+  async cancel(run: ScaffoldRun): Promise<void> {
+    const execution = this.#executions.get(run.id);
+    if (execution === undefined || execution.phase === 'exited') return;
+    if (execution.phase === 'queued') {
+      const at = this.#queue.indexOf(run.id);
+      if (at >= 0) this.#queue.splice(at, 1);
+      execution.secrets = undefined;
+      this.#finish(execution, { code: null, signal: null, cancelled: true });
+      return;
+    }
+    if (execution.exit === undefined) execution.exit = { code: null, signal: null, cancelled: true };
+    else execution.exit.cancelled = true;
+    await this.#kill(execution);
+  }
+
+  /** Stops every run (service shutdown): they would otherwise outlive the service and be reported lost anyway. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const id of this.#queue.splice(0)) {
+      const execution = this.#executions.get(id);
+      if (execution !== undefined) {
+        execution.secrets = undefined;
+        this.#finish(execution, { code: null, signal: null, cancelled: true });
+      }
+    }
+    await Promise.all([...this.#executions.values()].filter((e) => e.phase === 'running').map((e) => this.#kill(e)));
+  }
+
+  #drainQueue(): void {
+    while (!this.#closed && this.#running < this.#concurrency && this.#queue.length > 0) {
+      const id = this.#queue.shift() as string;
+      const execution = this.#executions.get(id);
+      if (execution?.phase === 'queued') this.#spawn(execution);
+    }
+  }
+
+  #spawn(execution: Execution): void {
+    const { run } = execution;
+    const secrets = execution.secrets ?? {};
+    execution.secrets = undefined;
+    const env: Record<string, string> = {};
+    for (const name of this.#inheritEnv) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    Object.assign(env, this.#extraEnv, runnerEnv(run, secrets, this.resultFileOf(run.id)));
+    let child: ChildProcess;
+    try {
+      child = spawn(this.#runnerCommand.command, [...this.#runnerCommand.args], {
+        env,
+        cwd: join(this.#dataDir, 'runs', run.id),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Its own process group, so cancel() reaches the git processes it spawns too.
+        detached: true,
+      });
+    } catch (error) {
+      this.#finish(execution, { code: null, signal: null, error: error instanceof Error ? error.message : String(error) });
+      return;
+    }
+    execution.child = child;
+    execution.phase = 'running';
+    this.#running++;
+    this.#wake(execution);
+    // stderr is merged into the same log, as Kubernetes does for a Job's pod.
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+        if (execution.lines.length < MAX_LINES) execution.lines.push(line);
+        this.#wake(execution);
+      });
+    }
+    child.on('error', (error) => {
+      // spawn failures (ENOENT, EACCES) arrive here, not as a throw.
+      execution.exit = { ...(execution.exit ?? { code: null, signal: null }), error: error.message };
+      if (child.pid === undefined) this.#onExit(execution, null, null);
+    });
+    // 'close' fires after stdio has ended, so every line is in `lines` by then.
+    child.on('close', (code, signal) => this.#onExit(execution, code, signal));
+    this.#logger.info({ run: run.id, pid: child.pid }, 'runner process started');
+  }
+
+  #onExit(execution: Execution, code: number | null, signal: NodeJS.Signals | null): void {
+    if (execution.phase === 'exited') return;
+    if (execution.phase === 'running') this.#running--;
+    this.#finish(execution, { ...execution.exit, code, signal });
+    this.#logger.info({ run: execution.run.id, code, signal }, 'runner process exited');
+    this.#drainQueue();
+  }
+
+  #finish(execution: Execution, exit: NonNullable<Execution['exit']>): void {
+    execution.exit = exit;
+    execution.phase = 'exited';
+    execution.markExited();
+    this.#wake(execution);
+    const timer = setTimeout(() => {
+      if (this.#executions.get(execution.run.id) === execution) this.#executions.delete(execution.run.id);
+    }, this.#retainFinishedMs);
+    timer.unref();
+  }
+
+  #wake(execution: Execution): void {
+    const waiters = execution.waiters;
+    execution.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  async #kill(execution: Execution): Promise<void> {
+    const pid = execution.child?.pid;
+    if (pid === undefined || execution.phase === 'exited') return;
+    signalGroup(pid, 'SIGTERM');
+    const grace = setTimeout(() => signalGroup(pid, 'SIGKILL'), this.#killGraceMs);
+    grace.unref();
+    await execution.exited;
+    clearTimeout(grace);
+    // The runner may have left children in its group that ignore SIGTERM.
+    signalGroup(pid, 'SIGKILL');
+  }
+
+  async #readResult(id: string): Promise<RunResult | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.resultFileOf(id), 'utf8');
+    } catch {
+      return undefined;
+    }
+    return parseResult(text);
+  }
+}
+
+/** The runner's environment for one run: the contract with scaffold-runner. */
+function runnerEnv(run: ScaffoldRun, secrets: RunSecrets, resultFile: string): Record<string, string> {
+  const env: Record<string, string> = {
+    SCAFFOLD_ID: run.id,
+    SCAFFOLD_REPO_URL: run.repositoryUrl,
+    SCAFFOLD_BRANCH: run.branch,
+    SCAFFOLD_CLUSTER: run.cluster.name,
+    SCAFFOLD_DOMAIN: run.cluster.domain,
+    SCAFFOLD_REGION: run.cluster.region,
+    SCAFFOLD_REFERENCE: run.reference,
+    SCAFFOLD_RESULT_FILE: resultFile,
+  };
+  if (secrets.repositoryCredentials !== undefined) {
+    env.SCAFFOLD_GIT_TOKEN = secrets.repositoryCredentials.token;
+    if (secrets.repositoryCredentials.username !== undefined) env.SCAFFOLD_GIT_USERNAME = secrets.repositoryCredentials.username;
+  }
+  if (secrets.certificate !== undefined) env.SCAFFOLD_CERT_PEM = secrets.certificate;
+  if (secrets.kubeconfig?.kind === 'inline') env.SCAFFOLD_KUBECONFIG_DATA = secrets.kubeconfig.value;
+  if (secrets.registryDockerconfigjson !== undefined) env.SCAFFOLD_REGISTRY_AUTH = secrets.registryDockerconfigjson;
+  return env;
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Reads the runner's result JSON; anything malformed becomes a failure that says so. */
+function parseResult(text: string): RunResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { status: 'failed', message: 'the runner wrote a result file that is not JSON' };
+  }
+  if (typeof value !== 'object' || value === null) return { status: 'failed', message: 'the runner wrote a malformed result file' };
+  const v = value as Record<string, unknown>;
+  if (v.status !== 'succeeded' && v.status !== 'failed') return { status: 'failed', message: 'the runner wrote a result without a valid status' };
+  const commits: RunCommit[] = Array.isArray(v.commits)
+    ? v.commits.flatMap((c: unknown) => {
+        const commit = c as Record<string, unknown> | null;
+        return commit !== null && typeof commit === 'object' && typeof commit.sha === 'string' && (commit.pass === 'infrastructure' || commit.pass === 'all')
+          ? [{ pass: commit.pass, sha: commit.sha }]
+          : [];
+      })
+    : [];
+  return {
+    status: v.status,
+    message: typeof v.message === 'string' ? v.message : '',
+    ...(typeof v.gitops_path === 'string' ? { gitops_path: v.gitops_path } : {}),
+    ...(Array.isArray(v.commits) ? { commits } : {}),
+    ...(typeof v.step === 'number' && Number.isInteger(v.step) ? { step: v.step } : {}),
+  };
+}

@@ -1,0 +1,324 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PgRunStore } from '../db/pg-run-store.js';
+import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
+import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
+import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+
+/** An executor whose state and output the test sets; logs replay from the start like a pod's. */
+class FakeExecutor implements ScaffoldExecutor {
+  readonly states = new Map<string, ExecutionState>();
+  readonly lines = new Map<string, string[]>();
+  readonly logCalls: string[] = [];
+  #waiters: (() => void)[] = [];
+
+  async start(run: ScaffoldRun, _secrets: RunSecrets): Promise<{ job: string }> {
+    this.states.set(run.id, { state: 'running' });
+    return { job: run.job };
+  }
+  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+    return this.states.get(run.id) ?? { state: 'missing' };
+  }
+  set(id: string, state: ExecutionState, lines?: string[]): void {
+    this.states.set(id, state);
+    if (lines) this.lines.set(id, lines);
+    this.#wake();
+  }
+  emit(id: string, line: string): void {
+    this.lines.set(id, [...(this.lines.get(id) ?? []), line]);
+    this.#wake();
+  }
+  finish(id: string, result: RunResult): void {
+    this.set(id, { state: result.status, result });
+  }
+  async *logs(run: ScaffoldRun, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
+    this.logCalls.push(run.id);
+    let index = 0;
+    for (;;) {
+      const lines = this.lines.get(run.id) ?? [];
+      while (index < lines.length) yield lines[index++] as string;
+      const state = this.states.get(run.id)?.state ?? 'missing';
+      if (!options.follow || options.signal?.aborted || state === 'succeeded' || state === 'failed' || state === 'missing') return;
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        options.signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+  }
+  async cancel(run: ScaffoldRun): Promise<void> {
+    this.finish(run.id, { status: 'failed', message: 'killed' });
+  }
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+let store: PgRunStore;
+let counter = 0;
+
+async function newRun(status: 'pending' | 'running' = 'running'): Promise<ScaffoldRun> {
+  counter++;
+  const id = `run-${counter}`;
+  const run = await store.create({
+    id,
+    cluster: { name: `m-${counter}`, domain: `m-${counter}.example.net`, region: 'eu-west-1' },
+    repositoryUrl: 'file:///srv/gitops.git',
+    branch: 'main',
+    reference: 'development',
+    job: jobNameOf(id),
+    createdBy: 'static:0',
+    sealing: 'certificate',
+  });
+  if (status === 'pending') return run;
+  return (await store.update(id, { status: 'running', startedAt: new Date(), step: 1, stepName: 'clone' })) as ScaffoldRun;
+}
+
+function monitorWith(executor: FakeExecutor, options: RunMonitorOptions = {}): RunMonitor {
+  return new RunMonitor({ store, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, ...options } });
+}
+
+async function storedLines(id: string): Promise<string[]> {
+  return (await store.readLogs(id)).map((l) => l.line);
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const event = (fields: Record<string, unknown>): string => JSON.stringify(fields);
+const SHA1 = 'a'.repeat(40);
+const SHA2 = 'b'.repeat(40);
+
+before(async () => {
+  store = await PgRunStore.open();
+});
+after(async () => {
+  await store.close();
+});
+
+describe('RunMonitor', () => {
+  describe('reconcile after a restart', () => {
+    it('fails a run the executor has no trace of, with a message saying to retry it', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      const stop = new AbortController();
+      await monitorWith(executor).start(stop.signal);
+      const after = await store.get(run.id);
+      assert.equal(after?.status, 'failed');
+      assert.equal(after?.message, LOST_RUN_MESSAGE);
+      assert.match(after?.message ?? '', /lost while the service was down — retry it/);
+      assert.ok(after?.finishedAt instanceof Date);
+      stop.abort();
+    });
+
+    it('leaves a just-created run alone while the executor may still be starting it', async () => {
+      const run = await newRun('pending');
+      const executor = new FakeExecutor();
+      const stop = new AbortController();
+      const monitor = monitorWith(executor, { missingGraceMs: 60_000 });
+      await monitor.start(stop.signal);
+      assert.equal((await store.get(run.id))?.status, 'pending');
+      stop.abort();
+      await monitor.idle();
+      // Clean up so later passes of other tests do not see it as lost-but-young forever.
+      await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+    });
+
+    it('records the result of a run that finished while the service was down, with its remaining output', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      executor.finish(run.id, {
+        status: 'succeeded',
+        message: 'pushed clusters/x in two commits',
+        gitops_path: `clusters/${run.cluster.name}`,
+        commits: [
+          { pass: 'infrastructure', sha: SHA1 },
+          { pass: 'all', sha: SHA2 },
+        ],
+        step: 7,
+      });
+      executor.lines.set(run.id, [event({ event: 'step_started', step: 1, step_name: 'clone' }), 'git: done', event({ event: 'run_finished', step: 7, msg: 'ok' })]);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await monitor.idle();
+      const after = await store.get(run.id);
+      assert.equal(after?.status, 'succeeded');
+      assert.equal(after?.message, 'pushed clusters/x in two commits');
+      assert.equal(after?.gitopsPath, `clusters/${run.cluster.name}`);
+      assert.deepEqual(after?.commits, [
+        { pass: 'infrastructure', sha: SHA1 },
+        { pass: 'all', sha: SHA2 },
+      ]);
+      assert.equal(after?.step, 7);
+      assert.ok(after?.finishedAt instanceof Date);
+      assert.equal((await storedLines(run.id)).length, 3);
+      stop.abort();
+    });
+
+    it('records a failure with the runner message', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      executor.finish(run.id, { status: 'failed', message: 'step 4: the sealed-secrets controller did not become Available within 10m', step: 4 });
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await monitor.idle();
+      const after = await store.get(run.id);
+      assert.equal(after?.status, 'failed');
+      assert.match(after?.message ?? '', /did not become Available/);
+      assert.equal(after?.step, 4);
+      stop.abort();
+    });
+
+    it('re-attaches to a run still running: skips lines already stored, follows progress, then records the result', async () => {
+      const run = await newRun();
+      const before = [event({ event: 'step_started', step: 1, step_name: 'clone' }), 'cloning…'];
+      await store.appendLogs(
+        run.id,
+        before.map((line) => ({ time: new Date(), line })),
+      );
+      const executor = new FakeExecutor();
+      // The executor replays the run's output from its start, as pod logs do.
+      executor.set(run.id, { state: 'running' }, [...before, event({ event: 'step_finished', step: 1, step_name: 'clone' }), event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' })]);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await store.get(run.id))?.step === 2);
+      const during = await store.get(run.id);
+      assert.equal(during?.status, 'running');
+      assert.equal(during?.stepName, 'generate infrastructure');
+      assert.deepEqual(await storedLines(run.id), executor.lines.get(run.id), 'no line is stored twice');
+
+      executor.emit(run.id, event({ event: 'commit', pass: 'infrastructure', sha: SHA1 }));
+      await waitFor(async () => (await store.get(run.id))?.commits.length === 1);
+      executor.emit(run.id, event({ event: 'step_skipped', step: 4, step_name: 'wait for sealed-secrets', msg: 'certificate supplied' }));
+      executor.emit(run.id, event({ event: 'commit', pass: 'all', sha: SHA2 }));
+      // A result without commits: the ones reported as events are kept.
+      executor.finish(run.id, { status: 'succeeded', message: 'done', gitops_path: `clusters/${run.cluster.name}` });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      const after = await store.get(run.id);
+      assert.deepEqual(after?.commits, [
+        { pass: 'infrastructure', sha: SHA1 },
+        { pass: 'all', sha: SHA2 },
+      ]);
+      assert.equal(after?.step, 4);
+      assert.equal((await storedLines(run.id)).length, 7);
+      stop.abort();
+      await monitor.idle();
+    });
+
+    it('marks a pending run running when the executor reports it running', async () => {
+      const run = await newRun('pending');
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' });
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      const after = await store.get(run.id);
+      assert.equal(after?.status, 'running');
+      assert.ok(after?.startedAt instanceof Date);
+      stop.abort();
+      await monitor.idle();
+      await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+    });
+  });
+
+  describe('following runs', () => {
+    it('turns the first output of a pending run into status running', async () => {
+      const run = await newRun('pending');
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'pending' });
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      executor.set(run.id, { state: 'running' });
+      executor.emit(run.id, event({ event: 'step_started', step: 1, step_name: 'clone', msg: 'cloning file:///srv/gitops.git' }));
+      await waitFor(async () => (await store.get(run.id))?.status === 'running');
+      const after = await store.get(run.id);
+      assert.equal(after?.step, 1);
+      assert.equal(after?.message, 'cloning file:///srv/gitops.git');
+      assert.ok(after?.startedAt instanceof Date);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      const finished = await store.get(run.id);
+      assert.deepEqual(finished?.startedAt, after?.startedAt, 'recording the result keeps the start time');
+      assert.ok((finished?.finishedAt?.getTime() ?? 0) > (after?.startedAt?.getTime() ?? 0));
+      stop.abort();
+      await monitor.idle();
+    });
+
+    it('does not overwrite a cancelled run with the failure its killed process reports', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' });
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await store.update(run.id, { status: 'cancelled', message: 'cancelled by static:0', finishedAt: new Date() });
+      await executor.cancel(run);
+      stop.abort();
+      await monitor.idle();
+      assert.equal((await store.get(run.id))?.status, 'cancelled');
+      assert.equal((await store.get(run.id))?.message, 'cancelled by static:0');
+    });
+
+    it('picks up, on its periodic pass, a run nobody told it about', async () => {
+      const executor = new FakeExecutor();
+      const stop = new AbortController();
+      const monitor = monitorWith(executor, { reconcileIntervalMs: 20 });
+      await monitor.start(stop.signal);
+      const run = await newRun();
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      stop.abort();
+      await monitor.idle();
+    });
+
+    it('re-attaches after a log stream that ends while the run is still active', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      // A stream that ends at once, like pod logs before the container starts.
+      const realLogs = executor.logs.bind(executor);
+      let calls = 0;
+      executor.logs = (r, options) => {
+        calls++;
+        return calls < 3 ? realLogs(r, { ...options, follow: false }) : realLogs(r, options);
+      };
+      executor.set(run.id, { state: 'running' }, ['line 1']);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => calls >= 3);
+      executor.emit(run.id, 'line 2');
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      assert.deepEqual(await storedLines(run.id), ['line 1', 'line 2']);
+      stop.abort();
+      await monitor.idle();
+    });
+
+    it('stops every pump when the signal aborts', async () => {
+      const run = await newRun();
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' }, ['a']);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await storedLines(run.id)).length === 1);
+      stop.abort();
+      await monitor.idle();
+      assert.equal((await store.get(run.id))?.status, 'running', 'shutdown leaves the run for the next start to reconcile');
+      monitor.track(run);
+      await monitor.idle();
+      await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+    });
+  });
+});

@@ -1,0 +1,397 @@
+/**
+ * Keeps the run store in line with the executor: copies each active run's
+ * runner output into the store, turns the runner's JSON events into progress
+ * (step, status running, commits), records the outcome when the executor
+ * reports one, and after a restart decides what happened to runs that were
+ * active when the service went down.
+ *
+ * One monitor per service process is assumed: two replicas pumping the same
+ * run would store its lines twice.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { silentLogger, type Logger } from '../logger.js';
+import type { RunStore, RunUpdate } from './run-store.js';
+import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
+import { ACTIVE_STATUSES, isFinal, type RunCommit, type RunResult, type ScaffoldRun } from './scaffold-run.js';
+import type { RunTracker } from './scaffold-service.js';
+
+/** The message a run gets when the executor has no trace of it. */
+export const LOST_RUN_MESSAGE = 'the executor has no trace of this run; it was lost while the service was down — retry it';
+
+/** Tuning of the monitor. */
+export interface RunMonitorOptions {
+  /** Period of the full reconcile pass. @default 30000 */
+  readonly reconcileIntervalMs?: number;
+  /** Lines per store write. @default 200 */
+  readonly logBatchSize?: number;
+  /** Longest a line waits in the buffer before it is written. @default 250 */
+  readonly logFlushMs?: number;
+  /**
+   * A run younger than this that the executor reports `missing` is left alone:
+   * the service stores the row before it starts the executor, and a reconcile
+   * pass may fall in between. @default 120000
+   */
+  readonly missingGraceMs?: number;
+  /** First delay before re-checking a run whose log stream ended while it was still active; doubles up to the reconcile interval. @default 1000 */
+  readonly recheckDelayMs?: number;
+}
+
+/** What the monitor needs. */
+export interface RunMonitorDeps {
+  readonly store: RunStore;
+  readonly executor: ScaffoldExecutor;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+  readonly options?: RunMonitorOptions;
+}
+
+/** One runner event (a JSON object on one stdout line). Fields other than `event` are optional. */
+interface RunnerEvent {
+  readonly event: string;
+  readonly step?: number;
+  readonly step_name?: string;
+  readonly sha?: string;
+  readonly pass?: string;
+  readonly msg?: string;
+}
+
+/** What a pump knows of its run between store writes. */
+interface PumpState {
+  running: boolean;
+  startedAt: Date | undefined;
+  commits: RunCommit[];
+  step: number;
+}
+
+/** Follows runs: implements the service's RunTracker. */
+export class RunMonitor implements RunTracker {
+  readonly #store: RunStore;
+  readonly #executor: ScaffoldExecutor;
+  readonly #logger: Logger;
+  readonly #clock: () => Date;
+  readonly #reconcileIntervalMs: number;
+  readonly #logBatchSize: number;
+  readonly #logFlushMs: number;
+  readonly #missingGraceMs: number;
+  readonly #recheckDelayMs: number;
+  /** Runs with a log pump attached, and the promise of that pump. */
+  readonly #pumps = new Map<string, Promise<void>>();
+  readonly #stop = new AbortController();
+  #reconciling: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: RunMonitorDeps) {
+    this.#store = deps.store;
+    this.#executor = deps.executor;
+    this.#logger = deps.logger ?? silentLogger;
+    this.#clock = deps.clock ?? (() => new Date());
+    const o = deps.options ?? {};
+    this.#reconcileIntervalMs = o.reconcileIntervalMs ?? 30_000;
+    this.#logBatchSize = o.logBatchSize ?? 200;
+    this.#logFlushMs = o.logFlushMs ?? 250;
+    this.#missingGraceMs = o.missingGraceMs ?? 120_000;
+    this.#recheckDelayMs = o.recheckDelayMs ?? 1000;
+  }
+
+  /**
+   * Reconciles every active run once (the restart case), then again every
+   * `reconcileIntervalMs` until `signal` aborts. Resolves after the first pass.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) {
+      this.#stop.abort();
+      return;
+    }
+    signal.addEventListener('abort', () => this.#shutdown(), { once: true });
+    await this.reconcile();
+    if (this.#stop.signal.aborted) return;
+    this.#timer = setInterval(() => {
+      void this.reconcile();
+    }, this.#reconcileIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Resolves when no log pump and no reconcile pass is running (after shutdown: when everything has wound down). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const pending = [...this.#pumps.values(), ...(this.#reconciling ? [this.#reconciling] : [])];
+      if (pending.length === 0) return;
+      await Promise.allSettled(pending);
+    }
+  }
+
+  /** Starts following a run the service has just started. Idempotent. */
+  track(run: ScaffoldRun): void {
+    if (this.#stop.signal.aborted || isFinal(run.status) || this.#pumps.has(run.id)) return;
+    const task = this.#follow(run)
+      .catch((error: unknown) => {
+        this.#logger.warn({ run: run.id, err: messageOf(error) }, 'run monitor: following the run failed');
+      })
+      .finally(() => this.#pumps.delete(run.id));
+    this.#pumps.set(run.id, task);
+  }
+
+  /**
+   * One pass over every active run that has no pump attached: `missing` → failed
+   * with LOST_RUN_MESSAGE; succeeded/failed → result recorded; pending/running →
+   * log pump (re-)attached. Concurrent calls share one pass.
+   */
+  reconcile(): Promise<void> {
+    this.#reconciling ??= this.#reconcilePass().finally(() => {
+      this.#reconciling = undefined;
+    });
+    return this.#reconciling;
+  }
+
+  #shutdown(): void {
+    this.#stop.abort();
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+  }
+
+  async #reconcilePass(): Promise<void> {
+    let active: ScaffoldRun[];
+    try {
+      active = await this.#store.listActive();
+    } catch (error) {
+      this.#logger.warn({ err: messageOf(error) }, 'reconcile: could not list active runs');
+      return;
+    }
+    for (const run of active) {
+      if (this.#stop.signal.aborted) return;
+      if (this.#pumps.has(run.id)) continue;
+      try {
+        await this.#reconcileRun(run);
+      } catch (error) {
+        this.#logger.warn({ run: run.id, err: messageOf(error) }, 'reconcile: could not inspect run');
+      }
+    }
+  }
+
+  async #reconcileRun(run: ScaffoldRun): Promise<void> {
+    const state = await this.#executor.inspect(run);
+    switch (state.state) {
+      case 'missing':
+        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return;
+        await this.#failLost(run);
+        return;
+      case 'succeeded':
+      case 'failed':
+        // Pick up any lines the executor still has, then record the outcome.
+        this.track(run);
+        return;
+      case 'running':
+        if (run.status === 'pending') {
+          await this.#store.update(run.id, { status: 'running', startedAt: run.startedAt ?? this.#clock() }, ACTIVE_STATUSES);
+        }
+        this.track(run);
+        return;
+      case 'pending':
+        this.track(run);
+        return;
+    }
+  }
+
+  /**
+   * Pumps a run's output until it is settled. When the log stream ends while the
+   * run is still active (e.g. the Job's pod is not up yet), looks again after a
+   * back-off that doubles up to the reconcile interval, rather than waiting for
+   * the next full pass.
+   */
+  async #follow(run: ScaffoldRun): Promise<void> {
+    let current = run;
+    let delay = this.#recheckDelayMs;
+    for (;;) {
+      const { received, outcome } = await this.#pumpOnce(current);
+      if (outcome !== 'active' || this.#stop.signal.aborted) return;
+      if (received > 0) delay = this.#recheckDelayMs;
+      try {
+        await sleep(delay, undefined, { signal: this.#stop.signal });
+      } catch {
+        return; // shutting down
+      }
+      delay = Math.min(delay * 2, this.#reconcileIntervalMs);
+      const fresh = await this.#store.get(run.id);
+      if (fresh === undefined || isFinal(fresh.status)) return;
+      current = fresh;
+    }
+  }
+
+  /**
+   * Copies the executor's output of `run` into the store, then settles the run.
+   * Lines already stored (from before a restart or an earlier pump) are skipped:
+   * executors replay a run's output from its start.
+   */
+  async #pumpOnce(initial: ScaffoldRun): Promise<{ received: number; outcome: 'settled' | 'active' | 'aborted' }> {
+    const id = initial.id;
+    const signal = this.#stop.signal;
+    const state: PumpState = {
+      running: initial.status === 'running',
+      startedAt: initial.startedAt,
+      commits: [...initial.commits],
+      step: initial.step,
+    };
+    let skip = await this.#storedLineCount(id);
+    let buffer: { time: Date; line: string }[] = [];
+    let received = 0;
+    let chain: Promise<void> = Promise.resolve();
+    // Store writes of one run happen in order, one at a time.
+    const enqueue = (work: () => Promise<void>): Promise<void> => {
+      chain = chain.then(work).catch((error: unknown) => {
+        this.#logger.warn({ run: id, err: messageOf(error) }, 'could not store run progress');
+      });
+      return chain;
+    };
+    const flush = (): Promise<void> =>
+      enqueue(async () => {
+        if (buffer.length === 0) return;
+        const lines = buffer;
+        buffer = [];
+        await this.#store.appendLogs(id, lines);
+      });
+    const timer = setInterval(() => void flush(), this.#logFlushMs);
+    timer.unref();
+    try {
+      for await (const line of this.#executor.logs(initial, { follow: true, signal })) {
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        received++;
+        buffer.push({ time: this.#clock(), line });
+        const update = this.#progressOf(line, state);
+        if (update !== undefined) {
+          // Lines before an event are stored before the progress it reports.
+          void flush();
+          void enqueue(async () => {
+            await this.#store.update(id, update, ACTIVE_STATUSES);
+          });
+        } else if (buffer.length >= this.#logBatchSize) {
+          void flush();
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) this.#logger.warn({ run: id, err: messageOf(error) }, 'run log stream failed');
+    } finally {
+      clearInterval(timer);
+      await flush();
+    }
+    if (signal.aborted) return { received, outcome: 'aborted' };
+    return { received, outcome: await this.#settle(initial, state) };
+  }
+
+  /** After the log stream ended: records the outcome when there is one. */
+  async #settle(run: ScaffoldRun, state: PumpState): Promise<'settled' | 'active'> {
+    let execution: ExecutionState;
+    try {
+      execution = await this.#executor.inspect(run);
+    } catch (error) {
+      this.#logger.warn({ run: run.id, err: messageOf(error) }, 'could not inspect run');
+      return 'active';
+    }
+    switch (execution.state) {
+      case 'succeeded':
+      case 'failed':
+        await this.#recordResult(run, execution.result, state);
+        return 'settled';
+      case 'missing':
+        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return 'active';
+        await this.#failLost(run);
+        return 'settled';
+      default:
+        return 'active';
+    }
+  }
+
+  async #failLost(run: ScaffoldRun): Promise<void> {
+    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES);
+    if (failed !== undefined) this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
+  }
+
+  async #recordResult(run: ScaffoldRun, result: RunResult, state: PumpState): Promise<void> {
+    const now = this.#clock();
+    const update: RunUpdate = {
+      status: result.status,
+      message: result.message,
+      commits: result.commits ?? state.commits,
+      step: result.step ?? state.step,
+      finishedAt: now,
+      ...(result.gitops_path === undefined ? {} : { gitopsPath: result.gitops_path }),
+      // A run that never reported progress still gets a start time; one that did keeps it.
+      ...(state.startedAt === undefined ? { startedAt: now } : {}),
+    };
+    const recorded = await this.#store.update(run.id, update, ACTIVE_STATUSES);
+    if (recorded !== undefined) this.#logger.info({ run: run.id, cluster: run.cluster.name, status: result.status }, 'scaffold run finished');
+  }
+
+  /** Turns one runner line into a store update, or undefined when it reports no progress. */
+  #progressOf(line: string, state: PumpState): RunUpdate | undefined {
+    const event = parseEvent(line);
+    let update: { -readonly [K in keyof RunUpdate]: RunUpdate[K] } = {};
+    if (!state.running) {
+      // Any output means the runner is up.
+      state.running = true;
+      state.startedAt ??= this.#clock();
+      update = { status: 'running', startedAt: state.startedAt };
+    }
+    if (event === undefined) return Object.keys(update).length > 0 ? update : undefined;
+    const step = typeof event.step === 'number' && Number.isInteger(event.step) && event.step >= 1 && event.step <= 7 ? event.step : undefined;
+    const stepName = typeof event.step_name === 'string' ? event.step_name.slice(0, 200) : undefined;
+    const msg = typeof event.msg === 'string' ? event.msg.slice(0, 2000) : undefined;
+    switch (event.event) {
+      case 'step_started':
+      case 'step_finished':
+      case 'step_skipped':
+      case 'step_failed':
+        if (step !== undefined) {
+          state.step = step;
+          update.step = step;
+        }
+        if (stepName !== undefined) update.stepName = stepName;
+        if (msg !== undefined) update.message = msg;
+        break;
+      case 'commit': {
+        const pass = event.pass === 'infrastructure' || event.pass === 'all' ? event.pass : undefined;
+        if (typeof event.sha === 'string' && /^[0-9a-f]{7,64}$/.test(event.sha) && pass !== undefined && !state.commits.some((c) => c.sha === event.sha)) {
+          state.commits.push({ pass, sha: event.sha });
+          update.commits = [...state.commits];
+        }
+        break;
+      }
+      case 'run_finished':
+      case 'warning':
+        if (msg !== undefined) update.message = msg;
+        break;
+      default:
+        break;
+    }
+    return Object.keys(update).length > 0 ? update : undefined;
+  }
+
+  async #storedLineCount(id: string): Promise<number> {
+    let after = 0;
+    for (;;) {
+      const page = await this.#store.readLogs(id, { afterSeq: after, limit: 1000 });
+      const last = page.at(-1);
+      if (last === undefined) return after;
+      after = last.seq;
+      if (page.length < 1000) return after;
+    }
+  }
+}
+
+function parseEvent(line: string): RunnerEvent | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    if (typeof value === 'object' && value !== null && typeof (value as { event?: unknown }).event === 'string') return value as RunnerEvent;
+  } catch {
+    // Not JSON: an ordinary log line.
+  }
+  return undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

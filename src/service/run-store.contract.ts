@@ -1,0 +1,390 @@
+/**
+ * The behaviour every `RunStore` must show, as a node:test suite. An
+ * implementation's test file calls {@link runRunStoreContract} with a way to
+ * open a fresh, empty store; the suite shares that store between its tests and
+ * keeps them apart with unique cluster names and run ids.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { NewRun, RunStore } from './run-store.js';
+import { jobNameOf, type RunStatus, type ScaffoldRun } from './scaffold-run.js';
+
+/** A store under test and how to dispose of it. */
+export interface OpenedRunStore {
+  readonly store: RunStore;
+  /** Closes the store and removes whatever `open` created (database, directory). */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Registers the RunStore contract suite under `name`.
+ *
+ * @param open - returns a new, empty store; called once, before the suite's tests
+ */
+export function runRunStoreContract(name: string, open: () => Promise<OpenedRunStore>): void {
+  describe(`RunStore contract: ${name}`, () => {
+    let opened: OpenedRunStore | undefined;
+    const store = (): RunStore => {
+      if (!opened) throw new Error('store not open');
+      return opened.store;
+    };
+
+    before(async () => {
+      opened = await open();
+    });
+    after(async () => {
+      await opened?.cleanup();
+    });
+
+    it('create returns a pending run and get returns the same run, with every field', async () => {
+      const input = newRun();
+      const created = await store().create(input);
+      assert.deepEqual(created, {
+        id: input.id,
+        cluster: input.cluster,
+        repositoryUrl: input.repositoryUrl,
+        branch: input.branch,
+        reference: input.reference,
+        status: 'pending',
+        step: 0,
+        message: '',
+        job: input.job,
+        commits: [],
+        attempt: 1,
+        createdAt: created.createdAt,
+        updatedAt: created.updatedAt,
+        createdBy: input.createdBy,
+        sealing: input.sealing,
+      });
+      assert.ok(created.createdAt instanceof Date && !Number.isNaN(created.createdAt.getTime()));
+      assert.ok(Math.abs(created.createdAt.getTime() - Date.now()) < 60_000, 'createdAt is now');
+      assert.equal(created.updatedAt.getTime(), created.createdAt.getTime());
+      assert.deepEqual(await store().get(input.id), created);
+
+      const startedAt = new Date(Date.now() - 5_000);
+      const finishedAt = new Date();
+      const updated = await store().update(input.id, {
+        status: 'succeeded',
+        step: 7,
+        stepName: 'push',
+        message: 'pushed 2 commits',
+        gitopsPath: `clusters/${input.cluster.name}`,
+        commits: [
+          { pass: 'infrastructure', sha: 'a'.repeat(40) },
+          { pass: 'all', sha: 'b'.repeat(40) },
+        ],
+        attempt: 2,
+        job: `${input.job}-2`,
+        startedAt,
+        finishedAt,
+      });
+      assert.ok(updated);
+      assert.deepEqual(await store().get(input.id), updated);
+      assert.deepEqual({ ...updated, updatedAt: undefined }, {
+        ...created,
+        updatedAt: undefined,
+        status: 'succeeded',
+        step: 7,
+        stepName: 'push',
+        message: 'pushed 2 commits',
+        gitopsPath: `clusters/${input.cluster.name}`,
+        commits: [
+          { pass: 'infrastructure', sha: 'a'.repeat(40) },
+          { pass: 'all', sha: 'b'.repeat(40) },
+        ],
+        attempt: 2,
+        job: `${input.job}-2`,
+        startedAt,
+        finishedAt,
+      });
+      assert.ok(updated.updatedAt.getTime() >= created.updatedAt.getTime());
+    });
+
+    it('get of an unknown id is undefined', async () => {
+      assert.equal(await store().get(randomUUID()), undefined);
+    });
+
+    it('refuses a second active run for a cluster, naming the cluster and the active run', async () => {
+      const first = await store().create(newRun());
+      const second = newRun({ cluster: first.cluster.name });
+      await assert.rejects(store().create(second), (error: unknown) => {
+        assert.ok(error instanceof ConflictError, `expected ConflictError, got ${String(error)}`);
+        assert.match(error.message, new RegExp(first.cluster.name));
+        assert.match(error.message, new RegExp(first.id));
+        return true;
+      });
+      assert.equal(await store().get(second.id), undefined, 'the refused run was not stored');
+
+      // Still active while running.
+      assert.ok(await store().update(first.id, { status: 'running' }));
+      await assert.rejects(store().create(newRun({ cluster: first.cluster.name })), ConflictError);
+      // Another cluster is not affected.
+      await store().create(newRun());
+    });
+
+    it('refuses a duplicate run id', async () => {
+      const first = await store().create(newRun());
+      await assert.rejects(store().create(newRun({ id: first.id })), ConflictError);
+    });
+
+    for (const final of ['succeeded', 'failed', 'cancelled'] as const) {
+      it(`allows a new run for a cluster once its run is ${final}`, async () => {
+        const first = await store().create(newRun());
+        assert.ok(await store().update(first.id, { status: final, finishedAt: new Date() }));
+        const next = await store().create(newRun({ cluster: first.cluster.name }));
+        assert.equal(next.status, 'pending');
+        assert.equal((await store().get(first.id))?.status, final);
+      });
+    }
+
+    it('lets exactly one of many concurrent creates for one cluster win', async () => {
+      const cluster = clusterName();
+      const attempts = Array.from({ length: 12 }, () => newRun({ cluster }));
+      const results = await Promise.allSettled(attempts.map((run) => store().create(run)));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.equal(won.length, 1);
+      for (const r of lost) assert.ok(r.reason instanceof ConflictError, `expected ConflictError, got ${String(r.reason)}`);
+      const page = await store().list({ cluster });
+      assert.equal(page.runs.length, 1);
+    });
+
+    it('applies allowed transitions and refuses the others', async () => {
+      const run = await store().create(newRun());
+      const running = await store().update(run.id, { status: 'running', step: 1, stepName: 'clone' });
+      assert.equal(running?.status, 'running');
+      // Progress within the same active status is allowed.
+      const progressed = await store().update(run.id, { step: 2, stepName: 'generate', message: 'rendering' });
+      assert.deepEqual([progressed?.status, progressed?.step, progressed?.stepName, progressed?.message], ['running', 2, 'generate', 'rendering']);
+      const done = await store().update(run.id, { status: 'succeeded', step: 7 });
+      assert.equal(done?.status, 'succeeded');
+
+      assert.equal(await store().update(run.id, { status: 'running' }), undefined, 'succeeded → running');
+      assert.equal(await store().update(run.id, { status: 'failed' }), undefined, 'succeeded → failed');
+      assert.equal(await store().update(run.id, { message: 'late progress' }), undefined, 'a final run does not change');
+      assert.deepEqual(await store().get(run.id), done, 'refused updates changed nothing');
+
+      // running → pending is not a transition.
+      const other = await store().create(newRun());
+      await store().update(other.id, { status: 'running' });
+      assert.equal(await store().update(other.id, { status: 'pending' }), undefined);
+      // pending may end directly.
+      const third = await store().create(newRun());
+      assert.equal((await store().update(third.id, { status: 'failed', message: 'invalid input' }))?.status, 'failed');
+    });
+
+    it('applies an update only when the run is in one of the `from` statuses', async () => {
+      const run = await store().create(newRun());
+      assert.equal(await store().update(run.id, { status: 'running' }, ['running']), undefined);
+      assert.equal((await store().get(run.id))?.status, 'pending');
+      assert.equal((await store().update(run.id, { status: 'running' }, ['pending']))?.status, 'running');
+      assert.equal(await store().update(run.id, { message: 'x' }, ['pending']), undefined);
+      assert.equal((await store().update(run.id, { status: 'cancelled' }, ['pending', 'running']))?.status, 'cancelled');
+      // `from` cannot widen what the transitions allow.
+      assert.equal(await store().update(run.id, { status: 'running' }, ['cancelled']), undefined);
+      assert.equal(await store().update(randomUUID(), { status: 'running' }), undefined, 'unknown run');
+    });
+
+    it('lets exactly one of many concurrent guarded updates claim a run', async () => {
+      const run = await store().create(newRun());
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store().update(run.id, { status: 'running', message: `claimed by ${i}` }, ['pending'])),
+      );
+      const claimed = results.filter((r) => r !== undefined);
+      assert.equal(claimed.length, 1);
+      assert.deepEqual(await store().get(run.id), claimed[0]);
+    });
+
+    it('lists runs newest first, filtered by cluster and by status', async () => {
+      const a = clusterName();
+      const b = clusterName();
+      const statuses: RunStatus[] = ['failed', 'succeeded', 'failed'];
+      const created: ScaffoldRun[] = [];
+      for (const status of statuses) {
+        const run = await store().create(newRun({ cluster: a }));
+        created.push(run);
+        await store().update(run.id, { status });
+      }
+      const activeA = await store().create(newRun({ cluster: a }));
+      created.push(activeA);
+      await store().create(newRun({ cluster: b }));
+
+      const all = await store().list({ cluster: a });
+      assert.equal(all.nextCursor, undefined);
+      assert.deepEqual(ids(all.runs), ids(newestFirst(created)));
+      assert.ok(all.runs.every((r) => r.cluster.name === a));
+      assertNewestFirst(all.runs);
+
+      const failed = await store().list({ cluster: a, status: 'failed' });
+      assert.deepEqual(ids(failed.runs), ids(newestFirst(created.filter((_, i) => statuses[i] === 'failed'))));
+      assert.ok(failed.runs.every((r) => r.status === 'failed'));
+
+      const pending = await store().list({ status: 'pending' });
+      assert.ok(pending.runs.every((r) => r.status === 'pending'));
+      assertNewestFirst(pending.runs);
+
+      const everything = await store().list({ limit: 1000 });
+      assertNewestFirst(everything.runs);
+      assert.ok(ids(everything.runs).includes(activeA.id));
+
+      assert.deepEqual((await store().list({ cluster: clusterName() })).runs, []);
+    });
+
+    it('paginates with no duplicates or gaps, even while runs are added', async () => {
+      const cluster = clusterName();
+      const created: ScaffoldRun[] = [];
+      for (let i = 0; i < 7; i++) {
+        const run = await store().create(newRun({ cluster }));
+        created.push(run);
+        await store().update(run.id, { status: 'succeeded' });
+      }
+      const expected = ids(newestFirst(created));
+
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store().list({ cluster, limit: 3, ...(cursor !== undefined ? { cursor } : {}) });
+        pages++;
+        assert.ok(page.runs.length <= 3);
+        seen.push(...ids(page.runs));
+        cursor = page.nextCursor;
+        // A run created mid-walk is newer than every page boundary: it must not
+        // shift later pages (which offset pagination would do).
+        if (pages === 1) await store().create(newRun({ cluster }));
+      } while (cursor !== undefined && pages < 10);
+      assert.equal(pages, 3);
+      assert.deepEqual(seen, expected);
+
+      const exact = await store().list({ cluster, status: 'succeeded', limit: 7 });
+      assert.equal(exact.runs.length, 7);
+      assert.equal(exact.nextCursor, undefined, 'no cursor when the page is the last one');
+    });
+
+    it('rejects a malformed cursor', async () => {
+      for (const cursor of ['not a cursor', Buffer.from('[1,2]').toString('base64url'), '']) {
+        await assert.rejects(store().list({ cursor }), ValidationError, JSON.stringify(cursor));
+      }
+    });
+
+    it('lists every active run, oldest first, and no final one', async () => {
+      const pending = await store().create(newRun());
+      const running = await store().create(newRun());
+      await store().update(running.id, { status: 'running' });
+      const finished = await store().create(newRun());
+      await store().update(finished.id, { status: 'failed' });
+
+      const active = await store().listActive();
+      assert.ok(active.every((r) => r.status === 'pending' || r.status === 'running'));
+      const mine = ids(active).filter((id) => id === pending.id || id === running.id);
+      assert.deepEqual(mine, ids(newestFirst([pending, running]).reverse()));
+      assert.ok(!ids(active).includes(finished.id));
+      for (let i = 1; i < active.length; i++) {
+        assert.ok(compareNewestFirst(active[i - 1]!, active[i]!) > 0, 'oldest first');
+      }
+    });
+
+    it('appends logs with consecutive seq numbers and reads them after a seq', async () => {
+      const run = await store().create(newRun());
+      assert.deepEqual(await store().readLogs(run.id), []);
+      const t0 = Date.now();
+      const line = (i: number): { time: Date; line: string } => ({ time: new Date(t0 + i), line: `line ${i} {"json":true} ünïcødé` });
+      await store().appendLogs(run.id, [line(1), line(2), line(3)]);
+      await store().appendLogs(run.id, []);
+      await store().appendLogs(run.id, [line(4), line(5)]);
+
+      const logs = await store().readLogs(run.id);
+      assert.deepEqual(logs, [1, 2, 3, 4, 5].map((i) => ({ seq: i, ...line(i) })));
+      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 3 })).map((l) => l.seq), [4, 5]);
+      assert.deepEqual((await store().readLogs(run.id, { limit: 2 })).map((l) => l.seq), [1, 2]);
+      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 1, limit: 2 })).map((l) => l.seq), [2, 3]);
+      assert.deepEqual(await store().readLogs(run.id, { afterSeq: 5 }), []);
+      assert.deepEqual(await store().readLogs(randomUUID()), []);
+
+      // Logs keep accumulating after the run ended (the tail of a runner's output).
+      await store().update(run.id, { status: 'succeeded' });
+      await store().appendLogs(run.id, [line(6)]);
+      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 5 })).map((l) => l.seq), [6]);
+    });
+
+    it('reads at most 1000 log lines by default', async () => {
+      const run = await store().create(newRun());
+      const now = new Date();
+      await store().appendLogs(run.id, Array.from({ length: 1005 }, (_, i) => ({ time: now, line: `l${i + 1}` })));
+      const first = await store().readLogs(run.id);
+      assert.equal(first.length, 1000);
+      assert.equal(first.at(-1)?.seq, 1000);
+      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 1000 })).map((l) => l.line), ['l1001', 'l1002', 'l1003', 'l1004', 'l1005']);
+    });
+
+    it('refuses logs for an unknown run', async () => {
+      await assert.rejects(store().appendLogs(randomUUID(), [{ time: new Date(), line: 'x' }]), NotFoundError);
+    });
+
+    it('keeps seq numbers unique and consecutive under concurrent appends', async () => {
+      const run = await store().create(newRun());
+      const writers = 8;
+      const perBatch = 5;
+      const now = new Date();
+      await Promise.all(
+        Array.from({ length: writers }, (_, w) =>
+          store().appendLogs(run.id, Array.from({ length: perBatch }, (_, i) => ({ time: now, line: `w${w} ${i}` }))),
+        ),
+      );
+      const logs = await store().readLogs(run.id);
+      assert.deepEqual(logs.map((l) => l.seq), Array.from({ length: writers * perBatch }, (_, i) => i + 1));
+      // Each batch lands contiguously and in its own order.
+      for (let start = 0; start < logs.length; start += perBatch) {
+        const batch = logs.slice(start, start + perBatch).map((l) => l.line);
+        const writer = batch[0]?.split(' ')[0];
+        assert.deepEqual(batch, Array.from({ length: perBatch }, (_, i) => `${writer} ${i}`));
+      }
+    });
+
+    it('answers ping', async () => {
+      await store().ping();
+    });
+  });
+}
+
+function clusterName(): string {
+  return `c-${randomBytes(6).toString('hex')}`;
+}
+
+function newRun(overrides: { readonly id?: string; readonly cluster?: string } = {}): NewRun {
+  const id = overrides.id ?? randomUUID();
+  const name = overrides.cluster ?? clusterName();
+  return {
+    id,
+    cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
+    repositoryUrl: 'https://git.example.net/platform/gitops.git',
+    branch: 'main',
+    reference: 'development',
+    job: jobNameOf(id),
+    createdBy: 'system:serviceaccount:provisioning:cluster-controller',
+    sealing: 'kubeconfig',
+  };
+}
+
+function ids(runs: readonly ScaffoldRun[]): string[] {
+  return runs.map((r) => r.id);
+}
+
+/** Positive when `a` sorts after `b` in newest-first order (createdAt desc, then id desc). */
+function compareNewestFirst(a: ScaffoldRun, b: ScaffoldRun): number {
+  const byTime = b.createdAt.getTime() - a.createdAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+function newestFirst(runs: readonly ScaffoldRun[]): ScaffoldRun[] {
+  return [...runs].sort(compareNewestFirst);
+}
+
+function assertNewestFirst(runs: readonly ScaffoldRun[]): void {
+  for (let i = 1; i < runs.length; i++) {
+    assert.ok(compareNewestFirst(runs[i - 1]!, runs[i]!) < 0, `run ${i} is not older than run ${i - 1}`);
+  }
+}

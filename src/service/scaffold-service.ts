@@ -1,0 +1,461 @@
+/**
+ * The use cases of the HTTP service: start, read, follow, cancel and retry
+ * scaffold runs, and preview one (dry run). Edges (HTTP, CLI) call this; it
+ * talks only to ports (RunStore, ScaffoldExecutor, ScaffoldPreviewer).
+ *
+ * Secrets in a request go to the executor (or previewer) and nowhere else:
+ * not the store, not a log line, not an error message.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
+import { silentLogger, type Logger } from '../logger.js';
+import { clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import type { Caller } from './authenticator.js';
+import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
+import type { ScaffoldExecutor } from './scaffold-executor.js';
+import type { ScaffoldPreview, ScaffoldPreviewer } from './scaffold-previewer.js';
+import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+
+// Loopback hosts may use the unencrypted git transports: tests and local
+// setups serve repositories with `git daemon` / `git http-backend` on 127.0.0.1.
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * A repository URL a run may clone and push: `https://`, `ssh://` or `file://`
+ * (plus `http://` and `git://` to loopback only), never with a password or, for
+ * http(s), a user name in it (credentials travel in `repository.credentials`).
+ * Everything else — `ext::` and the other `<transport>::` forms, scp-like
+ * `host:path`, option-like `-…` — is refused because git would run or resolve
+ * it in ways a caller must not control.
+ */
+export const repositoryUrlSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(2048, 'must be at most 2048 characters')
+  .superRefine((value, ctx) => {
+    const fail = (message: string): void => {
+      ctx.addIssue({ code: 'custom', message });
+    };
+    // Messages never quote the value: a URL may carry a token.
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+    if (/[\s\x00-\x1f\x7f]/.test(value)) return fail('must not contain whitespace or control characters');
+    if (value.startsWith('-')) return fail('must not start with "-"');
+    if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(value)) return fail('git transport helpers ("<transport>::…", e.g. ext::) are not allowed; use an https://, ssh:// or file:// URL');
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return fail('must be an https://, ssh:// or file:// URL (scp-like host:path is not accepted; write ssh://host/path)');
+    }
+    const protocol = url.protocol;
+    const loopback = LOOPBACK_HOSTS.has(url.hostname);
+    if (!['https:', 'ssh:', 'file:', 'http:', 'git:'].includes(protocol)) return fail('must be an https://, ssh:// or file:// URL');
+    if ((protocol === 'http:' || protocol === 'git:') && !loopback) return fail(`${protocol}// is only allowed to a loopback host; use https:// or ssh://`);
+    if (url.password !== '') return fail('must not embed credentials; send them in repository.credentials');
+    if (url.username !== '' && protocol !== 'ssh:') return fail('must not embed credentials; send them in repository.credentials');
+    if (url.search !== '' || url.hash !== '') return fail('must not have a query or fragment');
+    if (protocol === 'file:') {
+      if (url.hostname !== '' && url.hostname !== 'localhost') return fail('file:// URLs must name a local path (file:///path)');
+      if (url.pathname === '/' || url.pathname === '') return fail('must name a repository path');
+    } else {
+      if (url.hostname === '') return fail('must name a host');
+      if (url.pathname === '/' || url.pathname === '') return fail('must name a repository path');
+    }
+  });
+
+/**
+ * A branch name git accepts (`git check-ref-format --branch`): components
+ * separated by "/", no "..", no "@{", none of space ~ ^ : ? * [ \ or control
+ * characters, no component starting with "." or ending with ".lock", not
+ * starting with "-" (git would read it as an option).
+ */
+export const branchSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters')
+  .superRefine((value, ctx) => {
+    const fail = (message: string): void => {
+      ctx.addIssue({ code: 'custom', message });
+    };
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+    if (/[\x00-\x20~^:?*[\\\x7f]/.test(value)) return fail('must not contain spaces, control characters or any of ~ ^ : ? * [ \\');
+    if (value.includes('..')) return fail('must not contain ".."');
+    if (value.includes('@{') || value === '@') return fail('must not contain "@{" or be "@"');
+    if (value.startsWith('-')) return fail('must not start with "-"');
+    if (value.startsWith('/') || value.endsWith('/') || value.includes('//')) return fail('must not start or end with "/" or contain "//"');
+    if (value.endsWith('.')) return fail('must not end with "."');
+    for (const component of value.split('/')) {
+      if (component.startsWith('.')) return fail('no "/"-separated part may start with "."');
+      if (component.endsWith('.lock')) return fail('no "/"-separated part may end with ".lock"');
+    }
+  });
+
+/** Where runs push when a request names no repository. */
+export interface DefaultRepository {
+  /**
+   * Makes sure the default repository exists (embedded mode seeds a local bare
+   * repository with the reference platform on first use) and returns its URL.
+   * @throws UnavailableError when it cannot be prepared
+   */
+  ensure(): Promise<string>;
+}
+
+/** Told about every run the service starts, so its progress is followed at once (the run monitor). */
+export interface RunTracker {
+  track(run: ScaffoldRun): void;
+}
+
+/** A request to scaffold a cluster, as the service sees it (the HTTP edge maps its wire shape to this). */
+export interface ScaffoldRequest {
+  readonly cluster: ClusterSpec;
+  /** Absent: the default repository, branch `main`. */
+  readonly repository?: { readonly url?: string; readonly branch?: string };
+  readonly secrets: RunSecrets;
+}
+
+/**
+ * A retry carries the secrets again: the service never stores them, so it
+ * cannot replay the original ones. Cluster, repository, branch and reference
+ * are taken from the run being retried.
+ */
+export interface RetryRequest {
+  readonly secrets: RunSecrets;
+}
+
+/** A dry run's outcome, with the inputs it resolved. */
+export interface DryRunResult {
+  readonly repositoryUrl: string;
+  readonly branch: string;
+  readonly reference: string;
+  readonly preview: ScaffoldPreview;
+}
+
+/** What the service needs. */
+export interface ScaffoldServiceDeps {
+  readonly store: RunStore;
+  readonly executor: ScaffoldExecutor;
+  readonly previewer: ScaffoldPreviewer;
+  /** Absent: requests must name `repository.url`. */
+  readonly defaultRepository?: DefaultRepository;
+  /** The reference environment new clusters are generated from, e.g. `development`. */
+  readonly reference: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+  /** Run ids; the job is `scaffold-<id>`, so ids must keep that a DNS-1123 label. @default crypto.randomUUID */
+  readonly idGenerator?: () => string;
+  /** Told about each started run. @default none (the monitor's periodic reconcile still picks runs up) */
+  readonly tracker?: RunTracker;
+  /**
+   * Whether `kubeconfig.secretRef` can be honoured: only a Kubernetes executor can
+   * mount a Secret; the local executor needs `kubeconfig.inline`.
+   * @default true
+   */
+  readonly kubeconfigSecretRefs?: boolean;
+  /** How often a followed log re-reads the store. @default 500 */
+  readonly logPollMs?: number;
+}
+
+/** Options for reading a run's logs. */
+export interface LogReadOptions {
+  /** Keep yielding new lines until the run is final. @default false */
+  readonly follow?: boolean;
+  /** Start after this line number. @default 0 */
+  readonly afterSeq?: number;
+  readonly signal?: AbortSignal;
+}
+
+const LOG_PAGE = 500;
+const DEFAULT_BRANCH = 'main';
+
+/** The run lifecycle use cases. */
+export class ScaffoldService {
+  readonly #store: RunStore;
+  readonly #executor: ScaffoldExecutor;
+  readonly #previewer: ScaffoldPreviewer;
+  readonly #defaultRepository: DefaultRepository | undefined;
+  readonly #reference: string;
+  readonly #logger: Logger;
+  readonly #clock: () => Date;
+  readonly #idGenerator: () => string;
+  readonly #tracker: RunTracker | undefined;
+  readonly #kubeconfigSecretRefs: boolean;
+  readonly #logPollMs: number;
+
+  constructor(deps: ScaffoldServiceDeps) {
+    this.#store = deps.store;
+    this.#executor = deps.executor;
+    this.#previewer = deps.previewer;
+    this.#defaultRepository = deps.defaultRepository;
+    this.#reference = deps.reference;
+    this.#logger = deps.logger ?? silentLogger;
+    this.#clock = deps.clock ?? (() => new Date());
+    this.#idGenerator = deps.idGenerator ?? randomUUID;
+    this.#tracker = deps.tracker;
+    this.#kubeconfigSecretRefs = deps.kubeconfigSecretRefs ?? true;
+    this.#logPollMs = deps.logPollMs ?? 500;
+  }
+
+  /**
+   * Validates the request, stores a pending run and starts it. When validation
+   * fails nothing is stored and nothing is started.
+   *
+   * @throws ValidationError naming every bad field
+   * @throws ConflictError when the cluster already has an active run
+   * @throws UnavailableError when the default repository or the executor cannot be reached (the run is then recorded as failed)
+   */
+  async create(request: ScaffoldRequest, caller: Caller): Promise<ScaffoldRun> {
+    const { cluster, repositoryUrl, branch } = await this.#resolve(request);
+    return this.#startRun({ cluster, repositoryUrl, branch, reference: this.#reference, secrets: request.secrets, caller, attempt: 1 });
+  }
+
+  /**
+   * Computes what a run would write, storing and pushing nothing.
+   * @throws ValidationError, UnavailableError
+   */
+  async dryRun(request: ScaffoldRequest, signal?: AbortSignal): Promise<DryRunResult> {
+    const { cluster, repositoryUrl, branch } = await this.#resolve(request);
+    const preview = await this.#previewer.preview({
+      cluster,
+      repositoryUrl,
+      branch,
+      reference: this.#reference,
+      secrets: request.secrets,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return { repositoryUrl, branch, reference: this.#reference, preview };
+  }
+
+  /** @throws NotFoundError */
+  async get(id: string): Promise<ScaffoldRun> {
+    const run = await this.#store.get(id);
+    if (run === undefined) throw new NotFoundError(`no scaffold run with id ${id}`);
+    return run;
+  }
+
+  /** Runs, newest first. */
+  async list(filter: RunFilter): Promise<RunPage> {
+    return this.#store.list(filter);
+  }
+
+  /**
+   * Opens a run's stored log. The run is looked up first, so an unknown id fails
+   * before anything is streamed. With `follow`, the iterable polls the store until
+   * the run is final (the run monitor writes every line before it records the
+   * final status, so nothing is cut off) or `signal` aborts.
+   *
+   * @throws NotFoundError
+   */
+  async openLogs(id: string, options: LogReadOptions = {}): Promise<AsyncIterable<LogLine>> {
+    await this.get(id);
+    return this.#readLogs(id, options);
+  }
+
+  /**
+   * Cancels an active run: records `cancelled`, then stops its process. The
+   * status is written first so that the monitor, seeing the process die, cannot
+   * record it as `failed` instead.
+   *
+   * @throws NotFoundError
+   * @throws ConflictError when the run is already final
+   */
+  async cancel(id: string, caller: Caller): Promise<ScaffoldRun> {
+    const run = await this.get(id);
+    if (isFinal(run.status)) throw new ConflictError(`scaffold run ${id} is already ${run.status}`);
+    const cancelled = await this.#store.update(
+      id,
+      { status: 'cancelled', message: `cancelled by ${caller.identity}`, finishedAt: this.#clock() },
+      ACTIVE_STATUSES,
+    );
+    if (cancelled === undefined) {
+      const now = await this.get(id);
+      throw new ConflictError(`scaffold run ${id} is already ${now.status}`);
+    }
+    try {
+      await this.#executor.cancel(cancelled);
+    } catch (error) {
+      // The row already says cancelled; a process that outlives this call is
+      // stopped by the executor's own cleanup (Job TTL / process exit).
+      this.#logger.warn({ run: id, err: messageOf(error) }, 'could not stop the run process');
+    }
+    this.#logger.info({ run: id, cluster: run.cluster.name, by: caller.identity }, 'scaffold run cancelled');
+    return cancelled;
+  }
+
+  /**
+   * Retries a failed or cancelled run as a NEW run (new id, new job) with the
+   * same cluster, repository, branch and reference, and `attempt` one more than
+   * the retried run's. Final runs never change again, and each attempt keeps
+   * its own log. Secrets are not stored, so the retry request must carry them
+   * again (same rules as a new request).
+   *
+   * @throws NotFoundError
+   * @throws ConflictError when the run is active or succeeded, or the cluster has another active run
+   * @throws ValidationError when the secrets break the request rules
+   */
+  async retry(id: string, request: RetryRequest, caller: Caller): Promise<ScaffoldRun> {
+    const previous = await this.get(id);
+    if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
+    if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
+    const issues: FieldIssue[] = [];
+    this.#checkSecrets(request.secrets, issues);
+    if (issues.length > 0) throw new ValidationError(issues);
+    return this.#startRun({
+      cluster: previous.cluster,
+      repositoryUrl: previous.repositoryUrl,
+      branch: previous.branch,
+      reference: previous.reference,
+      secrets: request.secrets,
+      caller,
+      attempt: previous.attempt + 1,
+      retryOf: previous.id,
+    });
+  }
+
+  async #resolve(request: ScaffoldRequest): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string }> {
+    const issues: FieldIssue[] = [];
+    // The HTTP edge validated the shape already; the service re-checks the
+    // identity because other edges (a CLI) may call it directly.
+    const cluster = clusterSpecSchema.safeParse(request.cluster);
+    if (!cluster.success) issues.push(...fieldIssuesOf(cluster.error, 'cluster'));
+    const url = request.repository?.url;
+    if (url !== undefined) {
+      const parsed = repositoryUrlSchema.safeParse(url);
+      if (!parsed.success) issues.push(...fieldIssuesOf(parsed.error, 'repository.url'));
+    } else if (this.#defaultRepository === undefined) {
+      issues.push({ field: 'repository.url', message: 'is required: this service has no default repository' });
+    }
+    const branch = request.repository?.branch ?? DEFAULT_BRANCH;
+    const parsedBranch = branchSchema.safeParse(branch);
+    if (!parsedBranch.success) issues.push(...fieldIssuesOf(parsedBranch.error, 'repository.branch'));
+    this.#checkSecrets(request.secrets, issues);
+    if (issues.length > 0 || !cluster.success) throw new ValidationError(issues);
+    const repositoryUrl = url ?? (await this.#ensureDefaultRepository());
+    return { cluster: cluster.data, repositoryUrl, branch };
+  }
+
+  #checkSecrets(secrets: RunSecrets, issues: FieldIssue[]): void {
+    const { kubeconfig, certificate } = secrets;
+    if (kubeconfig === undefined && certificate === undefined) {
+      issues.push({
+        field: 'kubeconfig',
+        message: "kubeconfig or sealing.certificate is required: the run seals credentials with the new cluster's certificate, given directly or fetched with the kubeconfig",
+      });
+    } else if (kubeconfig !== undefined && certificate !== undefined) {
+      issues.push({ field: 'sealing.certificate', message: 'give either kubeconfig or sealing.certificate, not both' });
+    }
+    if (certificate !== undefined) {
+      try {
+        parseSealingCertificate(certificate, 'sealing.certificate');
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        for (const issue of error.issues) {
+          // Some of its messages carry the field as a "sealing.certificate: " prefix instead.
+          issues.push({ field: 'sealing.certificate', message: issue.message.replace(/^sealing\.certificate: /, '') });
+        }
+      }
+    }
+    if (kubeconfig?.kind === 'secretRef' && !this.#kubeconfigSecretRefs) {
+      issues.push({ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' });
+    }
+  }
+
+  async #ensureDefaultRepository(): Promise<string> {
+    try {
+      return await (this.#defaultRepository as DefaultRepository).ensure();
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw new UnavailableError('the default repository could not be prepared', { cause: error });
+    }
+  }
+
+  async #startRun(input: {
+    cluster: ClusterSpec;
+    repositoryUrl: string;
+    branch: string;
+    reference: string;
+    secrets: RunSecrets;
+    caller: Caller;
+    attempt: number;
+    retryOf?: string;
+  }): Promise<ScaffoldRun> {
+    const id = this.#idGenerator();
+    let run = await this.#store.create({
+      id,
+      cluster: input.cluster,
+      repositoryUrl: input.repositoryUrl,
+      branch: input.branch,
+      reference: input.reference,
+      job: jobNameOf(id),
+      createdBy: input.caller.identity,
+      sealing: input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
+    });
+    if (input.attempt !== 1 || input.retryOf !== undefined) {
+      run =
+        (await this.#store.update(
+          id,
+          { attempt: input.attempt, ...(input.retryOf === undefined ? {} : { message: `retry of scaffold run ${input.retryOf}` }) },
+          ['pending'],
+        )) ?? run;
+    }
+    let job: string;
+    try {
+      ({ job } = await this.#executor.start(run, input.secrets));
+    } catch (error) {
+      // Keep the row (the audit trail of what was asked) but release the
+      // cluster: a run that never started must not block the next one.
+      const reason = error instanceof AppError ? error.message : 'the executor failed';
+      await this.#store.update(id, { status: 'failed', message: `could not start the run: ${reason}`, finishedAt: this.#clock() }, ACTIVE_STATUSES);
+      this.#logger.error({ run: id, cluster: run.cluster.name, err: messageOf(error) }, 'scaffold run could not be started');
+      if (error instanceof AppError) throw error;
+      throw new UnavailableError('could not start the run', { cause: error });
+    }
+    if (job !== run.job) run = (await this.#store.update(id, { job }, ACTIVE_STATUSES)) ?? run;
+    this.#logger.info(
+      { run: id, cluster: run.cluster.name, by: input.caller.identity, attempt: run.attempt, ...(input.retryOf === undefined ? {} : { retryOf: input.retryOf }) },
+      'scaffold run started',
+    );
+    this.#tracker?.track(run);
+    return run;
+  }
+
+  async *#readLogs(id: string, options: LogReadOptions): AsyncGenerator<LogLine> {
+    const { follow = false, signal } = options;
+    let seq = options.afterSeq ?? 0;
+    for (;;) {
+      if (signal?.aborted) return;
+      const lines = await this.#store.readLogs(id, { afterSeq: seq, limit: LOG_PAGE });
+      for (const line of lines) {
+        seq = line.seq;
+        yield line;
+      }
+      if (lines.length === LOG_PAGE) continue;
+      if (!follow) return;
+      const run = await this.#store.get(id);
+      if (run === undefined || isFinal(run.status)) {
+        // Lines written before the final status are all stored now: drain them.
+        for (;;) {
+          const rest = await this.#store.readLogs(id, { afterSeq: seq, limit: LOG_PAGE });
+          for (const line of rest) {
+            seq = line.seq;
+            yield line;
+          }
+          if (rest.length < LOG_PAGE) return;
+        }
+      }
+      try {
+        await sleep(this.#logPollMs, undefined, signal === undefined ? {} : { signal });
+      } catch {
+        return; // aborted
+      }
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,200 @@
+/**
+ * The configuration of `gitops-scaffolder serve`, read once from the environment
+ * by the composition root. No other module reads `process.env`.
+ *
+ * Error messages name the variable and the rule, never the value: several of
+ * these variables (API_TOKENS, DATABASE_URL) carry credentials.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { ValidationError, type FieldIssue } from '../errors.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { repositoryUrlSchema } from './scaffold-service.js';
+
+/** How runs execute: child processes on this host, or Kubernetes Jobs. */
+export type ExecutorKind = 'local' | 'kubernetes';
+
+/** How callers are authenticated: configured bearer tokens, or ServiceAccount tokens checked with TokenReview. */
+export type AuthMode = 'static' | 'tokenreview';
+
+/** pino's level names. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * The runner image used when SCAFFOLD_RUNNER_IMAGE is unset: the release this
+ * service was built with (one npm package, one image), bumped with the version.
+ */
+export const DEFAULT_RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder:0.1.0';
+
+/** The validated configuration of the HTTP service. */
+export interface ServiceConfig {
+  /** @default 8080 */
+  readonly port: number;
+  /** @default '0.0.0.0' */
+  readonly host: string;
+  /** Static bearer tokens (AUTH_MODE=static), each at least 16 characters. */
+  readonly apiTokens: readonly string[];
+  /** PostgreSQL connection string; undefined means embedded PGlite under `dataDir`. */
+  readonly databaseUrl?: string;
+  /** Absolute path. @default `<cwd>/.gitops-scaffolder` */
+  readonly dataDir: string;
+  /** @default 'kubernetes' when KUBERNETES_SERVICE_HOST is set, else 'local' */
+  readonly executor: ExecutorKind;
+  /** @default 'kubeopera-provisioning' */
+  readonly jobNamespace: string;
+  /** @default DEFAULT_RUNNER_IMAGE */
+  readonly runnerImage: string;
+  /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
+  readonly defaultGitopsRepoUrl?: string;
+  /** @default 'development' */
+  readonly referenceEnvironment: string;
+  /** @default 'tokenreview' when KUBERNETES_SERVICE_HOST is set, else 'static' */
+  readonly authMode: AuthMode;
+  /** Audiences passed to TokenReview; empty means the API server's default. */
+  readonly tokenReviewAudiences: readonly string[];
+  /** `system:serviceaccount:NS:NAME` (or `NS:*`) identities allowed to call the API (AUTH_MODE=tokenreview). */
+  readonly allowedServiceAccounts: readonly string[];
+  /** Serve /metrics without authentication. @default false */
+  readonly metricsPublic: boolean;
+  /** @default 'info' */
+  readonly logLevel: LogLevel;
+  /** Largest accepted request body. @default 65536 */
+  readonly bodyLimitBytes: number;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
+// A container image reference: [registry/]path[:tag][@digest], without spaces.
+const IMAGE_REFERENCE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+
+const blankToUndefined = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+const commaList = (value: unknown): unknown =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '')
+    : value;
+
+const booleanFlag = z.preprocess(
+  (value) => (typeof value === 'string' ? value.trim().toLowerCase() : value),
+  z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes'),
+);
+
+const integer = (min: number, max: number) =>
+  z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}`),
+  );
+
+const envSchema = z.object({
+  PORT: integer(0, 65535).default(8080),
+  HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
+  API_TOKENS: z.preprocess(
+    commaList,
+    z
+      .array(z.string())
+      .superRefine((tokens, ctx) => {
+        // Report positions, never the tokens themselves.
+        tokens.forEach((token, index) => {
+          if (token.length < 16) ctx.addIssue({ code: 'custom', message: `token #${index + 1} is shorter than 16 characters` });
+          if (/\s/.test(token)) ctx.addIssue({ code: 'custom', message: `token #${index + 1} contains whitespace` });
+        });
+        if (new Set(tokens).size !== tokens.length) ctx.addIssue({ code: 'custom', message: 'the same token is listed twice' });
+      })
+      .default([]),
+  ),
+  DATABASE_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine((value) => /^postgres(ql)?:\/\//.test(value) && URL.canParse(value), 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+  ),
+  DATA_DIR: z.preprocess(blankToUndefined, z.string().optional()),
+  EXECUTOR: z.preprocess(blankToUndefined, z.enum(['local', 'kubernetes'], { error: 'must be local or kubernetes' }).optional()),
+  JOB_NAMESPACE: z.preprocess(blankToUndefined, clusterNameSchema.default('kubeopera-provisioning')),
+  SCAFFOLD_RUNNER_IMAGE: z.preprocess(
+    blankToUndefined,
+    z.string().regex(IMAGE_REFERENCE, 'must be a container image reference such as registry/name:tag or name@sha256:…').default(DEFAULT_RUNNER_IMAGE),
+  ),
+  DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrlSchema.optional()),
+  REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default('development')),
+  AUTH_MODE: z.preprocess(blankToUndefined, z.enum(['static', 'tokenreview'], { error: 'must be static or tokenreview' }).optional()),
+  TOKEN_REVIEW_AUDIENCES: z.preprocess(commaList, z.array(z.string().regex(/^\S+$/, 'must not contain whitespace')).default([])),
+  ALLOWED_SERVICE_ACCOUNTS: z.preprocess(
+    commaList,
+    z
+      .array(
+        z.string().refine((value) => {
+          const match = SERVICE_ACCOUNT.exec(value);
+          const [namespace = '', name = ''] = match === null ? [] : [match[1], match[2]];
+          return match !== null && DNS_SUBDOMAIN.test(namespace) && namespace.length <= 63 && (name === '*' || (DNS_SUBDOMAIN.test(name) && name.length <= 253));
+        }, 'each entry must be system:serviceaccount:NAMESPACE:NAME (NAME may be * for every ServiceAccount of NAMESPACE)'),
+      )
+      .default([]),
+  ),
+  METRICS_PUBLIC: z.preprocess(blankToUndefined, booleanFlag.default(false)),
+  LOG_LEVEL: z.preprocess(
+    (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim().toLowerCase() : undefined),
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  ),
+  BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024).default(65536),
+  KUBERNETES_SERVICE_HOST: z.preprocess(blankToUndefined, z.string().optional()),
+});
+
+/**
+ * Reads and validates the service configuration.
+ *
+ * @param cwd - base of a relative DATA_DIR and of its default
+ * @throws ValidationError with one issue per bad variable (field = variable name); values are never echoed
+ */
+export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ServiceConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ValidationError(
+      parsed.error.issues.map((issue) => ({
+        field: String(issue.path[0] ?? ''),
+        // Every message here is one of ours or zod's type message: none quotes the value.
+        message: issue.message,
+      })),
+    );
+  }
+  const e = parsed.data;
+  const inCluster = e.KUBERNETES_SERVICE_HOST !== undefined;
+  const authMode: AuthMode = e.AUTH_MODE ?? (inCluster ? 'tokenreview' : 'static');
+  const issues: FieldIssue[] = [];
+  if (authMode === 'static' && e.API_TOKENS.length === 0) {
+    issues.push({ field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static' });
+  }
+  if (authMode === 'tokenreview' && e.ALLOWED_SERVICE_ACCOUNTS.length === 0) {
+    // An empty allow-list would let every ServiceAccount of the cluster in, or nobody; both are mistakes.
+    issues.push({ field: 'ALLOWED_SERVICE_ACCOUNTS', message: 'must list at least one system:serviceaccount:NAMESPACE:NAME when AUTH_MODE is tokenreview' });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+
+  const dataDir = e.DATA_DIR === undefined ? resolve(cwd, '.gitops-scaffolder') : isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(cwd, e.DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    apiTokens: e.API_TOKENS,
+    ...(e.DATABASE_URL === undefined ? {} : { databaseUrl: e.DATABASE_URL }),
+    dataDir,
+    executor: e.EXECUTOR ?? (inCluster ? 'kubernetes' : 'local'),
+    jobNamespace: e.JOB_NAMESPACE,
+    runnerImage: e.SCAFFOLD_RUNNER_IMAGE,
+    ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
+    referenceEnvironment: e.REFERENCE_ENVIRONMENT,
+    authMode,
+    tokenReviewAudiences: e.TOKEN_REVIEW_AUDIENCES,
+    allowedServiceAccounts: e.ALLOWED_SERVICE_ACCOUNTS,
+    metricsPublic: e.METRICS_PUBLIC,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+  };
+}
