@@ -1,0 +1,398 @@
+/**
+ * `RunStore` on PostgreSQL: a real server through `pg`, or embedded PGlite with
+ * the same SQL. The invariants live in the database so they hold across service
+ * replicas: one active run per cluster is a partial unique index, status
+ * transitions are conditional UPDATEs, and log sequence numbers come from a
+ * counter bumped under the run's row lock.
+ */
+import { ConflictError, NotFoundError, UnavailableError, ValidationError, isAppError } from '../errors.js';
+import { silentLogger, type Logger } from '../logger.js';
+import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
+import { ACTIVE_STATUSES, canTransition, type RunCommit, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
+import { migrate } from './migrate.js';
+import { PgSqlClient } from './pg-sql-client.js';
+import { PgliteSqlClient } from './pglite-sql-client.js';
+import type { SqlClient } from './sql-client.js';
+
+/** What a `PgRunStore` needs. */
+export interface PgRunStoreDeps {
+  /** A client on a migrated database (see `migrate`). The store closes it on `close()`. */
+  readonly client: SqlClient;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+}
+
+/** Options of {@link PgRunStore.open}. */
+export interface PgRunStoreOpenOptions {
+  /** PostgreSQL connection URI. When set, the store uses that server. */
+  readonly databaseUrl?: string;
+  /**
+   * PGlite data directory, used when `databaseUrl` is unset.
+   * @default undefined: an in-memory database, gone on close
+   */
+  readonly dataDir?: string;
+  /** Pool size on a real server. @default 10 */
+  readonly poolSize?: number;
+  /** Server-side statement timeout on a real server, in ms. @default 30000 */
+  readonly statementTimeoutMs?: number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
+const DEFAULT_LOG_LIMIT = 1000;
+// A follower asking for "everything" still gets bounded pages.
+const MAX_LOG_LIMIT = 10_000;
+
+// Every status, typed as a record so adding a RunStatus fails compilation here.
+const STATUS_KEYS: Readonly<Record<RunStatus, true>> = { pending: true, running: true, succeeded: true, failed: true, cancelled: true };
+const ALL_STATUSES = Object.keys(STATUS_KEYS) as RunStatus[];
+
+// Spelled out as literals (from a constant, never from input) so the planner can
+// match the partial index's predicate.
+const ACTIVE_SQL = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster';
+
+// Timestamps are truncated to milliseconds on write: a JavaScript Date holds no
+// more, so what a caller reads back (and what a list cursor encodes) is exactly
+// what is stored, and keyset pagination has no gaps at microsecond ties.
+const NOW = `date_trunc('milliseconds', now())`;
+
+const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
+  status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
+  created_at, updated_at, started_at, finished_at`;
+
+interface RunRow {
+  id: string;
+  cluster_name: string;
+  cluster_domain: string;
+  cluster_region: string;
+  repository_url: string;
+  branch: string;
+  reference: string;
+  status: RunStatus;
+  step: number;
+  step_name: string | null;
+  message: string;
+  job: string;
+  gitops_path: string | null;
+  commits: RunCommit[];
+  attempt: number;
+  sealing: 'certificate' | 'kubeconfig';
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** Scaffold runs and their logs in PostgreSQL or PGlite. */
+export class PgRunStore implements RunStore {
+  readonly #client: SqlClient;
+  readonly #logger: Logger;
+
+  constructor(deps: PgRunStoreDeps) {
+    this.#client = deps.client;
+    this.#logger = deps.logger ?? silentLogger;
+  }
+
+  /**
+   * Connects (PostgreSQL when `databaseUrl` is set, else PGlite on `dataDir` or in
+   * memory), brings the schema up to date and returns the store.
+   * @throws UnavailableError when the server cannot be reached
+   */
+  static async open(options: PgRunStoreOpenOptions = {}): Promise<PgRunStore> {
+    const logger = options.logger ?? silentLogger;
+    const client: SqlClient = options.databaseUrl
+      ? new PgSqlClient({
+          databaseUrl: options.databaseUrl,
+          logger,
+          ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
+          ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+        })
+      : await PgliteSqlClient.open(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});
+    try {
+      await migrate(client, { logger });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw translate(error);
+    }
+    logger.debug({ backend: options.databaseUrl ? 'postgresql' : 'pglite', persistent: Boolean(options.databaseUrl || options.dataDir) }, 'run store open');
+    return new PgRunStore({ client, logger });
+  }
+
+  async create(run: NewRun): Promise<ScaffoldRun> {
+    try {
+      const { rows } = await this.#client.query<RunRow>(
+        `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
+           status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW})
+         RETURNING ${COLUMNS}`,
+        [run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy],
+      );
+      return runOf(firstRow(rows));
+    } catch (error) {
+      if (codeOf(error) !== '23505') throw translate(error);
+      if (constraintOf(error) === ONE_ACTIVE_INDEX) {
+        const active = await this.#activeRunOf(run.cluster.name);
+        throw new ConflictError(
+          `cluster ${run.cluster.name} already has an active run${active ? ` (${active})` : ''}`,
+          { cause: error },
+        );
+      }
+      throw new ConflictError(`run ${run.id} already exists`, { cause: error });
+    }
+  }
+
+  async get(id: string): Promise<ScaffoldRun | undefined> {
+    const { rows } = await this.#query<RunRow>(`SELECT ${COLUMNS} FROM scaffold_runs WHERE id = $1`, [id]);
+    return rows[0] ? runOf(rows[0]) : undefined;
+  }
+
+  async list(filter: RunFilter): Promise<RunPage> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+      throw new ValidationError([{ field: 'limit', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
+    }
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (filter.cluster !== undefined) where.push(`cluster_name = ${param(filter.cluster)}`);
+    if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
+    if (filter.cursor !== undefined) {
+      const cursor = decodeCursor(filter.cursor);
+      // Row comparison: strictly after the last row of the previous page in
+      // (created_at DESC, id DESC) order; served by the matching index.
+      where.push(`(created_at, id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)})`);
+    }
+    // One extra row tells whether there is a next page without a count query.
+    const { rows } = await this.#query<RunRow>(
+      `SELECT ${COLUMNS} FROM scaffold_runs
+       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, id DESC
+       LIMIT ${param(limit + 1)}`,
+      params,
+    );
+    const runs = rows.slice(0, limit).map(runOf);
+    const last = runs.at(-1);
+    return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
+  }
+
+  async listActive(): Promise<ScaffoldRun[]> {
+    const { rows } = await this.#query<RunRow>(`SELECT ${COLUMNS} FROM scaffold_runs WHERE ${ACTIVE_SQL} ORDER BY created_at, id`);
+    return rows.map(runOf);
+  }
+
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+    // The statuses the row may be in for this update to apply: the caller's guard,
+    // narrowed to those allowed to move to the target status. An update without
+    // a status keeps the current one, which only active runs may (final is final).
+    const allowed = ALL_STATUSES.filter((s) => (from === undefined || from.includes(s)) && canTransition(s, update.status ?? s));
+    if (allowed.length === 0) return undefined;
+
+    const params: unknown[] = [id, allowed];
+    const set: string[] = [`updated_at = ${NOW}`];
+    const assign = (column: string, value: unknown, cast = ''): void => {
+      params.push(value);
+      set.push(`${column} = $${params.length}${cast}`);
+    };
+    if (update.status !== undefined) assign('status', update.status);
+    if (update.step !== undefined) assign('step', update.step);
+    if (update.stepName !== undefined) assign('step_name', update.stepName);
+    if (update.message !== undefined) assign('message', update.message);
+    if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
+    if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
+    if (update.attempt !== undefined) assign('attempt', update.attempt);
+    if (update.job !== undefined) assign('job', update.job);
+    if (update.startedAt !== undefined) assign('started_at', isoOf(update.startedAt, 'startedAt'), `::timestamptz`);
+    if (update.finishedAt !== undefined) assign('finished_at', isoOf(update.finishedAt, 'finishedAt'), `::timestamptz`);
+
+    // Check and write in one statement: under READ COMMITTED a concurrent update of
+    // the same row makes this one wait and re-evaluate the WHERE on the new row,
+    // so two writers can never both move a run out of the same status.
+    const { rows } = await this.#query<RunRow>(
+      `UPDATE scaffold_runs SET ${set.join(', ')}
+       WHERE id = $1 AND status = ANY($2::text[])
+       RETURNING ${COLUMNS}`,
+      params,
+    );
+    return rows[0] ? runOf(rows[0]) : undefined;
+  }
+
+  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
+    if (lines.length === 0) return;
+    const payload = JSON.stringify(lines.map((l, i) => [isoOf(l.time, `lines.${i}.time`), storableText(l.line)]));
+    await this.#run(() =>
+      this.#client.transaction(async (tx) => {
+        // Reserving the numbers bumps the run's counter, which row-locks the run
+        // until commit: a concurrent append waits and continues after our last seq.
+        const { rows } = await tx.query<{ log_seq: number }>(
+          'UPDATE scaffold_runs SET log_seq = log_seq + $2 WHERE id = $1 RETURNING log_seq',
+          [id, lines.length],
+        );
+        const reserved = rows[0];
+        if (!reserved) throw new NotFoundError(`run ${id} not found`);
+        await tx.query(
+          `INSERT INTO scaffold_run_logs (run_id, seq, time, line)
+           SELECT $1, $2::integer + e.ord::integer, (e.value->>0)::timestamptz, e.value->>1
+           FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ord)`,
+          [id, reserved.log_seq - lines.length, payload],
+        );
+      }),
+    );
+  }
+
+  async readLogs(id: string, options: { readonly afterSeq?: number; readonly limit?: number } = {}): Promise<LogLine[]> {
+    const afterSeq = options.afterSeq ?? 0;
+    const limit = Math.min(options.limit ?? DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT);
+    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new ValidationError([{ field: 'afterSeq', message: 'must be a non-negative integer' }]);
+    if (!Number.isInteger(limit) || limit < 0) throw new ValidationError([{ field: 'limit', message: 'must be a non-negative integer' }]);
+    if (limit === 0) return [];
+    const { rows } = await this.#query<{ seq: number; time: Date; line: string }>(
+      'SELECT seq, time, line FROM scaffold_run_logs WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [id, afterSeq, limit],
+    );
+    return rows.map((row) => ({ seq: row.seq, time: row.time, line: row.line }));
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.#client.query('SELECT 1');
+    } catch (error) {
+      throw new UnavailableError(`database unavailable${describeCode(error)}`, { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+
+  async #activeRunOf(cluster: string): Promise<string | undefined> {
+    try {
+      const { rows } = await this.#client.query<{ id: string }>(`SELECT id FROM scaffold_runs WHERE cluster_name = $1 AND ${ACTIVE_SQL}`, [cluster]);
+      return rows[0]?.id;
+    } catch (error) {
+      // The conflict itself is certain; only the detail is missing.
+      this.#logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'could not look up the active run');
+      return undefined;
+    }
+  }
+
+  #query<T>(sql: string, params?: readonly unknown[]): Promise<{ rows: T[]; rowCount: number }> {
+    return this.#run(() => this.#client.query<T>(sql, params));
+  }
+
+  async #run<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+}
+
+function firstRow<T>(rows: readonly T[]): T {
+  const row = rows[0];
+  if (row === undefined) throw new Error('statement returned no row');
+  return row;
+}
+
+function runOf(row: RunRow): ScaffoldRun {
+  return {
+    id: row.id,
+    cluster: { name: row.cluster_name, domain: row.cluster_domain, region: row.cluster_region },
+    repositoryUrl: row.repository_url,
+    branch: row.branch,
+    reference: row.reference,
+    status: row.status,
+    step: row.step,
+    // Absent rather than undefined-valued, so runs compare equal however they were built.
+    ...(row.step_name !== null ? { stepName: row.step_name } : {}),
+    message: row.message,
+    job: row.job,
+    ...(row.gitops_path !== null ? { gitopsPath: row.gitops_path } : {}),
+    commits: row.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
+    attempt: row.attempt,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.started_at !== null ? { startedAt: row.started_at } : {}),
+    ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
+    createdBy: row.created_by,
+    sealing: row.sealing,
+  };
+}
+
+/** Opaque to callers; base64url of `[createdAt ISO, id]` of the page's last run. */
+function encodeCursor(run: ScaffoldRun): string {
+  return Buffer.from(JSON.stringify([run.createdAt.toISOString(), run.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2) {
+      const [createdAt, id] = value as unknown[];
+      if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt))) return { createdAt, id };
+    }
+  } catch {
+    // fall through: not JSON
+  }
+  throw new ValidationError([{ field: 'cursor', message: 'is not a cursor from a previous page' }]);
+}
+
+function isoOf(date: Date, field: string): string {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw new ValidationError([{ field, message: 'must be a valid date' }]);
+  return date.toISOString();
+}
+
+// PostgreSQL text cannot hold NUL, and jsonb refuses unpaired UTF-16 surrogates;
+// a runner's output may contain either. Replace them rather than lose the line.
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+function storableText(text: string): string {
+  return text.replace(UNSTORABLE, '\uFFFD');
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function constraintOf(error: unknown): string | undefined {
+  const constraint = (error as { constraint?: unknown } | null)?.constraint;
+  return typeof constraint === 'string' ? constraint : undefined;
+}
+
+function describeCode(error: unknown): string {
+  const code = codeOf(error);
+  return code && /^[A-Z0-9_]{2,20}$/.test(code) ? ` (${code})` : '';
+}
+
+// SQLSTATEs that mean "the server could not do it now", not "the request is wrong":
+// connection exceptions, shutdown, too many connections, statement timeout.
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300|57014)$/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNAVAILABLE_MESSAGE = /timeout exceeded when trying to connect|Connection terminated|connection error|is closed|after calling end on the pool/i;
+
+/**
+ * Maps a database failure onto the error vocabulary. Messages carry only the
+ * SQLSTATE or errno, never the driver's text, which may quote a connection string.
+ */
+function translate(error: unknown): unknown {
+  if (isAppError(error)) return error;
+  const code = codeOf(error);
+  if (code && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) {
+    return new UnavailableError(`database unavailable${describeCode(error)}`, { cause: error });
+  }
+  if (code === '23514' || code === '22P02' || code === '22003') {
+    return new ValidationError([{ field: '', message: `value rejected by the database (${code})` }], { cause: error });
+  }
+  if (!code && error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message)) {
+    return new UnavailableError('database unavailable', { cause: error });
+  }
+  return error;
+}
