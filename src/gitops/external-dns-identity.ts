@@ -21,6 +21,26 @@ function findExternalDns(objects: readonly FoundObject[]): Record<string, unknow
   })?.object;
 }
 
+/** Name of the environment variable the AWS provider reads the region from. */
+const REGION_ENV = 'AWS_DEFAULT_REGION';
+
+/**
+ * The release's `env` with the region set. A HelmRelease's values are patched
+ * as a JSON merge patch, which replaces lists whole, so every other entry of
+ * the base's `env` is repeated unchanged.
+ */
+function envWithRegion(values: Record<string, unknown>, region: string): unknown[] {
+  const base = Array.isArray(values.env) ? values.env : [];
+  let found = false;
+  const env = base.map((entry: unknown) => {
+    if (!isRecord(entry) || entry.name !== REGION_ENV) return entry;
+    found = true;
+    const { valueFrom: _valueFrom, ...rest } = entry;
+    return { ...rest, value: region };
+  });
+  return found ? env : [...env, { name: REGION_ENV, value: region }];
+}
+
 /**
  * The `identity/` Component of a layer, as files relative to the layer
  * directory, or an empty map when the layer does not deploy external-dns.
@@ -30,6 +50,8 @@ export function renderIdentityComponent(objects: readonly FoundObject[], identit
   const release = findExternalDns(objects);
   if (!release) return files;
   const metadata = isRecord(release.metadata) ? release.metadata : {};
+  const spec = isRecord(release.spec) ? release.spec : {};
+  const values = isRecord(spec.values) ? spec.values : {};
   files.set(
     'identity/external-dns.yaml',
     toYaml(
@@ -41,7 +63,7 @@ export function renderIdentityComponent(objects: readonly FoundObject[], identit
           values: {
             domainFilters: [identity.domain],
             txtOwnerId: identity.name,
-            env: [{ name: 'AWS_DEFAULT_REGION', value: identity.region }],
+            env: envWithRegion(values, identity.region),
           },
         },
       },

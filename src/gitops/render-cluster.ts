@@ -83,9 +83,36 @@ function ensureListEntry(doc: Document, key: string, value: string): void {
   doc.set(key, seq);
 }
 
+/** Removes `value` from the list at `key` of a YAML map document, and the list if it becomes empty. */
+function removeListEntry(doc: Document, key: string, value: string): void {
+  const existing = doc.get(key);
+  if (!isSeq(existing)) return;
+  existing.items = existing.items.filter((item) => String((item as { value?: unknown }).value ?? item).replace(/^\.\//, '').replace(/\/+$/, '') !== value);
+  if (existing.items.length === 0) doc.delete(key);
+}
+
+/**
+ * A reader that serves the reference environment's files as they are carried
+ * over (identity rewritten), so what the generator derives from an object in
+ * the reference (a host patch's `test` value) matches the file written.
+ */
+function carriedOverReader(reader: RepoReader, reference: ReferenceEnvironment, cluster: ClusterSpec): RepoReader {
+  const prefix = `${reference.root}/`;
+  return {
+    list: (dir) => reader.list(dir),
+    isDirectory: (path) => reader.isDirectory(path),
+    async read(path) {
+      const text = await reader.read(path);
+      return text !== undefined && path.startsWith(prefix) ? rewriteIdentity(text, reference.identity, cluster) : text;
+    },
+  };
+}
+
 /** The layer's Flux Kustomization for the new cluster, comments and order of the reference kept. */
 function renderLayerKustomization(layer: ReferenceLayer, reference: ReferenceEnvironment, cluster: ClusterSpec): string {
-  const doc = layer.document.clone();
+  // Identity is rewritten before the new values are set, so a new value that
+  // contains an old one (a domain below the reference's) is not rewritten again.
+  const doc = parseDocument(rewriteIdentity(documentToYaml(layer.document), reference.identity, cluster));
   doc.setIn(['spec', 'path'], `./clusters/${cluster.name}/${layer.dir}`);
   // Every layer must make "applied" mean "ready" and keep converging; fill in what
   // the reference left out rather than emit a Kustomization Flux would treat loosely.
@@ -105,18 +132,18 @@ function renderLayerKustomization(layer: ReferenceLayer, reference: ReferenceEnv
     if (isSeq(sources)) sources.add(entry);
     else doc.setIn(['spec', 'postBuild', 'substituteFrom'], [entry]);
   }
-  return rewriteIdentity(documentToYaml(doc), reference.identity, cluster);
+  return documentToYaml(doc);
 }
 
 function renderClusterConfig(reference: ReferenceEnvironment, cluster: ClusterSpec): string {
-  const doc = reference.configMap.clone();
+  const doc = parseDocument(rewriteIdentity(documentToYaml(reference.configMap), reference.identity, cluster));
   doc.setIn(['data', 'cluster_name'], cluster.name);
   doc.setIn(['data', 'cluster_domain'], cluster.domain);
   doc.setIn(['data', 'cluster_region'], cluster.region);
   // Flux re-reconciles every Kustomization substituting from a watched ConfigMap
   // as soon as it changes, instead of waiting out the interval.
   doc.setIn(['metadata', 'labels', 'reconcile.fluxcd.io/watch'], 'Enabled');
-  return rewriteIdentity(documentToYaml(doc), reference.identity, cluster);
+  return documentToYaml(doc);
 }
 
 /** Layers in dependency order (dependencies first), ties by name. */
@@ -178,7 +205,8 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     if (isGeneratedPath(rel)) continue;
     const top = rel.split('/')[0]!;
     if (rel.includes('/') && layerDirs.has(top) && !includedDirs.has(top)) continue;
-    put(rel, rewriteIdentity(text, reference.identity, cluster));
+    // File names follow their content: a reference to `development.yaml` is rewritten, so is the file.
+    put(rewriteIdentity(rel, reference.identity, cluster), rewriteIdentity(text, reference.identity, cluster));
   }
 
   for (const credential of descriptor.credentials) {
@@ -206,20 +234,26 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     if (text === undefined) {
       throw new ValidationError([{ field: `${reference.root}/${kustomizationRel}`, message: `layer ${layer.name} has no kustomization.yaml` }]);
     }
-    const objects = await layerResourceObjects(reader, `${reference.root}/${layer.dir}`, text);
+    const objects = await layerResourceObjects(carriedOverReader(reader, reference, cluster), `${reference.root}/${layer.dir}`, text);
     const doc = parseDocument(out.get(`${gitopsPath}/${kustomizationRel}`)!);
     const components = [...renderHostsComponent(objects, cluster.domain), ...renderIdentityComponent(objects, cluster)];
     for (const [rel, content] of components) put(`${layer.dir}/${rel}`, content);
-    if (components.some(([rel]) => rel.startsWith('hosts/'))) ensureListEntry(doc, 'components', 'hosts');
-    if (components.some(([rel]) => rel.startsWith('identity/'))) ensureListEntry(doc, 'components', 'identity');
+    // The generated directories are listed exactly when they are generated: a
+    // reference entry for one this cluster does not get would break the build.
+    const generated = (dir: string) => components.some(([rel]) => rel.startsWith(`${dir}/`));
+    for (const dir of ['hosts', 'identity'] as const) {
+      if (generated(dir)) ensureListEntry(doc, 'components', dir);
+      else removeListEntry(doc, 'components', dir);
+    }
     if (credentials.some((c) => c.layer === layer.dir)) ensureListEntry(doc, 'resources', 'sealed');
+    else removeListEntry(doc, 'resources', 'sealed');
     put(kustomizationRel, documentToYaml(doc));
   }
 
   for (const layer of included) put(`flux/${layer.file}`, renderLayerKustomization(layer, reference, cluster));
   put(`flux/${reference.configMapFile}`, renderClusterConfig(reference, cluster));
   const excludedFiles = new Set(layers.filter((l) => !includedDirs.has(l.dir)).map((l) => l.file));
-  const listed = reference.fluxResources.filter((r) => !excludedFiles.has(r));
+  const listed = [...new Set(reference.fluxResources.map((r) => r.replace(/^\.\//, '')))].filter((r) => !excludedFiles.has(r));
   const fluxResources = [
     ...listed,
     ...[reference.configMapFile, ...included.map((l) => l.file)].filter((f) => !listed.includes(f)),
@@ -258,7 +292,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   // the reference on purpose, so both are skipped.
   for (const [path, content] of [...out].sort(([a], [b]) => a.localeCompare(b))) {
     if (/\/sealed\/sealed-[^/]+\.yaml$/.test(path) || path === `${gitopsPath}/${PROVENANCE_FILE}`) continue;
-    const leftovers = identityLeftovers(content, reference.identity, cluster);
+    const leftovers = identityLeftovers(`${path}\n${content}`, reference.identity, cluster);
     if (leftovers.length > 0) {
       throw new ValidationError([
         { field: path, message: `still contains the reference environment's ${leftovers.map((l) => JSON.stringify(l)).join(', ')} after rendering` },
