@@ -1,0 +1,443 @@
+/**
+ * A small client of the OCI distribution API (https://github.com/opencontainers/distribution-spec/blob/main/spec.md),
+ * enough to push an artifact into one repository: check that a blob exists
+ * (`HEAD /v2/<name>/blobs/<digest>`), upload a blob monolithically (`POST
+ * /v2/<name>/blobs/uploads/`, then `PUT <Location>?digest=<digest>` with the
+ * bytes) and put a manifest under a tag (`PUT /v2/<name>/manifests/<tag>`).
+ *
+ * Authentication follows the registry's `WWW-Authenticate` challenge, like the
+ * docker and containers/image clients do: anonymous first; `Basic` with the
+ * credentials; or the token flow (https://distribution.github.io/distribution/spec/auth/token/),
+ * `GET <realm>?service=<service>&scope=repository:<name>:pull,push` with the
+ * credentials as Basic auth (or anonymously), and the returned token as
+ * `Bearer` from then on. The credentials go only to the registry's own origin
+ * and to the token realm, never to a redirect or upload location elsewhere,
+ * and never over plain HTTP unless the registry is on loopback or `insecure` says so.
+ *
+ * Every failure is an error of the shared vocabulary; messages name the
+ * registry, the method and the path, never a credential, a token or a query string.
+ */
+import { createHash } from 'node:crypto';
+import {
+  type AppError,
+  AuthenticationError,
+  ForbiddenError,
+  NotFoundError,
+  TimeoutError,
+  UnavailableError,
+  ValidationError,
+} from '../errors.js';
+import { redactSecrets } from '../git/git-process.js';
+
+/** A parsed artifact reference: `[oci://]host[:port]/path[:tag][@sha256:…]`. */
+export interface OciReference {
+  /** `host[:port]`, the host lowercased. */
+  readonly registry: string;
+  /** The repository name inside the registry, e.g. `platform` or `org/platform`. */
+  readonly repository: string;
+  readonly tag?: string;
+  readonly digest?: string;
+}
+
+/** Username and password (or token) for a registry. */
+export interface RegistryCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** How to reach one repository of a registry. */
+export interface RegistryClientOptions {
+  /** The repository to push to; its tag or digest, if any, is ignored. */
+  readonly reference: OciReference | string;
+  /** Omitted: anonymous access. */
+  readonly credentials?: RegistryCredentials;
+  /**
+   * Talk plain HTTP to the registry (and allow an `http:` token realm).
+   * @default true when the registry is on loopback (localhost, 127.0.0.0/8, ::1), false otherwise
+   */
+  readonly insecure?: boolean;
+  /** Aborting cancels the request in flight and rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /** Limit of each HTTP request, including its body. @default 120000 */
+  readonly timeoutMs?: number;
+  /** The fetch implementation. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** The outcome of {@link RegistryClient.pushBlob}. */
+export interface PushedBlob {
+  readonly digest: string;
+  readonly size: number;
+  /** False when the registry already had the blob and nothing was sent. */
+  readonly uploaded: boolean;
+}
+
+// https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests
+const REPOSITORY = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
+const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+const DIGEST = /^sha256:[a-f0-9]{64}$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+const USER_AGENT = 'gitops-scaffolder';
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+function invalid(field: string, message: string): ValidationError {
+  return new ValidationError([{ field, message }]);
+}
+
+/**
+ * Checks an OCI tag: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
+ *
+ * @returns the tag, unchanged
+ * @throws ValidationError otherwise
+ */
+export function assertOciTag(tag: string, field = 'tag'): string {
+  if (!TAG.test(tag)) throw invalid(field, `${JSON.stringify(tag)} is not a valid tag (letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')`);
+  return tag;
+}
+
+/**
+ * Parses `oci://host[:port]/path[:tag][@sha256:<hex>]`, or the same without
+ * `oci://`. The first component must be a registry host: it has a dot or a
+ * port, or is `localhost` or an IPv6 literal (there is no implied Docker Hub).
+ *
+ * @throws ValidationError naming what is wrong; the input is not echoed, since
+ *   it could carry credentials (which a reference must not)
+ */
+export function parseOciReference(input: string): OciReference {
+  const field = 'reference';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(input);
+  if (scheme && (scheme[1] as string).toLowerCase() !== 'oci') throw invalid(field, 'must be oci://<host>/<repository>[:tag] or <host>/<repository>[:tag]');
+  const rest = scheme ? input.slice(scheme[0].length) : input;
+  const slash = rest.indexOf('/');
+  if (slash <= 0) throw invalid(field, 'must name a registry host and a repository: oci://<host>[:port]/<repository>[:tag]');
+  const host = rest.slice(0, slash);
+  if (host.includes('@')) throw invalid(field, 'must not carry credentials; pass them separately');
+  const hostMatch = HOST.exec(host);
+  const isHost = hostMatch !== null && (host.includes('.') || host.includes(':') || host.toLowerCase() === 'localhost');
+  if (!isHost) throw invalid(field, `${JSON.stringify(host)} is not a registry host (a name with a dot or a port, localhost, or an IP address)`);
+  const port = hostMatch[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw invalid(field, `port ${port} is out of range`);
+
+  let path = rest.slice(slash + 1);
+  let digest: string | undefined;
+  const at = path.indexOf('@');
+  if (at !== -1) {
+    digest = path.slice(at + 1);
+    path = path.slice(0, at);
+    if (!DIGEST.test(digest)) throw invalid(field, 'the digest must be sha256:<64 lowercase hex>');
+  }
+  let tag: string | undefined;
+  const colon = path.lastIndexOf(':');
+  if (colon > path.lastIndexOf('/')) {
+    tag = assertOciTag(path.slice(colon + 1), field);
+    path = path.slice(0, colon);
+  }
+  if (!REPOSITORY.test(path)) {
+    throw invalid(field, `repository ${JSON.stringify(path)} is not valid (lowercase letters, digits and separators '.', '_', '__', '-', in '/'-separated components)`);
+  }
+  const registry = host.toLowerCase();
+  if (registry.length + 1 + path.length > 255) throw invalid(field, 'registry and repository together exceed 255 characters');
+  return { registry, repository: path, ...(tag !== undefined ? { tag } : {}), ...(digest !== undefined ? { digest } : {}) };
+}
+
+/** True for localhost, 127.0.0.0/8 and ::1: a registry reachable only from this machine. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** One `WWW-Authenticate` challenge. */
+interface Challenge {
+  readonly scheme: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/**
+ * Parses a `WWW-Authenticate` value (RFC 7235): one or more challenges, each a
+ * scheme followed by comma-separated `name=value` or `name="quoted value"` parameters.
+ */
+function parseChallenges(header: string): Challenge[] {
+  const challenges: { scheme: string; params: Record<string, string> }[] = [];
+  // A bare token starts a challenge (its scheme); `name=value` adds a parameter to the current one.
+  const part = /[\s,]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*)))?/g;
+  for (const match of header.matchAll(part)) {
+    const name = match[1] as string;
+    const quoted = match[2];
+    const plain = match[3];
+    const current = challenges[challenges.length - 1];
+    if (quoted === undefined && plain === undefined) challenges.push({ scheme: name.toLowerCase(), params: {} });
+    else if (current) current.params[name.toLowerCase()] = quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : (plain as string);
+  }
+  return challenges;
+}
+
+function basicAuthorization(credentials: RegistryCredentials): string {
+  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64')}`;
+}
+
+/** The registry's error codes and messages from an error body (`{"errors":[{"code","message"}]}`), if any. */
+async function errorDetail(response: Response): Promise<string> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch {
+    return '';
+  }
+  try {
+    const body = JSON.parse(text) as { errors?: { code?: unknown; message?: unknown }[] };
+    if (Array.isArray(body.errors)) {
+      const parts = body.errors
+        .map((e) => [typeof e.code === 'string' ? e.code : '', typeof e.message === 'string' ? e.message : ''].filter(Boolean).join(': '))
+        .filter(Boolean);
+      if (parts.length > 0) return parts.join('; ').slice(0, 500);
+    }
+  } catch {
+    // Not JSON: say nothing rather than echo an HTML page.
+  }
+  return '';
+}
+
+async function discard(response: Response): Promise<void> {
+  try {
+    await response.arrayBuffer();
+  } catch {
+    // The body is of no interest; a broken one does not matter either.
+  }
+}
+
+/**
+ * A distribution-API client bound to one repository of one registry. It keeps
+ * the authorization it negotiated and reuses it for every later request.
+ */
+export class RegistryClient {
+  /** `host[:port]`. */
+  readonly registry: string;
+  readonly repository: string;
+  /** `http(s)://host[:port]`. */
+  readonly baseUrl: URL;
+
+  readonly #credentials: RegistryCredentials | undefined;
+  readonly #insecure: boolean;
+  readonly #signal: AbortSignal | undefined;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+  /** The Authorization header value negotiated so far. */
+  #authorization: string | undefined;
+  /** Literal strings to scrub from messages: the password and any token. */
+  readonly #secrets: string[] = [];
+
+  constructor(options: RegistryClientOptions) {
+    const reference = typeof options.reference === 'string' ? parseOciReference(options.reference) : options.reference;
+    this.registry = reference.registry;
+    this.repository = reference.repository;
+    const probe = new URL(`http://${reference.registry}`);
+    this.#insecure = options.insecure ?? isLoopbackHost(probe.hostname);
+    this.baseUrl = new URL(`${this.#insecure ? 'http' : 'https'}://${reference.registry}`);
+    this.#credentials = options.credentials;
+    if (options.credentials) this.#secrets.push(options.credentials.password, basicAuthorization(options.credentials).slice('Basic '.length));
+    this.#signal = options.signal;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /**
+   * Whether the repository holds the blob (`HEAD /v2/<name>/blobs/<digest>`).
+   *
+   * @throws AuthenticationError / ForbiddenError when the registry refuses access
+   * @throws UnavailableError when the registry cannot be reached or fails
+   */
+  async blobExists(digest: string): Promise<boolean> {
+    if (!DIGEST.test(digest)) throw invalid('digest', 'must be sha256:<64 lowercase hex>');
+    const url = this.#url(`blobs/${digest}`);
+    const response = await this.#request('HEAD', url, {});
+    await discard(response);
+    if (response.status === 200) return true;
+    if (response.status === 404) return false;
+    throw await this.#failure('HEAD', url, response);
+  }
+
+  /**
+   * Uploads a blob unless the repository has it already: `HEAD`, then a
+   * monolithic upload (`POST …/blobs/uploads/`, `PUT <Location>&digest=…`).
+   *
+   * @param digest the expected `sha256:` digest; computed when omitted
+   * @throws ValidationError when `digest` does not match the content
+   * @throws AuthenticationError / ForbiddenError when the registry refuses access
+   * @throws UnavailableError when the registry cannot be reached, fails, or stores a different digest
+   */
+  async pushBlob(content: Uint8Array, digest?: string): Promise<PushedBlob> {
+    const actual = `sha256:${createHash('sha256').update(content).digest('hex')}`;
+    if (digest !== undefined && digest !== actual) throw invalid('digest', `${digest} is not the digest of the content (${actual})`);
+    const size = content.byteLength;
+    if (await this.blobExists(actual)) return { digest: actual, size, uploaded: false };
+
+    const start = this.#url('blobs/uploads/');
+    const started = await this.#request('POST', start, {});
+    const location = started.headers.get('location');
+    await discard(started);
+    if (started.status !== 202 || !location) {
+      if (started.status === 202) throw new UnavailableError(`registry ${this.registry}: POST ${start.pathname} returned no upload location`);
+      throw await this.#failure('POST', start, started);
+    }
+    const upload = new URL(location, start);
+    this.#assertTransport(upload, 'upload location');
+    upload.search = `${upload.search ? `${upload.search}&` : '?'}digest=${encodeURIComponent(actual)}`;
+    const finished = await this.#request('PUT', upload, {
+      body: content,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    if (finished.status !== 201) throw await this.#failure('PUT', upload, finished);
+    const stored = finished.headers.get('docker-content-digest');
+    await discard(finished);
+    if (stored && stored !== actual) throw new UnavailableError(`registry ${this.registry}: stored blob ${actual} as ${stored}`);
+    return { digest: actual, size, uploaded: true };
+  }
+
+  /**
+   * Puts a manifest under a tag (`PUT /v2/<name>/manifests/<tag>`).
+   *
+   * @returns the manifest's digest, `sha256:<hex>` of `content`
+   * @throws ValidationError when the tag is invalid or the registry rejects the manifest
+   * @throws AuthenticationError / ForbiddenError when the registry refuses access
+   * @throws UnavailableError when the registry cannot be reached, fails, or reports another digest
+   */
+  async putManifest(tag: string, content: Uint8Array, mediaType: string): Promise<string> {
+    assertOciTag(tag);
+    const digest = `sha256:${createHash('sha256').update(content).digest('hex')}`;
+    const url = this.#url(`manifests/${tag}`);
+    const response = await this.#request('PUT', url, {
+      body: content,
+      headers: { 'content-type': mediaType },
+    });
+    if (response.status !== 201) throw await this.#failure('PUT', url, response);
+    const stored = response.headers.get('docker-content-digest');
+    await discard(response);
+    if (stored && stored !== digest) throw new UnavailableError(`registry ${this.registry}: stored manifest ${digest} as ${stored}`);
+    return digest;
+  }
+
+  #url(suffix: string): URL {
+    return new URL(`/v2/${this.repository}/${suffix}`, this.baseUrl);
+  }
+
+  /** Refuses to talk plain HTTP to a host other than the (insecure) registry or a loopback one. */
+  #assertTransport(url: URL, what: string): void {
+    if (url.protocol === 'https:') return;
+    if (url.protocol === 'http:' && (this.#insecure || isLoopbackHost(url.hostname))) return;
+    throw new UnavailableError(`registry ${this.registry}: refusing the ${what} ${url.protocol}//${url.host}${url.pathname} (not https)`);
+  }
+
+  /** Sends a request with the negotiated authorization; answers one 401 challenge and retries once. */
+  async #request(method: string, url: URL, init: { body?: Uint8Array; headers?: Record<string, string> }): Promise<Response> {
+    const toRegistry = url.origin === this.baseUrl.origin;
+    let answered = false;
+    for (;;) {
+      const headers: Record<string, string> = { 'user-agent': USER_AGENT, ...init.headers };
+      const sent = toRegistry ? this.#authorization : undefined;
+      if (sent) headers['authorization'] = sent;
+      const response = await this.#send(method, url, headers, init.body);
+      if (response.status !== 401 || answered || !toRegistry) return response;
+      const header = response.headers.get('www-authenticate') ?? '';
+      await discard(response);
+      answered = true;
+      await this.#answer(header, sent);
+    }
+  }
+
+  /** Sets `#authorization` from a 401's challenge, or throws when no answer can succeed. */
+  async #answer(header: string, sent: string | undefined): Promise<void> {
+    const challenges = parseChallenges(header);
+    const bearer = challenges.find((c) => c.scheme === 'bearer');
+    const basic = challenges.find((c) => c.scheme === 'basic');
+    if (bearer) {
+      if (bearer.params['error'] === 'insufficient_scope' && sent?.startsWith('Bearer ')) {
+        throw new ForbiddenError(`registry ${this.registry}: not allowed to push to ${this.repository}`);
+      }
+      this.#authorization = `Bearer ${await this.#token(bearer.params)}`;
+      return;
+    }
+    if (basic) {
+      if (!this.#credentials) throw new AuthenticationError(`registry ${this.registry} requires credentials`);
+      if (sent?.startsWith('Basic ')) throw new AuthenticationError(`registry ${this.registry} refused the credentials`);
+      this.#authorization = basicAuthorization(this.#credentials);
+      return;
+    }
+    throw new AuthenticationError(`registry ${this.registry} asks for authentication this client does not support`);
+  }
+
+  /** The token flow: GET realm?service=…&scope=… with the credentials as Basic auth. */
+  async #token(params: Readonly<Record<string, string>>): Promise<string> {
+    const realmText = params['realm'];
+    let realm: URL;
+    try {
+      realm = new URL(realmText ?? '');
+    } catch {
+      throw new AuthenticationError(`registry ${this.registry} sent a token challenge without a usable realm`);
+    }
+    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && (this.#insecure || isLoopbackHost(realm.hostname)))) {
+      throw new AuthenticationError(`registry ${this.registry}: refusing the token realm ${realm.protocol}//${realm.host}${realm.pathname} (not https)`);
+    }
+    const scopes = new Set<string>();
+    for (const scope of (params['scope'] ?? '').split(' ')) if (scope) scopes.add(scope);
+    scopes.add(`repository:${this.repository}:pull,push`);
+    if (params['service']) realm.searchParams.set('service', params['service']);
+    for (const scope of scopes) realm.searchParams.append('scope', scope);
+
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
+    if (this.#credentials) headers['authorization'] = basicAuthorization(this.#credentials);
+    const response = await this.#send('GET', realm, headers, undefined);
+    const where = `token service ${realm.host}${realm.pathname}`;
+    if (response.status === 401 || response.status === 403) {
+      await discard(response);
+      throw new AuthenticationError(this.#credentials ? `registry ${this.registry}: ${where} refused the credentials` : `registry ${this.registry}: ${where} refused anonymous access`);
+    }
+    if (response.status !== 200) {
+      await discard(response);
+      throw new UnavailableError(`registry ${this.registry}: ${where} returned ${response.status}`);
+    }
+    let token: unknown;
+    try {
+      const body = (await response.json()) as { token?: unknown; access_token?: unknown };
+      token = body.token ?? body.access_token;
+    } catch {
+      token = undefined;
+    }
+    if (typeof token !== 'string' || token.length === 0) throw new UnavailableError(`registry ${this.registry}: ${where} returned no token`);
+    this.#secrets.push(token);
+    return token;
+  }
+
+  /** One HTTP exchange; transport failures, timeouts and aborts become errors of the vocabulary. */
+  async #send(method: string, url: URL, headers: Record<string, string>, body: Uint8Array | undefined): Promise<Response> {
+    if (this.#signal?.aborted) throw this.#signal.reason;
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = this.#signal ? AbortSignal.any([this.#signal, timeout]) : timeout;
+    try {
+      // Redirects are followed (a blob HEAD may be sent to storage); fetch drops
+      // Authorization when a redirect leaves the origin.
+      return await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal });
+    } catch (error) {
+      if (this.#signal?.aborted) throw this.#signal.reason;
+      if (timeout.aborted) throw new TimeoutError(`registry ${this.registry}: ${method} ${url.pathname} did not finish within ${this.#timeoutMs} ms`);
+      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message;
+      throw new UnavailableError(redactSecrets(`registry ${this.registry}: ${method} ${url.host}${url.pathname} failed: ${code}`, this.#secrets), { cause: error });
+    }
+  }
+
+  /** The error for an unexpected status; the registry's own error codes are included. */
+  async #failure(method: string, url: URL, response: Response): Promise<AppError> {
+    const detail = redactSecrets(await errorDetail(response), this.#secrets);
+    const message = `registry ${this.registry}: ${method} ${url.pathname} returned ${response.status}${detail ? ` (${detail})` : ''}`;
+    const status = response.status;
+    if (status === 401 && /insufficient_scope/.test(response.headers.get('www-authenticate') ?? '')) {
+      return new ForbiddenError(`${message}: not allowed to push to ${this.repository}`);
+    }
+    if (status === 401) return new AuthenticationError(this.#credentials ? `${message}: the credentials were refused` : `${message}: credentials are required`);
+    if (status === 403) return new ForbiddenError(message);
+    if (status === 404) return new NotFoundError(message);
+    if (status === 408 || status === 429 || status >= 500) return new UnavailableError(message);
+    if (status >= 400) return new ValidationError(message);
+    return new UnavailableError(message);
+  }
+}
