@@ -1,0 +1,178 @@
+/**
+ * 20 scaffold runs at once, for 20 clusters, into one repository served by
+ * `git daemon` on 127.0.0.1. Checks on the remote afterwards: every run
+ * succeeded, the history holds all 40 commits (two per cluster, one per pass),
+ * it is linear (no merges), every commit a run reported is on main, and every
+ * cluster directory holds the full rendered tree with its SealedSecrets.
+ * Reports the wall time (baseline: one run alone on the same repository) and
+ * the push retries the runs needed.
+ */
+import { join } from 'node:path';
+import { CliGitRemote } from '../src/git/cli-git-remote.js';
+import type { Logger } from '../src/logger.js';
+import { runScaffold } from '../src/runner/run-scaffold.js';
+import type { RunResult } from '../src/service/scaffold-run.js';
+import { startGitDaemon } from '../test/support/git-server.js';
+import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
+import { type Suite, git, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
+
+const CONCURRENT = 20;
+const SINGLE_RUNS = 3;
+
+/** A Logger that keeps every info/warn/error event's fields, with the bindings of its children. */
+function recordingLogger(events: Record<string, unknown>[], bindings: Record<string, unknown> = {}): Logger {
+  const record = (fields: Record<string, unknown>, message: string) => events.push({ ...bindings, ...fields, message });
+  return {
+    debug() {},
+    info: record,
+    warn: record,
+    error: record,
+    child: (more) => recordingLogger(events, { ...bindings, ...more }),
+  };
+}
+
+/** Reads `main:<path>` blobs from a bare repository in one `git cat-file --batch`. */
+async function readBlobs(repo: string, paths: readonly string[]): Promise<Map<string, string | undefined>> {
+  const { stdout } = await git(repo, ['cat-file', '--batch'], paths.map((p) => `main:${p}\n`).join(''));
+  const buffer = Buffer.from(stdout, 'utf8');
+  const out = new Map<string, string | undefined>();
+  let offset = 0;
+  for (const path of paths) {
+    const end = buffer.indexOf(0x0a, offset);
+    const header = buffer.subarray(offset, end).toString('utf8');
+    offset = end + 1;
+    const match = /^[0-9a-f]+ blob (\d+)$/.exec(header);
+    if (!match) {
+      out.set(path, undefined); // "<object> missing"
+      continue;
+    }
+    const size = Number(match[1]);
+    out.set(path, buffer.subarray(offset, offset + size).toString('utf8'));
+    offset += size + 1;
+  }
+  return out;
+}
+
+export const concurrentRunsSuite: Suite = async ({ log }) => {
+  const tmp = await tempDir('concurrent');
+  const { commit, files } = await platformRepository(join(tmp.path, 'platform'));
+  const { pem } = sealingCertificate();
+  const template = await renderInMemory(files, benchCluster('tmplcluster'), 'all', commit);
+  const expectedFiles = [...template.tree.keys()].map((path) => path.slice(template.gitopsPath.length + 1)).sort();
+  const expectedSealed = expectedFiles.filter((rel) => /\/sealed\/sealed-[^/]+\.yaml$/.test(rel));
+
+  const serveDir = join(tmp.path, 'srv');
+  const bare = join(serveDir, 'shared.git');
+  await bareRepositoryWithClusters(bare, template, 10);
+  const daemon = await startGitDaemon({ baseDir: serveDir });
+  onCleanup(() => daemon.stop());
+  const url = daemon.url('shared.git');
+  const events: Record<string, unknown>[] = [];
+  // The remote's own log says every time a push lost a race and was rebased, failed runs included.
+  const remote = new CliGitRemote({ logger: recordingLogger(events) });
+
+  const scaffold = (name: string): Promise<RunResult> =>
+    runScaffold(
+      { git: remote, logger: recordingLogger(events), workRoot: tmp.path },
+      { id: name, repositoryUrl: url, cluster: benchCluster(name), certificatePem: pem, generatorVersion: GENERATOR_VERSION },
+    );
+
+  // Baseline: one run with the repository to itself (after an untimed warm-up).
+  await scaffold('alone-warm');
+  const single: number[] = [];
+  for (let i = 0; i < SINGLE_RUNS; i++) single.push(await timeMs(() => scaffold(`alone-${i}`)));
+  const singleMs = median(single);
+  log(`concurrent-runs: one run alone ${ms(singleMs)} (median of ${SINGLE_RUNS})`);
+
+  const countCommits = async () => Number((await git(bare, ['rev-list', '--count', 'main'])).stdout.trim());
+  const before = await countCommits();
+  events.length = 0;
+
+  const names = Array.from({ length: CONCURRENT }, (_, i) => `concurrent-${String(i + 1).padStart(2, '0')}`);
+  let settled: PromiseSettledResult<RunResult>[] = [];
+  const wall = await timeMs(async () => {
+    settled = await Promise.allSettled(names.map((name) => scaffold(name)));
+  });
+  const failures = settled.flatMap((s, i) =>
+    s.status === 'rejected' ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`] : s.value.status !== 'succeeded' ? [`${names[i]}: ${s.value.message}`] : [],
+  );
+  const succeeded = CONCURRENT - failures.length;
+  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}`);
+  for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
+
+  // Push attempts, from the runs' own `commit` events.
+  const pushes = events.filter((e) => e['event'] === 'commit' && e['pushed'] === true).map((e) => Number(e['attempts'] ?? 1));
+  const retries = events.filter((e) => e['message'] === 'push rejected by a concurrent push; rebasing').length;
+  const gaveUp = events.filter((e) => typeof e['message'] === 'string' && /overtaken by concurrent pushes/.test(e['message'])).length;
+  const maxAttempts = Math.max(0, ...pushes);
+
+  // The remote, as git sees it.
+  const problems: string[] = [];
+  const added = (await countCommits()) - before;
+  if (added !== 2 * CONCURRENT) problems.push(`main gained ${added} commits, expected ${2 * CONCURRENT}`);
+  const merges = (await git(bare, ['rev-list', '--merges', 'main'])).stdout.trim();
+  if (merges !== '') problems.push(`main has merge commits: ${merges.split('\n').length}`);
+  const onMain = new Set((await git(bare, ['rev-list', 'main'])).stdout.trim().split('\n'));
+  const trailers = (await git(bare, ['log', `-${2 * CONCURRENT + 5}`, '--format=%(trailers:key=Scaffold-Cluster,valueonly,separator=)%x09%(trailers:key=Scaffold-Pass,valueonly,separator=)', 'main'])).stdout;
+  const passesOf = new Map<string, string[]>();
+  for (const line of trailers.split('\n').filter(Boolean)) {
+    const [cluster = '', pass = ''] = line.split('\t').map((s) => s.trim());
+    passesOf.set(cluster, [...(passesOf.get(cluster) ?? []), pass]);
+  }
+  const listed = (await git(bare, ['ls-tree', '-r', '--name-only', 'main', '--', 'clusters/'])).stdout.split('\n');
+  const sealedPaths = names.flatMap((name) => expectedSealed.map((rel) => `clusters/${name}/${rel}`));
+  const sealedBlobs = await readBlobs(bare, sealedPaths);
+  for (const [i, name] of names.entries()) {
+    const outcome = settled[i];
+    if (outcome?.status === 'fulfilled') {
+      for (const c of outcome.value.commits ?? []) if (!onMain.has(c.sha)) problems.push(`${name}: its ${c.pass} commit ${c.sha.slice(0, 12)} is not on main`);
+    }
+    const passes = (passesOf.get(name) ?? []).sort().join(',');
+    if (passes !== 'all,infrastructure') problems.push(`${name}: commits on main for passes [${passes}], expected [all,infrastructure]`);
+    const prefix = `clusters/${name}/`;
+    const present = listed.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length)).sort();
+    const missing = expectedFiles.filter((rel) => !present.includes(rel));
+    if (missing.length > 0) problems.push(`${name}: ${missing.length} files missing, e.g. ${missing.slice(0, 3).join(', ')}`);
+    for (const rel of expectedSealed) {
+      const text = sealedBlobs.get(`${prefix}${rel}`);
+      if (text === undefined || !/^kind: SealedSecret$/m.test(text) || !/encryptedData:/.test(text)) problems.push(`${name}: ${rel} is missing or not a SealedSecret`);
+    }
+  }
+  for (const problem of problems.slice(0, 20)) log(`concurrent-runs: PROBLEM ${problem}`);
+  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushes.length} pushes landed, ${retries} rejected attempts rebased and retried, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
+  await daemon.stop();
+  await tmp.remove();
+
+  return [
+    {
+      suite: 'concurrent-runs',
+      name: `${CONCURRENT} runs at once into one repository: runs succeeded`,
+      measured: `${succeeded}/${CONCURRENT}`,
+      target: `${CONCURRENT}/${CONCURRENT}`,
+      verdict: verdict(succeeded === CONCURRENT),
+    },
+    {
+      suite: 'concurrent-runs',
+      name: 'remote history: all commits, linear, nothing lost',
+      measured: problems.length === 0 ? `${added} commits, 0 merges, ${CONCURRENT} full trees + ${expectedSealed.length} SealedSecrets each` : `${problems.length} problem(s): ${problems[0]}`,
+      target: `${2 * CONCURRENT} commits, linear, all trees`,
+      verdict: verdict(problems.length === 0),
+    },
+    {
+      suite: 'concurrent-runs',
+      name: `wall time of ${CONCURRENT} concurrent runs`,
+      measured: ms(wall),
+      baseline: `1 run alone ${ms(singleMs)} (×${CONCURRENT} serial ${ms(singleMs * CONCURRENT)})`,
+      ratio: wall / singleMs,
+      target: 'none (information)',
+      verdict: 'INFO',
+    },
+    {
+      suite: 'concurrent-runs',
+      name: 'push retries (non-fast-forward, rebased)',
+      measured: `${retries} retries; ${pushes.length}/${2 * CONCURRENT} pushes landed (max ${maxAttempts} attempts)${gaveUp > 0 ? `, ${gaveUp} runs gave up` : ''}`,
+      target: 'none (information)',
+      verdict: 'INFO',
+    },
+  ];
+};

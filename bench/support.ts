@@ -1,0 +1,182 @@
+/**
+ * Shared pieces of `npm run bench`: the figure record every suite returns,
+ * statistics, timing, a spawn helper with a clean git environment, temp
+ * directories that are always removed, and a cleanup stack so a suite that
+ * fails (or a Ctrl-C) still stops its servers and daemons.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { devNull, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/** One line of the final table. */
+export interface Figure {
+  readonly suite: string;
+  /** What was measured, e.g. "render + seal, median". */
+  readonly name: string;
+  /** The measured value, formatted with its unit. */
+  readonly measured: string;
+  /** The baseline measured in the same run, formatted with its unit, and what it is. */
+  readonly baseline?: string;
+  /** measured / baseline (or the figure's own ratio when the figure is a ratio). */
+  readonly ratio?: number;
+  /** The target as text, e.g. "< 100 ms". */
+  readonly target: string;
+  /** PASS / MISS against the target; INFO when there is no target. */
+  readonly verdict: 'PASS' | 'MISS' | 'INFO';
+}
+
+/** What a suite gets from the runner. */
+export interface SuiteContext {
+  /** Prints a progress line (to stderr, so stdout stays the report). */
+  readonly log: (message: string) => void;
+}
+
+export type Suite = (ctx: SuiteContext) => Promise<Figure[]>;
+
+// ---------------------------------------------------------------------------
+// Statistics
+
+/** The value at quantile q (0..1) of the samples, nearest-rank. */
+export function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1] as number;
+}
+
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export const p95 = (samples: readonly number[]): number => quantile(samples, 0.95);
+
+/** Milliseconds an async call takes. */
+export async function timeMs(work: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}
+
+/** Runs `work` `warmup` times untimed, then `iterations` times timed; returns the samples in ms. */
+export async function sample(iterations: number, warmup: number, work: (i: number) => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await work(-1 - i);
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) samples.push(await timeMs(() => work(i)));
+  return samples;
+}
+
+// ---------------------------------------------------------------------------
+// Formatting
+
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value >= 100 ? `${value.toFixed(0)} ms` : value >= 10 ? `${value.toFixed(1)} ms` : `${value.toFixed(2)} ms`;
+}
+
+export function ratio(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return '';
+  return `${value >= 10 ? value.toFixed(1) : value.toFixed(2)}×`;
+}
+
+export function verdict(pass: boolean): 'PASS' | 'MISS' {
+  return pass ? 'PASS' : 'MISS';
+}
+
+// ---------------------------------------------------------------------------
+// Cleanup
+
+type Cleanup = () => Promise<void> | void;
+const cleanups: Cleanup[] = [];
+
+/** Registers `fn` to run at the end of the current suite (last registered runs first). Returns an unregister function. */
+export function onCleanup(fn: Cleanup): () => void {
+  cleanups.push(fn);
+  return () => {
+    const i = cleanups.lastIndexOf(fn);
+    if (i >= 0) cleanups.splice(i, 1);
+  };
+}
+
+/** Runs and clears every registered cleanup; errors are reported, not thrown. */
+export async function runCleanups(report: (message: string) => void = () => {}): Promise<void> {
+  while (cleanups.length > 0) {
+    const fn = cleanups.pop() as Cleanup;
+    try {
+      await fn();
+    } catch (error) {
+      report(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+/** A fresh temp directory, removed by the suite's cleanup (or earlier, by the returned remove()). */
+export async function tempDir(prefix: string): Promise<{ readonly path: string; remove(): Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), `gs-bench-${prefix}-`));
+  const remove = async () => {
+    unregister();
+    await rm(path, { recursive: true, force: true });
+  };
+  const unregister = onCleanup(() => rm(path, { recursive: true, force: true }));
+  return { path, remove };
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+
+/** The environment the bench's own git commands run with: no system or user configuration. */
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    ...(process.env['TMPDIR'] ? { TMPDIR: process.env['TMPDIR'] } : {}),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: devNull,
+    HOME: devNull,
+    XDG_CONFIG_HOME: devNull,
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+    GIT_AUTHOR_NAME: 'bench',
+    GIT_AUTHOR_EMAIL: 'bench@localhost',
+    GIT_COMMITTER_NAME: 'bench',
+    GIT_COMMITTER_EMAIL: 'bench@localhost',
+    ...extra,
+  };
+}
+
+export interface ExecResult {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Spawns `command args` (no shell); rejects with its stderr when it exits non-zero. */
+export function exec(
+  command: string,
+  args: readonly string[],
+  options: { readonly cwd: string; readonly env?: Record<string, string>; readonly input?: string | Buffer } = { cwd: process.cwd() },
+): Promise<ExecResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env ?? gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (code === 0) resolve({ stdout, stderr });
+      else reject(new Error(`${command} ${args.slice(0, 2).join(' ')} exited ${code ?? signal}: ${stderr.trim().slice(-1000)}`));
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input);
+  });
+}
+
+/** `git args` in `cwd` with the bench's clean environment. */
+export function git(cwd: string, args: readonly string[], input?: string | Buffer): Promise<ExecResult> {
+  return exec('git', args, { cwd, env: gitEnv(), ...(input !== undefined ? { input } : {}) });
+}
