@@ -70,6 +70,14 @@ async function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): Promise<stri
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** A boolean switch from the environment: unset or empty is false. */
+function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? '').trim().toLowerCase();
+  if (value === '' || value === 'false' || value === '0' || value === 'no') return false;
+  if (value === 'true' || value === '1' || value === 'yes') return true;
+  throw new ValidationError([{ field: name, message: 'must be true or false' }]);
+}
+
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
   const sshKey = await fromEnvOrFile(env, 'SCAFFOLD_GIT_SSH_KEY');
   if (sshKey) {
@@ -114,7 +122,9 @@ function program(env: NodeJS.ProcessEnv): Command {
     .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', 'SCAFFOLD_SEALED_SECRETS_NAME', 'sealed-secrets-controller'))
     .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', 'SCAFFOLD_CONTROLLER_TIMEOUT', '15m'))
     .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', 'SCAFFOLD_REGISTRY_AUTH_FILE'))
-    .addOption(option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', 'SCAFFOLD_ROTATE_CREDENTIALS').default(false))
+    // Not .env(): commander turns a boolean flag on whenever its variable is set, so
+    // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
+    .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
@@ -137,6 +147,7 @@ function program(env: NodeJS.ProcessEnv): Command {
         if ((certificatePem === undefined) === (kubeconfig === undefined)) {
           throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
         }
+        const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
         const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
         const credentials = await gitCredentialsFrom(env);
         const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
@@ -156,7 +167,7 @@ function program(env: NodeJS.ProcessEnv): Command {
             controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
             controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
             generatorVersion: packageVersion(),
-            rotateCredentials: flags.rotateCredentials === true || String(flags.rotateCredentials) === 'true',
+            rotateCredentials,
             ...(certificatePem ? { certificatePem } : {}),
             ...(registryAuth ? { registryAuth } : {}),
             ...(credentials ? { credentials } : {}),
@@ -174,11 +185,20 @@ function program(env: NodeJS.ProcessEnv): Command {
     });
 }
 
+const runner = program(process.env);
 try {
-  await program(process.env).parseAsync(process.argv);
+  await runner.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
     process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    if (error.exitCode !== 0) {
+      // A missing or malformed flag is still a finished run to whoever waits for
+      // the result (the service reads the file or the termination message).
+      const resultFile = (runner.opts() as Partial<RunnerFlags>).resultFile ?? process.env.SCAFFOLD_RESULT_FILE;
+      // "unknown option '--token=…'" would repeat a value someone put on the command line.
+      const message = error.message.replace(/^error: /, '').replace(/('--?[^'=\s]+=)[^']*'/g, "$1…'");
+      await writeResult(resultFile, { status: 'failed', message, commits: [] }).catch(() => undefined);
+    }
   } else {
     // Only reached for input rejected before the run started (e.g. the cluster spec).
     process.stderr.write(`error: ${(error as AppError).message ?? String(error)}\n`);

@@ -13,12 +13,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { isAppError, VerificationError } from '../errors.js';
+import { isAppError, ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { clusterNameSchema, type ClusterSpec } from '../model/cluster-spec.js';
+import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
+import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+import { passCommitOf } from '../app/pass-commit.js';
 import { renderWorkTree } from '../app/render-work-tree.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 
@@ -73,12 +75,23 @@ export interface ScaffoldRunOptions {
   readonly generatorVersion: string;
   /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
   readonly author?: GitIdentity;
-  /** @default 8 */
+  /** @default 30 */
   readonly pushAttempts?: number;
   readonly signal?: AbortSignal;
 }
 
 const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
+
+/** A run id goes into a directory name and a commit trailer: no path separators, no line breaks. */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Push attempts when the caller sets none. Each round of racing pushes lets only
+ * one through, so the budget has to outlast a burst of concurrent runs (the
+ * design's figure is 20 into one repository; 8 attempts lost runs there), with
+ * the remote's jittered backoff spreading the rounds out.
+ */
+const DEFAULT_PUSH_ATTEMPTS = 30;
 
 /** The error a step ended with, and which step. */
 export class StepError extends Error {
@@ -101,6 +114,17 @@ export class StepError extends Error {
  *   pushed before it, so callers can write a failed result and choose an exit code
  */
 export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOptions): Promise<RunResult> {
+  if (!RUN_ID.test(options.id)) {
+    throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
+  }
+  // Bad input is refused before anything is pushed: found at step 6, it would
+  // leave the cluster with only its first pass on the remote.
+  parseClusterSpec(options.cluster);
+  if (options.certificatePem !== undefined) parseSealingCertificate(options.certificatePem, 'certificate');
+  if (options.registryAuth !== undefined) assertDockerConfigJson(options.registryAuth, 'registryAuth');
+  if (options.certificatePem === undefined && !deps.certificates) {
+    throw new ValidationError('no sealing certificate given and no Kubernetes access configured to fetch one');
+  }
   const now = deps.now ?? Date.now;
   const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
   const branch = options.branch ?? 'main';
@@ -108,6 +132,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   const controller = options.controller ?? { namespace: 'kube-system', name: 'sealed-secrets-controller' };
   const gitopsPath = `clusters/${options.cluster.name}`;
   const commits: RunCommit[] = [];
+  /** Whether step 2 found the full tree already there (a rerun after pass 2 landed). */
+  let supersededInfrastructure = false;
   let workspace: GitWorkspace | undefined;
   const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `scaffold-${options.id}-`));
 
@@ -134,7 +160,11 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       reference,
       pass,
       generatorVersion: options.generatorVersion,
-      rotateCredentials: options.rotateCredentials ?? false,
+      // Rotation is the sealing pass's job. The first pass of a rerun renders the
+      // full tree again (a cluster never loses layers) and must keep what is
+      // sealed: it may not have the certificate yet, and rotating there would
+      // push credentials sealed for a key that step 5 has not confirmed.
+      rotateCredentials: pass === 'all' && (options.rotateCredentials ?? false),
       ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem) } : {}),
       ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
     });
@@ -163,12 +193,17 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       author: options.author ?? DEFAULT_AUTHOR,
     });
     if (sha === undefined) {
-      const existing = await workspace!.lastCommitTouching([gitopsPath]);
+      // Nothing new: report the commit this pass landed as. The newest commit
+      // touching the path is that only for the pass that wrote the current tree;
+      // on a rerun the infrastructure pass was superseded by the full one.
+      const existing =
+        (await passCommitOf(workspace!.dir, options.cluster.name, pass)) ??
+        (pass === 'all' || !supersededInfrastructure ? await workspace!.lastCommitTouching([gitopsPath]) : undefined);
       if (existing) commits.push({ pass, sha: existing });
       log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);
       return;
     }
-    const pushed = await workspace!.push({ maxAttempts: options.pushAttempts ?? 8, ...(options.signal ? { signal: options.signal } : {}) });
+    const pushed = await workspace!.push({ maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS, ...(options.signal ? { signal: options.signal } : {}) });
     commits.push({ pass, sha: pushed.sha });
     log.info({ event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true }, `pushed pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`);
   };
@@ -185,6 +220,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       }),
     );
     const first = await step(2, 'rendering the infrastructure layer (nothing sealed)', () => render('infrastructure'));
+    supersededInfrastructure = first.pass === 'all';
     await step(3, 'committing and pushing the infrastructure layer', () => commitAndPush('infrastructure'));
 
     let certificatePem = options.certificatePem;
@@ -192,8 +228,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       skip(4, 'the sealing certificate was supplied; not waiting for the controller');
       skip(5, 'the sealing certificate was supplied; not fetching it');
     } else {
-      const source = deps.certificates;
-      if (!source) throw new StepError(4, new Error('no certificate and no Kubernetes access configured'));
+      // Checked up front: one of the two is there.
+      const source = deps.certificates!;
       const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
       await step(4, `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`, () =>
         source.waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
