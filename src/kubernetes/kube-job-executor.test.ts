@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
+import { PgRunStore } from '../db/pg-run-store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
+import { RunMonitor } from '../service/run-monitor.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
 
@@ -58,6 +61,11 @@ function podSpec(job: JsonObject): JsonObject {
 function decoded(secret: JsonObject | undefined): Record<string, string> {
   const data = (secret?.['data'] ?? {}) as Record<string, string>;
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** The source line the executor yields before a pod's lines. */
+function sourceLineOf(pod: string, retry = false): string {
+  return outputSourceLine({ source: `pod/${pod}`, msg: `runner output from pod ${pod}${retry ? ', a retry of the runner' : ''}` });
 }
 
 async function collect(lines: AsyncIterable<string>): Promise<string[]> {
@@ -301,7 +309,7 @@ describe('KubeJobExecutor', () => {
       const { job } = await executor.start(run, SECRETS);
       const lines = ['{"step":1,"msg":"clone"}', '{"step":2,"msg":"render infrastructure"}'];
       const pod = double.addPodForJob(NS, job, { phase: 'Succeeded', logLines: lines, terminationMessage: '{"status":"succeeded","message":"ok"}' });
-      assert.deepEqual(await collect(executor.logs(run, { follow: false })), lines);
+      assert.deepEqual(await collect(executor.logs(run, { follow: false })), [sourceLineOf(pod), ...lines]);
       const logRequest = double.requests.find((r) => r.path === `/api/v1/namespaces/${NS}/pods/${pod}/log`);
       assert.equal(logRequest?.query['container'], 'runner');
       assert.ok(double.requests.some((r) => r.path === `/api/v1/namespaces/${NS}/pods` && r.query['labelSelector'] === `job-name=${job}`));
@@ -319,18 +327,18 @@ describe('KubeJobExecutor', () => {
         for (let i = 0; i < 200 && received.length < n; i++) await new Promise((r) => setTimeout(r, 10));
         assert.ok(received.length >= n, `expected ${n} lines, got ${JSON.stringify(received)}`);
       };
-      await until(1);
+      await until(2);
       double.appendPodLog(NS, pod, ['two', 'three']);
-      await until(3);
+      await until(4);
       double.interruptPodLogStreams(NS, pod);
       await new Promise((r) => setTimeout(r, 100));
       double.appendPodLog(NS, pod, ['four']);
-      await until(4);
+      await until(5);
       double.setJobStatus(NS, job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
       double.appendPodLog(NS, pod, ['five']);
       double.setPodPhase(NS, pod, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"ok"}' });
       await done;
-      assert.deepEqual(received, ['one', 'two', 'three', 'four', 'five']);
+      assert.deepEqual(received, [sourceLineOf(pod), 'one', 'two', 'three', 'four', 'five']);
       const follows = double.requests.filter((r) => r.path.endsWith(`/pods/${pod}/log`) && r.query['follow'] === 'true');
       assert.equal(follows.length, 2, 'one follow, one resume after the drop');
       assert.ok(follows[1]?.query['sinceTime'], 'the resume starts at the last line\'s time');
@@ -339,18 +347,118 @@ describe('KubeJobExecutor', () => {
     it('stops following when the signal aborts', async () => {
       const run = runOf();
       const { job } = await executor.start(run, SECRETS);
-      double.addPodForJob(NS, job, { phase: 'Running', logLines: ['only'] });
+      const pod = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['only'] });
       const controller = new AbortController();
       const received: string[] = [];
       for await (const line of executor.logs(run, { follow: true, signal: controller.signal })) {
         received.push(line);
         setTimeout(() => controller.abort(), 50);
       }
-      assert.deepEqual(received, ['only']);
+      assert.deepEqual(received, [sourceLineOf(pod), 'only']);
+    });
+
+    it('reads a retried Job pod by pod, each from its start after its source line, and names the retry', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const first = double.addPodForJob(NS, job, { phase: 'Failed', logLines: ['a1', 'a2'], terminationMessage: '{"status":"failed","message":"push failed"}' });
+      await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds: the retry is created later
+      const second = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['b1'] });
+      const received: string[] = [];
+      const done = (async () => {
+        for await (const line of executor.logs(run, { follow: true })) received.push(line);
+      })();
+      for (let i = 0; i < 200 && received.length < 5; i++) await new Promise((r) => setTimeout(r, 10));
+      double.appendPodLog(NS, second, ['b2']);
+      double.setJobStatus(NS, job, { succeeded: 1, failed: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+      double.setPodPhase(NS, second, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"ok"}' });
+      await done;
+      assert.deepEqual(received, [sourceLineOf(first), 'a1', 'a2', sourceLineOf(second, true), 'b1', 'b2']);
+      assert.deepEqual(received.map(parseOutputSource).filter((s) => s !== undefined).map((s) => s.source), [`pod/${first}`, `pod/${second}`]);
+
+      // A later replay in which the first pod's log can no longer be read (its node is gone) still names both pods.
+      double.injectFailure({ method: 'GET', path: new RegExp(`/pods/${first}/log$`), code: 404 });
+      const replay = await collect(executor.logs(run, { follow: false }));
+      assert.deepEqual(replay, [sourceLineOf(first), sourceLineOf(second, true), 'b1', 'b2']);
     });
 
     it('yields nothing for a run whose Job is gone', async () => {
       assert.deepEqual(await collect(executor.logs(runOf(), { follow: true })), []);
+    });
+  });
+
+  describe('with the run monitor', () => {
+    let store: PgRunStore;
+    before(async () => {
+      store = await PgRunStore.open();
+    });
+    after(async () => {
+      await store.close();
+    });
+
+    const waitFor = async (what: string, condition: () => Promise<boolean>): Promise<void> => {
+      for (let i = 0; i < 500; i++) {
+        if (await condition()) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.fail(`timed out waiting for ${what}`);
+    };
+    const monitorOf = (): RunMonitor => new RunMonitor({ store, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 20, reconcileIntervalMs: 60_000 } });
+    const stored = async (id: string): Promise<string[]> => (await store.readLogs(id)).map((l) => l.line);
+
+    it('a service restart while the Job retries in a new pod loses none of the new pod\'s lines and stores none twice', async () => {
+      const template = runOf();
+      const run = await store.create({
+        id: template.id,
+        cluster: template.cluster,
+        repositoryUrl: template.repositoryUrl,
+        branch: template.branch,
+        reference: template.reference,
+        job: jobNameOf(template.id),
+        createdBy: template.createdBy,
+        sealing: template.sealing,
+      });
+      const { job } = await executor.start(run, SECRETS);
+      const first = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['{"event":"step_started","step":1,"step_name":"clone"}', 'a2'] });
+
+      // Before the restart: the first pod's output so far.
+      let stop = new AbortController();
+      let monitor = monitorOf();
+      await monitor.start(stop.signal);
+      monitor.track(run);
+      await waitFor('the first pod\'s lines', async () => (await stored(run.id)).length === 3);
+      stop.abort();
+      await monitor.idle();
+
+      // While the service is down: the first pod fails and is lost with its node (its log cannot be read any
+      // more), and the Job retries in a second pod.
+      double.appendPodLog(NS, first, ['a3']);
+      double.setPodPhase(NS, first, 'Failed', { terminationMessage: '{"status":"failed","message":"step 3: push failed"}' });
+      double.injectFailure({ method: 'GET', path: new RegExp(`/pods/${first}/log$`), code: 404, times: 1000 });
+      await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds: the retry is created later
+      const second = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['{"event":"step_started","step":1,"step_name":"clone"}', 'b2'] });
+
+      // After the restart.
+      stop = new AbortController();
+      monitor = monitorOf();
+      await monitor.start(stop.signal);
+      await waitFor('the second pod\'s lines', async () => (await stored(run.id)).includes('b2'));
+      double.appendPodLog(NS, second, ['b3']);
+      double.setJobStatus(NS, job, { succeeded: 1, failed: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+      double.setPodPhase(NS, second, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"pushed","step":7}' });
+      await waitFor('the result', async () => (await store.get(run.id))?.status === 'succeeded');
+      stop.abort();
+      await monitor.idle();
+
+      assert.deepEqual(await stored(run.id), [
+        sourceLineOf(first),
+        '{"event":"step_started","step":1,"step_name":"clone"}',
+        'a2',
+        sourceLineOf(second, true),
+        '{"event":"step_started","step":1,"step_name":"clone"}',
+        'b2',
+        'b3',
+      ]);
+      assert.equal((await store.get(run.id))?.message, 'pushed');
     });
   });
 

@@ -30,6 +30,7 @@ import {
 import { z } from 'zod';
 import { NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 
@@ -345,10 +346,13 @@ export class KubeJobExecutor implements ScaffoldExecutor {
   }
 
   /**
-   * The runner's log lines, pod by pod (a retried Job has several). With
-   * `follow`, waits for pods to start, streams each until its container exits
-   * (resuming after a dropped connection), and ends when the Job has finished
-   * and every pod has been read. A Job that no longer exists yields nothing.
+   * The runner's log lines, pod by pod in creation order (a retried Job has
+   * several), each pod's preceded by its source line (`pod/<pod name>`, see
+   * `service/output-source.ts`), so a reader can tell the tries apart and count
+   * what it has of each even when an earlier pod is gone. With `follow`, waits
+   * for pods to start, streams each until its container exits (resuming after
+   * a dropped connection), and ends when the Job has finished and every pod has
+   * been read. A Job that no longer exists yields nothing.
    */
   async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
     const { follow, signal } = options;
@@ -368,6 +372,9 @@ export class KubeJobExecutor implements ScaffoldExecutor {
           }
           continue;
         }
+        // The message is for people; only `source` is relied on.
+        const retry = pods.indexOf(next) > 0 ? ', a retry of the runner' : '';
+        yield outputSourceLine({ source: `pod/${podName}`, msg: `runner output from pod ${podName}${retry}` });
         yield* this.podLines(podName, follow && phase === 'running', signal);
         read.add(podName);
         continue;

@@ -37,9 +37,10 @@ emit({
 process.stderr.write('a line on stderr\\n');
 if (cluster.startsWith('crash-')) process.exit(3);
 if (cluster.startsWith('hang-') || cluster.startsWith('stubborn-')) {
+  // The handler is in place before the line the test waits for: a SIGTERM must never beat it.
+  if (cluster.startsWith('stubborn-')) process.on('SIGTERM', () => emit({ event: 'warning', msg: 'ignoring SIGTERM' }));
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   emit({ event: 'grandchild', pid: child.pid });
-  if (cluster.startsWith('stubborn-')) process.on('SIGTERM', () => emit({ event: 'warning', msg: 'ignoring SIGTERM' }));
   setInterval(() => {}, 1000);
 } else {
   writeFileSync(env.SCAFFOLD_RESULT_FILE, JSON.stringify({ status: 'succeeded', message: 'pushed', gitops_path: 'clusters/' + cluster, commits: [{ pass: 'all', sha: 'a'.repeat(40) }], step: 7 }));

@@ -137,6 +137,11 @@ export class LocalExecutor implements ScaffoldExecutor {
     return { state: 'failed', result: { status: 'failed', message: how } };
   }
 
+  /**
+   * The child's stdout and stderr lines from its start: one unnamed source (no
+   * source lines, see `output-source.ts`). Nothing for a run this process did not
+   * start (before a restart) or has forgotten (`retainFinishedMs`).
+   */
   async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
     const { follow, signal } = options;
     const execution = this.#executions.get(run.id);

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PgRunStore } from '../db/pg-run-store.js';
+import { outputSourceLine } from './output-source.js';
 import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
@@ -227,6 +228,124 @@ describe('RunMonitor', () => {
       stop.abort();
       await monitor.idle();
       await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+    });
+  });
+
+  describe('output from several sources (a Job retried in new pods)', () => {
+    const source = (pod: string): string => outputSourceLine({ source: `pod/${pod}`, msg: `runner output from pod ${pod}` });
+
+    /** Runs the monitor until the run is settled, then returns its stored lines. */
+    async function settle(run: ScaffoldRun, executor: FakeExecutor): Promise<string[]> {
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      stop.abort();
+      await monitor.idle();
+      return storedLines(run.id);
+    }
+
+    it('stores a retried pod\'s first lines when the earlier pod is gone from the replay', async () => {
+      const run = await newRun();
+      // Stored before a restart: the first pod's output.
+      const firstPod = [source('scaffold-r-aaaaa'), event({ event: 'step_started', step: 1, step_name: 'clone' }), 'cloning…', event({ event: 'step_failed', step: 3, msg: 'push failed' })];
+      await store.appendLogs(run.id, firstPod.map((line) => ({ time: new Date(), line })));
+      // After the restart the first pod has been deleted; the Job's retry runs in a second pod.
+      const secondPod = [source('scaffold-r-bbbbb'), event({ event: 'step_started', step: 1, step_name: 'clone' }), 'cloning again…', event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' })];
+      const executor = new FakeExecutor();
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      executor.lines.set(run.id, secondPod);
+      // Counting all stored lines (4) against this replay would have skipped the whole second pod.
+      assert.deepEqual(await settle(run, executor), [...firstPod, ...secondPod]);
+    });
+
+    it('skips exactly what is stored of each pod when the replay has them all', async () => {
+      const run = await newRun();
+      const a = [source('scaffold-r-aaaaa'), 'a1', 'a2', 'a3'];
+      const b = [source('scaffold-r-bbbbb'), 'b1', 'b2'];
+      // Stored: part of the first pod (the service stopped while it ran), nothing of the second.
+      await store.appendLogs(run.id, a.slice(0, 2).map((line) => ({ time: new Date(), line })));
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' }, [...a, ...b]);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await storedLines(run.id)).length === 7);
+      assert.deepEqual(await storedLines(run.id), [...a, ...b]);
+      // A third pod while the monitor follows.
+      const c = [source('scaffold-r-ccccc'), 'c1'];
+      for (const line of c) executor.emit(run.id, line);
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      stop.abort();
+      await monitor.idle();
+      assert.deepEqual(await storedLines(run.id), [...a, ...b, ...c], 'no line twice, none lost');
+    });
+
+    it('stores only the missing tail of a pod, whether or not the earlier pod is in the replay', async () => {
+      const run = await newRun();
+      const a = [source('scaffold-r-aaaaa'), 'a1'];
+      const b = [source('scaffold-r-bbbbb'), 'b1', 'b2'];
+      await store.appendLogs(run.id, [...a, ...b.slice(0, 2)].map((line) => ({ time: new Date(), line })));
+      const executor = new FakeExecutor();
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      // This replay lacks the first pod (gone), the next one has it again.
+      executor.lines.set(run.id, b);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await monitor.idle();
+      stop.abort();
+      assert.deepEqual(await storedLines(run.id), [...a, ...b]);
+      // The store is settled; a replay with every pod against the same stored log adds nothing.
+      const again = await newRun();
+      await store.appendLogs(again.id, [...a, ...b].map((line) => ({ time: new Date(), line })));
+      const replaying = new FakeExecutor();
+      replaying.finish(again.id, { status: 'succeeded', message: 'done' });
+      replaying.lines.set(again.id, [...a, ...b]);
+      assert.deepEqual(await settle(again, replaying), [...a, ...b]);
+    });
+
+    it('a log stored without source lines (one unnamed source) keeps its shape: count-skipped, source lines dropped', async () => {
+      const run = await newRun();
+      // Stored before executors wrote source lines.
+      await store.appendLogs(run.id, ['l1', 'l2'].map((line) => ({ time: new Date(), line })));
+      const executor = new FakeExecutor();
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      executor.lines.set(run.id, [source('scaffold-r-aaaaa'), 'l1', 'l2', 'l3', source('scaffold-r-bbbbb'), 'l4']);
+      assert.deepEqual(await settle(run, executor), ['l1', 'l2', 'l3', 'l4']);
+    });
+
+    it('output without source lines (the local executor) is count-skipped as before', async () => {
+      const run = await newRun();
+      await store.appendLogs(run.id, ['x1', 'x2'].map((line) => ({ time: new Date(), line })));
+      const executor = new FakeExecutor();
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      executor.lines.set(run.id, ['x1', 'x2', 'x3']);
+      assert.deepEqual(await settle(run, executor), ['x1', 'x2', 'x3']);
+    });
+
+    it('follows a retry in one stream: the step starts over, commits of both tries are kept once', async () => {
+      const run = await newRun('pending');
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' }, [source('scaffold-r-aaaaa'), event({ event: 'step_started', step: 3, step_name: 'push' }), event({ event: 'commit', pass: 'infrastructure', sha: SHA1 })]);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await store.get(run.id))?.commits.length === 1);
+      for (const line of [source('scaffold-r-bbbbb'), event({ event: 'step_started', step: 1, step_name: 'clone' })]) executor.emit(run.id, line);
+      await waitFor(async () => (await store.get(run.id))?.step === 1);
+      // The retry converges: its first commit is the one already pushed.
+      for (const line of [event({ event: 'commit', pass: 'infrastructure', sha: SHA1 }), event({ event: 'commit', pass: 'all', sha: SHA2 })]) executor.emit(run.id, line);
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      stop.abort();
+      await monitor.idle();
+      assert.deepEqual((await store.get(run.id))?.commits, [
+        { pass: 'infrastructure', sha: SHA1 },
+        { pass: 'all', sha: SHA2 },
+      ]);
+      assert.equal((await storedLines(run.id)).length, 7);
     });
   });
 

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../logger.js';
+import { parseOutputSource } from './output-source.js';
 import type { RunStore, RunUpdate } from './run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import { ACTIVE_STATUSES, isFinal, type RunCommit, type RunResult, type ScaffoldRun } from './scaffold-run.js';
@@ -220,8 +221,9 @@ export class RunMonitor implements RunTracker {
 
   /**
    * Copies the executor's output of `run` into the store, then settles the run.
-   * Lines already stored (from before a restart or an earlier pump) are skipped:
-   * executors replay a run's output from its start.
+   * Executors replay a run's output from its start, source by source; lines
+   * already stored (from before a restart or an earlier pump) are skipped by
+   * {@link ReplayFilter}.
    */
   async #pumpOnce(initial: ScaffoldRun): Promise<{ received: number; outcome: 'settled' | 'active' | 'aborted' }> {
     const id = initial.id;
@@ -232,7 +234,7 @@ export class RunMonitor implements RunTracker {
       commits: [...initial.commits],
       step: initial.step,
     };
-    let skip = await this.#storedLineCount(id);
+    const replay = await ReplayFilter.load(this.#store, id);
     let buffer: { time: Date; line: string }[] = [];
     let received = 0;
     let chain: Promise<void> = Promise.resolve();
@@ -254,10 +256,7 @@ export class RunMonitor implements RunTracker {
     timer.unref();
     try {
       for await (const line of this.#executor.logs(initial, { follow: true, signal })) {
-        if (skip > 0) {
-          skip--;
-          continue;
-        }
+        if (!replay.isNew(line)) continue;
         received++;
         buffer.push({ time: this.#clock(), line });
         const update = this.#progressOf(line, state);
@@ -368,16 +367,66 @@ export class RunMonitor implements RunTracker {
     }
     return Object.keys(update).length > 0 ? update : undefined;
   }
+}
 
-  async #storedLineCount(id: string): Promise<number> {
+/**
+ * Tells, line by line, which lines of a replayed output the store does not
+ * have yet. How it counts is fixed by the first stored line:
+ *
+ * - a source line (`output-source.ts`), or nothing stored yet: lines are
+ *   counted per source, each source line included. A replay that lacks a source
+ *   (a deleted pod) or has a new one (a Job retry in a new pod) still lines up:
+ *   of each source, exactly the lines not stored yet are new.
+ * - any other line: the output is one unnamed source, replayed whole (the local
+ *   executor; a Job run whose log was stored before executors wrote source
+ *   lines): the first `stored` lines are old, and source lines are dropped so
+ *   that such a log keeps its shape.
+ */
+class ReplayFilter {
+  readonly #perSource: boolean;
+  /** Stored lines per source (per-source mode; `''` is the unnamed one), or of the whole log. */
+  readonly #stored: ReadonlyMap<string, number>;
+  #left: number;
+
+  private constructor(perSource: boolean, stored: ReadonlyMap<string, number>) {
+    this.#perSource = perSource;
+    this.#stored = stored;
+    this.#left = stored.get('') ?? 0;
+  }
+
+  /** Reads what the store holds of run `id`. */
+  static async load(store: RunStore, id: string): Promise<ReplayFilter> {
+    const stored = new Map<string, number>();
+    let perSource: boolean | undefined;
+    let source = '';
     let after = 0;
     for (;;) {
-      const page = await this.#store.readLogs(id, { afterSeq: after, limit: 1000 });
+      const page = await store.readLogs(id, { afterSeq: after, limit: 1000 });
+      for (const { line } of page) {
+        const announced = parseOutputSource(line);
+        perSource ??= announced !== undefined;
+        if (perSource && announced !== undefined) source = announced.source;
+        stored.set(source, (stored.get(source) ?? 0) + 1);
+      }
       const last = page.at(-1);
-      if (last === undefined) return after;
+      if (last === undefined || page.length < 1000) break;
       after = last.seq;
-      if (page.length < 1000) return after;
     }
+    return new ReplayFilter(perSource ?? true, stored);
+  }
+
+  /** Whether `line`, the next line of the replay, is one the store does not have. */
+  isNew(line: string): boolean {
+    const announced = parseOutputSource(line);
+    if (announced !== undefined) {
+      if (!this.#perSource) return false;
+      this.#left = this.#stored.get(announced.source) ?? 0;
+    }
+    if (this.#left > 0) {
+      this.#left--;
+      return false;
+    }
+    return true;
   }
 }
 

@@ -27,6 +27,12 @@ export interface ScaffoldExecutor {
   /**
    * The runner's stdout lines (JSON events). With `follow`, keeps yielding until the
    * run ends or `signal` aborts.
+   *
+   * Each call replays the output from its start. Output from several sources
+   * (a Job's retried pods) comes source by source, each one from its own start and
+   * preceded by its source line (`output-source.ts`); a source that is gone (a
+   * deleted pod) may be missing from a later call. Output with no source line is
+   * one unnamed source.
    */
   logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string>;
   /** Stops the run's process (deletes the Job with its pods / kills the child). Idempotent. */

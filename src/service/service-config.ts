@@ -9,6 +9,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ValidationError, type FieldIssue } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
+import { packageVersion } from '../package-paths.js';
 import { repositoryUrlSchema } from './scaffold-service.js';
 
 /** How runs execute: child processes on this host, or Kubernetes Jobs. */
@@ -21,10 +22,18 @@ export type AuthMode = 'static' | 'tokenreview';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /**
- * The runner image used when SCAFFOLD_RUNNER_IMAGE is unset: the release this
- * service was built with (one npm package, one image), bumped with the version.
+ * The runner image used when SCAFFOLD_RUNNER_IMAGE is unset: the scaffold-runner
+ * image (`Dockerfile.runner`) of the release this service is, tagged with the
+ * package version. Not the service image (`Dockerfile`), which runs `serve`.
  */
-export const DEFAULT_RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder:0.1.0';
+export const DEFAULT_RUNNER_IMAGE = `ghcr.io/kubeopera/scaffold-runner:${packageVersion()}`;
+
+/**
+ * The runner pods' ServiceAccount when SCAFFOLD_RUNNER_SERVICE_ACCOUNT is unset:
+ * the one `deploy/base/serviceaccount.yaml` creates in JOB_NAMESPACE (no
+ * bindings, no token).
+ */
+export const DEFAULT_RUNNER_SERVICE_ACCOUNT = 'scaffold-runner';
 
 /** The validated configuration of the HTTP service. */
 export interface ServiceConfig {
@@ -44,6 +53,8 @@ export interface ServiceConfig {
   readonly jobNamespace: string;
   /** @default DEFAULT_RUNNER_IMAGE */
   readonly runnerImage: string;
+  /** The ServiceAccount runner pods run as, in `jobNamespace`. @default DEFAULT_RUNNER_SERVICE_ACCOUNT */
+  readonly runnerServiceAccount: string;
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
   /** @default 'development' */
@@ -82,18 +93,21 @@ const booleanFlag = z.preprocess(
   z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes'),
 );
 
-const integer = (min: number, max: number) =>
+// The default sits inside the preprocess: a blank value becomes undefined there,
+// and only then can the default apply (outside, it would see the blank string).
+const integer = (min: number, max: number, fallback: number) =>
   z.preprocess(
     blankToUndefined,
     z.coerce
       .number({ error: 'must be a whole number' })
       .int('must be a whole number')
       .min(min, `must be at least ${min}`)
-      .max(max, `must be at most ${max}`),
+      .max(max, `must be at most ${max}`)
+      .default(fallback),
   );
 
 const envSchema = z.object({
-  PORT: integer(0, 65535).default(8080),
+  PORT: integer(0, 65535, 8080),
   HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
   API_TOKENS: z.preprocess(
     commaList,
@@ -123,6 +137,14 @@ const envSchema = z.object({
     blankToUndefined,
     z.string().regex(IMAGE_REFERENCE, 'must be a container image reference such as registry/name:tag or name@sha256:…').default(DEFAULT_RUNNER_IMAGE),
   ),
+  SCAFFOLD_RUNNER_SERVICE_ACCOUNT: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .max(253, 'must be at most 253 characters')
+      .regex(DNS_SUBDOMAIN, 'must be a ServiceAccount name: lower-case letters, digits, "-" and "."')
+      .default(DEFAULT_RUNNER_SERVICE_ACCOUNT),
+  ),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrlSchema.optional()),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default('development')),
   AUTH_MODE: z.preprocess(blankToUndefined, z.enum(['static', 'tokenreview'], { error: 'must be static or tokenreview' }).optional()),
@@ -144,7 +166,7 @@ const envSchema = z.object({
     (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim().toLowerCase() : undefined),
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   ),
-  BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024).default(65536),
+  BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 65536),
   KUBERNETES_SERVICE_HOST: z.preprocess(blankToUndefined, z.string().optional()),
 });
 
@@ -188,6 +210,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     executor: e.EXECUTOR ?? (inCluster ? 'kubernetes' : 'local'),
     jobNamespace: e.JOB_NAMESPACE,
     runnerImage: e.SCAFFOLD_RUNNER_IMAGE,
+    runnerServiceAccount: e.SCAFFOLD_RUNNER_SERVICE_ACCOUNT,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,
     authMode,

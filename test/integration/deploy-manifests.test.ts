@@ -455,6 +455,17 @@ describe('deploy/base', () => {
       assert.deepEqual(loaded.allowedServiceAccounts, ['system:serviceaccount:kubeopera-core:host-cluster-controller']);
       assert.ok(loaded.dataDir.startsWith('/tmp/'), 'DATA_DIR is on the writable emptyDir');
       assert.equal(loaded.port, container().ports?.find((p) => p.name === 'http')?.containerPort);
+      assert.equal(loaded.runnerImage, literal['SCAFFOLD_RUNNER_IMAGE']);
+    });
+
+    it('runs runner pods as the base\'s scaffold-runner ServiceAccount in the Job namespace, which is also the default', () => {
+      const env = container().env ?? [];
+      const name = env.find((e) => e.name === 'SCAFFOLD_RUNNER_SERVICE_ACCOUNT')?.value;
+      assert.equal(name, 'scaffold-runner');
+      one('ServiceAccount', name, JOB_NS);
+      const loaded = loadServiceConfig({ API_TOKENS: 'a-static-token-of-16+chars' }, '/');
+      assert.equal(loaded.runnerServiceAccount, name, 'the default matches the base');
+      assert.equal(loaded.runnerImage.split(':')[0], env.find((e) => e.name === 'SCAFFOLD_RUNNER_IMAGE')?.value?.split(':')[0], 'the default runner image is the runner image');
     });
 
     it('probes /healthz on the http port and sets resources', () => {
