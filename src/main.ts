@@ -23,6 +23,7 @@ import { TokenReviewAuthenticator } from './kubernetes/token-review-authenticato
 import type { Logger } from './logger.js';
 import { createPino, loggerFromPino } from './pino-logger.js';
 import type { Authenticator } from './service/authenticator.js';
+import type { ClusterGraphSource } from './service/cluster-graph-source.js';
 import { LocalExecutor, type RunnerCommand } from './service/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
 import type { ScaffoldExecutor } from './service/scaffold-executor.js';
@@ -30,6 +31,7 @@ import type { ScaffoldPreviewer } from './service/scaffold-previewer.js';
 import { ScaffoldService, type DefaultRepository } from './service/scaffold-service.js';
 import { loadServiceConfig, type ServiceConfig } from './service/service-config.js';
 import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';
+import { GitClusterGraphSource } from './app/git-cluster-graph-source.js';
 import { GitScaffoldPreviewer } from './app/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './app/local-scaffold.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
@@ -53,11 +55,22 @@ export interface ServePlugins {
    * @default none: requests must then name repository.url
    */
   readonly seedDefaultRepository?: (context: { readonly dataDir: string; readonly logger: Logger }) => Promise<string>;
+  /**
+   * Draws a run's Flux graph (`GET /api/v1/scaffolds/{id}/graph`, the dashboard's picture).
+   * @default none: the endpoint answers 404
+   */
+  readonly graphSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => ClusterGraphSource;
 }
 
 const defaultPlugins: ServePlugins = {
   previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion() }),
   seedDefaultRepository: ({ dataDir, logger }) => ensureDefaultRepository(dataDir, logger),
+  graphSource: ({ config, logger }) =>
+    new GitClusterGraphSource({
+      git: new CliGitRemote({ logger: logger.child({ component: 'graph' }) }),
+      logger: logger.child({ component: 'graph' }),
+      workRoot: config.dataDir,
+    }),
 };
 
 const unwiredPreviewer: ScaffoldPreviewer = {
@@ -109,7 +122,13 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       cleanups.unshift(() => local.close());
       executor = local;
     } else {
-      executor = new KubeJobExecutor({ kubeConfig: clusterConfig(), namespace: config.jobNamespace, image: config.runnerImage, logger: logger.child({ component: 'kube-executor' }) });
+      executor = new KubeJobExecutor({
+        kubeConfig: clusterConfig(),
+        namespace: config.jobNamespace,
+        image: config.runnerImage,
+        serviceAccountName: config.runnerServiceAccount,
+        logger: logger.child({ component: 'kube-executor' }),
+      });
     }
 
     const authenticator: Authenticator =
@@ -141,7 +160,16 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       await monitor.idle();
     });
 
-    const app = await createHttpApp({ service, authenticator, store, logger: pino, metricsPublic: config.metricsPublic, bodyLimit: config.bodyLimitBytes });
+    const graphSource = plugins.graphSource?.({ config, logger });
+    const app = await createHttpApp({
+      service,
+      authenticator,
+      store,
+      logger: pino,
+      metricsPublic: config.metricsPublic,
+      bodyLimit: config.bodyLimitBytes,
+      ...(graphSource === undefined ? {} : { graphSource }),
+    });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });
     logger.info({ address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' }, 'gitops-scaffolder listening');

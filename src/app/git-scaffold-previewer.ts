@@ -60,9 +60,11 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         const files: PreviewFile[] = [];
         for (const [path, content] of result.tree) {
           const old = before.get(path);
-          files.push({ path, change: old === undefined ? 'added' : old === content ? 'unchanged' : 'modified', content });
+          if (old === undefined) files.push({ path, change: 'added', content });
+          else if (old === content) files.push({ path, change: 'unchanged', content });
+          else files.push({ path, change: 'modified', content, previousContent: old });
         }
-        for (const path of before.keys()) if (!result.tree.has(path)) files.push({ path, change: 'removed' });
+        for (const [path, old] of before) if (!result.tree.has(path)) files.push({ path, change: 'removed', previousContent: old });
         files.sort((a, b) => a.path.localeCompare(b.path));
         return { gitopsPath, files };
       } finally {

@@ -12,13 +12,16 @@ import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'f
 import type { Logger as Pino } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
-import { AppError, AuthenticationError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
+import { AppError, AuthenticationError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { clusterNameSchema, clusterSpecSchema, fieldIssuesOf } from '../model/cluster-spec.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
+import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
+import { runStepsOf, type RunStep } from '../service/run-steps.js';
 import type { LogLine, RunStore } from '../service/run-store.js';
 import { branchSchema, repositoryUrlSchema, type DryRunResult, type ScaffoldRequest, type ScaffoldService } from '../service/scaffold-service.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import { isFinal, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
 /** What the HTTP app needs. */
 export interface HttpAppDeps {
@@ -37,12 +40,22 @@ export interface HttpAppDeps {
   readonly metricsPublic?: boolean;
   /** Largest accepted request body in bytes; larger gets 413. @default 65536 */
   readonly bodyLimit?: number;
+  /**
+   * Draws a run's Flux graph for `GET /api/v1/scaffolds/{id}/graph`.
+   * @default none: the endpoint answers 404 saying the graph is not available
+   */
+  readonly graphSource?: ClusterGraphSource;
+  /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
+  readonly ui?: UiRoutesOptions;
 }
 
 const API = '/api/v1/scaffolds';
 /** How long a successful store ping answers /healthz without another. */
 const HEALTHY_FOR_MS = 1000;
 const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
+/** Final runs never change again: their step timelines are kept (at most this many) instead of re-read from the log. */
+const FINAL_STEPS_CACHE = 1000;
 
 // ---------------------------------------------------------------------------
 // Wire schemas: the request shape of DESIGN.md "A request, in full". Objects are
@@ -157,6 +170,7 @@ const logsQuerySchema = z
     after: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').optional(),
   })
   .strict();
+const graphQuerySchema = z.object({ format: z.enum(['svg', 'json'], { error: 'must be svg or json' }).optional() }).strict();
 const idParamsSchema = z.object({
   // scaffold-<id> must stay a DNS-1123 label (the Job name), so ids are too.
   id: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$/, 'must be a scaffold run id'),
@@ -192,6 +206,18 @@ const runViewSchema = z.object({
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
 });
+const runStepSchema = z.object({
+  step: z.number().int().describe('1–7.'),
+  name: z.string(),
+  status: z.enum(STEP_STATUSES),
+  started_at: z.string().optional(),
+  finished_at: z.string().optional(),
+  duration_ms: z.number().int().optional(),
+  message: z.string().optional().describe('Why the step was skipped or failed.'),
+});
+const runDetailSchema = runViewSchema.extend({
+  steps: z.array(runStepSchema).describe("The seven steps, derived from the runner's log events."),
+});
 const acceptedSchema = z.object({ id: z.string(), job: z.string(), status: z.enum(RUN_STATUSES), attempt: z.number().int() });
 const listSchema = z.object({ items: z.array(runViewSchema), next_cursor: z.string().optional() });
 const dryRunSchema = z.object({
@@ -200,7 +226,14 @@ const dryRunSchema = z.object({
   repository: z.object({ url: z.string(), branch: z.string() }),
   reference: z.string(),
   gitops_path: z.string(),
-  files: z.array(z.object({ path: z.string(), change: z.enum(['added', 'modified', 'removed', 'unchanged']), content: z.string().optional() })),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      change: z.enum(['added', 'modified', 'removed', 'unchanged']),
+      content: z.string().optional(),
+      previous_content: z.string().optional().describe('What the repository holds now, when the previewer reports it (modified and removed files).'),
+    }),
+  ),
 });
 const healthSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 
@@ -316,6 +349,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;
+    // The dashboard's static assets hold no data; everything it shows comes from the API below, with a token.
+    if (isUiPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) return;
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
     if (match === null) {
@@ -413,17 +448,63 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     },
   );
 
+  // Steps of final runs, which never change again; oldest first.
+  const finalSteps = new Map<string, readonly RunStep[]>();
+  const stepsOf = async (run: ScaffoldRun): Promise<readonly RunStep[]> => {
+    const known = finalSteps.get(run.id);
+    if (known !== undefined) return known;
+    const lines: { time: Date; line: string }[] = [];
+    for await (const line of await service.openLogs(run.id, { follow: false })) lines.push(line);
+    const steps = runStepsOf(lines, run.status);
+    if (isFinal(run.status)) {
+      finalSteps.set(run.id, steps);
+      if (finalSteps.size > FINAL_STEPS_CACHE) finalSteps.delete(finalSteps.keys().next().value as string);
+    }
+    return steps;
+  };
+
   app.get(
     `${API}/:id`,
     {
       schema: {
-        summary: 'A scaffold run: status, step, message, gitops_path, commits',
+        summary: 'A scaffold run: status, step, message, gitops_path, commits, and the seven steps',
         tags: ['scaffolds'],
         params: idParamsSchema,
-        response: { 200: runViewSchema, ...errorResponses },
+        response: { 200: runDetailSchema, ...errorResponses },
       },
     },
-    async (request) => runView(await service.get(request.params.id)),
+    async (request) => {
+      const run = await service.get(request.params.id);
+      return { ...runView(run), steps: (await stepsOf(run)).map(stepView) };
+    },
+  );
+
+  app.get(
+    `${API}/:id/graph`,
+    {
+      schema: {
+        summary: "The Flux dependency graph of a run's cluster",
+        description:
+          "Drawn from the run's repository at its last commit, like `generate-gitops-env graph`: `?format=svg` (default, image/svg+xml) or `?format=json`. 404 while the run has no gitops_path, or when this service cannot draw graphs.",
+        tags: ['scaffolds'],
+        params: idParamsSchema,
+        querystring: graphQuerySchema,
+        produces: ['image/svg+xml', 'application/json'],
+        response: { ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const run = await service.get(request.params.id);
+      if (deps.graphSource === undefined) throw new NotFoundError('this service does not draw cluster graphs (no graph source is configured)');
+      const format = request.query.format ?? 'svg';
+      const drawing = await deps.graphSource.graph(run, format);
+      void reply.header('cache-control', 'private, no-cache').header('x-content-type-options', 'nosniff');
+      // An SVG opened on its own must not run anything: it is a picture.
+      if (format === 'svg') void reply.type('image/svg+xml; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+      else void reply.type('application/json; charset=utf-8');
+      // Already text: bypass the (error-only) response schemas.
+      return reply.serializer((payload: unknown) => String(payload)).send(drawing as never);
+    },
   );
 
   app.get(
@@ -526,6 +607,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  await registerUiRoutes(app as unknown as FastifyInstance, deps.ui ?? {});
+
   await app.ready();
   return app as unknown as FastifyInstance;
 }
@@ -585,6 +668,18 @@ function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
   };
 }
 
+function stepView(step: RunStep): z.output<typeof runStepSchema> {
+  return {
+    step: step.step,
+    name: step.name,
+    status: step.status,
+    ...(step.startedAt === undefined ? {} : { started_at: step.startedAt.toISOString() }),
+    ...(step.finishedAt === undefined ? {} : { finished_at: step.finishedAt.toISOString() }),
+    ...(step.durationMs === undefined ? {} : { duration_ms: step.durationMs }),
+    ...(step.message === undefined ? {} : { message: step.message }),
+  };
+}
+
 function acceptedView(run: ScaffoldRun): z.output<typeof acceptedSchema> {
   return { id: run.id, job: run.job, status: run.status, attempt: run.attempt };
 }
@@ -596,7 +691,13 @@ function dryRunView(request: ScaffoldRequest, result: DryRunResult): z.output<ty
     repository: { url: withoutCredentials(result.repositoryUrl), branch: result.branch },
     reference: result.reference,
     gitops_path: result.preview.gitopsPath,
-    files: result.preview.files.map((f) => ({ path: f.path, change: f.change, ...(f.content === undefined ? {} : { content: f.content }) })),
+    files: result.preview.files.map((f) => ({
+      path: f.path,
+      change: f.change,
+      ...(f.content === undefined ? {} : { content: f.content }),
+      // Passed on when the previewer includes the current content (the dashboard's diff view uses it).
+      ...('previousContent' in f && typeof f.previousContent === 'string' ? { previous_content: f.previousContent } : {}),
+    })),
   };
 }
 

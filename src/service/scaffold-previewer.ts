@@ -16,6 +16,8 @@ export interface PreviewFile {
   readonly change: PreviewChange;
   /** The new content; absent for removed files, and where the implementation chooses not to show it. */
   readonly content?: string;
+  /** What the repository holds now, for modified and removed files (for a diff view). */
+  readonly previousContent?: string;
 }
 
 /** The outcome of a dry run. */

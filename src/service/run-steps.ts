@@ -1,0 +1,138 @@
+/**
+ * A run's seven steps as a timeline, derived from the runner's JSON log events
+ * (`step_started`, `step_finished`, `step_skipped`, `step_failed`). Pure: the
+ * HTTP edge reads the stored lines and hands them here.
+ *
+ * Only the step fields of an event are read (event, step, step_name, time,
+ * duration_ms, msg); everything else on a line is ignored.
+ */
+import type { RunStatus } from './scaffold-run.js';
+
+/** Where a step stands. */
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';
+
+/** One step of the timeline. */
+export interface RunStep {
+  /** 1–7. */
+  readonly step: number;
+  readonly name: string;
+  readonly status: StepStatus;
+  readonly startedAt?: Date;
+  readonly finishedAt?: Date;
+  /** As the runner measured it; else finished minus started. */
+  readonly durationMs?: number;
+  /** The runner's message for a failed or skipped step. */
+  readonly message?: string;
+}
+
+/**
+ * The step names, numbered as in the design. The runner's STEPS
+ * (`runner/run-scaffold.ts`) is the source; a test keeps the two equal (the
+ * service does not import the runner).
+ */
+export const STEP_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  1: 'clone',
+  2: 'render-infrastructure',
+  3: 'push-infrastructure',
+  4: 'wait-for-sealing-controller',
+  5: 'fetch-sealing-certificate',
+  6: 'render-all',
+  7: 'push-all',
+});
+
+const STEP_COUNT = 7;
+const STEP_EVENTS = new Set(['step_started', 'step_finished', 'step_skipped', 'step_failed']);
+const MAX_MESSAGE = 2000;
+
+interface MutableStep {
+  step: number;
+  name: string;
+  status: StepStatus;
+  startedAt?: Date;
+  finishedAt?: Date;
+  durationMs?: number;
+  message?: string;
+}
+
+/**
+ * Folds a run's log lines into its seven steps.
+ *
+ * A step still `running` when the run failed or was cancelled did not finish:
+ * it is reported `failed` (the runner died or was stopped mid-step). Steps the
+ * run never reached stay `pending`.
+ *
+ * @param lines - the stored lines, in order; `time` is when the service stored each
+ * @param status - the run's status, to close steps of a final run
+ */
+export function runStepsOf(lines: Iterable<{ readonly time: Date; readonly line: string }>, status: RunStatus): RunStep[] {
+  const steps: MutableStep[] = [];
+  for (let n = 1; n <= STEP_COUNT; n++) steps.push({ step: n, name: STEP_NAMES[n] ?? `step-${n}`, status: 'pending' });
+
+  for (const { time, line } of lines) {
+    const event = parseStepEvent(line);
+    if (event === undefined) continue;
+    const step = steps[event.step - 1] as MutableStep;
+    const at = event.time ?? time;
+    switch (event.event) {
+      case 'step_started':
+        // A step started again (not expected from one runner process) starts over.
+        step.status = 'running';
+        step.startedAt = at;
+        delete step.finishedAt;
+        delete step.durationMs;
+        delete step.message;
+        break;
+      case 'step_finished':
+      case 'step_failed':
+        step.status = event.event === 'step_finished' ? 'succeeded' : 'failed';
+        step.finishedAt = at;
+        if (event.durationMs !== undefined) step.durationMs = event.durationMs;
+        else if (step.startedAt !== undefined) step.durationMs = Math.max(0, at.getTime() - step.startedAt.getTime());
+        if (step.startedAt === undefined && event.durationMs !== undefined) step.startedAt = new Date(at.getTime() - event.durationMs);
+        if (event.event === 'step_failed' && event.msg !== undefined) step.message = event.msg;
+        break;
+      case 'step_skipped':
+        step.status = 'skipped';
+        step.finishedAt = at;
+        if (event.msg !== undefined) step.message = event.msg;
+        break;
+    }
+  }
+
+  if (status === 'failed' || status === 'cancelled') {
+    for (const step of steps) if (step.status === 'running') step.status = 'failed';
+  }
+  return steps.map((s) => ({ ...s }));
+}
+
+interface StepEvent {
+  readonly event: string;
+  readonly step: number;
+  readonly time?: Date;
+  readonly durationMs?: number;
+  readonly msg?: string;
+}
+
+function parseStepEvent(line: string): StepEvent | undefined {
+  if (!line.startsWith('{')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.event !== 'string' || !STEP_EVENTS.has(record.event)) return undefined;
+  const step = record.step;
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > STEP_COUNT) return undefined;
+  const time = typeof record.time === 'string' || typeof record.time === 'number' ? new Date(record.time) : undefined;
+  const duration = record.duration_ms;
+  return {
+    event: record.event,
+    step,
+    ...(time !== undefined && !Number.isNaN(time.getTime()) ? { time } : {}),
+    ...(typeof duration === 'number' && Number.isFinite(duration) && duration >= 0 ? { durationMs: Math.round(duration) } : {}),
+    ...(typeof record.msg === 'string' ? { msg: record.msg.slice(0, MAX_MESSAGE) } : {}),
+  };
+}

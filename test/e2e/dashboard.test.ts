@@ -1,0 +1,450 @@
+/**
+ * The operator dashboard end to end, as an operator uses it: the real service
+ * (startService: PGlite, static API tokens, EXECUTOR=local, so every run is a
+ * real scaffold-runner child process pushing into the embedded default
+ * repository) on 127.0.0.1, and Debian's headless Chromium driven by
+ * playwright-core. Every request the browser makes outside the service is
+ * refused and counted: the dashboard must work with no other network.
+ *
+ * Screenshots go to test-output/screenshots/ (git-ignored); their paths are
+ * printed as test diagnostics.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { parse } from 'yaml';
+import { startService, type RunningService } from '../../src/main.js';
+import { createPino } from '../../src/pino-logger.js';
+import { scopeLabel } from '../../src/sealing/seal.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { unsealValue } from '../../src/sealing/unseal.js';
+import { loadServiceConfig } from '../../src/service/service-config.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const UI_DIR = join(ROOT, 'ui');
+const UI_DIST = join(UI_DIR, 'dist');
+const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+
+const API_TOKEN = `e2e-api-${randomBytes(18).toString('hex')}`;
+const REPOSITORY_TOKEN = `e2e-repo-${randomBytes(18).toString('hex')}`;
+const certificate = createTestCertificate();
+
+const OK_CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
+// A branch the repository does not have: the clone starts it empty, so step 2 finds no reference environment.
+const FAILING_CLUSTER = { name: 'us-fail-1', domain: 'us-fail-1.example.net', region: 'us-east-1' };
+// Token credentials for the embedded file:// repository: refused before anything is cloned.
+const CREDENTIALS_CLUSTER = { name: 'ap-cred-1', domain: 'ap-cred-1.example.net', region: 'ap-south-1' };
+const DRY_CLUSTER = { name: 'eu-dry-1', domain: 'eu-dry-1.example.org', region: 'eu-central-1' };
+const LAYERS = ['infrastructure', 'apps', 'database', 'cert-manager-config'];
+
+interface ApiRun {
+  id: string;
+  status: string;
+  step: number;
+  message: string;
+  gitops_path: string | null;
+  repository: { url: string; branch: string };
+  commits: { pass: string; sha: string }[];
+  steps: { step: number; status: string; duration_ms?: number }[];
+}
+
+let dataDir: string;
+let service: RunningService;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const blockedRequests: string[] = [];
+/** Every page's HTML at each checkpoint, and every dashboard response body the browser received. */
+const seenText: { where: string; text: string }[] = [];
+const runs: { ok?: ApiRun; failing?: ApiRun; credentials?: ApiRun } = {};
+
+/** Builds ui/dist when it is missing or older than any file of the dashboard's sources. */
+function ensureUiBuilt(): void {
+  const index = join(UI_DIST, 'index.html');
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs),
+    );
+  const sources = Math.max(newest(join(UI_DIR, 'src')), newest(join(UI_DIR, 'public')), statSync(join(UI_DIR, 'index.html')).mtimeMs, statSync(join(UI_DIR, 'vite.config.ts')).mtimeMs);
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
+  const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+  const result = spawnSync(process.execPath, [vite, 'build', 'ui', '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(result.status, 0, `vite build ui failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${service.address}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${API_TOKEN}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text.startsWith('{') ? JSON.parse(text) : text) as T };
+}
+
+async function startRun(body: Record<string, unknown>): Promise<string> {
+  const response = await api<{ id: string }>('/api/v1/scaffolds', { method: 'POST', body });
+  assert.equal(response.status, 202, JSON.stringify(response.body));
+  return response.body.id;
+}
+
+async function waitForFinal(id: string, timeoutMs = 60_000): Promise<ApiRun> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await api<ApiRun>(`/api/v1/scaffolds/${id}`);
+    if (body.status === 'succeeded' || body.status === 'failed' || body.status === 'cancelled') return body;
+    if (Date.now() > deadline) throw new Error(`run ${id} still ${body.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function checkpoint(name: string, t: { diagnostic(message: string): void }): Promise<void> {
+  seenText.push({ where: `page HTML at ${name}`, text: await page.content() });
+  const file = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  t.diagnostic(`screenshot: ${file}`);
+}
+
+/** The attribute of every element the locator matches. */
+async function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return Promise.all((await locator.all()).map((element) => element.getAttribute(name)));
+}
+
+/** An attribute of the element that has focus. */
+function focusedAttribute(name: string): Promise<string | null> {
+  return page.locator(':focus').getAttribute(name, { timeout: 2000 });
+}
+
+/** Presses Tab until `selector` has focus; fails after `max` presses. */
+async function tabTo(selector: string, max = 40): Promise<number> {
+  for (let presses = 1; presses <= max; presses++) {
+    await page.keyboard.press('Tab');
+    if ((await page.locator(`${selector}:focus`).count()) === 1) return presses;
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => {
+  before(async () => {
+    ensureUiBuilt();
+    await mkdir(SCREENSHOTS, { recursive: true });
+    dataDir = await mkdtemp(join(tmpdir(), 'dashboard-e2e-'));
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: API_TOKEN,
+      DATA_DIR: dataDir,
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'warn',
+    });
+    service = await startService(config, { logger: createPino({ level: 'warn', pretty: false }) });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+    context = await browser.newContext({ viewport: { width: 1360, height: 900 }, reducedMotion: 'reduce' });
+    const origin = new URL(service.address).origin;
+    await context.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${origin}/`) || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
+      blockedRequests.push(url);
+      return route.abort('blockedbyclient');
+    });
+    page = await context.newPage();
+    // Everything the service sends the browser: assets, API answers, the followed logs, the graph.
+    page.on('response', (response) => {
+      const url = response.url();
+      if (!url.startsWith(`${origin}/`)) return;
+      void response
+        .text()
+        .then((text) => seenText.push({ where: `browser response ${url}`, text }))
+        .catch(() => undefined);
+    });
+  });
+
+  after(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await service?.close();
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves the dashboard without a token and the API only with one', async () => {
+    const root = await fetch(`${service.address}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/ui/');
+    const index = await fetch(`${service.address}/ui/`);
+    assert.equal(index.status, 200);
+    assert.match(index.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    // A client route gets the app shell; a missing asset does not.
+    assert.equal((await fetch(`${service.address}/ui/runs/abc`)).status, 200);
+    assert.equal((await fetch(`${service.address}/ui/assets/nothing-here.js`)).status, 404);
+    assert.equal((await fetch(`${service.address}/api/v1/scaffolds`)).status, 401);
+  });
+
+  it('signs in with the token, then lists runs live until they are final', async (t) => {
+    await page.goto(`${service.address}/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // A wrong token is refused on the page.
+    await page.getByLabel('API token').fill('not-the-token-0123456789');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('The service refused this token.').waitFor();
+    await page.getByLabel('API token').fill(API_TOKEN);
+    await checkpoint('01-login', t);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Scaffold runs' }).waitFor();
+    assert.ok(!page.url().includes(API_TOKEN), 'the token must never be in the URL');
+
+    // Three runs at once, started through the API while the list is open.
+    const okId = await startRun({ cluster: OK_CLUSTER, sealing: { certificate: certificate.certificatePem } });
+    const failingId = await startRun({ cluster: FAILING_CLUSTER, repository: { branch: 'no-such-branch' }, sealing: { certificate: certificate.certificatePem } });
+    const credentialsId = await startRun({
+      cluster: CREDENTIALS_CLUSTER,
+      repository: { credentials: { username: 'scaffolder', token: REPOSITORY_TOKEN } },
+      sealing: { certificate: certificate.certificatePem },
+    });
+
+    // The list shows the new run while it is in flight…
+    const okRow = page.locator(`tr[data-run-id="${okId}"]`);
+    await okRow.waitFor({ timeout: 10_000 });
+    assert.match((await okRow.textContent()) ?? '', /eu-prod-1/);
+    try {
+      await page.locator(`tr[data-run-id="${okId}"][data-status="running"]`).waitFor({ timeout: 8000 });
+      await checkpoint('02-runs-in-flight', t);
+    } catch {
+      t.diagnostic('the run finished before the list showed it running');
+    }
+    // …and follows it to succeeded without a reload.
+    await page.locator(`tr[data-run-id="${okId}"][data-status="succeeded"]`).waitFor({ timeout: 60_000 });
+    await page.locator(`tr[data-run-id="${failingId}"][data-status="failed"]`).waitFor({ timeout: 30_000 });
+    await page.locator(`tr[data-run-id="${credentialsId}"][data-status="failed"]`).waitFor({ timeout: 30_000 });
+    const okText = (await okRow.textContent()) ?? '';
+    assert.match(okText, /succeeded/);
+    assert.match(okText, /7\/7/);
+
+    runs.ok = await waitForFinal(okId);
+    runs.failing = await waitForFinal(failingId);
+    runs.credentials = await waitForFinal(credentialsId);
+    assert.equal(runs.ok.status, 'succeeded', runs.ok.message);
+    await checkpoint('02-runs-list', t);
+  });
+
+  it('opens a run from the list with the keyboard: timeline, commits, gitops_path, log and graph', async (t) => {
+    const run = runs.ok;
+    assert.ok(run !== undefined);
+    await page.locator('main h1').focus();
+    await tabTo(`a.run-link[href="/ui/runs/${run.id}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/ui/runs/${run.id}`);
+    await page.locator('h1 [data-status="succeeded"]').waitFor();
+
+    // The seven steps with their outcomes and durations: 4–5 skipped (the certificate came with the request).
+    const steps = page.locator('ol.timeline > li');
+    assert.equal(await steps.count(), 7);
+    const statuses = await attributes(steps, 'data-status');
+    assert.deepEqual(statuses, ['succeeded', 'succeeded', 'succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded']);
+    for (const index of [0, 1, 2, 5, 6]) assert.match((await steps.nth(index).locator('.step-duration').textContent()) ?? '', /\d+(\.\d)? (ms|s)/);
+    assert.match((await steps.nth(3).textContent()) ?? '', /certificate was supplied/);
+
+    // The commits with their full SHAs, and where Flux is pointed.
+    const shas = await page.locator('[data-testid="commit-sha"]').allTextContents();
+    assert.deepEqual(shas, run.commits.map((c) => c.sha));
+    assert.equal(shas.length, 2);
+    assert.equal((await page.locator('[data-testid="gitops-path"]').textContent())?.trim(), 'clusters/eu-prod-1');
+
+    // The log: every line the runner wrote, searchable.
+    await page.locator('.log-panel .stream-ended').waitFor({ timeout: 10_000 });
+    const lines = page.locator('.log-line');
+    assert.ok((await lines.count()) >= 20, `only ${await lines.count()} log lines`);
+    assert.match((await page.locator('.log-box').textContent()) ?? '', /pushed pass all as [0-9a-f]{12}/);
+    await page.getByLabel('Search the log').fill('pushed pass');
+    await page.waitForFunction("document.querySelectorAll('.log-line').length === 2");
+    assert.deepEqual((await page.locator('.log-line mark').allTextContents()).map((m) => m.toLowerCase()), ['pushed pass', 'pushed pass']);
+    await page.getByLabel('Search the log').fill('');
+
+    // The Flux graph: the picture, and each node with its path and health checks.
+    const image = page.getByTestId('flux-graph');
+    await image.waitFor({ timeout: 20_000 });
+    // Decoded, so the SVG is a valid picture.
+    await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
+    assert.match((await image.getAttribute('src')) ?? '', /^blob:/);
+    assert.match((await image.getAttribute('alt')) ?? '', /apps depends on infrastructure/);
+    for (const layer of LAYERS) {
+      const row = page.locator(`tr[data-node="${layer}"]`);
+      assert.match((await row.textContent()) ?? '', new RegExp(`\\./clusters/eu-prod-1/${layer}`));
+    }
+    assert.match((await page.locator('tr[data-node="infrastructure"]').textContent()) ?? '', /HelmRelease\//);
+    const svg = await api<string>(`/api/v1/scaffolds/${run.id}/graph`);
+    assert.equal(svg.status, 200);
+    for (const layer of LAYERS) assert.match(svg.body, new RegExp(`id="node-flux-system-${layer}"`));
+    seenText.push({ where: 'graph SVG', text: svg.body });
+
+    await checkpoint('03-run-succeeded', t);
+    const file = join(SCREENSHOTS, '04-run-graph.png');
+    await page.locator('.graph-panel').screenshot({ path: file });
+    t.diagnostic(`screenshot: ${file}`);
+  });
+
+  it('shows why a run failed', async (t) => {
+    const run = runs.failing;
+    assert.ok(run !== undefined);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.step, 2);
+    // A reload on a client route: the service answers with the app, the tab keeps its token.
+    await page.goto(`${service.address}/ui/runs/${run.id}`);
+    const error = page.getByTestId('run-error');
+    await error.waitFor();
+    const text = (await error.textContent()) ?? '';
+    assert.match(text, /failed at step 2/);
+    assert.match(text, /reference environment clusters\/development\/ does not exist/);
+    assert.ok(text.includes(run.message), `the page shows ${text}, the API says ${run.message}`);
+    const step2 = page.locator('ol.timeline > li[data-step="2"]');
+    assert.equal(await step2.getAttribute('data-status'), 'failed');
+    assert.match((await step2.textContent()) ?? '', /does not exist/);
+    const later = (await attributes(page.locator('ol.timeline > li'), 'data-status')).slice(2);
+    assert.deepEqual(later, ['pending', 'pending', 'pending', 'pending', 'pending']);
+    await page.locator('.log-panel .stream-ended').waitFor({ timeout: 10_000 });
+    assert.match((await page.locator('.log-box').textContent()) ?? '', /render-infrastructure failed/);
+    await checkpoint('05-run-failed', t);
+
+    // The run that was sent a repository token fails at the clone, and says why without the token.
+    const credentials = runs.credentials;
+    assert.ok(credentials !== undefined);
+    await page.goto(`${service.address}/ui/runs/${credentials.id}`);
+    await page.getByTestId('run-error').waitFor();
+    assert.match((await page.getByTestId('run-error').textContent()) ?? '', /credentials need an https remote/);
+    await page.locator('.log-panel .stream-ended').waitFor({ timeout: 10_000 });
+    await checkpoint('06-run-failed-credentials', t);
+  });
+
+  it('previews a scaffold with the dry-run form: the file tree and a diff', async (t) => {
+    await page.getByRole('link', { name: 'Dry run' }).click();
+    await page.getByRole('heading', { name: 'Dry run', level: 1 }).waitFor();
+    // Keyboard: from the heading, Tab reaches the fields in order.
+    await page.locator('main h1').focus();
+    await tabTo('#cluster-name');
+    await page.keyboard.type(DRY_CLUSTER.name);
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedAttribute('id'), 'cluster-domain');
+    await page.keyboard.type(DRY_CLUSTER.domain);
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedAttribute('id'), 'cluster-region');
+    await page.keyboard.type(DRY_CLUSTER.region);
+
+    // Without a certificate the form says what is missing and where.
+    await page.getByRole('button', { name: 'Preview the files' }).click();
+    await page.getByRole('link', { name: /Sealing certificate: Paste/ }).waitFor();
+    await page.getByLabel('Sealing certificate, PEM (required)').fill(certificate.certificatePem);
+    await page.getByRole('button', { name: 'Preview the files' }).click();
+
+    const tree = page.getByRole('tree', { name: 'Files the scaffold would write' });
+    await tree.waitFor({ timeout: 30_000 });
+    assert.match((await page.locator('#result-heading').textContent()) ?? '', /files under clusters\/eu-dry-1/);
+    const files = await attributes(tree.locator('[role="treeitem"][data-path$=".yaml"]'), 'data-path');
+    for (const expected of ['clusters/eu-dry-1/kustomization.yaml', 'clusters/eu-dry-1/flux/cluster-config.yaml', 'clusters/eu-dry-1/database/sealed/sealed-postgresql-credentials.yaml']) {
+      assert.ok(files.includes(expected), `${expected} not in the tree: ${files.join(', ')}`);
+    }
+    assert.equal(await tree.locator('[data-change="added"]').count(), files.length, 'a new cluster: every file is added');
+
+    // Keyboard in the tree: to the flux/ directory, into it, down to cluster-config.yaml, Enter shows its diff.
+    await tree.locator('[role="treeitem"][tabindex="0"]').focus();
+    const target = 'clusters/eu-dry-1/flux/cluster-config.yaml';
+    for (let i = 0; i < 60; i++) {
+      if ((await focusedAttribute('data-path')) === target) break;
+      await page.keyboard.press('ArrowDown');
+    }
+    assert.equal(await focusedAttribute('data-path'), target);
+    await page.keyboard.press('Enter');
+    await page.locator('#diff-heading', { hasText: 'flux/cluster-config.yaml' }).waitFor();
+    assert.equal(await tree.locator(`[data-path="${target}"]`).getAttribute('aria-selected'), 'true');
+    const added = await page.locator('table.diff tr.diff-add td.text').allTextContents();
+    assert.ok(added.some((line) => line.includes(DRY_CLUSTER.domain)), `no added line with the domain in ${added.join('\n')}`);
+    assert.ok(added.some((line) => line.includes(DRY_CLUSTER.region)));
+    assert.match((await page.locator('.hunk').first().textContent()) ?? '', /^@@ -0,0 \+1,\d+ @@$/);
+    await checkpoint('07-dry-run-diff', t);
+
+    // The same cluster as the succeeded run with a new domain: files it already has are modified.
+    await page.getByLabel('Cluster name (required)').fill(OK_CLUSTER.name);
+    await page.getByLabel('Domain (required)').fill('eu-prod-1.example.com');
+    await page.getByRole('button', { name: 'Preview the files' }).click();
+    await page.locator('#result-heading', { hasText: 'clusters/eu-prod-1' }).waitFor({ timeout: 30_000 });
+    const hosts = tree.locator('[data-path="clusters/eu-prod-1/apps/hosts/tcr-api.yaml"]');
+    assert.equal(await hosts.locator('[data-change]').getAttribute('data-change'), 'modified');
+    assert.ok((await tree.locator('[data-change="unchanged"]').count()) > 0);
+    await hosts.click();
+    await page.locator('#diff-heading', { hasText: 'apps/hosts/tcr-api.yaml' }).waitFor();
+    const diffText = (await page.locator('.diff-view').textContent()) ?? '';
+    assert.match(diffText, /eu-prod-1\.example\.com/);
+    // The service sends what the repository holds now: the old host goes, the new one comes.
+    await page.locator('table.diff tr.diff-remove').first().waitFor();
+    assert.match((await page.locator('table.diff tr.diff-remove').allTextContents()).join('\n'), /eu-prod-1\.example\.net/);
+    assert.match((await page.locator('table.diff tr.diff-add').allTextContents()).join('\n'), /eu-prod-1\.example\.com/);
+    await checkpoint('08-dry-run-modified', t);
+
+    // The diff view on a modified file: hunks of the changed lines against the repository's content.
+    await page.getByRole('button', { name: 'Preview the files' }).click();
+    await page.locator('#result-heading', { hasText: 'clusters/eu-prod-1' }).waitFor({ timeout: 30_000 });
+    await tree.locator('[data-path="clusters/eu-prod-1/apps/hosts/tcr-api.yaml"]').click();
+    await page.locator('table.diff tr.diff-remove').first().waitFor();
+    const removed = (await page.locator('table.diff tr.diff-remove td.text').allTextContents()).join('\n');
+    const addedLines = (await page.locator('table.diff tr.diff-add td.text').allTextContents()).join('\n');
+    assert.match(removed, /value: api\.eu-prod-1\.example\.net/);
+    assert.match(addedLines, /value: api\.eu-prod-1\.example\.com/);
+    assert.doesNotMatch(removed, /example\.com/);
+    // Only the changed host lines, with context: hunks, not the whole file.
+    assert.ok((await page.locator('table.diff tr.diff-context').count()) > 0);
+    assert.match((await page.locator('.hunk').first().textContent()) ?? '', /^@@ -\d+,\d+ \+\d+,\d+ @@$/);
+    assert.match((await page.locator('.diff-stats').textContent()) ?? '', /\+4 −4/);
+    await checkpoint('09-dry-run-modified-diff', t);
+  });
+
+  it('puts no credential into any page or dashboard asset', async () => {
+    const run = runs.ok;
+    assert.ok(run !== undefined);
+    // A generated password, read back from the pushed tree with the sealing key.
+    const repository = fileURLToPath(run.repository.url);
+    const sealedFile = execFileSync('git', ['--git-dir', repository, 'show', `${run.commits.at(-1)?.sha}:clusters/eu-prod-1/database/sealed/sealed-postgresql-credentials.yaml`], { encoding: 'utf8' });
+    const sealed = parse(sealedFile) as { metadata: { name: string; namespace: string }; spec: { encryptedData: Record<string, string> } };
+    const label = scopeLabel('strict', sealed.metadata.namespace, sealed.metadata.name);
+    const password = unsealValue({ privateKey: certificate.privateKey, label, ciphertext: sealed.spec.encryptedData['postgres-password'] as string }).toString('utf8');
+    assert.ok(password.length >= 16, 'the generated password was read back');
+
+    // Every dashboard asset, fetched the way any client would (no token).
+    const index = await (await fetch(`${service.address}/ui/`)).text();
+    seenText.push({ where: '/ui/', text: index });
+    const assets = [...index.matchAll(/(?:src|href)="(\/ui\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css')), assets.join(', '));
+    for (const asset of assets) {
+      const response = await fetch(`${service.address}${asset}`);
+      assert.equal(response.status, 200, asset);
+      seenText.push({ where: asset, text: await response.text() });
+    }
+    for (const name of readdirSync(join(UI_DIST, 'assets'))) seenText.push({ where: `ui/dist/assets/${name}`, text: (await (await fetch(`${service.address}/ui/assets/${name}`)).text()) });
+
+    const privateKeyPem = certificate.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const keyLines = privateKeyPem.split('\n').filter((line) => line.length >= 32 && !line.startsWith('-----'));
+    const secrets: [string, string][] = [
+      ['the API token', API_TOKEN],
+      ['the repository token', REPOSITORY_TOKEN],
+      ['the generated postgres password', password],
+      ...keyLines.map((line, i): [string, string] => [`line ${i + 1} of the sealing private key`, line]),
+    ];
+    assert.ok(seenText.length > 10, `only ${seenText.length} texts captured`);
+    for (const { where, text } of seenText) {
+      for (const [what, secret] of secrets) assert.ok(!text.includes(secret), `${what} appears in ${where}`);
+      assert.ok(!text.includes('PRIVATE KEY'), `a private key appears in ${where}`);
+    }
+    assert.deepEqual(blockedRequests, [], 'the dashboard asked for something beyond the service');
+  });
+});

@@ -1,0 +1,55 @@
+/** Small shared pieces: status badges, error boxes, visually hidden text. */
+import type { ComponentChildren } from 'preact';
+import type { FileChange, RunStatus, StepStatus } from './api';
+import { ApiError } from './api';
+
+const RUN_ICONS: Readonly<Record<RunStatus, string>> = { pending: '○', running: '●', succeeded: '✓', failed: '✕', cancelled: '⊘' };
+const STEP_ICONS: Readonly<Record<StepStatus, string>> = { pending: '○', running: '●', succeeded: '✓', skipped: '↷', failed: '✕' };
+
+export function StatusBadge({ status }: { status: RunStatus }) {
+  return (
+    <span class={`badge badge-${status}`} data-status={status}>
+      <span aria-hidden="true">{RUN_ICONS[status]}</span> {status}
+    </span>
+  );
+}
+
+export function StepBadge({ status }: { status: StepStatus }) {
+  return (
+    <span class={`badge badge-${status}`} data-status={status}>
+      <span aria-hidden="true">{STEP_ICONS[status]}</span> {status}
+    </span>
+  );
+}
+
+const CHANGE_LETTERS: Readonly<Record<FileChange, string>> = { added: 'A', modified: 'M', removed: 'D', unchanged: '=' };
+
+/** A one-letter change mark; the word is there for screen readers and as the tooltip. */
+export function ChangeBadge({ change }: { change: FileChange }) {
+  return (
+    <span class={`change change-${change}`} title={change} data-change={change}>
+      <span aria-hidden="true">{CHANGE_LETTERS[change]}</span>
+      <span class="sr-only">{change}</span>
+    </span>
+  );
+}
+
+export function SrOnly({ children }: { children: ComponentChildren }) {
+  return <span class="sr-only">{children}</span>;
+}
+
+/** The message of an error, as the page shows it. */
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+export function ErrorBox({ title, error }: { title: string; error: unknown }) {
+  return (
+    <div class="error-box" role="alert">
+      <p class="error-title">{title}</p>
+      <p>{messageOf(error)}</p>
+    </div>
+  );
+}

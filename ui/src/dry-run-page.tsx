@@ -1,0 +1,333 @@
+/**
+ * The dry-run form: cluster name, domain and region (plus, optionally, the
+ * repository and branch) and the new cluster's sealing certificate →
+ * `POST /api/v1/scaffolds?dry_run=true` → the files the scaffold would write,
+ * as a tree with change marks, and a diff of the selected file. Nothing is
+ * stored or pushed; "Start this scaffold" then starts the real run.
+ *
+ * The certificate is public (kubeseal --cert): no secret is typed here.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, createRun, dryRun, type DryRunResult, type ScaffoldRequestBody } from './api';
+import { ErrorBox, messageOf } from './components';
+import { DiffView } from './diff-view';
+import { FileTree } from './file-tree';
+import { useTitle } from './hooks';
+import { navigate, paths } from './router';
+
+interface FormValues {
+  name: string;
+  domain: string;
+  region: string;
+  role: string;
+  infraProvider: string;
+  dnsProvider: string;
+  repositoryUrl: string;
+  branch: string;
+  certificate: string;
+}
+
+/** Input ids, and the API fields that land on each. */
+const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; readonly api: readonly string[]; readonly label: string }[] = [
+  { id: 'cluster-name', key: 'name', api: ['cluster.name', 'cluster'], label: 'Cluster name' },
+  { id: 'cluster-domain', key: 'domain', api: ['cluster.domain'], label: 'Domain' },
+  { id: 'cluster-region', key: 'region', api: ['cluster.region'], label: 'Region' },
+  { id: 'cluster-role', key: 'role', api: ['cluster.role'], label: 'Role' },
+  { id: 'cluster-infra-provider', key: 'infraProvider', api: ['cluster.infra_provider'], label: 'Infrastructure provider' },
+  { id: 'cluster-dns-provider', key: 'dnsProvider', api: ['cluster.dns_provider'], label: 'DNS provider' },
+  { id: 'repository-url', key: 'repositoryUrl', api: ['repository.url', 'repository'], label: 'Repository URL' },
+  { id: 'repository-branch', key: 'branch', api: ['repository.branch'], label: 'Branch' },
+  { id: 'sealing-certificate', key: 'certificate', api: ['sealing.certificate', 'sealing', 'kubeconfig'], label: 'Sealing certificate' },
+];
+
+const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '', certificate: '' };
+
+function requestOf(values: FormValues): ScaffoldRequestBody {
+  const repository = {
+    ...(values.repositoryUrl.trim() === '' ? {} : { url: values.repositoryUrl.trim() }),
+    ...(values.branch.trim() === '' ? {} : { branch: values.branch.trim() }),
+  };
+  // The catalog attributes only when given: a platform without a layer catalog takes none.
+  const attributes = {
+    ...(values.role.trim() === '' ? {} : { role: values.role.trim() }),
+    ...(values.infraProvider.trim() === '' ? {} : { infra_provider: values.infraProvider.trim() }),
+    ...(values.dnsProvider.trim() === '' ? {} : { dns_provider: values.dnsProvider.trim() }),
+  };
+  return {
+    cluster: { name: values.name.trim(), domain: values.domain.trim(), region: values.region.trim(), ...attributes },
+    ...(Object.keys(repository).length === 0 ? {} : { repository }),
+    sealing: { certificate: values.certificate.trim() === '' ? '' : `${values.certificate.trim()}\n` },
+  };
+}
+
+/** What the browser can tell before asking the service (which checks everything again). */
+function localIssues(values: FormValues): Map<string, string> {
+  const issues = new Map<string, string>();
+  if (values.name.trim() === '') issues.set('cluster-name', 'Enter the cluster name.');
+  else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim())) issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
+  if (values.domain.trim() === '') issues.set('cluster-domain', 'Enter the cluster’s domain.');
+  if (values.region.trim() === '') issues.set('cluster-region', 'Enter the region.');
+  for (const [id, value] of [['cluster-role', values.role], ['cluster-infra-provider', values.infraProvider], ['cluster-dns-provider', values.dnsProvider]] as const) {
+    if (value.trim() !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value.trim())) issues.set(id, 'Use a lower-case label: letters, digits and "-".');
+  }
+  if (values.certificate.trim() === '') issues.set('sealing-certificate', 'Paste the cluster’s Sealed Secrets certificate (PEM) or load it from a file.');
+  else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----')) issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
+  return issues;
+}
+
+export function DryRunPage() {
+  useTitle('Dry run');
+  const [values, setValues] = useState<FormValues>(EMPTY);
+  const [issues, setIssues] = useState<Map<string, string>>(new Map());
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [result, setResult] = useState<{ request: ScaffoldRequestBody; preview: DryRunResult } | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [onlyChanged, setOnlyChanged] = useState(false);
+  const [starting, setStarting] = useState(false);
+  const [startError, setStartError] = useState<unknown>(null);
+  const summary = useRef<HTMLDivElement>(null);
+  const resultHeading = useRef<HTMLHeadingElement>(null);
+  const controller = useRef<AbortController | null>(null);
+  useEffect(() => () => controller.current?.abort(), []);
+
+  const set = (key: keyof FormValues) => (event: Event) => {
+    const value = (event.currentTarget as HTMLInputElement | HTMLTextAreaElement).value;
+    setValues((previous) => ({ ...previous, [key]: value }));
+  };
+
+  const showIssues = (found: Map<string, string>) => {
+    setIssues(found);
+    // The error summary takes focus so it is read out; its links lead to the fields.
+    setTimeout(() => summary.current?.focus(), 0);
+  };
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const found = localIssues(values);
+    if (found.size > 0) {
+      showIssues(found);
+      return;
+    }
+    setIssues(new Map());
+    setError(null);
+    setStartError(null);
+    setBusy(true);
+    controller.current?.abort();
+    const abort = new AbortController();
+    controller.current = abort;
+    const request = requestOf(values);
+    try {
+      const preview = await dryRun(request, abort.signal);
+      setResult({ request, preview });
+      const first = preview.files.find((f) => f.change !== 'unchanged') ?? preview.files[0];
+      setSelected(first?.path ?? null);
+      setTimeout(() => resultHeading.current?.focus(), 0);
+    } catch (caught) {
+      if (abort.signal.aborted) return;
+      if (caught instanceof ApiError && caught.fields.length > 0) {
+        const fromApi = new Map<string, string>();
+        for (const issue of caught.fields) {
+          const field = FIELDS.find((f) => f.api.includes(issue.field)) ?? FIELDS.find((f) => f.api.some((a) => issue.field.startsWith(`${a}.`)));
+          const id = field?.id ?? 'form';
+          fromApi.set(id, fromApi.has(id) ? `${fromApi.get(id) ?? ''} ${issue.message}` : issue.message);
+        }
+        showIssues(fromApi);
+      } else {
+        setError(caught);
+      }
+    } finally {
+      if (controller.current === abort) setBusy(false);
+    }
+  };
+
+  const start = async () => {
+    if (result === null) return;
+    setStarting(true);
+    setStartError(null);
+    try {
+      const accepted = await createRun(result.request);
+      navigate(paths.run(accepted.id));
+    } catch (caught) {
+      setStartError(caught);
+      setStarting(false);
+    }
+  };
+
+  const loadCertificate = async (event: Event) => {
+    const input = event.currentTarget as HTMLInputElement;
+    const file = input.files?.[0];
+    if (file === undefined) return;
+    const text = await file.text();
+    setValues((previous) => ({ ...previous, certificate: text }));
+    input.value = '';
+  };
+
+  const field = (id: string, key: keyof FormValues, label: string, hint: string, props: Record<string, unknown> = {}) => {
+    const issue = issues.get(id);
+    return (
+      <div class="field">
+        <label for={id}>{label}</label>
+        <input
+          id={id}
+          name={key}
+          value={values[key]}
+          onInput={set(key)}
+          aria-describedby={`${id}-hint${issue === undefined ? '' : ` ${id}-error`}`}
+          aria-invalid={issue === undefined ? undefined : 'true'}
+          autocomplete="off"
+          spellcheck={false}
+          {...props}
+        />
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+        {issue !== undefined && (
+          <p id={`${id}-error`} class="field-error">
+            {issue}
+          </p>
+        )}
+      </div>
+    );
+  };
+
+  const files = result === null ? [] : onlyChanged ? result.preview.files.filter((f) => f.change !== 'unchanged') : result.preview.files;
+  const chosen = result?.preview.files.find((f) => f.path === selected) ?? null;
+  const counts = { added: 0, modified: 0, removed: 0, unchanged: 0 };
+  for (const file of result?.preview.files ?? []) counts[file.change]++;
+  const certificateIssue = issues.get('sealing-certificate');
+  const hasAttributeIssue = ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider'].some((id) => issues.has(id));
+
+  return (
+    <>
+      <div class="page-head">
+        <h1 tabIndex={-1}>Dry run</h1>
+        <p class="lede">What a scaffold would write into the repository, compared with what it holds now. Nothing is stored or pushed.</p>
+      </div>
+
+      <form class="card dry-run-form" onSubmit={submit} noValidate aria-describedby="dry-run-intro">
+        <p id="dry-run-intro" class="hint">
+          Fields marked required must be filled in; the others have defaults.
+        </p>
+        {issues.size > 0 && (
+          <div class="error-box" role="alert" tabIndex={-1} ref={summary} aria-labelledby="issues-title">
+            <p id="issues-title" class="error-title">
+              {issues.size === 1 ? 'One field needs attention' : `${issues.size} fields need attention`}
+            </p>
+            <ul>
+              {[...issues].map(([id, message]) => (
+                <li key={id}>
+                  {id === 'form' ? (
+                    message
+                  ) : (
+                    <a href={`#${id}`} onClick={(event) => {
+                      event.preventDefault();
+                      document.getElementById(id)?.focus();
+                    }}>
+                      {FIELDS.find((f) => f.id === id)?.label ?? id}: {message}
+                    </a>
+                  )}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
+        <fieldset>
+          <legend>Cluster</legend>
+          <div class="field-row">
+            {field('cluster-name', 'name', 'Cluster name (required)', 'A DNS label, e.g. eu-prod-1.', { required: true, maxLength: 63 })}
+            {field('cluster-domain', 'domain', 'Domain (required)', 'Every service is served as <host>.<domain>, e.g. eu-prod-1.example.net.', { required: true })}
+            {field('cluster-region', 'region', 'Region (required)', 'The cloud region, e.g. eu-west-1.', { required: true })}
+          </div>
+          <details class="catalog" open={hasAttributeIssue}>
+            <summary>Layer catalog attributes (optional)</summary>
+            <p class="hint">Only for a platform whose scaffold.yaml has a layer catalog: it picks layers by these. Leave them empty otherwise; the service says which values its catalog knows.</p>
+            <div class="field-row">
+              {field('cluster-role', 'role', 'Role', 'e.g. tooling or env.')}
+              {field('cluster-infra-provider', 'infraProvider', 'Infrastructure provider', 'e.g. proxmox, aws or gcp.')}
+              {field('cluster-dns-provider', 'dnsProvider', 'DNS provider', 'e.g. route53 or cloudflare.')}
+            </div>
+          </details>
+        </fieldset>
+        <fieldset>
+          <legend>Repository</legend>
+          <div class="field-row">
+            {field('repository-url', 'repositoryUrl', 'Repository URL', "Empty: the service's default repository.", { type: 'url', inputMode: 'url' })}
+            {field('repository-branch', 'branch', 'Branch', 'Empty: main.')}
+          </div>
+        </fieldset>
+        <fieldset>
+          <legend>Sealing</legend>
+          <div class="field">
+            <label for="sealing-certificate">Sealing certificate, PEM (required)</label>
+            <textarea
+              id="sealing-certificate"
+              name="certificate"
+              rows={5}
+              value={values.certificate}
+              onInput={set('certificate')}
+              spellcheck={false}
+              required
+              aria-describedby={`sealing-certificate-hint${certificateIssue === undefined ? '' : ' sealing-certificate-error'}`}
+              aria-invalid={certificateIssue === undefined ? undefined : 'true'}
+            />
+            <p id="sealing-certificate-hint" class="hint">
+              The new cluster's Sealed Secrets public certificate (<code>kubeseal --fetch-cert</code>). It is public: credentials in the preview are sealed with it.
+            </p>
+            {certificateIssue !== undefined && (
+              <p id="sealing-certificate-error" class="field-error">
+                {certificateIssue}
+              </p>
+            )}
+            <div class="file-field">
+              <label for="certificate-file">Or load it from a file</label>
+              <input id="certificate-file" type="file" accept=".pem,.crt,.cert,text/plain,application/x-pem-file" onChange={loadCertificate} />
+            </div>
+          </div>
+        </fieldset>
+        <div class="form-actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Rendering…' : 'Preview the files'}
+          </button>
+          {busy && (
+            <span class="muted" role="status">
+              Cloning the repository and rendering the tree…
+            </span>
+          )}
+        </div>
+      </form>
+
+      {error !== null && <ErrorBox title="The dry run failed" error={error} />}
+
+      {result !== null && (
+        <section class="card dry-run-result" aria-labelledby="result-heading">
+          <div class="section-head">
+            <h2 id="result-heading" tabIndex={-1} ref={resultHeading}>
+              {result.preview.files.length} files under <code>{result.preview.gitops_path}</code>
+            </h2>
+            <div class="actions">
+              <button type="button" class="primary" onClick={() => void start()} disabled={starting}>
+                {starting ? 'Starting…' : 'Start this scaffold'}
+              </button>
+            </div>
+          </div>
+          <p class="muted" role="status">
+            {counts.added} added, {counts.modified} modified, {counts.removed} removed, {counts.unchanged} unchanged · {result.preview.repository.url} branch{' '}
+            {result.preview.repository.branch}, reference <code>clusters/{result.preview.reference}</code>
+          </p>
+          {startError !== null && <p class="error-box" role="alert">Could not start the scaffold: {messageOf(startError)}</p>}
+          <div class="field checkbox">
+            <input id="only-changed" type="checkbox" checked={onlyChanged} onChange={(event) => setOnlyChanged((event.currentTarget as HTMLInputElement).checked)} />
+            <label for="only-changed">Only files that change</label>
+          </div>
+          <div class="dry-run-panes">
+            <nav class="tree-pane" aria-label="Files">
+              {files.length === 0 ? <p class="muted">No file changes.</p> : <FileTree files={files} root={result.preview.gitops_path} selected={selected} onSelect={setSelected} />}
+            </nav>
+            <div class="diff-pane">{chosen === null ? <p class="muted">Choose a file to see its diff.</p> : <DiffView file={chosen} />}</div>
+          </div>
+        </section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,61 @@
+/** Small hooks shared by the pages. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+/** Date.now(), refreshed every `ms` (ages and running durations tick). */
+export function useNow(ms = 1000): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
+}
+
+/**
+ * Calls `load` now and then every `intervalMs` while `active`, never two at a
+ * time; pauses while the tab is hidden. `load` gets a signal aborted on unmount.
+ */
+export function usePolling(load: (signal: AbortSignal) => Promise<void>, intervalMs: number, active: boolean, key: unknown): void {
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopped = false;
+    let inFlight = false;
+    const tick = async () => {
+      if (stopped || inFlight) return;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      if (document.visibilityState !== 'hidden') {
+        inFlight = true;
+        try {
+          await loadRef.current(controller.signal);
+        } catch {
+          // The page shows its own errors; polling carries on.
+        } finally {
+          inFlight = false;
+        }
+      }
+      if (!stopped && active) timer = setTimeout(() => void tick(), intervalMs);
+    };
+    void tick();
+    const onVisible = () => {
+      if (document.visibilityState === 'visible' && active) void tick();
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      stopped = true;
+      controller.abort();
+      if (timer !== undefined) clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [intervalMs, active, key]);
+}
+
+/** Sets the document title while mounted. */
+export function useTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · gitops-scaffolder`;
+  }, [title]);
+}

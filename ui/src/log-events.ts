@@ -1,0 +1,73 @@
+/**
+ * What the log view shows of a runner line. The runner writes one JSON event a
+ * line; only a fixed set of fields is read from it (time, level, msg, event,
+ * step, step_name, pass, sha, duration_ms, error_code). Every other field is
+ * dropped here, before anything reaches the page: whatever a future log line
+ * carries, the dashboard does not render it.
+ */
+import type { LogRecord } from './api';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'output';
+
+export interface LogEntry {
+  readonly seq: number;
+  /** When the runner logged it (else when the service stored it). */
+  readonly time: Date;
+  readonly level: LogLevel;
+  readonly message: string;
+  readonly event?: string;
+  readonly step?: number;
+  readonly stepName?: string;
+  readonly pass?: string;
+  readonly sha?: string;
+  readonly durationMs?: number;
+  readonly errorCode?: string;
+  /** Lower-case text the search box matches against. */
+  readonly haystack: string;
+}
+
+const PINO_LEVELS: Readonly<Record<number, LogLevel>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const NAMED_LEVELS = new Set<LogLevel>(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+const MAX_TEXT = 4000;
+
+const str = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value !== '' ? value.slice(0, max) : undefined);
+
+/** Reads the display fields of one stored line. */
+export function logEntryOf(record: LogRecord): LogEntry {
+  const stored = new Date(record.time);
+  let object: Record<string, unknown> | undefined;
+  if (record.line.startsWith('{')) {
+    try {
+      const value: unknown = JSON.parse(record.line);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) object = value as Record<string, unknown>;
+    } catch {
+      // Plain output that happens to start with "{".
+    }
+  }
+  if (object === undefined) {
+    // Not an event: the runner's own output (stderr is merged in), shown as text.
+    const message = record.line.slice(0, MAX_TEXT);
+    return { seq: record.seq, time: stored, level: 'output', message, haystack: message.toLowerCase() };
+  }
+  const time = typeof object.time === 'string' || typeof object.time === 'number' ? new Date(object.time) : stored;
+  const level =
+    typeof object.level === 'number' ? (PINO_LEVELS[object.level] ?? 'info') : typeof object.level === 'string' && NAMED_LEVELS.has(object.level as LogLevel) ? (object.level as LogLevel) : 'info';
+  const step = typeof object.step === 'number' && Number.isInteger(object.step) && object.step >= 1 && object.step <= 7 ? object.step : undefined;
+  const sha = typeof object.sha === 'string' && /^[0-9a-f]{7,64}$/.test(object.sha) ? object.sha : undefined;
+  const duration = typeof object.duration_ms === 'number' && Number.isFinite(object.duration_ms) ? Math.round(object.duration_ms) : undefined;
+  const entry = {
+    seq: record.seq,
+    time: Number.isNaN(time.getTime()) ? stored : time,
+    level,
+    message: str(object.msg, MAX_TEXT) ?? '',
+    ...(str(object.event) === undefined ? {} : { event: str(object.event) }),
+    ...(step === undefined ? {} : { step }),
+    ...(str(object.step_name) === undefined ? {} : { stepName: str(object.step_name) }),
+    ...(object.pass === 'infrastructure' || object.pass === 'all' ? { pass: object.pass } : {}),
+    ...(sha === undefined ? {} : { sha }),
+    ...(duration === undefined ? {} : { durationMs: duration }),
+    ...(str(object.error_code, 64) === undefined ? {} : { errorCode: str(object.error_code, 64) }),
+  };
+  const haystack = [entry.message, entry.event, entry.stepName, entry.sha, entry.level, entry.errorCode].filter(Boolean).join(' ').toLowerCase();
+  return { ...entry, haystack } as LogEntry;
+}

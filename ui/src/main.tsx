@@ -1,0 +1,7 @@
+/** Entry point of the operator dashboard (served by gitops-scaffolder under /ui/). */
+import { render } from 'preact';
+import { App } from './app';
+import './styles.css';
+
+const root = document.getElementById('app');
+if (root !== null) render(<App />, root);

@@ -1,0 +1,57 @@
+/**
+ * Client routes under /ui/ with the History API (the service answers every
+ * /ui/ path without a file extension with index.html):
+ * `/ui/` runs, `/ui/runs/<id>` one run, `/ui/dry-run` the dry-run form.
+ */
+import { useEffect, useState } from 'preact/hooks';
+
+export type Route = { readonly name: 'runs' } | { readonly name: 'run'; readonly id: string } | { readonly name: 'dry-run' } | { readonly name: 'not-found'; readonly path: string };
+
+const NAVIGATE_EVENT = 'gitops-scaffolder:navigate';
+
+export const paths = {
+  runs: '/ui/',
+  run: (id: string) => `/ui/runs/${encodeURIComponent(id)}`,
+  dryRun: '/ui/dry-run',
+};
+
+export function routeOf(pathname: string): Route {
+  const path = pathname.replace(/\/+$/, '') || '/';
+  if (path === '/ui' || path === '/') return { name: 'runs' };
+  if (path === '/ui/dry-run') return { name: 'dry-run' };
+  const run = /^\/ui\/runs\/([a-z0-9-]{1,64})$/.exec(path);
+  if (run?.[1] !== undefined) return { name: 'run', id: run[1] };
+  return { name: 'not-found', path };
+}
+
+export function navigate(href: string): void {
+  if (href === location.pathname) return;
+  history.pushState(null, '', href);
+  window.dispatchEvent(new Event(NAVIGATE_EVENT));
+}
+
+/** The current route; re-renders on navigation and on the browser's back and forward. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => routeOf(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(routeOf(location.pathname));
+    window.addEventListener('popstate', update);
+    window.addEventListener(NAVIGATE_EVENT, update);
+    return () => {
+      window.removeEventListener('popstate', update);
+      window.removeEventListener(NAVIGATE_EVENT, update);
+    };
+  }, []);
+  return route;
+}
+
+/** Click handler for in-app links: plain left clicks navigate in place; modified clicks keep the browser's behaviour. */
+export function onLinkClick(event: MouseEvent): void {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const anchor = (event.currentTarget as HTMLAnchorElement | null) ?? null;
+  if (anchor === null || anchor.target === '_blank') return;
+  const url = new URL(anchor.href);
+  if (url.origin !== location.origin || !url.pathname.startsWith('/ui/')) return;
+  event.preventDefault();
+  navigate(url.pathname);
+}

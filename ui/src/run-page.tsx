@@ -1,0 +1,199 @@
+/**
+ * One scaffold run: its status and error, the seven steps as a timeline, the
+ * commits it pushed, the Flux graph of the tree it produced and its live log.
+ * The run is polled every 1.5 s until it is final.
+ */
+import { useRef, useState } from 'preact/hooks';
+import { ApiError, getRun, type RunDetail, type RunStep } from './api';
+import { ErrorBox, StatusBadge, StepBadge } from './components';
+import { formatDateTime, formatDuration, runDuration } from './format';
+import { GraphPanel } from './graph-panel';
+import { useNow, usePolling, useTitle } from './hooks';
+import { LogPanel } from './log-panel';
+import { onLinkClick, paths } from './router';
+import { STEP_TITLES } from './steps';
+
+const POLL_MS = 1500;
+
+export function RunPage({ id }: { id: string }) {
+  const [run, setRun] = useState<RunDetail | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [announcement, setAnnouncement] = useState('');
+  const lastStatus = useRef<string | null>(null);
+  const now = useNow();
+  const final = run !== null && run.status !== 'pending' && run.status !== 'running';
+  const missing = error instanceof ApiError && error.status === 404;
+  useTitle(run === null ? 'Run' : `${run.cluster.name} (${run.status})`);
+
+  usePolling(
+    async (signal) => {
+      try {
+        const fresh = await getRun(id, signal);
+        if (lastStatus.current !== null && lastStatus.current !== fresh.status) {
+          setAnnouncement(`Run ${fresh.cluster.name} is now ${fresh.status}.${fresh.status === 'failed' ? ` ${fresh.message}` : ''}`);
+        }
+        lastStatus.current = fresh.status;
+        setRun(fresh);
+        setError(null);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    POLL_MS,
+    !final && !missing,
+    id,
+  );
+
+  if (run === null) {
+    return (
+      <>
+        <p class="breadcrumbs">
+          <a href={paths.runs} onClick={onLinkClick}>
+            Runs
+          </a>
+        </p>
+        <h1 tabIndex={-1}>Scaffold run</h1>
+        {error === null ? <p class="muted">Loading run {id}…</p> : <ErrorBox title={missing ? 'No such run' : 'The run could not be loaded'} error={error} />}
+      </>
+    );
+  }
+
+  const duration = runDuration(run, now);
+  return (
+    <>
+      <p class="breadcrumbs">
+        <a href={paths.runs} onClick={onLinkClick}>
+          Runs
+        </a>{' '}
+        <span aria-hidden="true">/</span> {run.cluster.name}
+      </p>
+      <div class="page-head run-head">
+        <h1 tabIndex={-1}>
+          {run.cluster.name} <StatusBadge status={run.status} />
+        </h1>
+        <p class="lede">
+          {run.cluster.domain} · {run.cluster.region} · run <code>{run.id}</code>
+          {run.attempt > 1 ? ` · attempt ${run.attempt}` : ''}
+        </p>
+      </div>
+      <p class="sr-only" role="status" aria-live="polite">
+        {announcement}
+      </p>
+      {error !== null && <ErrorBox title="The run could not be refreshed" error={error} />}
+
+      {run.status === 'failed' || run.status === 'cancelled' ? (
+        <div class="error-box run-error" role="alert" data-testid="run-error">
+          <p class="error-title">{run.status === 'failed' ? `The run failed${run.step > 0 ? ` at step ${run.step} (${run.step_name ?? STEP_TITLES[run.step] ?? ''})` : ''}` : 'The run was cancelled'}</p>
+          <p>{run.message}</p>
+        </div>
+      ) : (
+        run.message !== '' && (
+          <p class={`run-message ${run.status === 'succeeded' ? 'success-box' : 'notice'}`} data-testid="run-message">
+            {run.message}
+          </p>
+        )
+      )}
+
+      <div class="run-grid">
+        <section class="card timeline-card" aria-labelledby="timeline-heading">
+          <h2 id="timeline-heading">Steps</h2>
+          <Timeline steps={run.steps} now={now} />
+        </section>
+
+        <div class="run-side">
+          <section class="card" aria-labelledby="summary-heading">
+            <h2 id="summary-heading">Summary</h2>
+            <dl class="facts">
+              <dt>gitops_path</dt>
+              <dd data-testid="gitops-path">{run.gitops_path === null ? <span class="muted">not yet</span> : <code>{run.gitops_path}</code>}</dd>
+              <dt>Repository</dt>
+              <dd>
+                <code class="wrap">{run.repository.url}</code> <span class="muted">branch</span> <code>{run.repository.branch}</code>
+              </dd>
+              <dt>Reference</dt>
+              <dd>
+                <code>clusters/{run.reference}</code>
+              </dd>
+              <dt>Sealing</dt>
+              <dd>{run.sealing === 'certificate' ? 'certificate from the request (steps 4–5 skipped)' : "fetched from the cluster's controller"}</dd>
+              <dt>Created</dt>
+              <dd>
+                {formatDateTime(run.created_at)} <span class="muted">by {run.created_by}</span>
+              </dd>
+              <dt>Started</dt>
+              <dd>{formatDateTime(run.started_at)}</dd>
+              <dt>Finished</dt>
+              <dd>{formatDateTime(run.finished_at)}</dd>
+              <dt>Duration</dt>
+              <dd>{duration === undefined ? '–' : formatDuration(duration)}</dd>
+              <dt>Job</dt>
+              <dd>
+                <code class="wrap">{run.job}</code>
+              </dd>
+            </dl>
+          </section>
+
+          <section class="card" aria-labelledby="commits-heading">
+            <h2 id="commits-heading">Commits</h2>
+            {run.commits.length === 0 ? (
+              <p class="muted">{final ? 'This run pushed no commit.' : 'None yet.'}</p>
+            ) : (
+              <table class="commits">
+                <caption class="sr-only">Commits pushed by this run</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Pass</th>
+                    <th scope="col">SHA</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {run.commits.map((commit) => (
+                    <tr key={commit.sha}>
+                      <td>{commit.pass}</td>
+                      <td>
+                        <code class="sha" data-testid="commit-sha">
+                          {commit.sha}
+                        </code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </section>
+        </div>
+      </div>
+
+      <GraphPanel run={run} />
+      <LogPanel runId={run.id} active={!final} />
+    </>
+  );
+}
+
+function Timeline({ steps, now }: { steps: readonly RunStep[]; now: number }) {
+  return (
+    <ol class="timeline">
+      {steps.map((step) => {
+        const duration = step.duration_ms ?? (step.status === 'running' && step.started_at !== undefined ? now - Date.parse(step.started_at) : undefined);
+        return (
+          <li key={step.step} class={`step step-${step.status}`} data-step={step.step} data-status={step.status} aria-current={step.status === 'running' ? 'step' : undefined}>
+            <span class="step-marker" aria-hidden="true">
+              {step.step}
+            </span>
+            <div class="step-body">
+              <p class="step-title">
+                <span class="sr-only">Step {step.step}: </span>
+                {STEP_TITLES[step.step] ?? step.name} <code class="step-name">{step.name}</code>
+              </p>
+              <p class="step-meta">
+                <StepBadge status={step.status} />
+                {duration !== undefined && <span class="step-duration">{formatDuration(duration)}</span>}
+              </p>
+              {step.message !== undefined && <p class={`step-message${step.status === 'failed' ? ' failed' : ''}`}>{step.message}</p>}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

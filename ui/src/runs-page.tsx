@@ -1,0 +1,170 @@
+/** The list of scaffold runs, newest first, refreshed every two seconds. */
+import { useRef, useState } from 'preact/hooks';
+import { listRuns, type Run, type RunStatus } from './api';
+import { ErrorBox, StatusBadge } from './components';
+import { formatAge, formatDateTime, formatDuration, runDuration } from './format';
+import { useNow, usePolling, useTitle } from './hooks';
+import { onLinkClick, paths } from './router';
+import { STEP_TITLES } from './steps';
+
+const POLL_MS = 2000;
+type Filter = 'all' | 'active' | RunStatus;
+const FILTERS: readonly { value: Filter; label: string }[] = [
+  { value: 'all', label: 'All runs' },
+  { value: 'active', label: 'In flight (pending or running)' },
+  { value: 'running', label: 'Running' },
+  { value: 'succeeded', label: 'Succeeded' },
+  { value: 'failed', label: 'Failed' },
+  { value: 'cancelled', label: 'Cancelled' },
+];
+
+const isActive = (status: RunStatus) => status === 'pending' || status === 'running';
+
+export function RunsPage() {
+  useTitle('Runs');
+  const [runs, setRuns] = useState<readonly Run[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [filter, setFilter] = useState<Filter>('all');
+  const [query, setQuery] = useState('');
+  const [announcement, setAnnouncement] = useState('');
+  const [updatedAt, setUpdatedAt] = useState<number | null>(null);
+  const known = useRef<Map<string, RunStatus> | null>(null);
+  const now = useNow();
+
+  usePolling(
+    async (signal) => {
+      try {
+        const page = await listRuns(signal);
+        const previous = known.current;
+        const changes: string[] = [];
+        const next = new Map<string, RunStatus>();
+        for (const run of page.items) {
+          next.set(run.id, run.status);
+          const before = previous?.get(run.id);
+          if (previous !== null && before !== run.status) changes.push(before === undefined ? `New run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`);
+        }
+        known.current = next;
+        if (changes.length > 0) setAnnouncement(changes.slice(0, 5).join(' '));
+        setRuns(page.items);
+        setError(null);
+        setUpdatedAt(Date.now());
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    POLL_MS,
+    true,
+    null,
+  );
+
+  const needle = query.trim().toLowerCase();
+  const shown = (runs ?? []).filter(
+    (run) =>
+      (filter === 'all' || (filter === 'active' ? isActive(run.status) : run.status === filter)) &&
+      (needle === '' || run.cluster.name.includes(needle) || run.cluster.domain.includes(needle) || run.id.startsWith(needle)),
+  );
+  const inFlight = (runs ?? []).filter((run) => isActive(run.status)).length;
+
+  return (
+    <>
+      <div class="page-head">
+        <h1 tabIndex={-1}>Scaffold runs</h1>
+        <p class="lede">
+          {runs === null ? 'Loading…' : `${runs.length} run${runs.length === 1 ? '' : 's'}, ${inFlight} in flight.`}{' '}
+          <span class="muted">Updates every {POLL_MS / 1000} s{updatedAt === null ? '' : `; last at ${new Date(updatedAt).toLocaleTimeString()}`}.</span>
+        </p>
+      </div>
+      <p class="sr-only" role="status" aria-live="polite">
+        {announcement}
+      </p>
+      {error !== null && <ErrorBox title="The run list could not be refreshed" error={error} />}
+
+      <form class="toolbar" role="search" aria-label="Filter runs" onSubmit={(event) => event.preventDefault()}>
+        <div class="field inline">
+          <label for="run-filter">Status</label>
+          <select id="run-filter" value={filter} onChange={(event) => setFilter((event.currentTarget as HTMLSelectElement).value as Filter)}>
+            {FILTERS.map((f) => (
+              <option value={f.value} key={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field inline">
+          <label for="run-search">Cluster</label>
+          <input id="run-search" type="search" placeholder="name, domain or run id" value={query} onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)} />
+        </div>
+      </form>
+
+      {runs !== null && runs.length === 0 && (
+        <div class="empty card">
+          <p>No scaffold runs yet.</p>
+          <p>
+            Start one with <code>POST /api/v1/scaffolds</code>, or preview one with the{' '}
+            <a href={paths.dryRun} onClick={onLinkClick}>
+              dry run
+            </a>
+            .
+          </p>
+        </div>
+      )}
+      {runs !== null && runs.length > 0 && (
+        <div class="table-wrap">
+          <table class="runs">
+            <caption class="sr-only">Scaffold runs, newest first{shown.length === runs.length ? '' : ` (${shown.length} of ${runs.length} shown)`}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Status</th>
+                <th scope="col">Current step</th>
+                <th scope="col">Age</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((run) => {
+                const duration = runDuration(run, now);
+                return (
+                  <tr key={run.id} data-run-id={run.id} data-status={run.status}>
+                    <th scope="row">
+                      <a href={paths.run(run.id)} onClick={onLinkClick} class="run-link">
+                        {run.cluster.name}
+                      </a>
+                      <span class="sub">{run.cluster.domain} · {run.cluster.region}</span>
+                    </th>
+                    <td>
+                      <StatusBadge status={run.status} />
+                    </td>
+                    <td>
+                      {run.step === 0 ? (
+                        <span class="muted">not started</span>
+                      ) : (
+                        <>
+                          <span class="step-count">{run.step}/7</span> {STEP_TITLES[run.step] ?? run.step_name}
+                        </>
+                      )}
+                    </td>
+                    <td>
+                      <time dateTime={run.created_at} title={formatDateTime(run.created_at)}>
+                        {formatAge(run.created_at, now)}
+                      </time>
+                    </td>
+                    <td>{duration === undefined ? <span class="muted">–</span> : formatDuration(duration)}</td>
+                    <td>
+                      <code class="run-id" title={run.id}>
+                        {run.id.slice(0, 8)}
+                      </code>
+                      {run.attempt > 1 && <span class="sub">attempt {run.attempt}</span>}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {shown.length === 0 && <p class="muted">No run matches the filter.</p>}
+        </div>
+      )}
+    </>
+  );
+}
