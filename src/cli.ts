@@ -4,8 +4,9 @@
  * platform repository, render a cluster's tree, verify a tree, draw its Flux
  * graph, seal a secret. Results go to stdout, progress and errors to stderr.
  */
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { renderWorkTree } from './app/render-work-tree.js';
 import { verifyWorkTree } from './app/verify-work-tree.js';
@@ -13,7 +14,8 @@ import { drawClusterGraph } from './app/draw-cluster-graph.js';
 import { isAppError, ValidationError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { initPlatformRepository } from './git/seed-repository.js';
-import type { RenderPass } from './gitops/render-cluster.js';
+import type { RenderedLayer, RenderPass } from './gitops/render-cluster.js';
+import { CLUSTER_ATTRIBUTES } from './model/cluster-spec.js';
 import { GRAPH_FORMATS, type GraphFormat } from './graph/graph-format.js';
 import { packageVersion, platformDir } from './package-paths.js';
 import { SEALING_SCOPES, type SealingScope } from './sealing/seal.js';
@@ -48,6 +50,43 @@ function choice<T extends string>(values: readonly T[], flag: string) {
   };
 }
 
+/** The flags of `render`. */
+interface RenderFlags {
+  repo: string;
+  cluster: string;
+  domain: string;
+  region: string;
+  reference: string;
+  pass: RenderPass;
+  cert?: string;
+  registryAuth?: string;
+  rotateCredentials: boolean;
+  role?: string;
+  infraProvider?: string;
+  dnsProvider?: string;
+  fluxInstance?: boolean;
+  syncUrl?: string;
+  syncRef?: string;
+}
+
+/** `name`, its shared path when it is not the cluster's own overlay, and what it runs after. */
+function describeLayer(layer: RenderedLayer, gitopsPath: string): string {
+  const notes = [
+    ...(layer.path !== layer.name && !layer.path.startsWith(`${gitopsPath}/`) ? [layer.path] : []),
+    ...(layer.dependsOn.length ? [`after ${layer.dependsOn.join(', ')}`] : []),
+  ];
+  return notes.length > 0 ? `${layer.name} (${notes.join('; ')})` : layer.name;
+}
+
+/** The platforms shipped under platform/, each a directory `init --platform` can seed. */
+function shippedPlatforms(): string[] {
+  const root = dirname(platformDir());
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && /^[a-z0-9][-a-z0-9]*$/.test(entry.name))
+    .map((entry) => entry.name)
+    .sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : a.localeCompare(b)));
+}
+
 function program(): Command {
   const cli = new Command('generate-gitops-env')
     .description("Render, verify and draw a cluster's Flux GitOps tree; seal secrets for its Sealed Secrets controller.")
@@ -60,12 +99,16 @@ function program(): Command {
     .command('init')
     .description('Make DIR a new Git repository holding the reference platform, committed.')
     .argument('<dir>', 'directory to create (must be missing or empty)')
-    .option('--platform <name>', 'which shipped platform to seed', 'default')
+    .option('--platform <name>', `which shipped platform to seed: ${shippedPlatforms().join(', ')}`, 'default')
     .action(async (dir: string, opts: { platform: string }) => {
       const target = resolve(dir);
+      const known = shippedPlatforms();
+      if (!known.includes(opts.platform)) {
+        throw new ValidationError([{ field: '--platform', message: `${JSON.stringify(opts.platform)} is not a shipped platform: one of ${known.join(', ')}` }]);
+      }
       const sha = await initPlatformRepository(target, platformDir(opts.platform));
       say(`Initialized ${target} with the ${opts.platform} reference platform (commit ${sha.slice(0, 12)}).`);
-      say(`Next: generate-gitops-env render --repo ${dir} --cluster NAME --domain DOMAIN --region REGION`);
+      say(`Next: generate-gitops-env render --repo ${dir} --cluster NAME --domain DOMAIN --region REGION${opts.platform === 'default' ? '' : ' [--role ROLE --infra-provider PROVIDER --dns-provider PROVIDER]'}`);
       process.stdout.write(`${sha}\n`);
     });
 
@@ -81,25 +124,48 @@ function program(): Command {
     .option('--cert <pem-file>', "the cluster's Sealed Secrets certificate (needed by --pass all)")
     .option('--registry-auth <dockerconfigjson-file>', 'use this registry pull secret instead of generating one')
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
-    .action(async (opts: { repo: string; cluster: string; domain: string; region: string; reference: string; pass: RenderPass; cert?: string; registryAuth?: string; rotateCredentials: boolean }) => {
+    .option('--role <role>', "the cluster's role, when the platform's layer catalog selects by it (e.g. tooling, env)")
+    .option('--infra-provider <provider>', 'where the cluster runs, when the catalog selects by it (e.g. proxmox, aws, gcp)')
+    .option('--dns-provider <provider>', "who serves the cluster's DNS zone, when the catalog selects by it (e.g. route53, cloudflare)")
+    .option('--flux-instance', 'also write flux/flux-instance.yaml: Flux managed by the Flux Operator, syncing clusters/NAME')
+    .option('--sync-url <url>', 'the repository the FluxInstance syncs from (https://, ssh:// or oci://); needed with --flux-instance')
+    .option('--sync-ref <ref>', 'the ref it syncs: refs/heads/BRANCH for Git (default refs/heads/main), a tag for OCI (default latest)')
+    .action(async (opts: RenderFlags) => {
       const dir = resolve(opts.repo);
       if (opts.pass === 'all' && !opts.cert) {
         throw new ValidationError([{ field: '--cert', message: '--pass all seals credentials and needs the cluster\'s certificate (--cert PEM_FILE); use --pass infrastructure for the first pass' }]);
+      }
+      if ((opts.syncUrl !== undefined || opts.syncRef !== undefined) && opts.fluxInstance !== true) {
+        throw new ValidationError([{ field: '--sync-url', message: '--sync-url and --sync-ref configure the FluxInstance: add --flux-instance' }]);
       }
       const certificate = opts.cert ? await readCertificate(opts.cert) : undefined;
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
       say(`Rendering ${opts.cluster} (${opts.domain}, ${opts.region}) from clusters/${opts.reference}, pass ${opts.pass}…`);
       const { result, changes } = await renderWorkTree(dir, {
-        cluster: { name: opts.cluster, domain: opts.domain, region: opts.region },
+        cluster: {
+          name: opts.cluster,
+          domain: opts.domain,
+          region: opts.region,
+          ...(opts.role !== undefined ? { role: opts.role } : {}),
+          ...(opts.infraProvider !== undefined ? { infra_provider: opts.infraProvider } : {}),
+          ...(opts.dnsProvider !== undefined ? { dns_provider: opts.dnsProvider } : {}),
+        },
         reference: opts.reference,
         pass: opts.pass,
         generatorVersion: packageVersion(),
         rotateCredentials: opts.rotateCredentials,
         ...(certificate ? { certificate } : {}),
         ...(registryAuth !== undefined ? { registryAuth } : {}),
+        ...(opts.fluxInstance === true ? { fluxInstance: true } : {}),
+        ...(opts.syncUrl !== undefined ? { syncUrl: opts.syncUrl } : {}),
+        ...(opts.syncRef !== undefined ? { syncRef: opts.syncRef } : {}),
       });
       if (result.pass !== opts.pass) say(`  ${result.gitopsPath} already has its full tree: rendered pass ${result.pass} so no layer is taken away.`);
-      say(`  layers: ${result.layers.map((l) => (l.dependsOn.length ? `${l.name} (after ${l.dependsOn.join(', ')})` : l.name)).join(', ')}`);
+      const attributes = CLUSTER_ATTRIBUTES.filter((name) => result.attributes[name] !== undefined).map((name) => `${name} ${result.attributes[name]}`);
+      if (attributes.length > 0) say(`  attributes: ${attributes.join(', ')}${result.attributes.self_hosted ? ' (self-hosted)' : ''}`);
+      say(`  layers: ${result.layers.map((l) => describeLayer(l, result.gitopsPath)).join(', ')}`);
+      if (result.skippedLayers.length > 0) say(`  not for this cluster: ${result.skippedLayers.join(', ')}`);
+      if (result.fluxInstance) say(`  Flux managed by the Flux Operator: ${result.gitopsPath}/flux/flux-instance.yaml (apply it once after installing the operator)`);
       say(`  ${result.tree.size} files under ${result.gitopsPath}/: ${changes.written.length} written, ${changes.unchanged.length} unchanged, ${changes.removed.length} removed`);
       for (const c of result.credentials) say(`  credential ${c.namespace}/${c.name}: ${c.action} (${result.gitopsPath}/${c.file})`);
       say(

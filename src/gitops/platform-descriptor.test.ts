@@ -100,4 +100,93 @@ describe('parsePlatformDescriptor', () => {
     rejects('apiVersion: gitops-scaffolder.io/v1alpha1\nkind: Cluster\n', /scaffold\.yaml\.kind/);
     rejects(`${HEADER}credentials: [\n`, /^scaffold\.yaml: invalid YAML/);
   });
+
+  it('reads the matrix-example catalog: attributes, defaults filled in, the cluster-secrets credential', () => {
+    const descriptor = parsePlatformDescriptor(readFileSync(join(platformDir('matrix-example'), 'scaffold.yaml'), 'utf8'));
+    assert.deepEqual(descriptor.attributes?.infra_provider?.selfHosted, ['proxmox', 'openstack']);
+    assert.equal(descriptor.layers?.length, 17);
+    assert.deepEqual(descriptor.layers?.find((l) => l.name === 'env-data')?.when, { role: ['env'], self_hosted: true });
+    assert.deepEqual(descriptor.layers?.find((l) => l.name === 'cc')?.dependsOn, ['talos', 'aws', 'gcp']);
+    assert.deepEqual(descriptor.layerDefaults.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
+    assert.deepEqual(descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`), ['flux:flux-system/cluster-secrets']);
+    assert.equal(descriptor.fluxInstance?.enabled, false);
+    assert.deepEqual(descriptor.fluxInstance?.sync, {});
+  });
+
+  it('fills in the layer defaults and leaves the catalog out when there is none', () => {
+    const descriptor = parsePlatformDescriptor(HEADER);
+    assert.equal(descriptor.layers, undefined);
+    assert.deepEqual(descriptor.layerDefaults, {
+      interval: '10m',
+      retryInterval: '1m',
+      timeout: '5m',
+      sourceRef: { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
+      substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }],
+    });
+  });
+});
+
+describe('parsePlatformDescriptor: the layer catalog', () => {
+  const ATTRS = 'attributes:\n  role: { values: [tooling, env], default: env }\n  dns_provider: { values: [route53, cloudflare] }\n';
+  const catalog = (layers: string, extra = '') => `${HEADER}${ATTRS}${extra}layers:\n${layers}`;
+  const cases: [string, string, RegExp][] = [
+    ['a layer listed twice', '  - { name: a, path: a }\n  - { name: a, path: b }\n', /scaffold\.yaml\.layers\.a: is listed twice/],
+    ['both path and overlay', '  - { name: a, path: a, overlay: a }\n', /scaffold\.yaml\.layers\.a: must set exactly one of path .* and overlay/],
+    ['neither path nor overlay', '  - { name: a }\n', /must set exactly one of path/],
+    ['a dependsOn that is no layer', '  - { name: a, path: a, dependsOn: [b] }\n', /scaffold\.yaml\.layers\.a\.dependsOn: "b" is not a layer of the catalog/],
+    ['a dependsOn cycle', '  - { name: a, path: a, dependsOn: [c] }\n  - { name: b, path: b, dependsOn: [a] }\n  - { name: c, path: c, dependsOn: [b] }\n', /scaffold\.yaml\.layers: dependsOn has a cycle: a -> c -> b -> a/],
+    ['a condition value the attribute does not know', '  - { name: a, path: a, when: { role: [ops] } }\n', /scaffold\.yaml\.layers\.a\.when\.role: "ops" is not one of attributes\.role\.values \(tooling, env\)/],
+    ['a condition on an undeclared attribute', '  - { name: a, path: a, when: { infra_provider: [aws] } }\n', /scaffold\.yaml\.layers\.a\.when\.infra_provider: attributes\.infra_provider is not declared/],
+    ['self_hosted without infra providers', '  - { name: a, path: a, when: { self_hosted: true } }\n', /when\.self_hosted: needs attributes\.infra_provider/],
+    ['an unknown placeholder', '  - { name: a, path: "dns/{provider}" }\n', /scaffold\.yaml\.layers\.a\.path: \{provider\} is not a placeholder: use \{role\}, \{infra_provider\}, \{dns_provider\}/],
+    ['a placeholder of an undeclared attribute', '  - { name: a, path: "{infra_provider}" }\n', /\{infra_provider\} needs attributes\.infra_provider/],
+    ['a path leaving the repository', '  - { name: a, path: ../other }\n', /scaffold\.yaml\.layers\.a\.path: "\.\.\/other" escapes the repository/],
+    ['a path under clusters/', '  - { name: a, path: clusters/shared }\n', /must be a shared Kustomize root outside clusters\//],
+    ['a reserved name', '  - { name: cluster-config, path: a }\n', /"cluster-config" is reserved/],
+    ['wait: false without healthChecks', '  - { name: a, path: a, wait: false }\n', /layers\.a\.wait: false without healthChecks/],
+    ['a bad duration', '  - { name: a, path: a, timeout: 5 minutes }\n', /layers\.0\.timeout: must be a duration such as 30s, 5m or 1h30m/],
+    ['a typo in a layer field', '  - { name: a, path: a, dependOn: [b] }\n', /scaffold\.yaml\.layers\.0: unknown field\(s\): dependOn/],
+    ['a Secret source nothing creates', '  - { name: a, path: a, substituteFrom: [{ kind: Secret, name: cluster-secrets }] }\n', /layers\.a\.substituteFrom: Secret cluster-secrets is not a credential of scaffold\.yaml with layer flux/],
+  ];
+  for (const [title, layers, message] of cases) {
+    it(`rejects ${title}`, () => {
+      rejects(catalog(layers), message);
+    });
+  }
+
+  it('rejects an attribute default or config value that is not a value, and a config key two attributes set', () => {
+    rejects(`${HEADER}attributes:\n  role: { values: [a], default: b }\nlayers:\n  - { name: x, path: x }\n`, /attributes\.role\.default: "b" is not one of the values \(a\)/);
+    rejects(`${HEADER}attributes:\n  infra_provider: { values: [a], selfHosted: [b] }\n`, /attributes\.infra_provider\.selfHosted: "b" is not one of the values/);
+    rejects(
+      `${HEADER}attributes:\n  role: { values: [a], config: { a: { storage_class: x } } }\n  infra_provider: { values: [p], config: { p: { storage_class: y } } }\n`,
+      /attributes\.infra_provider\.config\.p\.storage_class: is also set by attributes\.role\.config/,
+    );
+    rejects(`${HEADER}attributes:\n  role: { values: [a], config: { a: { cluster_name: x } } }\n`, /is set by the generator itself/);
+  });
+
+  it('rejects a credential of a catalog platform that has no per-cluster directory to go to, and a flux credential outside flux-system', () => {
+    rejects(
+      catalog('  - { name: a, path: a }\n', `credentials:\n${credential('pg', '      password: { generate: password }\n')}\n`),
+      /credentials\.database\/pg\.layer: "database" is neither the overlay of a catalog layer \(there are none\) nor flux/,
+    );
+    rejects(
+      `${HEADER}credentials:\n  - name: cluster-secrets\n    namespace: default\n    layer: flux\n    keys: { p: { generate: password } }\n`,
+      /credentials\.default\/cluster-secrets\.layer: layer flux holds Flux's own Secrets, .*the namespace must be flux-system/,
+    );
+  });
+
+  it('accepts overlay layers, a Secret source declared as a flux credential, and an optional external one', () => {
+    const descriptor = parsePlatformDescriptor(
+      catalog(
+        '  - { name: apps, overlay: apps, substituteFrom: [{ kind: Secret, name: cluster-secrets }, { kind: Secret, name: external, optional: true }] }\n',
+        'credentials:\n  - name: cluster-secrets\n    namespace: flux-system\n    layer: flux\n    keys: { p: { generate: password } }\n  - name: app\n    namespace: tcr\n    layer: apps\n    keys: { p: { generate: password } }\n',
+      ),
+    );
+    assert.equal(descriptor.layers?.[0]?.overlay, 'apps');
+  });
+
+  it('rejects a FluxInstance with credentials in its sync URL or an unknown component', () => {
+    rejects(`${HEADER}fluxInstance:\n  sync: { url: "https://user:token@git.example.net/x.git" }\n`, /fluxInstance\.sync\.url: must not carry credentials/);
+    rejects(`${HEADER}fluxInstance:\n  components: [source-controller, image-controller]\n`, /fluxInstance\.components\.1/);
+  });
 });

@@ -29,7 +29,16 @@ export function renderProvenance(provenance: Provenance): string {
       reference: provenance.reference,
       platformCommit: provenance.platformCommit,
       pass: provenance.pass,
-      cluster: { name: provenance.cluster.name, domain: provenance.cluster.domain, region: provenance.cluster.region },
+      cluster: {
+        name: provenance.cluster.name,
+        domain: provenance.cluster.domain,
+        region: provenance.cluster.region,
+        // The catalog attributes it was rendered with, given or defaulted: a later
+        // render that gives none keeps them.
+        ...(provenance.cluster.role !== undefined ? { role: provenance.cluster.role } : {}),
+        ...(provenance.cluster.infra_provider !== undefined ? { infra_provider: provenance.cluster.infra_provider } : {}),
+        ...(provenance.cluster.dns_provider !== undefined ? { dns_provider: provenance.cluster.dns_provider } : {}),
+      },
     },
     'What this cluster tree was rendered from. Written by gitops-scaffolder; not applied to the cluster.',
   );

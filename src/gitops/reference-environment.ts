@@ -1,7 +1,8 @@
 /**
  * Reading the reference environment (`clusters/<reference>/`), the template every
- * new cluster is generated from: its layers (the Flux Kustomizations in `flux/`),
- * its identity (the cluster-config ConfigMap) and the files that carry over.
+ * new cluster is generated from: its layers (the Flux Kustomizations in `flux/`,
+ * unless the platform has a layer catalog), its identity (the cluster-config
+ * ConfigMap) and the files that carry over.
  */
 import { parseDocument, type Document } from 'yaml';
 import { NotFoundError, ValidationError } from '../errors.js';
@@ -38,6 +39,8 @@ export interface ReferenceEnvironment {
   readonly configMap: Document;
   /** Order of `flux/kustomization.yaml`'s resources, as the reference lists them. */
   readonly fluxResources: readonly string[];
+  /** Files under `flux/` (relative to it) holding a Flux Kustomization, whether or not read as layers. */
+  readonly fluxKustomizationFiles: ReadonlySet<string>;
   /** Every file of the reference, by path relative to `root`. */
   readonly files: ReadonlyMap<string, string>;
 }
@@ -46,12 +49,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How the reference's Flux Kustomizations are read. */
+export interface LoadReferenceOptions {
+  /**
+   * `flux` (the default): they are the platform's layers, each applying an
+   * overlay directly under the reference. `catalog`: the platform's layers come
+   * from its layer catalog; the reference's own Kustomizations are only its own
+   * selection and are not read as layers.
+   */
+  readonly layers?: 'flux' | 'catalog';
+}
+
 /**
  * Loads and checks the reference environment.
  * @throws NotFoundError when `clusters/<reference>` does not exist
  * @throws ValidationError when its flux/ directory lacks the ConfigMap or a layer is malformed
  */
-export async function loadReferenceEnvironment(reader: RepoReader, reference: string): Promise<ReferenceEnvironment> {
+export async function loadReferenceEnvironment(reader: RepoReader, reference: string, options: LoadReferenceOptions = {}): Promise<ReferenceEnvironment> {
+  const fromFlux = (options.layers ?? 'flux') === 'flux';
   const root = `clusters/${reference}`;
   const paths = await reader.list(root);
   if (paths.length === 0) {
@@ -62,6 +77,7 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
 
   const invalid = (file: string, message: string) => new ValidationError([{ field: `${root}/${file}`, message }]);
   const layers: ReferenceLayer[] = [];
+  const fluxKustomizationFiles = new Set<string>();
   let configMapFile: string | undefined;
   let configMap: Document | undefined;
   for (const [rel, text] of files) {
@@ -83,6 +99,8 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
       continue;
     }
     if (object.kind !== 'Kustomization' || typeof object.apiVersion !== 'string' || !object.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')) continue;
+    fluxKustomizationFiles.add(file);
+    if (!fromFlux) continue;
     const spec = isRecord(object.spec) ? object.spec : {};
     const path = String(spec.path ?? '');
     const prefix = `./${root}/`;
@@ -96,7 +114,7 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
   if (!configMap || !configMapFile) {
     throw invalid('flux/', `no ConfigMap ${CLUSTER_CONFIG_NAME} found: the reference must define its identity (cluster_name, cluster_domain, cluster_region) there`);
   }
-  if (layers.length === 0) throw invalid('flux/', 'no Flux Kustomization found: the reference has no layers');
+  if (fromFlux && layers.length === 0) throw invalid('flux/', 'no Flux Kustomization found: the reference has no layers');
 
   const data = configMap.toJS()?.data as Record<string, unknown> | undefined;
   const identity = { name: data?.cluster_name, domain: data?.cluster_domain, region: data?.cluster_region };
@@ -118,6 +136,7 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
     configMapFile,
     configMap,
     fluxResources,
+    fluxKustomizationFiles,
     files,
   };
 }

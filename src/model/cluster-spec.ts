@@ -1,6 +1,8 @@
 /**
  * The cluster model: who the new cluster is. Everything else in the tree is
- * derived from these three values and the reference environment.
+ * derived from these values and the reference environment: name, domain and
+ * region (its identity) and, optionally, the attributes a platform's layer
+ * catalog selects layers by (role, infrastructure provider, DNS provider).
  *
  * Validation happens here, at the edge of the core, so a bad name can never
  * reach a file path, a Kubernetes object name or a git ref.
@@ -40,16 +42,43 @@ export const regionSchema = z
   .max(32, 'must be at most 32 characters')
   .regex(REGION, 'must look like a cloud region such as eu-west-1 or us-central1 (lower-case letters and digits in "-"-separated parts)');
 
-/** The identity of a cluster, as callers give it. */
+/**
+ * A value of a cluster attribute (`role`, `infra_provider`, `dns_provider`):
+ * a DNS-1123 label such as `env`, `proxmox` or `route53`. Which values exist
+ * is the platform's business (its layer catalog in scaffold.yaml); they are
+ * checked against it at render time.
+ */
+export const clusterAttributeSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(63, 'must be at most 63 characters')
+  .regex(DNS_LABEL, 'must be a lower-case label (letters, digits and "-", starting and ending with a letter or digit), such as env, proxmox or route53');
+
+/** The attributes a platform's layer catalog selects layers by, in their field names. */
+export const CLUSTER_ATTRIBUTES = ['role', 'infra_provider', 'dns_provider'] as const;
+
+/** One of {@link CLUSTER_ATTRIBUTES}. */
+export type ClusterAttribute = (typeof CLUSTER_ATTRIBUTES)[number];
+
+/** The identity of a cluster, as callers give it, with the optional catalog attributes. */
 export const clusterSpecSchema = z
   .object({
     name: clusterNameSchema,
     domain: domainSchema,
     region: regionSchema,
+    /** The cluster's role, e.g. `tooling` or `env` (selects role layers). */
+    role: clusterAttributeSchema.optional(),
+    /** Where it runs, e.g. `proxmox`, `aws`, `gcp` (selects the vendor layer, self-hosted data). */
+    infra_provider: clusterAttributeSchema.optional(),
+    /** Who serves its DNS zone, e.g. `route53`, `cloudflare` (selects the dns/<provider> layer). */
+    dns_provider: clusterAttributeSchema.optional(),
   })
   .strict();
 
-/** The identity of a cluster: name, domain and region. */
+/**
+ * A cluster: name, domain and region, and optionally the attributes a layer
+ * catalog selects by. A platform without a catalog takes none of them.
+ */
 export type ClusterSpec = z.infer<typeof clusterSpecSchema>;
 
 /** Turns zod issues into our field issues, prefixing each path with `prefix`. */
