@@ -19,7 +19,7 @@ import { EXIT_BAD_INPUT, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
-import { clusterNameSchema, parseClusterSpec } from './model/cluster-spec.js';
+import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from './model/cluster-spec.js';
 import { packageVersion } from './package-paths.js';
 import { createPinoLogger } from './pino-logger.js';
 import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-scaffold.js';
@@ -36,6 +36,9 @@ interface RunnerFlags {
   branch: string;
   cluster: string;
   domain: string;
+  role?: string;
+  infraProvider?: string;
+  dnsProvider?: string;
   region: string;
   reference: string;
   kubeconfig?: string;
@@ -115,6 +118,9 @@ function program(env: NodeJS.ProcessEnv): Command {
     .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', 'SCAFFOLD_CLUSTER').makeOptionMandatory())
     .addOption(option('--domain <domain>', "the cluster's DNS domain", 'SCAFFOLD_DOMAIN').makeOptionMandatory())
     .addOption(option('--region <region>', "the cluster's region", 'SCAFFOLD_REGION').makeOptionMandatory())
+    .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", 'SCAFFOLD_ROLE'))
+    .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", 'SCAFFOLD_INFRA_PROVIDER'))
+    .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", 'SCAFFOLD_DNS_PROVIDER'))
     .addOption(option('--reference <name>', 'reference environment', 'SCAFFOLD_REFERENCE', 'development'))
     .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate)", 'SCAFFOLD_KUBECONFIG'))
     .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", 'SCAFFOLD_CERT'))
@@ -130,7 +136,14 @@ function program(env: NodeJS.ProcessEnv): Command {
     .action(async (flags: RunnerFlags) => {
       const logger = createPinoLogger({ level: flags.logLevel, pretty: process.stdout.isTTY === true, base: { component: 'scaffold-runner' } });
       const id = flags.id ?? randomUUID();
-      let cluster = { name: flags.cluster, domain: flags.domain, region: flags.region };
+      let cluster: ClusterSpec = {
+        name: flags.cluster,
+        domain: flags.domain,
+        region: flags.region,
+        ...(flags.role !== undefined ? { role: flags.role } : {}),
+        ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
+        ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
+      };
       let result: RunResult;
       try {
         cluster = parseClusterSpec(cluster);

@@ -98,7 +98,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
       const dir = join(work, 'repo');
       let workspace;
       try {
-        workspace = await this.#git.clone({ url: run.repositoryUrl, branch: run.branch, dir, sparsePaths: ['base', `clusters/${cluster}`] });
+        workspace = await this.#git.clone({ url: run.repositoryUrl, branch: run.branch, dir, sparsePaths: ['base', `clusters/${cluster}`], sparseTopLevelExcept: ['clusters'] });
       } catch (error) {
         throw readFailure(error, run);
       }

@@ -38,6 +38,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         branch: input.branch,
         dir: join(work, 'repo'),
         sparsePaths: ['base', `clusters/${input.reference}`, gitopsPath],
+        sparseTopLevelExcept: ['clusters'],
         ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
         ...(input.signal ? { signal: input.signal } : {}),
       });

@@ -4,10 +4,10 @@
  * as it was (nothing half-written).
  */
 import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { runGit } from '../git/git-process.js';
 import { writeTree } from '../git/write-tree.js';
-import { PLATFORM_DESCRIPTOR_PATH } from '../gitops/platform-descriptor.js';
 import { renderCluster, type RenderOptions, type RenderResult } from '../gitops/render-cluster.js';
 
 /** What changed on disk. */
@@ -24,15 +24,18 @@ export type RenderWorkTreeOptions = Omit<RenderOptions, 'random' | 'platformComm
 };
 
 /**
- * The newest commit that touched the platform itself (base/, the reference
- * environment, scaffold.yaml). Other clusters' commits do not count, so the
- * provenance of a cluster is stable while its neighbours come and go.
+ * The newest commit that touched the platform itself: everything at the top of
+ * the repository except `clusters/` (base/, a catalog's shared roots,
+ * scaffold.yaml), plus the reference environment. Other clusters' commits do not
+ * count, so the provenance of a cluster is stable while its neighbours come and go.
  */
 export async function platformCommitOf(dir: string, reference: string): Promise<string | undefined> {
-  const result = await runGit(['log', '-1', '--format=%H', '--', 'base', `clusters/${reference}`, PLATFORM_DESCRIPTOR_PATH], {
-    cwd: dir,
-    okExitCodes: [0, 128],
-  });
+  // The ceiling keeps git from finding an enclosing repository when `dir` is a plain directory.
+  const options = { cwd: dir, okExitCodes: [0, 128], env: { GIT_CEILING_DIRECTORIES: dirname(dir) } };
+  const tops = await runGit(['ls-tree', '--name-only', 'HEAD'], options);
+  if (tops.exitCode !== 0) return undefined;
+  const paths = [...tops.stdout.split('\n').filter((t) => t !== '' && t !== 'clusters'), `clusters/${reference}`];
+  const result = await runGit(['rev-list', '-1', 'HEAD', '--', ...paths], options);
   const sha = result.exitCode === 0 ? result.stdout.trim() : '';
   return sha === '' ? undefined : sha;
 }

@@ -239,7 +239,7 @@ class CliGitWorkspace implements GitWorkspace {
       const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
       if (result.exitCode === 0 && rejected.length === 0) {
         const pushed = await this.head();
-        logger.info({ branch, sha: pushed, attempts: attempt }, 'pushed');
+        logger.info({ sha: pushed, attempts: attempt }, 'pushed');
         return { sha: pushed, attempts: attempt };
       }
       if (!rejected.some((line) => LOST_RACE.test(line))) {
@@ -369,7 +369,13 @@ export class CliGitRemote implements GitRemote {
       // --sparse-index keeps directories outside the cone as single tree entries in
       // the index, so checkout, add and commit cost the same with 10 or 1,000 other
       // clusters in the repository (a full index would list every one of their files).
-      await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(sparsePaths.length > 0 ? ['--', ...sparsePaths] : [])], call);
+      const cone = new Set(sparsePaths);
+      if (!orphan && options.sparseTopLevelExcept !== undefined) {
+        const except = new Set(options.sparseTopLevelExcept);
+        const tops = await workspace.git(['ls-tree', '-d', '--name-only', branch, '--'], call);
+        for (const top of tops.stdout.split('\n').filter((t) => t !== '' && !except.has(t))) cone.add(top);
+      }
+      await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
       if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
       logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
       return workspace;

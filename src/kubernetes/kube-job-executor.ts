@@ -445,6 +445,9 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       { name: 'SCAFFOLD_DOMAIN', value: run.cluster.domain },
       { name: 'SCAFFOLD_REGION', value: run.cluster.region },
       { name: 'SCAFFOLD_REFERENCE', value: run.reference },
+      ...(run.cluster.role !== undefined ? [{ name: 'SCAFFOLD_ROLE', value: run.cluster.role }] : []),
+      ...(run.cluster.infra_provider !== undefined ? [{ name: 'SCAFFOLD_INFRA_PROVIDER', value: run.cluster.infra_provider }] : []),
+      ...(run.cluster.dns_provider !== undefined ? [{ name: 'SCAFFOLD_DNS_PROVIDER', value: run.cluster.dns_provider }] : []),
       // The root filesystem is read-only: git and friends write their config under HOME.
       { name: 'HOME', value: '/tmp' },
     ];

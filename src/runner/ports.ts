@@ -27,6 +27,13 @@ export interface CloneOptions {
    * their blobs, so its cost does not grow with the number of clusters.
    */
   readonly sparsePaths: readonly string[];
+  /**
+   * Also materialize every top-level directory of the branch except these
+   * (e.g. `['clusters']`): a platform's shared roots (base/, or a catalog's
+   * platform/, dns/…) are needed whatever they are called, while the one
+   * directory that grows with every cluster stays out.
+   */
+  readonly sparseTopLevelExcept?: readonly string[];
   readonly credentials?: GitCredentials;
   readonly signal?: AbortSignal;
 }

@@ -215,6 +215,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
         branch,
         dir: join(workRoot, 'repo'),
         sparsePaths: ['base', `clusters/${reference}`, gitopsPath],
+        // The platform's shared roots, whatever the catalog calls them; never the other clusters.
+        sparseTopLevelExcept: ['clusters'],
         ...(options.credentials ? { credentials: options.credentials } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       }),

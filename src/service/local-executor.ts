@@ -306,6 +306,9 @@ function runnerEnv(run: ScaffoldRun, secrets: RunSecrets, resultFile: string): R
     SCAFFOLD_REGION: run.cluster.region,
     SCAFFOLD_REFERENCE: run.reference,
     SCAFFOLD_RESULT_FILE: resultFile,
+    ...(run.cluster.role !== undefined ? { SCAFFOLD_ROLE: run.cluster.role } : {}),
+    ...(run.cluster.infra_provider !== undefined ? { SCAFFOLD_INFRA_PROVIDER: run.cluster.infra_provider } : {}),
+    ...(run.cluster.dns_provider !== undefined ? { SCAFFOLD_DNS_PROVIDER: run.cluster.dns_provider } : {}),
   };
   if (secrets.repositoryCredentials !== undefined) {
     env.SCAFFOLD_GIT_TOKEN = secrets.repositoryCredentials.token;
