@@ -14,6 +14,7 @@ import { drawClusterGraph } from './app/draw-cluster-graph.js';
 import { isAppError, ValidationError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { initPlatformRepository } from './git/seed-repository.js';
+import { publishPlatform } from './oci/publish-platform.js';
 import type { RenderedLayer, RenderPass } from './gitops/render-cluster.js';
 import { CLUSTER_ATTRIBUTES } from './model/cluster-spec.js';
 import { GRAPH_FORMATS, type GraphFormat } from './graph/graph-format.js';
@@ -197,6 +198,37 @@ function program(): Command {
     .addOption(new Option('--format <format>', 'output format').argParser(choice<GraphFormat>(GRAPH_FORMATS, '--format')).default('mermaid'))
     .action(async (opts: { repo: string; cluster: string; format: GraphFormat }) => {
       process.stdout.write(await drawClusterGraph(resolve(opts.repo), opts.cluster, opts.format));
+    });
+
+  cli
+    .command('publish')
+    .description("Push the repository's HEAD as a Flux OCI artifact, tagged with the commit SHA and latest.")
+    .requiredOption('--repo <dir>', 'work tree of the platform repository')
+    .requiredOption('--to <oci-reference>', 'where to push, e.g. oci://registry.example.net/platform/gitops')
+    .option('--tag <tag...>', 'tags to push instead of the commit SHA and latest')
+    .option('--source <url>', 'the org.opencontainers.image.source annotation (default: the origin remote, credentials removed)')
+    .option('--insecure', 'allow plain http to a registry that is not on loopback', false)
+    .action(async (opts: { repo: string; to: string; tag?: string[]; source?: string; insecure: boolean }) => {
+      // Registry credentials only from the environment, never from flags (the process list shows flags).
+      const username = process.env.OCI_USERNAME;
+      const password = process.env.OCI_PASSWORD;
+      if ((username === undefined) !== (password === undefined)) {
+        throw new ValidationError([{ field: 'OCI_USERNAME/OCI_PASSWORD', message: 'set both or neither' }]);
+      }
+      say(`Publishing ${opts.repo} to ${opts.to}…`);
+      const published = await publishPlatform({
+        repoDir: resolve(opts.repo),
+        reference: opts.to,
+        // Unset unless asked for: the client then speaks plain http to loopback registries only.
+        ...(opts.insecure ? { insecure: true } : {}),
+        ...(opts.tag ? { tags: opts.tag } : {}),
+        ...(opts.source ? { source: opts.source } : {}),
+        ...(username !== undefined && password !== undefined ? { credentials: { username, password } } : {}),
+      });
+      say(`  ${published.files} files, ${published.size} bytes compressed, revision ${published.revision}`);
+      say(`  pushed ${published.repository} as ${published.tags.join(', ')} (${published.digest})`);
+      say(`Next: point an OCIRepository (source.toolkit.fluxcd.io/v1) at ${opts.to.replace(/:[^/:]*$/, '')} with ref.digest ${published.digest}.`);
+      process.stdout.write(`${published.digest}\n`);
     });
 
   cli

@@ -24,6 +24,7 @@ import * as x509 from '@peculiar/x509';
 import { stringify } from 'yaml';
 import { AuthenticationError } from '../../src/errors.js';
 import { runGit } from '../../src/git/git-process.js';
+import { runCli } from '../support/cli.js';
 import { publishPlatform } from '../../src/oci/publish-platform.js';
 
 const FLUX_CONFIG = 'application/vnd.cncf.flux.config.v1+json';
@@ -237,6 +238,18 @@ describe('publishPlatform to a real registry (anonymous)', { timeout: 180_000 },
 
     const listed = JSON.parse(await skopeo(home, 'list-tags', '--tls-verify=false', `docker://${registry.host}/platform`)) as { Tags: string[] };
     assert.deepEqual([...listed.Tags].sort(), [commit, 'latest'].sort());
+  });
+
+  it('is what `generate-gitops-env publish` does: digest on stdout, credentials only from the environment', async () => {
+    const cli = await runCli(['publish', '--repo', repo, '--to', `oci://${registry.host}/platform-cli`]);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.equal(cli.stdout.trim(), digest, 'the same commit gives the same artifact, whoever pushes it');
+    assert.match(cli.stderr, new RegExp(`pushed ${registry.host}/platform-cli as ${commit}, latest`));
+    const listed = JSON.parse(await skopeo(home, 'list-tags', '--tls-verify=false', `docker://${registry.host}/platform-cli`)) as { Tags: string[] };
+    assert.deepEqual([...listed.Tags].sort(), [commit, 'latest'].sort());
+    const half = await runCli(['publish', '--repo', repo, '--to', `oci://${registry.host}/platform-cli`], { env: { OCI_USERNAME: 'scaffolder' } });
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /OCI_USERNAME\/OCI_PASSWORD: set both or neither/);
   });
 
   it('stores the manifest in the format Flux pushes and reads', async () => {
