@@ -5,7 +5,6 @@
  * graph, seal a secret. Results go to stdout, progress and errors to stderr.
  */
 import { readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { renderWorkTree } from './app/render-work-tree.js';
@@ -22,16 +21,9 @@ import { packageVersion, platformDir } from './package-paths.js';
 import { SEALING_SCOPES, type SealingScope } from './sealing/seal.js';
 import { sealSecretManifest } from './sealing/seal-secret-manifest.js';
 import { parseSealingCertificate, type SealingCertificate } from './sealing/sealing-certificate.js';
+import { readInputFile } from './read-input-file.js';
 
 const say = (line = '') => process.stderr.write(`${line}\n`);
-
-async function readInputFile(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new ValidationError([{ field: flag, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
-  }
-}
 
 async function readCertificate(path: string): Promise<SealingCertificate> {
   return parseSealingCertificate(await readInputFile(path, '--cert'), '--cert');

@@ -10,7 +10,7 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
@@ -26,6 +26,7 @@ import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-
 import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
+import { readInputFile } from './read-input-file.js';
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -58,11 +59,7 @@ function option(flags: string, description: string, env: string, fallback?: stri
 }
 
 async function readSecretFile(path: string, what: string): Promise<string> {
-  try {
-    return (await readFile(path, 'utf8')).trim();
-  } catch (error) {
-    throw new ValidationError([{ field: what, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
-  }
+  return (await readInputFile(path, what)).trim();
 }
 
 /** A value from `NAME` or from the file named by `NAME_FILE`; the file wins. */

@@ -3,13 +3,13 @@
  * this process, against a local bare repository seeded with the reference
  * platform, with no cluster, no external database and no network.
  */
-import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { runLocalScaffold } from './app/local-scaffold.js';
-import { ValidationError, isAppError } from './errors.js';
+import { isAppError } from './errors.js';
 import { EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { createPinoLogger } from './pino-logger.js';
 import { failedResult, StepError } from './runner/run-scaffold.js';
+import { readInputFile } from './read-input-file.js';
 
 interface ScaffoldFlags {
   cluster: string;
@@ -22,14 +22,6 @@ interface ScaffoldFlags {
   cert?: string;
   registryAuth?: string;
   rotateCredentials: boolean;
-}
-
-async function readFlagFile(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new ValidationError([{ field: flag, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
-  }
 }
 
 /** Adds the `scaffold` subcommand to the service's program. */
@@ -51,8 +43,8 @@ export function registerScaffoldCommand(program: Command): void {
       const logger = createPinoLogger({ pretty: process.stdout.isTTY === true, base: { component: 'scaffold' } });
       const cluster = { name: flags.cluster, domain: flags.domain, region: flags.region };
       try {
-        const certificatePem = flags.cert ? await readFlagFile(flags.cert, '--cert') : undefined;
-        const registryAuth = flags.registryAuth ? await readFlagFile(flags.registryAuth, '--registry-auth') : undefined;
+        const certificatePem = flags.cert ? await readInputFile(flags.cert, '--cert') : undefined;
+        const registryAuth = flags.registryAuth ? await readInputFile(flags.registryAuth, '--registry-auth') : undefined;
         const result = await runLocalScaffold({
           dataDir: flags.dataDir,
           cluster,

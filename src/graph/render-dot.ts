@@ -3,11 +3,8 @@
  * text out, so the element ids and classes written here are what a web page
  * finds in the picture.
  */
-import { refKey, type FluxGraph, type FluxNode } from './flux-graph.js';
-import { findCycles } from './topo-sort.js';
-
-/** Flux's default namespace; names in it are shown without the prefix. */
-const DEFAULT_NAMESPACE = 'flux-system';
+import { refKey, type FluxGraph } from './flux-graph.js';
+import { claimUniqueId, graphViewOf, missingLabel, nodeLabel, type GraphViewLabel } from './graph-view.js';
 
 /**
  * Renders the graph as Graphviz DOT: `rankdir=TB`, one box per Kustomization
@@ -31,27 +28,16 @@ const DEFAULT_NAMESPACE = 'flux-system';
  *   `namespace/name` is drawn once (the first).
  */
 export function renderDot(graph: FluxGraph): string {
-  const nodes = uniqueNodes(graph.nodes);
-  const known = new Set(nodes.map(refKey));
-  const edges = nodes
-    .flatMap((node) => [...new Set(node.dependsOn.map(refKey))].map((from) => ({ from, to: refKey(node) })))
-    .sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to));
-  const missing = [...new Set(edges.map((e) => e.from).filter((k) => !known.has(k)))].sort(compare);
-
-  const onCycle = new Set<string>();
-  for (const cycle of findCycles(nodes)) {
-    // A loop reads in dependsOn direction; edges point from dependency to dependent.
-    for (let i = 0; i + 1 < cycle.length; i++) onCycle.add(edgeKey(cycle[i + 1]!, cycle[i]!));
-  }
+  const { nodes, known, missing, keys, edges } = graphViewOf(graph);
 
   // Node and edge ids share one namespace: they end up as ids of one SVG document.
   const takenIds = new Set<string>();
   const takenNames = new Set<string>();
   const dotNames = new Map<string, string>();
   const elementIds = new Map<string, string>();
-  for (const key of [...known, ...missing].sort(compare)) {
-    dotNames.set(key, unique(dotName(key), takenNames, '#'));
-    elementIds.set(key, unique(`node-${slug(key)}`, takenIds, '-'));
+  for (const key of keys) {
+    dotNames.set(key, claimUniqueId(dotName(key), takenNames, '#'));
+    elementIds.set(key, claimUniqueId(`node-${slug(key)}`, takenIds, '-'));
   }
 
   const lines = [
@@ -62,19 +48,17 @@ export function renderDot(graph: FluxGraph): string {
   ];
   for (const node of nodes) {
     const key = refKey(node);
-    lines.push(`  "${dotNames.get(key)!}" [id="${elementIds.get(key)!}" label=<${htmlLabel(node)}>];`);
+    lines.push(`  "${dotNames.get(key)!}" [id="${elementIds.get(key)!}" label=<${htmlLabel(nodeLabel(node))}>];`);
   }
   for (const key of missing) {
-    const label = `${tableOpen}<TR><TD><B>${escapeHtml(displayName(key))}</B></TD></TR>` +
-      `<TR><TD><FONT POINT-SIZE="10">not in this cluster</FONT></TD></TR></TABLE>`;
     lines.push(
       `  "${dotNames.get(key)!}" [id="${elementIds.get(key)!}" class="missing" style="rounded,dashed" ` +
-        `fillcolor="#ffffff" color="#9e9e9e" fontcolor="#616161" label=<${label}>];`,
+        `fillcolor="#ffffff" color="#9e9e9e" fontcolor="#616161" label=<${htmlLabel(missingLabel(key))}>];`,
     );
   }
-  for (const { from, to } of edges) {
-    const id = unique(`edge-${slug(from)}--${slug(to)}`, takenIds, '-');
-    const cycle = onCycle.has(edgeKey(from, to)) ? ' class="cycle" color="#c62828" penwidth=2' : '';
+  for (const { from, to, onCycle } of edges) {
+    const id = claimUniqueId(`edge-${slug(from)}--${slug(to)}`, takenIds, '-');
+    const cycle = onCycle ? ' class="cycle" color="#c62828" penwidth=2' : '';
     const dashed = known.has(from) ? '' : ' style=dashed color="#9e9e9e"';
     lines.push(`  "${dotNames.get(from)!}" -> "${dotNames.get(to)!}" [id="${id}"${cycle}${dashed}];`);
   }
@@ -87,21 +71,13 @@ export function renderDot(graph: FluxGraph): string {
 const FONT = 'Helvetica';
 const tableOpen = '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">';
 
-function htmlLabel(node: FluxNode): string {
+function htmlLabel(label: GraphViewLabel): string {
   const rows = [
-    `<TR><TD><B>${escapeHtml(displayName(refKey(node)))}</B></TD></TR>`,
-    `<TR><TD><FONT POINT-SIZE="10">${escapeHtml(node.path || '(no path)')}</FONT></TD></TR>`,
+    `<TR><TD><B>${escapeHtml(label.title)}</B></TD></TR>`,
+    `<TR><TD><FONT POINT-SIZE="10">${escapeHtml(label.detail)}</FONT></TD></TR>`,
+    ...label.checks.map((check) => `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">${escapeHtml(check)}</FONT></TD></TR>`),
   ];
-  for (const check of node.healthChecks) {
-    rows.push(`<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">✓ ${escapeHtml(`${check.kind}/${check.name}`)}</FONT></TD></TR>`);
-  }
-  if (node.wait) rows.push('<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">✓ wait: all resources</FONT></TD></TR>');
   return `${tableOpen}${rows.join('')}</TABLE>`;
-}
-
-function displayName(key: string): string {
-  const prefix = `${DEFAULT_NAMESPACE}/`;
-  return key.startsWith(prefix) ? key.slice(prefix.length) : key;
 }
 
 /** XML escaping for Graphviz HTML-like labels; control characters become spaces. */
@@ -131,25 +107,4 @@ function withoutControls(text: string, replacement = ' '): string {
 
 function slug(key: string): string {
   return key.replace(/[^A-Za-z0-9_-]/g, '-');
-}
-
-function unique(candidate: string, taken: Set<string>, separator: string): string {
-  let id = candidate;
-  for (let n = 2; taken.has(id); n++) id = `${candidate}${separator}${n}`;
-  taken.add(id);
-  return id;
-}
-
-function uniqueNodes(nodes: readonly FluxNode[]): FluxNode[] {
-  const byKey = new Map<string, FluxNode>();
-  for (const node of nodes) if (!byKey.has(refKey(node))) byKey.set(refKey(node), node);
-  return [...byKey.values()].sort((a, b) => compare(refKey(a), refKey(b)));
-}
-
-function edgeKey(from: string, to: string): string {
-  return `${from}\n${to}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -3,7 +3,8 @@
  * it, a pipeline checking apply order.
  */
 import { refKey, type FluxGraph, type FluxNode, type HealthCheckRef } from './flux-graph.js';
-import { findCycles, topoSort } from './topo-sort.js';
+import { dependencyKeys, graphViewOf } from './graph-view.js';
+import { topoSort } from './topo-sort.js';
 
 /** One Kustomization in {@link GraphJson}. */
 interface GraphJsonNode {
@@ -42,20 +43,17 @@ interface GraphJson {
  * - `healthChecks` are as written in the spec; `file` appears when known.
  * - `order` is {@link topoSort}'s: every id after all of its dependencies.
  * - `cycles` is always present, empty when there are none. A loop does not make
- *   this fail: `cycles` lists each one ({@link findCycles}), and `order` then
+ *   this fail: `cycles` lists each one (`findCycles`, topo-sort.ts), and `order` then
  *   holds only the Kustomizations Flux can apply, leaving out those on a loop
  *   and everything that depends on them, which Flux would hold back forever.
  * - Deterministic: nodes sorted by id, edges by (from, to); the same graph yields
  *   byte-identical text. A duplicated id is listed once (the first).
  */
 export function renderJson(graph: FluxGraph): string {
-  const nodes = uniqueNodes(graph.nodes);
-  const cycles = findCycles(nodes);
+  const { nodes, edges, cycles } = graphViewOf(graph);
   const document: GraphJson = {
     nodes: nodes.map(jsonNode),
-    edges: nodes
-      .flatMap((node) => dependencyIds(node).map((from) => ({ from, to: refKey(node) })))
-      .sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to)),
+    edges: edges.map(({ from, to }) => ({ from, to })),
     order: topoSort(applicable(nodes, cycles)).map(refKey),
     cycles,
   };
@@ -68,7 +66,7 @@ function jsonNode(node: FluxNode): GraphJsonNode {
     name: node.name,
     namespace: node.namespace,
     path: node.path,
-    dependsOn: dependencyIds(node),
+    dependsOn: dependencyKeys(node),
     healthChecks: node.healthChecks.map((check) => ({
       ...(check.apiVersion !== undefined ? { apiVersion: check.apiVersion } : {}),
       kind: check.kind,
@@ -94,18 +92,4 @@ function applicable(nodes: readonly FluxNode[], cycles: readonly (readonly strin
     }
   }
   return nodes.filter((node) => !held.has(refKey(node)));
-}
-
-function dependencyIds(node: FluxNode): string[] {
-  return [...new Set(node.dependsOn.map(refKey))].sort(compare);
-}
-
-function uniqueNodes(nodes: readonly FluxNode[]): FluxNode[] {
-  const byKey = new Map<string, FluxNode>();
-  for (const node of nodes) if (!byKey.has(refKey(node))) byKey.set(refKey(node), node);
-  return [...byKey.values()].sort((a, b) => compare(refKey(a), refKey(b)));
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,44 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fluxGraphOf, type FluxGraph } from './flux-graph.js';
+import { fluxGraphOf } from './flux-graph.js';
 import { renderMermaid } from './render-mermaid.js';
+import { clusterGraph, type TestLayer } from './test-graphs.js';
 
-interface Layer {
-  readonly name: string;
-  readonly dependsOn?: readonly string[];
-  readonly healthChecks?: readonly { kind: string; name: string; namespace: string }[];
-  readonly wait?: boolean;
-}
-
-/** Kustomizations as the generator writes them into `clusters/eu-prod-1/flux/`. */
-function clusterGraph(layers: readonly Layer[]): FluxGraph {
-  return fluxGraphOf(
-    layers.map((layer) => ({
-      file: `clusters/eu-prod-1/flux/${layer.name}.yaml`,
-      object: {
-        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-        kind: 'Kustomization',
-        metadata: { name: layer.name, namespace: 'flux-system' },
-        spec: {
-          interval: '10m',
-          retryInterval: '1m',
-          timeout: '5m',
-          prune: true,
-          path: `./clusters/eu-prod-1/${layer.name}`,
-          sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-          postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] },
-          ...(layer.dependsOn ? { dependsOn: layer.dependsOn.map((name) => ({ name })) } : {}),
-          ...(layer.healthChecks
-            ? { healthChecks: layer.healthChecks.map((h) => ({ apiVersion: 'helm.toolkit.fluxcd.io/v2', ...h })) }
-            : {}),
-          ...(layer.wait ? { wait: true } : {}),
-        },
-      },
-    })),
-  );
-}
-
-const reference: readonly Layer[] = [
+const reference: readonly TestLayer[] = [
   {
     name: 'infrastructure',
     healthChecks: [

@@ -2,11 +2,8 @@
  * Mermaid flowchart of a cluster's Flux dependency graph, for Markdown that
  * GitHub, GitLab and most wikis render in place.
  */
-import { refKey, type FluxGraph, type FluxNode } from './flux-graph.js';
-import { findCycles } from './topo-sort.js';
-
-/** Flux's default namespace; names in it are shown without the prefix. */
-const DEFAULT_NAMESPACE = 'flux-system';
+import { refKey, type FluxGraph } from './flux-graph.js';
+import { claimUniqueId, graphViewOf, missingLabel, nodeLabel, type GraphViewLabel } from './graph-view.js';
 
 /**
  * Renders the graph as a Mermaid `flowchart TD`: one node per Kustomization
@@ -38,49 +35,24 @@ const DEFAULT_NAMESPACE = 'flux-system';
  * ```
  */
 export function renderMermaid(graph: FluxGraph): string {
-  const nodes = uniqueNodes(graph.nodes);
-  const known = new Set(nodes.map(refKey));
-  const edges = nodes
-    .flatMap((node) => [...new Set(node.dependsOn.map(refKey))].map((from) => ({ from, to: refKey(node) })))
-    .sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to));
-  const missing = [...new Set(edges.map((e) => e.from).filter((k) => !known.has(k)))].sort(compare);
-
-  const onCycle = new Set<string>();
-  for (const cycle of findCycles(nodes)) {
-    // A loop reads in dependsOn direction; edges point from dependency to dependent.
-    for (let i = 0; i + 1 < cycle.length; i++) onCycle.add(`${cycle[i + 1]!}\n${cycle[i]!}`);
-  }
+  const { nodes, missing, keys, edges } = graphViewOf(graph);
 
   const taken = new Set<string>();
   const ids = new Map<string, string>();
-  for (const key of [...known, ...missing].sort(compare)) {
-    const candidate = `k_${key.replace(/[^A-Za-z0-9_]/g, '_')}`;
-    let id = candidate;
-    for (let n = 2; taken.has(id); n++) id = `${candidate}_${n}`;
-    taken.add(id);
-    ids.set(key, id);
-  }
+  for (const key of keys) ids.set(key, claimUniqueId(`k_${key.replace(/[^A-Za-z0-9_]/g, '_')}`, taken, '_'));
 
   const lines = ['flowchart TD'];
-  for (const node of nodes) lines.push(`  ${ids.get(refKey(node))!}["${labelOf(node)}"]`);
-  for (const key of missing) lines.push(`  ${ids.get(key)!}["${escapeLabel(displayName(key))}<br/>not in this cluster"]:::missing`);
+  for (const node of nodes) lines.push(`  ${ids.get(refKey(node))!}["${labelText(nodeLabel(node))}"]`);
+  for (const key of missing) lines.push(`  ${ids.get(key)!}["${labelText(missingLabel(key))}"]:::missing`);
   edges.forEach(({ from, to }) => lines.push(`  ${ids.get(from)!} --> ${ids.get(to)!}`));
   if (missing.length > 0) lines.push('  classDef missing stroke-dasharray: 5 5,color:#616161');
-  const cycleLinks = edges.flatMap(({ from, to }, index) => (onCycle.has(`${from}\n${to}`) ? [index] : []));
+  const cycleLinks = edges.flatMap(({ onCycle }, index) => (onCycle ? [index] : []));
   if (cycleLinks.length > 0) lines.push(`  linkStyle ${cycleLinks.join(',')} stroke:#c62828,stroke-width:2px`);
   return `${lines.join('\n')}\n`;
 }
 
-function labelOf(node: FluxNode): string {
-  const lines = [displayName(refKey(node)), node.path || '(no path)'];
-  for (const check of node.healthChecks) lines.push(`✓ ${check.kind}/${check.name}`);
-  if (node.wait) lines.push('✓ wait: all resources');
-  return lines.map(escapeLabel).join('<br/>');
-}
-
-function displayName(key: string): string {
-  const prefix = `${DEFAULT_NAMESPACE}/`;
-  return key.startsWith(prefix) ? key.slice(prefix.length) : key;
+function labelText(label: GraphViewLabel): string {
+  return [label.title, label.detail, ...label.checks].map(escapeLabel).join('<br/>');
 }
 
 /**
@@ -100,13 +72,3 @@ function escapeLabel(text: string): string {
 }
 
 const MERMAID_SPECIAL = new Set(['"', '#', '&', '<', '>', '[', ']', '(', ')', '{', '}', '|', '`', ';']);
-
-function uniqueNodes(nodes: readonly FluxNode[]): FluxNode[] {
-  const byKey = new Map<string, FluxNode>();
-  for (const node of nodes) if (!byKey.has(refKey(node))) byKey.set(refKey(node), node);
-  return [...byKey.values()].sort((a, b) => compare(refKey(a), refKey(b)));
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

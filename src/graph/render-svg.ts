@@ -4,9 +4,9 @@
  * `dot` binary needed.
  */
 import { instance, type Viz } from '@viz-js/viz';
-import { refKey, type FluxGraph, type FluxNode } from './flux-graph.js';
+import { refKey, type FluxGraph } from './flux-graph.js';
+import { dependencyKeys, graphViewOf } from './graph-view.js';
 import { renderDot } from './render-dot.js';
-import { findCycles } from './topo-sort.js';
 
 /** Options of {@link renderSvg}. */
 export interface RenderSvgOptions {
@@ -64,16 +64,14 @@ export async function renderSvg(graph: FluxGraph, options: RenderSvgOptions = {}
 
 /** The graph in words, for screen readers: who depends on whom, and the loops. */
 function describe(graph: FluxGraph): string {
-  // The first of a duplicated namespace/name, as in the picture.
-  const byKey = new Map<string, FluxNode>();
-  for (const node of graph.nodes) if (!byKey.has(refKey(node))) byKey.set(refKey(node), node);
-  const nodes = [...byKey.values()].sort((a, b) => (refKey(a) < refKey(b) ? -1 : 1));
+  // The same nodes and loops as the picture (the first of a duplicated namespace/name).
+  const { nodes, cycles } = graphViewOf(graph);
   const sentences = [`${nodes.length} Flux Kustomization${nodes.length === 1 ? '' : 's'}.`];
   for (const node of nodes) {
-    const deps = [...new Set(node.dependsOn.map(refKey))].sort();
+    const deps = dependencyKeys(node);
     sentences.push(`${refKey(node)} (${node.path}) ${deps.length > 0 ? `depends on ${deps.join(', ')}` : 'has no dependencies'}.`);
   }
-  for (const cycle of findCycles(nodes)) sentences.push(`Dependency loop: ${cycle.join(' → ')}.`);
+  for (const cycle of cycles) sentences.push(`Dependency loop: ${cycle.join(' → ')}.`);
   return sentences.join(' ');
 }
 

@@ -15,7 +15,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import {
-  ApiException,
   BatchV1Api,
   CoreV1Api,
   Log,
@@ -33,6 +32,8 @@ import { silentLogger, type Logger } from '../logger.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { interruptibleSleep } from './interruptible-sleep.js';
+import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 
 /** What KubeJobExecutor needs. */
 export interface KubeJobExecutorDeps {
@@ -95,46 +96,10 @@ function b64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
 }
 
-function failureOf(error: unknown): { readonly code?: number; readonly reason?: string; readonly message?: string } {
-  if (!(error instanceof ApiException)) return {};
-  let status: { reason?: unknown; message?: unknown } = {};
-  try {
-    status = typeof error.body === 'string' ? (JSON.parse(error.body) as typeof status) : ((error.body ?? {}) as typeof status);
-  } catch {
-    // not a Status object
-  }
-  return {
-    code: error.code,
-    ...(typeof status.reason === 'string' ? { reason: status.reason } : {}),
-    ...(typeof status.message === 'string' ? { message: status.message } : {}),
-  };
-}
-
-const codeOf = (error: unknown): number | undefined => failureOf(error).code;
-
-/** Why a call failed, without response bodies or headers. */
-function why(error: unknown): string {
-  const { code, reason } = failureOf(error);
-  if (code !== undefined) return `HTTP ${code}${reason ? ` ${reason}` : ''}`;
-  const errno = (error as { code?: unknown } | undefined)?.code;
-  return typeof errno === 'string' ? errno : error instanceof Error ? error.name : 'unknown error';
-}
+const codeOf = (error: unknown): number | undefined => kubeApiFailureOf(error).code;
 
 function unavailable(what: string, error: unknown): UnavailableError {
-  return new UnavailableError(`${what}: ${why(error)}`, { cause: error });
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return new UnavailableError(`${what}: ${kubeApiFailureSummary(error)}`, { cause: error });
 }
 
 /** Lines of a text stream, without their newline. */
@@ -289,8 +254,8 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       } else {
         // Do not leave credentials behind for a Job that will never run.
         if (secretCreated) await this.deleteIgnoringMissing('Secret', () => this.core.deleteNamespacedSecret({ namespace: this.namespace, name }));
-        const { code, message } = failureOf(error);
-        if (code === 422 || code === 400) throw new ValidationError(`the API server rejected Job ${name}: ${message ?? why(error)}`, { cause: error });
+        const { code, message } = kubeApiFailureOf(error);
+        if (code === 422 || code === 400) throw new ValidationError(`the API server rejected Job ${name}: ${message ?? kubeApiFailureSummary(error)}`, { cause: error });
         throw unavailable(`cannot create Job ${this.namespace}/${name}`, error);
       }
     }
@@ -368,7 +333,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
           if (!follow || (await this.jobIsOver(name))) {
             read.add(podName);
           } else {
-            await sleep(this.pollIntervalMs, signal);
+            await interruptibleSleep(this.pollIntervalMs, signal);
           }
           continue;
         }
@@ -380,7 +345,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
         continue;
       }
       if (!follow || (await this.jobIsOver(name))) return;
-      await sleep(this.pollIntervalMs, signal);
+      await interruptibleSleep(this.pollIntervalMs, signal);
     }
   }
 
@@ -540,7 +505,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     } catch (error) {
       // The Job is running; failing start() now would hide that. The Secret is still
       // removed by cancel(), and a repeated start() sets the reference again.
-      log.warn({ error: why(error) }, 'could not make the Job own its Secret');
+      log.warn({ error: kubeApiFailureSummary(error) }, 'could not make the Job own its Secret');
     }
   }
 

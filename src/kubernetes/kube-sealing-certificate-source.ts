@@ -14,7 +14,6 @@ import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import {
-  ApiException,
   AppsV1Api,
   CoreV1Api,
   Observable,
@@ -26,6 +25,8 @@ import {
 import { NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SealingCertificateSource, SealingControllerRef } from '../runner/ports.js';
+import { interruptibleSleep } from './interruptible-sleep.js';
+import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 
 /** What KubeSealingCertificateSource needs. */
 export interface KubeSealingCertificateSourceDeps {
@@ -68,32 +69,6 @@ function describe(deployment: DeploymentLike | undefined): string {
   return `Available=${condition.status}${why ? ` (${why})` : ''}, ${replicas}`;
 }
 
-/** HTTP status and Status reason of a failed client call, if it got that far. */
-function failureOf(error: unknown): { readonly code?: number; readonly reason?: string; readonly message?: string } {
-  if (error instanceof ApiException) {
-    let status: { reason?: unknown; message?: unknown } = {};
-    try {
-      status = typeof error.body === 'string' ? (JSON.parse(error.body) as typeof status) : ((error.body ?? {}) as typeof status);
-    } catch {
-      // Not a Status object (e.g. an HTML error page from a proxy in front of the API server).
-    }
-    return {
-      code: error.code,
-      ...(typeof status.reason === 'string' ? { reason: status.reason } : {}),
-      ...(typeof status.message === 'string' ? { message: status.message } : {}),
-    };
-  }
-  return {};
-}
-
-/** One line naming why a call failed, with no response body and no headers (they may echo credentials). */
-function why(error: unknown): string {
-  const { code, reason } = failureOf(error);
-  if (code !== undefined) return `HTTP ${code}${reason ? ` ${reason}` : ''}`;
-  const errno = (error as { code?: unknown } | undefined)?.code;
-  return typeof errno === 'string' ? errno : error instanceof Error ? error.name : 'unknown error';
-}
-
 /** Per-call client options that tie the request to `signal`, so aborting really closes the socket. */
 function withSignal(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
   if (!signal) return undefined;
@@ -109,19 +84,6 @@ function withSignal(signal: AbortSignal | undefined): ConfigurationOptions | und
     ],
     middlewareMergeStrategy: 'append',
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -179,13 +141,13 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
         resourceVersion = list.metadata?.resourceVersion;
       } catch (error) {
         if (stop.aborted) break;
-        const { code } = failureOf(error);
+        const { code } = kubeApiFailureOf(error);
         if (code === 401 || code === 403) {
-          throw new UnavailableError(`cannot read ${what}: the API server refused the credentials (${why(error)})`, { cause: error });
+          throw new UnavailableError(`cannot read ${what}: the API server refused the credentials (${kubeApiFailureSummary(error)})`, { cause: error });
         }
-        lastSeen = `unknown (the API server could not be read: ${why(error)})`;
-        log.warn({ error: why(error) }, 'reading the controller Deployment failed; retrying');
-        await sleep(this.pollIntervalMs, stop);
+        lastSeen = `unknown (the API server could not be read: ${kubeApiFailureSummary(error)})`;
+        log.warn({ error: kubeApiFailureSummary(error) }, 'reading the controller Deployment failed; retrying');
+        await interruptibleSleep(this.pollIntervalMs, stop);
         continue;
       }
       const deployment = items[0];
@@ -197,7 +159,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
         lastSeen = describe(seen);
       });
       if (outcome === 'available') return;
-      if (outcome === 'failed') await sleep(Math.min(this.pollIntervalMs, 1000), stop);
+      if (outcome === 'failed') await interruptibleSleep(Math.min(this.pollIntervalMs, 1000), stop);
     }
 
     if (options.signal?.aborted) throw abortReason(options.signal);
@@ -285,10 +247,10 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       service = await this.core.readNamespacedService({ namespace, name }, withSignal(signal));
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
-      if (failureOf(error).code === 404) {
+      if (kubeApiFailureOf(error).code === 404) {
         throw new NotFoundError(`Service ${namespace}/${name} not found (the Sealed Secrets controller's Service)`, { cause: error });
       }
-      throw new UnavailableError(`cannot read Service ${namespace}/${name}: ${why(error)}`, { cause: error });
+      throw new UnavailableError(`cannot read Service ${namespace}/${name}: ${kubeApiFailureSummary(error)}`, { cause: error });
     }
     const first = service.spec?.ports?.[0];
     if (!first) throw new NotFoundError(`Service ${namespace}/${name} declares no port`);
@@ -339,7 +301,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       const fail = (error: unknown): void => {
         if (signal?.aborted) reject(abortReason(signal));
         else if (error instanceof UnavailableError) reject(error);
-        else reject(new UnavailableError(`GET ${url.pathname} through the Kubernetes API failed: ${why(error)}`, { cause: error }));
+        else reject(new UnavailableError(`GET ${url.pathname} through the Kubernetes API failed: ${kubeApiFailureSummary(error)}`, { cause: error }));
       };
       const request = transport.request(url, { ...options, ...(signal ? { signal } : {}) }, (response) => {
         const chunks: Buffer[] = [];

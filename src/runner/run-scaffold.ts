@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { isAppError, ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
+import { STEPS, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
@@ -24,18 +25,9 @@ import { passCommitOf } from '../app/pass-commit.js';
 import { renderWorkTree } from '../app/render-work-tree.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 
-/** The steps, numbered as in the design. */
-export const STEPS = {
-  1: 'clone',
-  2: 'render-infrastructure',
-  3: 'push-infrastructure',
-  4: 'wait-for-sealing-controller',
-  5: 'fetch-sealing-certificate',
-  6: 'render-all',
-  7: 'push-all',
-} as const;
-
-export type StepNumber = keyof typeof STEPS;
+// The step catalogue lives in the model so the service can read it without the runner;
+// re-exported here for the runner's callers.
+export { STEPS, type StepNumber };
 
 /** Checks a rendered work tree before it is committed; returns one finding a line. */
 export type WorkTreeVerifier = (dir: string, cluster: string, signal?: AbortSignal) => Promise<{ findings: readonly string[] }>;

@@ -6,6 +6,7 @@
  * Only the step fields of an event are read (event, step, step_name, time,
  * duration_ms, msg); everything else on a line is ignored.
  */
+import { STEPS } from '../model/scaffold-steps.js';
 import type { RunStatus } from './scaffold-run.js';
 
 /** Where a step stands. */
@@ -25,22 +26,10 @@ export interface RunStep {
   readonly message?: string;
 }
 
-/**
- * The step names, numbered as in the design. The runner's STEPS
- * (`runner/run-scaffold.ts`) is the source; a test keeps the two equal (the
- * service does not import the runner).
- */
-export const STEP_NAMES: Readonly<Record<number, string>> = Object.freeze({
-  1: 'clone',
-  2: 'render-infrastructure',
-  3: 'push-infrastructure',
-  4: 'wait-for-sealing-controller',
-  5: 'fetch-sealing-certificate',
-  6: 'render-all',
-  7: 'push-all',
-});
+/** The step names, numbered as in the design (the runner's {@link STEPS}). */
+export const STEP_NAMES: Readonly<Record<number, string>> = STEPS;
 
-const STEP_COUNT = 7;
+const STEP_COUNT = Object.keys(STEPS).length;
 const STEP_EVENTS = new Set(['step_started', 'step_finished', 'step_skipped', 'step_failed']);
 const MAX_MESSAGE = 2000;
 
