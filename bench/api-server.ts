@@ -4,16 +4,23 @@
  *
  *   node --import tsx bench/api-server.ts app|baseline
  *
- * `app`: the real HTTP app (createHttpApp) over a real PGlite run store
- * (PgRunStore.open({}), in memory), static bearer-token auth (token from
- * BENCH_API_TOKEN), request logging through pino into /dev/null (the production
- * logger, minus the terminal), and a no-op executor that records each start
- * and reports the run as running.
+ * `app`: the real HTTP app (createHttpApp) over the run store the service uses
+ * in production, wired as src/main.ts wires it: `PgRunStore.open(...)` wrapped in
+ * a `CachedRunStore`. The database is embedded PGlite in memory, or the
+ * PostgreSQL server at BENCH_DATABASE_URL (a pool of PgRunStore's default size).
+ * BENCH_CACHE=0 leaves the cache out, for comparison. Static bearer-token auth
+ * (token from BENCH_API_TOKEN), request logging through pino into /dev/null
+ * (the production logger, minus the terminal), and a no-op executor that
+ * records each start and reports the run as running.
  * `baseline`: bare Fastify answering every GET and POST with a fixed JSON body.
  *
- * Prints one JSON line `{"port": N}` when listening. Stops when stdin closes
- * (the bench process ended or asked it to), printing `{"report": ServerReport}` first.
+ * Prints one JSON line `{"port": N, "statsPort": M}` when listening. GET
+ * http://127.0.0.1:M/ answers {@link ServerStats} (requests, store round trips,
+ * CPU time so far), so the bench can tell the cost per request of each load.
+ * Stops when stdin closes (the bench process ended or asked it to), printing
+ * `{"report": ServerReport}` first.
  */
+import { createServer, type Server } from 'node:http';
 import { devNull } from 'node:os';
 import Fastify from 'fastify';
 import { pino } from 'pino';
@@ -21,9 +28,11 @@ import { PgRunStore } from '../src/db/pg-run-store.js';
 import { UnavailableError } from '../src/errors.js';
 import { createHttpApp } from '../src/http/create-http-app.js';
 import { createPino, loggerFromPino } from '../src/pino-logger.js';
+import { CachedRunStore } from '../src/service/cached-run-store.js';
+import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../src/service/run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from '../src/service/scaffold-executor.js';
 import type { ScaffoldPreviewer } from '../src/service/scaffold-previewer.js';
-import { jobNameOf, type ScaffoldRun } from '../src/service/scaffold-run.js';
+import { jobNameOf, type RunStatus, type ScaffoldRun } from '../src/service/scaffold-run.js';
 import { ScaffoldService } from '../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../src/service/static-token-authenticator.js';
 
@@ -49,6 +58,70 @@ class NoopExecutor implements ScaffoldExecutor {
   }
 }
 
+/**
+ * Counts the calls that reach the database store. Each of create, get, list,
+ * listActive, update, readLogs and ping is one SQL statement (create two when
+ * it conflicts); appendLogs is a transaction of two.
+ */
+class CountingStore implements RunStore {
+  readonly #inner: RunStore;
+  calls = 0;
+
+  constructor(inner: RunStore) {
+    this.#inner = inner;
+  }
+
+  create(run: NewRun): Promise<ScaffoldRun> {
+    this.calls++;
+    return this.#inner.create(run);
+  }
+  get(id: string): Promise<ScaffoldRun | undefined> {
+    this.calls++;
+    return this.#inner.get(id);
+  }
+  list(filter: RunFilter): Promise<RunPage> {
+    this.calls++;
+    return this.#inner.list(filter);
+  }
+  listActive(): Promise<ScaffoldRun[]> {
+    this.calls++;
+    return this.#inner.listActive();
+  }
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+    this.calls++;
+    return this.#inner.update(id, update, from);
+  }
+  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
+    this.calls++;
+    return this.#inner.appendLogs(id, lines);
+  }
+  readLogs(id: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<LogLine[]> {
+    this.calls++;
+    return this.#inner.readLogs(id, options);
+  }
+  ping(): Promise<void> {
+    this.calls++;
+    return this.#inner.ping();
+  }
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+/** Knows how many creates are under way: a client that gave up does not stop one. */
+class CountingService extends ScaffoldService {
+  creating = 0;
+
+  override async create(...args: Parameters<ScaffoldService['create']>): Promise<ScaffoldRun> {
+    this.creating++;
+    try {
+      return await super.create(...args);
+    } finally {
+      this.creating--;
+    }
+  }
+}
+
 const noPreviews: ScaffoldPreviewer = {
   async preview() {
     throw new UnavailableError('dry runs are not part of the benchmark');
@@ -64,27 +137,56 @@ export interface ServerReport {
   readonly startCalls: number;
 }
 
+/** Counters since the server started; the bench takes differences around a load. */
+export interface ServerStats {
+  /** HTTP requests answered by the app. */
+  readonly requests: number;
+  /** Calls that reached the database store (each one statement on the hot paths). */
+  readonly storeCalls: number;
+  /** User + system CPU time of the server process, µs. */
+  readonly cpuMicros: number;
+}
+
 interface Running {
   readonly port: number;
+  readonly stats: () => ServerStats;
   readonly report: () => Promise<ServerReport>;
   readonly close: () => Promise<void>;
+}
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 }
 
 async function startApp(): Promise<Running> {
   const token = process.env['BENCH_API_TOKEN'];
   if (!token) throw new Error('BENCH_API_TOKEN is not set');
+  const databaseUrl = process.env['BENCH_DATABASE_URL'] || undefined;
+  const cached = process.env['BENCH_CACHE'] !== '0';
   const log = createPino({ destination: pino.destination({ dest: devNull, sync: true }), base: { service: 'gitops-scaffolder' } });
   const logger = loggerFromPino(log);
-  const store = await PgRunStore.open({ logger: logger.child({ component: 'store' }) });
+  const database = new CountingStore(await PgRunStore.open({ ...(databaseUrl === undefined ? {} : { databaseUrl }), logger: logger.child({ component: 'store' }) }));
+  // As src/main.ts: one cache in front of the store, and everything (service,
+  // HTTP app, run monitor) uses it, so every write of the process goes through it.
+  const store: RunStore = cached ? new CachedRunStore({ store: database }) : database;
   const executor = new NoopExecutor();
-  const service = new ScaffoldService({ store, executor, previewer: noPreviews, reference: 'development', logger: logger.child({ component: 'service' }) });
+  const service = new CountingService({ store, executor, previewer: noPreviews, reference: 'development', logger: logger.child({ component: 'service' }) });
   const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([token]), store, logger: log });
+  let requests = 0;
+  app.server.on('request', () => requests++);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     port: address.port,
+    stats: () => ({ requests, storeCalls: database.calls, cpuMicros: cpuMicros() }),
     report: async () => {
+      // Requests the load generator gave up on (or left when it stopped) may
+      // still be storing and starting runs: count once they are all done.
+      for (const deadline = Date.now() + 10_000; service.creating > 0 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       let stored = 0;
       let cursor: string | undefined;
       do {
@@ -104,23 +206,44 @@ async function startApp(): Promise<Running> {
 async function startBaseline(): Promise<Running> {
   const app = Fastify();
   const fixed = { id: 'baseline', status: 'running', step: 1 };
+  let requests = 0;
   app.route({ method: ['GET', 'POST'], url: '/*', handler: async () => fixed });
+  app.server.on('request', () => requests++);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
-  return { port: address.port, report: async () => ({ stored: 0, started: 0, startCalls: 0 }), close: () => app.close() };
+  return {
+    port: address.port,
+    stats: () => ({ requests, storeCalls: 0, cpuMicros: cpuMicros() }),
+    report: async () => ({ stored: 0, started: 0, startCalls: 0 }),
+    close: () => app.close(),
+  };
+}
+
+/** The stats endpoint, on its own loopback port so it never counts as app traffic. */
+async function startStats(running: Running): Promise<Server> {
+  const server = createServer((_request, response) => {
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify(running.stats()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
 }
 
 async function main(): Promise<void> {
   const mode = process.argv[2];
   const running = mode === 'app' ? await startApp() : mode === 'baseline' ? await startBaseline() : undefined;
   if (!running) throw new Error(`usage: api-server.ts app|baseline (got ${String(mode)})`);
-  process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
+  const stats = await startStats(running);
+  const statsAddress = stats.address();
+  if (statsAddress === null || typeof statsAddress === 'string') throw new Error('no stats port');
+  process.stdout.write(`${JSON.stringify({ port: running.port, statsPort: statsAddress.port })}\n`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${JSON.stringify({ report: await running.report() })}\n`);
+    stats.close();
     await running.close();
     process.exit(0);
   };

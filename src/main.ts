@@ -16,6 +16,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { PgRunStore } from './db/pg-run-store.js';
+import { CachedRunStore } from './service/cached-run-store.js';
 import { UnavailableError, ValidationError } from './errors.js';
 import { createHttpApp } from './http/create-http-app.js';
 import { KubeJobExecutor } from './kubernetes/kube-job-executor.js';
@@ -98,9 +99,13 @@ export async function startService(config: ServiceConfig, options: { readonly pl
   const logger = loggerFromPino(pino);
 
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await PgRunStore.open({
-    ...(config.databaseUrl === undefined ? { dataDir: join(config.dataDir, 'pgdata') } : { databaseUrl: config.databaseUrl }),
-    logger: logger.child({ component: 'store' }),
+  // One replica is the only writer, so a write-through cache of runs is coherent:
+  // GETs of a run cost no round trip (see CachedRunStore).
+  const store = new CachedRunStore({
+    store: await PgRunStore.open({
+      ...(config.databaseUrl === undefined ? { dataDir: join(config.dataDir, 'pgdata') } : { databaseUrl: config.databaseUrl }),
+      logger: logger.child({ component: 'store' }),
+    }),
   });
 
   const cleanups: (() => Promise<void>)[] = [() => store.close()];

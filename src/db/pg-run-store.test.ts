@@ -178,13 +178,14 @@ describe('PgRunStore specifics', () => {
 
     it('rolls a failing migration back entirely and applies it once fixed', async () => {
       const client = await freshPgliteSchema();
-      const broken: Migration = { version: 2, name: 'broken', statements: ['CREATE TABLE half_done (a int)', 'SELECT no_such_column FROM half_done'] };
+      const next = MIGRATIONS.at(-1)!.version + 1;
+      const broken: Migration = { version: next, name: 'broken', statements: ['CREATE TABLE half_done (a int)', 'SELECT no_such_column FROM half_done'] };
       await assert.rejects(migrate(client, { migrations: [...MIGRATIONS, broken] }), /no_such_column/);
       assert.equal((await client.query(`SELECT to_regclass('half_done') AS t`)).rows[0]?.['t'], null);
-      assert.deepEqual((await client.query('SELECT version FROM schema_migrations')).rows, [{ version: 1 }]);
+      assert.deepEqual((await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows, MIGRATIONS.map((m) => ({ version: m.version })));
 
-      const fixed: Migration = { version: 2, name: 'fixed', statements: ['CREATE TABLE half_done (a int)'] };
-      assert.deepEqual(await migrate(client, { migrations: [...MIGRATIONS, fixed] }), [2]);
+      const fixed: Migration = { version: next, name: 'fixed', statements: ['CREATE TABLE half_done (a int)'] };
+      assert.deepEqual(await migrate(client, { migrations: [...MIGRATIONS, fixed] }), [next]);
     });
 
     it('refuses migrations out of order', async () => {

@@ -59,7 +59,7 @@ const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster';
 // what is stored, and keyset pagination has no gaps at microsecond ties.
 const NOW = `date_trunc('milliseconds', now())`;
 
-const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
+const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
   created_at, updated_at, started_at, finished_at`;
 
@@ -68,6 +68,9 @@ interface RunRow {
   cluster_name: string;
   cluster_domain: string;
   cluster_region: string;
+  cluster_role: string | null;
+  cluster_infra_provider: string | null;
+  cluster_dns_provider: string | null;
   repository_url: string;
   branch: string;
   reference: string;
@@ -124,14 +127,40 @@ export class PgRunStore implements RunStore {
 
   async create(run: NewRun): Promise<ScaffoldRun> {
     try {
-      const { rows } = await this.#client.query<RunRow>(
+      // One statement, no read before or after: the partial unique index decides
+      // the one-active-run rule, and everything but the timestamp is known
+      // already, so only created_at comes back (each returned column costs
+      // decoding, which on PGlite is a good part of the statement).
+      const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
-           status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW})
-         RETURNING ${COLUMNS}`,
-        [run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy],
+           status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
+           cluster_role, cluster_infra_provider, cluster_dns_provider)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13)
+         RETURNING created_at`,
+        [
+          run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy,
+          run.cluster.role ?? null, run.cluster.infra_provider ?? null, run.cluster.dns_provider ?? null,
+        ],
       );
-      return runOf(firstRow(rows));
+      const createdAt = firstRow(rows).created_at;
+      // What runOf would read back from the row just written (updated_at is the same now()).
+      return {
+        id: run.id,
+        cluster: clusterOf(run.cluster.name, run.cluster.domain, run.cluster.region, run.cluster.role, run.cluster.infra_provider, run.cluster.dns_provider),
+        repositoryUrl: run.repositoryUrl,
+        branch: run.branch,
+        reference: run.reference,
+        status: 'pending',
+        step: 0,
+        message: '',
+        job: run.job,
+        commits: [],
+        attempt: 1,
+        createdAt,
+        updatedAt: new Date(createdAt.getTime()),
+        createdBy: run.createdBy,
+        sealing: run.sealing,
+      };
     } catch (error) {
       if (codeOf(error) !== '23505') throw translate(error);
       if (constraintOf(error) === ONE_ACTIVE_INDEX) {
@@ -301,10 +330,30 @@ function firstRow<T>(rows: readonly T[]): T {
   return row;
 }
 
+// Optional attributes are absent rather than undefined-valued, so runs compare
+// equal however they were built (a fresh create and a read of the row).
+function clusterOf(
+  name: string,
+  domain: string,
+  region: string,
+  role: string | null | undefined,
+  infraProvider: string | null | undefined,
+  dnsProvider: string | null | undefined,
+): ScaffoldRun['cluster'] {
+  return {
+    name,
+    domain,
+    region,
+    ...(role ? { role } : {}),
+    ...(infraProvider ? { infra_provider: infraProvider } : {}),
+    ...(dnsProvider ? { dns_provider: dnsProvider } : {}),
+  };
+}
+
 function runOf(row: RunRow): ScaffoldRun {
   return {
     id: row.id,
-    cluster: { name: row.cluster_name, domain: row.cluster_domain, region: row.cluster_region },
+    cluster: clusterOf(row.cluster_name, row.cluster_domain, row.cluster_region, row.cluster_role, row.cluster_infra_provider, row.cluster_dns_provider),
     repositoryUrl: row.repository_url,
     branch: row.branch,
     reference: row.reference,

@@ -17,7 +17,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import { clusterNameSchema, clusterSpecSchema, fieldIssuesOf } from '../model/cluster-spec.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
-import { runStepsOf, type RunStep } from '../service/run-steps.js';
+import type { RunStep } from '../service/run-steps.js';
 import type { LogLine, RunStore } from '../service/run-store.js';
 import { branchSchema, repositoryUrlSchema, type DryRunResult, type ScaffoldRequest, type ScaffoldService } from '../service/scaffold-service.js';
 import { isFinal, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
@@ -453,9 +453,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   const stepsOf = async (run: ScaffoldRun): Promise<readonly RunStep[]> => {
     const known = finalSteps.get(run.id);
     if (known !== undefined) return known;
-    const lines: { time: Date; line: string }[] = [];
-    for await (const line of await service.openLogs(run.id, { follow: false })) lines.push(line);
-    const steps = runStepsOf(lines, run.status);
+    // The service keeps each run's step events and reads only lines it has not seen.
+    const steps = await service.steps(run);
     if (isFinal(run.status)) {
       finalSteps.set(run.id, steps);
       if (finalSteps.size > FINAL_STEPS_CACHE) finalSteps.delete(finalSteps.keys().next().value as string);

@@ -102,6 +102,16 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.ok(updated.updatedAt.getTime() >= created.updatedAt.getTime());
     });
 
+    it('keeps a cluster\'s catalog attributes (role and providers) with the run', async () => {
+      const base = newRun();
+      const run = { ...base, cluster: { ...base.cluster, role: 'env', infra_provider: 'aws', dns_provider: 'route53' } };
+      const created = await store().create(run);
+      assert.deepEqual(created.cluster, run.cluster);
+      assert.deepEqual((await store().get(run.id))?.cluster, run.cluster);
+      const plain = await store().create(newRun());
+      assert.deepEqual(Object.keys((await store().get(plain.id))!.cluster).sort(), ['domain', 'name', 'region']);
+    });
+
     it('get of an unknown id is undefined', async () => {
       assert.equal(await store().get(randomUUID()), undefined);
     });

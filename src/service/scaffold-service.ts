@@ -15,6 +15,7 @@ import { clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from '../model/clu
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { Caller } from './authenticator.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
+import { runStepsOf, type RunStep } from './run-steps.js';
 import type { ScaffoldExecutor } from './scaffold-executor.js';
 import type { ScaffoldPreview, ScaffoldPreviewer } from './scaffold-previewer.js';
 import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
@@ -171,6 +172,14 @@ export interface LogReadOptions {
 
 const LOG_PAGE = 500;
 const DEFAULT_BRANCH = 'main';
+/** Runs whose step events {@link ScaffoldService.steps} keeps between calls. */
+const TIMELINES = 1000;
+
+/** What {@link ScaffoldService.steps} has read of a run's log: its step events, up to line `seq`. */
+interface Timeline {
+  seq: number;
+  readonly events: { readonly time: Date; readonly line: string }[];
+}
 
 /** The run lifecycle use cases. */
 export class ScaffoldService {
@@ -185,6 +194,8 @@ export class ScaffoldService {
   readonly #tracker: RunTracker | undefined;
   readonly #kubeconfigSecretRefs: boolean;
   readonly #logPollMs: number;
+  /** Least recently used first. */
+  readonly #timelines = new Map<string, Timeline>();
 
   constructor(deps: ScaffoldServiceDeps) {
     this.#store = deps.store;
@@ -253,6 +264,37 @@ export class ScaffoldService {
   async openLogs(id: string, options: LogReadOptions = {}): Promise<AsyncIterable<LogLine>> {
     await this.get(id);
     return this.#readLogs(id, options);
+  }
+
+  /**
+   * The run's seven steps, folded from the step events of its log (see
+   * `runStepsOf`). Incremental: the step events read so far are kept for the
+   * last {@link TIMELINES} runs asked about, and only lines after the last one
+   * read are fetched, so a poll that finds nothing new reads nothing (with a
+   * `CachedRunStore`, which knows where a log ends, not even a query). Asking
+   * for the steps of a run this way costs one read of its new lines instead of
+   * a read of its whole log.
+   */
+  async steps(run: ScaffoldRun): Promise<RunStep[]> {
+    let timeline = this.#timelines.get(run.id);
+    if (timeline === undefined) {
+      timeline = { seq: 0, events: [] };
+    } else {
+      this.#timelines.delete(run.id);
+    }
+    this.#timelines.set(run.id, timeline);
+    if (this.#timelines.size > TIMELINES) this.#timelines.delete(this.#timelines.keys().next().value as string);
+    for (;;) {
+      const lines = await this.#store.readLogs(run.id, { afterSeq: timeline.seq, limit: LOG_PAGE });
+      for (const line of lines) {
+        // A concurrent call may have taken these lines already.
+        if (line.seq <= timeline.seq) continue;
+        timeline.seq = line.seq;
+        if (isStepEvent(line)) timeline.events.push({ time: line.time, line: line.line });
+      }
+      if (lines.length < LOG_PAGE) break;
+    }
+    return runStepsOf(timeline.events, run.status);
   }
 
   /**
@@ -454,6 +496,12 @@ export class ScaffoldService {
       }
     }
   }
+}
+
+/** Whether a log line is one of the runner's step events: it moves a step out of `pending`. */
+function isStepEvent(line: { readonly time: Date; readonly line: string }): boolean {
+  // Cheap refusal first: every event is a JSON object on its line.
+  return line.line.startsWith('{') && runStepsOf([line], 'running').some((step) => step.status !== 'pending');
 }
 
 function messageOf(error: unknown): string {
