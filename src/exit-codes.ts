@@ -12,6 +12,8 @@ export const EXIT_FAILURE = 1;
 export const EXIT_BAD_INPUT = 2;
 /** A dependency was unreachable or a wait timed out: retrying later may help (EX_TEMPFAIL). */
 export const EXIT_TRANSIENT = 75;
+/** Stopped by SIGTERM or SIGINT (a cancelled run), as shells report it: 128 + 15. */
+export const EXIT_CANCELLED = 143;
 
 /** The exit code for an error thrown out of a command. */
 export function exitCodeOf(error: unknown): number {

@@ -15,7 +15,7 @@ import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
-import { EXIT_BAD_INPUT, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
@@ -27,6 +27,11 @@ import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { readInputFile } from './read-input-file.js';
+
+/** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
+class CancelledError extends Error {
+  override readonly name = 'CancelledError';
+}
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -161,6 +166,13 @@ function program(env: NodeJS.ProcessEnv): Command {
         const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
         const credentials = await gitCredentialsFrom(env);
         const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
+        // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
+        // local executor does the same: abort the step in flight (git, the wait) so
+        // the run still writes its result and removes its working copy.
+        const stop = new AbortController();
+        const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
+        process.once('SIGTERM', onTerm);
+        process.once('SIGINT', onTerm);
         result = await runScaffold(
           {
             git: new CliGitRemote({ logger }),
@@ -181,13 +193,15 @@ function program(env: NodeJS.ProcessEnv): Command {
             ...(certificatePem ? { certificatePem } : {}),
             ...(registryAuth ? { registryAuth } : {}),
             ...(credentials ? { credentials } : {}),
+            signal: stop.signal,
           },
         );
       } catch (error) {
         result = failedResult(error, cluster);
         logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
         await writeResult(flags.resultFile, result);
-        process.exitCode = exitCodeOf(error instanceof StepError ? error.cause : error);
+        const cause = error instanceof StepError ? error.cause : error;
+        process.exitCode = cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause);
         return;
       }
       await writeResult(flags.resultFile, result);

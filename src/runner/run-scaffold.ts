@@ -133,6 +133,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     const started = now();
     log.info({ event: 'step_started', step: n, step_name: STEPS[n] }, message);
     try {
+      // Steps that do not take the signal themselves (render, commit) still stop here.
+      options.signal?.throwIfAborted();
       const value = await work();
       log.info({ event: 'step_finished', step: n, step_name: STEPS[n], duration_ms: now() - started }, `${STEPS[n]} done`);
       return value;

@@ -387,6 +387,27 @@ describe('scaffold-runner against the Kubernetes API double (steps 4-5)', () => 
     assert.throws(() => unsealAll(sealed, certificate.privateKey), /does not decrypt/, 'not sealed with some other key');
   });
 
+  it('stops on SIGTERM while waiting (a cancelled Job): exit 143, a failed result, no working copy left', async () => {
+    kube.setDeploymentAvailable(CONTROLLER.namespace, CONTROLLER.name, false);
+    const remote = await newRemote();
+    const resultFile = await resultPath();
+    const id = 'cancelled-run-1';
+    const runner = startRunner({
+      args: [...clusterArgs(daemon.url(remote.name)), '--id', id, '--kubeconfig', kubeconfig, '--controller-timeout', '60s', '--result-file', resultFile],
+      env: cliEnv(),
+    });
+    await runner.waitForEvent((e) => e.event === 'step_started' && e.step === 4);
+    runner.kill('SIGTERM');
+    const exit = await runner.exited;
+    assert.equal(exit.code, 143, runner.stderr());
+    const result = JSON.parse(await readFile(resultFile, 'utf8')) as RunResult;
+    assert.equal(result.status, 'failed');
+    assert.equal(result.step, 4);
+    assert.match(result.message, /SIGTERM/);
+    assert.deepEqual(result.commits?.map((c) => c.pass), ['infrastructure']);
+    assert.deepEqual((await readdir(runnerTmp)).filter((entry) => entry.startsWith(`scaffold-${id}-`)), [], 'the working copy is removed');
+  });
+
   it('gives up after --controller-timeout with exit 75, naming the Deployment and its state', async () => {
     kube.setDeploymentAvailable(CONTROLLER.namespace, CONTROLLER.name, false);
     const remote = await newRemote();
