@@ -601,6 +601,27 @@ describe('createHttpApp', () => {
     });
   });
 
+  describe('API description', () => {
+    it('serves /openapi.json and the rendered /docs without a token (they hold no data), in our error format when missing', async () => {
+      const h = await harness({});
+      try {
+        const spec = await h.app.inject({ method: 'GET', url: '/openapi.json' });
+        assert.equal(spec.statusCode, 200);
+        assert.ok(Object.keys(spec.json().paths).includes('/api/v1/scaffolds'));
+        const docs = await h.app.inject({ method: 'GET', url: '/docs/' });
+        assert.equal(docs.statusCode, 200);
+        assert.match(String(docs.headers['content-type'] ?? ''), /text\/html/);
+        const missing = await h.app.inject({ method: 'GET', url: '/docs/no-such-asset.js' });
+        assert.equal(missing.statusCode, 404);
+        assert.equal(missing.json().error.code, 'not_found');
+        // Everything else still needs a token.
+        assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds' })).statusCode, 401);
+      } finally {
+        await h.close();
+      }
+    });
+  });
+
   describe('authentication', () => {
     const cases: [string, Authenticator, Record<string, string>, number, string][] = [
       ['no token', new StaticTokenAuthenticator([TOKEN]), {}, 401, 'unauthenticated'],
@@ -621,7 +642,7 @@ describe('createHttpApp', () => {
             { method: 'POST' as const, url: '/api/v1/scaffolds', payload: 'not json', headers: { ...headers, 'content-type': 'application/json' } },
             { method: 'GET' as const, url: '/api/v1/scaffolds', headers },
             { method: 'GET' as const, url: '/metrics', headers },
-            { method: 'GET' as const, url: '/openapi.json', headers },
+            { method: 'GET' as const, url: '/api/v1/scaffolds/abc/logs', headers },
           ]) {
             const response = await h.app.inject(request);
             assert.equal(response.statusCode, status, `${request.method} ${request.url}: ${response.body}`);

@@ -329,6 +329,20 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     registers: [registry],
   });
 
+  // Set before any plugin is registered: a plugin's routes keep the error handler
+  // in force when it was registered (Swagger UI's /docs would answer in Fastify's format).
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body } = errorResponseOf(error, bodyLimit);
+    if (status >= 500 && status !== 503) {
+      logger.error({ reqId: request.id, route: request.routeOptions.url, err: describe(error) }, 'request failed');
+    } else if (status === 503) {
+      logger.warn({ reqId: request.id, route: request.routeOptions.url, err: describe(error) }, 'dependency unavailable');
+    }
+    if (status === 401) void reply.header('www-authenticate', 'Bearer');
+    if (status === 503) void reply.header('retry-after', '5');
+    return reply.status(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+  });
+
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -349,6 +363,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;
+    // The API's description holds no data, and a browser cannot send a token to load /docs.
+    if ((route === '/openapi.json' || request.url === '/docs' || request.url.startsWith('/docs/')) && (request.method === 'GET' || request.method === 'HEAD')) return;
     // The dashboard's static assets hold no data; everything it shows comes from the API below, with a token.
     if (isUiPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) return;
     const header = request.headers.authorization;
@@ -377,18 +393,6 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
 
   app.addHook('preClose', async () => {
     closing.abort();
-  });
-
-  app.setErrorHandler((error, request, reply) => {
-    const { status, body } = errorResponseOf(error, bodyLimit);
-    if (status >= 500 && status !== 503) {
-      logger.error({ reqId: request.id, route: request.routeOptions.url, err: describe(error) }, 'request failed');
-    } else if (status === 503) {
-      logger.warn({ reqId: request.id, route: request.routeOptions.url, err: describe(error) }, 'dependency unavailable');
-    }
-    if (status === 401) void reply.header('www-authenticate', 'Bearer');
-    if (status === 503) void reply.header('retry-after', '5');
-    return reply.status(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
