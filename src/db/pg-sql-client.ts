@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SqlClient, SqlResult } from './sql-client.js';
+import { runInSavepoint } from './savepoint.js';
 
 /** How to reach the server and how to bound the work sent to it. */
 export interface PgSqlClientOptions {
@@ -107,19 +108,7 @@ class PgTransaction implements SqlClient {
   }
 
   async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    const name = `sp_${this.#depth + 1}`;
-    await this.query(`SAVEPOINT ${name}`);
-    const inner = new PgTransaction(this.#connection, this.#depth + 1);
-    try {
-      const result = await fn(inner);
-      await this.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (error) {
-      await this.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      throw error;
-    } finally {
-      inner.end();
-    }
+    return runInSavepoint(this, this.#depth + 1, new PgTransaction(this.#connection, this.#depth + 1), fn);
   }
 
   async close(): Promise<void> {}

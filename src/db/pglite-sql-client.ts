@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { SqlClient, SqlResult } from './sql-client.js';
+import { runInSavepoint } from './savepoint.js';
 
 /** Where PGlite keeps its data. */
 export interface PgliteSqlClientOptions {
@@ -144,19 +145,7 @@ class PgliteTransaction implements SqlClient {
   }
 
   async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    const name = `sp_${this.#depth + 1}`;
-    await this.query(`SAVEPOINT ${name}`);
-    const inner = new PgliteTransaction(this.#tx, this.#depth + 1);
-    try {
-      const result = await fn(inner);
-      await this.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (error) {
-      await this.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      throw error;
-    } finally {
-      inner.end();
-    }
+    return runInSavepoint(this, this.#depth + 1, new PgliteTransaction(this.#tx, this.#depth + 1), fn);
   }
 
   async close(): Promise<void> {}
