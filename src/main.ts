@@ -24,6 +24,7 @@ import { TokenReviewAuthenticator } from './kubernetes/token-review-authenticato
 import type { Logger } from './logger.js';
 import { createPino, loggerFromPino } from './pino-logger.js';
 import type { Authenticator } from './service/authenticator.js';
+import type { CatalogSource } from './service/catalog-source.js';
 import type { ClusterGraphSource } from './service/cluster-graph-source.js';
 import { LocalExecutor, type RunnerCommand } from './service/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
@@ -32,6 +33,7 @@ import type { ScaffoldPreviewer } from './service/scaffold-previewer.js';
 import { ScaffoldService, type DefaultRepository } from './service/scaffold-service.js';
 import { loadServiceConfig, type ServiceConfig } from './service/service-config.js';
 import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';
+import { GitCatalogSource } from './app/git-catalog-source.js';
 import { GitClusterGraphSource } from './app/git-cluster-graph-source.js';
 import { GitScaffoldPreviewer } from './app/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './app/local-scaffold.js';
@@ -61,6 +63,11 @@ export interface ServePlugins {
    * @default none: the endpoint answers 404
    */
   readonly graphSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => ClusterGraphSource;
+  /**
+   * Reads a repository's layer catalog (`GET /api/v1/catalog`, the dry-run form's choices).
+   * @default none: the endpoint answers 404
+   */
+  readonly catalogSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => CatalogSource;
 }
 
 const defaultPlugins: ServePlugins = {
@@ -70,6 +77,12 @@ const defaultPlugins: ServePlugins = {
     new GitClusterGraphSource({
       git: new CliGitRemote({ logger: logger.child({ component: 'graph' }) }),
       logger: logger.child({ component: 'graph' }),
+      workRoot: config.dataDir,
+    }),
+  catalogSource: ({ config, logger }) =>
+    new GitCatalogSource({
+      git: new CliGitRemote({ logger: logger.child({ component: 'catalog' }) }),
+      logger: logger.child({ component: 'catalog' }),
       workRoot: config.dataDir,
     }),
 };
@@ -166,6 +179,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
     });
 
     const graphSource = plugins.graphSource?.({ config, logger });
+    const catalogSource = plugins.catalogSource?.({ config, logger });
     const app = await createHttpApp({
       service,
       authenticator,
@@ -174,6 +188,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       metricsPublic: config.metricsPublic,
       bodyLimit: config.bodyLimitBytes,
       ...(graphSource === undefined ? {} : { graphSource }),
+      ...(catalogSource === undefined ? {} : { catalogSource }),
     });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });

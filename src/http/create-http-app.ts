@@ -16,6 +16,7 @@ import { AppError, AuthenticationError, NotFoundError, UnavailableError, Validat
 import { silentLogger, type Logger } from '../logger.js';
 import { clusterNameSchema, clusterSpecSchema, fieldIssuesOf } from '../model/cluster-spec.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
+import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { RunStep } from '../service/run-steps.js';
 import type { LogLine, RunStore } from '../service/run-store.js';
@@ -45,6 +46,11 @@ export interface HttpAppDeps {
    * @default none: the endpoint answers 404 saying the graph is not available
    */
   readonly graphSource?: ClusterGraphSource;
+  /**
+   * Reads a repository's layer catalog for `GET /api/v1/catalog` (the dry-run form's choices).
+   * @default none: the endpoint answers 404 saying the catalog is not available
+   */
+  readonly catalogSource?: CatalogSource;
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -170,6 +176,17 @@ const logsQuerySchema = z
     after: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').optional(),
   })
   .strict();
+const catalogQuerySchema = z
+  .object({
+    repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
+    branch: branchSchema.optional().describe('Default: main.'),
+  })
+  .strict();
+const catalogSchema = z.object({
+  attributes: z
+    .array(z.object({ name: z.enum(['role', 'infra_provider', 'dns_provider']), values: z.array(z.string()), default: z.string().optional() }))
+    .describe("The cluster attributes the platform's layer catalog selects layers by; empty for a platform without a catalog."),
+});
 const graphQuerySchema = z.object({ format: z.enum(['svg', 'json'], { error: 'must be svg or json' }).optional() }).strict();
 const idParamsSchema = z.object({
   // scaffold-<id> must stay a DNS-1123 label (the Job name), so ids are too.
@@ -507,6 +524,28 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
       else void reply.type('application/json; charset=utf-8');
       // Already text: bypass the (error-only) response schemas.
       return reply.serializer((payload: unknown) => String(payload)).send(drawing as never);
+    },
+  );
+
+  app.get(
+    '/api/v1/catalog',
+    {
+      schema: {
+        summary: "A repository's layer catalog: the cluster attributes it knows, their values and defaults",
+        description:
+          "Read from the branch's scaffold.yaml (`attributes`). Both parameters are optional: the service's default repository and `main`. `attributes` is empty for a platform without a layer catalog. 404 when this service cannot read catalogs.",
+        tags: ['catalog'],
+        querystring: catalogQuerySchema,
+        response: { 200: catalogSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      if (deps.catalogSource === undefined) throw new NotFoundError('this service does not read layer catalogs (no catalog source is configured)');
+      const { repository_url: url, branch } = request.query;
+      const repository = await service.repositoryOf({ ...(url === undefined ? {} : { url }), ...(branch === undefined ? {} : { branch }) });
+      const catalog = await deps.catalogSource.catalog({ ...repository, signal: AbortSignal.any([closing.signal, abortOnClose(reply)]) });
+      void reply.header('cache-control', 'private, no-cache');
+      return { attributes: catalog.attributes.map((a) => ({ name: a.name, values: [...a.values], ...(a.default === undefined ? {} : { default: a.default }) })) };
     },
   );
 

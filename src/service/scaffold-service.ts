@@ -358,6 +358,28 @@ export class ScaffoldService {
     });
   }
 
+  /**
+   * The repository and branch a request naming `repository` (or not) would use:
+   * the default repository when no URL is given, `main` when no branch is.
+   * @throws ValidationError when the URL or branch is malformed, or no URL is given and there is no default repository
+   * @throws UnavailableError when the default repository cannot be prepared
+   */
+  async repositoryOf(repository: { readonly url?: string; readonly branch?: string } = {}): Promise<{ repositoryUrl: string; branch: string }> {
+    const issues: FieldIssue[] = [];
+    const { url } = repository;
+    if (url !== undefined) {
+      const parsed = repositoryUrlSchema.safeParse(url);
+      if (!parsed.success) issues.push(...fieldIssuesOf(parsed.error, 'repository.url'));
+    } else if (this.#defaultRepository === undefined) {
+      issues.push({ field: 'repository.url', message: 'is required: this service has no default repository' });
+    }
+    const branch = repository.branch ?? DEFAULT_BRANCH;
+    const parsedBranch = branchSchema.safeParse(branch);
+    if (!parsedBranch.success) issues.push(...fieldIssuesOf(parsedBranch.error, 'repository.branch'));
+    if (issues.length > 0) throw new ValidationError(issues);
+    return { repositoryUrl: url ?? (await this.#ensureDefaultRepository()), branch };
+  }
+
   async #resolve(request: ScaffoldRequest): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string }> {
     const issues: FieldIssue[] = [];
     // The HTTP edge validated the shape already; the service re-checks the

@@ -17,10 +17,12 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { parse } from 'yaml';
+import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { platformDir } from '../../src/package-paths.js';
 import { createPino } from '../../src/pino-logger.js';
 import { scopeLabel } from '../../src/sealing/seal.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
@@ -331,6 +333,9 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
   it('previews a scaffold with the dry-run form: the file tree and a diff', async (t) => {
     await page.getByRole('link', { name: 'Dry run' }).click();
     await page.getByRole('heading', { name: 'Dry run', level: 1 }).waitFor();
+    // The default platform has no layer catalog: no role or provider field at all.
+    await page.locator('[data-catalog="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
+    for (const id of ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider']) assert.equal(await page.locator(`#${id}`).count(), 0, `#${id} shown without a catalog`);
     // Keyboard: from the heading, Tab reaches the fields in order.
     await page.locator('main h1').focus();
     await tabTo('#cluster-name');
@@ -407,6 +412,35 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     assert.match((await page.locator('.hunk').first().textContent()) ?? '', /^@@ -\d+,\d+ \+\d+,\d+ @@$/);
     assert.match((await page.locator('.diff-stats').textContent()) ?? '', /\+4 −4/);
     await checkpoint('09-dry-run-modified-diff', t);
+
+    // A repository whose platform has a catalog: a labelled select per attribute, its default chosen.
+    const matrixRepo = join(dataDir, 'matrix-example.git');
+    await ensureSeededBareRepository(matrixRepo, platformDir('matrix-example'));
+    await page.getByLabel('Repository URL').fill(pathToFileURL(matrixRepo).href);
+    await page.locator('[data-catalog="ready"] select#cluster-role').waitFor({ timeout: 30_000 });
+    const expected = {
+      'cluster-role': { label: 'Role', values: ['tooling', 'env'], chosen: 'env' },
+      'cluster-infra-provider': { label: 'Infrastructure provider', values: ['proxmox', 'openstack', 'aws', 'gcp', 'digitalocean'], chosen: 'proxmox' },
+      'cluster-dns-provider': { label: 'DNS provider', values: ['digitalocean', 'cloudflare', 'route53', 'clouddns', 'rfc2136', 'designate'], chosen: 'digitalocean' },
+    };
+    for (const [id, { label, values, chosen }] of Object.entries(expected)) {
+      const select = page.getByLabel(label, { exact: true });
+      assert.equal(await select.getAttribute('id'), id);
+      assert.deepEqual(await select.locator('option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value)), values);
+      assert.equal(await select.inputValue(), chosen);
+    }
+    // Keyboard: the selects are in the tab order and change with the arrow keys.
+    await page.getByLabel('Region (required)').focus();
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedAttribute('id'), 'cluster-role');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.locator('#cluster-role').inputValue(), 'tooling');
+    await checkpoint('10-dry-run-catalog', t);
+    await page.getByLabel('Repository URL').fill('');
+    // Back to the default repository: its (empty) catalog removes the selects again.
+    await page.locator('#cluster-role').waitFor({ state: 'detached', timeout: 30_000 });
+    await page.locator('[data-catalog="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
+    assert.equal(await page.locator('#cluster-infra-provider, #cluster-dns-provider').count(), 0);
   });
 
   it('puts no credential into any page or dashboard asset', async () => {

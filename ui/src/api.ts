@@ -79,6 +79,13 @@ export interface ScaffoldRequestBody {
   readonly sealing: { readonly certificate: string };
 }
 
+/** A cluster attribute of a platform's layer catalog (`GET /api/v1/catalog`). */
+export interface CatalogAttribute {
+  readonly name: 'role' | 'infra_provider' | 'dns_provider';
+  readonly values: readonly string[];
+  readonly default?: string;
+}
+
 export interface GraphJson {
   readonly nodes: readonly {
     readonly id: string;
@@ -180,6 +187,15 @@ export function createRun(body: ScaffoldRequestBody): Promise<{ id: string; job:
 
 export function dryRun(body: ScaffoldRequestBody, signal?: AbortSignal): Promise<DryRunResult> {
   return json(`${API}?dry_run=true`, { ...post(body), signal: signal ?? null });
+}
+
+/** The layer catalog of a repository (the default one when `url` is empty) and branch (main when empty). */
+export function getCatalog(url: string, branch: string, signal?: AbortSignal): Promise<{ attributes: CatalogAttribute[] }> {
+  const query = new URLSearchParams();
+  if (url !== '') query.set('repository_url', url);
+  if (branch !== '') query.set('branch', branch);
+  const search = query.toString();
+  return json(`/api/v1/catalog${search === '' ? '' : `?${search}`}`, { signal: signal ?? null });
 }
 
 /** The run's Flux graph as an SVG blob (shown through an <img>, where it cannot run anything). */

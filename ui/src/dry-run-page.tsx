@@ -5,10 +5,15 @@
  * as a tree with change marks, and a diff of the selected file. Nothing is
  * stored or pushed; "Start this scaffold" then starts the real run.
  *
+ * The role and providers are offered as the repository's layer catalog has
+ * them (`GET /api/v1/catalog`, read again as the repository or branch is
+ * edited): a select per attribute, its default chosen; none at all for a
+ * platform without a catalog.
+ *
  * The certificate is public (kubeseal --cert): no secret is typed here.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, createRun, dryRun, type DryRunResult, type ScaffoldRequestBody } from './api';
+import { ApiError, createRun, dryRun, getCatalog, type CatalogAttribute, type DryRunResult, type ScaffoldRequestBody } from './api';
 import { ErrorBox, messageOf } from './components';
 import { DiffView } from './diff-view';
 import { FileTree } from './file-tree';
@@ -39,6 +44,18 @@ const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; re
   { id: 'repository-branch', key: 'branch', api: ['repository.branch'], label: 'Branch' },
   { id: 'sealing-certificate', key: 'certificate', api: ['sealing.certificate', 'sealing', 'kubeconfig'], label: 'Sealing certificate' },
 ];
+
+/** The form field of each catalog attribute. */
+const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }>> = {
+  role: { id: 'cluster-role', key: 'role', label: 'Role', hint: 'What the cluster is for; the catalog picks layers by it.' },
+  infra_provider: { id: 'cluster-infra-provider', key: 'infraProvider', label: 'Infrastructure provider', hint: 'Where the cluster runs.' },
+  dns_provider: { id: 'cluster-dns-provider', key: 'dnsProvider', label: 'DNS provider', hint: 'Who serves the cluster’s DNS records.' },
+};
+
+/** How long the repository and branch must stay unchanged before their catalog is read. */
+const CATALOG_DEBOUNCE_MS = 400;
+
+type CatalogState = { readonly state: 'loading' } | { readonly state: 'ready'; readonly attributes: readonly CatalogAttribute[] } | { readonly state: 'error'; readonly error: unknown };
 
 const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '', certificate: '' };
 
@@ -90,9 +107,44 @@ export function DryRunPage() {
   const resultHeading = useRef<HTMLHeadingElement>(null);
   const controller = useRef<AbortController | null>(null);
   useEffect(() => () => controller.current?.abort(), []);
+  const [catalog, setCatalog] = useState<CatalogState>({ state: 'loading' });
+
+  // The catalog of the repository being entered (the default one when empty).
+  const catalogUrl = values.repositoryUrl.trim();
+  const catalogBranch = values.branch.trim();
+  useEffect(() => {
+    const abort = new AbortController();
+    setCatalog({ state: 'loading' });
+    const timer = setTimeout(() => {
+      getCatalog(catalogUrl, catalogBranch, abort.signal).then(
+        ({ attributes }) => {
+          if (abort.signal.aborted) return;
+          setCatalog({ state: 'ready', attributes });
+          // A value the catalog knows is kept; otherwise its default. Attributes it lacks are not sent.
+          setValues((previous) => {
+            const next = { ...previous, role: '', infraProvider: '', dnsProvider: '' };
+            for (const attribute of attributes) {
+              const key = ATTRIBUTE_FIELDS[attribute.name].key;
+              next[key] = attribute.values.includes(previous[key]) ? previous[key] : (attribute.default ?? '');
+            }
+            return next;
+          });
+        },
+        (caught: unknown) => {
+          if (abort.signal.aborted) return;
+          setCatalog({ state: 'error', error: caught });
+          setValues((previous) => ({ ...previous, role: '', infraProvider: '', dnsProvider: '' }));
+        },
+      );
+    }, CATALOG_DEBOUNCE_MS);
+    return () => {
+      clearTimeout(timer);
+      abort.abort();
+    };
+  }, [catalogUrl, catalogBranch]);
 
   const set = (key: keyof FormValues) => (event: Event) => {
-    const value = (event.currentTarget as HTMLInputElement | HTMLTextAreaElement).value;
+    const value = (event.currentTarget as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value;
     setValues((previous) => ({ ...previous, [key]: value }));
   };
 
@@ -191,12 +243,44 @@ export function DryRunPage() {
     );
   };
 
+  const select = (attribute: CatalogAttribute) => {
+    const { id, key, label, hint } = ATTRIBUTE_FIELDS[attribute.name];
+    const issue = issues.get(id);
+    return (
+      <div class="field" key={id}>
+        <label for={id}>{label}</label>
+        <select
+          id={id}
+          name={key}
+          value={values[key]}
+          onChange={set(key)}
+          aria-describedby={`${id}-hint${issue === undefined ? '' : ` ${id}-error`}`}
+          aria-invalid={issue === undefined ? undefined : 'true'}
+        >
+          {attribute.default === undefined && <option value="">Not set</option>}
+          {attribute.values.map((value) => (
+            <option key={value} value={value}>
+              {value === attribute.default ? `${value} (default)` : value}
+            </option>
+          ))}
+        </select>
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+        {issue !== undefined && (
+          <p id={`${id}-error`} class="field-error">
+            {issue}
+          </p>
+        )}
+      </div>
+    );
+  };
+
   const files = result === null ? [] : onlyChanged ? result.preview.files.filter((f) => f.change !== 'unchanged') : result.preview.files;
   const chosen = result?.preview.files.find((f) => f.path === selected) ?? null;
   const counts = { added: 0, modified: 0, removed: 0, unchanged: 0 };
   for (const file of result?.preview.files ?? []) counts[file.change]++;
   const certificateIssue = issues.get('sealing-certificate');
-  const hasAttributeIssue = ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider'].some((id) => issues.has(id));
 
   return (
     <>
@@ -239,15 +323,17 @@ export function DryRunPage() {
             {field('cluster-domain', 'domain', 'Domain (required)', 'Every service is served as <host>.<domain>, e.g. eu-prod-1.example.net.', { required: true })}
             {field('cluster-region', 'region', 'Region (required)', 'The cloud region, e.g. eu-west-1.', { required: true })}
           </div>
-          <details class="catalog" open={hasAttributeIssue}>
-            <summary>Layer catalog attributes (optional)</summary>
-            <p class="hint">Only for a platform whose scaffold.yaml has a layer catalog: it picks layers by these. Leave them empty otherwise; the service says which values its catalog knows.</p>
-            <div class="field-row">
-              {field('cluster-role', 'role', 'Role', 'e.g. tooling or env.')}
-              {field('cluster-infra-provider', 'infraProvider', 'Infrastructure provider', 'e.g. proxmox, aws or gcp.')}
-              {field('cluster-dns-provider', 'dnsProvider', 'DNS provider', 'e.g. route53 or cloudflare.')}
-            </div>
-          </details>
+          <div class="catalog" data-catalog={catalog.state}>
+            {catalog.state === 'ready' && catalog.attributes.length > 0 && (
+              <>
+                <p class="hint">The repository’s layer catalog picks the cluster’s layers by these.</p>
+                <div class="field-row">{catalog.attributes.map(select)}</div>
+              </>
+            )}
+            <p class="muted" role="status">
+              {catalog.state === 'loading' ? 'Reading the repository’s layer catalog…' : catalog.state === 'error' ? `The layer catalog could not be read: ${messageOf(catalog.error)}` : ''}
+            </p>
+          </div>
         </fieldset>
         <fieldset>
           <legend>Repository</legend>
