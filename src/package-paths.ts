@@ -22,11 +22,6 @@ export function platformDir(name = 'default'): string {
   return join(packageRoot(), 'platform', name);
 }
 
-/** The upstream CRD schemas used by verify. */
-export function crdSchemasDir(): string {
-  return join(packageRoot(), 'schemas', 'crds');
-}
-
 /** The package version, recorded in provenance. */
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

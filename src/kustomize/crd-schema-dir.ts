@@ -5,23 +5,18 @@
  * takes the directory as an argument and never looks itself.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { NotFoundError } from '../errors.js';
+import { packageRoot } from '../package-paths.js';
 
 /**
- * The package's `schemas/crds` directory. Walks up from this file to the
- * nearest `package.json`, which works both from `src/` (tsx) and from the
- * compiled `dist/src/`.
+ * The package's `schemas/crds` directory, below the package root that
+ * `packageRoot()` finds (from `src/` through tsx and from the compiled `dist/src/`).
  *
- * @throws NotFoundError when no package root with `schemas/crds` is found (a broken install)
+ * @throws NotFoundError when the package root has no `schemas/crds` (a broken install)
  */
 export function defaultCrdSchemaDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas', 'crds'))) return join(dir, 'schemas', 'crds');
-    const parent = dirname(dir);
-    if (parent === dir) throw new NotFoundError(`schemas/crds not found above ${fileURLToPath(import.meta.url)}`);
-    dir = parent;
-  }
+  const dir = join(packageRoot(), 'schemas', 'crds');
+  if (!existsSync(dir)) throw new NotFoundError(`${dir} not found: the package's CRD schemas are missing`);
+  return dir;
 }

@@ -92,6 +92,22 @@ function localIssues(values: FormValues): Map<string, string> {
   return issues;
 }
 
+/** A field's hint and, when it has one, its error: the ids its control's aria-describedby names. */
+function FieldNotes({ id, hint, issue }: { id: string; hint: string; issue: string | undefined }) {
+  return (
+    <>
+      <p id={`${id}-hint`} class="hint">
+        {hint}
+      </p>
+      {issue !== undefined && (
+        <p id={`${id}-error`} class="field-error">
+          {issue}
+        </p>
+      )}
+    </>
+  );
+}
+
 export function DryRunPage() {
   useTitle('Dry run');
   const [values, setValues] = useState<FormValues>(EMPTY);
@@ -231,14 +247,7 @@ export function DryRunPage() {
           spellcheck={false}
           {...props}
         />
-        <p id={`${id}-hint`} class="hint">
-          {hint}
-        </p>
-        {issue !== undefined && (
-          <p id={`${id}-error`} class="field-error">
-            {issue}
-          </p>
-        )}
+        <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
   };
@@ -264,14 +273,7 @@ export function DryRunPage() {
             </option>
           ))}
         </select>
-        <p id={`${id}-hint`} class="hint">
-          {hint}
-        </p>
-        {issue !== undefined && (
-          <p id={`${id}-error`} class="field-error">
-            {issue}
-          </p>
-        )}
+        <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
   };
