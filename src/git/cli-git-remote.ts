@@ -13,7 +13,8 @@ import { ConflictError, NotFoundError, UnavailableError, ValidationError } from 
 import { assertRepoPath } from '../gitops/file-tree.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushResult } from '../runner/ports.js';
-import { type RemoteUrl, parseRemoteUrl, withGitAuth } from './git-auth.js';
+import { withGitAuth } from './git-auth.js';
+import { parseRepositoryUrl, type RemoteUrl } from './repository-url.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 
 /** Dependencies of {@link CliGitRemote}. */
@@ -318,7 +319,7 @@ export class CliGitRemote implements GitRemote {
    * @throws UnavailableError when the remote cannot be reached
    */
   async clone(options: CloneOptions): Promise<GitWorkspace> {
-    const remote = parseRemoteUrl(options.url);
+    const remote = parseRepositoryUrl(options.url);
     const { branch, credentials, signal } = options;
     const sparsePaths = [...new Set(options.sparsePaths.map(sparseDir))];
     const dir = resolve(options.dir);

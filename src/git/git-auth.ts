@@ -7,26 +7,10 @@
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { devNull, tmpdir } from 'node:os';
-import { isAbsolute, join, normalize } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { GitCredentials } from '../runner/ports.js';
-
-/** The transports a remote URL may use. */
-export type RemoteKind = 'https' | 'http' | 'ssh' | 'git' | 'file';
-
-/** A remote URL that passed {@link parseRemoteUrl}. */
-export interface RemoteUrl {
-  readonly kind: RemoteKind;
-  /** What to hand git: the URL as given, or a `file://` URL for an absolute path. */
-  readonly url: string;
-  /** Lower-case host name; undefined for file remotes. */
-  readonly host?: string;
-  /** `scheme://host[:port]/` for http(s), used to scope the Authorization header to this server. */
-  readonly origin?: string;
-  /** The URL without user info, fit for logs and messages. */
-  readonly display: string;
-}
+import { isLoopbackHost, type RemoteUrl } from './repository-url.js';
 
 /** Environment and redaction list for one git invocation. */
 export interface GitAuth {
@@ -34,76 +18,6 @@ export interface GitAuth {
   readonly env: Readonly<Record<string, string>>;
   /** Literal values to scrub from anything the invocation reports. */
   readonly secrets: readonly string[];
-}
-
-const SUPPORTED = 'use https://, http://, ssh://, git://, user@host:path, file:// or an absolute path';
-
-function invalid(message: string): ValidationError {
-  return new ValidationError([{ field: 'url', message }]);
-}
-
-/**
- * Checks a remote URL against the transports the product supports: `https://`,
- * `http://` (meant for loopback test servers), `ssh://`, scp-like
- * `user@host:path`, `git://` (git daemon; unauthenticated), `file://` and
- * absolute paths. An absolute path becomes a `file://` URL because git ignores
- * `--filter` for plain-path clones.
- *
- * @throws ValidationError for anything else, and for a URL that embeds
- *   credentials; the message never repeats the URL's user info
- */
-export function parseRemoteUrl(url: string): RemoteUrl {
-  if (url.length === 0) throw invalid('is empty');
-  // Whitespace and control characters have no place in a URL and would let a
-  // value smuggle options or headers.
-  if ([...url].some((char) => char <= ' ' || char === '\x7f')) throw invalid('contains whitespace or control characters');
-  if (url.startsWith('-')) throw invalid(`must not start with "-"; ${SUPPORTED}`);
-  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url)) throw invalid(`uses a remote helper ("<transport>::"); ${SUPPORTED}`);
-
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(url)) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw invalid(`is not a valid URL; ${SUPPORTED}`);
-    }
-    const kind = parsed.protocol.slice(0, -1).toLowerCase();
-    if (kind !== 'https' && kind !== 'http' && kind !== 'ssh' && kind !== 'git' && kind !== 'file') {
-      throw invalid(`uses the unsupported scheme ${kind}://; ${SUPPORTED}`);
-    }
-    // ssh://git@host/ names the login, which is not a secret; a password is.
-    if (parsed.password !== '' || (parsed.username !== '' && kind !== 'ssh')) {
-      throw invalid(`must not embed credentials (${kind}://…@${parsed.host}); pass them as repository credentials`);
-    }
-    const display = `${kind}://${parsed.host}${parsed.pathname}`;
-    if (kind === 'file') {
-      if (parsed.host !== '' && parsed.hostname !== 'localhost') throw invalid('file:// URLs must not name a host');
-      if (parsed.pathname === '/' || parsed.pathname === '') throw invalid('names no repository path');
-      return { kind, url, display };
-    }
-    if (parsed.hostname === '') throw invalid('names no host');
-    if (parsed.pathname === '/' || parsed.pathname === '') throw invalid('names no repository path');
-    const host = parsed.hostname.toLowerCase();
-    return kind === 'https' || kind === 'http'
-      ? { kind, url, host, origin: `${kind}://${parsed.host.toLowerCase()}/`, display }
-      : { kind, url, host, display };
-  }
-
-  if (isAbsolute(url)) return { kind: 'file', url: pathToFileURL(normalize(url)).href, display: normalize(url) };
-
-  // scp-like syntax: [user@]host:path, recognized by git when a colon comes before any slash.
-  // "user:password@host:path" would parse as host "user"; refuse it as the credential it is.
-  if (/^[^/@:]+:[^/@]*@/.test(url)) throw invalid('must not embed credentials (user:password@); pass them as repository credentials');
-  const scp = /^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?!\/\/)(.+)$/.exec(url);
-  if (scp) {
-    const [, user, host, path] = scp as unknown as [string, string | undefined, string, string];
-    return { kind: 'ssh', url, host: host.replace(/^\[|\]$/g, '').toLowerCase(), display: `${user ? `${user}@` : ''}${host}:${path}` };
-  }
-  throw invalid(`is not a supported repository URL; ${SUPPORTED}`);
-}
-
-function isLoopback(host: string | undefined): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || (host !== undefined && /^127(?:\.\d{1,3}){3}$/.test(host));
 }
 
 function assertHeaderSafe(value: string, field: string): void {
@@ -125,7 +39,7 @@ function assertCredentialsFit(remote: RemoteUrl, credentials: GitCredentials): v
     throw new ValidationError([{ field, message: `${credentials.kind} credentials need an https remote, not ${remote.kind}` }]);
   }
   // Plain http would show the credential to anyone on the path; loopback is the test servers.
-  if (remote.kind === 'http' && !isLoopback(remote.host)) {
+  if (remote.kind === 'http' && !isLoopbackHost(remote.host)) {
     throw new ValidationError([{ field, message: 'are only sent over https (plain http only to a loopback address)' }]);
   }
   const username = credentials.username;

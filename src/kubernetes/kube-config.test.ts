@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,7 +17,7 @@ function kubeconfig(overrides: { server?: string; skipTls?: boolean; context?: s
     '  cluster:',
     `    server: ${overrides.server ?? 'https://10.0.0.1:6443'}`,
     ...(overrides.skipTls ? ['    insecure-skip-tls-verify: true'] : []),
-    '    certificate-authority: ca.crt',
+    '    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
     'users:',
     '- name: admin',
     '  user:',
@@ -52,13 +52,40 @@ describe('loadKubeConfig', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('loads a file and resolves relative certificate paths against its directory', async () => {
+  it('loads a file', async () => {
     const path = join(dir, 'ok');
     await writeFile(path, kubeconfig());
     const kc = loadKubeConfig({ kind: 'file', path });
     assert.equal(kc.getCurrentCluster()?.server, 'https://10.0.0.1:6443');
-    assert.equal(kc.getCurrentCluster()?.caFile, join(dir, 'ca.crt'));
     assert.equal(kc.getCurrentUser()?.token, TOKEN);
+  });
+
+  // A caller's kubeconfig is loaded on the runner's host: anything that runs a
+  // command or reads a local file is refused before client-node sees it.
+  it('refuses exec, auth-provider and every file reference, by field, and runs nothing', async () => {
+    const marker = join(dir, 'exec-ran');
+    const cases: [string, string[], RegExp][] = [
+      ['exec', ['    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: sh', `      args: ["-c", "touch ${marker}"]`], /users\[0\]\.user\.exec runs a command/],
+      ['auth-provider', ['    auth-provider:', '      name: gcp', '      config:', `        cmd-path: /bin/touch`, `        cmd-args: ${marker}`], /auth-provider runs an authentication plugin/],
+      ['tokenFile', ['    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'], /tokenFile reads a file/],
+      ['client-certificate', ['    client-certificate: /etc/gitops-scaffolder/tls.crt'], /client-certificate reads a file/],
+      ['client-key', ['    client-key: /etc/gitops-scaffolder/tls.key'], /client-key reads a file/],
+    ];
+    for (const [name, lines, pattern] of cases) {
+      const yaml = kubeconfig().replace(`    token: ${TOKEN}`, lines.join('\n'));
+      rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml }), pattern);
+      const path = join(dir, `kc-${name}`);
+      await writeFile(path, yaml);
+      rejectsWithout(() => loadKubeConfig({ kind: 'file', path }), pattern);
+    }
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: kubeconfig().replace('certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==', 'certificate-authority: /etc/ssl/ca.crt') }), /certificate-authority reads a file/);
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: kubeconfig().replace('    server:', '    proxy-url: http://169.254.169.254:80\n    server:') }), /proxy-url sends the traffic through a proxy/);
+    await assert.rejects(access(marker), 'no command ran');
+  });
+
+  it('answers an alias bomb with a validation error, not a crash', () => {
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`)].join('\n');
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: bomb }), /YAML aliases/);
   });
 
   it('loads inline YAML', () => {

@@ -2,16 +2,20 @@
  * Loading a client-node `KubeConfig`, with validation errors that say what is
  * wrong without repeating what the file holds: a kubeconfig carries bearer
  * tokens, client keys and passwords, and parser errors quote the offending line.
+ * Every kubeconfig, file or inline, passes the inline-data-only policy
+ * (`model/kubeconfig-policy.ts`) first: the runner loads kubeconfigs that
+ * callers sent, and an `exec` or a file path would act on the runner's host.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
+import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 
 /** Where a kubeconfig comes from. */
 export type KubeConfigSource =
-  /** A kubeconfig file; relative certificate paths inside it resolve against its directory. */
+  /** A kubeconfig file; like inline text, it may hold inline data only (no paths, no exec). */
   | { readonly kind: 'file'; readonly path: string }
   /** Kubeconfig YAML (or JSON) text, e.g. from a Secret or a request. */
   | { readonly kind: 'inline'; readonly yaml: string }
@@ -43,6 +47,9 @@ function find(list: Named[], name: string): Record<string, unknown> | undefined 
  * server URL and whose user exists. Only names and URLs go into messages.
  */
 function validate(text: string, label: string): void {
+  // Before anything reads it: a kubeconfig that runs commands or reads local files never reaches the loader.
+  const refused = kubeconfigIssues(text, label);
+  if (refused.length > 0) throw new ValidationError(refused);
   const doc = parseDocument(text, { uniqueKeys: false });
   if (doc.errors.length > 0) {
     // The parser's message quotes the source line, which may be a token: report the position only.
@@ -90,7 +97,7 @@ function validate(text: string, label: string): void {
   }
 }
 
-function fromText(text: string, label: string, baseDir?: string): KubeConfig {
+function fromText(text: string, label: string): KubeConfig {
   validate(text, label);
   const kc = new KubeConfig();
   try {
@@ -101,7 +108,6 @@ function fromText(text: string, label: string, baseDir?: string): KubeConfig {
     const message = cause instanceof Error && /^(clusters|users|contexts)\[\d+\]/.test(cause.message) ? cause.message : 'cannot be loaded';
     throw new ValidationError(`${label}: ${message}`);
   }
-  if (baseDir) kc.makePathsAbsolute(baseDir);
   return kc;
 }
 
@@ -123,7 +129,7 @@ export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
         const code = (cause as NodeJS.ErrnoException).code ?? 'error';
         throw new ValidationError(`kubeconfig ${source.path}: cannot be read (${code})`, { cause });
       }
-      return fromText(text, `kubeconfig ${source.path}`, dirname(path));
+      return fromText(text, `kubeconfig ${source.path}`);
     }
     case 'inline':
       return fromText(source.yaml, 'kubeconfig');
