@@ -160,6 +160,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
           });
 
     const monitor = new RunMonitor({ store, executor, logger: logger.child({ component: 'monitor' }) });
+    const catalogSource = plugins.catalogSource?.({ config, logger });
     const service = new ScaffoldService({
       store,
       executor,
@@ -169,6 +170,14 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       logger: logger.child({ component: 'service' }),
       tracker: monitor,
       kubeconfigSecretRefs: config.executor === 'kubernetes',
+      repositoryPolicy: {
+        scp: false,
+        // Loopback is this host for a local run; inside a runner pod it would be the pod itself.
+        plainTransports: config.executor === 'local' ? 'loopback' : 'never',
+        localRepositories: [],
+        allowList: config.allowedRepositoryUrls,
+      },
+      ...(catalogSource === undefined ? {} : { catalogSource }),
     });
 
     const stopMonitor = new AbortController();
@@ -179,7 +188,6 @@ export async function startService(config: ServiceConfig, options: { readonly pl
     });
 
     const graphSource = plugins.graphSource?.({ config, logger });
-    const catalogSource = plugins.catalogSource?.({ config, logger });
     const app = await createHttpApp({
       service,
       authenticator,

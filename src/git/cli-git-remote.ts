@@ -15,6 +15,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushResult } from '../runner/ports.js';
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from './repository-url.js';
+import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 
 /** Dependencies of {@link CliGitRemote}. */
@@ -279,7 +280,8 @@ class CliGitWorkspace implements GitWorkspace {
       await abort();
       throw error;
     }
-    if (rebase.exitCode === 0) return;
+    // The rebase wrote the remote's newer content into the working copy: check it as a fresh clone.
+    if (rebase.exitCode === 0) return assertConfinedWorkTree(this.state.dir);
     const output = `${rebase.stdout}\n${rebase.stderr}`;
     await abort();
     if (/CONFLICT|could not apply/.test(output)) {
@@ -378,6 +380,7 @@ export class CliGitRemote implements GitRemote {
       }
       await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
       if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      await assertConfinedWorkTree(dir);
       logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
       return workspace;
     } catch (error) {

@@ -10,7 +10,6 @@
  * ({@link RepositoryUrlPolicy}): plain-text transports, scp-style addresses,
  * local repositories and an operator's allow-list.
  */
-import { posix } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ValidationError } from '../errors.js';
 

@@ -33,20 +33,36 @@ function generated(source: Exclude<ValueSource, { sameAs: string }>, random: Ran
 }
 
 /**
- * Checks a caller-supplied `.dockerconfigjson` without echoing any of it.
- * @throws ValidationError when it is not a docker config with an `auths` object
+ * Checks a caller-supplied `.dockerconfigjson` the way a kubelet will use it,
+ * without echoing any of it: an `auths` object with at least one registry,
+ * each with credentials (`auth` as base64 of "user:password", or `username`
+ * and `password`). `{"auths":{}}` would seal a pull secret that pulls nothing.
+ *
+ * @throws ValidationError naming what is missing
  */
 export function assertDockerConfigJson(text: string, field = 'registry_pull_secret'): string {
+  const refuse = (message: string): ValidationError => new ValidationError([{ field, message }]);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new ValidationError([{ field, message: 'is not valid JSON (expected a .dockerconfigjson document)' }]);
+    throw refuse('is not valid JSON (expected a .dockerconfigjson document)');
   }
   const auths = (parsed as { auths?: unknown } | null)?.auths;
   if (typeof auths !== 'object' || auths === null || Array.isArray(auths) || Object.keys(auths).length === 0) {
-    throw new ValidationError([{ field, message: 'must be a .dockerconfigjson document with a non-empty "auths" object' }]);
+    throw refuse('must be a .dockerconfigjson document with a non-empty "auths" object');
   }
+  Object.entries(auths as Record<string, unknown>).forEach(([registry, entry], index) => {
+    // Registries are named by index: a key could be anything, even a pasted secret.
+    if (registry.trim() === '') throw refuse(`auths entry #${index + 1} names no registry`);
+    const { auth, username, password } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    if (typeof auth === 'string' && auth !== '') {
+      const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(auth) ? Buffer.from(auth, 'base64').toString('utf8') : '';
+      if (!/^[^:]+:.+$/s.test(decoded)) throw refuse(`auths entry #${index + 1}: "auth" must be base64 of "username:password"`);
+    } else if (typeof username !== 'string' || username === '' || typeof password !== 'string' || password === '') {
+      throw refuse(`auths entry #${index + 1} has no credentials ("auth", or "username" and "password")`);
+    }
+  });
   return text;
 }
 

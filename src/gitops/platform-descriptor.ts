@@ -22,6 +22,7 @@ import { ValidationError } from '../errors.js';
 import type { FieldIssue } from '../errors.js';
 import { CLUSTER_ATTRIBUTES, clusterAttributeSchema, clusterNameSchema, fieldIssuesOf, type ClusterAttribute } from '../model/cluster-spec.js';
 import { assertRepoPath } from './file-tree.js';
+import { plainValueOf } from './yaml.js';
 
 const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid Secret data key');
 
@@ -293,7 +294,7 @@ export function parsePlatformDescriptor(text: string | undefined): PlatformDescr
   if (doc.errors.length > 0) {
     throw new ValidationError([{ field: PLATFORM_DESCRIPTOR_PATH, message: `invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}` }]);
   }
-  const result = platformDescriptorSchema.safeParse(doc.toJS());
+  const result = platformDescriptorSchema.safeParse(plainValueOf(doc, PLATFORM_DESCRIPTOR_PATH));
   if (!result.success) throw new ValidationError(fieldIssuesOf(result.error, PLATFORM_DESCRIPTOR_PATH));
   const seen = new Set<string>();
   for (const c of result.data.credentials) {

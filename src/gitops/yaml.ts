@@ -3,6 +3,7 @@
  * Long lines are never folded, so base64 ciphertexts stay on one line.
  */
 import { Document, parseAllDocuments, stringify, type ToStringOptions } from 'yaml';
+import type { Document as AnyDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
 
 const OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0, indent: 2 };
@@ -25,6 +26,22 @@ export function stringifyYaml(value: unknown): string {
 }
 
 /**
+ * A parsed document's plain value. Repository content is hostile input: an
+ * alias bomb (a few lines that expand to gigabytes) is refused by the yaml
+ * package's alias budget, and reported here as a validation error of `file`
+ * instead of a crash.
+ * @throws ValidationError naming `file`
+ */
+export function plainValueOf(doc: AnyDocument.Parsed | AnyDocument, file: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    if (error instanceof ReferenceError) throw new ValidationError([{ field: file, message: 'uses YAML aliases beyond any real manifest (an alias bomb)' }]);
+    throw error;
+  }
+}
+
+/**
  * Parses every document of a YAML stream into plain values, dropping empty documents.
  * @throws ValidationError naming `file` when the YAML is malformed
  */
@@ -35,7 +52,7 @@ export function parseYamlDocuments(text: string, file: string): unknown[] {
     if (doc.errors.length > 0) {
       throw new ValidationError([{ field: file, message: `invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}` }]);
     }
-    const value: unknown = doc.toJS();
+    const value: unknown = plainValueOf(doc, file);
     if (value !== null && value !== undefined) out.push(value);
   }
   return out;

@@ -258,6 +258,24 @@ const MALFORMED_BODIES: readonly [string, unknown, string][] = [
   ['empty token', withRepository({ url: 'https://git.example.net/x.git', credentials: { token: '' } }), 'repository.credentials.token'],
   ['dockerconfigjson that is not JSON', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `not json ${SECRET}` } }, 'registry_pull_secret.dockerconfigjson'],
   ['dockerconfigjson without auths', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"credsStore":"x"}' } }, 'registry_pull_secret.dockerconfigjson'],
+  // Requests that used to get 202 and then a failed run.
+  ['dockerconfigjson with an empty auths', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}' } }, 'registry_pull_secret.dockerconfigjson'],
+  ['dockerconfigjson whose registry has no credentials', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{"registry.example.net":{}}}' } }, 'registry_pull_secret.dockerconfigjson'],
+  ['dockerconfigjson whose auth is not user:password', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `{"auths":{"registry.example.net":{"auth":"${SECRET}"}}}` } }, 'registry_pull_secret.dockerconfigjson'],
+  ['cluster named like the reference environment', withCluster({ name: 'development' }), 'cluster.name'],
+  // URLs git reads differently from a URL parser.
+  ['backslash URL that git sends to another host', withUrl('http://localhost\\@169.254.169.254/latest/meta-data'), 'repository.url'],
+  ['file: without slashes (scp-style to host "file" for git)', withUrl('file:etc'), 'repository.url'],
+  ['https: without slashes (scp-style to host "https" for git)', withUrl('https:git.example.net/x.git'), 'repository.url'],
+  ['hex IPv4 host', withUrl('http://0x7f.1/x.git'), 'repository.url'],
+  ['file URL to a repository that is not configured', withUrl('file:///etc'), 'repository.url'],
+  ['absolute path to a repository that is not configured', withUrl('/srv/other.git'), 'repository.url'],
+  // Kubeconfigs that would run a command or read a file on the runner's host.
+  ['kubeconfig with exec', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: sh\n      args: ["-c", "id"]\n' }), 'kubeconfig.inline'],
+  ['kubeconfig with an auth-provider', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    auth-provider:\n      name: gcp\n' }), 'kubeconfig.inline'],
+  ['kubeconfig with a tokenFile', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n' }), 'kubeconfig.inline'],
+  ['kubeconfig with client certificate files', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    client-certificate: /etc/tls.crt\n    client-key: /etc/tls.key\n' }), 'kubeconfig.inline'],
+  ['kubeconfig with a CA file', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\n    certificate-authority: /etc/ca.crt\n' }), 'kubeconfig.inline'],
   ['body that is an array', [withCluster({})], 'body'],
   ['body that is a string', 'eu-prod-1', 'body'],
   ['body that is null', null, 'body'],
@@ -369,7 +387,7 @@ describe('createHttpApp', () => {
         cluster,
         repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'main', credentials: { username: 'scaffolder', token: SECRET } },
         kubeconfig: { inline: KUBECONFIG },
-        registry_pull_secret: { dockerconfigjson: JSON.stringify({ auths: { 'registry.example.net': { auth: SECRET } } }) },
+        registry_pull_secret: { dockerconfigjson: JSON.stringify({ auths: { 'registry.example.net': { auth: Buffer.from(`robot:${SECRET}`).toString('base64') } } }) },
       };
       const response = await post(h.app, body);
       assert.equal(response.statusCode, 202, response.body);

@@ -20,7 +20,7 @@ import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { RunStep } from '../service/run-steps.js';
 import type { LogLine, RunStore } from '../service/run-store.js';
-import { branchSchema, repositoryUrlSchema, type DryRunResult, type ScaffoldRequest, type ScaffoldService } from '../service/scaffold-service.js';
+import { branchSchema, type DryRunResult, type ScaffoldRequest, type ScaffoldService } from '../service/scaffold-service.js';
 import { isFinal, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
@@ -88,6 +88,9 @@ const credentialsSchema = z
   .strict()
   .describe('Used for this run only: passed to the runner, never stored or logged.');
 
+// Shape only: what a URL may reach is the service's configured policy (git/repository-url.ts), checked once there.
+const repositoryUrlSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters');
+
 const secretRefSchema = z
   .object({
     namespace: dnsLabel,
@@ -124,7 +127,7 @@ const registryPullSecretSchema = z
       .string({ error: 'must be a string' })
       .min(2, 'must not be empty')
       .max(65_536, 'must be at most 64 KiB')
-      .refine(isDockerConfigJson, 'must be the JSON text of a .dockerconfigjson: an object with an "auths" object'),
+      .describe('A .dockerconfigjson: an "auths" object with at least one registry and its credentials.'),
   })
   .strict()
   .describe('Your own registry pull secret instead of a generated one.');
@@ -769,16 +772,6 @@ function abortOnClose(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-function isDockerConfigJson(text: string): boolean {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-    const auths = (value as { auths?: unknown }).auths;
-    return typeof auths === 'object' && auths !== null && !Array.isArray(auths);
-  } catch {
-    return false;
-  }
-}
 
 function isPino(logger: Logger | Pino | undefined): logger is Pino {
   return logger !== undefined && typeof (logger as Partial<Pino>).levels === 'object' && typeof (logger as Partial<Pino>).fatal === 'function';

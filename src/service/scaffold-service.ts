@@ -11,61 +11,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import { clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
-import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../git/repository-url.js';
+import { fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
+import { API_FIELDS, catalogIssues, runInputIssues } from '../model/run-inputs.js';
+import type { CatalogSource } from './catalog-source.js';
 import type { Caller } from './authenticator.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
 import { runStepsOf, type RunStep } from './run-steps.js';
 import type { ScaffoldExecutor } from './scaffold-executor.js';
 import type { ScaffoldPreview, ScaffoldPreviewer } from './scaffold-previewer.js';
 import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
-
-// Loopback hosts may use the unencrypted git transports: tests and local
-// setups serve repositories with `git daemon` / `git http-backend` on 127.0.0.1.
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/**
- * A repository URL a run may clone and push: `https://`, `ssh://` or `file://`
- * (plus `http://` and `git://` to loopback only), never with a password or, for
- * http(s), a user name in it (credentials travel in `repository.credentials`).
- * Everything else — `ext::` and the other `<transport>::` forms, scp-like
- * `host:path`, option-like `-…` — is refused because git would run or resolve
- * it in ways a caller must not control.
- */
-export const repositoryUrlSchema = z
-  .string({ error: 'must be a string' })
-  .min(1, 'must not be empty')
-  .max(2048, 'must be at most 2048 characters')
-  .superRefine((value, ctx) => {
-    const fail = (message: string): void => {
-      ctx.addIssue({ code: 'custom', message });
-    };
-    // Messages never quote the value: a URL may carry a token.
-    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-    if (/[\s\x00-\x1f\x7f]/.test(value)) return fail('must not contain whitespace or control characters');
-    if (value.startsWith('-')) return fail('must not start with "-"');
-    if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(value)) return fail('git transport helpers ("<transport>::…", e.g. ext::) are not allowed; use an https://, ssh:// or file:// URL');
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      return fail('must be an https://, ssh:// or file:// URL (scp-like host:path is not accepted; write ssh://host/path)');
-    }
-    const protocol = url.protocol;
-    const loopback = LOOPBACK_HOSTS.has(url.hostname);
-    if (!['https:', 'ssh:', 'file:', 'http:', 'git:'].includes(protocol)) return fail('must be an https://, ssh:// or file:// URL');
-    if ((protocol === 'http:' || protocol === 'git:') && !loopback) return fail(`${protocol}// is only allowed to a loopback host; use https:// or ssh://`);
-    if (url.password !== '') return fail('must not embed credentials; send them in repository.credentials');
-    if (url.username !== '' && protocol !== 'ssh:') return fail('must not embed credentials; send them in repository.credentials');
-    if (url.search !== '' || url.hash !== '') return fail('must not have a query or fragment');
-    if (protocol === 'file:') {
-      if (url.hostname !== '' && url.hostname !== 'localhost') return fail('file:// URLs must name a local path (file:///path)');
-      if (url.pathname === '/' || url.pathname === '') return fail('must name a repository path');
-    } else {
-      if (url.hostname === '') return fail('must name a host');
-      if (url.pathname === '/' || url.pathname === '') return fail('must name a repository path');
-    }
-  });
 
 /**
  * A branch name git accepts (`git check-ref-format --branch`): components
@@ -159,7 +114,27 @@ export interface ScaffoldServiceDeps {
   readonly kubeconfigSecretRefs?: boolean;
   /** How often a followed log re-reads the store. @default 500 */
   readonly logPollMs?: number;
+  /**
+   * What a request's `repository.url` may reach. The default repository is
+   * always allowed. @default {@link CALLER_URL_POLICY}
+   */
+  readonly repositoryPolicy?: RepositoryUrlPolicy;
+  /**
+   * The target platform's layer catalog, so role and providers are checked
+   * before a run starts. @default none: they are checked when the run renders
+   */
+  readonly catalogSource?: CatalogSource;
 }
+
+/**
+ * What a caller may name as `repository.url` unless configured otherwise:
+ * https:// and ssh:// anywhere, http:// and git:// to loopback (test servers),
+ * no scp-style addresses and no local repository but the default one.
+ */
+export const CALLER_URL_POLICY: RepositoryUrlPolicy = { scp: false, plainTransports: 'loopback', localRepositories: [] };
+
+/** How long a request waits for the catalog before it is checked at render time instead. */
+const CATALOG_WAIT_MS = 10_000;
 
 /** Options for reading a run's logs. */
 export interface LogReadOptions {
@@ -194,6 +169,8 @@ export class ScaffoldService {
   readonly #tracker: RunTracker | undefined;
   readonly #kubeconfigSecretRefs: boolean;
   readonly #logPollMs: number;
+  readonly #repositoryPolicy: RepositoryUrlPolicy;
+  readonly #catalogSource: CatalogSource | undefined;
   /** Least recently used first. */
   readonly #timelines = new Map<string, Timeline>();
 
@@ -209,6 +186,8 @@ export class ScaffoldService {
     this.#tracker = deps.tracker;
     this.#kubeconfigSecretRefs = deps.kubeconfigSecretRefs ?? true;
     this.#logPollMs = deps.logPollMs ?? 500;
+    this.#repositoryPolicy = deps.repositoryPolicy ?? CALLER_URL_POLICY;
+    this.#catalogSource = deps.catalogSource;
   }
 
   /**
@@ -229,7 +208,7 @@ export class ScaffoldService {
    * @throws ValidationError, UnavailableError
    */
   async dryRun(request: ScaffoldRequest, signal?: AbortSignal): Promise<DryRunResult> {
-    const { cluster, repositoryUrl, branch } = await this.#resolve(request);
+    const { cluster, repositoryUrl, branch } = await this.#resolve(request, signal);
     const preview = await this.#previewer.preview({
       cluster,
       repositoryUrl,
@@ -344,7 +323,7 @@ export class ScaffoldService {
     if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
     if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
     const issues: FieldIssue[] = [];
-    this.#checkSecrets(request.secrets, issues);
+    this.#checkInputs(previous.cluster, request.secrets, issues);
     if (issues.length > 0) throw new ValidationError(issues);
     return this.#startRun({
       cluster: previous.cluster,
@@ -366,43 +345,73 @@ export class ScaffoldService {
    */
   async repositoryOf(repository: { readonly url?: string; readonly branch?: string } = {}): Promise<{ repositoryUrl: string; branch: string }> {
     const issues: FieldIssue[] = [];
-    const { url } = repository;
-    if (url !== undefined) {
-      const parsed = repositoryUrlSchema.safeParse(url);
-      if (!parsed.success) issues.push(...fieldIssuesOf(parsed.error, 'repository.url'));
-    } else if (this.#defaultRepository === undefined) {
-      issues.push({ field: 'repository.url', message: 'is required: this service has no default repository' });
+    const resolved = await this.#repository(repository, issues);
+    if (resolved === undefined) throw new ValidationError(issues);
+    return resolved;
+  }
+
+  /**
+   * The one validation of a request (runs and dry runs): repository, branch,
+   * cluster, secrets, and the cluster's attributes against the target
+   * platform's catalog when it can be read. A request that passes can only
+   * fail for reasons outside it (the remote, the cluster).
+   */
+  async #resolve(request: ScaffoldRequest, signal?: AbortSignal): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string }> {
+    const issues: FieldIssue[] = [];
+    const { cluster } = this.#checkInputs(request.cluster, request.secrets, issues);
+    const repository = await this.#repository(request.repository ?? {}, issues);
+    if (issues.length > 0 || cluster === undefined || repository === undefined) throw new ValidationError(issues);
+    const catalog = await this.#knownCatalog(repository.repositoryUrl, repository.branch, signal);
+    if (catalog !== undefined) {
+      const attributeIssues = catalogIssues(cluster, catalog, 'cluster');
+      if (attributeIssues.length > 0) throw new ValidationError(attributeIssues);
     }
+    return { cluster, ...repository };
+  }
+
+  /**
+   * The repository and branch a run will use: the caller's URL when the policy
+   * allows it (or it is the default repository's), else the default
+   * repository, prepared only when nothing else in the request is wrong.
+   */
+  async #repository(repository: { readonly url?: string; readonly branch?: string }, issues: FieldIssue[]): Promise<{ repositoryUrl: string; branch: string } | undefined> {
     const branch = repository.branch ?? DEFAULT_BRANCH;
     const parsedBranch = branchSchema.safeParse(branch);
     if (!parsedBranch.success) issues.push(...fieldIssuesOf(parsedBranch.error, 'repository.branch'));
-    if (issues.length > 0) throw new ValidationError(issues);
-    return { repositoryUrl: url ?? (await this.#ensureDefaultRepository()), branch };
-  }
-
-  async #resolve(request: ScaffoldRequest): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string }> {
-    const issues: FieldIssue[] = [];
-    // The HTTP edge validated the shape already; the service re-checks the
-    // identity because other edges (a CLI) may call it directly.
-    const cluster = clusterSpecSchema.safeParse(request.cluster);
-    if (!cluster.success) issues.push(...fieldIssuesOf(cluster.error, 'cluster'));
-    const url = request.repository?.url;
-    if (url !== undefined) {
-      const parsed = repositoryUrlSchema.safeParse(url);
-      if (!parsed.success) issues.push(...fieldIssuesOf(parsed.error, 'repository.url'));
-    } else if (this.#defaultRepository === undefined) {
-      issues.push({ field: 'repository.url', message: 'is required: this service has no default repository' });
+    const { url } = repository;
+    if (url === undefined) {
+      if (this.#defaultRepository === undefined) issues.push({ field: 'repository.url', message: 'is required: this service has no default repository' });
+      if (issues.length > 0) return undefined;
+      return { repositoryUrl: await this.#ensureDefaultRepository(), branch };
     }
-    const branch = request.repository?.branch ?? DEFAULT_BRANCH;
-    const parsedBranch = branchSchema.safeParse(branch);
-    if (!parsedBranch.success) issues.push(...fieldIssuesOf(parsedBranch.error, 'repository.branch'));
-    this.#checkSecrets(request.secrets, issues);
-    if (issues.length > 0 || !cluster.success) throw new ValidationError(issues);
-    const repositoryUrl = url ?? (await this.#ensureDefaultRepository());
-    return { cluster: cluster.data, repositoryUrl, branch };
+    try {
+      const checked = checkRepositoryUrl(url, this.#repositoryPolicy, 'repository.url').url;
+      return issues.length > 0 ? undefined : { repositoryUrl: checked, branch };
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      // The default repository may be a local one that no caller could name otherwise.
+      if (this.#defaultRepository !== undefined && issues.length === 0 && url === (await this.#ensureDefaultRepository())) return { repositoryUrl: url, branch };
+      issues.push(...error.issues);
+      return undefined;
+    }
   }
 
-  #checkSecrets(secrets: RunSecrets, issues: FieldIssue[]): void {
+  /** The catalog's attributes, or undefined when no catalog source is wired or the repository cannot be read now. */
+  async #knownCatalog(repositoryUrl: string, branch: string, signal?: AbortSignal): Promise<{ name: string; values: readonly string[] }[] | undefined> {
+    if (this.#catalogSource === undefined) return undefined;
+    const wait = AbortSignal.timeout(CATALOG_WAIT_MS);
+    try {
+      const catalog = await this.#catalogSource.catalog({ repositoryUrl, branch, signal: signal === undefined ? wait : AbortSignal.any([signal, wait]) });
+      return catalog.attributes.map((a) => ({ name: a.name, values: a.values }));
+    } catch (error) {
+      // An invalid scaffold.yaml fails every run against this branch: say so now.
+      if (error instanceof ConflictError) throw error;
+      this.#logger.debug({ branch, err: messageOf(error) }, 'catalog not readable; attributes are checked at render time');
+      return undefined;
+    }
+  }
+
+  #checkInputs(clusterInput: unknown, secrets: RunSecrets, issues: FieldIssue[]): { cluster?: ClusterSpec } {
     const { kubeconfig, certificate } = secrets;
     if (kubeconfig === undefined && certificate === undefined) {
       issues.push({
@@ -412,20 +421,21 @@ export class ScaffoldService {
     } else if (kubeconfig !== undefined && certificate !== undefined) {
       issues.push({ field: 'sealing.certificate', message: 'give either kubeconfig or sealing.certificate, not both' });
     }
-    if (certificate !== undefined) {
-      try {
-        parseSealingCertificate(certificate, 'sealing.certificate');
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        for (const issue of error.issues) {
-          // Some of its messages carry the field as a "sealing.certificate: " prefix instead.
-          issues.push({ field: 'sealing.certificate', message: issue.message.replace(/^sealing\.certificate: /, '') });
-        }
-      }
-    }
     if (kubeconfig?.kind === 'secretRef' && !this.#kubeconfigSecretRefs) {
       issues.push({ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' });
     }
+    const checked = runInputIssues(
+      {
+        cluster: clusterInput,
+        reference: this.#reference,
+        ...(certificate === undefined ? {} : { certificatePem: certificate }),
+        ...(kubeconfig?.kind === 'inline' ? { kubeconfig: kubeconfig.value } : {}),
+        ...(secrets.registryDockerconfigjson === undefined ? {} : { registryDockerconfigjson: secrets.registryDockerconfigjson }),
+      },
+      API_FIELDS,
+    );
+    issues.push(...checked.issues);
+    return checked.cluster === undefined ? {} : { cluster: checked.cluster };
   }
 
   async #ensureDefaultRepository(): Promise<string> {

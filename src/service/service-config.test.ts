@@ -50,6 +50,7 @@ describe('loadServiceConfig', () => {
         jobNamespace: 'kubeopera-provisioning',
         runnerImage: `ghcr.io/kubeopera/scaffold-runner:${VERSION}`,
         runnerServiceAccount: 'scaffold-runner',
+        allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
         tokenReviewAudiences: [],
@@ -102,6 +103,7 @@ describe('loadServiceConfig', () => {
           SCAFFOLD_RUNNER_IMAGE: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
           SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner.v2',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
+          ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
           AUTH_MODE: 'static',
           TOKEN_REVIEW_AUDIENCES: 'gitops-scaffolder, https://kubernetes.default.svc',
@@ -123,6 +125,7 @@ describe('loadServiceConfig', () => {
         runnerImage: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
         runnerServiceAccount: 'runner.v2',
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
+        allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
         authMode: 'static',
         tokenReviewAudiences: ['gitops-scaffolder', 'https://kubernetes.default.svc'],
@@ -252,10 +255,11 @@ describe('loadServiceConfig', () => {
     });
 
     it('DEFAULT_GITOPS_REPO_URL: the same rules as a request\'s repository.url', () => {
-      refuses('DEFAULT_GITOPS_REPO_URL', 'git@git.example.net:platform/gitops.git', /scp-like/);
-      refuses('DEFAULT_GITOPS_REPO_URL', 'ext::sh%20-c%20id', /transport helpers/);
-      refuses('DEFAULT_GITOPS_REPO_URL', 'http://git.example.net/platform/gitops.git', /only allowed to a loopback host/);
-      refuses('DEFAULT_GITOPS_REPO_URL', 'ftp://git.example.net/gitops.git', /https:\/\/, ssh:\/\/ or file:\/\//);
+      refuses('DEFAULT_GITOPS_REPO_URL', 'git@git.example.net:platform/gitops.git', /scp-style/);
+      refuses('DEFAULT_GITOPS_REPO_URL', 'ext::sh%20-c%20id', /remote helper/);
+      refuses('DEFAULT_GITOPS_REPO_URL', 'http://git.example.net/platform/gitops.git', /only accepted to a loopback host/);
+      refuses('DEFAULT_GITOPS_REPO_URL', 'ftp://git.example.net/gitops.git', /unsupported scheme; use https:\/\/, ssh:\/\/ or file:\/\/\//);
+      refuses('ALLOWED_REPOSITORY_URLS', 'https://git.example.net/ok.git,http://localhost\\@169.254.169.254/x', /backslash/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://git.example.net/', /repository path/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://git.example.net/gitops.git?ref=main', /query or fragment/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://user:pw@git.example.net/gitops.git', /must not embed credentials/);

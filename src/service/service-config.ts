@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ValidationError, type FieldIssue } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
-import { repositoryUrlSchema } from './scaffold-service.js';
+import { checkRepositoryUrl, parseRepositoryUrl, type RepositoryUrlPolicy } from '../git/repository-url.js';
 
 /** How runs execute: child processes on this host, or Kubernetes Jobs. */
 export type ExecutorKind = 'local' | 'kubernetes';
@@ -57,6 +57,11 @@ export interface ServiceConfig {
   readonly runnerServiceAccount: string;
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
+  /**
+   * When not empty, the only repositories requests may name: URLs, or prefixes
+   * ending in "/", and local repositories by path or file:// URL.
+   */
+  readonly allowedRepositoryUrls: readonly string[];
   /** @default 'development' */
   readonly referenceEnvironment: string;
   /** @default 'tokenreview' when KUBERNETES_SERVICE_HOST is set, else 'static' */
@@ -106,6 +111,20 @@ const integer = (min: number, max: number, fallback: number) =>
       .default(fallback),
   );
 
+/** The default repository: a request's rules, except that it may be any local repository. */
+const DEFAULT_REPOSITORY_POLICY: RepositoryUrlPolicy = { scp: false, plainTransports: 'loopback', localRepositories: 'any' };
+
+/** A repository URL git reads as written, and, when given, allowed by `policy`. */
+const repositoryUrl = (policy?: RepositoryUrlPolicy) => z.string().superRefine((value, ctx) => {
+  try {
+    if (policy === undefined) parseRepositoryUrl(value);
+    else checkRepositoryUrl(value, policy);
+  } catch (error) {
+    // The parser's messages never repeat the URL, which may carry a token.
+    ctx.addIssue({ code: 'custom', message: error instanceof ValidationError ? (error.issues[0]?.message ?? 'is not a repository URL') : 'is not a repository URL' });
+  }
+});
+
 const envSchema = z.object({
   PORT: integer(0, 65535, 8080),
   HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
@@ -145,7 +164,8 @@ const envSchema = z.object({
       .regex(DNS_SUBDOMAIN, 'must be a ServiceAccount name: lower-case letters, digits, "-" and "."')
       .default(DEFAULT_RUNNER_SERVICE_ACCOUNT),
   ),
-  DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrlSchema.optional()),
+  DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
+  ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default('development')),
   AUTH_MODE: z.preprocess(blankToUndefined, z.enum(['static', 'tokenreview'], { error: 'must be static or tokenreview' }).optional()),
   TOKEN_REVIEW_AUDIENCES: z.preprocess(commaList, z.array(z.string().regex(/^\S+$/, 'must not contain whitespace')).default([])),
@@ -212,6 +232,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     runnerImage: e.SCAFFOLD_RUNNER_IMAGE,
     runnerServiceAccount: e.SCAFFOLD_RUNNER_SERVICE_ACCOUNT,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
+    allowedRepositoryUrls: e.ALLOWED_REPOSITORY_URLS,
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,
     authMode,
     tokenReviewAudiences: e.TOKEN_REVIEW_AUDIENCES,

@@ -19,7 +19,13 @@ export function manifestDocuments(text: string): ManifestDocuments {
   for (const document of parseAllDocuments(text)) {
     const [first] = document.errors;
     if (first !== undefined) return { documents, error: first.message.split('\n')[0] ?? 'invalid YAML' };
-    const value: unknown = document.toJS();
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: 100 });
+    } catch {
+      // The yaml package refuses an alias bomb rather than expand it.
+      return { documents, error: 'uses YAML aliases beyond any real manifest (an alias bomb)' };
+    }
     if (value !== null && value !== undefined) documents.push(value);
   }
   return { documents };

@@ -151,6 +151,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
       EXECUTOR: 'local',
       AUTH_MODE: 'static',
       LOG_LEVEL: 'warn',
+      // The one other repository the dry-run form is pointed at; a caller may name no other local path.
+      ALLOWED_REPOSITORY_URLS: pathToFileURL(join(dataDir, 'matrix-example.git')).href,
     });
     service = await startService(config, { logger: createPino({ level: 'warn', pretty: false }) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });

@@ -1,0 +1,181 @@
+/**
+ * A hostile, authenticated caller points the real service (local executor,
+ * PGlite, the default plugins: real git, real previewer, real catalog reader)
+ * at repositories built to make it read the host's files or to fail every run
+ * it starts. Each attack must answer 4xx, start nothing, and give back none of
+ * the host's bytes.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
+import { startService, type RunningService } from '../../src/main.js';
+import { platformDir } from '../../src/package-paths.js';
+import { createPino } from '../../src/pino-logger.js';
+import { loadServiceConfig } from '../../src/service/service-config.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+
+const TOKEN = 'hostile-caller-token-0123456789';
+const HOST_SECRET = '-----BEGIN RSA PRIVATE KEY-----\nHOST-SECRET-BYTES-never-to-leave\n-----END RSA PRIVATE KEY-----\n';
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=attacker', '-c', 'user.email=attacker@example.net', ...args], { cwd, encoding: 'utf8' });
+}
+
+/** A bare repository holding the default platform plus whatever `attack` writes into a working copy. */
+async function hostileRepository(root: string, name: string, attack: (work: string) => Promise<void>): Promise<string> {
+  const bare = join(root, `${name}.git`);
+  await ensureSeededBareRepository(bare, platformDir('default'));
+  const work = join(root, `${name}-work`);
+  git(root, 'clone', '--quiet', bare, work);
+  await attack(work);
+  git(work, 'add', '-A');
+  git(work, 'commit', '--quiet', '-m', 'attack');
+  git(work, 'push', '--quiet', 'origin', 'HEAD:main');
+  return pathToFileURL(bare).href;
+}
+
+describe('a hostile caller against the real service', { timeout: 120_000 }, () => {
+  let root: string;
+  let hostDir: string;
+  let service: RunningService;
+  const urls: Record<string, string> = {};
+  const certificate = createTestCertificate({}).certificatePem;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'hostile-'));
+    // Stands for the service's data directory: a sealing key a caller must never see.
+    hostDir = join(root, 'host-secrets');
+    await mkdir(hostDir);
+    await writeFile(join(hostDir, 'tls.key'), HOST_SECRET);
+    await writeFile(join(hostDir, 'kustomization.yaml'), 'resources: []\n');
+
+    urls.clusterLink = await hostileRepository(root, 'cluster-link', async (work) => {
+      await symlink(hostDir, join(work, 'clusters', 'eu-prod-9'));
+    });
+    urls.fileLink = await hostileRepository(root, 'file-link', async (work) => {
+      await mkdir(join(work, 'clusters', 'eu-prod-9'), { recursive: true });
+      await symlink(join(hostDir, 'tls.key'), join(work, 'clusters', 'eu-prod-9', 'provenance.yaml'));
+    });
+    urls.descriptorLink = await hostileRepository(root, 'descriptor-link', async (work) => {
+      await rm(join(work, 'scaffold.yaml'), { force: true });
+      await symlink(join(hostDir, 'tls.key'), join(work, 'scaffold.yaml'));
+    });
+    urls.kustomizeEscape = await hostileRepository(root, 'kustomize-escape', async (work) => {
+      await writeFile(join(work, 'base', 'apps', 'kustomization.yaml'), `resources:\n  - ../../../../../../../../..${hostDir}\n`);
+    });
+    urls.aliasBomb = await hostileRepository(root, 'alias-bomb', async (work) => {
+      const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+      for (let i = 0; i < 40; i++) lines.push(`b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`);
+      await writeFile(join(work, 'scaffold.yaml'), `${lines.join('\n')}\n`);
+    });
+    urls.plain = await hostileRepository(root, 'plain', async (work) => {
+      await writeFile(join(work, 'README.md'), 'nothing hostile\n');
+    });
+
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: TOKEN,
+      DATA_DIR: join(root, 'data'),
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'silent',
+      ALLOWED_REPOSITORY_URLS: Object.values(urls).join(','),
+    });
+    service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }) });
+  });
+
+  after(async () => {
+    await service?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const post = (body: unknown, query = '') =>
+    service.app.inject({ method: 'POST', url: `/api/v1/scaffolds${query}`, headers: { authorization: `Bearer ${TOKEN}` }, payload: body as object });
+  const request = (url: string, cluster: Record<string, string> = {}) => ({
+    cluster: { name: 'eu-prod-9', domain: 'eu-prod-9.example.net', region: 'eu-west-1', ...cluster },
+    repository: { url },
+    sealing: { certificate },
+  });
+  const runCount = async (): Promise<number> => {
+    const list = await service.app.inject({ method: 'GET', url: '/api/v1/scaffolds?limit=100', headers: { authorization: `Bearer ${TOKEN}` } });
+    return (list.json() as { items: unknown[] }).items.length;
+  };
+
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  async function finalRun(id: string): Promise<{ status: string; step: number; message: string }> {
+    for (let i = 0; i < 600; i++) {
+      const run = (await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: auth })).json() as { status: string; step: number; message: string };
+      if (!['pending', 'running'].includes(run.status)) return run;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`run ${id} did not finish`);
+  }
+
+  for (const [attack, key] of [
+    ['clusters/<name> is a symbolic link to a host directory', 'clusterLink'],
+    ['a file of the cluster path is a symbolic link to a host file', 'fileLink'],
+    ['a kustomization names a host directory through ".."', 'kustomizeEscape'],
+  ] as const) {
+    it(`refuses a dry run, and fails a run at its clone, where ${attack}, returning none of the host's bytes`, async () => {
+      // The attacks sit at clusters/eu-prod-9; each run ends before the next test starts.
+      const name = 'eu-prod-9';
+      const before = await runCount();
+      const dryRun = await post(request(urls[key] as string, { name, domain: `${name}.example.net` }), '?dry_run=true');
+      assert.equal(dryRun.statusCode, 400, dryRun.body.slice(0, 300));
+      assert.ok(!dryRun.body.includes('HOST-SECRET-BYTES'), dryRun.body);
+      assert.ok(!dryRun.body.includes(hostDir), 'the message does not tell where the link points');
+      assert.equal(dryRun.json().error.fields[0].field, 'repository');
+      assert.equal(await runCount(), before, 'a dry run stores no run');
+
+      // The repository's content is read by the run itself (it may change after the request): step 1 refuses it.
+      const accepted = await post(request(urls[key] as string, { name, domain: `${name}.example.net` }));
+      assert.equal(accepted.statusCode, 202, accepted.body);
+      const run = await finalRun(accepted.json().id as string);
+      assert.equal(run.status, 'failed');
+      assert.equal(run.step, 1, run.message);
+      assert.match(run.message, /symbolic link|outside the repository/);
+      const logs = await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${accepted.json().id as string}/logs`, headers: auth });
+      assert.ok(!logs.body.includes('HOST-SECRET-BYTES'));
+      assert.equal(git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : key === 'fileLink' ? 'file-link' : 'kustomize-escape'}.git`), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
+    });
+  }
+
+  it('refuses a repository whose scaffold.yaml is a link to a host file, in the catalog and in a run', async () => {
+    const catalog = await service.app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.descriptorLink as string)}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.ok(catalog.statusCode >= 400 && catalog.statusCode < 500, catalog.body);
+    assert.ok(!catalog.body.includes('HOST-SECRET-BYTES'), catalog.body);
+    const run = await post(request(urls.descriptorLink as string, { name: 'eu-prod-22', domain: 'eu-prod-22.example.net' }), '?dry_run=true');
+    assert.equal(run.statusCode, 400, run.body);
+    assert.ok(!run.body.includes('HOST-SECRET-BYTES'), run.body);
+  });
+
+  it('answers an alias bomb in scaffold.yaml with a 4xx, not a 500 or a stack trace', async () => {
+    const catalog = await service.app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.aliasBomb as string)}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(catalog.statusCode, 409, catalog.body);
+    assert.match(catalog.json().error.message, /alias/);
+    const run = await post(request(urls.aliasBomb as string, { name: 'eu-prod-20', domain: 'eu-prod-20.example.net' }));
+    assert.equal(run.statusCode, 409, run.body);
+    assert.doesNotMatch(run.body, /at .*\.ts:\d+/);
+  });
+
+  it('refuses role and providers the target platform has no catalog for, before a run starts', async () => {
+    const before = await runCount();
+    const response = await post(request(urls.plain as string, { name: 'eu-prod-21', domain: 'eu-prod-21.example.net', role: 'env' }));
+    assert.equal(response.statusCode, 400, response.body);
+    assert.deepEqual(response.json().error.fields.map((f: { field: string }) => f.field), ['cluster.role']);
+    assert.match(response.json().error.fields[0].message, /no layer catalog/);
+    assert.equal(await runCount(), before);
+  });
+
+  it('still dry-runs a repository without an attack', async () => {
+    const response = await post(request(urls.plain as string), '?dry_run=true');
+    assert.equal(response.statusCode, 200, response.body.slice(0, 500));
+    assert.ok((response.json() as { files: unknown[] }).files.length > 10);
+  });
+});
