@@ -19,7 +19,8 @@ import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, exitCodeOf } from './exit-code
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
-import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from './model/cluster-spec.js';
+import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
+import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';
 import { createPinoLogger } from './pino-logger.js';
 import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-scaffold.js';
@@ -32,6 +33,17 @@ import { readInputFile } from './read-input-file.js';
 class CancelledError extends Error {
   override readonly name = 'CancelledError';
 }
+
+/** How the runner names each input of the shared request rules: by the flag a user types. */
+const RUNNER_FIELDS: RunInputFields = { cluster: 'cluster', certificate: '--cert', kubeconfig: '--kubeconfig', registry: '--registry-auth' };
+const CLUSTER_FLAGS: Readonly<Record<string, string>> = {
+  'cluster.name': '--cluster',
+  'cluster.domain': '--domain',
+  'cluster.region': '--region',
+  'cluster.role': '--role',
+  'cluster.infra_provider': '--infra-provider',
+  'cluster.dns_provider': '--dns-provider',
+};
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -148,7 +160,6 @@ function program(env: NodeJS.ProcessEnv): Command {
       };
       let result: RunResult;
       try {
-        cluster = parseClusterSpec(cluster);
         for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
           const parsed = clusterNameSchema.safeParse(value);
           if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
@@ -164,6 +175,18 @@ function program(env: NodeJS.ProcessEnv): Command {
         }
         const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
         const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+        // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
+        const checked = runInputIssues(
+          {
+            cluster,
+            reference: flags.reference,
+            ...(certificatePem === undefined ? {} : { certificatePem }),
+            ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+          },
+          RUNNER_FIELDS,
+        );
+        if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
+        cluster = checked.cluster;
         const credentials = await gitCredentialsFrom(env);
         const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
         // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -643,7 +643,7 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     const outcome = await refused([...clusterArgs(daemon.url(remote.name), { ...CLUSTER, name: 'EU_prod' }), '--cert', certFile]);
     assert.equal(outcome.code, 2, describeOutcome(outcome));
     assert.equal(outcome.result?.status, 'failed');
-    assert.match(outcome.result?.message ?? '', /name/);
+    assert.match(outcome.result?.message ?? '', /--cluster: must be a DNS-1123 label/, 'names the flag the user typed');
     assert.equal(outcome.result?.gitops_path, undefined, 'no path is made from a bad name');
     assert.equal((await scaffoldCommits(remote.dir)).length, 0);
   });
@@ -670,6 +670,48 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     assert.equal(outcome.result?.status, 'failed');
     assert.match(outcome.result?.message ?? '', /certificate/);
     assert.equal((await scaffoldCommits(remote.dir)).length, 0, 'no half-scaffolded cluster is left behind');
+  });
+
+  it('refuses a kubeconfig that would run a command on its host: exit 2, the command never ran, nothing pushed', async () => {
+    const remote = await newRemote();
+    const marker = join(scratch, 'exec-ran');
+    const kubeconfig = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      'current-context: c',
+      'users:',
+      '- name: u',
+      '  user:',
+      '    exec:',
+      '      apiVersion: client.authentication.k8s.io/v1',
+      '      command: sh',
+      `      args: ["-c", "touch ${marker}"]`,
+      '',
+    ].join('\n');
+    for (const env of [{ SCAFFOLD_KUBECONFIG_DATA: kubeconfig }, {}]) {
+      const file = join(scratch, 'exec.kubeconfig');
+      await writeFile(file, kubeconfig);
+      const args = [...clusterArgs(daemon.url(remote.name)), ...(Object.keys(env).length === 0 ? ['--kubeconfig', file] : [])];
+      const outcome = await refused(args, env);
+      assert.equal(outcome.code, 2, describeOutcome(outcome));
+      assert.match(outcome.result?.message ?? '', /users\[0\]\.user\.exec runs a command/);
+      assert.equal(outcome.result?.step, undefined, 'refused before step 1');
+    }
+    await assert.rejects(access(marker), 'the exec command never ran');
+    assert.equal((await scaffoldCommits(remote.dir)).length, 0);
+  });
+
+  it('exits 2 for a cluster named like the reference environment and for an empty .dockerconfigjson, naming the flag', async () => {
+    const remote = await newRemote();
+    const reserved = await refused([...clusterArgs(daemon.url(remote.name), { ...CLUSTER, name: 'development' }), '--cert', certFile]);
+    assert.equal(reserved.code, 2, describeOutcome(reserved));
+    assert.match(reserved.result?.message ?? '', /--cluster: "development" is the reference environment/);
+    const emptyAuth = await refused([...clusterArgs(daemon.url(remote.name)), '--cert', certFile], { SCAFFOLD_REGISTRY_AUTH: '{"auths":{}}' });
+    assert.equal(emptyAuth.code, 2, describeOutcome(emptyAuth));
+    assert.match(emptyAuth.result?.message ?? '', /--registry-auth/);
+    assert.equal((await scaffoldCommits(remote.dir)).length, 0);
   });
 
   it('exits 2 with a failed result when a required flag is missing', async () => {
