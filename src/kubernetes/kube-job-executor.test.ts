@@ -231,6 +231,17 @@ describe('KubeJobExecutor', () => {
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
     });
 
+    it('refuses a kubeconfig Secret whose kubeconfig would run a command, before any Job exists', async () => {
+      double.setSecret('clusters', 'exec-kubeconfig', { value: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: sh\n' });
+      const run = runOf({ sealing: 'kubeconfig' });
+      await assert.rejects(
+        executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'exec-kubeconfig', key: 'value' } }),
+        (error: unknown) => error instanceof ValidationError && /users\[0\]\.user\.exec runs a command/.test(error.message),
+      );
+      assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
+      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+    });
+
     it('refuses a repository URL with credentials in it', async () => {
       const run = runOf({ repositoryUrl: 'https://user:hunter2@git.example.net/platform/gitops.git' });
       await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));

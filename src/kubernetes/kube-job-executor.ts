@@ -29,6 +29,7 @@ import {
 import { z } from 'zod';
 import { NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
@@ -390,7 +391,9 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       if (!value) {
         throw new ValidationError([{ field: 'kubeconfig.secretRef.key', message: `Secret ${ref} has no key "${kubeconfig.key}"` }]);
       }
-      // Already base64 in the source Secret: copied as is, never decoded here.
+      // Decoded only to hold it to the inline-data policy before any Job exists; copied as is.
+      const refused = kubeconfigIssues(Buffer.from(value, 'base64').toString('utf8'), 'kubeconfig.secretRef');
+      if (refused.length > 0) throw new ValidationError(refused.map((issue) => ({ field: issue.field, message: `Secret ${ref}: ${issue.message}` })));
       data[FILES.kubeconfig] = value;
     }
     if (secrets.certificate) data[FILES.certificate] = b64(secrets.certificate);

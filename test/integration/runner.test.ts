@@ -690,7 +690,7 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
       `      args: ["-c", "touch ${marker}"]`,
       '',
     ].join('\n');
-    for (const env of [{ SCAFFOLD_KUBECONFIG_DATA: kubeconfig }, {}]) {
+    for (const env of [{ SCAFFOLD_KUBECONFIG_DATA: kubeconfig }, {}] as Record<string, string>[]) {
       const file = join(scratch, 'exec.kubeconfig');
       await writeFile(file, kubeconfig);
       const args = [...clusterArgs(daemon.url(remote.name)), ...(Object.keys(env).length === 0 ? ['--kubeconfig', file] : [])];
