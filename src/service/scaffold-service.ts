@@ -414,7 +414,7 @@ export class ScaffoldService {
     }
     if (certificate !== undefined) {
       try {
-        parseSealingCertificate(certificate, 'sealing.certificate');
+        parseSealingCertificate(certificate, 'sealing.certificate', this.#clock());
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         for (const issue of error.issues) {
