@@ -225,6 +225,11 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     const query = await call(`/api/v1/scaffolds?access_token=${API_TOKEN}`);
     assert.equal(query.status, 400, query.text);
 
+    // Fastify's own logger (app.log, request.log) is a child with its own redact
+    // list, which replaces the parent's: it must still censor the service's paths.
+    service.app.log.warn({ token: API_TOKEN, env: { SCAFFOLD_GIT_TOKEN: GIT_TOKEN }, secrets: { repositoryCredentials: { token: GIT_TOKEN } } }, 'a line through the Fastify logger');
+    assert.ok(lines.some((l) => l.includes('a line through the Fastify logger') && l.includes('"component":"http"')));
+
     // The service did log: requests, runs, the executor.
     assert.ok(lines.length > 20, `only ${lines.length} log lines`);
     assert.ok(lines.some((l) => l.includes('"request completed"')));
