@@ -309,4 +309,22 @@ describe('scaffold-runner writes no credential to stdout or stderr', { concurren
       assertNoNeedle([await readFile(resultFile, 'utf8')], needles, 'the result file');
     });
   }
+
+  it('on a failed run when the cluster refuses the kubeconfig\'s token', async () => {
+    const remote = await newRemote();
+    const wrongKubeToken = secret('wrong-kube-token');
+    const kubeconfig = await readFile(await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')), { token: wrongKubeToken }), 'utf8');
+    const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+    const outcome = await runRunner({
+      args: ['--repo-url', http.url(remote.name), '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', '--controller-timeout', '3s', '--result-file', resultFile],
+      env: { TMPDIR: scratch, SCAFFOLD_LOG_LEVEL: 'debug', SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER, SCAFFOLD_KUBECONFIG_DATA: kubeconfig },
+      resultFile,
+    });
+    assert.notEqual(outcome.code, 0, describeOutcome(outcome));
+    assert.equal(outcome.result?.step, 4, describeOutcome(outcome));
+    const needles = needlesOf([GIT_TOKEN, wrongKubeToken, kube.token], { [GIT_TOKEN]: GIT_USER });
+    assertNoNeedle(outcome.stdout.split('\n'), needles, "the runner's stdout");
+    assertNoNeedle(outcome.stderr.split('\n'), needles, "the runner's stderr");
+    assertNoNeedle([await readFile(resultFile, 'utf8')], needles, 'the result file');
+  });
 });
