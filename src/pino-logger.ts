@@ -20,19 +20,43 @@ export interface PinoLoggerOptions {
   readonly base?: Record<string, unknown>;
 }
 
-/** Paths pino censors wherever they appear. */
+/**
+ * Paths pino censors. Beside the obvious field names, the shapes credentials
+ * travel in here: a request body (`repository.credentials`, `kubeconfig`,
+ * `registry_pull_secret`), the service's RunSecrets (`repositoryCredentials`,
+ * `registryDockerconfigjson`, …), an ssh `privateKey`, and a child process's
+ * `env` (where the runner's SCAFFOLD_GIT_TOKEN lives). A wildcard costs time on
+ * every line logged (two or three times the cost of the line, measured), so
+ * whole bags (`body`, `secrets`, `env`) are censored at the top level and only
+ * the commonest names under any one key (`*.token`); pino's `*` matches one
+ * level. Log names and outcomes, never such objects.
+ */
 export const REDACT_PATHS = [
   'token',
   'password',
   'authorization',
+  'cookie',
   'headers.authorization',
+  'headers.cookie',
   'req.headers.authorization',
+  'req.headers.cookie',
+  'req.body',
+  'body',
   'credentials',
+  'repository.credentials',
+  'kubeconfig',
+  'certificate',
+  'registry_pull_secret',
+  'dockerconfigjson',
+  'secrets',
+  'repositoryCredentials',
+  'registryDockerconfigjson',
+  'registryAuth',
+  'privateKey',
+  'env',
   '*.token',
   '*.password',
   '*.credentials',
-  'kubeconfig',
-  'certificate',
 ];
 
 function adapt(instance: Pino): Logger {

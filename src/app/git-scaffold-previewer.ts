@@ -18,6 +18,8 @@ import { platformCommitOf } from './render-work-tree.js';
 export interface GitScaffoldPreviewerDeps {
   readonly git: GitRemote;
   readonly generatorVersion: string;
+  /** When a sealing certificate is checked for validity. @default the current time */
+  readonly now?: () => Date;
 }
 
 /**
@@ -47,7 +49,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         const before = new Map<string, string>();
         for (const path of await reader.list(gitopsPath)) before.set(path, (await reader.read(path)) ?? '');
         const platformCommit = await platformCommitOf(workspace.dir, input.reference);
-        const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate') : undefined;
+        const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate', this.deps.now?.() ?? new Date()) : undefined;
         const result = await renderCluster(reader, {
           cluster: input.cluster,
           reference: input.reference,

@@ -14,6 +14,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { z } from 'zod';
 import { AppError, AuthenticationError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { REDACT_PATHS } from '../pino-logger.js';
 import { clusterNameSchema, clusterSpecSchema, fieldIssuesOf } from '../model/cluster-spec.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
 import type { CatalogSource } from '../service/catalog-source.js';
@@ -301,7 +302,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
       : {
           loggerInstance: pinoInstance.child(
             { component: 'http' },
-            { redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'headers.authorization'], censor: '[redacted]' } },
+            // A child's redact list replaces its parent's: keep the service's own (REDACT_PATHS) too.
+            { redact: { paths: [...new Set([...REDACT_PATHS, 'req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'headers.authorization'])], censor: '[redacted]' } },
           ),
         }),
     return503OnClosing: true,

@@ -17,6 +17,8 @@ export interface RunInputsDraft {
   readonly cluster: unknown;
   /** The reference environment the run renders from; a cluster may not take its name. */
   readonly reference: string;
+  /** The clock a certificate's validity window is read against. @default now */
+  readonly now?: Date;
   readonly certificatePem?: string;
   /** Kubeconfig text the caller sent (a Secret reference is checked where it is read). */
   readonly kubeconfig?: string;
@@ -67,7 +69,7 @@ export function runInputIssues(draft: RunInputsDraft, fields: RunInputFields): {
   }
   if (draft.certificatePem !== undefined) {
     try {
-      parseSealingCertificate(draft.certificatePem, fields.certificate);
+      parseSealingCertificate(draft.certificatePem, fields.certificate, draft.now ?? new Date());
     } catch (error) {
       // Some messages carry the field as a "field: " prefix as well.
       for (const issue of issuesOf(error)) issues.push({ field: fields.certificate, message: issue.message.replace(`${fields.certificate}: `, '') });

@@ -111,13 +111,14 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   }
   // Bad input is refused before anything is pushed: found at step 6, it would
   // leave the cluster with only its first pass on the remote.
+  const now = deps.now ?? Date.now;
   parseClusterSpec(options.cluster);
-  if (options.certificatePem !== undefined) parseSealingCertificate(options.certificatePem, 'certificate');
+  // An expired or not-yet-valid certificate is refused here too (parseSealingCertificate).
+  if (options.certificatePem !== undefined) parseSealingCertificate(options.certificatePem, 'certificate', new Date(now()));
   if (options.registryAuth !== undefined) assertDockerConfigJson(options.registryAuth, 'registryAuth');
   if (options.certificatePem === undefined && !deps.certificates) {
     throw new ValidationError('no sealing certificate given and no Kubernetes access configured to fetch one');
   }
-  const now = deps.now ?? Date.now;
   const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
   const branch = options.branch ?? 'main';
   const reference = options.reference ?? 'development';
@@ -159,7 +160,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       // sealed: it may not have the certificate yet, and rotating there would
       // push credentials sealed for a key that step 5 has not confirmed.
       rotateCredentials: pass === 'all' && (options.rotateCredentials ?? false),
-      ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem) } : {}),
+      ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
       ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
     });
     for (const c of result.credentials) {
@@ -230,9 +231,12 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       await step(4, `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`, () =>
         source.waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
       );
-      certificatePem = await step(5, `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`, () =>
-        source.fetchCertificate(controller, options.signal ? { signal: options.signal } : {}),
-      );
+      certificatePem = await step(5, `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`, async () => {
+        const pem = await source.fetchCertificate(controller, options.signal ? { signal: options.signal } : {});
+        // A certificate out of its validity window (or a weak key) fails this step, not the render.
+        parseSealingCertificate(pem, 'certificate', new Date(now()));
+        return pem;
+      });
     }
     if (first.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
     await step(6, 'rendering every layer with fresh credentials sealed', () => render('all', certificatePem));

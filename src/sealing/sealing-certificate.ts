@@ -18,6 +18,14 @@ export interface SealingCertificate {
 // Below this the key gives no real protection; the controller's own default is 4096.
 const MIN_MODULUS_BITS = 2048;
 
+/**
+ * How far ahead of our clock a certificate's notBefore may be. The controller
+ * stamps a new key's notBefore with its own "now", and a run fetches that
+ * certificate seconds later: a clock a little behind the cluster's must not
+ * refuse a key the controller has just made.
+ */
+export const SEALING_CERTIFICATE_CLOCK_SKEW_MS = 5 * 60_000;
+
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
 
 // X509Certificate#validFrom is OpenSSL's ASN1_TIME_print form, e.g. "Jan  2 15:04:05 2026 GMT".
@@ -62,6 +70,36 @@ function readCandidate(block: string, position: number, field: string): SealingC
   return { publicKey, notBefore, notAfter, fingerprint };
 }
 
+// Whole seconds, as X.509 stores them: "2034-02-27T12:00:00Z".
+const isoSeconds = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * Refuses a certificate outside its validity window at `now`. notAfter is
+ * inclusive (RFC 5280 4.1.2.5); notBefore is allowed {@link SEALING_CERTIFICATE_CLOCK_SKEW_MS}
+ * of clock skew.
+ */
+function assertValidAt(certificate: SealingCertificate, position: number, field: string, now: Date): void {
+  const window = `valid from ${isoSeconds(certificate.notBefore)} to ${isoSeconds(certificate.notAfter)}`;
+  const at = now.getTime();
+  if (Number.isNaN(at)) throw new TypeError('parseSealingCertificate: now is not a valid date');
+  if (at > certificate.notAfter.getTime()) {
+    throw new ValidationError([
+      {
+        field,
+        message: `certificate #${position + 1} expired on ${isoSeconds(certificate.notAfter)} (${window}; now is ${isoSeconds(now)}); fetch the cluster's current Sealed Secrets certificate`,
+      },
+    ]);
+  }
+  if (at < certificate.notBefore.getTime() - SEALING_CERTIFICATE_CLOCK_SKEW_MS) {
+    throw new ValidationError([
+      {
+        field,
+        message: `certificate #${position + 1} is not valid yet (${window}; now is ${isoSeconds(now)})`,
+      },
+    ]);
+  }
+}
+
 /**
  * Parses the PEM text of a sealing certificate.
  *
@@ -70,15 +108,22 @@ function readCandidate(block: string, position: number, field: string): SealingC
  * dumps all of them). The one with the latest `notBefore` is chosen, because the
  * controller seals with, and serves, its newest key; older keys only decrypt.
  * On a tie the later certificate in the text wins. Other PEM blocks (a private
- * key, for instance) are ignored. Expiry is not checked: the controller does not
- * check it either, and its certificates are long-lived.
+ * key, for instance) are ignored.
+ *
+ * The chosen certificate must be valid at `now`: an expired or not-yet-valid
+ * one is refused (a controller serves a current key; sealing to any other means
+ * the certificate is stale or not the cluster's). Older certificates in a bundle
+ * may have expired, as they only decrypt; they must still hold an RSA key.
  *
  * @param pem - PEM text with at least one `CERTIFICATE` block
  * @param field - field path used in error messages, e.g. `sealing.certificate`
- * @default field `certificate`
- * @throws ValidationError when there is no certificate, one is malformed, or a key is not RSA (2048 bits or more)
+ * @param now - the time to check validity at; a parameter so that tests and
+ *   callers with their own clock are deterministic
+ * @default field `certificate`, now the current time
+ * @throws ValidationError when there is no certificate, one is malformed, a key
+ *   is not RSA (2048 bits or more), or the chosen certificate is not valid at `now`
  */
-export function parseSealingCertificate(pem: string, field = 'certificate'): SealingCertificate {
+export function parseSealingCertificate(pem: string, field = 'certificate', now: Date = new Date()): SealingCertificate {
   if (typeof pem !== 'string') throw new ValidationError([{ field, message: 'must be PEM text' }]);
   const blocks = pem.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) {
@@ -86,6 +131,11 @@ export function parseSealingCertificate(pem: string, field = 'certificate'): Sea
   }
   const candidates = blocks.map((block, i) => readCandidate(block, i, field));
   // Candidates come in text order, so ">=" lets the later one win a tie.
-  const newest = candidates.reduce((best, c) => (c.notBefore.getTime() >= best.notBefore.getTime() ? c : best));
+  let chosen = 0;
+  candidates.forEach((c, i) => {
+    if (c.notBefore.getTime() >= (candidates[chosen] as SealingCertificate).notBefore.getTime()) chosen = i;
+  });
+  const newest = candidates[chosen] as SealingCertificate;
+  assertValidAt(newest, chosen, field, now);
   return newest;
 }

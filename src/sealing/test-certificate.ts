@@ -57,6 +57,15 @@ function time(date: Date): Buffer {
   return year >= 1950 && year < 2050 ? tlv(0x17, Buffer.from(iso.slice(2))) : tlv(0x18, Buffer.from(iso));
 }
 
+// DER wants an INTEGER's minimal encoding: a random serial starting with a zero
+// byte (1 time in 256) would be one OpenSSL refuses to read. Keep the first
+// byte non-zero (and the number positive).
+function serialNumber(): Buffer {
+  const serial = randomBytes(16);
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x01;
+  return serial;
+}
+
 function name(commonName: string): Buffer {
   const attribute = (type: string, value: string): Buffer => tlv(0x31, sequence(oid(type), tlv(0x0c, Buffer.from(value, 'utf8'))));
   return sequence(attribute('2.5.4.10', 'sealed-secret'), attribute('2.5.4.3', commonName));
@@ -97,7 +106,7 @@ export function createTestCertificate(opts: {
   const subject = name(commonName);
   const tbs = sequence(
     tlv(0xa0, positiveInteger(Buffer.from([2]))), // [0] EXPLICIT version v3
-    positiveInteger(randomBytes(16)),
+    positiveInteger(serialNumber()),
     signatureAlgorithm,
     subject, // issuer: self-signed
     sequence(time(notBefore), time(notAfter)),

@@ -428,6 +428,7 @@ export class ScaffoldService {
       {
         cluster: clusterInput,
         reference: this.#reference,
+        now: this.#clock(),
         ...(certificate === undefined ? {} : { certificatePem: certificate }),
         ...(kubeconfig?.kind === 'inline' ? { kubeconfig: kubeconfig.value } : {}),
         ...(secrets.registryDockerconfigjson === undefined ? {} : { registryDockerconfigjson: secrets.registryDockerconfigjson }),
