@@ -160,8 +160,8 @@ describe('scaffold-runner refuses a sealing certificate outside its validity win
     weak: createTestCertificate({ bits: 1024 }).certificatePem,
   };
   const messages = {
-    expired: /--cert: certificate #1 expired on \S+Z \(valid from \S+Z to \S+Z; now is \S+Z\)/,
-    future: /--cert: certificate #1 is not valid yet \(valid from \S+Z to \S+Z; now is \S+Z\)/,
+    expired: /(--cert|certificate): certificate #1 expired on \S+Z \(valid from \S+Z to \S+Z; now is \S+Z\)/,
+    future: /(--cert|certificate): certificate #1 is not valid yet \(valid from \S+Z to \S+Z; now is \S+Z\)/,
     weak: /1024-bit RSA key; at least 2048 bits are required/,
   };
 
