@@ -1,0 +1,216 @@
+/**
+ * The API's wire shapes: request schemas (zod; strict, so a misspelt field is an
+ * error rather than silently ignored) and response schemas. They are also the
+ * OpenAPI document. Shape only: what a value may mean (a URL's reach, a
+ * kubeconfig's fields, a certificate's window) is the service's single
+ * validation (`model/run-inputs.ts`, `git/repository-url.ts`).
+ */
+import { z } from 'zod';
+import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
+import { branchSchema } from '../service/scaffold-service.js';
+
+export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
+
+export const dnsLabel = clusterNameSchema;
+export const dnsSubdomain = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."');
+// Printable text without line breaks: a token or user name with a newline in it
+// would be a header-injection vector once it reaches git's credential helper.
+export const singleLine = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+    .regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters or line breaks');
+
+export const credentialsSchema = z
+  .object({ username: singleLine(256).optional(), token: singleLine(8192) })
+  .strict()
+  .describe('Used for this run only: passed to the runner, never stored or logged.');
+
+// Shape only: what a URL may reach is the service's configured policy (git/repository-url.ts), checked once there.
+export const repositoryUrlSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters');
+
+export const secretRefSchema = z
+  .object({
+    namespace: dnsLabel,
+    name: dnsSubdomain,
+    key: z
+      .string({ error: 'must be a string' })
+      .min(1, 'must not be empty')
+      .max(253, 'must be at most 253 characters')
+      .regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key: letters, digits, "-", "_" and "."'),
+  })
+  .strict();
+
+export const kubeconfigSchema = z
+  .object({
+    secretRef: secretRefSchema.optional(),
+    inline: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(1_048_576, 'must be at most 1 MiB').optional(),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if ((value.secretRef === undefined) === (value.inline === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of kubeconfig.secretRef or kubeconfig.inline' });
+    }
+  })
+  .describe("Access to the new cluster, to wait for its Sealed Secrets controller and fetch its certificate. A Secret in the service's cluster (secretRef, Kubernetes executor only) or the kubeconfig text (inline).");
+
+export const sealingSchema = z
+  .object({ certificate: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(65_536, 'must be at most 64 KiB') })
+  .strict()
+  .describe("The new cluster's Sealed Secrets certificate (PEM), like `kubeseal --cert`: steps 4–5 are then skipped.");
+
+export const registryPullSecretSchema = z
+  .object({
+    dockerconfigjson: z
+      .string({ error: 'must be a string' })
+      .min(2, 'must not be empty')
+      .max(65_536, 'must be at most 64 KiB')
+      .describe('A .dockerconfigjson: an "auths" object with at least one registry and its credentials.'),
+  })
+  .strict()
+  .describe('Your own registry pull secret instead of a generated one.');
+
+export const scaffoldRequestSchema = z
+  .object({
+    cluster: clusterSpecSchema,
+    repository: z
+      .object({
+        url: repositoryUrlSchema
+          .optional()
+          .describe('https://, ssh:// or file:// (http:// and git:// to loopback only); no credentials in the URL. Default: the service\'s default repository.'),
+        branch: branchSchema.optional().describe('Default: main.'),
+        credentials: credentialsSchema.optional(),
+      })
+      .strict()
+      .optional(),
+    kubeconfig: kubeconfigSchema.optional(),
+    sealing: sealingSchema.optional(),
+    registry_pull_secret: registryPullSecretSchema.optional(),
+  })
+  .strict()
+  .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');
+
+export const retryRequestSchema = z
+  .object({
+    repository: z.object({ credentials: credentialsSchema.optional() }).strict().optional(),
+    kubeconfig: kubeconfigSchema.optional(),
+    sealing: sealingSchema.optional(),
+    registry_pull_secret: registryPullSecretSchema.optional(),
+  })
+  .strict()
+  .describe('The secrets of the retried run, sent again: the service never stores them.');
+
+export const trueFalse = z.enum(['true', 'false'], { error: 'must be true or false' });
+export const createQuerySchema = z.object({ dry_run: trueFalse.optional() }).strict();
+export const listQuerySchema = z
+  .object({
+    cluster: clusterNameSchema.optional(),
+    status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
+    limit: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
+    cursor: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
+  })
+  .strict();
+export const logsQuerySchema = z
+  .object({
+    follow: trueFalse.optional(),
+    format: z.enum(['text', 'json'], { error: 'must be text or json' }).optional(),
+    after: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').optional(),
+  })
+  .strict();
+export const catalogQuerySchema = z
+  .object({
+    repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
+    branch: branchSchema.optional().describe('Default: main.'),
+  })
+  .strict();
+export const catalogSchema = z.object({
+  attributes: z
+    .array(z.object({ name: z.enum(['role', 'infra_provider', 'dns_provider']), values: z.array(z.string()), default: z.string().optional() }))
+    .describe("The cluster attributes the platform's layer catalog selects layers by; empty for a platform without a catalog."),
+});
+export const graphQuerySchema = z.object({ format: z.enum(['svg', 'json'], { error: 'must be svg or json' }).optional() }).strict();
+export const idParamsSchema = z.object({
+  // scaffold-<id> must stay a DNS-1123 label (the Job name), so ids are too.
+  id: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$/, 'must be a scaffold run id'),
+});
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .describe('Every error has this shape.');
+
+export const runViewSchema = z.object({
+  id: z.string(),
+  status: z.enum(RUN_STATUSES),
+  step: z.number().int().describe('1–7 while running; 0 before the run started.'),
+  step_name: z.string().nullable(),
+  message: z.string(),
+  cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
+  repository: z.object({ url: z.string().describe('Without credentials.'), branch: z.string() }),
+  reference: z.string(),
+  job: z.string(),
+  gitops_path: z.string().nullable(),
+  commits: z.array(z.object({ pass: z.enum(['infrastructure', 'all']), sha: z.string() })),
+  attempt: z.number().int(),
+  sealing: z.enum(['certificate', 'kubeconfig']),
+  created_by: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export const runStepSchema = z.object({
+  step: z.number().int().describe('1–7.'),
+  name: z.string(),
+  status: z.enum(STEP_STATUSES),
+  started_at: z.string().optional(),
+  finished_at: z.string().optional(),
+  duration_ms: z.number().int().optional(),
+  message: z.string().optional().describe('Why the step was skipped or failed.'),
+});
+export const runDetailSchema = runViewSchema.extend({
+  steps: z.array(runStepSchema).describe("The seven steps, derived from the runner's log events."),
+});
+export const acceptedSchema = z.object({ id: z.string(), job: z.string(), status: z.enum(RUN_STATUSES), attempt: z.number().int() });
+export const listSchema = z.object({ items: z.array(runViewSchema), next_cursor: z.string().optional() });
+export const dryRunSchema = z.object({
+  dry_run: z.literal(true),
+  cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
+  repository: z.object({ url: z.string(), branch: z.string() }),
+  reference: z.string(),
+  gitops_path: z.string(),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      change: z.enum(['added', 'modified', 'removed', 'unchanged']),
+      content: z.string().optional(),
+      previous_content: z.string().optional().describe('What the repository holds now, when the previewer reports it (modified and removed files).'),
+    }),
+  ),
+});
+export const healthSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
+
+export const errorResponses = {
+  400: errorSchema,
+  401: errorSchema,
+  403: errorSchema,
+  404: errorSchema,
+  409: errorSchema,
+  503: errorSchema,
+};
+
+
+export type WireRequest = z.infer<typeof scaffoldRequestSchema>;
+export type WireSecrets = z.infer<typeof retryRequestSchema>;

@@ -1,0 +1,106 @@
+/**
+ * Translations between the service's types and the wire: requests in, runs,
+ * steps and dry runs out (snake_case, ISO timestamps, explicit nulls, never a
+ * credential).
+ */
+import type { z } from 'zod';
+import type { RunStep } from '../service/run-steps.js';
+import type { DryRunResult, ScaffoldRequest } from '../service/scaffold-service.js';
+import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { acceptedSchema, dryRunSchema, runStepSchema, runViewSchema, WireRequest, WireSecrets } from './wire-schemas.js';
+
+export function toScaffoldRequest(body: WireRequest): ScaffoldRequest {
+  const repository = body.repository;
+  return {
+    cluster: body.cluster,
+    ...(repository?.url === undefined && repository?.branch === undefined
+      ? {}
+      : { repository: { ...(repository.url === undefined ? {} : { url: repository.url }), ...(repository.branch === undefined ? {} : { branch: repository.branch }) } }),
+    secrets: secretsOf(body),
+  };
+}
+
+export function secretsOf(body: WireSecrets | undefined): RunSecrets {
+  const credentials = body?.repository?.credentials;
+  const kubeconfig = body?.kubeconfig;
+  return {
+    ...(credentials === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(kubeconfig?.secretRef !== undefined
+      ? { kubeconfig: { kind: 'secretRef' as const, ...kubeconfig.secretRef } }
+      : kubeconfig?.inline !== undefined
+        ? { kubeconfig: { kind: 'inline' as const, value: kubeconfig.inline } }
+        : {}),
+    ...(body?.sealing === undefined ? {} : { certificate: body.sealing.certificate }),
+    ...(body?.registry_pull_secret === undefined ? {} : { registryDockerconfigjson: body.registry_pull_secret.dockerconfigjson }),
+  };
+}
+
+/** A run as the API shows it: snake_case, ISO timestamps, explicit nulls, no credential. */
+export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
+  return {
+    id: run.id,
+    status: run.status,
+    step: run.step,
+    step_name: run.stepName ?? null,
+    message: run.message,
+    cluster: { name: run.cluster.name, domain: run.cluster.domain, region: run.cluster.region },
+    repository: { url: withoutCredentials(run.repositoryUrl), branch: run.branch },
+    reference: run.reference,
+    job: run.job,
+    gitops_path: run.gitopsPath ?? null,
+    commits: run.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
+    attempt: run.attempt,
+    sealing: run.sealing,
+    created_by: run.createdBy,
+    created_at: run.createdAt.toISOString(),
+    updated_at: run.updatedAt.toISOString(),
+    started_at: run.startedAt?.toISOString() ?? null,
+    finished_at: run.finishedAt?.toISOString() ?? null,
+  };
+}
+
+export function stepView(step: RunStep): z.output<typeof runStepSchema> {
+  return {
+    step: step.step,
+    name: step.name,
+    status: step.status,
+    ...(step.startedAt === undefined ? {} : { started_at: step.startedAt.toISOString() }),
+    ...(step.finishedAt === undefined ? {} : { finished_at: step.finishedAt.toISOString() }),
+    ...(step.durationMs === undefined ? {} : { duration_ms: step.durationMs }),
+    ...(step.message === undefined ? {} : { message: step.message }),
+  };
+}
+
+export function acceptedView(run: ScaffoldRun): z.output<typeof acceptedSchema> {
+  return { id: run.id, job: run.job, status: run.status, attempt: run.attempt };
+}
+
+export function dryRunView(request: ScaffoldRequest, result: DryRunResult): z.output<typeof dryRunSchema> {
+  return {
+    dry_run: true,
+    cluster: request.cluster,
+    repository: { url: withoutCredentials(result.repositoryUrl), branch: result.branch },
+    reference: result.reference,
+    gitops_path: result.preview.gitopsPath,
+    files: result.preview.files.map((f) => ({
+      path: f.path,
+      change: f.change,
+      ...(f.content === undefined ? {} : { content: f.content }),
+      // Passed on when the previewer includes the current content (the dashboard's diff view uses it).
+      ...('previousContent' in f && typeof f.previousContent === 'string' ? { previous_content: f.previousContent } : {}),
+    })),
+  };
+}
+
+/** Defence in depth: request URLs cannot hold credentials, but a configured default might. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '' && (parsed.username === '' || parsed.protocol === 'ssh:')) return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
