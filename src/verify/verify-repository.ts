@@ -9,14 +9,18 @@
  * gating (DESIGN.md, "Rules of the generated tree"), dangling or cyclic
  * dependsOn, strict schema violations in everything that would be applied,
  * postBuild substitution wiring (spec 004), plaintext Secrets and mis-scoped
- * SealedSecrets in the files under clusters/.
+ * SealedSecrets in the files under clusters/, and a flux-system/ (flux
+ * bootstrap's) that the previous commit had and the tree lost, or that the
+ * cluster's entry point does not list.
  */
 import { ValidationError } from '../errors.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { fluxGraphOf, refKey, type FluxNode } from '../graph/flux-graph.js';
 import { findCycles } from '../graph/topo-sort.js';
+import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
 import { fieldPath } from './field-path.js';
+import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
@@ -35,6 +39,8 @@ export interface VerifyDeps {
   readonly validator: ObjectValidator;
   /** Absolute path of the same working tree, for the builder. */
   readonly repoRoot: string;
+  /** What each cluster path held in the previous commit; the history checks are skipped without it. */
+  readonly history?: ClusterHistory;
 }
 
 /** What to verify. */
@@ -56,6 +62,7 @@ export interface VerifyReport {
 }
 
 const FLUX_KUSTOMIZATION_API = 'kustomize.toolkit.fluxcd.io/';
+const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
 const DEFAULT_NAMESPACE = 'flux-system';
 const SCOPE_ANNOTATIONS = ['sealedsecrets.bitnami.com/cluster-wide', 'sealedsecrets.bitnami.com/namespace-wide'];
 /** DESIGN: every Kustomization sets these, so a failure retries and "applied" is bounded in time. */
@@ -228,6 +235,17 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     const root = await build(clusterDir);
     if (!root.ok) findings.push({ file: clusterDir, message: `does not build: ${root.error}` });
 
+    // --- flux bootstrap's flux-system/ kept and applied ----------------------
+    findings.push(
+      ...checkFluxBootstrap({
+        clusterDir,
+        files: await reader.list(clusterDir),
+        ...(await entryPointOf(reader, clusterDir)),
+        ...(await previousOf(deps.history, clusterDir)),
+        fluxInstance: rawDocuments.some((d) => d.file.startsWith(`${clusterDir}/`) && isRecord(d.object) && d.object.kind === 'FluxInstance'),
+      }),
+    );
+
     // --- discover the cluster's Kustomizations, following nested ones -------
     const found = new Map<string, Found>();
     const queue: Found[] = [];
@@ -375,6 +393,27 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       ? `${checked} Flux Kustomization(s) checked; substitution wiring is consistent`
       : `${checked} Flux Kustomization(s) checked; ${sorted.length} finding(s)`;
   return { findings: sorted, notes: [...notes].sort(compare), kustomizationsChecked: checked, summary };
+}
+
+/** The cluster's kustomization file and the resources it lists, when it has one that parses. */
+async function entryPointOf(reader: RepoReader, clusterDir: string): Promise<{ entryPoint?: { file: string; resources: string[] } }> {
+  for (const name of KUSTOMIZATION_FILES) {
+    const file = `${clusterDir}/${name}`;
+    const text = await reader.read(file);
+    if (text === undefined) continue;
+    const parsed = manifestDocuments(text);
+    const first = parsed.error === undefined ? parsed.documents[0] : undefined;
+    if (!isRecord(first)) return {};
+    const resources = Array.isArray(first.resources) ? first.resources.filter((r): r is string => typeof r === 'string') : [];
+    return { entryPoint: { file, resources } };
+  }
+  return {};
+}
+
+/** The cluster path in the previous commit, when the history knows it. */
+async function previousOf(history: ClusterHistory | undefined, clusterDir: string): Promise<{ previous?: ClusterSnapshot }> {
+  const previous = await history?.previous(clusterDir);
+  return previous !== undefined ? { previous } : {};
 }
 
 /** The sync Kustomization `flux bootstrap` writes into `<cluster>/flux-system/`. */
