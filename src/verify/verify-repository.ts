@@ -14,6 +14,7 @@
  * cluster's entry point does not list.
  */
 import { ValidationError } from '../errors.js';
+import { KUSTOMIZATION_FILE_NAMES } from '../gitops/cluster-ownership.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { fluxGraphOf, refKey, type FluxNode } from '../graph/flux-graph.js';
@@ -21,6 +22,7 @@ import { findCycles } from '../graph/topo-sort.js';
 import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
 import { fieldPath } from './field-path.js';
 import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
+import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
@@ -62,7 +64,6 @@ export interface VerifyReport {
 }
 
 const FLUX_KUSTOMIZATION_API = 'kustomize.toolkit.fluxcd.io/';
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
 const DEFAULT_NAMESPACE = 'flux-system';
 const SCOPE_ANNOTATIONS = ['sealedsecrets.bitnami.com/cluster-wide', 'sealedsecrets.bitnami.com/namespace-wide'];
 /** DESIGN: every Kustomization sets these, so a failure retries and "applied" is bounded in time. */
@@ -154,6 +155,27 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     let pending = builds.get(dir);
     if (pending === undefined) {
       pending = (async (): Promise<Build> => {
+        // No kustomization file: build what kustomize-controller would generate.
+        const generated = await fluxGeneratedKustomization(reader, dir);
+        if (generated !== undefined) {
+          const objects: Record<string, unknown>[] = [];
+          for (const file of generated.files) {
+            const parsed = manifestDocuments((await reader.read(file)) ?? '');
+            if (parsed.error !== undefined) return { ok: false, error: `${file} is not valid YAML: ${parsed.error}` };
+            for (const document of parsed.documents) {
+              if (!isRecord(document) || typeof document.apiVersion !== 'string' || typeof document.kind !== 'string') {
+                return { ok: false, error: `no kustomization file, and Flux cannot decode ${file} as Kubernetes objects (a document without apiVersion and kind)` };
+              }
+              objects.push(document);
+            }
+          }
+          for (const root of generated.roots) {
+            const built = await build(root);
+            if (!built.ok) return { ok: false, error: `accumulating resources from '${root}': ${built.error}` };
+            objects.push(...built.objects);
+          }
+          return { ok: true, objects };
+        }
         let text: string;
         try {
           text = await builder.build(repoRoot, dir, signal);
@@ -397,7 +419,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
 
 /** The cluster's kustomization file and the resources it lists, when it has one that parses. */
 async function entryPointOf(reader: RepoReader, clusterDir: string): Promise<{ entryPoint?: { file: string; resources: string[] } }> {
-  for (const name of KUSTOMIZATION_FILES) {
+  for (const name of KUSTOMIZATION_FILE_NAMES) {
     const file = `${clusterDir}/${name}`;
     const text = await reader.read(file);
     if (text === undefined) continue;
