@@ -23,6 +23,7 @@ import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
 import { fieldPath } from './field-path.js';
 import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
 import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
+import { checkGeneratedEntryPoint } from './generated-entry-point.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
@@ -387,6 +388,12 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? dir : dir;
         await validate(substitution.apply(object), file, dir);
       }
+    }
+
+    const generatedRoot = await fluxGeneratedKustomization(reader, clusterDir);
+    if (generatedRoot !== undefined) {
+      const paths = entries.flatMap((e) => (e.path?.ok ? [{ key: e.key, file: e.file, dir: e.path.dir }] : []));
+      findings.push(...checkGeneratedEntryPoint(clusterDir, generatedRoot.roots, paths));
     }
 
     for (const cycle of findCycles(entries.map((e) => e.node))) {
