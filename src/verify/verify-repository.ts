@@ -23,6 +23,7 @@ import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
 import { fieldPath } from './field-path.js';
 import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
 import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
+import { fluxPathBuilder, type FluxBuild } from './flux-path-build.js';
 import { checkGeneratedEntryPoint } from './generated-entry-point.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
@@ -72,7 +73,7 @@ const REQUIRED_SETTINGS = ['prune', 'interval', 'retryInterval', 'timeout'] as c
 /** Schema `required` issues the explicit Kustomization rules below already report in their own words. */
 const COVERED_BY_RULES = new Set(['spec.prune', 'spec.interval', 'spec.sourceRef']);
 
-type Build = { readonly ok: true; readonly objects: readonly Record<string, unknown>[] } | { readonly ok: false; readonly error: string };
+type Build = FluxBuild;
 
 interface RawDocument {
   readonly file: string;
@@ -151,47 +152,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
   const unknownKinds = new Map<string, { first: string; count: number }>();
 
   // Each distinct directory is built once per run, however many Kustomizations point at it.
-  const builds = new Map<string, Promise<Build>>();
-  const build = (dir: string): Promise<Build> => {
-    let pending = builds.get(dir);
-    if (pending === undefined) {
-      pending = (async (): Promise<Build> => {
-        // No kustomization file: build what kustomize-controller would generate.
-        const generated = await fluxGeneratedKustomization(reader, dir);
-        if (generated !== undefined) {
-          const objects: Record<string, unknown>[] = [];
-          for (const file of generated.files) {
-            const parsed = manifestDocuments((await reader.read(file)) ?? '');
-            if (parsed.error !== undefined) return { ok: false, error: `${file} is not valid YAML: ${parsed.error}` };
-            for (const document of parsed.documents) {
-              if (!isRecord(document) || typeof document.apiVersion !== 'string' || typeof document.kind !== 'string') {
-                return { ok: false, error: `no kustomization file, and Flux cannot decode ${file} as Kubernetes objects (a document without apiVersion and kind)` };
-              }
-              objects.push(document);
-            }
-          }
-          for (const root of generated.roots) {
-            const built = await build(root);
-            if (!built.ok) return { ok: false, error: `accumulating resources from '${root}': ${built.error}` };
-            objects.push(...built.objects);
-          }
-          return { ok: true, objects };
-        }
-        let text: string;
-        try {
-          text = await builder.build(repoRoot, dir, signal);
-        } catch (error) {
-          if (error instanceof ValidationError) return { ok: false, error: error.message };
-          throw error;
-        }
-        const parsed = manifestDocuments(text);
-        if (parsed.error !== undefined) return { ok: false, error: `output is not valid YAML: ${parsed.error}` };
-        return { ok: true, objects: parsed.documents.filter(isRecord) };
-      })();
-      builds.set(dir, pending);
-    }
-    return pending;
-  };
+  const build = fluxPathBuilder({ reader, builder, repoRoot, ...(signal ? { signal } : {}) });
 
   const validate = async (object: unknown, file: string, context: string): Promise<void> => {
     const check = await validator.validate(object);

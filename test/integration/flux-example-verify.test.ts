@@ -4,7 +4,8 @@
  * fluxcd/flux2-kustomize-helm-example: flux bootstrap's flux-system/, Flux
  * Kustomizations in plain files at the cluster path, no kustomization.yaml
  * there, no scaffold.yaml, no flux/ directory, no provenance). Real git, real
- * kubectl kustomize, real CRD schemas; through the CLI and the library.
+ * kubectl kustomize, real CRD schemas; through the CLI and the library. graph
+ * too, which builds the cluster path the same way.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,7 +38,7 @@ function expectedFindings(env: string): string[] {
   ];
 }
 
-describe('verify on a repository in the shape of flux2-kustomize-helm-example', () => {
+describe('verify (and graph) on a repository in the shape of flux2-kustomize-helm-example', () => {
   let tmp: string;
   let repo: string;
 
@@ -68,6 +69,17 @@ describe('verify on a repository in the shape of flux2-kustomize-helm-example', 
     const all = await verifyWorkTree(repo);
     assert.deepEqual(all.findings, [...expectedFindings('production'), ...expectedFindings('staging')]);
     assert.equal(all.kustomizationsChecked, 8);
+  });
+
+  it('graph draws the Flux Kustomizations of the cluster path Flux generates an entry point for', async () => {
+    const result = await runCli(['graph', '--repo', repo, '--cluster', 'staging', '--format', 'json']);
+    assertExit(result, 0);
+    const graph = JSON.parse(result.stdout) as { nodes: { name: string }[]; edges: { from: string; to: string }[] };
+    assert.deepEqual(graph.nodes.map((n) => n.name).sort(), ['apps', 'flux-system', 'infra-configs', 'infra-controllers']);
+    assert.deepEqual(graph.edges.map((e) => `${e.from} -> ${e.to}`).sort(), [
+      'flux-system/infra-configs -> flux-system/apps',
+      'flux-system/infra-controllers -> flux-system/infra-configs',
+    ]);
   });
 
   it('passes once the two Kustomizations meet the rules, and still catches a broken overlay behind the generated entry point', async () => {
