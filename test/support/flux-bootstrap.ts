@@ -1,9 +1,11 @@
 /**
  * What `flux bootstrap` commits into a cluster path, `clusters/<name>/flux-system/`:
  * gotk-components.yaml (here a small stand-in for Flux's ~10k lines of CRDs and
- * controllers: the namespace, one controller), gotk-sync.yaml (the flux-system
- * GitRepository and the sync Kustomization, `prune: true`, pointed at the
- * cluster path) and the kustomization.yaml listing both, as flux 2.x writes them.
+ * controllers: the namespace, a trimmed Kustomization CRD whose description
+ * holds a literal `${var:=default}` as the real one does, one controller),
+ * gotk-sync.yaml (the flux-system GitRepository and the sync Kustomization,
+ * `prune: true`, pointed at the cluster path) and the kustomization.yaml
+ * listing both, as flux 2.x writes them.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -27,6 +29,54 @@ metadata:
     pod-security.kubernetes.io/warn: restricted
     pod-security.kubernetes.io/warn-version: latest
   name: flux-system
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    controller-gen.kubebuilder.io/version: v0.16.1
+  labels:
+    app.kubernetes.io/component: kustomize-controller
+    app.kubernetes.io/instance: flux-system
+    app.kubernetes.io/part-of: flux
+    app.kubernetes.io/version: v2.4.0
+  name: kustomizations.kustomize.toolkit.fluxcd.io
+spec:
+  group: kustomize.toolkit.fluxcd.io
+  names:
+    kind: Kustomization
+    listKind: KustomizationList
+    plural: kustomizations
+    shortNames:
+    - ks
+    singular: kustomization
+  scope: Namespaced
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            properties:
+              postBuild:
+                properties:
+                  substitute:
+                    additionalProperties:
+                      type: string
+                    description: |-
+                      Substitute holds a map of key/value pairs.
+                      The variables defined in your YAML manifests that match any of the keys
+                      defined in the map will be substituted with the set value.
+                      Includes support for bash string replacement functions
+                      e.g. \${var:=default}, \${var:position} and \${var/substring/replacement}.
+                    type: object
+                type: object
+            type: object
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
 ---
 apiVersion: v1
 kind: ServiceAccount
