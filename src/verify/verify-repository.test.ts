@@ -306,6 +306,19 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     );
   });
 
+  it('notes, rather than fails, a path inside an ExternalArtifact (an ArtifactGenerator relocates the repository into it)', async () => {
+    const { lines, report } = await findingsAfter(async (f) => {
+      await f.edit('clusters/demo/flux/apps.yaml', (t) =>
+        t.replace('    kind: GitRepository\n    name: flux-system\n  path: ./clusters/demo/apps', '    kind: ExternalArtifact\n    name: apps\n  path: ./demo'),
+      );
+    });
+    assert.deepEqual(lines, []);
+    assert.ok(
+      report.notes.includes(`${APPS}: spec.path ./demo is inside ExternalArtifact flux-system/apps, which another controller assembles: not built or checked here`),
+      report.notes.join('\n'),
+    );
+  });
+
   it('notes objects of kinds it has no schema for instead of failing them', async () => {
     const { lines, report } = await findingsAfter(async (f) => {
       await f.write(

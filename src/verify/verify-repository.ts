@@ -88,7 +88,16 @@ interface RawKustomization {
   readonly object: Record<string, unknown>;
 }
 
-type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string };
+/** `note` instead of a finding when the path is in an artifact verify cannot see. */
+type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string; readonly note?: true };
+
+/**
+ * Source kinds whose artifact is not this repository as it is: an
+ * ExternalArtifact is assembled by another controller (Flux's
+ * ArtifactGenerator copies parts of the repository into it, relocated), so
+ * spec.path is a path inside that artifact.
+ */
+const EXTERNAL_SOURCE_KINDS = new Set(['ExternalArtifact']);
 
 /** A Flux Kustomization of one cluster, as verification tracks it. */
 interface Found {
@@ -331,7 +340,10 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         if (!found.has(refKey(dependency))) at(`dependsOn ${refKey(dependency)} does not exist`);
       }
 
-      if (entry.path && !entry.path.ok) at(entry.path.message);
+      if (entry.path && !entry.path.ok) {
+        if (entry.path.note) notes.add(formatFinding({ file: entry.file, object: `Kustomization ${entry.key}`, message: entry.path.message }));
+        else at(entry.path.message);
+      }
       const built = entry.build;
       if (built && !built.ok) at(`spec.path ${String(spec.path)} does not build: ${built.error}`);
       if (!built?.ok || !entry.path?.ok) continue;
@@ -426,6 +438,11 @@ function rawFileOfObject(
 async function resolvePath(reader: RepoReader, object: Record<string, unknown>): Promise<PathResolution> {
   const raw = specOf(object).path;
   if (typeof raw !== 'string' || raw.trim() === '') return { ok: false, message: 'spec.path is not set' };
+  const sourceRef = specOf(object).sourceRef;
+  if (isRecord(sourceRef) && typeof sourceRef.kind === 'string' && EXTERNAL_SOURCE_KINDS.has(sourceRef.kind)) {
+    const source = `${sourceRef.kind} ${stringOr(sourceRef.namespace, stringOr(metadataOf(object).namespace, DEFAULT_NAMESPACE))}/${String(sourceRef.name ?? '')}`;
+    return { ok: false, note: true, message: `spec.path ${raw} is inside ${source}, which another controller assembles: not built or checked here` };
+  }
   let dir = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
   if (dir === '') dir = '.';
   try {
