@@ -25,6 +25,7 @@ import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
 import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
 import { fluxPathBuilder, type FluxBuild } from './flux-path-build.js';
 import { checkGeneratedEntryPoint } from './generated-entry-point.js';
+import { KustomizationSources } from './kustomization-source.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
@@ -90,14 +91,6 @@ interface RawKustomization {
 
 /** `note` instead of a finding when the path is in an artifact verify cannot see. */
 type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string; readonly note?: true };
-
-/**
- * Source kinds whose artifact is not this repository as it is: an
- * ExternalArtifact is assembled by another controller (Flux's
- * ArtifactGenerator copies parts of the repository into it, relocated), so
- * spec.path is a path inside that artifact.
- */
-const EXTERNAL_SOURCE_KINDS = new Set(['ExternalArtifact']);
 
 /** A Flux Kustomization of one cluster, as verification tracks it. */
 interface Found {
@@ -240,6 +233,10 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     );
 
     // --- discover the cluster's Kustomizations, following nested ones -------
+    // Sources the tree declares tell which paths are in another artifact.
+    const sources = new KustomizationSources();
+    sources.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
+    if (root.ok) sources.declare(root.objects);
     const found = new Map<string, Found>();
     const queue: Found[] = [];
     const add = (object: Record<string, unknown>, origin: string, listed: boolean): void => {
@@ -257,10 +254,15 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         const batch = queue.splice(0);
         await Promise.all(
           batch.map(async (entry) => {
-            entry.path = await resolvePath(reader, entry.object);
+            const elsewhere = sources.elsewhere(entry.object);
+            entry.path =
+              elsewhere !== undefined
+                ? { ok: false, note: true, message: `spec.path ${String(specOf(entry.object).path)} ${elsewhere}: not built or checked here` }
+                : await resolvePath(reader, entry.object);
             if (entry.path.ok) entry.build = await build(entry.path.dir);
           }),
         );
+        for (const entry of batch) if (entry.build?.ok) sources.declare(entry.build.objects);
         for (const entry of batch) {
           if (entry.build?.ok && entry.path?.ok) {
             for (const object of entry.build.objects) if (isFluxKustomization(object)) add(object, entry.path.dir, true);
@@ -438,11 +440,6 @@ function rawFileOfObject(
 async function resolvePath(reader: RepoReader, object: Record<string, unknown>): Promise<PathResolution> {
   const raw = specOf(object).path;
   if (typeof raw !== 'string' || raw.trim() === '') return { ok: false, message: 'spec.path is not set' };
-  const sourceRef = specOf(object).sourceRef;
-  if (isRecord(sourceRef) && typeof sourceRef.kind === 'string' && EXTERNAL_SOURCE_KINDS.has(sourceRef.kind)) {
-    const source = `${sourceRef.kind} ${stringOr(sourceRef.namespace, stringOr(metadataOf(object).namespace, DEFAULT_NAMESPACE))}/${String(sourceRef.name ?? '')}`;
-    return { ok: false, note: true, message: `spec.path ${raw} is inside ${source}, which another controller assembles: not built or checked here` };
-  }
   let dir = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
   if (dir === '') dir = '.';
   try {
