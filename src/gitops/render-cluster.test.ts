@@ -22,7 +22,7 @@ import { scopeLabel } from '../sealing/seal.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { unsealValue } from '../sealing/unseal.js';
-import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
+import { fluxBootstrapFiles, writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
 import { memoryRepoReader } from './repo-reader.js';
 import { renderCluster, type RenderOptions } from './render-cluster.js';
 
@@ -585,6 +585,21 @@ describe('renderCluster on reference environments that are less tidy than the sh
     const { tree } = await renderMemory(platform, { cluster });
     assert.match(tree.get(`${GITOPS_PATH}/infrastructure/identity/external-dns.yaml`)!, /- development\.example\.net$/m);
     assert.match(tree.get(`${GITOPS_PATH}/flux/cluster-config.yaml`)!, /^ {2}cluster_name: eu-prod-1$/m);
+  });
+
+  it('does not carry over the reference cluster\'s own flux-system/ (its flux bootstrap), and keeps the new cluster\'s', async () => {
+    const files = new Map(platform);
+    for (const [rel, text] of fluxBootstrapFiles('development')) files.set(`clusters/development/${rel}`, text);
+    files.set('clusters/development/kustomization.yaml', 'resources:\n  - flux\n  - flux-system\n');
+    const fresh = await renderMemory(files);
+    assert.deepEqual([...fresh.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.match(fresh.tree.get(`${GITOPS_PATH}/kustomization.yaml`)!, /^resources:\n {2}- flux\n$/m);
+    const own = fluxBootstrapFiles(CLUSTER.name);
+    for (const [rel, text] of own) files.set(`${GITOPS_PATH}/${rel}`, text);
+    const bootstrapped = await renderMemory(files);
+    assert.deepEqual([...bootstrapped.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.deepEqual(bootstrapped.stale, []);
+    assert.deepEqual(bootstrapped.foreignRoots, ['flux-system']);
   });
 
   it('carries the region and the name over inside DNS names of an overlay (an S3 endpoint, a service address)', async () => {
