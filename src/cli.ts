@@ -160,6 +160,9 @@ function program(): Command {
       if (result.skippedLayers.length > 0) say(`  not for this cluster: ${result.skippedLayers.join(', ')}`);
       if (result.fluxInstance) say(`  Flux managed by the Flux Operator: ${result.gitopsPath}/flux/flux-instance.yaml (apply it once after installing the operator)`);
       say(`  ${result.tree.size} files under ${result.gitopsPath}/: ${changes.written.length} written, ${changes.unchanged.length} unchanged, ${changes.removed.length} removed`);
+      if (result.foreignRoots.length > 0) {
+        say(`  kept as they are and listed in ${result.gitopsPath}/kustomization.yaml: ${result.foreignRoots.map((d) => `${d}/`).join(', ')} (not generated, e.g. by flux bootstrap)`);
+      }
       for (const c of result.credentials) say(`  credential ${c.namespace}/${c.name}: ${c.action} (${result.gitopsPath}/${c.file})`);
       say(
         result.pass === 'infrastructure'

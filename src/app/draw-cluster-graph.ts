@@ -1,11 +1,13 @@
 /**
  * A cluster's Flux dependency graph, as Flux sees it: the objects
  * `kubectl kustomize clusters/<name>` yields (the entry point lists only the
- * Flux objects), drawn from their dependsOn.
+ * Flux objects), drawn from their dependsOn. A cluster path without a
+ * kustomization file (a public Flux repository's) is built as Flux generates it.
  */
-import { parseAllDocuments } from 'yaml';
 import { NotFoundError } from '../errors.js';
+import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
+import { fluxPathBuilder } from '../verify/flux-path-build.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { fluxGraphOf, type FluxGraph } from '../graph/flux-graph.js';
 import { renderGraph, type GraphFormat } from '../graph/graph-format.js';
@@ -19,8 +21,10 @@ import { ValidationError } from '../errors.js';
 export async function clusterGraph(dir: string, cluster: string): Promise<FluxGraph> {
   const name = clusterNameSchema.safeParse(cluster);
   if (!name.success) throw new ValidationError([{ field: '--cluster', message: name.error.issues[0]!.message }]);
-  const built = await new KubectlKustomize().build(dir, `clusters/${name.data}`);
-  const graph = fluxGraphOf(parseAllDocuments(built).map((doc) => ({ object: doc.toJS() as unknown })));
+  const build = fluxPathBuilder({ reader: new FsRepoReader(dir), builder: new KubectlKustomize(), repoRoot: dir });
+  const built = await build(`clusters/${name.data}`);
+  if (!built.ok) throw new ValidationError(built.error);
+  const graph = fluxGraphOf(built.objects.map((object) => ({ object })));
   if (graph.nodes.length === 0) throw new NotFoundError(`clusters/${name.data} has no Flux Kustomization`);
   return graph;
 }

@@ -67,7 +67,8 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
           else if (old === content) files.push({ path, change: 'unchanged', content });
           else files.push({ path, change: 'modified', content, previousContent: old });
         }
-        for (const [path, old] of before) if (!result.tree.has(path)) files.push({ path, change: 'removed', previousContent: old });
+        // A render removes only what it wrote before (flux-system/ and others' files stay).
+        for (const path of result.stale) files.push({ path, change: 'removed', previousContent: before.get(path) ?? '' });
         files.sort((a, b) => a.path.localeCompare(b.path));
         return { gitopsPath, files };
       } finally {

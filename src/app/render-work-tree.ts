@@ -41,8 +41,8 @@ export async function platformCommitOf(dir: string, reference: string): Promise<
 }
 
 /**
- * Renders `clusters/<name>/` into the working tree at `dir`, removing files the
- * new render no longer has.
+ * Renders `clusters/<name>/` into the working tree at `dir`, removing the files
+ * an earlier render wrote that the new render no longer has.
  */
 export async function renderWorkTree(dir: string, options: RenderWorkTreeOptions): Promise<{ result: RenderResult; changes: WorkTreeChanges }> {
   const reference = options.reference ?? 'development';
@@ -53,6 +53,8 @@ export async function renderWorkTree(dir: string, options: RenderWorkTreeOptions
     random: (size) => randomBytes(size),
     ...(platformCommit ? { platformCommit } : {}),
   });
-  const changes = await writeTree(dir, result.tree, { removeBelow: [result.gitopsPath] });
+  // Only what an earlier render wrote is removed: flux bootstrap's flux-system/
+  // and anyone else's files under the cluster path stay byte for byte.
+  const changes = await writeTree(dir, result.tree, { remove: result.stale });
   return { result, changes };
 }

@@ -1,8 +1,10 @@
 /**
  * The pre-push gate on a working tree on disk: verify wired to its real edges
- * (kubectl kustomize, the shipped CRD schemas, client-node's core-kind models).
+ * (kubectl kustomize, the shipped CRD schemas, client-node's core-kind models,
+ * the working copy's git history).
  */
 import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { GitClusterHistory } from '../git/git-cluster-history.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
@@ -25,7 +27,8 @@ export function createWorkTreeVerifier(): WorkTreeVerify {
   const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
   const builder = new KubectlKustomize();
   return async (dir, options = {}) => {
-    const report = await verifyRepository({ reader: new FsRepoReader(dir), builder, validator, repoRoot: dir }, options);
+    // History compares the tree with the previous commit (a lost flux-system/); none when `dir` is no repository.
+    const report = await verifyRepository({ reader: new FsRepoReader(dir), builder, validator, repoRoot: dir, history: new GitClusterHistory(dir) }, options);
     return {
       findings: report.findings.map(formatFinding),
       notes: report.notes,

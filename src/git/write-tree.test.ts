@@ -54,6 +54,27 @@ describe('writeTree', () => {
     await writeTree(root, new Map([['clusters/c/x.yaml', 'x\n']]), { removeBelow: ['clusters/c'] });
   });
 
+  it('removes exactly the files named by remove, and the directories that leaves empty, nothing else', async () => {
+    await writeTree(root, new Map([
+      ['c/a/flux/old.yaml', 'o\n'],
+      ['c/a/gone/deep/x.yaml', 'x\n'],
+      ['c/a/flux-system/gotk-sync.yaml', 'g\n'],
+      ['c/a/kept.yaml', 'k\n'],
+    ]));
+    const result = await writeTree(root, new Map([['c/a/flux/new.yaml', 'n\n']]), {
+      remove: ['c/a/flux/old.yaml', 'c/a/gone/deep/x.yaml', 'c/a/never-there.yaml', 'c/a/flux/new.yaml'],
+    });
+    assert.deepEqual(result, { written: ['c/a/flux/new.yaml'], removed: ['c/a/flux/old.yaml', 'c/a/gone/deep/x.yaml'], unchanged: [] });
+    assert.deepEqual((await readdir(join(root, 'c/a'))).sort(), ['flux', 'flux-system', 'kept.yaml']);
+    assert.equal(await readFile(join(root, 'c/a/flux-system/gotk-sync.yaml'), 'utf8'), 'g\n');
+    for (const bad of ['../outside/victim.txt', '/etc/passwd', 'c/', '.']) {
+      await assert.rejects(writeTree(root, new Map(), { remove: [bad] }), ValidationError, bad);
+    }
+    await symlink(outside, join(root, 'escape'));
+    await assert.rejects(writeTree(root, new Map(), { remove: ['escape/victim.txt'] }), ValidationError);
+    assert.equal(await readFile(join(outside, 'victim.txt'), 'utf8'), 'original\n');
+  });
+
   it('lets a stale file give way to a directory of the same name', async () => {
     await writeTree(root, new Map([['c/a/thing', 'file\n']]));
     const result = await writeTree(root, new Map([['c/a/thing/inner.yaml', 'i\n']]), { removeBelow: ['c/a'] });

@@ -17,13 +17,21 @@ export interface WriteTreeOptions {
    * @default []
    */
   readonly removeBelow?: readonly string[];
+  /**
+   * Repository-relative files to delete (when they exist and are not in the
+   * tree); directories left empty by that are removed too. This is how a
+   * render drops what it wrote before and no longer produces, without touching
+   * anything else below the cluster path (`RenderResult.stale`).
+   * @default []
+   */
+  readonly remove?: readonly string[];
 }
 
 /** What {@link writeTree} did, as sorted repository-relative paths. */
 export interface WriteTreeResult {
   /** Created or changed. */
   readonly written: string[];
-  /** Deleted because they were below a `removeBelow` directory but not in the tree. */
+  /** Deleted: named by `remove`, or below a `removeBelow` directory, and not in the tree. */
   readonly removed: string[];
   /** Already held the same bytes; not rewritten, so their mtime is kept. */
   readonly unchanged: string[];
@@ -116,6 +124,37 @@ async function removeStale(real: string, dir: string, tree: FileTree, removed: s
 }
 
 /**
+ * Deletes one file (or symlink, never followed), then each parent directory it
+ * leaves empty, up to the repository root. A directory is only removed as
+ * itself, never through a symlink.
+ * @returns whether the file existed and was deleted
+ */
+async function removeFile(lookup: DirectoryResolver, path: string): Promise<boolean> {
+  const parentOf = (p: string): string => (posix.dirname(p) === '.' ? '' : posix.dirname(p));
+  const parent = await lookup.resolve(parentOf(path), false);
+  if (parent === undefined) return false;
+  const target = join(parent, posix.basename(path));
+  let info;
+  try {
+    info = await lstat(target);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+  if (info.isDirectory()) return false;
+  await unlink(target);
+  for (let dir = parentOf(path); dir !== ''; dir = parentOf(dir)) {
+    const above = await lookup.resolve(parentOf(dir), false);
+    if (above === undefined) break;
+    const full = join(above, posix.basename(dir));
+    const here = await lstat(full).catch(() => undefined);
+    if (!here?.isDirectory() || (await readdir(full)).length > 0) break;
+    await rmdir(full);
+  }
+  return true;
+}
+
+/**
  * Writes `tree` below `root`: missing directories are created, files whose
  * bytes differ are rewritten, identical ones are left alone, and stale files
  * below `removeBelow` are deleted (before writing, so a file can become a
@@ -140,6 +179,12 @@ export async function writeTree(root: string, tree: FileTree, options: WriteTree
     return trimmed;
   });
 
+  const remove = (options.remove ?? []).map((path) => {
+    assertRepoPath(path, 'remove');
+    if (path === '.' || path.endsWith('/')) throw refuse(path, 'names a directory, not a file', 'remove');
+    return path;
+  });
+
   const realRoot = await realpath(root);
   const written: string[] = [];
   const removed: string[] = [];
@@ -149,6 +194,10 @@ export async function writeTree(root: string, tree: FileTree, options: WriteTree
   for (const dir of removeBelow) {
     const real = await lookup.resolve(dir, false);
     if (real !== undefined) await removeStale(real, dir, tree, removed);
+  }
+  for (const path of remove) {
+    if (tree.has(path) || removed.includes(path)) continue;
+    if (await removeFile(lookup, path)) removed.push(path);
   }
 
   // A fresh resolver: removing stale files may have deleted directories the first one cached.
@@ -175,5 +224,5 @@ export async function writeTree(root: string, tree: FileTree, options: WriteTree
     written.push(path);
   }
 
-  return { written: written.sort(), removed: removed.sort(), unchanged: unchanged.sort() };
+  return { written: written.sort(), removed: [...new Set(removed)].sort(), unchanged: unchanged.sort() };
 }

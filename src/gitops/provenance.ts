@@ -18,6 +18,13 @@ export interface Provenance {
   readonly platformCommit: string;
   readonly pass: 'infrastructure' | 'all';
   readonly cluster: ClusterSpec;
+  /**
+   * Every file the render wrote, relative to the cluster directory, sorted,
+   * provenance itself left out. The next render removes exactly those of them it
+   * no longer produces and keeps everything else (flux bootstrap's flux-system/).
+   * Undefined when read back from a generator that did not record it.
+   */
+  readonly files?: readonly string[];
 }
 
 /** Serializes provenance. */
@@ -39,15 +46,37 @@ export function renderProvenance(provenance: Provenance): string {
         ...(provenance.cluster.infra_provider !== undefined ? { infra_provider: provenance.cluster.infra_provider } : {}),
         ...(provenance.cluster.dns_provider !== undefined ? { dns_provider: provenance.cluster.dns_provider } : {}),
       },
+      ...(provenance.files !== undefined ? { files: [...provenance.files].filter((f) => f !== PROVENANCE_FILE).sort(compare) } : {}),
     },
     'What this cluster tree was rendered from. Written by gitops-scaffolder; not applied to the cluster.',
   );
 }
 
-/** Reads provenance back; undefined when absent or unreadable (treated as a first render). */
+/** Code-unit order, independent of locale, so the file is the same bytes everywhere. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A recorded file name that stays inside the cluster directory. */
+function isInsidePath(path: unknown): path is string {
+  return typeof path === 'string' && path !== '' && !path.startsWith('/') && !path.includes('\\') && path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+
+/**
+ * Reads provenance back; undefined when absent or unreadable (treated as a first render).
+ * `files` is kept only when it is a list; entries that would leave the cluster
+ * directory are dropped, so a hand-edited file can never make a render delete
+ * outside it.
+ */
 export function parseProvenance(text: string | undefined): Provenance | undefined {
   if (text === undefined) return undefined;
-  const value = parseDocument(text).toJS() as Partial<Provenance> | null;
-  if (!value || (value.pass !== 'infrastructure' && value.pass !== 'all')) return undefined;
-  return value as Provenance;
+  let value: (Partial<Omit<Provenance, 'files'>> & { files?: unknown }) | null;
+  try {
+    value = parseDocument(text).toJS() as typeof value;
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object' || (value.pass !== 'infrastructure' && value.pass !== 'all')) return undefined;
+  const { files, ...rest } = value;
+  return { ...(rest as Omit<Provenance, 'files'>), ...(Array.isArray(files) ? { files: files.filter(isInsidePath) } : {}) };
 }

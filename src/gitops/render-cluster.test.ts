@@ -22,6 +22,7 @@ import { scopeLabel } from '../sealing/seal.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { unsealValue } from '../sealing/unseal.js';
+import { fluxBootstrapFiles, writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
 import { memoryRepoReader } from './repo-reader.js';
 import { renderCluster, type RenderOptions } from './render-cluster.js';
 
@@ -333,7 +334,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.equal(git(repo, 'status', '--porcelain', '--untracked-files=normal'), '?? clusters/eu-prod-1/\n');
   });
 
-  it('records provenance: the generator, the reference, the platform commit and the pass', () => {
+  it('records provenance: the generator, the reference, the platform commit, the pass and every file it wrote', () => {
     assert.deepEqual(parse(files.get(`${GITOPS_PATH}/provenance.yaml`)!), {
       generator: 'gitops-scaffolder',
       generatorVersion: '0.0.0-test',
@@ -341,6 +342,10 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       platformCommit: git(repo, 'rev-parse', 'HEAD').trim(),
       pass: 'all',
       cluster: CLUSTER,
+      files: [...files.keys()]
+        .map((p) => p.slice(GITOPS_PATH.length + 1))
+        .filter((p) => p !== 'provenance.yaml')
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
     });
   });
 
@@ -407,12 +412,23 @@ describe('re-rendering an existing cluster', () => {
     assert.equal(git(repo, 'status', '--porcelain'), '');
   });
 
-  it('puts back a deleted file, and drops a stray one, on the next render', async () => {
+  it('puts back a deleted file on the next render, and keeps a file it did not write', async () => {
     await rm(join(repo, GITOPS_PATH, 'apps/hosts/tcr-docs.yaml'));
     await writeFile(join(repo, GITOPS_PATH, 'apps/hosts/stray.yaml'), 'stray: true\n');
     const { changes } = await renderWorkTree(repo, { ...options, pass: 'all' });
     assert.deepEqual(changes.written, [`${GITOPS_PATH}/apps/hosts/tcr-docs.yaml`]);
-    assert.deepEqual(changes.removed, [`${GITOPS_PATH}/apps/hosts/stray.yaml`]);
+    assert.deepEqual(changes.removed, []);
+    assert.equal(await readFile(join(repo, GITOPS_PATH, 'apps/hosts/stray.yaml'), 'utf8'), 'stray: true\n');
+    await rm(join(repo, GITOPS_PATH, 'apps/hosts/stray.yaml'));
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+  });
+
+  it('removes a file it wrote before and no longer produces', async () => {
+    const withInstance = await renderWorkTree(repo, { ...options, pass: 'all', fluxInstance: true, syncUrl: 'https://git.example.net/fleet.git' });
+    assert.ok(withInstance.changes.written.includes(`${GITOPS_PATH}/flux/flux-instance.yaml`));
+    const { result, changes } = await renderWorkTree(repo, { ...options, pass: 'all', fluxInstance: false });
+    assert.deepEqual(result.stale, [`${GITOPS_PATH}/flux/flux-instance.yaml`]);
+    assert.deepEqual(changes.removed, [`${GITOPS_PATH}/flux/flux-instance.yaml`]);
     assert.equal(git(repo, 'status', '--porcelain'), '');
   });
 
@@ -431,6 +447,69 @@ describe('re-rendering an existing cluster', () => {
       for (const [key, value] of Object.entries(data)) assert.notEqual(value, firstValues.get(secret)![key], `${secret} ${key} was not rotated`);
     }
     assert.equal(values.get('tcr/tcr-database')!.DATABASE_PASSWORD, values.get('database/postgresql-credentials')!.password);
+  });
+});
+
+describe('a cluster path that flux bootstrap wrote flux-system/ into', () => {
+  let tmp: string;
+  let repo: string;
+  let bootstrap: Map<string, string>;
+  const options = { cluster: CLUSTER, certificate, generatorVersion: '0.0.0-test' } as const;
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'render-bootstrap-'));
+    repo = join(tmp, 'repo');
+    await initPlatformRepository(repo, platformDir());
+    // Bootstrapped before the first render: no provenance yet.
+    bootstrap = await writeFluxBootstrap(repo, CLUSTER.name);
+    git(repo, 'add', '--all');
+    git(repo, 'commit', '--quiet', '-m', 'flux bootstrap');
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  async function assertBootstrapKept(): Promise<void> {
+    for (const [path, text] of bootstrap) assert.equal(await readFile(join(repo, path), 'utf8'), text, `${path} changed`);
+    const root = parse(await readFile(join(repo, GITOPS_PATH, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+    assert.deepEqual(root.resources, ['flux', 'flux-system']);
+  }
+
+  it('keeps flux-system/ byte for byte and listed in the entry point, through both passes, and verifies clean', async () => {
+    for (const pass of ['infrastructure', 'all'] as const) {
+      const { result, changes } = await renderWorkTree(repo, { ...options, pass });
+      assert.deepEqual(changes.removed, [], pass);
+      assert.deepEqual(result.stale, [], pass);
+      assert.deepEqual(result.foreignRoots, ['flux-system'], pass);
+      await assertBootstrapKept();
+    }
+    // The entry point builds with Flux itself in it, so the sync keeps it.
+    const built = objectsOf(await kustomize.build(repo, GITOPS_PATH));
+    assert.ok(built.some((o) => o.kind === 'Deployment' && o.metadata?.name === 'kustomize-controller'));
+    assert.ok(built.some((o) => o.kind === 'Kustomization' && o.metadata?.name === 'flux-system'));
+    const report = await verifyWorkTree(repo, { cluster: CLUSTER.name });
+    assert.deepEqual(report.findings, [], report.summary);
+    git(repo, 'add', '--all');
+    git(repo, 'commit', '--quiet', '-m', 'eu-prod-1');
+    const again = await renderWorkTree(repo, { ...options, pass: 'all' });
+    assert.deepEqual(again.changes.written, []);
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+  });
+
+  it('removes, after a generator that recorded no file list, only what that generator could have written', async () => {
+    const provenancePath = join(repo, GITOPS_PATH, 'provenance.yaml');
+    const provenance = await readFile(provenancePath, 'utf8');
+    await writeFile(provenancePath, provenance.replace(/^files:\n(?: {2}- .*\n)*/m, ''));
+    assert.doesNotMatch(await readFile(provenancePath, 'utf8'), /^files:/m);
+    await writeFile(join(repo, GITOPS_PATH, 'flux/old-layer.yaml'), 'old: true\n');
+    await writeFile(join(repo, GITOPS_PATH, 'apps/hosts/old-host.yaml'), 'old: true\n');
+    await writeFile(join(repo, GITOPS_PATH, 'NOTES.md'), 'ours, not the generator\'s\n');
+    const { changes } = await renderWorkTree(repo, { ...options, pass: 'all' });
+    assert.deepEqual(changes.removed, [`${GITOPS_PATH}/apps/hosts/old-host.yaml`, `${GITOPS_PATH}/flux/old-layer.yaml`]);
+    assert.equal(await readFile(join(repo, GITOPS_PATH, 'NOTES.md'), 'utf8'), 'ours, not the generator\'s\n');
+    await assertBootstrapKept();
+    assert.deepEqual(git(repo, 'status', '--porcelain').split('\n').filter(Boolean), [`?? ${GITOPS_PATH}/NOTES.md`]);
   });
 });
 
@@ -506,6 +585,21 @@ describe('renderCluster on reference environments that are less tidy than the sh
     const { tree } = await renderMemory(platform, { cluster });
     assert.match(tree.get(`${GITOPS_PATH}/infrastructure/identity/external-dns.yaml`)!, /- development\.example\.net$/m);
     assert.match(tree.get(`${GITOPS_PATH}/flux/cluster-config.yaml`)!, /^ {2}cluster_name: eu-prod-1$/m);
+  });
+
+  it('does not carry over the reference cluster\'s own flux-system/ (its flux bootstrap), and keeps the new cluster\'s', async () => {
+    const files = new Map(platform);
+    for (const [rel, text] of fluxBootstrapFiles('development')) files.set(`clusters/development/${rel}`, text);
+    files.set('clusters/development/kustomization.yaml', 'resources:\n  - flux\n  - flux-system\n');
+    const fresh = await renderMemory(files);
+    assert.deepEqual([...fresh.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.match(fresh.tree.get(`${GITOPS_PATH}/kustomization.yaml`)!, /^resources:\n {2}- flux\n$/m);
+    const own = fluxBootstrapFiles(CLUSTER.name);
+    for (const [rel, text] of own) files.set(`${GITOPS_PATH}/${rel}`, text);
+    const bootstrapped = await renderMemory(files);
+    assert.deepEqual([...bootstrapped.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.deepEqual(bootstrapped.stale, []);
+    assert.deepEqual(bootstrapped.foreignRoots, ['flux-system']);
   });
 
   it('carries the region and the name over inside DNS names of an overlay (an S3 endpoint, a service address)', async () => {

@@ -47,6 +47,26 @@ describe('KubectlKustomize', () => {
     assert.doesNotMatch(error.message, /run\.go|command failed/, 'the klog wrapper is stripped');
   });
 
+  it("keeps kustomize's message of several lines (a remote base git could not fetch) on one line", async () => {
+    const fake = join(root, 'fake-kubectl');
+    const stderr = [
+      'E1203 00:51:45.413068   17546 run.go:72] "command failed" err=<',
+      `\taccumulating resources: accumulation err='accumulating resources from 'github.com/example/deploy?ref=v1': failed to run '/usr/bin/git fetch --depth=1 https://github.com/example/deploy v1': fatal: unable to access 'https://github.com/example/deploy/': Could not resolve host: github.com`,
+      `\t: exit status 128 in ${root}/overlay`,
+      ' >',
+    ].join('\n');
+    await writeFile(fake, `#!/bin/sh\ncat >&2 <<'EOF'\n${stderr}\nEOF\nexit 1\n`, { mode: 0o755 });
+    const error = await new KubectlKustomize({ kubectl: fake }).build(root, 'overlay').then(
+      () => assert.fail('expected a failure'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ValidationError);
+    assert.equal(
+      error.message,
+      "accumulating resources: accumulation err='accumulating resources from 'github.com/example/deploy?ref=v1': failed to run '/usr/bin/git fetch --depth=1 https://github.com/example/deploy v1': fatal: unable to access 'https://github.com/example/deploy/': Could not resolve host: github.com : exit status 128 in overlay",
+    );
+  });
+
   it('reads a path such as github.com/x/y as a local directory, never as a remote', async () => {
     await assert.rejects(kustomize.build(root, 'github.com/fluxcd/flux2'), (e: unknown) => {
       assert.ok(e instanceof ValidationError);

@@ -33,12 +33,16 @@ export interface KubectlKustomizeOptions {
 /**
  * kubectl logs failures through klog as
  * `E1202 15:14:58.802550 6465 run.go:72] "command failed" err="…"`; the
- * quoted `err` is kustomize's own message.
+ * quoted `err` is kustomize's own message. A message with line breaks (a
+ * remote base whose `git fetch` failed) comes as `err=<`, its lines indented
+ * by a tab, then ` >`.
  */
 const KLOG_ERROR = /"command failed" err=("(?:[^"\\]|\\.)*")\s*$/m;
+const KLOG_MULTILINE_ERROR = /"command failed" err=<\n([\s\S]*?)\n >\s*$/;
 
 function kustomizeMessage(stderr: string, repoRoot: string): string {
   const match = KLOG_ERROR.exec(stderr);
+  const multiline = KLOG_MULTILINE_ERROR.exec(stderr);
   let message = stderr.trim();
   if (match?.[1] !== undefined) {
     try {
@@ -46,7 +50,15 @@ function kustomizeMessage(stderr: string, repoRoot: string): string {
     } catch {
       message = match[1].slice(1, -1);
     }
+  } else if (multiline?.[1] !== undefined) {
+    message = multiline[1]
+      .split('\n')
+      .map((line) => line.replace(/^\t/, '').trim())
+      .filter((line) => line !== '')
+      .join(' ');
   }
+  // One line: a verify finding is one line.
+  message = message.replace(/\s*\n\s*/g, ' ');
   // Repository-relative paths keep findings identical wherever the tree is checked out.
   const root = repoRoot.replace(/\/+$/, '');
   return (message.split(`${root}/`).join('').split(root).join('.') || 'kustomize build failed').replace(/\s+$/, '');

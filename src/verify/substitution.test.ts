@@ -65,6 +65,19 @@ describe('analyzeSubstitution', () => {
     assert.equal(result.apply(object), object, 'without postBuild Flux applies the object as built');
   });
 
+  it('takes ${var} in a CustomResourceDefinition applied without postBuild as schema documentation (flux bootstrap\'s gotk-components)', () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'kustomizations.kustomize.toolkit.fluxcd.io' },
+      spec: { versions: [{ schema: { openAPIV3Schema: { description: 'e.g. ${var:=default}, ${var:position} and ${var/substring/replacement}.' } } }] },
+    };
+    assert.deepEqual(analyzeSubstitution({ kustomization: kustomization(), objects: [crd], configMap: lookup }).issues, []);
+    assert.deepEqual(analyzeSubstitution({ kustomization: kustomization(), objects: [crd, ingress('web.${cluster_domain}')], configMap: lookup }).issues, [
+      'output uses ${cluster_domain} but spec.postBuild is not set: Flux would apply the literal text',
+    ]);
+  });
+
   it('notes a variable only a Secret source may define, and is quiet about missing optional sources', () => {
     const result = analyzeSubstitution({
       kustomization: kustomization({

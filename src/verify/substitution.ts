@@ -49,6 +49,15 @@ interface SourceRef {
   readonly optional: boolean;
 }
 
+/**
+ * A CustomResourceDefinition: its `${...}` are schema documentation (Flux's
+ * own Kustomization CRD describes `${var:=default}`), which flux bootstrap's
+ * gotk-components.yaml applies without postBuild, on purpose.
+ */
+function isCustomResourceDefinition(object: unknown): boolean {
+  return isRecord(object) && object.kind === 'CustomResourceDefinition' && typeof object.apiVersion === 'string' && object.apiVersion.startsWith('apiextensions.k8s.io/');
+}
+
 function substitutionDisabled(object: unknown): boolean {
   const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
   const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
@@ -103,9 +112,17 @@ export function analyzeSubstitution(input: SubstitutionInput): SubstitutionAnaly
   const values = new Map<string, string>();
 
   if (postBuild === undefined) {
-    if (usedNames.length > 0) {
+    // Without postBuild the literal text is applied: a mistake, except in a CRD's schema documentation.
+    const literal = new Set<string>();
+    for (const object of input.objects) {
+      if (substitutionDisabled(object) || isCustomResourceDefinition(object)) continue;
+      eachString(object, (text) => {
+        for (const token of variableTokens(text)) if (token.kind === 'reference') literal.add(token.name);
+      });
+    }
+    if (literal.size > 0) {
       issues.push(
-        `output uses ${usedNames.map((n) => `\${${n}}`).join(', ')} but spec.postBuild is not set: Flux would apply the literal text`,
+        `output uses ${[...literal].sort().map((n) => `\${${n}}`).join(', ')} but spec.postBuild is not set: Flux would apply the literal text`,
       );
     }
     return { issues, notes, used: usedNames, values, apply: (object) => object };

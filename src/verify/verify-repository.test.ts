@@ -285,12 +285,38 @@ describe('verifyRepository', { concurrency: 4 }, () => {
 
   it('reports a cluster that does not build, and an unknown cluster', async () => {
     const f = await fixture();
-    await f.remove('clusters/demo/kustomization.yaml');
+    await f.edit('clusters/demo/kustomization.yaml', (t) => t.replace('- flux', '- missing'));
     const lines = (await verify(f)).findings.map(formatFinding);
     assert.equal(lines.length, 1, lines.join('\n'));
-    assert.match(lines[0]!, /^clusters\/demo: does not build: unable to find one of 'kustomization\.yaml'/);
+    assert.match(lines[0]!, /^clusters\/demo: does not build: .*missing/);
     assert.deepEqual((await verify(f, { cluster: 'nope' })).findings.map(formatFinding), ['clusters/nope: no such cluster directory']);
     await assert.rejects(verify(f, { cluster: '../demo' }), ValidationError);
+  });
+
+  it('reports each layer a cluster path without an entry point applies twice (Flux generates one taking in every overlay)', async () => {
+    const f = await fixture();
+    await f.remove('clusters/demo/kustomization.yaml');
+    const lines = (await verify(f)).findings.map(formatFinding);
+    assert.deepEqual(
+      lines,
+      ['apps', 'infrastructure'].map(
+        (layer) =>
+          `clusters/demo/flux/${layer}.yaml: Kustomization flux-system/${layer}: clusters/demo/${layer} is applied twice: clusters/demo has no kustomization file, so Flux's sync of it takes in every directory with one, this path included; give clusters/demo a kustomization.yaml listing only what the sync applies`,
+      ),
+    );
+  });
+
+  it('notes, rather than fails, a path inside an ExternalArtifact (an ArtifactGenerator relocates the repository into it)', async () => {
+    const { lines, report } = await findingsAfter(async (f) => {
+      await f.edit('clusters/demo/flux/apps.yaml', (t) =>
+        t.replace('    kind: GitRepository\n    name: flux-system\n  path: ./clusters/demo/apps', '    kind: ExternalArtifact\n    name: apps\n  path: ./demo'),
+      );
+    });
+    assert.deepEqual(lines, []);
+    assert.ok(
+      report.notes.includes(`${APPS}: spec.path ./demo is inside ExternalArtifact flux-system/apps, which another controller assembles: not built or checked here`),
+      report.notes.join('\n'),
+    );
   });
 
   it('notes objects of kinds it has no schema for instead of failing them', async () => {

@@ -9,14 +9,23 @@
  * gating (DESIGN.md, "Rules of the generated tree"), dangling or cyclic
  * dependsOn, strict schema violations in everything that would be applied,
  * postBuild substitution wiring (spec 004), plaintext Secrets and mis-scoped
- * SealedSecrets in the files under clusters/.
+ * SealedSecrets in the files under clusters/, and a flux-system/ (flux
+ * bootstrap's) that the previous commit had and the tree lost, or that the
+ * cluster's entry point does not list.
  */
 import { ValidationError } from '../errors.js';
+import { KUSTOMIZATION_FILE_NAMES } from '../gitops/cluster-ownership.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { fluxGraphOf, refKey, type FluxNode } from '../graph/flux-graph.js';
 import { findCycles } from '../graph/topo-sort.js';
+import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
 import { fieldPath } from './field-path.js';
+import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
+import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
+import { fluxPathBuilder, type FluxBuild } from './flux-path-build.js';
+import { checkGeneratedEntryPoint } from './generated-entry-point.js';
+import { KustomizationSources } from './kustomization-source.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
@@ -35,6 +44,8 @@ export interface VerifyDeps {
   readonly validator: ObjectValidator;
   /** Absolute path of the same working tree, for the builder. */
   readonly repoRoot: string;
+  /** What each cluster path held in the previous commit; the history checks are skipped without it. */
+  readonly history?: ClusterHistory;
 }
 
 /** What to verify. */
@@ -63,7 +74,7 @@ const REQUIRED_SETTINGS = ['prune', 'interval', 'retryInterval', 'timeout'] as c
 /** Schema `required` issues the explicit Kustomization rules below already report in their own words. */
 const COVERED_BY_RULES = new Set(['spec.prune', 'spec.interval', 'spec.sourceRef']);
 
-type Build = { readonly ok: true; readonly objects: readonly Record<string, unknown>[] } | { readonly ok: false; readonly error: string };
+type Build = FluxBuild;
 
 interface RawDocument {
   readonly file: string;
@@ -78,7 +89,8 @@ interface RawKustomization {
   readonly object: Record<string, unknown>;
 }
 
-type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string };
+/** `note` instead of a finding when the path is in an artifact verify cannot see. */
+type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string; readonly note?: true };
 
 /** A Flux Kustomization of one cluster, as verification tracks it. */
 interface Found {
@@ -142,26 +154,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
   const unknownKinds = new Map<string, { first: string; count: number }>();
 
   // Each distinct directory is built once per run, however many Kustomizations point at it.
-  const builds = new Map<string, Promise<Build>>();
-  const build = (dir: string): Promise<Build> => {
-    let pending = builds.get(dir);
-    if (pending === undefined) {
-      pending = (async (): Promise<Build> => {
-        let text: string;
-        try {
-          text = await builder.build(repoRoot, dir, signal);
-        } catch (error) {
-          if (error instanceof ValidationError) return { ok: false, error: error.message };
-          throw error;
-        }
-        const parsed = manifestDocuments(text);
-        if (parsed.error !== undefined) return { ok: false, error: `output is not valid YAML: ${parsed.error}` };
-        return { ok: true, objects: parsed.documents.filter(isRecord) };
-      })();
-      builds.set(dir, pending);
-    }
-    return pending;
-  };
+  const build = fluxPathBuilder({ reader, builder, repoRoot, ...(signal ? { signal } : {}) });
 
   const validate = async (object: unknown, file: string, context: string): Promise<void> => {
     const check = await validator.validate(object);
@@ -228,7 +221,22 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     const root = await build(clusterDir);
     if (!root.ok) findings.push({ file: clusterDir, message: `does not build: ${root.error}` });
 
+    // --- flux bootstrap's flux-system/ kept and applied ----------------------
+    findings.push(
+      ...checkFluxBootstrap({
+        clusterDir,
+        files: await reader.list(clusterDir),
+        ...(await entryPointOf(reader, clusterDir)),
+        ...(await previousOf(deps.history, clusterDir)),
+        fluxInstance: rawDocuments.some((d) => d.file.startsWith(`${clusterDir}/`) && isRecord(d.object) && d.object.kind === 'FluxInstance'),
+      }),
+    );
+
     // --- discover the cluster's Kustomizations, following nested ones -------
+    // Sources the tree declares tell which paths are in another artifact.
+    const sources = new KustomizationSources();
+    sources.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
+    if (root.ok) sources.declare(root.objects);
     const found = new Map<string, Found>();
     const queue: Found[] = [];
     const add = (object: Record<string, unknown>, origin: string, listed: boolean): void => {
@@ -246,10 +254,15 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         const batch = queue.splice(0);
         await Promise.all(
           batch.map(async (entry) => {
-            entry.path = await resolvePath(reader, entry.object);
+            const elsewhere = sources.elsewhere(entry.object);
+            entry.path =
+              elsewhere !== undefined
+                ? { ok: false, note: true, message: `spec.path ${String(specOf(entry.object).path)} ${elsewhere}: not built or checked here` }
+                : await resolvePath(reader, entry.object);
             if (entry.path.ok) entry.build = await build(entry.path.dir);
           }),
         );
+        for (const entry of batch) if (entry.build?.ok) sources.declare(entry.build.objects);
         for (const entry of batch) {
           if (entry.build?.ok && entry.path?.ok) {
             for (const object of entry.build.objects) if (isFluxKustomization(object)) add(object, entry.path.dir, true);
@@ -313,20 +326,26 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       if (!isRecord(sourceRef) || typeof sourceRef.kind !== 'string' || typeof sourceRef.name !== 'string') {
         at('spec.sourceRef is not set (kind and name)');
       }
+      // flux bootstrap writes (and rewrites) the cluster's own sync Kustomization
+      // in flux-system/; the tree's rules for its layers are not its author's to meet.
+      const bootstrapSync = isBootstrapSync(entry.key, entry.file, clusterDir);
       const missing = REQUIRED_SETTINGS.filter((name) => spec[name] === undefined || spec[name] === null);
-      if (missing.length > 0) {
+      if (missing.length > 0 && !bootstrapSync) {
         at(`${missing.map((m) => `spec.${m}`).join(', ')} not set: every Kustomization sets prune, interval, retryInterval and timeout`);
       }
       const healthChecks = Array.isArray(spec.healthChecks) && spec.healthChecks.length > 0;
       const healthCheckExprs = Array.isArray(spec.healthCheckExprs) && spec.healthCheckExprs.length > 0;
-      if (!healthChecks && !healthCheckExprs && spec.wait !== true) {
+      if (!healthChecks && !healthCheckExprs && spec.wait !== true && !bootstrapSync) {
         at('neither spec.healthChecks nor spec.wait: true is set: "applied" would not mean "ready" before dependents start');
       }
       for (const dependency of entry.node.dependsOn) {
         if (!found.has(refKey(dependency))) at(`dependsOn ${refKey(dependency)} does not exist`);
       }
 
-      if (entry.path && !entry.path.ok) at(entry.path.message);
+      if (entry.path && !entry.path.ok) {
+        if (entry.path.note) notes.add(formatFinding({ file: entry.file, object: `Kustomization ${entry.key}`, message: entry.path.message }));
+        else at(entry.path.message);
+      }
       const built = entry.build;
       if (built && !built.ok) at(`spec.path ${String(spec.path)} does not build: ${built.error}`);
       if (!built?.ok || !entry.path?.ok) continue;
@@ -344,6 +363,12 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? dir : dir;
         await validate(substitution.apply(object), file, dir);
       }
+    }
+
+    const generatedRoot = await fluxGeneratedKustomization(reader, clusterDir);
+    if (generatedRoot !== undefined) {
+      const paths = entries.flatMap((e) => (e.path?.ok ? [{ key: e.key, file: e.file, dir: e.path.dir }] : []));
+      findings.push(...checkGeneratedEntryPoint(clusterDir, generatedRoot.roots, paths));
     }
 
     for (const cycle of findCycles(entries.map((e) => e.node))) {
@@ -372,6 +397,32 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       ? `${checked} Flux Kustomization(s) checked; substitution wiring is consistent`
       : `${checked} Flux Kustomization(s) checked; ${sorted.length} finding(s)`;
   return { findings: sorted, notes: [...notes].sort(compare), kustomizationsChecked: checked, summary };
+}
+
+/** The cluster's kustomization file and the resources it lists, when it has one that parses. */
+async function entryPointOf(reader: RepoReader, clusterDir: string): Promise<{ entryPoint?: { file: string; resources: string[] } }> {
+  for (const name of KUSTOMIZATION_FILE_NAMES) {
+    const file = `${clusterDir}/${name}`;
+    const text = await reader.read(file);
+    if (text === undefined) continue;
+    const parsed = manifestDocuments(text);
+    const first = parsed.error === undefined ? parsed.documents[0] : undefined;
+    if (!isRecord(first)) return {};
+    const resources = Array.isArray(first.resources) ? first.resources.filter((r): r is string => typeof r === 'string') : [];
+    return { entryPoint: { file, resources } };
+  }
+  return {};
+}
+
+/** The cluster path in the previous commit, when the history knows it. */
+async function previousOf(history: ClusterHistory | undefined, clusterDir: string): Promise<{ previous?: ClusterSnapshot }> {
+  const previous = await history?.previous(clusterDir);
+  return previous !== undefined ? { previous } : {};
+}
+
+/** The sync Kustomization `flux bootstrap` writes into `<cluster>/flux-system/`. */
+function isBootstrapSync(key: string, file: string, clusterDir: string): boolean {
+  return key === `${DEFAULT_NAMESPACE}/${DEFAULT_NAMESPACE}` && file.startsWith(`${clusterDir}/${DEFAULT_NAMESPACE}/`);
 }
 
 function rawFileOfObject(

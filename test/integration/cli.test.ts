@@ -15,6 +15,7 @@ import { scopeLabel } from '../../src/sealing/seal.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
 import { runCli, type CliResult } from '../support/cli.js';
+import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 
 const CLUSTER_ARGS = ['--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1'];
 const SUMMARY = /^==> 4 Flux Kustomization\(s\) checked; substitution wiring is consistent$/m;
@@ -302,6 +303,77 @@ describe('generate-gitops-env seal', () => {
     assertExit(result, 2);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /^error: kind: must be Secret/m);
+  });
+});
+
+describe('generate-gitops-env on a cluster path that flux bootstrap wrote flux-system/ into', () => {
+  let tmp: string;
+  let cert: string;
+  let repo: string;
+  let bootstrap: Map<string, string>;
+
+  before(async () => {
+    ({ dir: tmp, cert } = await makeTemp('cli-bootstrap-'));
+    repo = join(tmp, 'gitops');
+    assertExit(await runCli(['init', repo]), 0);
+    bootstrap = await writeFluxBootstrap(repo, 'eu-prod-1');
+    git(repo, 'add', '--all');
+    git(repo, 'commit', '--quiet', '-m', 'flux bootstrap');
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('render keeps flux-system/ byte for byte and listed in the entry point, in both passes, and verify passes', async () => {
+    for (const pass of [['--pass', 'infrastructure'], ['--cert', cert]]) {
+      const result = await runCli(['render', '--repo', repo, ...CLUSTER_ARGS, ...pass]);
+      assertExit(result, 0);
+      assert.match(result.stderr, / 0 removed\n {2}kept as they are and listed in clusters\/eu-prod-1\/kustomization\.yaml: flux-system\/ \(not generated, e\.g\. by flux bootstrap\)\n/);
+      for (const [path, text] of bootstrap) assert.equal(await readFile(join(repo, path), 'utf8'), text, `${path} after ${pass.join(' ')}`);
+      const entry = parse(await readFile(join(repo, 'clusters/eu-prod-1/kustomization.yaml'), 'utf8')) as { resources: string[] };
+      assert.deepEqual(entry.resources, ['flux', 'flux-system']);
+    }
+    const verify = await runCli(['verify', '--repo', repo, '--cluster', 'eu-prod-1']);
+    assertExit(verify, 0);
+    assert.match(verify.stderr, /==> 5 Flux Kustomization\(s\) checked; substitution wiring is consistent/);
+    git(repo, 'add', '--all');
+    git(repo, 'commit', '--quiet', '-m', 'Add cluster eu-prod-1');
+  });
+
+  it('verify exits 1 on a commit that dropped flux-system/ (as the old render did), naming the commit and the fix', async () => {
+    const before = git(repo, 'rev-parse', 'HEAD').trim();
+    git(repo, 'rm', '-r', '--quiet', 'clusters/eu-prod-1/flux-system');
+    const entry = join(repo, 'clusters/eu-prod-1/kustomization.yaml');
+    await writeFile(entry, (await readFile(entry, 'utf8')).replace(/^ {2}- flux-system\n/m, ''));
+    git(repo, 'commit', '--quiet', '--all', '-m', 'Re-render eu-prod-1');
+    try {
+      const result = await runCli(['verify', '--repo', repo, '--cluster', 'eu-prod-1']);
+      assertExit(result, 1);
+      const short = before.slice(0, 12);
+      assert.deepEqual(result.stdout.trimEnd().split('\n'), [
+        `clusters/eu-prod-1/flux-system: Kustomization flux-system/flux-system: flux-system/ was in commit ${short} and is gone: the sync (prune: true) would delete Flux itself; restore it with \`git checkout ${short} -- clusters/eu-prod-1/flux-system\` and keep it in clusters/eu-prod-1's kustomization resources`,
+      ]);
+    } finally {
+      git(repo, 'reset', '--quiet', '--hard', before);
+    }
+  });
+
+  it('verify exits 1 when the entry point does not list an existing flux-system/', async () => {
+    const entry = join(repo, 'clusters/eu-prod-1/kustomization.yaml');
+    await writeFile(entry, (await readFile(entry, 'utf8')).replace(/^ {2}- flux-system\n/m, ''));
+    try {
+      const result = await runCli(['verify', '--repo', repo, '--cluster', 'eu-prod-1']);
+      assertExit(result, 1);
+      assert.ok(
+        result.stdout.split('\n').includes(
+          'clusters/eu-prod-1/kustomization.yaml: Kustomization flux-system/flux-system: resources does not list flux-system, so the sync (prune: true) would delete what flux bootstrap installed, Flux included: add flux-system to resources',
+        ),
+        result.stdout,
+      );
+    } finally {
+      git(repo, 'checkout', '--quiet', '--', 'clusters/eu-prod-1/kustomization.yaml');
+    }
   });
 });
 

@@ -23,6 +23,7 @@ import type { SealingCertificateSource } from '../../src/runner/ports.js';
 import { runScaffold, StepError, type ScaffoldRunOptions, type StepNumber } from '../../src/runner/run-scaffold.js';
 import { createTestCertificate, type TestCertificate } from '../../src/sealing/test-certificate.js';
 import type { RunResult } from '../../src/service/scaffold-run.js';
+import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { type GitDaemon, type GitHttpServer, startGitDaemon, startGitHttpServer } from '../support/git-server.js';
 import { type KubeApiDouble, startKubeApiDouble } from '../support/kube-api-double.js';
 import {
@@ -253,6 +254,35 @@ describe('scaffold-runner through git daemon with --cert', () => {
     assert.deepEqual(rerun.result?.commits, outcome.result!.commits, 'the rerun names the commits the passes landed as');
     assert.ok(rerun.events.some((e) => e.event === 'credential' && e.action === 'kept'));
     assert.ok(!rerun.events.some((e) => e.event === 'credential' && e.action !== 'kept'), 'no credential is rotated');
+  });
+});
+
+describe('scaffold-runner into a cluster path that flux bootstrap wrote flux-system/ into', () => {
+  it('keeps flux-system/ byte for byte and listed in the entry point through both passes, and the verify gate passes', async () => {
+    const remote = await newRemote();
+    const work = await mkdtemp(join(scratch, 'bootstrap-'));
+    await git(work, 'clone', '--quiet', remote.dir, 'repo');
+    const repo = join(work, 'repo');
+    const bootstrap = await writeFluxBootstrap(repo, CLUSTER.name);
+    await git(repo, 'add', '--all');
+    await git(repo, '-c', 'user.name=flux', '-c', 'user.email=flux@example.invalid', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'Add Flux sync manifests');
+    await git(repo, 'push', '--quiet', 'origin', 'main');
+    const bootstrapSha = await git(remote.dir, 'rev-parse', 'main');
+
+    const resultFile = await resultPath();
+    const outcome = await runRunner({ args: [...clusterArgs(daemon.url(remote.name)), '--cert', certFile, '--result-file', resultFile], env: cliEnv(), resultFile });
+    assert.equal(outcome.code, 0, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'succeeded');
+    const commits = (await commitsOf(remote.dir, 'main', bootstrapSha)).reverse();
+    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all']);
+
+    for (const commit of commits) {
+      const tree = await treeAt(remote.dir, commit.sha, GITOPS_PATH);
+      for (const [path, text] of bootstrap) assert.equal(tree.get(path), text, `${path} at pass ${commit.trailers['Scaffold-Pass']}`);
+      const entry = tree.get(`${GITOPS_PATH}/kustomization.yaml`) ?? '';
+      assert.match(entry, /^resources:\n {2}- flux\n {2}- flux-system\n/m, `the entry point lists flux-system at pass ${commit.trailers['Scaffold-Pass']}`);
+    }
+    assert.ok(!outcome.events.some((e) => e.event === 'rendered' && e.removed !== 0), 'nothing removed');
   });
 });
 
