@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,14 +9,7 @@ import { CliGitRemote } from '../git/cli-git-remote.js';
 import { ensureSeededBareRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { GitScaffoldPreviewer } from './git-scaffold-previewer.js';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  });
-}
+import { gitSync as git } from '../../test/support/git.js';
 
 describe('GitScaffoldPreviewer on a cluster path that flux bootstrap wrote flux-system/ into', () => {
   let root: string;

@@ -13,6 +13,7 @@ import { PgRunStore } from './pg-run-store.js';
 import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
+import { closedPort } from '../../test/support/net.js';
 
 runRunStoreContract('PGlite in memory', async () => {
   const store = await PgRunStore.open();
@@ -284,14 +285,3 @@ function newRun(overrides: { readonly cluster?: string } = {}): NewRun {
 }
 
 /** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}

@@ -1,8 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
@@ -16,6 +14,8 @@ import {
 } from '../../test/support/git-server.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
+import { git } from '../../test/support/git.js';
+import { closedPort } from '../../test/support/net.js';
 
 const USER = 'scaffolder';
 const PASSWORD = 'pa55-Secret-9f8e7d';
@@ -26,18 +26,6 @@ const SECRETS = [PASSWORD, TOKEN, BASIC_B64, TOKEN_B64];
 const OTHER_CLUSTERS = Array.from({ length: 10 }, (_, i) => `c${String(i + 1).padStart(2, '0')}`);
 const SPARSE = ['base', 'clusters/development', 'clusters/new'];
 const AUTHOR = { name: 'Scaffold Bot', email: 'bot@example.invalid' };
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  return (await runGit(args, { cwd })).stdout.trim();
-}
 
 /** Every file below .git except objects, as text: where a leaked credential would sit. */
 async function gitMetadata(dir: string): Promise<string> {

@@ -1,8 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, readFile, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { UnavailableError, ValidationError } from '../errors.js';
@@ -10,17 +8,10 @@ import type { GitCredentials } from '../runner/ports.js';
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl } from './repository-url.js';
 import { runGit } from './git-process.js';
+import { closedPort } from '../../test/support/net.js';
 
 /** Not a real key: it only has to look like one. */
 const FAKE_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('withGitAuth', () => {
   it('gives no environment without credentials', async () => {

@@ -1,18 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitClusterHistory } from './git-cluster-history.js';
+import { gitSync } from '../../test/support/git.js';
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  }).trim();
-}
+const git = (cwd: string, ...args: string[]): string => gitSync(cwd, ...args).trim();
 
 describe('GitClusterHistory', () => {
   let tmp: string;

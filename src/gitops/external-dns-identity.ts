@@ -7,10 +7,7 @@
 import type { ClusterIdentity } from './cluster-identity.js';
 import type { FoundObject } from './layer-resources.js';
 import { toYaml } from './yaml.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../model/is-record.js';
 
 /** The external-dns HelmRelease among a layer's objects, if any. */
 function findExternalDns(objects: readonly FoundObject[]): Record<string, unknown> | undefined {

@@ -10,6 +10,7 @@
  */
 import type { FoundObject } from './layer-resources.js';
 import { toYaml } from './yaml.js';
+import { isRecord } from '../model/is-record.js';
 
 /** The placeholder suffix base Ingresses use for hosts a cluster overlay must set. */
 export const PLACEHOLDER_SUFFIX = '.base.invalid';
@@ -18,10 +19,6 @@ interface JsonPatchOp {
   op: 'test' | 'replace';
   path: string;
   value: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `api.base.invalid` → `api`; a host without the placeholder keeps its first label. */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { platformDir } from '../package-paths.js';
-import { catalogSparsePaths, conditionHolds, expandLayerPath, resolveClusterAttributes, selectLayers, sparsePathsOfDescriptor } from './layer-catalog.js';
+import { conditionHolds, expandLayerPath, resolveClusterAttributes, selectLayers } from './layer-catalog.js';
 import { parsePlatformDescriptor, type PlatformDescriptor } from './platform-descriptor.js';
 
 const matrix = parsePlatformDescriptor(readFileSync(join(platformDir('matrix-example'), 'scaffold.yaml'), 'utf8'));
@@ -128,7 +128,7 @@ describe('selectLayers', () => {
   });
 });
 
-describe('conditionHolds, expandLayerPath, catalogSparsePaths', () => {
+describe('conditionHolds, expandLayerPath', () => {
   it('needs every attribute a condition names to match, and a value for it', () => {
     assert.equal(conditionHolds(undefined, {}), true);
     assert.equal(conditionHolds({ role: ['env'] }, {}), false);
@@ -142,15 +142,4 @@ describe('conditionHolds, expandLayerPath, catalogSparsePaths', () => {
     assert.throws(() => expandLayerPath('dns/{dns_provider}', {}), /uses \{dns_provider\}, which this cluster has no value for/);
   });
 
-  it('lists the top-level directories a sparse checkout needs for the catalog\'s shared layers', () => {
-    assert.deepEqual(catalogSparsePaths(matrix), [
-      'aws', 'cc', 'cc-config', 'cc-observability', 'cc-observability-routes', 'cc-routes', 'dns', 'env', 'env-app', 'env-auth', 'env-auth-config', 'env-data',
-      'env-observability-agent', 'gcp', 'platform', 'platform-config', 'talos',
-    ]);
-    const d = descriptor(`${ATTRIBUTES}layers:\n  - { name: v, path: '{infra_provider}/base' }\n  - { name: o, overlay: apps }\n`);
-    assert.deepEqual(catalogSparsePaths(d), ['x', 'y', 'z']);
-    assert.deepEqual(catalogSparsePaths(parsePlatformDescriptor(undefined)), []);
-    assert.deepEqual(sparsePathsOfDescriptor(readFileSync(join(platformDir(), 'scaffold.yaml'), 'utf8')), []);
-    assert.ok(sparsePathsOfDescriptor(readFileSync(join(platformDir('matrix-example'), 'scaffold.yaml'), 'utf8')).includes('dns'));
-  });
 });

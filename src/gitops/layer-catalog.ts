@@ -8,7 +8,7 @@
  */
 import { ValidationError, type FieldIssue } from '../errors.js';
 import { CLUSTER_ATTRIBUTES, type ClusterAttribute, type ClusterSpec } from '../model/cluster-spec.js';
-import { parsePlatformDescriptor, type ClusterAttributes, type LayerCondition, type LayerSpec, type PlatformDescriptor } from './platform-descriptor.js';
+import type { ClusterAttributes, LayerCondition, LayerSpec } from './platform-descriptor.js';
 
 /** A cluster's attribute values as the catalog resolved them (given, kept from before, or defaulted). */
 export interface ResolvedAttributes {
@@ -37,11 +37,6 @@ const WITH_ARTICLE: Readonly<Record<ClusterAttribute, string>> = {
   infra_provider: 'an infrastructure provider',
   dns_provider: 'a DNS provider',
 };
-
-/** The attributes a platform declares (none without a catalog). */
-export function declaredAttributes(descriptor: Pick<PlatformDescriptor, 'attributes'>): ClusterAttribute[] {
-  return CLUSTER_ATTRIBUTES.filter((name) => descriptor.attributes?.[name] !== undefined);
-}
 
 /**
  * The cluster's value of each attribute the platform declares: the one given,
@@ -201,36 +196,4 @@ function orderLayers(layers: readonly SelectedLayer[]): SelectedLayer[] {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
-}
-
-/**
- * The top-level directories of the repository the catalog's shared layers
- * live in (placeholders in a first segment expanded over every known value):
- * what a sparse checkout must hold besides base/, the reference and the
- * cluster's own directory for a render and its verify to see every layer.
- */
-export function catalogSparsePaths(descriptor: Pick<PlatformDescriptor, 'attributes' | 'layers'>): string[] {
-  const out = new Set<string>();
-  for (const layer of descriptor.layers ?? []) {
-    if (layer.path === undefined) continue;
-    const first = layer.path.replace(/^(\.\/)+/, '').split('/')[0]!;
-    const names = [...first.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as ClusterAttribute);
-    let expansions = [first];
-    for (const name of names) {
-      const values = descriptor.attributes?.[name]?.values ?? [];
-      expansions = expansions.flatMap((p) => values.map((v) => p.replaceAll(`{${name}}`, v)));
-    }
-    for (const path of expansions) out.add(path);
-  }
-  return [...out].sort();
-}
-
-/**
- * {@link catalogSparsePaths} of a scaffold.yaml text, for a runner that reads
- * the descriptor (a top-level file, in every cone-mode sparse checkout) before
- * widening its checkout.
- * @throws ValidationError for a malformed descriptor
- */
-export function sparsePathsOfDescriptor(text: string | undefined): string[] {
-  return catalogSparsePaths(parsePlatformDescriptor(text));
 }

@@ -8,6 +8,7 @@ import { posix } from 'node:path';
 import { assertRepoPath } from './file-tree.js';
 import type { RepoReader } from './repo-reader.js';
 import { parseYamlDocuments } from './yaml.js';
+import { isRecord } from '../model/is-record.js';
 
 /** A Kubernetes object found in a layer's resources, with the file it came from. */
 export interface FoundObject {
@@ -17,10 +18,6 @@ export interface FoundObject {
 
 /** The directories of a layer that the generator writes itself; never scanned. */
 export const GENERATED_LAYER_DIRS = ['hosts', 'identity', 'sealed'] as const;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The `resources` entries of a kustomization.yaml text. */
 export function kustomizationResources(text: string, file: string): string[] {

@@ -9,6 +9,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import type { ClusterIdentity } from './cluster-identity.js';
 import type { RepoReader } from './repo-reader.js';
 import { parseYamlDocuments } from './yaml.js';
+import { isRecord } from '../model/is-record.js';
 
 /** The ConfigMap every layer substitutes from. */
 export const CLUSTER_CONFIG_NAME = 'cluster-config';
@@ -43,10 +44,6 @@ export interface ReferenceEnvironment {
   readonly fluxKustomizationFiles: ReadonlySet<string>;
   /** Every file of the reference, by path relative to `root`. */
   readonly files: ReadonlyMap<string, string>;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** How the reference's Flux Kustomizations are read. */

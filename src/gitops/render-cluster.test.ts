@@ -6,7 +6,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -25,6 +24,7 @@ import { unsealValue } from '../sealing/unseal.js';
 import { fluxBootstrapFiles, writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
 import { memoryRepoReader } from './repo-reader.js';
 import { renderCluster, type RenderOptions } from './render-cluster.js';
+import { gitSync as git } from '../../test/support/git.js';
 
 const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const GITOPS_PATH = 'clusters/eu-prod-1';
@@ -53,14 +53,6 @@ async function readTree(root: string, below = ''): Promise<Map<string, string>> 
     out.set(rel, await readFile(join(root, rel), 'utf8'));
   }
   return new Map([...out].sort(([a], [b]) => a.localeCompare(b)));
-}
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  });
 }
 
 function objectsOf(yamlText: string): Obj[] {

@@ -15,6 +15,7 @@ import { assertDockerConfigJson, credentialValues, type ProducedValues } from '.
 import type { CredentialSpec } from './platform-descriptor.js';
 import type { RandomBytes } from './random-string.js';
 import { parseYamlDocuments, toYaml } from './yaml.js';
+import { isRecord } from '../model/is-record.js';
 
 /** What happened to one credential in a render. */
 export interface CredentialOutcome {
@@ -41,10 +42,6 @@ export interface SealedCredentialsOptions {
 /** The file of one credential, relative to the cluster directory. */
 export function sealedFileOf(credential: Pick<CredentialSpec, 'layer' | 'name'>): string {
   return `${credential.layer}/sealed/sealed-${credential.name}.yaml`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // A kept file must still be the same Secret with at least the same keys; anything

@@ -2,7 +2,7 @@
  * Stable YAML serialization for generated manifests: same input, same bytes.
  * Long lines are never folded, so base64 ciphertexts stay on one line.
  */
-import { Document, parseAllDocuments, stringify, type ToStringOptions } from 'yaml';
+import { Document, parseAllDocuments, type ToStringOptions } from 'yaml';
 import type { Document as AnyDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
 
@@ -18,11 +18,6 @@ export function toYaml(value: unknown, comment?: string): string {
 /** Serializes a YAML Document (keeping its comments and order). */
 export function documentToYaml(doc: Document): string {
   return doc.toString(OPTIONS);
-}
-
-/** Serializes a plain value without document markers. */
-export function stringifyYaml(value: unknown): string {
-  return stringify(value, OPTIONS);
 }
 
 /**

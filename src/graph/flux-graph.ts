@@ -2,6 +2,7 @@
  * The Flux dependency graph of a cluster: its Kustomizations as nodes and
  * `spec.dependsOn` as edges. Pure: built from parsed objects, not from files.
  */
+import { isRecord } from '../model/is-record.js';
 
 /** A reference to a Flux object, `namespace/name`. */
 export interface ObjectRef {
@@ -39,10 +40,6 @@ export function refKey(ref: ObjectRef): string {
 }
 
 const KUSTOMIZATION_API = 'kustomize.toolkit.fluxcd.io/';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Builds the graph from Kubernetes objects, keeping only Flux Kustomizations.

@@ -12,6 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
 import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
+import { isRecord } from '../model/is-record.js';
 
 /** Where a kubeconfig comes from. */
 export type KubeConfigSource =
@@ -23,10 +24,6 @@ export type KubeConfigSource =
   | { readonly kind: 'in-cluster' };
 
 type Named = { readonly name?: unknown };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function entries(doc: Record<string, unknown>, list: string, label: string): Named[] {
   const value = doc[list];

@@ -15,7 +15,7 @@
 import type { FieldIssue } from '../errors.js';
 import { closestName } from '../verify/closest-name.js';
 import { fieldPath } from '../verify/field-path.js';
-import { isRecord } from '../verify/is-record.js';
+import { isRecord } from '../model/is-record.js';
 import type { ObjectCheck, ObjectValidator } from '../verify/object-validator.js';
 
 /** One row of a client-node model's attributeTypeMap. */

@@ -4,17 +4,12 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
-import { runGit } from '../git/git-process.js';
 import { publishPlatform } from './publish-platform.js';
+import { git } from '../../test/support/git.js';
 
 // Nothing listens on port 1: a test that got as far as the network would fail
 // with UnavailableError, not the ValidationError these cases expect.
 const NOWHERE = 'oci://127.0.0.1:1/platform';
-const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  return (await runGit(args, { cwd, env: IDENTITY })).stdout.trim();
-}
 
 describe('publishPlatform, before anything is pushed', () => {
   let root: string;

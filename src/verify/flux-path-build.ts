@@ -8,7 +8,7 @@
 import { ValidationError } from '../errors.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
 import { manifestDocuments } from './manifest-documents.js';
 

@@ -5,7 +5,7 @@
  * older cluster would still accept fails on a new one (DESIGN.md, "Facts").
  */
 import type { FieldIssue } from '../errors.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 /** The one apiVersion Flux 2.8+ serves, by `group/kind`. */
 const GA_API: ReadonlyMap<string, string> = new Map([

@@ -12,7 +12,7 @@
  *   another name: its own URL (a tenant's repository, an upstream OCI
  *   artifact of manifests).
  */
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 const SOURCE_API = 'source.toolkit.fluxcd.io/';
 const DECLARABLE_KINDS = new Set(['GitRepository', 'OCIRepository', 'Bucket']);

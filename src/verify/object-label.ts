@@ -2,7 +2,7 @@
  * How findings name a Kubernetes object: `Kind namespace/name`, or `Kind name`
  * for cluster-scoped objects (and objects whose namespace is set later).
  */
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 /** `Deployment tcr/web`, `Namespace tcr`, or `object` when the value has no kind. */
 export function objectLabel(object: unknown): string {

@@ -15,7 +15,7 @@ import type { RepoReader } from '../gitops/repo-reader.js';
 import { closestName } from './closest-name.js';
 import { fieldPath } from './field-path.js';
 import { fluxRuleIssues } from './flux-rules.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import type { ObjectCheck, ObjectValidator } from './object-validator.js';
 import { strictSchemaOf } from './strict-schema.js';
 

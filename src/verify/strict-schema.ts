@@ -10,7 +10,7 @@
  * and does not opt out with `x-kubernetes-preserve-unknown-fields` is closed.
  * See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
  */
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 /** Formats ajv-formats implements with the meaning Kubernetes gives them. */
 const KNOWN_FORMATS = new Set([

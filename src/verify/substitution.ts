@@ -8,7 +8,7 @@
  * (spec 004, "The failure mode this creates").
  */
 import { parse, stringify } from 'yaml';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 import { substituteVariables } from './substitute-variables.js';
 import { variableTokens } from './variable-references.js';

@@ -27,7 +27,7 @@ import { fluxPathBuilder, type FluxBuild } from './flux-path-build.js';
 import { checkGeneratedEntryPoint } from './generated-entry-point.js';
 import { KustomizationSources } from './kustomization-source.js';
 import { formatFinding, type Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
 import { manifestDocuments } from './manifest-documents.js';
 import { objectLabel } from './object-label.js';

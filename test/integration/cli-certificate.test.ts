@@ -7,25 +7,17 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { runCli, type CliResult } from '../support/cli.js';
+import { gitSync as git } from '../support/git.js';
 
 const DAY = 86_400_000;
 const CLUSTER_ARGS = ['--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1'];
 const SECRET = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: api-token\n  namespace: tcr\nstringData:\n  token: tok-cli-certificate-0123\n';
 const ISO = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  });
-}
 
 function assertRefused(result: CliResult, error: RegExp): void {
   const printed = `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;

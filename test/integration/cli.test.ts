@@ -6,7 +6,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
+import { gitSync as git } from '../support/git.js';
 
 const CLUSTER_ARGS = ['--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1'];
 const SUMMARY = /^==> 4 Flux Kustomization\(s\) checked; substitution wiring is consistent$/m;
@@ -27,14 +27,6 @@ const SEALED_FILES = [
 ];
 
 const controller = createTestCertificate();
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  });
-}
 
 /** Fails with everything the CLI printed, so a failing run explains itself. */
 function assertExit(result: CliResult, code: number): void {

@@ -9,22 +9,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
 import { runCli, type CliResult } from '../support/cli.js';
+import { gitSync as git } from '../support/git.js';
 
 const FIXTURE = new URL('../fixtures/flux2-kustomize-helm-example/', import.meta.url);
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
-  });
-}
 
 function assertExit(result: CliResult, code: number): void {
   assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);

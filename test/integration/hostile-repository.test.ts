@@ -7,7 +7,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,13 +17,10 @@ import { platformDir } from '../../src/package-paths.js';
 import { createPino } from '../../src/pino-logger.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { gitSync as git } from '../support/git.js';
 
 const TOKEN = 'hostile-caller-token-0123456789';
 const HOST_SECRET = '-----BEGIN RSA PRIVATE KEY-----\nHOST-SECRET-BYTES-never-to-leave\n-----END RSA PRIVATE KEY-----\n';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=attacker', '-c', 'user.email=attacker@example.net', ...args], { cwd, encoding: 'utf8' });
-}
 
 /** A bare repository holding the default platform plus whatever `attack` writes into a working copy. */
 async function hostileRepository(root: string, name: string, attack: (work: string) => Promise<void>): Promise<string> {

@@ -21,7 +21,8 @@ import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { type GitHttpServer, startGitHttpServer } from '../support/git-server.js';
 import { type KubeApiDouble, startKubeApiDouble } from '../support/kube-api-double.js';
-import { describeOutcome, eventually, git, runRunner } from '../support/runner.js';
+import { describeOutcome, eventually, runRunner } from '../support/runner.js';
+import { git } from '../support/git.js';
 
 const secret = (prefix: string) => `${prefix}-${randomBytes(12).toString('hex')}`;
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');

@@ -14,7 +14,8 @@ import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
-import { commitsOf, describeOutcome, fileAt, filesAt, git, runRunner } from '../support/runner.js';
+import { commitsOf, describeOutcome, fileAt, filesAt, runRunner } from '../support/runner.js';
+import { git } from '../support/git.js';
 
 const CLUSTER = { name: 'env-aws-1', domain: 'env-aws-1.example.net', region: 'eu-west-1' };
 // 001, "Env on AWS": platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent

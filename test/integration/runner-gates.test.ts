@@ -17,7 +17,8 @@ import { platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { type GitDaemon, startGitDaemon } from '../support/git-server.js';
 import { type KubeApiDouble, startKubeApiDouble } from '../support/kube-api-double.js';
-import { type RunnerEvent, type RunnerOutcome, commitsOf, describeOutcome, git, runRunner } from '../support/runner.js';
+import { type RunnerEvent, type RunnerOutcome, commitsOf, describeOutcome, runRunner } from '../support/runner.js';
+import { git } from '../support/git.js';
 
 const CLUSTER: ClusterSpec = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const CONTROLLER = { namespace: 'kube-system', name: 'sealed-secrets-controller' } as const;

@@ -9,8 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
@@ -36,7 +34,6 @@ import {
   describeOutcome,
   eventually,
   filesAt,
-  git,
   runRunner,
   sealedSecretsIn,
   secretNeedles,
@@ -44,6 +41,8 @@ import {
   treeAt,
   unsealAll,
 } from '../support/runner.js';
+import { git } from '../support/git.js';
+import { closedPort } from '../support/net.js';
 
 const CLUSTER: ClusterSpec = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const GITOPS_PATH = `clusters/${CLUSTER.name}`;
@@ -173,14 +172,6 @@ async function gitMetadataOf(dotGit: string): Promise<string> {
 
 function assertAbsent(haystack: string, needles: readonly string[], where: string): void {
   for (const needle of needles) assert.ok(!haystack.includes(needle), `a secret value (${needle.length} chars) appears in ${where}`);
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 before(async () => {

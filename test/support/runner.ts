@@ -12,6 +12,7 @@ import { devNull } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { runGit } from '../../src/git/git-process.js';
+import { git } from './git.js';
 import type { Logger } from '../../src/logger.js';
 import { scopeLabel } from '../../src/sealing/seal.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
@@ -188,11 +189,6 @@ export function capturingLogger(): CapturingLogger {
     return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), child: (more) => make({ ...bindings, ...more }) };
   };
   return Object.assign(make({}), { lines, text: () => lines.map((l) => JSON.stringify({ level: l.level, ...l.fields, msg: l.msg })).join('\n') });
-}
-
-/** `git <args>` in `cwd` (a bare repository or a working copy), trimmed stdout. */
-export async function git(cwd: string, ...args: string[]): Promise<string> {
-  return (await runGit(args, { cwd })).stdout.trim();
 }
 
 /** A commit on a bare remote. */

@@ -1,4 +1,4 @@
-/** Parsed YAML is `unknown`; this is the one narrowing every verify check starts from. */
+/** Parsed YAML and JSON are `unknown`; this is the one narrowing every reader of them starts from. */
 
 /** True for a plain mapping (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
