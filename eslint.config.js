@@ -2,6 +2,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Folders that talk to the world: processes, files, network, database, Kubernetes. */
+const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**'];
+/** The application layer: the run lifecycle and the run itself. */
+const APPLICATION = ['**/runner/**', '**/service/**'];
+/** Edges implement the application's ports (runner/ports.ts, service/*-store.ts …) but never call its logic. */
+const APPLICATION_EXCEPT_PORTS = ['**/runner/run-*.js', '**/service/*-service.js', '**/service/run-monitor.js'];
+
+function without(list, ...drop) {
+  return list.filter((entry) => !drop.includes(entry));
+}
+
+/** A lint block: files in `files` may not import modules matching `patterns` or packages in `paths`. */
+function layer(files, patterns, paths) {
+  return {
+    files,
+    ignores: ['**/*.test.ts', '**/*.contract.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths, patterns: [...new Set(patterns)] }] },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'platform/', 'ui/dist/', '.gitops-scaffolder/'] },
   js.configs.recommended,
@@ -24,8 +44,18 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: ['node:fs', 'node:fs/promises', 'node:child_process', 'node:net', 'node:http', 'node:https', 'fs', 'child_process', 'pg', '@electric-sql/pglite', '@kubernetes/client-node'],
-        patterns: ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/runner/**', '**/service/**'],
+        patterns: [...EDGES, ...APPLICATION],
       }],
     },
   },
+  // Each layer around the core names what it may not reach; only the composition
+  // roots (src/main.ts, src/cli.ts, src/runner-cli.ts, src/app/) wire edges together.
+  layer(['src/service/**'], [...EDGES, '**/app/**', '**/runner/**'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/runner/**'], [...EDGES, '**/service/*-service.js', '**/service/*-executor.js'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/http/**'], without(EDGES, '**/http/**').concat(['**/runner/**', '**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'node:child_process']),
+  layer(['src/db/**'], without(EDGES, '**/db/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**']), ['@kubernetes/client-node', 'fastify']),
+  layer(['src/git/**'], without(EDGES, '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/kubernetes/**'], without(EDGES, '**/kubernetes/**').concat(['**/http/**', '**/app/**']), ['pg', '@electric-sql/pglite', 'fastify']),
+  layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
 );

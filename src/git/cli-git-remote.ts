@@ -14,7 +14,7 @@ import { assertRepoPath } from '../gitops/file-tree.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushResult } from '../runner/ports.js';
 import { withGitAuth } from './git-auth.js';
-import { parseRepositoryUrl, type RemoteUrl } from './repository-url.js';
+import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { UnavailableError, ValidationError } from '../errors.js';
 import type { GitCredentials } from '../runner/ports.js';
 import { withGitAuth } from './git-auth.js';
-import { parseRepositoryUrl } from './repository-url.js';
+import { parseRepositoryUrl } from '../model/repository-url.js';
 import { runGit } from './git-process.js';
 import { closedPort } from '../../test/support/net.js';
 

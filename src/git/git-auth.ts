@@ -10,7 +10,7 @@ import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { GitCredentials } from '../runner/ports.js';
-import { isLoopbackHost, type RemoteUrl } from './repository-url.js';
+import { isLoopbackHost, type RemoteUrl } from '../model/repository-url.js';
 
 /** Environment and redaction list for one git invocation. */
 export interface GitAuth {

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../git/repository-url.js';
+import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
 import { fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
 import { API_FIELDS, catalogIssues, runInputIssues } from '../model/run-inputs.js';
 import type { CatalogSource } from './catalog-source.js';

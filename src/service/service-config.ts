@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ValidationError, type FieldIssue } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
-import { checkRepositoryUrl, parseRepositoryUrl, type RepositoryUrlPolicy } from '../git/repository-url.js';
+import { checkRepositoryUrl, parseRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
 
 /** How runs execute: child processes on this host, or Kubernetes Jobs. */
 export type ExecutorKind = 'local' | 'kubernetes';
