@@ -5,14 +5,16 @@
  * transitions are conditional UPDATEs, and log sequence numbers come from a
  * counter bumped under the run's row lock.
  */
-import { ConflictError, NotFoundError, UnavailableError, ValidationError, isAppError } from '../errors.js';
+import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
-import { ACTIVE_STATUSES, canTransition, type RunCommit, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
+import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
 import { migrate } from './migrate.js';
 import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
+import { codeOf, constraintOf, describeCode, translatePgError } from './pg-errors.js';
+import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, type RunRow } from './run-row.js';
 
 /** What a `PgRunStore` needs. */
 export interface PgRunStoreDeps {
@@ -59,37 +61,6 @@ const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster';
 // what is stored, and keyset pagination has no gaps at microsecond ties.
 const NOW = `date_trunc('milliseconds', now())`;
 
-const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
-  status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at`;
-
-interface RunRow {
-  id: string;
-  cluster_name: string;
-  cluster_domain: string;
-  cluster_region: string;
-  cluster_role: string | null;
-  cluster_infra_provider: string | null;
-  cluster_dns_provider: string | null;
-  repository_url: string;
-  branch: string;
-  reference: string;
-  status: RunStatus;
-  step: number;
-  step_name: string | null;
-  message: string;
-  job: string;
-  gitops_path: string | null;
-  commits: RunCommit[];
-  attempt: number;
-  sealing: 'certificate' | 'kubeconfig';
-  created_by: string;
-  created_at: Date;
-  updated_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
-
 /** Scaffold runs and their logs in PostgreSQL or PGlite. */
 export class PgRunStore implements RunStore {
   readonly #client: SqlClient;
@@ -119,7 +90,7 @@ export class PgRunStore implements RunStore {
       await migrate(client, { logger });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw translate(error);
+      throw translatePgError(error);
     }
     logger.debug({ backend: options.databaseUrl ? 'postgresql' : 'pglite', persistent: Boolean(options.databaseUrl || options.dataDir) }, 'run store open');
     return new PgRunStore({ client, logger });
@@ -162,7 +133,7 @@ export class PgRunStore implements RunStore {
         sealing: run.sealing,
       };
     } catch (error) {
-      if (codeOf(error) !== '23505') throw translate(error);
+      if (codeOf(error) !== '23505') throw translatePgError(error);
       if (constraintOf(error) === ONE_ACTIVE_INDEX) {
         const active = await this.#activeRunOf(run.cluster.name);
         throw new ConflictError(
@@ -319,7 +290,7 @@ export class PgRunStore implements RunStore {
     try {
       return await operation();
     } catch (error) {
-      throw translate(error);
+      throw translatePgError(error);
     }
   }
 }
@@ -328,120 +299,4 @@ function firstRow<T>(rows: readonly T[]): T {
   const row = rows[0];
   if (row === undefined) throw new Error('statement returned no row');
   return row;
-}
-
-// Optional attributes are absent rather than undefined-valued, so runs compare
-// equal however they were built (a fresh create and a read of the row).
-function clusterOf(
-  name: string,
-  domain: string,
-  region: string,
-  role: string | null | undefined,
-  infraProvider: string | null | undefined,
-  dnsProvider: string | null | undefined,
-): ScaffoldRun['cluster'] {
-  return {
-    name,
-    domain,
-    region,
-    ...(role ? { role } : {}),
-    ...(infraProvider ? { infra_provider: infraProvider } : {}),
-    ...(dnsProvider ? { dns_provider: dnsProvider } : {}),
-  };
-}
-
-function runOf(row: RunRow): ScaffoldRun {
-  return {
-    id: row.id,
-    cluster: clusterOf(row.cluster_name, row.cluster_domain, row.cluster_region, row.cluster_role, row.cluster_infra_provider, row.cluster_dns_provider),
-    repositoryUrl: row.repository_url,
-    branch: row.branch,
-    reference: row.reference,
-    status: row.status,
-    step: row.step,
-    // Absent rather than undefined-valued, so runs compare equal however they were built.
-    ...(row.step_name !== null ? { stepName: row.step_name } : {}),
-    message: row.message,
-    job: row.job,
-    ...(row.gitops_path !== null ? { gitopsPath: row.gitops_path } : {}),
-    commits: row.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
-    attempt: row.attempt,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    ...(row.started_at !== null ? { startedAt: row.started_at } : {}),
-    ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
-    createdBy: row.created_by,
-    sealing: row.sealing,
-  };
-}
-
-/** Opaque to callers; base64url of `[createdAt ISO, id]` of the page's last run. */
-function encodeCursor(run: ScaffoldRun): string {
-  return Buffer.from(JSON.stringify([run.createdAt.toISOString(), run.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2) {
-      const [createdAt, id] = value as unknown[];
-      if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt))) return { createdAt, id };
-    }
-  } catch {
-    // fall through: not JSON
-  }
-  throw new ValidationError([{ field: 'cursor', message: 'is not a cursor from a previous page' }]);
-}
-
-function isoOf(date: Date, field: string): string {
-  if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw new ValidationError([{ field, message: 'must be a valid date' }]);
-  return date.toISOString();
-}
-
-// PostgreSQL text cannot hold NUL, and jsonb refuses unpaired UTF-16 surrogates;
-// a runner's output may contain either. Replace them rather than lose the line.
-// eslint-disable-next-line no-control-regex -- matching NUL is the point
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-function storableText(text: string): string {
-  return text.replace(UNSTORABLE, '\uFFFD');
-}
-
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function constraintOf(error: unknown): string | undefined {
-  const constraint = (error as { constraint?: unknown } | null)?.constraint;
-  return typeof constraint === 'string' ? constraint : undefined;
-}
-
-function describeCode(error: unknown): string {
-  const code = codeOf(error);
-  return code && /^[A-Z0-9_]{2,20}$/.test(code) ? ` (${code})` : '';
-}
-
-// SQLSTATEs that mean "the server could not do it now", not "the request is wrong":
-// connection exceptions, shutdown, too many connections, statement timeout.
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300|57014)$/;
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
-const UNAVAILABLE_MESSAGE = /timeout exceeded when trying to connect|Connection terminated|connection error|is closed|after calling end on the pool/i;
-
-/**
- * Maps a database failure onto the error vocabulary. Messages carry only the
- * SQLSTATE or errno, never the driver's text, which may quote a connection string.
- */
-function translate(error: unknown): unknown {
-  if (isAppError(error)) return error;
-  const code = codeOf(error);
-  if (code && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) {
-    return new UnavailableError(`database unavailable${describeCode(error)}`, { cause: error });
-  }
-  if (code === '23514' || code === '22P02' || code === '22003') {
-    return new ValidationError([{ field: '', message: `value rejected by the database (${code})` }], { cause: error });
-  }
-  if (!code && error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message)) {
-    return new UnavailableError('database unavailable', { cause: error });
-  }
-  return error;
 }
