@@ -76,7 +76,7 @@ function refuse(field: string, message: string): ValidationError {
 export function isLoopbackHost(host: string | undefined): boolean {
   if (host === undefined) return false;
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare === '::1') return true;
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
   return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
 }

@@ -19,7 +19,8 @@ import { ValidationError } from '../errors.js';
 import { runGit } from '../git/git-process.js';
 import { type ArtifactFile, packTree } from './artifact-layer.js';
 import { OCI_MANIFEST_MEDIA_TYPE, buildFluxArtifact, fluxRevision } from './flux-artifact.js';
-import { type RegistryCredentials, RegistryClient, assertOciTag, parseOciReference } from './registry-client.js';
+import { assertOciTag, parseOciReference } from './oci-reference.js';
+import { type RegistryCredentials, RegistryClient } from './registry-client.js';
 
 /** What to publish and where. */
 export interface PublishPlatformOptions {

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { AuthenticationError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
-import { RegistryClient, assertOciTag, parseOciReference } from './registry-client.js';
+import { assertOciTag, parseOciReference } from './oci-reference.js';
+import { RegistryClient } from './registry-client.js';
 
 const USER = 'robot';
 const PASSWORD = 'hunter2-not-in-messages';

@@ -28,16 +28,10 @@ import {
   ValidationError,
 } from '../errors.js';
 import { redactSecrets } from '../git/git-process.js';
-
-/** A parsed artifact reference: `[oci://]host[:port]/path[:tag][@sha256:…]`. */
-export interface OciReference {
-  /** `host[:port]`, the host lowercased. */
-  readonly registry: string;
-  /** The repository name inside the registry, e.g. `platform` or `org/platform`. */
-  readonly repository: string;
-  readonly tag?: string;
-  readonly digest?: string;
-}
+import { isLoopbackHost } from '../model/repository-url.js';
+import type { OciReference } from './oci-reference.js';
+import { assertOciDigest, assertOciTag, parseOciReference } from './oci-reference.js';
+import { basicAuthorization, parseChallenges } from './www-authenticate.js';
 
 /** Username and password (or token) for a registry. */
 export interface RegistryCredentials {
@@ -72,108 +66,8 @@ export interface PushedBlob {
   readonly uploaded: boolean;
 }
 
-// https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests
-const REPOSITORY = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
-const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
-const DIGEST = /^sha256:[a-f0-9]{64}$/;
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 const USER_AGENT = 'gitops-scaffolder';
 const DEFAULT_TIMEOUT_MS = 120_000;
-
-function invalid(field: string, message: string): ValidationError {
-  return new ValidationError([{ field, message }]);
-}
-
-/**
- * Checks an OCI tag: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
- *
- * @returns the tag, unchanged
- * @throws ValidationError otherwise
- */
-export function assertOciTag(tag: string, field = 'tag'): string {
-  if (!TAG.test(tag)) throw invalid(field, `${JSON.stringify(tag)} is not a valid tag (letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')`);
-  return tag;
-}
-
-/**
- * Parses `oci://host[:port]/path[:tag][@sha256:<hex>]`, or the same without
- * `oci://`. The first component must be a registry host: it has a dot or a
- * port, or is `localhost` or an IPv6 literal (there is no implied Docker Hub).
- *
- * @throws ValidationError naming what is wrong; the input is not echoed, since
- *   it could carry credentials (which a reference must not)
- */
-export function parseOciReference(input: string): OciReference {
-  const field = 'reference';
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(input);
-  if (scheme && (scheme[1] as string).toLowerCase() !== 'oci') throw invalid(field, 'must be oci://<host>/<repository>[:tag] or <host>/<repository>[:tag]');
-  const rest = scheme ? input.slice(scheme[0].length) : input;
-  const slash = rest.indexOf('/');
-  if (slash <= 0) throw invalid(field, 'must name a registry host and a repository: oci://<host>[:port]/<repository>[:tag]');
-  const host = rest.slice(0, slash);
-  if (host.includes('@')) throw invalid(field, 'must not carry credentials; pass them separately');
-  const hostMatch = HOST.exec(host);
-  const isHost = hostMatch !== null && (host.includes('.') || host.includes(':') || host.toLowerCase() === 'localhost');
-  if (!isHost) throw invalid(field, `${JSON.stringify(host)} is not a registry host (a name with a dot or a port, localhost, or an IP address)`);
-  const port = hostMatch[1];
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw invalid(field, `port ${port} is out of range`);
-
-  let path = rest.slice(slash + 1);
-  let digest: string | undefined;
-  const at = path.indexOf('@');
-  if (at !== -1) {
-    digest = path.slice(at + 1);
-    path = path.slice(0, at);
-    if (!DIGEST.test(digest)) throw invalid(field, 'the digest must be sha256:<64 lowercase hex>');
-  }
-  let tag: string | undefined;
-  const colon = path.lastIndexOf(':');
-  if (colon > path.lastIndexOf('/')) {
-    tag = assertOciTag(path.slice(colon + 1), field);
-    path = path.slice(0, colon);
-  }
-  if (!REPOSITORY.test(path)) {
-    throw invalid(field, `repository ${JSON.stringify(path)} is not valid (lowercase letters, digits and separators '.', '_', '__', '-', in '/'-separated components)`);
-  }
-  const registry = host.toLowerCase();
-  if (registry.length + 1 + path.length > 255) throw invalid(field, 'registry and repository together exceed 255 characters');
-  return { registry, repository: path, ...(tag !== undefined ? { tag } : {}), ...(digest !== undefined ? { digest } : {}) };
-}
-
-/** True for localhost, 127.0.0.0/8 and ::1: a registry reachable only from this machine. */
-function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** One `WWW-Authenticate` challenge. */
-interface Challenge {
-  readonly scheme: string;
-  readonly params: Readonly<Record<string, string>>;
-}
-
-/**
- * Parses a `WWW-Authenticate` value (RFC 7235): one or more challenges, each a
- * scheme followed by comma-separated `name=value` or `name="quoted value"` parameters.
- */
-function parseChallenges(header: string): Challenge[] {
-  const challenges: { scheme: string; params: Record<string, string> }[] = [];
-  // A bare token starts a challenge (its scheme); `name=value` adds a parameter to the current one.
-  const part = /[\s,]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*)))?/g;
-  for (const match of header.matchAll(part)) {
-    const name = match[1] as string;
-    const quoted = match[2];
-    const plain = match[3];
-    const current = challenges[challenges.length - 1];
-    if (quoted === undefined && plain === undefined) challenges.push({ scheme: name.toLowerCase(), params: {} });
-    else if (current) current.params[name.toLowerCase()] = quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : (plain as string);
-  }
-  return challenges;
-}
-
-function basicAuthorization(credentials: RegistryCredentials): string {
-  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64')}`;
-}
 
 /** The registry's error codes and messages from an error body (`{"errors":[{"code","message"}]}`), if any. */
 async function errorDetail(response: Response): Promise<string> {
@@ -247,7 +141,7 @@ export class RegistryClient {
    * @throws UnavailableError when the registry cannot be reached or fails
    */
   async blobExists(digest: string): Promise<boolean> {
-    if (!DIGEST.test(digest)) throw invalid('digest', 'must be sha256:<64 lowercase hex>');
+    assertOciDigest(digest);
     const url = this.#url(`blobs/${digest}`);
     const response = await this.#request('HEAD', url, {});
     await discard(response);
@@ -267,7 +161,7 @@ export class RegistryClient {
    */
   async pushBlob(content: Uint8Array, digest?: string): Promise<PushedBlob> {
     const actual = `sha256:${createHash('sha256').update(content).digest('hex')}`;
-    if (digest !== undefined && digest !== actual) throw invalid('digest', `${digest} is not the digest of the content (${actual})`);
+    if (digest !== undefined && digest !== actual) throw new ValidationError([{ field: 'digest', message: `${digest} is not the digest of the content (${actual})` }]);
     const size = content.byteLength;
     if (await this.blobExists(actual)) return { digest: actual, size, uploaded: false };
 
