@@ -17,6 +17,7 @@ import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
 
 /** Dependencies of {@link CliGitRemote}. */
 export interface CliGitRemoteDeps {
@@ -95,24 +96,6 @@ async function pathExists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolvePromise();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 interface WorkspaceState {
@@ -253,7 +236,8 @@ class CliGitWorkspace implements GitWorkspace {
       }
       const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
       logger.info({ branch, attempt, delayMs: delay }, 'push rejected by a concurrent push; rebasing');
-      await sleep(delay, signal);
+      await interruptibleSleep(delay, signal);
+      signal?.throwIfAborted();
       await this.rebaseOntoRemote(signal);
     }
   }

@@ -33,7 +33,7 @@ import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
-import { interruptibleSleep } from './interruptible-sleep.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 
 /** What KubeJobExecutor needs. */

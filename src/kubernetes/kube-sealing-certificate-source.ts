@@ -25,7 +25,7 @@ import {
 import { NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SealingCertificateSource, SealingControllerRef } from '../runner/ports.js';
-import { interruptibleSleep } from './interruptible-sleep.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 
 /** What KubeSealingCertificateSource needs. */

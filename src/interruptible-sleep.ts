@@ -1,5 +1,5 @@
 /**
- * Waiting between polls of the Kubernetes API without holding up cancellation.
+ * Waiting between polls or retries without holding up cancellation.
  */
 
 /**
