@@ -10,12 +10,13 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
-import { access, writeFile } from 'node:fs/promises';
+import { access, lstat, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
-import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import type { Logger } from './logger.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
@@ -120,6 +121,25 @@ async function writeResult(path: string | undefined, result: RunResult): Promise
   await writeFile(target, `${JSON.stringify(result)}\n`, { mode: 0o600 });
 }
 
+/**
+ * Writes the result; when that fails (a full disk), says so on the event
+ * stream, where the executor finds it, and removes a partial file, so the run
+ * is recorded as "no space left on device" rather than as a malformed result.
+ * @returns whether the result was written
+ */
+async function writeResultOrSay(path: string | undefined, result: RunResult, logger: Logger): Promise<boolean> {
+  try {
+    await writeResult(path, result);
+    return true;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no space left on device' : error instanceof Error ? error.message : String(error);
+    logger.error({ event: 'result_not_written', status: 'failed', commits: result.commits }, `could not write the result file: ${reason}`);
+    // Only a regular file: the path may be a device (/dev/termination-log, /dev/full).
+    if (path && (await lstat(path).catch(() => undefined))?.isFile() === true) await rm(path, { force: true }).catch(() => undefined);
+    return false;
+  }
+}
+
 function program(env: NodeJS.ProcessEnv): Command {
   return new Command('scaffold-runner')
     .description("Scaffold one cluster's GitOps tree in two passes: infrastructure first, then everything sealed with the cluster's own key.")
@@ -222,13 +242,11 @@ function program(env: NodeJS.ProcessEnv): Command {
       } catch (error) {
         result = failedResult(error, cluster);
         logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
-        await writeResult(flags.resultFile, result);
         const cause = error instanceof StepError ? error.cause : error;
-        process.exitCode = cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause);
+        process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
         return;
       }
-      await writeResult(flags.resultFile, result);
-      process.exitCode = EXIT_OK;
+      process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? EXIT_OK : EXIT_FAILURE;
     });
 }
 

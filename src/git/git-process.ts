@@ -123,6 +123,7 @@ const FORBIDDEN = /returned error: 403|access denied|not authorized|insufficient
 const NOT_FOUND = /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404|No such (?:repository|file or directory)|repository .* does not exist|not found: did you run git update-server-info|repository not exported/i;
 const UNREACHABLE =
   /Could not resolve (?:host|proxy)|Connection refused|Connection timed out|Connection reset|Failed to connect|unable to connect|Network is unreachable|No route to host|remote end hung up|early EOF|Could not read from remote repository|unable to access|Operation timed out|SSL|TLS|returned error: 5\d\d|Broken pipe/i;
+const NON_BARE_TARGET = /refusing to update checked out branch|branch is currently checked out/;
 const BAD_INPUT =
   /pathspec '.*' did not match|outside of your sparse-checkout|is not a valid (?:branch|ref|object)|not a valid branch name|invalid (?:reference|branch|refspec)|bad revision|unknown revision|ambiguous argument/i;
 
@@ -164,6 +165,8 @@ export function toGitError(args: readonly string[], result: GitResult, secrets: 
   const message = `git ${subcommand(args)} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}`;
   const text = result.stderr;
   if (AUTH_FAILURE.test(text)) return new AuthenticationError(message);
+  // A push into a working copy's checked-out branch: the target is wrong, not down.
+  if (NON_BARE_TARGET.test(text)) return new ValidationError(`the push target is not a bare repository (its branch is checked out); push to a bare repository. ${message}`);
   // git daemon says "access denied or repository not exported" for a missing repository.
   if (NOT_FOUND.test(text)) return new NotFoundError(message);
   if (FORBIDDEN.test(text)) return new ForbiddenError(message);
