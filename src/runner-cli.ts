@@ -10,7 +10,7 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
-import { access, lstat, rm, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
@@ -29,6 +29,7 @@ import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { readInputFile } from './read-input-file.js';
+import { holdLease } from './run-contract/run-lease.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -65,6 +66,8 @@ interface RunnerFlags {
   sealedSecretsNamespace: string;
   sealedSecretsName: string;
   resultFile?: string;
+  workDir?: string;
+  leaseFile?: string;
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
@@ -166,88 +169,104 @@ function program(env: NodeJS.ProcessEnv): Command {
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
+    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', 'SCAFFOLD_WORK_DIR'))
+    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
       const logger = createPinoLogger({ level: flags.logLevel, pretty: process.stdout.isTTY === true, base: { component: 'scaffold-runner' } });
       const id = flags.id ?? randomUUID();
-      let cluster: ClusterSpec = {
-        name: flags.cluster,
-        domain: flags.domain,
-        region: flags.region,
-        ...(flags.role !== undefined ? { role: flags.role } : {}),
-        ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
-        ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
-      };
-      let result: RunResult;
+      // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
+      const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
       try {
-        for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
-          const parsed = clusterNameSchema.safeParse(value);
-          if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
-        }
-        const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
-        const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
-          ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
-          : flags.kubeconfig
-            ? { kind: 'file', path: flags.kubeconfig }
-            : undefined;
-        if ((certificatePem === undefined) === (kubeconfig === undefined)) {
-          throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
-        }
-        const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
-        const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
-        // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
-        const checked = runInputIssues(
-          {
-            cluster,
-            reference: flags.reference,
-            ...(certificatePem === undefined ? {} : { certificatePem }),
-            ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
-          },
-          RUNNER_FIELDS,
-        );
-        if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
-        cluster = checked.cluster;
-        const credentials = await gitCredentialsFrom(env);
-        const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
-        // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
-        // local executor does the same: abort the step in flight (git, the wait) so
-        // the run still writes its result and removes its working copy.
-        const stop = new AbortController();
-        const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
-        process.once('SIGTERM', onTerm);
-        process.once('SIGINT', onTerm);
-        result = await runScaffold(
-          {
-            git: new CliGitRemote({ logger }),
-            logger,
-            verify: verifierFor(createWorkTreeVerifier()),
-            ...(certificates ? { certificates } : {}),
-          },
-          {
-            id,
-            repositoryUrl: flags.repoUrl,
-            branch: flags.branch,
-            cluster,
-            reference: flags.reference,
-            controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
-            controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
-            generatorVersion: packageVersion(),
-            rotateCredentials,
-            ...(certificatePem ? { certificatePem } : {}),
-            ...(registryAuth ? { registryAuth } : {}),
-            ...(credentials ? { credentials } : {}),
-            signal: stop.signal,
-          },
-        );
-      } catch (error) {
-        result = failedResult(error, cluster);
-        logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
-        const cause = error instanceof StepError ? error.cause : error;
-        process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
-        return;
+        await scaffold(flags, id, env, logger);
+      } finally {
+        await lease?.release();
       }
-      process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? EXIT_OK : EXIT_FAILURE;
     });
+}
+
+async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+  let cluster: ClusterSpec = {
+    name: flags.cluster,
+    domain: flags.domain,
+    region: flags.region,
+    ...(flags.role !== undefined ? { role: flags.role } : {}),
+    ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
+    ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
+  };
+  let result: RunResult;
+  try {
+    for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
+      const parsed = clusterNameSchema.safeParse(value);
+      if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
+    }
+    const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
+    const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
+      ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
+      : flags.kubeconfig
+        ? { kind: 'file', path: flags.kubeconfig }
+        : undefined;
+    if ((certificatePem === undefined) === (kubeconfig === undefined)) {
+      throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
+    }
+    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
+    const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+    // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
+    const checked = runInputIssues(
+      {
+        cluster,
+        reference: flags.reference,
+        ...(certificatePem === undefined ? {} : { certificatePem }),
+        ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+      },
+      RUNNER_FIELDS,
+    );
+    if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
+    cluster = checked.cluster;
+    const credentials = await gitCredentialsFrom(env);
+    const workRoot = flags.workDir;
+    if (workRoot) await mkdir(workRoot, { recursive: true, mode: 0o700 });
+    const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
+    // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
+    // local executor does the same: abort the step in flight (git, the wait) so
+    // the run still writes its result and removes its working copy.
+    const stop = new AbortController();
+    const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onTerm);
+    result = await runScaffold(
+      {
+        // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
+        git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
+        logger,
+        verify: verifierFor(createWorkTreeVerifier()),
+        ...(certificates ? { certificates } : {}),
+        ...(workRoot ? { workRoot } : {}),
+      },
+      {
+        id,
+        repositoryUrl: flags.repoUrl,
+        branch: flags.branch,
+        cluster,
+        reference: flags.reference,
+        controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
+        controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
+        generatorVersion: packageVersion(),
+        rotateCredentials,
+        ...(certificatePem ? { certificatePem } : {}),
+        ...(registryAuth ? { registryAuth } : {}),
+        ...(credentials ? { credentials } : {}),
+        signal: stop.signal,
+      },
+    );
+  } catch (error) {
+    result = failedResult(error, cluster);
+    logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
+    const cause = error instanceof StepError ? error.cause : error;
+    process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
+    return;
+  }
+  process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? EXIT_OK : EXIT_FAILURE;
 }
 
 const runner = program(process.env);

@@ -34,6 +34,14 @@ export interface RunGitOptions {
   readonly secrets?: readonly string[];
   /** Exit codes that are answers rather than failures (e.g. 1 from `git diff --quiet`). @default [0] */
   readonly okExitCodes?: readonly number[];
+  /**
+   * `own`: git leads a process group of its own, so an abort reaches the helpers
+   * it starts (git-remote-https, ssh, upload-pack). `caller`: git stays in the
+   * caller's group, so whoever kills the caller's group (the executor, after a
+   * runner died even by SIGKILL) kills a `git push` in flight with it.
+   * @default 'own'
+   */
+  readonly processGroup?: 'own' | 'caller';
 }
 
 /** What a git command printed and how it ended. */
@@ -194,6 +202,7 @@ function abortReason(signal: AbortSignal): unknown {
  */
 export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitResult> {
   const { signal, timeoutMs, secrets = [], okExitCodes = [0] } = options;
+  const ownGroup = options.processGroup !== 'caller';
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<GitResult>((resolve, reject) => {
     const child = spawn('git', [...args], {
@@ -202,7 +211,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a kill also reaches git-remote-https, ssh and
       // upload-pack, which would otherwise keep the connection open.
-      detached: true,
+      detached: ownGroup,
       windowsHide: true,
     });
     const stdout: Buffer[] = [];
@@ -221,7 +230,8 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     };
     const killGroup = () => {
       try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        // In the caller's group, git's helpers see their pipes close and exit.
+        if (child.pid !== undefined) process.kill(ownGroup ? -child.pid : child.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
