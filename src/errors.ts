@@ -74,6 +74,14 @@ export class UnavailableError extends AppError {
   override readonly transient = true;
 }
 
+/**
+ * A program this host needs is not installed (kubectl on PATH). Not transient:
+ * retrying on the same host cannot help until an operator installs it.
+ */
+export class MissingDependencyError extends AppError {
+  readonly code = 'unavailable' as const;
+}
+
 /** A bounded wait ended before the awaited state was reached. */
 export class TimeoutError extends AppError {
   readonly code = 'timeout' as const;

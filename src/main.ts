@@ -26,6 +26,7 @@ import { createPino, loggerFromPino } from './pino-logger.js';
 import type { Authenticator } from './service/authenticator.js';
 import type { CatalogSource } from './service/catalog-source.js';
 import type { ClusterGraphSource } from './service/cluster-graph-source.js';
+import { readLandedCommits } from './git/landed-commits.js';
 import { LocalExecutor, type RunnerCommand } from './service/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
 import type { ScaffoldExecutor } from './service/scaffold-executor.js';
@@ -136,7 +137,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
 
     let executor: ScaffoldExecutor;
     if (config.executor === 'local') {
-      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }) });
+      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits });
       cleanups.unshift(() => local.close());
       executor = local;
     } else {

@@ -10,12 +10,13 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
-import { access, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
-import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import type { Logger } from './logger.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
@@ -28,6 +29,7 @@ import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { readInputFile } from './read-input-file.js';
+import { holdLease } from './run-contract/run-lease.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -64,6 +66,8 @@ interface RunnerFlags {
   sealedSecretsNamespace: string;
   sealedSecretsName: string;
   resultFile?: string;
+  workDir?: string;
+  leaseFile?: string;
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
@@ -120,6 +124,25 @@ async function writeResult(path: string | undefined, result: RunResult): Promise
   await writeFile(target, `${JSON.stringify(result)}\n`, { mode: 0o600 });
 }
 
+/**
+ * Writes the result; when that fails (a full disk), says so on the event
+ * stream, where the executor finds it, and removes a partial file, so the run
+ * is recorded as "no space left on device" rather than as a malformed result.
+ * @returns whether the result was written
+ */
+async function writeResultOrSay(path: string | undefined, result: RunResult, logger: Logger): Promise<boolean> {
+  try {
+    await writeResult(path, result);
+    return true;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no space left on device' : error instanceof Error ? error.message : String(error);
+    logger.error({ event: 'result_not_written', status: 'failed', commits: result.commits }, `could not write the result file: ${reason}`);
+    // Only a regular file: the path may be a device (/dev/termination-log, /dev/full).
+    if (path && (await lstat(path).catch(() => undefined))?.isFile() === true) await rm(path, { force: true }).catch(() => undefined);
+    return false;
+  }
+}
+
 function program(env: NodeJS.ProcessEnv): Command {
   return new Command('scaffold-runner')
     .description("Scaffold one cluster's GitOps tree in two passes: infrastructure first, then everything sealed with the cluster's own key.")
@@ -146,90 +169,104 @@ function program(env: NodeJS.ProcessEnv): Command {
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
+    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', 'SCAFFOLD_WORK_DIR'))
+    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
       const logger = createPinoLogger({ level: flags.logLevel, pretty: process.stdout.isTTY === true, base: { component: 'scaffold-runner' } });
       const id = flags.id ?? randomUUID();
-      let cluster: ClusterSpec = {
-        name: flags.cluster,
-        domain: flags.domain,
-        region: flags.region,
-        ...(flags.role !== undefined ? { role: flags.role } : {}),
-        ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
-        ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
-      };
-      let result: RunResult;
+      // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
+      const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
       try {
-        for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
-          const parsed = clusterNameSchema.safeParse(value);
-          if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
-        }
-        const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
-        const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
-          ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
-          : flags.kubeconfig
-            ? { kind: 'file', path: flags.kubeconfig }
-            : undefined;
-        if ((certificatePem === undefined) === (kubeconfig === undefined)) {
-          throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
-        }
-        const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
-        const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
-        // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
-        const checked = runInputIssues(
-          {
-            cluster,
-            reference: flags.reference,
-            ...(certificatePem === undefined ? {} : { certificatePem }),
-            ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
-          },
-          RUNNER_FIELDS,
-        );
-        if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
-        cluster = checked.cluster;
-        const credentials = await gitCredentialsFrom(env);
-        const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
-        // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
-        // local executor does the same: abort the step in flight (git, the wait) so
-        // the run still writes its result and removes its working copy.
-        const stop = new AbortController();
-        const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
-        process.once('SIGTERM', onTerm);
-        process.once('SIGINT', onTerm);
-        result = await runScaffold(
-          {
-            git: new CliGitRemote({ logger }),
-            logger,
-            verify: verifierFor(createWorkTreeVerifier()),
-            ...(certificates ? { certificates } : {}),
-          },
-          {
-            id,
-            repositoryUrl: flags.repoUrl,
-            branch: flags.branch,
-            cluster,
-            reference: flags.reference,
-            controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
-            controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
-            generatorVersion: packageVersion(),
-            rotateCredentials,
-            ...(certificatePem ? { certificatePem } : {}),
-            ...(registryAuth ? { registryAuth } : {}),
-            ...(credentials ? { credentials } : {}),
-            signal: stop.signal,
-          },
-        );
-      } catch (error) {
-        result = failedResult(error, cluster);
-        logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
-        await writeResult(flags.resultFile, result);
-        const cause = error instanceof StepError ? error.cause : error;
-        process.exitCode = cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause);
-        return;
+        await scaffold(flags, id, env, logger);
+      } finally {
+        await lease?.release();
       }
-      await writeResult(flags.resultFile, result);
-      process.exitCode = EXIT_OK;
     });
+}
+
+async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+  let cluster: ClusterSpec = {
+    name: flags.cluster,
+    domain: flags.domain,
+    region: flags.region,
+    ...(flags.role !== undefined ? { role: flags.role } : {}),
+    ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
+    ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
+  };
+  let result: RunResult;
+  try {
+    for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
+      const parsed = clusterNameSchema.safeParse(value);
+      if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
+    }
+    const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
+    const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
+      ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
+      : flags.kubeconfig
+        ? { kind: 'file', path: flags.kubeconfig }
+        : undefined;
+    if ((certificatePem === undefined) === (kubeconfig === undefined)) {
+      throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
+    }
+    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
+    const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+    // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
+    const checked = runInputIssues(
+      {
+        cluster,
+        reference: flags.reference,
+        ...(certificatePem === undefined ? {} : { certificatePem }),
+        ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+      },
+      RUNNER_FIELDS,
+    );
+    if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
+    cluster = checked.cluster;
+    const credentials = await gitCredentialsFrom(env);
+    const workRoot = flags.workDir;
+    if (workRoot) await mkdir(workRoot, { recursive: true, mode: 0o700 });
+    const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
+    // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
+    // local executor does the same: abort the step in flight (git, the wait) so
+    // the run still writes its result and removes its working copy.
+    const stop = new AbortController();
+    const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onTerm);
+    result = await runScaffold(
+      {
+        // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
+        git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
+        logger,
+        verify: verifierFor(createWorkTreeVerifier()),
+        ...(certificates ? { certificates } : {}),
+        ...(workRoot ? { workRoot } : {}),
+      },
+      {
+        id,
+        repositoryUrl: flags.repoUrl,
+        branch: flags.branch,
+        cluster,
+        reference: flags.reference,
+        controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
+        controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
+        generatorVersion: packageVersion(),
+        rotateCredentials,
+        ...(certificatePem ? { certificatePem } : {}),
+        ...(registryAuth ? { registryAuth } : {}),
+        ...(credentials ? { credentials } : {}),
+        signal: stop.signal,
+      },
+    );
+  } catch (error) {
+    result = failedResult(error, cluster);
+    logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
+    const cause = error instanceof StepError ? error.cause : error;
+    process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
+    return;
+  }
+  process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? EXIT_OK : EXIT_FAILURE;
 }
 
 const runner = program(process.env);

@@ -38,6 +38,8 @@ export interface CliGitRemoteDeps {
    * @default { baseMs: 200, maxMs: 10000 }
    */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  /** See `RunGitOptions.processGroup`; the runner passes 'caller' so its executor's group kill reaches git. @default 'own' */
+  readonly gitProcessGroup?: 'own' | 'caller';
 }
 
 const DEFAULT_IDENTITY: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
@@ -107,6 +109,7 @@ interface WorkspaceState {
   readonly identity: GitIdentity | undefined;
   readonly networkTimeoutMs: number;
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly processGroup: 'own' | 'caller';
 }
 
 interface GitCall {
@@ -145,6 +148,7 @@ class CliGitWorkspace implements GitWorkspace {
           ...call.env,
         },
         secrets: auth.secrets,
+        processGroup: state.processGroup,
         ...(call.okExitCodes ? { okExitCodes: call.okExitCodes } : {}),
         ...(call.input !== undefined ? { input: call.input } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
@@ -336,6 +340,7 @@ export class CliGitRemote implements GitRemote {
       identity: this.deps.identity,
       networkTimeoutMs,
       backoff: this.deps.backoff ?? { baseMs: 200, maxMs: 10_000 },
+      processGroup: this.deps.gitProcessGroup ?? 'own',
     };
     const workspace = new CliGitWorkspace(state);
     const started = Date.now();
@@ -343,7 +348,7 @@ export class CliGitRemote implements GitRemote {
       const fileConfig = remote.kind === 'file' ? ['--config', `remote.origin.uploadpack=${FILE_UPLOAD_PACK}`] : [];
       const args = ['clone', '--quiet', '--filter=blob:none', '--no-checkout', '--single-branch', '--no-tags', '--branch', branch, ...fileConfig, '--', remote.url, dir];
       const cloned = await withGitAuth(remote, credentials, async (auth) => {
-        const result = await runGit(args, { cwd: parent, env: auth.env, secrets: auth.secrets, okExitCodes: [0, 128], timeoutMs: networkTimeoutMs, ...call });
+        const result = await runGit(args, { cwd: parent, env: auth.env, secrets: auth.secrets, okExitCodes: [0, 128], timeoutMs: networkTimeoutMs, processGroup: state.processGroup, ...call });
         if (result.exitCode !== 0 && !/Remote branch .* not found in upstream/.test(result.stderr)) throw toGitError(args, result, auth.secrets);
         return result;
       });

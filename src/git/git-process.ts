@@ -34,6 +34,14 @@ export interface RunGitOptions {
   readonly secrets?: readonly string[];
   /** Exit codes that are answers rather than failures (e.g. 1 from `git diff --quiet`). @default [0] */
   readonly okExitCodes?: readonly number[];
+  /**
+   * `own`: git leads a process group of its own, so an abort reaches the helpers
+   * it starts (git-remote-https, ssh, upload-pack). `caller`: git stays in the
+   * caller's group, so whoever kills the caller's group (the executor, after a
+   * runner died even by SIGKILL) kills a `git push` in flight with it.
+   * @default 'own'
+   */
+  readonly processGroup?: 'own' | 'caller';
 }
 
 /** What a git command printed and how it ended. */
@@ -123,6 +131,7 @@ const FORBIDDEN = /returned error: 403|access denied|not authorized|insufficient
 const NOT_FOUND = /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404|No such (?:repository|file or directory)|repository .* does not exist|not found: did you run git update-server-info|repository not exported/i;
 const UNREACHABLE =
   /Could not resolve (?:host|proxy)|Connection refused|Connection timed out|Connection reset|Failed to connect|unable to connect|Network is unreachable|No route to host|remote end hung up|early EOF|Could not read from remote repository|unable to access|Operation timed out|SSL|TLS|returned error: 5\d\d|Broken pipe/i;
+const NON_BARE_TARGET = /refusing to update checked out branch|branch is currently checked out/;
 const BAD_INPUT =
   /pathspec '.*' did not match|outside of your sparse-checkout|is not a valid (?:branch|ref|object)|not a valid branch name|invalid (?:reference|branch|refspec)|bad revision|unknown revision|ambiguous argument/i;
 
@@ -164,6 +173,8 @@ export function toGitError(args: readonly string[], result: GitResult, secrets: 
   const message = `git ${subcommand(args)} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}`;
   const text = result.stderr;
   if (AUTH_FAILURE.test(text)) return new AuthenticationError(message);
+  // A push into a working copy's checked-out branch: the target is wrong, not down.
+  if (NON_BARE_TARGET.test(text)) return new ValidationError(`the push target is not a bare repository (its branch is checked out); push to a bare repository. ${message}`);
   // git daemon says "access denied or repository not exported" for a missing repository.
   if (NOT_FOUND.test(text)) return new NotFoundError(message);
   if (FORBIDDEN.test(text)) return new ForbiddenError(message);
@@ -191,6 +202,7 @@ function abortReason(signal: AbortSignal): unknown {
  */
 export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitResult> {
   const { signal, timeoutMs, secrets = [], okExitCodes = [0] } = options;
+  const ownGroup = options.processGroup !== 'caller';
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<GitResult>((resolve, reject) => {
     const child = spawn('git', [...args], {
@@ -199,7 +211,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a kill also reaches git-remote-https, ssh and
       // upload-pack, which would otherwise keep the connection open.
-      detached: true,
+      detached: ownGroup,
       windowsHide: true,
     });
     const stdout: Buffer[] = [];
@@ -218,7 +230,8 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     };
     const killGroup = () => {
       try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        // In the caller's group, git's helpers see their pipes close and exit.
+        if (child.pid !== undefined) process.kill(ownGroup ? -child.pid : child.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { BatchV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
 import { PgRunStore } from '../db/pg-run-store.js';
@@ -485,6 +486,18 @@ describe('KubeJobExecutor', () => {
       assert.equal(double.getObject('secrets', NS, job), undefined);
       assert.equal(double.listObjects('pods', NS).filter((p) => ((p['metadata'] as JsonObject)['labels'] as Record<string, string>)['job-name'] === job).length, 0);
       await executor.cancel(run);
+      assert.deepEqual(await executor.inspect(run), { state: 'missing' });
+    });
+
+    it('the Job is the fence: a runner pod that outlived its Job (deleted orphaning it) still counts as running until it ends', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const pod = double.addPodForJob(NS, job, { phase: 'Running' });
+      const batch = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) }).makeApiClient(BatchV1Api);
+      await batch.deleteNamespacedJob({ namespace: NS, name: job, propagationPolicy: 'Orphan' });
+      assert.equal(double.getObject('jobs', NS, job), undefined);
+      assert.deepEqual(await executor.inspect(run), { state: 'running' }, 'a runner that may still push is not missing');
+      double.setPodPhase(NS, pod, 'Succeeded', { exitCode: 0 });
       assert.deepEqual(await executor.inspect(run), { state: 'missing' });
     });
   });

@@ -273,7 +273,9 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     try {
       job = await this.batch.readNamespacedJob({ namespace: this.namespace, name });
     } catch (error) {
-      if (codeOf(error) === 404) return { state: 'missing' };
+      // The Job is the fence, and its pods outlive it while they terminate (or when it was deleted orphaning them):
+      // a runner container still alive may still push.
+      if (codeOf(error) === 404) return (await this.runnerAlive(run)) ? { state: 'running' } : { state: 'missing' };
       throw unavailable(`cannot read Job ${this.namespace}/${name}`, error);
     }
     const finished = isFinished(job);
@@ -509,6 +511,16 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       // The Job is running; failing start() now would hide that. The Secret is still
       // removed by cancel(), and a repeated start() sets the reference again.
       log.warn({ error: kubeApiFailureSummary(error) }, 'could not make the Job own its Secret');
+    }
+  }
+
+  /** Whether any pod of the run (found by its run-id label, whatever became of its Job) has a runner that has not terminated. */
+  private async runnerAlive(run: ScaffoldRun): Promise<boolean> {
+    try {
+      const list = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `${RUN_ID_LABEL}=${run.id}` });
+      return list.items.some((pod) => runnerPhase(pod) !== 'terminated');
+    } catch (error) {
+      throw unavailable(`cannot list the pods of run ${run.id}`, error);
     }
   }
 

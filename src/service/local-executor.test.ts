@@ -36,6 +36,12 @@ emit({
 });
 process.stderr.write('a line on stderr\\n');
 if (cluster.startsWith('crash-')) process.exit(3);
+if (cluster.startsWith('full-')) {
+  // A disk that filled up under the result file: half a file, and the runner's last word on its event stream.
+  writeFileSync(env.SCAFFOLD_RESULT_FILE, '{"status":');
+  emit({ event: 'result_not_written', msg: 'could not write the result file: no space left on device' });
+  process.exit(1);
+}
 if (cluster.startsWith('hang-') || cluster.startsWith('stubborn-')) {
   // The handler is in place before the line the test waits for: a SIGTERM must never beat it.
   if (cluster.startsWith('stubborn-')) process.on('SIGTERM', () => emit({ event: 'warning', msg: 'ignoring SIGTERM' }));
@@ -220,6 +226,16 @@ describe('LocalExecutor', () => {
     const state = await waitForState(ex, run, ['failed']);
     assert.equal(state.state, 'failed');
     assert.match(state.state === 'failed' ? state.result.message : '', /exited with code 3 without writing a result/);
+  });
+
+  it('reports a disk that filled up as "no space left on device", not as a malformed result', async () => {
+    const ex = executor();
+    const run = runOf('full');
+    await ex.start(run, SECRETS);
+    const state = await waitForState(ex, run, ['failed']);
+    const message = state.state === 'failed' ? state.result.message : '';
+    assert.match(message, /no space left on device/);
+    assert.doesNotMatch(message, /not JSON/);
   });
 
   it('reports a runner that cannot be spawned as failed', async () => {

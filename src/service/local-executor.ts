@@ -5,13 +5,15 @@
  * API_TOKENS or DATABASE_URL never reach it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UnavailableError, ValidationError } from '../errors.js';
+import type { LandedCommitsReader } from '../git/landed-commits.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { lastEventOf } from '../run-contract/run-result.js';
+import { RUNNER_ENV, runEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
+import { LocalRunDirs, signalGroup } from './local-run-dir.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import type { RunCommit, RunResult, RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import type { RunCommit, RunSecrets, ScaffoldRun } from './scaffold-run.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {
@@ -39,6 +41,18 @@ export interface LocalExecutorDeps {
   readonly inheritEnv?: readonly string[];
   /** Extra variables for every run (e.g. sealed-secrets controller defaults). */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /**
+   * How long a runner's lease may go unrenewed before the runner counts as
+   * gone (it renews every 2 s). Until then a run this process did not start
+   * (before a restart) is reported running, never lost. @default 15000
+   */
+  readonly leaseTtlMs?: number;
+  /**
+   * Reads the commits a run landed on its branch, for a runner that died
+   * without writing its result. Without it, such a run keeps the commits its
+   * log reported.
+   */
+  readonly landedCommits?: LandedCommitsReader;
 }
 
 const DEFAULT_INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'TZ', 'SystemRoot', 'GIT_EXEC_PATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
@@ -50,7 +64,12 @@ interface Execution {
   readonly run: ScaffoldRun;
   /** Held only until the process is spawned (queued runs), then dropped. */
   secrets: RunSecrets | undefined;
-  phase: 'queued' | 'running' | 'exited';
+  /** `closing`: the process has exited and its leftovers are being cleaned up. */
+  phase: 'queued' | 'running' | 'closing' | 'exited';
+  /** Kept until the process has exited, to read what a killed runner landed; then dropped. */
+  credentials: RunSecrets['repositoryCredentials'];
+  /** What the remote holds of the run, read when it ended without a result. */
+  landed?: readonly RunCommit[];
   child?: ChildProcess;
   readonly lines: string[];
   exit?: { code: number | null; signal: NodeJS.Signals | null; error?: string; cancelled?: boolean };
@@ -63,13 +82,15 @@ interface Execution {
 /** Runs scaffold-runner as child processes (embedded mode). */
 export class LocalExecutor implements ScaffoldExecutor {
   readonly #runnerCommand: RunnerCommand;
-  readonly #dataDir: string;
+  readonly #dirs: LocalRunDirs;
   readonly #logger: Logger;
   readonly #concurrency: number;
   readonly #killGraceMs: number;
   readonly #retainFinishedMs: number;
   readonly #inheritEnv: readonly string[];
   readonly #extraEnv: Readonly<Record<string, string>>;
+  readonly #leaseTtlMs: number;
+  readonly #landedCommits: LandedCommitsReader | undefined;
   readonly #executions = new Map<string, Execution>();
   readonly #queue: string[] = [];
   #running = 0;
@@ -77,18 +98,30 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   constructor(deps: LocalExecutorDeps) {
     this.#runnerCommand = deps.runnerCommand;
-    this.#dataDir = deps.dataDir;
+    this.#dirs = new LocalRunDirs(deps.dataDir);
     this.#logger = deps.logger ?? silentLogger;
     this.#concurrency = Math.max(1, deps.concurrency ?? 4);
     this.#killGraceMs = deps.killGraceMs ?? 10_000;
     this.#retainFinishedMs = deps.retainFinishedMs ?? 900_000;
     this.#inheritEnv = deps.inheritEnv ?? DEFAULT_INHERITED;
     this.#extraEnv = deps.extraEnv ?? {};
+    this.#leaseTtlMs = deps.leaseTtlMs ?? 15_000;
+    this.#landedCommits = deps.landedCommits;
   }
 
   /** The result file of a run. */
   resultFileOf(id: string): string {
-    return join(this.#dataDir, 'runs', id, 'result.json');
+    return this.#dirs.resultFileOf(id);
+  }
+
+  /** The runner's owner lease. */
+  leaseFileOf(id: string): string {
+    return this.#dirs.leaseFileOf(id);
+  }
+
+  /** Where the runner clones; removed when it has exited. */
+  workDirOf(id: string): string {
+    return this.#dirs.workDirOf(id);
   }
 
   /**
@@ -103,13 +136,12 @@ export class LocalExecutor implements ScaffoldExecutor {
       throw new ValidationError([{ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' }]);
     }
     // A run directory private to the service's user; the runner writes its result there.
-    await mkdir(join(this.#dataDir, 'runs', run.id), { recursive: true, mode: 0o700 });
-    await rm(this.resultFileOf(run.id), { force: true });
+    await this.#dirs.prepare(run.id);
     let markExited!: () => void;
     const exited = new Promise<void>((resolve) => {
       markExited = resolve;
     });
-    const execution: Execution = { run, secrets, phase: 'queued', lines: [], waiters: [], exited, markExited };
+    const execution: Execution = { run, secrets, credentials: secrets.repositoryCredentials, phase: 'queued', lines: [], waiters: [], exited, markExited };
     this.#executions.set(run.id, execution);
     this.#queue.push(run.id);
     this.#drainQueue();
@@ -119,13 +151,11 @@ export class LocalExecutor implements ScaffoldExecutor {
   async inspect(run: ScaffoldRun): Promise<ExecutionState> {
     const execution = this.#executions.get(run.id);
     if (execution?.phase === 'queued') return { state: 'pending' };
-    if (execution?.phase === 'running') return { state: 'running' };
-    const result = await this.#readResult(run.id);
-    if (execution === undefined) {
-      // Not started by this process (e.g. before a restart): only a result file tells.
-      return result === undefined ? { state: 'missing' } : { state: result.status, result };
-    }
+    if (execution?.phase === 'running' || execution?.phase === 'closing') return { state: 'running' };
+    const { text, result } = await this.#dirs.readResult(run.id);
     if (result !== undefined) return { state: result.status, result };
+    // Not started by this process (e.g. before a restart): its lease tells whether the runner still works.
+    if (execution === undefined) return this.#dirs.inspectUnowned(run, { leaseTtlMs: this.#leaseTtlMs, landed: () => this.#landed(run, undefined), logger: this.#logger });
     const exit = execution.exit;
     const how = exit?.error
       ? `could not start the runner: ${exit.error}`
@@ -133,8 +163,14 @@ export class LocalExecutor implements ScaffoldExecutor {
         ? 'the run was cancelled'
         : exit?.signal
           ? `the runner was killed by ${exit.signal} before writing a result`
-          : `the runner exited with code ${exit?.code ?? 'unknown'} without writing a result`;
-    return { state: 'failed', result: { status: 'failed', message: how } };
+          : text
+            ? `the runner exited with code ${exit?.code ?? 'unknown'} and wrote a malformed result file`
+            : `the runner exited with code ${exit?.code ?? 'unknown'} without writing a result`;
+    const last = lastEventOf(execution.lines).message;
+    return {
+      state: 'failed',
+      result: { status: 'failed', message: last === undefined || exit?.cancelled ? how : `${how}; last event: ${last}`, ...(execution.landed ? { commits: execution.landed } : {}) },
+    };
   }
 
   /**
@@ -168,7 +204,8 @@ export class LocalExecutor implements ScaffoldExecutor {
   /** Kills the run's process group: SIGTERM, then SIGKILL after the grace period. Resolves when it has exited. */
   async cancel(run: ScaffoldRun): Promise<void> {
     const execution = this.#executions.get(run.id);
-    if (execution === undefined || execution.phase === 'exited') return;
+    if (execution === undefined) return this.#dirs.stopUnowned(run, this.#killGraceMs);
+    if (execution.phase === 'exited') return;
     if (execution.phase === 'queued') {
       const at = this.#queue.indexOf(run.id);
       if (at >= 0) this.#queue.splice(at, 1);
@@ -191,7 +228,7 @@ export class LocalExecutor implements ScaffoldExecutor {
         this.#finish(execution, { code: null, signal: null, cancelled: true });
       }
     }
-    await Promise.all([...this.#executions.values()].filter((e) => e.phase === 'running').map((e) => this.#kill(e)));
+    await Promise.all([...this.#executions.values()].filter((e) => e.phase === 'running' || e.phase === 'closing').map((e) => this.#kill(e)));
   }
 
   #drainQueue(): void {
@@ -211,12 +248,16 @@ export class LocalExecutor implements ScaffoldExecutor {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;
     }
-    Object.assign(env, this.#extraEnv, runnerEnv(run, secrets, this.resultFileOf(run.id)));
+    Object.assign(env, this.#extraEnv, runEnvOf(run), secretEnvOf(secrets), {
+      [RUNNER_ENV.resultFile]: this.resultFileOf(run.id),
+      [RUNNER_ENV.leaseFile]: this.leaseFileOf(run.id),
+      [RUNNER_ENV.workDir]: this.workDirOf(run.id),
+    });
     let child: ChildProcess;
     try {
       child = spawn(this.#runnerCommand.command, [...this.#runnerCommand.args], {
         env,
-        cwd: join(this.#dataDir, 'runs', run.id),
+        cwd: this.#dirs.runDirOf(run.id),
         stdio: ['ignore', 'pipe', 'pipe'],
         // Its own process group, so cancel() reaches the git processes it spawns too.
         detached: true,
@@ -242,17 +283,58 @@ export class LocalExecutor implements ScaffoldExecutor {
       execution.exit = { ...(execution.exit ?? { code: null, signal: null }), error: error.message };
       if (child.pid === undefined) this.#onExit(execution, null, null);
     });
+    // A runner that died (even by SIGKILL) may leave a `git push` in its group: it must not push on alone.
+    child.on('exit', () => {
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    });
     // 'close' fires after stdio has ended, so every line is in `lines` by then.
     child.on('close', (code, signal) => this.#onExit(execution, code, signal));
     this.#logger.info({ run: run.id, pid: child.pid }, 'runner process started');
   }
 
   #onExit(execution: Execution, code: number | null, signal: NodeJS.Signals | null): void {
-    if (execution.phase === 'exited') return;
-    if (execution.phase === 'running') this.#running--;
-    this.#finish(execution, { ...execution.exit, code, signal });
-    this.#logger.info({ run: execution.run.id, code, signal }, 'runner process exited');
-    this.#drainQueue();
+    if (execution.phase === 'exited' || execution.phase === 'closing') return;
+    const wasRunning = execution.phase === 'running';
+    execution.phase = 'closing';
+    void this.#cleanUp(execution).finally(() => {
+      if (wasRunning) this.#running--;
+      this.#finish(execution, { ...execution.exit, code, signal });
+      this.#logger.info({ run: execution.run.id, code, signal }, 'runner process exited');
+      this.#drainQueue();
+    });
+  }
+
+  /**
+   * After the runner exited: removes its working copy and lease, and when it
+   * left no result, reads what it landed on the remote. The run counts as
+   * running until this is done, so its outcome is recorded once, complete.
+   */
+  async #cleanUp(execution: Execution): Promise<void> {
+    const { run } = execution;
+    const credentials = execution.credentials;
+    execution.credentials = undefined;
+    await this.#dirs.removeLeftovers(run.id);
+    if (execution.exit?.cancelled || execution.exit?.error !== undefined) return;
+    if ((await this.#dirs.readResult(run.id)).result !== undefined) return;
+    const landed = await this.#landed(run, credentials);
+    if (landed !== undefined) execution.landed = landed;
+  }
+
+  /** What the remote holds of `run`, or undefined when it cannot be read (the log's commits stand then). */
+  async #landed(run: ScaffoldRun, credentials: RunSecrets['repositoryCredentials']): Promise<readonly RunCommit[] | undefined> {
+    if (this.#landedCommits === undefined) return undefined;
+    try {
+      return await this.#landedCommits({
+        repositoryUrl: run.repositoryUrl,
+        branch: run.branch,
+        runId: run.id,
+        scratchDir: this.#dirs.runDirOf(run.id),
+        ...(credentials === undefined ? {} : { credentials: { kind: 'token', token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+      });
+    } catch (error) {
+      this.#logger.warn({ run: run.id, err: error instanceof Error ? error.message : String(error) }, 'could not read what the run landed on its branch');
+      return undefined;
+    }
   }
 
   #finish(execution: Execution, exit: NonNullable<Execution['exit']>): void {
@@ -275,6 +357,10 @@ export class LocalExecutor implements ScaffoldExecutor {
   async #kill(execution: Execution): Promise<void> {
     const pid = execution.child?.pid;
     if (pid === undefined || execution.phase === 'exited') return;
+    if (execution.phase === 'closing') {
+      await execution.exited;
+      return;
+    }
     signalGroup(pid, 'SIGTERM');
     const grace = setTimeout(() => signalGroup(pid, 'SIGKILL'), this.#killGraceMs);
     grace.unref();
@@ -283,75 +369,4 @@ export class LocalExecutor implements ScaffoldExecutor {
     // The runner may have left children in its group that ignore SIGTERM.
     signalGroup(pid, 'SIGKILL');
   }
-
-  async #readResult(id: string): Promise<RunResult | undefined> {
-    let text: string;
-    try {
-      text = await readFile(this.resultFileOf(id), 'utf8');
-    } catch {
-      return undefined;
-    }
-    return parseResult(text);
-  }
-}
-
-/** The runner's environment for one run: the contract with scaffold-runner. */
-function runnerEnv(run: ScaffoldRun, secrets: RunSecrets, resultFile: string): Record<string, string> {
-  const env: Record<string, string> = {
-    SCAFFOLD_ID: run.id,
-    SCAFFOLD_REPO_URL: run.repositoryUrl,
-    SCAFFOLD_BRANCH: run.branch,
-    SCAFFOLD_CLUSTER: run.cluster.name,
-    SCAFFOLD_DOMAIN: run.cluster.domain,
-    SCAFFOLD_REGION: run.cluster.region,
-    SCAFFOLD_REFERENCE: run.reference,
-    SCAFFOLD_RESULT_FILE: resultFile,
-    ...(run.cluster.role !== undefined ? { SCAFFOLD_ROLE: run.cluster.role } : {}),
-    ...(run.cluster.infra_provider !== undefined ? { SCAFFOLD_INFRA_PROVIDER: run.cluster.infra_provider } : {}),
-    ...(run.cluster.dns_provider !== undefined ? { SCAFFOLD_DNS_PROVIDER: run.cluster.dns_provider } : {}),
-  };
-  if (secrets.repositoryCredentials !== undefined) {
-    env.SCAFFOLD_GIT_TOKEN = secrets.repositoryCredentials.token;
-    if (secrets.repositoryCredentials.username !== undefined) env.SCAFFOLD_GIT_USERNAME = secrets.repositoryCredentials.username;
-  }
-  if (secrets.certificate !== undefined) env.SCAFFOLD_CERT_PEM = secrets.certificate;
-  if (secrets.kubeconfig?.kind === 'inline') env.SCAFFOLD_KUBECONFIG_DATA = secrets.kubeconfig.value;
-  if (secrets.registryDockerconfigjson !== undefined) env.SCAFFOLD_REGISTRY_AUTH = secrets.registryDockerconfigjson;
-  return env;
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Reads the runner's result JSON; anything malformed becomes a failure that says so. */
-function parseResult(text: string): RunResult {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { status: 'failed', message: 'the runner wrote a result file that is not JSON' };
-  }
-  if (typeof value !== 'object' || value === null) return { status: 'failed', message: 'the runner wrote a malformed result file' };
-  const v = value as Record<string, unknown>;
-  if (v.status !== 'succeeded' && v.status !== 'failed') return { status: 'failed', message: 'the runner wrote a result without a valid status' };
-  const commits: RunCommit[] = Array.isArray(v.commits)
-    ? v.commits.flatMap((c: unknown) => {
-        const commit = c as Record<string, unknown> | null;
-        return commit !== null && typeof commit === 'object' && typeof commit.sha === 'string' && (commit.pass === 'infrastructure' || commit.pass === 'all')
-          ? [{ pass: commit.pass, sha: commit.sha }]
-          : [];
-      })
-    : [];
-  return {
-    status: v.status,
-    message: typeof v.message === 'string' ? v.message : '',
-    ...(typeof v.gitops_path === 'string' ? { gitops_path: v.gitops_path } : {}),
-    ...(Array.isArray(v.commits) ? { commits } : {}),
-    ...(typeof v.step === 'number' && Number.isInteger(v.step) ? { step: v.step } : {}),
-  };
 }

@@ -18,7 +18,7 @@ import type { CatalogSource } from './catalog-source.js';
 import type { Caller } from './authenticator.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
 import { runStepsOf, type RunStep } from './run-steps.js';
-import type { ScaffoldExecutor } from './scaffold-executor.js';
+import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import type { ScaffoldPreview, ScaffoldPreviewer } from './scaffold-previewer.js';
 import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
 
@@ -322,6 +322,7 @@ export class ScaffoldService {
     const previous = await this.get(id);
     if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
     if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
+    await this.#assertStopped(previous);
     const issues: FieldIssue[] = [];
     this.#checkInputs(previous.cluster, request.secrets, issues);
     if (issues.length > 0) throw new ValidationError(issues);
@@ -335,6 +336,25 @@ export class ScaffoldService {
       attempt: previous.attempt + 1,
       retryOf: previous.id,
     });
+  }
+
+  /**
+   * A retry never runs beside an earlier attempt that may still push: the
+   * executor must show its process gone (the local runner's lease lapsed or
+   * released, the Kubernetes Job and its pods gone or finished).
+   * @throws ConflictError while the runner is still active
+   * @throws UnavailableError when the executor cannot tell
+   */
+  async #assertStopped(run: ScaffoldRun): Promise<void> {
+    let state: ExecutionState['state'];
+    try {
+      state = (await this.#executor.inspect(run)).state;
+    } catch (error) {
+      throw new UnavailableError(`cannot tell whether scaffold run ${run.id} still runs; retry later`, { cause: error });
+    }
+    if (state === 'pending' || state === 'running') {
+      throw new ConflictError(`scaffold run ${run.id} is ${run.status}, but its runner is still active and may still push; retry once it has stopped`);
+    }
   }
 
   /**

@@ -1,0 +1,100 @@
+/**
+ * The runner's inputs: the `SCAFFOLD_*` environment the executors hand to
+ * scaffold-runner. One definition for the three parties: the local executor
+ * (secrets as values in the child's environment), the Kubernetes executor
+ * (secrets as files of a mounted Secret, named by the `*_FILE` variables) and
+ * the runner, whose flags read the same names.
+ */
+import { z } from 'zod';
+import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+
+/** Every variable of the contract, by meaning. */
+export const RUNNER_ENV = {
+  id: 'SCAFFOLD_ID',
+  repoUrl: 'SCAFFOLD_REPO_URL',
+  branch: 'SCAFFOLD_BRANCH',
+  cluster: 'SCAFFOLD_CLUSTER',
+  domain: 'SCAFFOLD_DOMAIN',
+  region: 'SCAFFOLD_REGION',
+  reference: 'SCAFFOLD_REFERENCE',
+  role: 'SCAFFOLD_ROLE',
+  infraProvider: 'SCAFFOLD_INFRA_PROVIDER',
+  dnsProvider: 'SCAFFOLD_DNS_PROVIDER',
+  /** Where the result JSON goes (local executor); a Job uses its termination-message path. */
+  resultFile: 'SCAFFOLD_RESULT_FILE',
+  /** The run's owner lease (`run-lease.ts`). */
+  leaseFile: 'SCAFFOLD_LEASE_FILE',
+  /** Where the working copy goes; the executor removes it after the run. */
+  workDir: 'SCAFFOLD_WORK_DIR',
+  // Secrets as values (local executor).
+  gitUsername: 'SCAFFOLD_GIT_USERNAME',
+  gitToken: 'SCAFFOLD_GIT_TOKEN',
+  certificatePem: 'SCAFFOLD_CERT_PEM',
+  kubeconfigData: 'SCAFFOLD_KUBECONFIG_DATA',
+  registryAuth: 'SCAFFOLD_REGISTRY_AUTH',
+  // Secrets as files (Kubernetes executor).
+  gitUsernameFile: 'SCAFFOLD_GIT_USERNAME_FILE',
+  gitTokenFile: 'SCAFFOLD_GIT_TOKEN_FILE',
+  kubeconfigFile: 'SCAFFOLD_KUBECONFIG',
+  certificateFile: 'SCAFFOLD_CERT',
+  registryAuthFile: 'SCAFFOLD_REGISTRY_AUTH_FILE',
+} as const;
+
+/** What every runner environment holds about its run (no secret), as the runner reads it. */
+export const runnerRunEnvSchema = z.object({
+  [RUNNER_ENV.id]: z.string().min(1),
+  [RUNNER_ENV.repoUrl]: z.string().min(1),
+  [RUNNER_ENV.branch]: z.string().min(1),
+  [RUNNER_ENV.cluster]: z.string().min(1),
+  [RUNNER_ENV.domain]: z.string().min(1),
+  [RUNNER_ENV.region]: z.string().min(1),
+  [RUNNER_ENV.reference]: z.string().min(1),
+  [RUNNER_ENV.role]: z.string().optional(),
+  [RUNNER_ENV.infraProvider]: z.string().optional(),
+  [RUNNER_ENV.dnsProvider]: z.string().optional(),
+});
+
+/** The run's own variables: what to scaffold, and where. Holds no credential. */
+export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference'>): Record<string, string> {
+  return {
+    [RUNNER_ENV.id]: run.id,
+    [RUNNER_ENV.repoUrl]: run.repositoryUrl,
+    [RUNNER_ENV.branch]: run.branch,
+    [RUNNER_ENV.cluster]: run.cluster.name,
+    [RUNNER_ENV.domain]: run.cluster.domain,
+    [RUNNER_ENV.region]: run.cluster.region,
+    [RUNNER_ENV.reference]: run.reference,
+    ...(run.cluster.role !== undefined ? { [RUNNER_ENV.role]: run.cluster.role } : {}),
+    ...(run.cluster.infra_provider !== undefined ? { [RUNNER_ENV.infraProvider]: run.cluster.infra_provider } : {}),
+    ...(run.cluster.dns_provider !== undefined ? { [RUNNER_ENV.dnsProvider]: run.cluster.dns_provider } : {}),
+  };
+}
+
+/** A run's secrets as values in the runner's environment (the local executor: never argv, never a file). */
+export function secretEnvOf(secrets: RunSecrets): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (secrets.repositoryCredentials !== undefined) {
+    env[RUNNER_ENV.gitToken] = secrets.repositoryCredentials.token;
+    if (secrets.repositoryCredentials.username !== undefined) env[RUNNER_ENV.gitUsername] = secrets.repositoryCredentials.username;
+  }
+  if (secrets.certificate !== undefined) env[RUNNER_ENV.certificatePem] = secrets.certificate;
+  if (secrets.kubeconfig?.kind === 'inline') env[RUNNER_ENV.kubeconfigData] = secrets.kubeconfig.value;
+  if (secrets.registryDockerconfigjson !== undefined) env[RUNNER_ENV.registryAuth] = secrets.registryDockerconfigjson;
+  return env;
+}
+
+/** The secret files of a run (Kubernetes: keys of the mounted Secret) and the variable that names each. */
+export const SECRET_FILES = {
+  gitUsername: { key: 'git-username', variable: RUNNER_ENV.gitUsernameFile },
+  gitToken: { key: 'git-token', variable: RUNNER_ENV.gitTokenFile },
+  kubeconfig: { key: 'kubeconfig', variable: RUNNER_ENV.kubeconfigFile },
+  certificate: { key: 'cert.pem', variable: RUNNER_ENV.certificateFile },
+  registryAuth: { key: 'registry-auth.json', variable: RUNNER_ENV.registryAuthFile },
+} as const;
+
+/** The variables naming the secret files present in `keys`, each file below `dir`. */
+export function secretFileEnvOf(dir: string, keys: ReadonlySet<string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const { key, variable } of Object.values(SECRET_FILES)) if (keys.has(key)) env[variable] = `${dir}/${key}`;
+  return env;
+}

@@ -1,0 +1,104 @@
+/**
+ * The local executor's per-run directory, `<dataDir>/runs/<id>`: the runner's
+ * result file, its owner lease and its working copy all live below it, so the
+ * executor can remove whatever a runner left behind, however it ended, and a
+ * service started again after a crash finds everything where it left it.
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.js';
+import { leaseHeld, processAlive, readLease } from '../run-contract/run-lease.js';
+import { parseRunResult } from '../run-contract/run-result.js';
+import type { ExecutionState } from './scaffold-executor.js';
+import type { RunCommit, RunResult, ScaffoldRun } from './scaffold-run.js';
+
+/** Sends `signal` to process group `pgid`; a group that is gone is fine. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Paths and files of local runs. */
+export class LocalRunDirs {
+  constructor(private readonly dataDir: string) {}
+
+  runDirOf(id: string): string {
+    return join(this.dataDir, 'runs', id);
+  }
+
+  resultFileOf(id: string): string {
+    return join(this.runDirOf(id), 'result.json');
+  }
+
+  /** The runner's owner lease (see `run-contract/run-lease.ts`). */
+  leaseFileOf(id: string): string {
+    return join(this.runDirOf(id), 'lease.json');
+  }
+
+  /** Where the runner clones; removed when the runner has exited, however it ended. */
+  workDirOf(id: string): string {
+    return join(this.runDirOf(id), 'work');
+  }
+
+  /** A fresh run directory, private to the service's user, with nothing of an earlier start in it. */
+  async prepare(id: string): Promise<void> {
+    await mkdir(this.runDirOf(id), { recursive: true, mode: 0o700 });
+    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
+  }
+
+  /** The result file's text (undefined when there is none) and the result in it (undefined when malformed). */
+  async readResult(id: string): Promise<{ text?: string; result?: RunResult }> {
+    const text = await readFile(this.resultFileOf(id), 'utf8').catch(() => undefined);
+    const result = parseRunResult(text);
+    return { ...(text === undefined ? {} : { text }), ...(result === undefined ? {} : { result }) };
+  }
+
+  /** Removes what a runner that has exited leaves behind: its working copy and its lease. */
+  async removeLeftovers(id: string): Promise<void> {
+    await rm(this.workDirOf(id), { recursive: true, force: true }).catch(() => undefined);
+    await rm(this.leaseFileOf(id), { force: true }).catch(() => undefined);
+  }
+
+  /**
+   * A run this process did not start (it was started before a restart) and
+   * that has no result. A fresh lease held by a live runner means it still
+   * works and may still push: running. A lease gone stale means the runner
+   * died or hung without a result: whatever is left of its process group is
+   * killed, its leftovers removed, and the run recorded as failed with what
+   * landed on the remote (written to the result file, so the answer does not
+   * change). No lease: missing.
+   */
+  async inspectUnowned(
+    run: ScaffoldRun,
+    options: { readonly leaseTtlMs: number; readonly landed: () => Promise<readonly RunCommit[] | undefined>; readonly logger: Logger },
+  ): Promise<ExecutionState> {
+    const lease = await readLease(this.leaseFileOf(run.id));
+    if (lease === undefined || lease.run_id !== run.id) return { state: 'missing' };
+    if (leaseHeld(lease, new Date(), options.leaseTtlMs)) return { state: 'running' };
+    signalGroup(lease.pid, 'SIGKILL');
+    await rm(this.workDirOf(run.id), { recursive: true, force: true }).catch(() => undefined);
+    const landed = await options.landed();
+    const result: RunResult = {
+      status: 'failed',
+      message: `the runner stopped without writing a result (its lease was last renewed at ${lease.renewed_at})`,
+      ...(landed === undefined ? {} : { commits: landed }),
+    };
+    await writeFile(this.resultFileOf(run.id), `${JSON.stringify(result)}\n`, { mode: 0o600 });
+    await rm(this.leaseFileOf(run.id), { force: true });
+    options.logger.warn({ run: run.id, pid: lease.pid }, 'the runner of a run started before a restart stopped without a result');
+    return { state: 'failed', result };
+  }
+
+  /** Stops a runner started before a restart, found through its lease: SIGTERM to its group, SIGKILL after `graceMs`. */
+  async stopUnowned(run: ScaffoldRun, graceMs: number): Promise<void> {
+    const lease = await readLease(this.leaseFileOf(run.id));
+    if (lease === undefined || lease.run_id !== run.id || !processAlive(lease.pid)) return;
+    signalGroup(lease.pid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (processAlive(lease.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    signalGroup(lease.pid, 'SIGKILL');
+  }
+}

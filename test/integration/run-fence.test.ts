@@ -1,0 +1,246 @@
+/**
+ * Issue 9.6: a run is fenced, never doubled. The real service and the real
+ * scaffold-runner, pushing over file:// into bare repositories whose
+ * post-receive hook holds a push open, so a test can crash things mid-push:
+ *
+ * - the service killed (SIGKILL) while its runner pushes: a service started
+ *   again over the same data directory does not declare the run lost while the
+ *   runner still works, refuses a retry (409) while that runner may still push,
+ *   and records the run's outcome when the runner ends;
+ * - the runner killed (SIGKILL) mid-push: no git process is left in its process
+ *   group, no working copy is left on disk, and the run is recorded with the
+ *   commits that actually landed on the remote (read from it, not assumed).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PgRunStore } from '../../src/db/pg-run-store.js';
+import { readLandedCommits } from '../../src/git/landed-commits.js';
+import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
+import { createHttpApp } from '../../src/http/create-http-app.js';
+import { platformDir } from '../../src/package-paths.js';
+import { readLease } from '../../src/run-contract/run-lease.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { LocalExecutor, type RunnerCommand } from '../../src/service/local-executor.js';
+import { LOST_RUN_MESSAGE, RunMonitor } from '../../src/service/run-monitor.js';
+import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
+import { ScaffoldService } from '../../src/service/scaffold-service.js';
+import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
+import { commitsOf, git, REPO_ROOT } from '../support/runner.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+
+const API_TOKEN = 'fence-test-token-0123456789';
+const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
+const RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src/runner-cli.ts')] };
+
+let scratch: string;
+let seedRepo: string;
+const certificate = createTestCertificate();
+let remotes = 0;
+
+/** A bare copy of the reference platform whose post-receive hook runs `hook` (sh), with `$MARKS` a directory for the test's marker files. */
+async function remoteWithHook(hook: string): Promise<{ dir: string; marks: string }> {
+  const n = ++remotes;
+  const dir = join(scratch, `remote-${n}.git`);
+  const marks = join(scratch, `marks-${n}`);
+  await mkdir(marks);
+  await git(scratch, 'clone', '--quiet', '--bare', seedRepo, dir);
+  const script = join(dir, 'hooks', 'post-receive');
+  await writeFile(script, `#!/bin/sh\nMARKS='${marks}'\n${hook}\n`);
+  await chmod(script, 0o755);
+  return { dir, marks };
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The SHAs of the commits on the remote's main that carry the run's Scaffold-Id, oldest first, as {pass, sha}. */
+async function landedOnRemote(bare: string, runId: string): Promise<{ pass: string; sha: string }[]> {
+  return (await commitsOf(bare)).filter((c) => c.trailers['Scaffold-Id'] === runId).map((c) => ({ pass: c.trailers['Scaffold-Pass'] ?? '', sha: c.sha })).reverse();
+}
+
+/** The live processes (zombies are dead, only not yet reaped) in process group `pgid`, as `ps` lines. */
+function processGroupMembers(pgid: number): string[] {
+  const table = execFileSync('ps', ['-eo', 'pgid=,pid=,stat=,args='], { encoding: 'utf8' });
+  return table
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => {
+      const [group, , stat = ''] = line.split(/\s+/);
+      return group === String(pgid) && !stat.startsWith('Z');
+    });
+}
+
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'gs-run-fence-'));
+  seedRepo = join(scratch, 'seed.git');
+  await ensureSeededBareRepository(seedRepo, platformDir());
+});
+
+after(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
+  it('survives a killed service: not declared lost while its runner works, retry refused (409) while it may push, outcome recorded at the end', async () => {
+    // The first push blocks in the hook until the test releases it.
+    const remote = await remoteWithHook('touch "$MARKS/pushed"\nwhile [ ! -e "$MARKS/release" ]; do sleep 0.1; done');
+    const dataDir = join(scratch, 'service-data');
+    const first: ServiceProcess = await startServiceProcess({
+      API_TOKENS: API_TOKEN,
+      AUTH_MODE: 'static',
+      EXECUTOR: 'local',
+      DATA_DIR: dataDir,
+      DEFAULT_GITOPS_REPO_URL: `file://${remote.dir}`,
+    });
+    let lease: Awaited<ReturnType<typeof readLease>>;
+    let id: string;
+    try {
+      const created = await fetch(`${first.address}/api/v1/scaffolds`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ cluster: CLUSTER, sealing: { certificate: certificate.certificatePem } }),
+      });
+      assert.equal(created.status, 202, await created.clone().text());
+      id = ((await created.json()) as { id: string }).id;
+      await eventually('the first push to reach the remote', async () => (existsSync(join(remote.marks, 'pushed')) ? true : undefined));
+      lease = await readLease(join(dataDir, 'runs', id, 'lease.json'));
+      assert.ok(lease, 'the runner holds a lease while it works');
+    } finally {
+      await first.kill();
+    }
+    assert.doesNotThrow(() => process.kill(lease.pid, 0), 'the runner outlives the service');
+
+    // The service again, over the same data directory, with a monitor that would call a run lost at once.
+    const store = await PgRunStore.open({ dataDir: join(dataDir, 'pgdata') });
+    const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits });
+    const monitor = new RunMonitor({ store, executor, options: { missingGraceMs: 0, reconcileIntervalMs: 100, recheckDelayMs: 50 } });
+    const service = new ScaffoldService({
+      store,
+      executor,
+      previewer: { preview: () => Promise.reject(new Error('not used')) },
+      reference: 'development',
+      tracker: monitor,
+    });
+    const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([API_TOKEN]), store });
+    const stop = new AbortController();
+    try {
+      await monitor.start(stop.signal);
+      await sleep(1500); // many reconcile passes
+      const during = await service.get(id);
+      assert.ok(during.status === 'running' || during.status === 'pending', `a run whose runner still works is not declared lost: ${during.status} ${during.message}`);
+      assert.notEqual(during.message, LOST_RUN_MESSAGE);
+
+      const retry = () =>
+        app.inject({
+          method: 'POST',
+          url: `/api/v1/scaffolds/${id}/retry`,
+          headers: { authorization: `Bearer ${API_TOKEN}` },
+          payload: { sealing: { certificate: certificate.certificatePem } },
+        });
+      const refused = await retry();
+      assert.equal(refused.statusCode, 409, refused.body);
+
+      // Even a run the store already calls failed is not retried beside a runner that may still push.
+      await store.update(id, { status: 'failed', message: 'declared failed by an operator', finishedAt: new Date() }, ['pending', 'running']);
+      const fenced = await retry();
+      assert.equal(fenced.statusCode, 409, fenced.body);
+      assert.match(fenced.body, /may still push/);
+      assert.equal((await service.list({})).runs.length, 1, 'no second run was created');
+
+      // Let the runner finish: its outcome is what the executor reports now.
+      await writeFile(join(remote.marks, 'release'), '');
+      const state = await eventually('the runner to finish', async () => {
+        const s = await executor.inspect(during);
+        return s.state === 'succeeded' || s.state === 'failed' ? s : undefined;
+      });
+      assert.equal(state.state, 'succeeded', JSON.stringify(state));
+      assert.deepEqual(
+        state.state === 'succeeded' ? state.result.commits?.map((c) => ({ ...c })) : [],
+        await landedOnRemote(remote.dir, id),
+      );
+      assert.equal(existsSync(join(dataDir, 'runs', id, 'lease.json')), false, 'the runner released its lease');
+    } finally {
+      stop.abort();
+      await monitor.idle();
+      await app.close();
+      await store.close();
+      try {
+        process.kill(-lease.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  });
+
+  it('a runner killed mid-push leaves no git process and no working copy, and its run records the commits on the remote', async () => {
+    // The second push (the sealed pass) lands, then hangs in the hook: the runner never hears back.
+    const remote = await remoteWithHook('if [ -e "$MARKS/first" ]; then touch "$MARKS/second"; sleep 600; else touch "$MARKS/first"; fi');
+    const dataDir = join(scratch, 'local-data');
+    const store = await PgRunStore.open();
+    const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits });
+    const monitor = new RunMonitor({ store, executor, options: { reconcileIntervalMs: 200, recheckDelayMs: 50 } });
+    const stop = new AbortController();
+    let pid: number | undefined;
+    try {
+      await monitor.start(stop.signal);
+      const id = randomUUID();
+      const run: ScaffoldRun = await store.create({
+        id,
+        cluster: CLUSTER,
+        repositoryUrl: `file://${remote.dir}`,
+        branch: 'main',
+        reference: 'development',
+        job: `scaffold-${id}`,
+        createdBy: 'test',
+        sealing: 'certificate',
+      });
+      await executor.start(run, { certificate: certificate.certificatePem });
+      monitor.track(run);
+      await eventually('the second push to land', async () => (existsSync(join(remote.marks, 'second')) ? true : undefined));
+      pid = (await readLease(executor.leaseFileOf(id)))?.pid;
+      assert.ok(pid !== undefined);
+      assert.ok(processGroupMembers(pid).some((line) => / (git|git-receive-pack|sleep)\b/.test(line)), 'a git push is in flight in the runner\'s group');
+
+      process.kill(pid, 'SIGKILL');
+      const recorded = await eventually('the run to be recorded', async () => {
+        const now = await store.get(id);
+        return now !== undefined && (now.status === 'failed' || now.status === 'succeeded') ? now : undefined;
+      });
+
+      assert.deepEqual(processGroupMembers(pid), [], 'nothing of the runner\'s process group is left');
+      assert.equal(existsSync(executor.workDirOf(id)), false, 'the working copy is gone');
+      assert.deepEqual((await readdir(tmpdir())).filter((entry) => entry.includes(id)), [], 'no temp directory of the run is left');
+      assert.equal(recorded.status, 'failed');
+      assert.match(recorded.message, /SIGKILL/);
+      const landed = await landedOnRemote(remote.dir, id);
+      assert.deepEqual(landed.map((c) => c.pass), ['infrastructure', 'all'], 'both passes are on the remote');
+      assert.deepEqual(recorded.commits.map((c) => ({ ...c })), landed, 'the run records what landed, read from the remote');
+    } finally {
+      stop.abort();
+      await monitor.idle();
+      await executor.close();
+      await store.close();
+      if (pid !== undefined) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  });
+});
