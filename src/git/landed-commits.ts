@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withGitAuth } from './git-auth.js';
 import { runGit, toGitError } from './git-process.js';
-import { parseRepositoryUrl } from './repository-url.js';
+import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { GitCredentials } from '../runner/ports.js';
 
 /** One scaffold pass's commit on the remote. */

@@ -32,7 +32,8 @@ import { LOST_RUN_MESSAGE, RunMonitor } from '../../src/service/run-monitor.js';
 import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
 import { ScaffoldService } from '../../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
-import { commitsOf, git, REPO_ROOT } from '../support/runner.js';
+import { git } from '../support/git.js';
+import { commitsOf, REPO_ROOT } from '../support/runner.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 const API_TOKEN = 'fence-test-token-0123456789';

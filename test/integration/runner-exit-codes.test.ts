@@ -14,7 +14,8 @@ import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { runGit } from '../../src/git/git-process.js';
 import { platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { describeOutcome, git, runRunner, type RunnerOutcome } from '../support/runner.js';
+import { git } from '../support/git.js';
+import { describeOutcome, runRunner, type RunnerOutcome } from '../support/runner.js';
 
 let scratch: string;
 let seedRepo: string;
