@@ -22,6 +22,7 @@ import { ValidationError } from '../errors.js';
 import type { FieldIssue } from '../errors.js';
 import { CLUSTER_ATTRIBUTES, clusterAttributeSchema, clusterNameSchema, fieldIssuesOf, type ClusterAttribute } from '../model/cluster-spec.js';
 import { assertRepoPath } from './file-tree.js';
+import { platformPrerequisitesShape } from './platform-prerequisites.js';
 import { plainValueOf } from './yaml.js';
 
 const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid Secret data key');
@@ -268,6 +269,7 @@ export const platformDescriptorSchema = z
     layerDefaults: layerDefaultsSchema.prefault({}),
     layers: z.array(layerSpecSchema).optional(),
     fluxInstance: fluxInstanceSpecSchema.optional(),
+    ...platformPrerequisitesShape,
   })
   .strict();
 
