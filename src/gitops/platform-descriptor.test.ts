@@ -36,7 +36,7 @@ describe('parsePlatformDescriptor', () => {
     assert.equal(descriptor.credentials[3]!.suppliedBy, 'registry-auth');
     assert.deepEqual(descriptor.credentials[3]!.keys['.dockerconfigjson'], {
       generate: 'dockerconfigjson',
-      registry: 'registry.${cluster_domain}',
+      registry: 'ghcr.io',
       username: 'tcr-pull',
       length: 32,
     });

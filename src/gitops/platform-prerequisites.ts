@@ -8,6 +8,8 @@
  *   creates. Charts cannot be rendered offline, so this is the only way verify
  *   knows that a HelmRelease of cert-manager makes `cert-manager.io`
  *   Certificates applicable, or creates a Service with port `http-metrics`.
+ * - `artifacts`: per Flux Kustomization that applies another source (the
+ *   Gateway API's CRDs from its own repository), the CRDs it installs.
  * - `bootstrap`: the layer every other one depends on, and what it must
  *   install before anything else can run (a CNI, CRDs everything needs).
  * - `provided`: Secrets, ConfigMaps and kinds the infrastructure brings
@@ -50,6 +52,15 @@ export const chartSpecSchema = z
   })
   .strict();
 
+/** A Flux Kustomization of the tree that applies another artifact, and the CRDs that artifact holds. */
+export const artifactSpecSchema = z
+  .object({
+    /** The Kustomization's metadata.name. */
+    kustomization: z.string().min(1),
+    crds: z.array(groupKindSchema).min(1),
+  })
+  .strict();
+
 /** The first layer: what every other layer needs. */
 export const bootstrapSpecSchema = z
   .object({
@@ -75,11 +86,13 @@ export const providedSpecSchema = z
 export const platformPrerequisitesShape = {
   targetFlux: targetFluxSchema.optional(),
   charts: z.array(chartSpecSchema).optional(),
+  artifacts: z.array(artifactSpecSchema).optional(),
   bootstrap: bootstrapSpecSchema.optional(),
   provided: providedSpecSchema.optional(),
 };
 
 export type ChartSpec = z.infer<typeof chartSpecSchema>;
+export type ArtifactSpec = z.infer<typeof artifactSpecSchema>;
 export type BootstrapSpec = z.infer<typeof bootstrapSpecSchema>;
 export type ProvidedSpec = z.infer<typeof providedSpecSchema>;
 
@@ -88,6 +101,7 @@ export interface PlatformPrerequisites {
   readonly targetFlux?: string;
   /** Undefined: the platform does not declare its charts, so what they install is unknown (notes, not findings). */
   readonly charts?: readonly ChartSpec[];
+  readonly artifacts?: readonly ArtifactSpec[];
   readonly bootstrap?: BootstrapSpec;
   readonly provided?: ProvidedSpec;
 }

@@ -295,8 +295,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.deepEqual(values.get('tcr/tcr-database'), { DATABASE_PASSWORD: pg.password });
 
     const docker = JSON.parse(values.get('tcr/registry-pull-secret')!['.dockerconfigjson']!) as { auths: Record<string, { username: string; password: string; auth: string }> };
-    assert.deepEqual(Object.keys(docker.auths), ['registry.eu-prod-1.example.net']);
-    const auth = docker.auths['registry.eu-prod-1.example.net']!;
+    assert.deepEqual(Object.keys(docker.auths), ['ghcr.io']);
+    const auth = docker.auths['ghcr.io']!;
     assert.equal(auth.username, 'tcr-pull');
     assert.match(auth.password, /^[A-Za-z0-9]{32}$/);
     assert.equal(Buffer.from(auth.auth, 'base64').toString(), `tcr-pull:${auth.password}`);

@@ -6,9 +6,9 @@
  * CRDs declared for it, and a CNI chart must be released nowhere else.
  */
 import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
-import { dependencyClosure, groupOf, helmReleasesOf, specOf, type AppliedKustomization } from './applied-object.js';
+import { dependencyClosure, helmReleasesOf, type AppliedKustomization } from './applied-object.js';
+import { crdObjectsOf, deferredCrdsOf } from './crd-availability.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
 import { objectLabel } from './object-label.js';
 
 /** flux bootstrap's own sync, which applies the root: it runs before every layer by construction. */
@@ -39,17 +39,10 @@ export function checkBootstrapPrerequisites(clusterDir: string, kustomizations: 
       findings.push({ file: k.dir, object: objectLabel(release.object), message: `releases the CNI chart ${release.chart} from Kustomization ${k.key}, after the bootstrap layer: no node is Ready until it runs, so nothing before it can start. Move it into ${first.dir} (bootstrap layer ${first.key})` });
     }
   }
-  const installed = new Set<string>();
-  for (const object of first.objects) {
-    const spec = specOf(object);
-    if (object.kind === 'CustomResourceDefinition' && groupOf(object.apiVersion) === 'apiextensions.k8s.io' && isRecord(spec.names)) installed.add(`${String(spec.group)}/${String(spec.names.kind)}`);
-  }
-  for (const release of helmReleasesOf(first.objects, first.object)) {
-    for (const crd of prerequisites.charts?.find((c) => c.chart === release.chart)?.crds ?? []) installed.add(crd);
-  }
+  const installed = new Set([...crdObjectsOf(first.objects), ...deferredCrdsOf(first, prerequisites).keys()]);
   for (const crd of bootstrap.crds) {
     if (installed.has(crd)) continue;
-    findings.push({ file: first.file, object: `Kustomization ${first.key}`, message: `does not install ${crd}, which scaffold.yaml bootstrap.crds says every layer may need: add its CustomResourceDefinition to ${first.dir}, or release the chart installing it there (declared in scaffold.yaml charts)` });
+    findings.push({ file: first.file, object: `Kustomization ${first.key}`, message: `does not install ${crd}, which scaffold.yaml bootstrap.crds says every layer may need: add its CustomResourceDefinition to ${first.dir}, or apply the chart or artifact installing it there (declared in scaffold.yaml charts or artifacts)` });
   }
   return findings;
 }

@@ -8,8 +8,8 @@
  * chart scaffold.yaml declares (charts cannot be rendered offline). The root
  * sync runs before every layer, so it may hold only kinds that exist already.
  */
-import type { ChartSpec, PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
-import { dependencyClosure, groupKindOf, groupOf, helmReleasesOf, specOf, type AppliedKustomization } from './applied-object.js';
+import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
+import { dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
 import { isFluxGroup, isKubernetesGroup } from './builtin-kinds.js';
 import type { Finding } from './finding.js';
 import { isRecord } from './is-record.js';
@@ -25,7 +25,7 @@ export interface CrdAvailabilityInput {
 }
 
 /** `group/Kind` of each CRD object among objects. */
-function crdObjectsOf(objects: readonly Record<string, unknown>[]): Set<string> {
+export function crdObjectsOf(objects: readonly Record<string, unknown>[]): Set<string> {
   const out = new Set<string>();
   for (const object of objects) {
     if (object.kind !== 'CustomResourceDefinition' || groupOf(object.apiVersion) !== 'apiextensions.k8s.io') continue;
@@ -36,11 +36,19 @@ function crdObjectsOf(objects: readonly Record<string, unknown>[]): Set<string> 
   return out;
 }
 
-/** `group/Kind`s the declared charts of the Kustomization's HelmReleases install. */
-function chartCrdsOf(kustomization: AppliedKustomization, charts: readonly ChartSpec[] | undefined): Map<string, string> {
+/**
+ * `group/Kind`s the Kustomization installs through something it applies and
+ * waits for: a HelmRelease of a declared chart, or a Flux Kustomization of
+ * another artifact that scaffold.yaml `artifacts` declares. Each maps to that object.
+ */
+export function deferredCrdsOf(kustomization: AppliedKustomization, prerequisites: PlatformPrerequisites): Map<string, string> {
   const out = new Map<string, string>();
   for (const release of helmReleasesOf(kustomization.objects, kustomization.object)) {
-    for (const crd of charts?.find((c) => c.chart === release.chart)?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(release.object));
+    for (const crd of prerequisites.charts?.find((c) => c.chart === release.chart)?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(release.object));
+  }
+  for (const object of kustomization.objects) {
+    if (object.kind !== 'Kustomization' || groupOf(object.apiVersion) !== 'kustomize.toolkit.fluxcd.io') continue;
+    for (const crd of prerequisites.artifacts?.find((a) => a.kustomization === nameOf(object))?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(object));
   }
   return out;
 }
@@ -57,7 +65,7 @@ export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: F
   const provided = new Set(prerequisites.provided?.crds ?? []);
   const byKey = new Map(kustomizations.map((k) => [k.key, k]));
   const own = new Map(kustomizations.map((k) => [k.key, crdObjectsOf(k.objects)]));
-  const fromCharts = new Map(kustomizations.map((k) => [k.key, chartCrdsOf(k, prerequisites.charts)]));
+  const fromCharts = new Map(kustomizations.map((k) => [k.key, deferredCrdsOf(k, prerequisites)]));
   /** Who installs a kind anywhere in the cluster: the fix names it. */
   const installer = (groupKind: string): string | undefined => {
     for (const k of kustomizations) if (own.get(k.key)!.has(groupKind) || fromCharts.get(k.key)!.has(groupKind)) return k.key;

@@ -148,7 +148,7 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
       await f.edit('scaffold.yaml', (t) => `${t}bootstrap:\n  layer: apps\n  cni: [ingress-nginx]\n  crds: [gateway.networking.k8s.io/Gateway]\n`);
     });
     assert.deepEqual(lines, [
-      `${APPS}: does not install gateway.networking.k8s.io/Gateway, which scaffold.yaml bootstrap.crds says every layer may need: add its CustomResourceDefinition to clusters/demo/apps, or release the chart installing it there (declared in scaffold.yaml charts)`,
+      `${APPS}: does not install gateway.networking.k8s.io/Gateway, which scaffold.yaml bootstrap.crds says every layer may need: add its CustomResourceDefinition to clusters/demo/apps, or apply the chart or artifact installing it there (declared in scaffold.yaml charts or artifacts)`,
       `${APPS}: is the bootstrap layer but depends on flux-system/infrastructure: it must come first in the DAG. Remove its dependsOn`,
       `${INFRA}: does not wait for the bootstrap layer flux-system/apps: on a fresh cluster it runs before the CNI and the CRDs it needs. Add dependsOn flux-system/apps (or on a layer that depends on it)`,
       'clusters/demo/infrastructure: HelmRelease ingress-nginx/ingress-nginx: releases the CNI chart ingress-nginx from Kustomization flux-system/infrastructure, after the bootstrap layer: no node is Ready until it runs, so nothing before it can start. Move it into clusters/demo/apps (bootstrap layer flux-system/apps)',

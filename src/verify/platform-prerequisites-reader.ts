@@ -15,9 +15,9 @@ export async function readPrerequisites(reader: RepoReader): Promise<{ value: Pl
   const text = await reader.read(PLATFORM_DESCRIPTOR_PATH);
   if (text === undefined) return { value: {}, findings: [] };
   try {
-    const { targetFlux, charts, bootstrap, provided } = parsePlatformDescriptor(text);
+    const { targetFlux, charts, artifacts, bootstrap, provided } = parsePlatformDescriptor(text);
     return {
-      value: { ...(targetFlux !== undefined ? { targetFlux } : {}), ...(charts !== undefined ? { charts } : {}), ...(bootstrap ? { bootstrap } : {}), ...(provided ? { provided } : {}) },
+      value: { ...(targetFlux !== undefined ? { targetFlux } : {}), ...(charts !== undefined ? { charts } : {}), ...(artifacts ? { artifacts } : {}), ...(bootstrap ? { bootstrap } : {}), ...(provided ? { provided } : {}) },
       findings: [],
     };
   } catch (error) {
