@@ -246,6 +246,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       const spec = k.spec as Record<string, unknown> & { dependsOn?: { name: string }[]; healthChecks?: unknown[]; postBuild: { substituteFrom: unknown[] } };
       assert.equal(k.apiVersion, 'kustomize.toolkit.fluxcd.io/v1', name);
       if (name === 'infrastructure') assert.equal(spec.dependsOn, undefined);
+      // apps connects to PostgreSQL at startup: it waits for database too.
+      else if (name === 'apps') assert.deepEqual(spec.dependsOn, [{ name: 'infrastructure' }, { name: 'database' }], name);
       else assert.deepEqual(spec.dependsOn, [{ name: 'infrastructure' }], name);
       assert.equal(spec.prune, true, name);
       for (const field of ['interval', 'retryInterval', 'timeout']) assert.match(String(spec[field]), /^\d+(ms|s|m|h)$/, `${name}.${field}`);
@@ -254,7 +256,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       assert.deepEqual(spec.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
       assert.deepEqual(spec.postBuild.substituteFrom, [{ kind: 'ConfigMap', name: 'cluster-config' }]);
     }
-    assert.deepEqual(fullPass.result.layers.map((l) => l.name), ['infrastructure', 'apps', 'cert-manager-config', 'database']);
+    assert.deepEqual(fullPass.result.layers.map((l) => l.name), ['infrastructure', 'database', 'apps', 'cert-manager-config']);
   });
 
   it('wrote, in pass infrastructure, only the entry point, provenance, flux/ (ConfigMap + infrastructure) and the infrastructure overlay', () => {
@@ -354,7 +356,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.deepEqual(json.nodes.map((n) => n.name).sort(), LAYERS);
     assert.deepEqual(
       json.edges.map((e) => `${e.from} -> ${e.to}`).sort(),
-      ['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`),
+      ['flux-system/database -> flux-system/apps', ...['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`)],
     );
     assert.equal(json.order[0], 'flux-system/infrastructure');
     assert.deepEqual(json.cycles, []);

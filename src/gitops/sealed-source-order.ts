@@ -35,7 +35,7 @@ export function sealedSourceOrderIssues(descriptor: PlatformDescriptor, layers: 
       const owner = source.kind === 'Secret' ? sealedBy.get(source.name) : undefined;
       if (owner === undefined || dependenciesOf(layer.name, byName).has(owner)) continue;
       issues.push({
-        field: `scaffold.yaml.layers.${layer.name}.substituteFrom`,
+        field: `layers.${layer.name}.substituteFrom`,
         message: `Secret ${source.name} is sealed by layer ${owner}, which ${layer.name} does not depend on: it may not exist yet when Flux substitutes. Add ${owner} to its dependsOn (directly or through a layer that depends on it)`,
       });
     }

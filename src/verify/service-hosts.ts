@@ -15,6 +15,9 @@ import type { Finding } from './finding.js';
 import { isRecord } from './is-record.js';
 import { objectLabel } from './object-label.js';
 
+/** Flux's own Services, there since its installation, before the root sync applies anything. */
+const FLUX_SERVICES = new Set(['source-controller', 'notification-controller', 'webhook-receiver', 'kustomize-controller', 'helm-controller', 'image-reflector-controller', 'image-automation-controller', 'source-watcher']);
+
 const HOST = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b/g;
 
 function eachString(value: unknown, visit: (text: string) => void): void {
@@ -64,6 +67,7 @@ export function checkServiceHosts(kustomizations: readonly AppliedKustomization[
         for (const [host, name, namespace] of text.matchAll(HOST)) {
           const id = `${namespace}/${name}`;
           if (namespace === 'default' || namespace === 'kube-system' || seen.has(id)) continue;
+          if (namespace === 'flux-system' && FLUX_SERVICES.has(name!)) continue;
           seen.add(id);
           const providers = services.get(id);
           const where = { file: k.dir, object: objectLabel({ ...object, metadata: { ...(isRecord(object.metadata) ? object.metadata : {}), namespace: appliedNamespace(object, k.object) } }) };
