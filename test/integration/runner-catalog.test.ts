@@ -17,8 +17,9 @@ import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
 import { commitsOf, describeOutcome, fileAt, filesAt, git, runRunner } from '../support/runner.js';
 
 const CLUSTER = { name: 'env-aws-1', domain: 'env-aws-1.example.net', region: 'eu-west-1' };
-// 001, "Env on AWS": platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
-const ENV_ON_AWS = ['platform', 'dns/route53', 'platform-config', 'aws', 'env', 'env-auth', 'env-auth-config', 'env-app', 'env-observability-agent'];
+// 001, "Env on AWS", after the bootstrap layer and the cluster's sealed cluster-secrets:
+// bootstrap/aws -> secrets -> platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
+const ENV_ON_AWS = ['bootstrap/aws', `clusters/${CLUSTER.name}/secrets`, 'platform', 'dns/route53', 'platform-config', 'aws', 'env', 'env-auth', 'env-auth-config', 'env-app', 'env-observability-agent'];
 
 describe('scaffold-runner on the matrix-example catalog platform', () => {
   let work: string;
