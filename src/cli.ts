@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { renderWorkTree } from './app/render-work-tree.js';
 import { verifyWorkTree } from './app/verify-work-tree.js';
+import { parseTargetFlux } from './verify/flux-version.js';
 import { drawClusterGraph } from './app/draw-cluster-graph.js';
 import { isAppError, ValidationError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
@@ -60,6 +61,7 @@ interface RenderFlags {
   fluxInstance?: boolean;
   syncUrl?: string;
   syncRef?: string;
+  syncSecret?: string;
 }
 
 /** `name`, its shared path when it is not the cluster's own overlay, and what it runs after. */
@@ -123,13 +125,14 @@ function program(): Command {
     .option('--flux-instance', 'also write flux/flux-instance.yaml: Flux managed by the Flux Operator, syncing clusters/NAME')
     .option('--sync-url <url>', 'the repository the FluxInstance syncs from (https://, ssh:// or oci://); needed with --flux-instance')
     .option('--sync-ref <ref>', 'the ref it syncs: refs/heads/BRANCH for Git (default refs/heads/main), a tag for OCI (default latest)')
+    .option('--sync-secret <name>', 'the Secret in flux-system with the credentials the FluxInstance pulls a private repository with (sync.pullSecret)')
     .action(async (opts: RenderFlags) => {
       const dir = resolve(opts.repo);
       if (opts.pass === 'all' && !opts.cert) {
         throw new ValidationError([{ field: '--cert', message: '--pass all seals credentials and needs the cluster\'s certificate (--cert PEM_FILE); use --pass infrastructure for the first pass' }]);
       }
-      if ((opts.syncUrl !== undefined || opts.syncRef !== undefined) && opts.fluxInstance !== true) {
-        throw new ValidationError([{ field: '--sync-url', message: '--sync-url and --sync-ref configure the FluxInstance: add --flux-instance' }]);
+      if ((opts.syncUrl !== undefined || opts.syncRef !== undefined || opts.syncSecret !== undefined) && opts.fluxInstance !== true) {
+        throw new ValidationError([{ field: '--sync-url', message: '--sync-url, --sync-ref and --sync-secret configure the FluxInstance: add --flux-instance' }]);
       }
       const certificate = opts.cert ? await readCertificate(opts.cert) : undefined;
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
@@ -152,6 +155,7 @@ function program(): Command {
         ...(opts.fluxInstance === true ? { fluxInstance: true } : {}),
         ...(opts.syncUrl !== undefined ? { syncUrl: opts.syncUrl } : {}),
         ...(opts.syncRef !== undefined ? { syncRef: opts.syncRef } : {}),
+        ...(opts.syncSecret !== undefined ? { syncSecret: opts.syncSecret } : {}),
       });
       if (result.pass !== opts.pass) say(`  ${result.gitopsPath} already has its full tree: rendered pass ${result.pass} so no layer is taken away.`);
       const attributes = CLUSTER_ATTRIBUTES.filter((name) => result.attributes[name] !== undefined).map((name) => `${name} ${result.attributes[name]}`);
@@ -177,8 +181,12 @@ function program(): Command {
     .description('Check a tree before it is pushed: exit 0 when consistent, 1 with one finding a line.')
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .option('--cluster <name>', 'only this cluster (default: every cluster under clusters/)')
-    .action(async (opts: { repo: string; cluster?: string }) => {
-      const report = await verifyWorkTree(resolve(opts.repo), opts.cluster !== undefined ? { cluster: opts.cluster } : {});
+    .option('--target-flux <version>', "the Flux minor version the clusters run, e.g. 2.8 or 2.9 (default: scaffold.yaml's targetFlux, else 2.9)")
+    .action(async (opts: { repo: string; cluster?: string; targetFlux?: string }) => {
+      const report = await verifyWorkTree(resolve(opts.repo), {
+        ...(opts.cluster !== undefined ? { cluster: opts.cluster } : {}),
+        ...(opts.targetFlux !== undefined ? { targetFlux: parseTargetFlux(opts.targetFlux, '--target-flux') } : {}),
+      });
       for (const finding of report.findings) process.stdout.write(`${finding}\n`);
       for (const note of report.notes) say(`note: ${note}`);
       say(`==> ${report.summary}`);

@@ -20,7 +20,14 @@ export interface WorkTreeReport {
 }
 
 /** A verifier that keeps its parsed schemas across calls (a runner verifies twice). */
-export type WorkTreeVerify = (dir: string, options?: { readonly cluster?: string; readonly signal?: AbortSignal }) => Promise<WorkTreeReport>;
+export type WorkTreeVerify = (dir: string, options?: WorkTreeVerifyOptions) => Promise<WorkTreeReport>;
+
+/** One cluster or all; the Flux version whose semantics apply (default scaffold.yaml's targetFlux, else 2.9). */
+export interface WorkTreeVerifyOptions {
+  readonly cluster?: string;
+  readonly targetFlux?: string;
+  readonly signal?: AbortSignal;
+}
 
 /** Creates a verifier; schemas are loaded on first use and then kept. */
 export function createWorkTreeVerifier(): WorkTreeVerify {
@@ -39,6 +46,6 @@ export function createWorkTreeVerifier(): WorkTreeVerify {
 }
 
 /** Verifies the working tree at `dir` (one cluster, or every cluster). */
-export async function verifyWorkTree(dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal } = {}): Promise<WorkTreeReport> {
+export async function verifyWorkTree(dir: string, options: WorkTreeVerifyOptions = {}): Promise<WorkTreeReport> {
   return createWorkTreeVerifier()(dir, options);
 }

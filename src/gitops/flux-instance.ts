@@ -8,7 +8,7 @@
  * change to it in Git is applied like any other.
  */
 import { ValidationError } from '../errors.js';
-import { fieldIssuesOf } from '../model/cluster-spec.js';
+import { clusterNameSchema, fieldIssuesOf } from '../model/cluster-spec.js';
 import { FLUX_NAMESPACE, syncUrlSchema, type FluxInstanceSpec } from './platform-descriptor.js';
 import { toYaml } from './yaml.js';
 
@@ -28,6 +28,12 @@ export interface FluxInstanceOptions {
   readonly syncUrl: string;
   /** Git: a full ref (`refs/heads/main`, the default). OCI: a tag (`latest`, the default). */
   readonly syncRef?: string;
+  /**
+   * The Secret in flux-system with the credentials to pull a private source
+   * (`render --sync-secret`); without one Flux can only read a public one.
+   * @default the descriptor's `fluxInstance.sync.pullSecret`
+   */
+  readonly pullSecret?: string;
 }
 
 const GIT_REF = /^refs\/(heads|tags)\/(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._][A-Za-z0-9._/-]*(?<![./])$/;
@@ -40,7 +46,7 @@ export function syncKindOf(url: string): SyncKind {
 
 /**
  * The FluxInstance of one cluster.
- * @throws ValidationError naming `sync-url` or `sync-ref` for a bad URL or ref
+ * @throws ValidationError naming `sync-url`, `sync-ref` or `sync-secret` for a bad URL, ref or Secret name
  */
 export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstanceOptions): { readonly yaml: string; readonly syncKind: SyncKind } {
   const url = syncUrlSchema.safeParse(options.syncUrl);
@@ -52,6 +58,11 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
   }
   if (kind === 'OCIRepository' && !OCI_TAG.test(ref)) {
     throw new ValidationError([{ field: 'sync-ref', message: `${JSON.stringify(ref)} must be an OCI tag such as latest or a commit SHA` }]);
+  }
+  const pullSecret = options.pullSecret ?? spec.sync.pullSecret;
+  if (pullSecret !== undefined) {
+    const name = clusterNameSchema.safeParse(pullSecret);
+    if (!name.success) throw new ValidationError(fieldIssuesOf(name.error, 'sync-secret'));
   }
   const object = {
     apiVersion: 'fluxcd.controlplane.io/v1',
@@ -71,7 +82,7 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
         ref,
         path: `clusters/${options.clusterName}`,
         ...(spec.sync.interval !== undefined ? { interval: spec.sync.interval } : {}),
-        ...(spec.sync.pullSecret !== undefined ? { pullSecret: spec.sync.pullSecret } : {}),
+        ...(pullSecret !== undefined ? { pullSecret } : {}),
       },
     },
   };

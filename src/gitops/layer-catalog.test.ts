@@ -103,7 +103,9 @@ describe('selectLayers', () => {
 
   it("reproduces the dependency chains of spec 001 with the matrix-example catalog", () => {
     assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'aws', dns_provider: 'route53' }).order, [
-      'platform',
+      'bootstrap',
+      'secrets<-bootstrap',
+      'platform<-secrets',
       'dns<-platform',
       'platform-config<-dns',
       'aws<-platform-config',
@@ -114,7 +116,9 @@ describe('selectLayers', () => {
       'env-observability-agent<-platform-config',
     ]);
     assert.deepEqual(select(matrix, { role: 'tooling', infra_provider: 'openstack' }).order, [
-      'platform',
+      'bootstrap',
+      'secrets<-bootstrap',
+      'platform<-secrets',
       'dns<-platform',
       'platform-config<-dns',
       'talos<-platform-config',
@@ -124,7 +128,7 @@ describe('selectLayers', () => {
       'cc-observability<-cc-config',
       'cc-observability-routes<-cc-observability',
     ]);
-    assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'digitalocean' }).order.slice(0, 5), ['platform', 'dns<-platform', 'platform-config<-dns', 'env<-platform-config', 'env-auth<-env']);
+    assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'digitalocean' }).order.slice(0, 7), ['bootstrap', 'secrets<-bootstrap', 'platform<-secrets', 'dns<-platform', 'platform-config<-dns', 'env<-platform-config', 'env-auth<-env']);
   });
 });
 

@@ -36,7 +36,7 @@ describe('parsePlatformDescriptor', () => {
     assert.equal(descriptor.credentials[3]!.suppliedBy, 'registry-auth');
     assert.deepEqual(descriptor.credentials[3]!.keys['.dockerconfigjson'], {
       generate: 'dockerconfigjson',
-      registry: 'registry.${cluster_domain}',
+      registry: 'ghcr.io',
       username: 'tcr-pull',
       length: 32,
     });
@@ -104,13 +104,20 @@ describe('parsePlatformDescriptor', () => {
   it('reads the matrix-example catalog: attributes, defaults filled in, the cluster-secrets credential', () => {
     const descriptor = parsePlatformDescriptor(readFileSync(join(platformDir('matrix-example'), 'scaffold.yaml'), 'utf8'));
     assert.deepEqual(descriptor.attributes?.infra_provider?.selfHosted, ['proxmox', 'openstack']);
-    assert.equal(descriptor.layers?.length, 17);
+    assert.equal(descriptor.layers?.length, 19);
+    assert.deepEqual(descriptor.layers?.slice(0, 3).map((l) => `${l.name}<-${l.dependsOn.join(',')}`), ['bootstrap<-', 'secrets<-bootstrap', 'platform<-secrets']);
     assert.deepEqual(descriptor.layers?.find((l) => l.name === 'env-data')?.when, { role: ['env'], self_hosted: true });
     assert.deepEqual(descriptor.layers?.find((l) => l.name === 'cc')?.dependsOn, ['talos', 'aws', 'gcp']);
     assert.deepEqual(descriptor.layerDefaults.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
-    assert.deepEqual(descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`), ['flux:flux-system/cluster-secrets']);
+    assert.deepEqual(descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`), ['secrets:flux-system/cluster-secrets']);
     assert.equal(descriptor.fluxInstance?.enabled, false);
-    assert.deepEqual(descriptor.fluxInstance?.sync, {});
+    assert.deepEqual(descriptor.fluxInstance?.sync, { pullSecret: 'flux-system' });
+    // What verify needs and the tree cannot show.
+    assert.equal(descriptor.targetFlux, '2.9');
+    assert.deepEqual(descriptor.bootstrap, { layer: 'bootstrap', cni: ['cilium'], crds: ['gateway.networking.k8s.io/Gateway', 'gateway.networking.k8s.io/HTTPRoute', 'bitnami.com/SealedSecret'] });
+    assert.deepEqual(descriptor.charts?.find((c) => c.chart === 'cert-manager')?.services, [
+      { name: '{release}', labels: { 'app.kubernetes.io/name': 'cert-manager', 'app.kubernetes.io/component': 'controller' }, ports: ['http-metrics'] },
+    ]);
   });
 
   it('fills in the layer defaults and leaves the catalog out when there is none', () => {
@@ -146,7 +153,12 @@ describe('parsePlatformDescriptor: the layer catalog', () => {
     ['wait: false without healthChecks', '  - { name: a, path: a, wait: false }\n', /layers\.a\.wait: false without healthChecks/],
     ['a bad duration', '  - { name: a, path: a, timeout: 5 minutes }\n', /layers\.0\.timeout: must be a duration such as 30s, 5m or 1h30m/],
     ['a typo in a layer field', '  - { name: a, path: a, dependOn: [b] }\n', /scaffold\.yaml\.layers\.0: unknown field\(s\): dependOn/],
-    ['a Secret source nothing creates', '  - { name: a, path: a, substituteFrom: [{ kind: Secret, name: cluster-secrets }] }\n', /layers\.a\.substituteFrom: Secret cluster-secrets is not a credential of scaffold\.yaml with layer flux/],
+    ['a Secret source nothing creates', '  - { name: a, path: a, substituteFrom: [{ kind: Secret, name: cluster-secrets }] }\n', /layers\.a\.substituteFrom: Secret cluster-secrets is not a credential of scaffold\.yaml in namespace flux-system/],
+    [
+      'a layer substituting from a Secret sealed by a layer it does not wait for',
+      '  - { name: s, overlay: secrets }\n  - { name: a, path: a, substituteFrom: [{ kind: Secret, name: cluster-secrets }] }\ncredentials:\n  - { name: cluster-secrets, namespace: flux-system, layer: secrets, keys: { k: { generate: password } } }\n',
+      /layers\.a\.substituteFrom: Secret cluster-secrets is sealed by layer s, which a does not depend on/,
+    ],
   ];
   for (const [title, layers, message] of cases) {
     it(`rejects ${title}`, () => {

@@ -22,6 +22,8 @@ import { ValidationError } from '../errors.js';
 import type { FieldIssue } from '../errors.js';
 import { CLUSTER_ATTRIBUTES, clusterAttributeSchema, clusterNameSchema, fieldIssuesOf, type ClusterAttribute } from '../model/cluster-spec.js';
 import { assertRepoPath } from './file-tree.js';
+import { platformPrerequisitesShape } from './platform-prerequisites.js';
+import { sealedSourceOrderIssues } from './sealed-source-order.js';
 import { plainValueOf } from './yaml.js';
 
 const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid Secret data key');
@@ -268,6 +270,7 @@ export const platformDescriptorSchema = z
     layerDefaults: layerDefaultsSchema.prefault({}),
     layers: z.array(layerSpecSchema).optional(),
     fluxInstance: fluxInstanceSpecSchema.optional(),
+    ...platformPrerequisitesShape,
   })
   .strict();
 
@@ -374,7 +377,8 @@ function catalogIssues(descriptor: PlatformDescriptor): FieldIssue[] {
   const layers = descriptor.layers;
   if (layers === undefined) return issues;
   if (layers.length === 0) at('layers', 'must list at least one layer (or be left out: the layers are then the reference environment\'s)');
-  const sealedInFlux = new Set(descriptor.credentials.filter((c) => c.layer === FLUX_CREDENTIAL_LAYER).map((c) => c.name));
+  // Flux reads substituteFrom Secrets in its own namespace, sealed in flux/ or in a layer's overlay.
+  const sealedInFlux = new Set(descriptor.credentials.filter((c) => c.namespace === FLUX_NAMESPACE).map((c) => c.name));
   const names = new Set<string>();
   const overlays = new Set<string>();
   for (const layer of layers) {
@@ -421,6 +425,7 @@ function catalogIssues(descriptor: PlatformDescriptor): FieldIssue[] {
   }
   const cycle = findCatalogCycle(layers);
   if (cycle) at('layers', `dependsOn has a cycle: ${cycle.join(' -> ')}`);
+  else for (const issue of sealedSourceOrderIssues(descriptor, layers)) at(issue.field, issue.message);
   for (const c of descriptor.credentials) {
     if (c.layer !== FLUX_CREDENTIAL_LAYER && !overlays.has(c.layer)) {
       at(
@@ -438,7 +443,7 @@ function unsealedSecretIssues(sources: readonly SubstitutionSource[], sealed: Re
     if (source.kind === 'Secret' && !sealed.has(source.name) && source.optional !== true) {
       at(
         field,
-        `Secret ${source.name} is not a credential of scaffold.yaml with layer ${FLUX_CREDENTIAL_LAYER} (namespace ${FLUX_NAMESPACE}), so nothing would create it; declare it there or mark the source optional`,
+        `Secret ${source.name} is not a credential of scaffold.yaml in namespace ${FLUX_NAMESPACE}, so nothing would create it; declare it there or mark the source optional`,
       );
     }
   }

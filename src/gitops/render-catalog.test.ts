@@ -210,7 +210,7 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
   it('needs a sync URL for a FluxInstance, from the option or scaffold.yaml', async () => {
     await assert.rejects(render(platform, { fluxInstance: true }), /^ValidationError: sync-url: a FluxInstance syncs the cluster from its repository/);
     const files = new Map(matrix);
-    files.set('scaffold.yaml', matrix.get('scaffold.yaml')!.replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n  sync: { url: "https://git.example.net/mojaloop/gitops.git" }\n'));
+    files.set('scaffold.yaml', matrix.get('scaffold.yaml')!.replace('    pullSecret: flux-system\n', '    pullSecret: flux-system\n    url: "https://git.example.net/mojaloop/gitops.git"\n').replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n'));
     const { fluxInstance, tree } = await render(files);
     assert.equal(fluxInstance, true);
     assert.match(tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!, /url: https:\/\/git\.example\.net\/mojaloop\/gitops\.git/);
@@ -231,11 +231,12 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
     files.set(
       'scaffold.yaml',
       matrix.get('scaffold.yaml')!.replace(
-        '    path: platform\n',
-        '    path: platform\n    substituteFrom:\n      - { kind: ConfigMap, name: cluster-config }\n      - { kind: Secret, name: cluster-secrets }\n',
+        '    path: bootstrap/{infra_provider}\n',
+        '    path: bootstrap/{infra_provider}\n    substituteFrom:\n      - { kind: ConfigMap, name: cluster-config }\n      - { kind: Secret, name: cluster-secrets }\n',
       ),
     );
-    await assert.rejects(render(files, { pass: 'infrastructure' }), /^ValidationError: scaffold\.yaml\.layers\.platform\.substituteFrom: layer platform has no dependsOn, so it is applied in the first pass/);
+    // The first layer cannot wait for the layer that seals it.
+    await assert.rejects(render(files, { pass: 'infrastructure' }), /^ValidationError: scaffold\.yaml\.layers\.bootstrap\.substituteFrom: Secret cluster-secrets is sealed by layer secrets, which bootstrap does not depend on/);
   });
 
   it('renders the same bytes twice (ciphertexts apart), and the reference identity nowhere', async () => {
@@ -249,6 +250,6 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
       if (path.endsWith('provenance.yaml') || path.includes('/sealed/sealed-')) continue;
       for (const old of ['development', 'dev.mojaloop.example.org', 'fra-dc1']) assert.ok(!text.includes(old), `${path} mentions ${old}`);
     }
-    assert.deepEqual(a.layers.map((l) => l.path), ['platform', 'dns/cloudflare', 'platform-config', 'gcp', 'cc', 'cc-config', 'cc-routes', 'cc-observability', 'cc-observability-routes']);
+    assert.deepEqual(a.layers.map((l) => l.path), ['bootstrap/gcp', 'clusters/eu-prod-1/secrets', 'platform', 'dns/cloudflare', 'platform-config', 'gcp', 'cc', 'cc-config', 'cc-routes', 'cc-observability', 'cc-observability-routes']);
   });
 });

@@ -238,6 +238,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       const spec = k.spec as Record<string, unknown> & { dependsOn?: { name: string }[]; healthChecks?: unknown[]; postBuild: { substituteFrom: unknown[] } };
       assert.equal(k.apiVersion, 'kustomize.toolkit.fluxcd.io/v1', name);
       if (name === 'infrastructure') assert.equal(spec.dependsOn, undefined);
+      // apps connects to PostgreSQL at startup: it waits for database too.
+      else if (name === 'apps') assert.deepEqual(spec.dependsOn, [{ name: 'infrastructure' }, { name: 'database' }], name);
       else assert.deepEqual(spec.dependsOn, [{ name: 'infrastructure' }], name);
       assert.equal(spec.prune, true, name);
       for (const field of ['interval', 'retryInterval', 'timeout']) assert.match(String(spec[field]), /^\d+(ms|s|m|h)$/, `${name}.${field}`);
@@ -246,7 +248,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       assert.deepEqual(spec.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
       assert.deepEqual(spec.postBuild.substituteFrom, [{ kind: 'ConfigMap', name: 'cluster-config' }]);
     }
-    assert.deepEqual(fullPass.result.layers.map((l) => l.name), ['infrastructure', 'apps', 'cert-manager-config', 'database']);
+    assert.deepEqual(fullPass.result.layers.map((l) => l.name), ['infrastructure', 'database', 'apps', 'cert-manager-config']);
   });
 
   it('wrote, in pass infrastructure, only the entry point, provenance, flux/ (ConfigMap + infrastructure) and the infrastructure overlay', () => {
@@ -287,8 +289,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.deepEqual(values.get('tcr/tcr-database'), { DATABASE_PASSWORD: pg.password });
 
     const docker = JSON.parse(values.get('tcr/registry-pull-secret')!['.dockerconfigjson']!) as { auths: Record<string, { username: string; password: string; auth: string }> };
-    assert.deepEqual(Object.keys(docker.auths), ['registry.eu-prod-1.example.net']);
-    const auth = docker.auths['registry.eu-prod-1.example.net']!;
+    assert.deepEqual(Object.keys(docker.auths), ['ghcr.io']);
+    const auth = docker.auths['ghcr.io']!;
     assert.equal(auth.username, 'tcr-pull');
     assert.match(auth.password, /^[A-Za-z0-9]{32}$/);
     assert.equal(Buffer.from(auth.auth, 'base64').toString(), `tcr-pull:${auth.password}`);
@@ -346,7 +348,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.deepEqual(json.nodes.map((n) => n.name).sort(), LAYERS);
     assert.deepEqual(
       json.edges.map((e) => `${e.from} -> ${e.to}`).sort(),
-      ['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`),
+      ['flux-system/database -> flux-system/apps', ...['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`)],
     );
     assert.equal(json.order[0], 'flux-system/infrastructure');
     assert.deepEqual(json.cycles, []);

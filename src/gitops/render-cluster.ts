@@ -57,6 +57,8 @@ export interface RenderOptions {
   readonly syncUrl?: string;
   /** The ref it syncs: `refs/heads/<branch>` for Git (default refs/heads/main), a tag for OCI (default latest). */
   readonly syncRef?: string;
+  /** The Secret in flux-system the FluxInstance pulls a private repository with; default scaffold.yaml's, else the one the cluster has. */
+  readonly syncSecret?: string;
 }
 
 /** One Flux Kustomization of the rendered cluster. */
@@ -250,7 +252,7 @@ async function catalogLayers(
   syncKind: SyncKind | undefined,
 ): Promise<{ layers: PlannedLayer[]; skipped: readonly string[] }> {
   const selection = selectLayers(descriptor.layers ?? [], attributes);
-  const sealed = new Set(descriptor.credentials.filter((c) => c.layer === FLUX_CREDENTIAL_LAYER).map((c) => c.name));
+  const sealed = new Set(descriptor.credentials.filter((c) => c.namespace === FLUX_NAMESPACE).map((c) => c.name));
   const layers: PlannedLayer[] = [];
   for (const { spec, dependsOn } of selection.layers) {
     const field = `${PLATFORM_DESCRIPTOR_PATH}.layers.${spec.name}`;
@@ -284,7 +286,7 @@ async function catalogLayers(
 }
 
 /** The sync URL and ref of a FluxInstance the cluster already has, to keep it on a re-render. */
-function existingFluxInstance(text: string | undefined): { url?: string; ref?: string } | undefined {
+function existingFluxInstance(text: string | undefined): { url?: string; ref?: string; pullSecret?: string } | undefined {
   if (text === undefined) return undefined;
   let objects: unknown[];
   try {
@@ -292,10 +294,11 @@ function existingFluxInstance(text: string | undefined): { url?: string; ref?: s
   } catch {
     return {};
   }
-  const sync = (objects[0] as { spec?: { sync?: { url?: unknown; ref?: unknown } } } | undefined)?.spec?.sync;
+  const sync = (objects[0] as { spec?: { sync?: { url?: unknown; ref?: unknown; pullSecret?: unknown } } } | undefined)?.spec?.sync;
   return {
     ...(typeof sync?.url === 'string' ? { url: sync.url } : {}),
     ...(typeof sync?.ref === 'string' ? { ref: sync.ref } : {}),
+    ...(typeof sync?.pullSecret === 'string' ? { pullSecret: sync.pullSecret } : {}),
   };
 }
 
@@ -372,7 +375,13 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
       ]);
     }
     const syncRef = options.syncRef ?? (options.syncUrl === undefined ? before?.ref : undefined);
-    fluxInstance = renderFluxInstance(descriptor.fluxInstance ?? fluxInstanceSpecSchema.parse({}), { clusterName: cluster.name, syncUrl, ...(syncRef !== undefined ? { syncRef } : {}) });
+    const pullSecret = options.syncSecret ?? descriptor.fluxInstance?.sync.pullSecret ?? before?.pullSecret;
+    fluxInstance = renderFluxInstance(descriptor.fluxInstance ?? fluxInstanceSpecSchema.parse({}), {
+      clusterName: cluster.name,
+      syncUrl,
+      ...(syncRef !== undefined ? { syncRef } : {}),
+      ...(pullSecret !== undefined ? { pullSecret } : {}),
+    });
   }
   const syncKind = fluxInstance?.syncKind;
 

@@ -103,8 +103,8 @@ describe('renderSealedCredentials', () => {
     assert.equal(distinct.size, 4);
 
     const docker = JSON.parse(values.get('tcr/registry-pull-secret')!['.dockerconfigjson']!) as { auths: Record<string, { username: string; password: string; auth: string }> };
-    assert.deepEqual(Object.keys(docker.auths), ['registry.eu-prod-1.example.net']);
-    const entry = docker.auths['registry.eu-prod-1.example.net']!;
+    assert.deepEqual(Object.keys(docker.auths), ['ghcr.io']);
+    const entry = docker.auths['ghcr.io']!;
     assert.equal(entry.username, 'tcr-pull');
     assert.match(entry.password, /^[A-Za-z0-9]{32}$/);
     assert.equal(Buffer.from(entry.auth, 'base64').toString('utf8'), `tcr-pull:${entry.password}`);

@@ -43,8 +43,8 @@ describe('analyzeSubstitution', () => {
       configMap: lookup,
     });
     assert.deepEqual(result.issues, [
-      '${cluster_domian} (used by Ingress tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config',
-      '${region} (used by Ingress tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config',
+      '${cluster_domian} (used by Ingress tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.9+ fails the reconcile (strict substitution)',
+      '${region} (used by Ingress tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.9+ fails the reconcile (strict substitution)',
     ]);
   });
 

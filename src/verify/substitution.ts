@@ -2,8 +2,12 @@
  * Flux postBuild substitution analysis for one Kustomization: which `${var}`s
  * its built output uses, which its postBuild defines, and what Flux would
  * apply. Flux substitutes an undefined variable with an empty string (or,
- * with strict substitution, the default since kustomize-controller v1.9, fails
- * the reconcile); without postBuild it applies the literal `${var}` text.
+ * with strict substitution, the default since kustomize-controller v1.9 /
+ * Flux 2.9, fails the reconcile); without postBuild it applies the literal
+ * `${var}` text, and so it does when postBuild defines no variable at all
+ * (substitution runs only with at least one, unless
+ * `postBuild.substituteStrategy: Always`). An object labelled or annotated
+ * `kustomize.toolkit.fluxcd.io/substitute: disabled` is left alone.
  * Neither is visible in a schema-valid manifest, hence this check
  * (spec 004, "The failure mode this creates").
  */
@@ -27,6 +31,8 @@ export interface SubstitutionInput {
    * name; returns its `data`, or undefined when there is none.
    */
   readonly configMap: (namespace: string, name: string) => Readonly<Record<string, unknown>> | undefined;
+  /** Whether an undefined variable fails the reconcile (Flux 2.9+). @default true */
+  readonly strict?: boolean;
 }
 
 /** What the analysis found. */
@@ -58,10 +64,12 @@ function isCustomResourceDefinition(object: unknown): boolean {
   return isRecord(object) && object.kind === 'CustomResourceDefinition' && typeof object.apiVersion === 'string' && object.apiVersion.startsWith('apiextensions.k8s.io/');
 }
 
+/** kustomize-controller honours the key as a label or an annotation. */
 function substitutionDisabled(object: unknown): boolean {
   const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
   const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
-  return annotations[DISABLE_ANNOTATION] === 'disabled';
+  const labels = isRecord(metadata.labels) ? metadata.labels : {};
+  return annotations[DISABLE_ANNOTATION] === 'disabled' || labels[DISABLE_ANNOTATION] === 'disabled';
 }
 
 /** Calls `visit` with every key and string value, depth first; Flux substitutes the object's whole YAML text. */
@@ -149,14 +157,22 @@ export function analyzeSubstitution(input: SubstitutionInput): SubstitutionAnaly
   const inline = isRecord(postBuild.substitute) ? postBuild.substitute : {};
   for (const [key, value] of Object.entries(inline)) values.set(key, String(value));
 
+  // With no variable at all Flux does not substitute (WithVariables, the default strategy).
+  if (values.size === 0 && secrets.length === 0 && postBuild.substituteStrategy !== 'Always' && usedNames.length > 0) {
+    issues.push(
+      `postBuild defines no variable, so Flux skips substitution and applies ${usedNames.map((n) => `\${${n}}`).join(', ')} as literal text: define them, or set spec.postBuild.substituteStrategy: Always to apply their defaults`,
+    );
+    return { issues, notes, used: usedNames, values, apply: (object) => object };
+  }
   const definedBy = ['postBuild.substitute', ...configMaps].join(', ');
+  const consequence = input.strict === false ? 'Flux 2.8 substitutes an empty string' : 'Flux 2.9+ fails the reconcile (strict substitution)';
   for (const name of [...needed.keys()].sort()) {
     if (values.has(name)) continue;
     const where = needed.get(name)!;
     if (secrets.length > 0) {
       notes.push(`\${${name}} (used by ${where}) may come from ${secrets.join(', ')}, whose keys cannot be checked offline`);
     } else {
-      issues.push(`\${${name}} (used by ${where}) is not defined by ${definedBy}`);
+      issues.push(`\${${name}} (used by ${where}) is not defined by ${definedBy}: ${consequence}`);
     }
   }
 

@@ -52,6 +52,7 @@ async function findingsAfter(breakIt: (f: VerifyFixture) => Promise<void>): Prom
 
 const APPS = 'clusters/demo/flux/apps.yaml: Kustomization flux-system/apps';
 const INFRA = 'clusters/demo/flux/infrastructure.yaml: Kustomization flux-system/infrastructure';
+const LATE_SEALED_SECRET = 'clusters/demo/apps: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret does not exist yet when Kustomization flux-system/apps applies it: add dependsOn flux-system/infrastructure (which installs it) to Kustomization flux-system/apps';
 
 // Each test owns its fixture copy; the shared validator's lazy loading is safe under concurrency.
 describe('verifyRepository', { concurrency: 4 }, () => {
@@ -122,7 +123,8 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     const { lines } = await findingsAfter((f) =>
       f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('- name: infrastructure', '- name: infra')),
     );
-    assert.deepEqual(lines, [`${APPS}: dependsOn flux-system/infra does not exist`]);
+    // Without its dependency, apps would also apply its SealedSecret before the controller's CRD exists.
+    assert.deepEqual(lines, [LATE_SEALED_SECRET, `${APPS}: dependsOn flux-system/infra does not exist`]);
   });
 
   it('reports a dependsOn cycle once, naming the whole loop', async () => {
@@ -139,7 +141,7 @@ describe('verifyRepository', { concurrency: 4 }, () => {
       f.edit('clusters/demo/apps/kustomization.yaml', (t) => t.replace('value: https://web.${cluster_domain}', 'value: https://web.${cluster_domian}')),
     );
     assert.deepEqual(lines, [
-      `${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config`,
+      `${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.9+ fails the reconcile (strict substitution)`,
     ]);
   });
 
@@ -187,7 +189,7 @@ describe('verifyRepository', { concurrency: 4 }, () => {
 
   it('catches a typo field (dependOn) by strict schema validation', async () => {
     const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('dependsOn:', 'dependOn:')));
-    assert.deepEqual(lines, [`${APPS}: spec.dependOn: unknown field (did you mean dependsOn?)`]);
+    assert.deepEqual(lines, [LATE_SEALED_SECRET, `${APPS}: spec.dependOn: unknown field (did you mean dependsOn?)`]);
   });
 
   it('reports a bad duration and a wrong type', async () => {
@@ -297,13 +299,14 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     const f = await fixture();
     await f.remove('clusters/demo/kustomization.yaml');
     const lines = (await verify(f)).findings.map(formatFinding);
-    assert.deepEqual(
-      lines,
-      ['apps', 'infrastructure'].map(
+    assert.deepEqual(lines, [
+      ...['apps', 'infrastructure'].map(
         (layer) =>
           `clusters/demo/flux/${layer}.yaml: Kustomization flux-system/${layer}: clusters/demo/${layer} is applied twice: clusters/demo has no kustomization file, so Flux's sync of it takes in every directory with one, this path included; give clusters/demo a kustomization.yaml listing only what the sync applies`,
       ),
-    );
+      // The sync then applies the SealedSecret too, before any layer installed its controller.
+      'clusters/demo: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret is a custom resource in the root sync, which applies before any layer (its CRD comes from Kustomization flux-system/infrastructure): its dry run fails and no layer is ever created. Move it into a layer that depends on flux-system/infrastructure',
+    ]);
   });
 
   it('notes, rather than fails, a path inside an ExternalArtifact (an ArtifactGenerator relocates the repository into it)', async () => {
@@ -326,6 +329,8 @@ describe('verifyRepository', { concurrency: 4 }, () => {
         'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: web\nspec:\n  endpoints:\n    - port: http\n',
       );
       await f.edit('base/apps/web/kustomization.yaml', (t) => `${t}  - monitor.yaml\n`);
+      // The platform says its clusters come with the Prometheus Operator's CRDs.
+      await f.edit('scaffold.yaml', (t) => `${t}provided:\n  crds: [monitoring.coreos.com/ServiceMonitor]\n`);
     });
     assert.deepEqual(lines, []);
     assert.deepEqual(report.notes, [

@@ -14,17 +14,18 @@
  * cluster's entry point does not list.
  */
 import { ValidationError } from '../errors.js';
-import { KUSTOMIZATION_FILE_NAMES } from '../gitops/cluster-ownership.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { fluxGraphOf, refKey, type FluxNode } from '../graph/flux-graph.js';
 import { findCycles } from '../graph/topo-sort.js';
-import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
-import { fieldPath } from './field-path.js';
+import { metadataOf, specOf, type AppliedKustomization } from './applied-object.js';
+import type { ClusterHistory } from './cluster-history.js';
+import { entryPointOf, previousOf, resolvePath, type PathResolution } from './cluster-paths.js';
 import { checkFluxBootstrap } from './flux-bootstrap-presence.js';
 import { fluxGeneratedKustomization } from './flux-generated-kustomization.js';
 import { fluxPathBuilder, type FluxBuild } from './flux-path-build.js';
 import { checkGeneratedEntryPoint } from './generated-entry-point.js';
+import { isBootstrapSync, kustomizationRuleIssues } from './kustomization-rules.js';
 import { KustomizationSources } from './kustomization-source.js';
 import { formatFinding, type Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
@@ -32,6 +33,10 @@ import type { KustomizeBuilder } from './kustomize-builder.js';
 import { manifestDocuments } from './manifest-documents.js';
 import { objectLabel } from './object-label.js';
 import type { ObjectValidator } from './object-validator.js';
+import { readPrerequisites } from './platform-prerequisites-reader.js';
+import { checkRawDocuments, type RawDocument } from './raw-document-checks.js';
+import { simulateFlux } from './flux-simulation.js';
+import { strictSubstitution } from './flux-version.js';
 import { analyzeSubstitution } from './substitution.js';
 
 export { formatFinding, type Finding } from './finding.js';
@@ -52,6 +57,8 @@ export interface VerifyDeps {
 export interface VerifyOptions {
   /** One cluster (a directory under clusters/); every cluster when omitted. */
   readonly cluster?: string;
+  /** The Flux minor version the clusters run (`2.8`, `2.9`); default scaffold.yaml's `targetFlux`, else 2.9. */
+  readonly targetFlux?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -68,18 +75,10 @@ export interface VerifyReport {
 
 const FLUX_KUSTOMIZATION_API = 'kustomize.toolkit.fluxcd.io/';
 const DEFAULT_NAMESPACE = 'flux-system';
-const SCOPE_ANNOTATIONS = ['sealedsecrets.bitnami.com/cluster-wide', 'sealedsecrets.bitnami.com/namespace-wide'];
-/** DESIGN: every Kustomization sets these, so a failure retries and "applied" is bounded in time. */
-const REQUIRED_SETTINGS = ['prune', 'interval', 'retryInterval', 'timeout'] as const;
 /** Schema `required` issues the explicit Kustomization rules below already report in their own words. */
 const COVERED_BY_RULES = new Set(['spec.prune', 'spec.interval', 'spec.sourceRef']);
 
 type Build = FluxBuild;
-
-interface RawDocument {
-  readonly file: string;
-  readonly object: unknown;
-}
 
 /** A Flux Kustomization raw in a file; `namespace` only when the file says it. */
 interface RawKustomization {
@@ -88,9 +87,6 @@ interface RawKustomization {
   readonly namespace?: string;
   readonly object: Record<string, unknown>;
 }
-
-/** `note` instead of a finding when the path is in an artifact verify cannot see. */
-type PathResolution = { readonly ok: true; readonly dir: string } | { readonly ok: false; readonly message: string; readonly note?: true };
 
 /** A Flux Kustomization of one cluster, as verification tracks it. */
 interface Found {
@@ -101,6 +97,8 @@ interface Found {
   readonly file: string;
   /** False when it is in a file under the cluster but in no build: Flux never sees it. */
   readonly listed: boolean;
+  /** The Kustomization whose build applies it; none for the root sync's. */
+  readonly appliedBy?: string;
   path?: PathResolution;
   build?: Build;
 }
@@ -118,26 +116,8 @@ function isFluxKustomization(object: unknown): object is Record<string, unknown>
   );
 }
 
-function metadataOf(object: unknown): Record<string, unknown> {
-  return isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
-}
-
-function specOf(object: unknown): Record<string, unknown> {
-  return isRecord(object) && isRecord(object.spec) ? object.spec : {};
-}
-
 function stringOr(value: unknown, fallback: string): string {
   return typeof value === 'string' && value !== '' ? value : fallback;
-}
-
-function nonEmpty(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  if (isRecord(value)) return Object.keys(value).length > 0;
-  return value !== '';
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : `${value === null ? 'null' : typeof value} ${JSON.stringify(value)}`;
 }
 
 function compare(a: string, b: string): number {
@@ -172,6 +152,10 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       findings.push({ file, object: label, message: issue.field ? `${issue.field}: ${issue.message}` : issue.message });
     }
   };
+
+  const prerequisites = await readPrerequisites(reader);
+  findings.push(...prerequisites.findings);
+  const strict = strictSubstitution(options.targetFlux ?? prerequisites.value.targetFlux);
 
   // --- which clusters -------------------------------------------------------
   let clusters: string[];
@@ -239,12 +223,12 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     if (root.ok) sources.declare(root.objects);
     const found = new Map<string, Found>();
     const queue: Found[] = [];
-    const add = (object: Record<string, unknown>, origin: string, listed: boolean): void => {
+    const add = (object: Record<string, unknown>, origin: string, listed: boolean, appliedBy?: string): void => {
       const node = fluxGraphOf([{ object }]).nodes[0];
       if (node === undefined) return;
       const key = refKey(node);
       if (found.has(key)) return;
-      const entry: Found = { key, node, object, file: rawFileOf(node.name, node.namespace) ?? origin, listed };
+      const entry: Found = { key, node, object, file: rawFileOf(node.name, node.namespace) ?? origin, listed, ...(appliedBy !== undefined ? { appliedBy } : {}) };
       found.set(key, entry);
       queue.push(entry);
     };
@@ -265,7 +249,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         for (const entry of batch) if (entry.build?.ok) sources.declare(entry.build.objects);
         for (const entry of batch) {
           if (entry.build?.ok && entry.path?.ok) {
-            for (const object of entry.build.objects) if (isFluxKustomization(object)) add(object, entry.path.dir, true);
+            for (const object of entry.build.objects) if (isFluxKustomization(object)) add(object, entry.path.dir, true, entry.key);
           }
         }
       }
@@ -313,6 +297,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       }
     }
     const entries = [...found.values()].sort((a, b) => compare(a.key, b.key));
+    const applied: AppliedKustomization[] = [];
     for (const entry of entries) {
       signal?.throwIfAborted();
       const at = (message: string): void => {
@@ -322,22 +307,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       if (!entry.listed) at(`is in no build of ${clusterDir}: Flux never applies it`);
       if (!entry.listed) await validate(entry.object, entry.file, entry.file);
 
-      const sourceRef = spec.sourceRef;
-      if (!isRecord(sourceRef) || typeof sourceRef.kind !== 'string' || typeof sourceRef.name !== 'string') {
-        at('spec.sourceRef is not set (kind and name)');
-      }
-      // flux bootstrap writes (and rewrites) the cluster's own sync Kustomization
-      // in flux-system/; the tree's rules for its layers are not its author's to meet.
-      const bootstrapSync = isBootstrapSync(entry.key, entry.file, clusterDir);
-      const missing = REQUIRED_SETTINGS.filter((name) => spec[name] === undefined || spec[name] === null);
-      if (missing.length > 0 && !bootstrapSync) {
-        at(`${missing.map((m) => `spec.${m}`).join(', ')} not set: every Kustomization sets prune, interval, retryInterval and timeout`);
-      }
-      const healthChecks = Array.isArray(spec.healthChecks) && spec.healthChecks.length > 0;
-      const healthCheckExprs = Array.isArray(spec.healthCheckExprs) && spec.healthCheckExprs.length > 0;
-      if (!healthChecks && !healthCheckExprs && spec.wait !== true && !bootstrapSync) {
-        at('neither spec.healthChecks nor spec.wait: true is set: "applied" would not mean "ready" before dependents start');
-      }
+      for (const issue of kustomizationRuleIssues(spec, isBootstrapSync(entry.key, entry.file, clusterDir))) at(issue);
       for (const dependency of entry.node.dependsOn) {
         if (!found.has(refKey(dependency))) at(`dependsOn ${refKey(dependency)} does not exist`);
       }
@@ -355,15 +325,28 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
         kustomization: entry.object,
         objects: built.objects,
         configMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
+        strict,
       });
       for (const issue of substitution.issues) at(issue);
       for (const note of substitution.notes) notes.add(formatFinding({ file: entry.file, object: `Kustomization ${entry.key}`, message: note }));
 
+      const objects: Record<string, unknown>[] = [];
       for (const object of built.objects) {
         const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? dir : dir;
-        await validate(substitution.apply(object), file, dir);
+        const substituted = substitution.apply(object);
+        await validate(substituted, file, dir);
+        if (isRecord(substituted)) objects.push(substituted);
+      }
+      if (entry.listed) {
+        const { key, file, object, appliedBy } = entry;
+        applied.push({ key, file, dir, object, dependsOn: entry.node.dependsOn.map(refKey), objects, ...(appliedBy !== undefined ? { appliedBy } : {}) });
       }
     }
+
+    // --- Flux's apply order on a fresh cluster -------------------------------
+    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: prerequisites.value, ...(root.ok ? { rootObjects: root.objects } : {}) });
+    findings.push(...simulated.findings);
+    for (const note of simulated.notes) notes.add(note);
 
     const generatedRoot = await fluxGeneratedKustomization(reader, clusterDir);
     if (generatedRoot !== undefined) {
@@ -399,95 +382,10 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
   return { findings: sorted, notes: [...notes].sort(compare), kustomizationsChecked: checked, summary };
 }
 
-/** The cluster's kustomization file and the resources it lists, when it has one that parses. */
-async function entryPointOf(reader: RepoReader, clusterDir: string): Promise<{ entryPoint?: { file: string; resources: string[] } }> {
-  for (const name of KUSTOMIZATION_FILE_NAMES) {
-    const file = `${clusterDir}/${name}`;
-    const text = await reader.read(file);
-    if (text === undefined) continue;
-    const parsed = manifestDocuments(text);
-    const first = parsed.error === undefined ? parsed.documents[0] : undefined;
-    if (!isRecord(first)) return {};
-    const resources = Array.isArray(first.resources) ? first.resources.filter((r): r is string => typeof r === 'string') : [];
-    return { entryPoint: { file, resources } };
-  }
-  return {};
-}
-
-/** The cluster path in the previous commit, when the history knows it. */
-async function previousOf(history: ClusterHistory | undefined, clusterDir: string): Promise<{ previous?: ClusterSnapshot }> {
-  const previous = await history?.previous(clusterDir);
-  return previous !== undefined ? { previous } : {};
-}
-
-/** The sync Kustomization `flux bootstrap` writes into `<cluster>/flux-system/`. */
-function isBootstrapSync(key: string, file: string, clusterDir: string): boolean {
-  return key === `${DEFAULT_NAMESPACE}/${DEFAULT_NAMESPACE}` && file.startsWith(`${clusterDir}/${DEFAULT_NAMESPACE}/`);
-}
-
 function rawFileOfObject(
   object: Record<string, unknown>,
   rawFileOf: (name: string, namespace: string) => string | undefined,
 ): string | undefined {
   const metadata = metadataOf(object);
   return rawFileOf(String(metadata.name ?? ''), stringOr(metadata.namespace, DEFAULT_NAMESPACE));
-}
-
-/**
- * `spec.path` as a repository directory. Flux reads it relative to the
- * source's root; here the source is this repository.
- */
-async function resolvePath(reader: RepoReader, object: Record<string, unknown>): Promise<PathResolution> {
-  const raw = specOf(object).path;
-  if (typeof raw !== 'string' || raw.trim() === '') return { ok: false, message: 'spec.path is not set' };
-  let dir = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-  if (dir === '') dir = '.';
-  try {
-    assertRepoPath(dir, 'spec.path');
-  } catch (error) {
-    if (error instanceof ValidationError) return { ok: false, message: error.message };
-    throw error;
-  }
-  if (dir !== '.' && !(await reader.isDirectory(dir))) return { ok: false, message: `spec.path ${raw} does not exist` };
-  return { ok: true, dir };
-}
-
-/**
- * Checks that read the files as written, every document, not the build: a
- * plaintext Secret is a leak once committed whether or not anything applies
- * it, and kustomize rewrites an unquoted `true` annotation to "true", hiding
- * the SealedSecret scope mistake the controller would reject.
- */
-function checkRawDocuments(documents: readonly RawDocument[], findings: Finding[]): void {
-  for (const { file, object } of documents) {
-    if (!isRecord(object)) continue;
-    if (object.kind === 'Secret' && (nonEmpty(object.data) || nonEmpty(object.stringData))) {
-      findings.push({
-        file,
-        object: objectLabel(object),
-        message: 'plaintext credential in Git: a Secret with data or stringData (commit a SealedSecret instead)',
-      });
-    }
-    if (object.kind !== 'SealedSecret') continue;
-    const annotations = isRecord(metadataOf(object).annotations) ? (metadataOf(object).annotations as Record<string, unknown>) : {};
-    for (const name of SCOPE_ANNOTATIONS) {
-      if (!(name in annotations) || annotations[name] === 'true') continue;
-      findings.push({
-        file,
-        object: objectLabel(object),
-        message: `${fieldPath(['metadata', 'annotations', name])} must be the string "true" (got ${describe(annotations[name])}); the controller accepts nothing else`,
-      });
-    }
-    const template = specOf(object).template;
-    const templateAnnotations = isRecord(template) && isRecord(template.metadata) && isRecord(template.metadata.annotations) ? template.metadata.annotations : {};
-    for (const name of SCOPE_ANNOTATIONS) {
-      if (name in templateAnnotations && !(name in annotations)) {
-        findings.push({
-          file,
-          object: objectLabel(object),
-          message: `${name} is set on spec.template.metadata, where the controller ignores it: set it on metadata.annotations`,
-        });
-      }
-    }
-  }
 }

@@ -30,15 +30,17 @@ import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
 
 /**
  * Spec 001, "Deployment matrix", as written there: cluster, infra, DNS,
- * Kustomizations (in order).
+ * Kustomizations (in order), each chain after the bootstrap layer (the CNI,
+ * the Gateway API CRDs, Sealed Secrets: bootstrap/<infra>) and the cluster's
+ * sealed cluster-secrets (clusters/<name>/secrets), which everything depends on.
  */
 const MATRIX = `
-Tooling on Proxmox | proxmox | digitalocean | platform -> dns/digitalocean -> platform-config -> talos -> cc -> cc-config -> cc-routes, cc-observability -> cc-observability-routes
-Tooling on AWS | aws | route53 | platform -> dns/route53 -> platform-config -> aws -> cc -> cc-config -> cc-routes, cc-observability -> cc-observability-routes
-Env on Proxmox | proxmox | digitalocean | platform -> dns/digitalocean -> platform-config -> talos -> env -> env-data -> env-auth -> env-auth-config -> env-app, env-observability-agent
-Env on AWS | aws | route53 | platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
-Env on GCP | gcp | clouddns | platform -> dns/clouddns -> platform-config -> gcp -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
-Env on DOKS | digitalocean | digitalocean | platform -> dns/digitalocean -> platform-config -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
+Tooling on Proxmox | proxmox | digitalocean | bootstrap -> secrets -> platform -> dns/digitalocean -> platform-config -> talos -> cc -> cc-config -> cc-routes, cc-observability -> cc-observability-routes
+Tooling on AWS | aws | route53 | bootstrap -> secrets -> platform -> dns/route53 -> platform-config -> aws -> cc -> cc-config -> cc-routes, cc-observability -> cc-observability-routes
+Env on Proxmox | proxmox | digitalocean | bootstrap -> secrets -> platform -> dns/digitalocean -> platform-config -> talos -> env -> env-data -> env-auth -> env-auth-config -> env-app, env-observability-agent
+Env on AWS | aws | route53 | bootstrap -> secrets -> platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
+Env on GCP | gcp | clouddns | bootstrap -> secrets -> platform -> dns/clouddns -> platform-config -> gcp -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
+Env on DOKS | digitalocean | digitalocean | bootstrap -> secrets -> platform -> dns/digitalocean -> platform-config -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
 `;
 
 interface Row {
@@ -58,7 +60,7 @@ const ROWS: Row[] = MATRIX.trim()
     return {
       title,
       cluster: { name, domain: `${name}.mojaloop.example.net`, region: REGIONS[infra]!, role: title.startsWith('Tooling') ? 'tooling' : 'env', infra_provider: infra, dns_provider: dns },
-      order: chain.split(/ -> |, /),
+      order: chain.split(/ -> |, /).map((p) => (p === 'bootstrap' ? `bootstrap/${infra}` : p === 'secrets' ? `clusters/${name}/secrets` : p)),
     };
   });
 
@@ -69,7 +71,7 @@ const ROWS: Row[] = MATRIX.trim()
  */
 function expectedEdges(row: Row): string[] {
   const vendor = row.order.find((p) => ['talos', 'aws', 'gcp'].includes(p));
-  const edges = ['dns <- platform', 'platform-config <- dns'];
+  const edges = ['secrets <- bootstrap', 'platform <- secrets', 'dns <- platform', 'platform-config <- dns'];
   if (vendor) edges.push(`${vendor} <- platform-config`);
   const afterVendor = vendor ?? 'platform-config';
   if (row.cluster.role === 'tooling') {
@@ -128,7 +130,8 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
         );
         // flux/kustomization.yaml lists them in the same order, after the Flux objects.
         const listed = (parse(await readFile(join(repo, result.gitopsPath, 'flux/kustomization.yaml'), 'utf8')) as { resources: string[] }).resources;
-        assert.deepEqual(listed, ['cluster-config.yaml', 'sealed', ...result.layers.map((l) => `${l.name}.yaml`)]);
+        // No SealedSecret in the root sync: it would fail its dry run before bootstrap installs the CRD.
+        assert.deepEqual(listed, ['cluster-config.yaml', ...result.layers.map((l) => `${l.name}.yaml`)]);
         // What Flux gets: the cluster's root build holds exactly these Kustomizations.
         const kustomizations = objectsOf(await kustomize.build(repo, result.gitopsPath)).filter((o) => o.kind === 'Kustomization');
         assert.deepEqual(kustomizations.map((k) => String(k.spec!.path).replace(/^\.\//, '')).sort(), [...row.order].sort());
@@ -137,7 +140,7 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
       it("wires dependsOn as spec 001's dependency diagrams draw it, every dependency before its dependents", async () => {
         const result = results.get(row.title)!;
         const pathOf = new Map(result.layers.map((l) => [l.name, l.path]));
-        const label = (name: string) => (pathOf.get(name)!.startsWith('dns/') ? 'dns' : pathOf.get(name)!);
+        const label = (name: string) => (/^(dns|bootstrap)\//.test(pathOf.get(name)!) || name === 'secrets' ? name : pathOf.get(name)!);
         const edges = result.layers.flatMap((l) => l.dependsOn.map((d) => `${label(l.name)} <- ${label(d)}`)).sort();
         assert.deepEqual(edges, expectedEdges(row));
         result.layers.forEach((layer, index) => {
@@ -153,8 +156,9 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
       it('passes verify with no finding', async () => {
         const report = await verifyWorkTree(repo, { cluster: row.cluster.name });
         assert.deepEqual(report.findings, []);
-        assert.equal(report.kustomizationsChecked, row.order.length);
-        assert.equal(report.summary, `${row.order.length} Flux Kustomization(s) checked; substitution wiring is consistent`);
+        // The layers and the Gateway API CRDs' Kustomization the bootstrap layer applies.
+        assert.equal(report.kustomizationsChecked, row.order.length + 1);
+        assert.equal(report.summary, `${row.order.length + 1} Flux Kustomization(s) checked; substitution wiring is consistent`);
       });
 
       it('records the role and both providers in cluster-config and provenance', async () => {
@@ -177,7 +181,7 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
   it('verifies the whole repository, the reference environment included', async () => {
     const report = await verifyWorkTree(repo);
     assert.deepEqual(report.findings, []);
-    assert.equal(report.kustomizationsChecked, ROWS.reduce((n, r) => n + r.order.length, 0) + 10);
+    assert.equal(report.kustomizationsChecked, ROWS.reduce((n, r) => n + r.order.length + 1, 0) + 13);
   });
 });
 
@@ -196,19 +200,19 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('leaves it out of the first pass, which only brings up the platform layer', async () => {
+  it('leaves it out of the first pass, which only brings up the bootstrap layer', async () => {
     const { result } = await renderWorkTree(repo, { cluster, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
-    assert.deepEqual(result.layers.map((l) => l.name), ['platform']);
+    assert.deepEqual(result.layers.map((l) => l.name), ['bootstrap']);
     assert.deepEqual(result.credentials, []);
-    assert.deepEqual((parse(result.tree.get(`${result.gitopsPath}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, ['cluster-config.yaml', 'platform.yaml']);
+    assert.deepEqual((parse(result.tree.get(`${result.gitopsPath}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, ['cluster-config.yaml', 'bootstrap.yaml']);
     const report = await verifyWorkTree(repo, { cluster: cluster.name });
     assert.deepEqual(report.findings, []);
   });
 
-  it('seals it in the second pass with the cluster\'s key, strict scope, applied by the root sync next to cluster-config', async () => {
+  it("seals it in the second pass with the cluster's key, strict scope, applied by the secrets layer after bootstrap", async () => {
     const { result } = await renderWorkTree(repo, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
-    assert.deepEqual(result.credentials.map((c) => `${c.namespace}/${c.name} ${c.file} ${c.action}`), ['flux-system/cluster-secrets flux/sealed/sealed-cluster-secrets.yaml generated']);
-    const text = await readFile(join(repo, result.gitopsPath, 'flux/sealed/sealed-cluster-secrets.yaml'), 'utf8');
+    assert.deepEqual(result.credentials.map((c) => `${c.namespace}/${c.name} ${c.file} ${c.action}`), ['flux-system/cluster-secrets secrets/sealed/sealed-cluster-secrets.yaml generated']);
+    const text = await readFile(join(repo, result.gitopsPath, 'secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8');
     const sealed = parse(text) as Obj & { spec: { encryptedData: Record<string, string>; template: { type: string } } };
     assert.equal(sealed.kind, 'SealedSecret');
     assert.deepEqual(sealed.metadata, { name: 'cluster-secrets', namespace: 'flux-system' });
@@ -224,7 +228,9 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
       for (const value of Object.values(values)) assert.ok(!content.includes(value) && !content.includes(Buffer.from(value).toString('base64')), `${entry.name} holds a plaintext credential`);
     }
     const root = objectsOf(await kustomize.build(repo, result.gitopsPath));
-    assert.ok(root.some((o) => o.kind === 'SealedSecret' && o.metadata!.name === 'cluster-secrets'));
+    // Not in the root sync (its CRD does not exist before bootstrap), but in the secrets layer.
+    assert.ok(!root.some((o) => o.kind === 'SealedSecret'));
+    assert.ok(objectsOf(await kustomize.build(repo, `${result.gitopsPath}/secrets`)).some((o) => o.kind === 'SealedSecret' && o.metadata!.name === 'cluster-secrets'));
     // Only the layers that list it substitute from it.
     const fromSecret = root
       .filter((o) => o.kind === 'Kustomization' && JSON.stringify((o.spec!.postBuild as { substituteFrom: unknown[] }).substituteFrom).includes('"Secret"'))
@@ -251,11 +257,11 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
   });
 
   it('keeps the sealed values on a re-render', async () => {
-    const before = await readFile(join(repo, 'clusters/tooling-aws/flux/sealed/sealed-cluster-secrets.yaml'), 'utf8');
+    const before = await readFile(join(repo, 'clusters/tooling-aws/secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8');
     const { result, changes } = await renderWorkTree(repo, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
     assert.deepEqual(changes.written, []);
     assert.equal(result.credentials[0]!.action, 'kept');
-    assert.equal(await readFile(join(repo, 'clusters/tooling-aws/flux/sealed/sealed-cluster-secrets.yaml'), 'utf8'), before);
+    assert.equal(await readFile(join(repo, 'clusters/tooling-aws/secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8'), before);
   });
 });
 
@@ -299,7 +305,8 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
         distribution: { version: '2.x', registry: 'ghcr.io/fluxcd', artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests' },
         components: ['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller'],
         cluster: { networkPolicy: true },
-        sync: { kind: 'GitRepository', url: 'https://git.example.net/platform/gitops.git', ref: 'refs/heads/main', path: 'clusters/env-gcp' },
+        // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with.
+        sync: { kind: 'GitRepository', url: 'https://git.example.net/platform/gitops.git', ref: 'refs/heads/main', path: 'clusters/env-gcp', pullSecret: 'flux-system' },
       },
     });
     assert.deepEqual(await validator.validate(instance), { status: 'checked', issues: [] });
@@ -335,7 +342,7 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
       syncUrl: 'oci://registry.example.net/platform/gitops',
     });
     const instance = parse(result.tree.get('clusters/env-gcp/flux/flux-instance.yaml')!) as { spec: { sync: Record<string, string> } };
-    assert.deepEqual(instance.spec.sync, { kind: 'OCIRepository', url: 'oci://registry.example.net/platform/gitops', ref: 'latest', path: 'clusters/env-gcp' });
+    assert.deepEqual(instance.spec.sync, { kind: 'OCIRepository', url: 'oci://registry.example.net/platform/gitops', ref: 'latest', path: 'clusters/env-gcp', pullSecret: 'flux-system' });
     assert.deepEqual(await validator.validate(instance), { status: 'checked', issues: [] });
     for (const layer of result.layers) {
       const k = parse(result.tree.get(`clusters/env-gcp/flux/${layer.name}.yaml`)!) as { spec: { sourceRef: unknown } };
@@ -365,13 +372,15 @@ describe('generate-gitops-env with the matrix-example platform', () => {
     const render = await runCli([
       'render', '--repo', repo, '--cluster', 'env-aws', '--domain', 'env-aws.mojaloop.example.net', '--region', 'eu-west-1',
       '--role', 'env', '--infra-provider', 'aws', '--dns-provider', 'route53', '--pass', 'infrastructure',
-      '--flux-instance', '--sync-url', 'ssh://git@git.example.net/platform/gitops.git',
+      '--flux-instance', '--sync-url', 'ssh://git@git.example.net/platform/gitops.git', '--sync-secret', 'platform-deploy-key',
     ]);
     assertExit(render, 0);
     assert.equal(render.stdout, 'clusters/env-aws\n');
     assert.match(render.stderr, /^ {2}attributes: role env, infra_provider aws, dns_provider route53$/m);
-    assert.match(render.stderr, /^ {2}layers: platform$/m);
+    assert.match(render.stderr, /^ {2}layers: bootstrap \(bootstrap\/aws\)$/m);
     assert.match(render.stderr, /flux-instance\.yaml/);
+    const instance = parse(await readFile(join(repo, 'clusters/env-aws/flux/flux-instance.yaml'), 'utf8')) as { spec: { sync: { pullSecret?: string } } };
+    assert.equal(instance.spec.sync.pullSecret, 'platform-deploy-key');
     const verify = await runCli(['verify', '--repo', repo, '--cluster', 'env-aws']);
     assertExit(verify, 0);
   });

@@ -18,8 +18,9 @@ import { commitsOf, describeOutcome, fileAt, filesAt, runRunner } from '../suppo
 import { git } from '../support/git.js';
 
 const CLUSTER = { name: 'env-aws-1', domain: 'env-aws-1.example.net', region: 'eu-west-1' };
-// 001, "Env on AWS": platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
-const ENV_ON_AWS = ['platform', 'dns/route53', 'platform-config', 'aws', 'env', 'env-auth', 'env-auth-config', 'env-app', 'env-observability-agent'];
+// 001, "Env on AWS", after the bootstrap layer and the cluster's sealed cluster-secrets:
+// bootstrap/aws -> secrets -> platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
+const ENV_ON_AWS = ['bootstrap/aws', `clusters/${CLUSTER.name}/secrets`, 'platform', 'dns/route53', 'platform-config', 'aws', 'env', 'env-auth', 'env-auth-config', 'env-app', 'env-observability-agent'];
 
 describe('scaffold-runner on the matrix-example catalog platform', () => {
   let work: string;

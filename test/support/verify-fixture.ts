@@ -5,7 +5,9 @@
  * listing flux/, Flux Kustomizations `infrastructure` and `apps` dependsOn it,
  * the cluster-config ConfigMap substituted through postBuild, overlays using
  * `${cluster_domain}`, a `$${...}` escape, a HelmRelease and its
- * HelmRepository, a Deployment/Service/Ingress, a SealedSecret).
+ * HelmRepository, a Deployment/Service/Ingress, a SealedSecret whose
+ * controller infrastructure releases, and a scaffold.yaml declaring the CRDs
+ * of the charts).
  *
  * It verifies clean; each test breaks its own copy on purpose.
  */
@@ -20,6 +22,7 @@ resources:
   - namespace.yaml
   - helmrepository.yaml
   - helmrelease.yaml
+  - sealed-secrets.yaml
   - storageclass.yaml
 `,
   'base/infrastructure/namespace.yaml': `apiVersion: v1
@@ -63,6 +66,39 @@ spec:
       service:
         annotations:
           external-dns.alpha.kubernetes.io/hostname: ingress.base.invalid
+`,
+  // The controller of the SealedSecret in apps, whose CRD scaffold.yaml declares for its chart.
+  'base/infrastructure/sealed-secrets.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: sealed-secrets
+  namespace: kube-system
+spec:
+  interval: 1h
+  url: https://bitnami-labs.github.io/sealed-secrets
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: sealed-secrets
+  namespace: kube-system
+spec:
+  interval: 30m
+  chart:
+    spec:
+      chart: sealed-secrets
+      version: 2.17.1
+      sourceRef:
+        kind: HelmRepository
+        name: sealed-secrets
+`,
+  'scaffold.yaml': `apiVersion: gitops-scaffolder.io/v1alpha1
+kind: Platform
+targetFlux: "2.9"
+charts:
+  - chart: ingress-nginx
+  - chart: sealed-secrets
+    crds: [bitnami.com/SealedSecret]
 `,
   'base/infrastructure/storageclass.yaml': `apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -225,6 +261,10 @@ spec:
       kind: HelmRelease
       name: ingress-nginx
       namespace: ingress-nginx
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      name: sealed-secrets
+      namespace: kube-system
 `,
   'clusters/demo/flux/apps.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization

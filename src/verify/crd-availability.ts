@@ -1,0 +1,122 @@
+/**
+ * Kinds applied before they exist. kustomize-controller dry-runs every object
+ * of a Kustomization before applying any; a custom resource whose CRD is not
+ * on the cluster yet fails that dry run, and the whole Kustomization with it.
+ * A CRD is there in time when it is built in, applied by the same
+ * Kustomization (Flux applies CRDs first), or installed by a Kustomization it
+ * depends on, directly or not: as a CRD object, or by a HelmRelease of a
+ * chart scaffold.yaml declares (charts cannot be rendered offline). The root
+ * sync runs before every layer, so it may hold only kinds that exist already.
+ */
+import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
+import { dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
+import { isFluxGroup, isKubernetesGroup } from './builtin-kinds.js';
+import type { Finding } from './finding.js';
+import { isRecord } from './is-record.js';
+import { objectLabel } from './object-label.js';
+
+/** What the check reads. */
+export interface CrdAvailabilityInput {
+  readonly clusterDir: string;
+  /** What the root sync applies; undefined when the root does not build. */
+  readonly rootObjects?: readonly Record<string, unknown>[];
+  readonly kustomizations: readonly AppliedKustomization[];
+  readonly prerequisites: PlatformPrerequisites;
+}
+
+/** `group/Kind` of each CRD object among objects. */
+export function crdObjectsOf(objects: readonly Record<string, unknown>[]): Set<string> {
+  const out = new Set<string>();
+  for (const object of objects) {
+    if (object.kind !== 'CustomResourceDefinition' || groupOf(object.apiVersion) !== 'apiextensions.k8s.io') continue;
+    const spec = specOf(object);
+    const names = isRecord(spec.names) ? spec.names : {};
+    if (typeof spec.group === 'string' && typeof names.kind === 'string') out.add(`${spec.group}/${names.kind}`);
+  }
+  return out;
+}
+
+/**
+ * `group/Kind`s the Kustomization installs through something it applies and
+ * waits for: a HelmRelease of a declared chart, or a Flux Kustomization of
+ * another artifact that scaffold.yaml `artifacts` declares. Each maps to that object.
+ */
+export function deferredCrdsOf(kustomization: AppliedKustomization, prerequisites: PlatformPrerequisites): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const release of helmReleasesOf(kustomization.objects, kustomization.object)) {
+    for (const crd of prerequisites.charts?.find((c) => c.chart === release.chart)?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(release.object));
+  }
+  for (const object of kustomization.objects) {
+    if (object.kind !== 'Kustomization' || groupOf(object.apiVersion) !== 'kustomize.toolkit.fluxcd.io') continue;
+    for (const crd of prerequisites.artifacts?.find((a) => a.kustomization === nameOf(object))?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(object));
+  }
+  return out;
+}
+
+function exists(group: string): boolean {
+  return isKubernetesGroup(group) || isFluxGroup(group);
+}
+
+/** Findings for objects applied before their CRD can exist; notes where undeclared charts may install it. */
+export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: Finding[]; notes: string[] } {
+  const { clusterDir, kustomizations, prerequisites } = input;
+  const findings: Finding[] = [];
+  const notes: string[] = [];
+  const provided = new Set(prerequisites.provided?.crds ?? []);
+  const byKey = new Map(kustomizations.map((k) => [k.key, k]));
+  const own = new Map(kustomizations.map((k) => [k.key, crdObjectsOf(k.objects)]));
+  const fromCharts = new Map(kustomizations.map((k) => [k.key, deferredCrdsOf(k, prerequisites)]));
+  /** Who installs a kind anywhere in the cluster: the fix names it. */
+  const installer = (groupKind: string): string | undefined => {
+    for (const k of kustomizations) if (own.get(k.key)!.has(groupKind) || fromCharts.get(k.key)!.has(groupKind)) return k.key;
+    return undefined;
+  };
+
+  if (input.rootObjects !== undefined) {
+    const rootCrds = crdObjectsOf(input.rootObjects);
+    for (const object of input.rootObjects) {
+      const groupKind = groupKindOf(object);
+      if (exists(groupOf(object.apiVersion)) || rootCrds.has(groupKind) || provided.has(groupKind)) continue;
+      const by = installer(groupKind);
+      findings.push({
+        file: clusterDir,
+        object: objectLabel(object),
+        message: `${groupKind} is a custom resource in the root sync, which applies before any layer${by ? ` (its CRD comes from Kustomization ${by})` : ''}: its dry run fails and no layer is ever created. Move it into a layer that depends on ${by ?? 'the layer installing its CRD'}`,
+      });
+    }
+  }
+
+  for (const k of kustomizations) {
+    const closure = dependencyClosure(k.key, byKey);
+    const available = new Set([...own.get(k.key)!, ...provided]);
+    const releases: string[] = [];
+    for (const dep of closure) {
+      for (const crd of own.get(dep) ?? []) available.add(crd);
+      for (const crd of fromCharts.get(dep)?.keys() ?? []) available.add(crd);
+      const applied = byKey.get(dep);
+      if (applied) releases.push(...helmReleasesOf(applied.objects, applied.object).map((r) => `${objectLabel(r.object)} (chart ${r.chart})`));
+    }
+    const reported = new Set<string>();
+    for (const object of k.objects) {
+      const groupKind = groupKindOf(object);
+      if (exists(groupOf(object.apiVersion)) || available.has(groupKind) || reported.has(groupKind)) continue;
+      reported.add(groupKind);
+      if (prerequisites.charts === undefined && releases.length > 0) {
+        notes.push(
+          `${k.file}: Kustomization ${k.key}: ${groupKind} (${objectLabel(object)}) has no CRD in the tree; it may come from ${releases.sort().join(', ')}: declare the charts' CRDs in scaffold.yaml charts to check it`,
+        );
+        continue;
+      }
+      const by = installer(groupKind);
+      const sameRelease = fromCharts.get(k.key)!.get(groupKind);
+      const fix =
+        sameRelease !== undefined
+          ? `its CRD comes from ${sameRelease} in the same Kustomization, installed only after the dry run of everything it applies: move ${objectLabel(object)} into a Kustomization that depends on ${k.key}`
+          : by !== undefined
+            ? `add dependsOn ${by} (which installs it) to Kustomization ${k.key}`
+            : `no Kustomization of ${clusterDir} installs it: add its CRD to a layer ${k.key} depends on, declare the chart that installs it in scaffold.yaml charts, or list it in scaffold.yaml provided.crds`;
+      findings.push({ file: k.dir, object: objectLabel(object), message: `${groupKind} does not exist yet when Kustomization ${k.key} applies it: ${fix}` });
+    }
+  }
+  return { findings, notes };
+}

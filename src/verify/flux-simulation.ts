@@ -1,0 +1,45 @@
+/**
+ * verify as a simulation of Flux's apply order on a fresh cluster: the root
+ * sync first, then each Kustomization once everything it depends on is
+ * Ready. Each check is one concept in its own file; this runs them over one
+ * cluster's built (and substituted) Kustomizations and gathers what they find.
+ */
+import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
+import type { AppliedKustomization } from './applied-object.js';
+import { checkBootstrapPrerequisites } from './bootstrap-prerequisites.js';
+import { checkCrdAvailability } from './crd-availability.js';
+import type { Finding } from './finding.js';
+import { checkHealthCheckTargets } from './health-check-targets.js';
+import { checkMonitorPorts } from './monitor-ports.js';
+import { checkServiceHosts } from './service-hosts.js';
+import { checkWorkloadReferences } from './workload-references.js';
+
+export type { AppliedKustomization } from './applied-object.js';
+
+/** One cluster, as built. */
+export interface FluxSimulationInput {
+  readonly clusterDir: string;
+  /** What the root sync applies; undefined when the cluster path does not build. */
+  readonly rootObjects?: readonly Record<string, unknown>[];
+  /** Every Kustomization of the cluster whose path built. */
+  readonly kustomizations: readonly AppliedKustomization[];
+  readonly prerequisites: PlatformPrerequisites;
+}
+
+/** Runs every apply-order check over one cluster. */
+export function simulateFlux(input: FluxSimulationInput): { findings: Finding[]; notes: string[] } {
+  const { clusterDir, kustomizations, prerequisites } = input;
+  const crds = checkCrdAvailability(input);
+  const hosts = checkServiceHosts(kustomizations, prerequisites.charts);
+  return {
+    findings: [
+      ...crds.findings,
+      ...checkHealthCheckTargets(kustomizations),
+      ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}) }),
+      ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
+      ...hosts.findings,
+      ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
+    ],
+    notes: [...crds.notes, ...hosts.notes],
+  };
+}
