@@ -3,7 +3,7 @@
  * in (its targetNamespace wins over the object's own) and the `group/Kind`
  * findings name kinds by. Shared by the apply-order checks.
  */
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 /** A Flux Kustomization's build output, substituted, as the simulation sees it. */
 export interface AppliedKustomization {

@@ -8,7 +8,7 @@ import { KUSTOMIZATION_FILE_NAMES } from '../gitops/cluster-ownership.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import type { ClusterHistory, ClusterSnapshot } from './cluster-history.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { manifestDocuments } from './manifest-documents.js';
 
 /** `note` instead of a finding when the path is in an artifact verify cannot see. */

@@ -12,7 +12,7 @@ import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js'
 import { dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
 import { isFluxGroup, isKubernetesGroup } from './builtin-kinds.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 
 /** What the check reads. */

@@ -5,7 +5,7 @@
  */
 import { appliedNamespace, groupOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 /** One finding per healthChecks entry that names no object of the build. */
 export function checkHealthCheckTargets(kustomizations: readonly AppliedKustomization[]): Finding[] {

@@ -5,7 +5,7 @@
  * flux bootstrap writes (and rewrites) the cluster's own sync Kustomization
  * in flux-system/; the tree's rules for its layers are not its author's to meet.
  */
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 
 const FLUX_NAMESPACE = 'flux-system';
 /** DESIGN: every Kustomization sets these, so a failure retries and "applied" is bounded in time. */

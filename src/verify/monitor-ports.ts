@@ -11,7 +11,7 @@
 import type { ChartSpec } from '../gitops/platform-prerequisites.js';
 import { appliedNamespace, groupOf, helmReleasesOf, metadataOf, specOf, type AppliedKustomization } from './applied-object.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 
 /** A Service or Pod template as the check matches it. */

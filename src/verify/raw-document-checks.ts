@@ -7,7 +7,7 @@
 import { metadataOf, specOf } from './applied-object.js';
 import { fieldPath } from './field-path.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 
 /** One parsed document and the file it is in. */

@@ -12,7 +12,7 @@
 import type { ChartSpec } from '../gitops/platform-prerequisites.js';
 import { appliedNamespace, dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, type AppliedKustomization } from './applied-object.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 
 /** Flux's own Services, there since its installation, before the root sync applies anything. */

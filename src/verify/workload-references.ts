@@ -11,7 +11,7 @@ import type { ProvidedSpec } from '../gitops/platform-prerequisites.js';
 import { appliedNamespace, metadataOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
 import { fieldPath } from './field-path.js';
 import type { Finding } from './finding.js';
-import { isRecord } from './is-record.js';
+import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
 
 type RefKind = 'Secret' | 'ConfigMap';
