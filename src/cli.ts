@@ -10,18 +10,22 @@ import { isAppError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { packageVersion } from './package-paths.js';
 import { say } from './cli/cli-io.js';
+import { inFlagTerms } from './cli/flag-names.js';
+import { registerCompletionCommand } from './cli/completion-command.js';
 import { registerGraphCommand } from './cli/graph-command.js';
 import { registerInitCommand } from './cli/init-command.js';
 import { registerPublishCommand } from './cli/publish-command.js';
 import { registerRenderCommand } from './cli/render-command.js';
 import { registerSealCommand } from './cli/seal-command.js';
 import { registerVerifyCommand } from './cli/verify-command.js';
+import { requiredFlagsHelp } from './cli/required-flags-help.js';
 
 function program(): Command {
   const cli = new Command('generate-gitops-env')
     .description("Render, verify and draw a cluster's Flux GitOps tree; seal secrets for its Sealed Secrets controller.")
     .version(packageVersion())
     .showHelpAfterError()
+    .configureHelp(requiredFlagsHelp)
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
@@ -31,6 +35,7 @@ function program(): Command {
   registerGraphCommand(cli);
   registerPublishCommand(cli);
   registerSealCommand(cli);
+  registerCompletionCommand(cli);
 
   return cli;
 }
@@ -42,7 +47,8 @@ try {
     // commander already printed the usage problem (or the help text).
     process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
   } else {
-    say(isAppError(error) ? `error: ${error.message}` : `error: unexpected failure: ${(error as Error).stack ?? String(error)}`);
-    process.exitCode = exitCodeOf(error);
+    const named = inFlagTerms(error);
+    say(isAppError(named) ? `error: ${named.message}` : `error: unexpected failure: ${(named as Error).stack ?? String(named)}`);
+    process.exitCode = exitCodeOf(named);
   }
 }

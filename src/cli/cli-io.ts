@@ -2,7 +2,8 @@
  * What every `generate-gitops-env` command shares: where progress goes, how
  * files named by flags are read, and how a flag's value is checked.
  */
-import { InvalidArgumentError } from 'commander';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { readInputFile } from '../read-input-file.js';
 import { parseSealingCertificate, type SealingCertificate } from '../sealing/sealing-certificate.js';
@@ -25,10 +26,14 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A commander argument parser accepting one of `values`, naming `flag` otherwise. */
-export function choice<T extends string>(values: readonly T[], flag: string) {
-  return (value: string): T => {
-    if (!(values as readonly string[]).includes(value)) throw new InvalidArgumentError(`${flag} must be one of ${values.join(', ')}`);
-    return value as T;
-  };
+/**
+ * The absolute path of the directory `--repo` (or `flag`) names. A missing one
+ * is bad input (exit 2), not a transient failure of the git it would be given to.
+ */
+export async function existingDirectory(path: string, flag = '--repo'): Promise<string> {
+  const absolute = resolve(path);
+  const info = await stat(absolute).catch(() => undefined);
+  if (info === undefined) throw new ValidationError([{ field: flag, message: `${path} does not exist` }]);
+  if (!info.isDirectory()) throw new ValidationError([{ field: flag, message: `${path} is not a directory` }]);
+  return absolute;
 }

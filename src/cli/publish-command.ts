@@ -1,11 +1,10 @@
 /**
  * `generate-gitops-env publish`: the repository's HEAD as a Flux OCI artifact.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { publishPlatform } from '../oci/publish-platform.js';
-import { say } from './cli-io.js';
+import { existingDirectory, say } from './cli-io.js';
 
 /** Adds `publish` to `program`. */
 export function registerPublishCommand(program: Command): void {
@@ -26,7 +25,7 @@ export function registerPublishCommand(program: Command): void {
       }
       say(`Publishing ${opts.repo} to ${opts.to}…`);
       const published = await publishPlatform({
-        repoDir: resolve(opts.repo),
+        repoDir: await existingDirectory(opts.repo),
         reference: opts.to,
         // Unset unless asked for: the client then speaks plain http to loopback registries only.
         ...(opts.insecure ? { insecure: true } : {}),

@@ -2,15 +2,31 @@
  * `generate-gitops-env render`: writes clusters/NAME/ into a work tree from
  * the reference environment, and says what it wrote.
  */
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { renderWorkTree } from '../app/render-work-tree.js';
+import { previewWorkTree, renderWorkTree, type RenderWorkTreeOptions } from '../app/render-work-tree.js';
 import { ValidationError } from '../errors.js';
 import type { RenderedLayer, RenderPass } from '../gitops/render-cluster.js';
 import { CLUSTER_ATTRIBUTES } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
-import { readCertificate, say } from './cli-io.js';
+import { colorAllowed, paint } from '../no-color.js';
+import { unifiedDiff } from '../gitops/unified-diff.js';
+import { existingDirectory, readCertificate, say } from './cli-io.js';
+
+/** `render --dry-run`: the diff on stdout (coloured on a terminal unless NO_COLOR), a count on stderr, nothing written. */
+async function printDryRun(dir: string, options: RenderWorkTreeOptions): Promise<void> {
+  const { result, files } = await previewWorkTree(dir, options);
+  const color = colorAllowed(process.stdout);
+  for (const file of files) {
+    const diff = unifiedDiff(file.path, file.change === 'added' ? undefined : (file.previousContent ?? file.content), file.content);
+    for (const line of diff.split('\n').slice(0, -1)) {
+      const code = line.startsWith('+++') || line.startsWith('---') ? 1 : line.startsWith('+') ? 32 : line.startsWith('-') ? 31 : line.startsWith('@@') ? 36 : 0;
+      process.stdout.write(`${code === 0 ? line : paint(color, code, line)}\n`);
+    }
+  }
+  const count = (change: string) => files.filter((f) => f.change === change).length;
+  say(`  dry run, nothing written: ${count('added')} added, ${count('modified')} modified, ${count('removed')} removed, ${count('unchanged')} unchanged under ${result.gitopsPath}/`);
+}
 
 /** The flags of `render`. */
 interface RenderFlags {
@@ -29,6 +45,7 @@ interface RenderFlags {
   fluxInstance?: boolean;
   syncUrl?: string;
   syncRef?: string;
+  dryRun: boolean;
 }
 
 /** `name`, its shared path when it is not the cluster's own overlay, and what it runs after. */
@@ -60,8 +77,9 @@ export function registerRenderCommand(program: Command): void {
     .option('--flux-instance', 'also write flux/flux-instance.yaml: Flux managed by the Flux Operator, syncing clusters/NAME')
     .option('--sync-url <url>', 'the repository the FluxInstance syncs from (https://, ssh:// or oci://); needed with --flux-instance')
     .option('--sync-ref <ref>', 'the ref it syncs: refs/heads/BRANCH for Git (default refs/heads/main), a tag for OCI (default latest)')
+    .option('--dry-run', 'print what would change as a unified diff and write nothing', false)
     .action(async (opts: RenderFlags) => {
-      const dir = resolve(opts.repo);
+      const dir = await existingDirectory(opts.repo);
       if (opts.pass === 'all' && !opts.cert) {
         throw new ValidationError([{ field: '--cert', message: '--pass all seals credentials and needs the cluster\'s certificate (--cert PEM_FILE); use --pass infrastructure for the first pass' }]);
       }
@@ -71,7 +89,7 @@ export function registerRenderCommand(program: Command): void {
       const certificate = opts.cert ? await readCertificate(opts.cert) : undefined;
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
       say(`Rendering ${opts.cluster} (${opts.domain}, ${opts.region}) from clusters/${opts.reference}, pass ${opts.pass}…`);
-      const { result, changes } = await renderWorkTree(dir, {
+      const options: RenderWorkTreeOptions = {
         cluster: {
           name: opts.cluster,
           domain: opts.domain,
@@ -89,7 +107,12 @@ export function registerRenderCommand(program: Command): void {
         ...(opts.fluxInstance === true ? { fluxInstance: true } : {}),
         ...(opts.syncUrl !== undefined ? { syncUrl: opts.syncUrl } : {}),
         ...(opts.syncRef !== undefined ? { syncRef: opts.syncRef } : {}),
-      });
+      };
+      if (opts.dryRun) {
+        await printDryRun(dir, options);
+        return;
+      }
+      const { result, changes } = await renderWorkTree(dir, options);
       if (result.pass !== opts.pass) say(`  ${result.gitopsPath} already has its full tree: rendered pass ${result.pass} so no layer is taken away.`);
       const attributes = CLUSTER_ATTRIBUTES.filter((name) => result.attributes[name] !== undefined).map((name) => `${name} ${result.attributes[name]}`);
       if (attributes.length > 0) say(`  attributes: ${attributes.join(', ')}${result.attributes.self_hosted ? ' (self-hosted)' : ''}`);
