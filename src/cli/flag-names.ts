@@ -16,6 +16,11 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   cluster: '--cluster',
   reference: '--reference',
   repoDir: '--repo',
+  'registry-auth': '--registry-auth',
+  'sync-url': '--sync-url',
+  'sync-ref': '--sync-ref',
+  cert: '--cert',
+  tags: '--tag',
 };
 
 /** `error` with each field named by its flag where it has one; any other error as it is. */
