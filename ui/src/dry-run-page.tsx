@@ -371,7 +371,7 @@ export function DryRunPage() {
           <button type="submit" class="primary" disabled={busy}>
             {busy ? 'Rendering…' : 'Preview the files'}
           </button>
-          <button type="button" onClick={() => void startNow()} disabled={busy || starting}>
+          <button type="button" class="secondary" onClick={() => void startNow()} disabled={busy || starting}>
             {starting ? 'Starting…' : 'Start the scaffold'}
           </button>
           {busy && (

@@ -158,10 +158,10 @@ export function LogPanel({ runId, active }: { runId: string; active: boolean }) 
           {needle === '' ? `${entries.length} line${entries.length === 1 ? '' : 's'}` : `${shown.length} of ${entries.length} lines match`}
         </p>
         <div class="log-save">
-          <button type="button" onClick={() => void copyLog()}>
+          <button type="button" class="secondary" onClick={() => void copyLog()}>
             Copy the log
           </button>
-          <button type="button" onClick={() => void downloadLog()}>
+          <button type="button" class="secondary" onClick={() => void downloadLog()}>
             Download the log
           </button>
           <span class="muted" role="status" aria-live="polite" data-testid="log-save-note">

@@ -50,7 +50,7 @@ function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => voi
           <button type="button" class="danger" onClick={() => void confirm()} disabled={busy} ref={(element) => element?.focus()}>
             {busy ? 'Cancelling…' : 'Yes, cancel it'}
           </button>
-          <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)} disabled={busy}>
             Keep it running
           </button>
         </div>
@@ -134,7 +134,7 @@ function RetryAction({ run }: { run: RunDetail }) {
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Starting…' : 'Start the retry'}
         </button>
-        <button type="button" onClick={() => setOpen(false)} disabled={busy}>
+        <button type="button" class="secondary" onClick={() => setOpen(false)} disabled={busy}>
           Close
         </button>
       </div>

@@ -19,8 +19,11 @@ export const STEP_TITLES: Readonly<Record<number, string>> = {
   7: 'Commit and push everything',
 };
 
-/** A step's state on the page: the API's, plus "not run" for steps a final run never reached. */
-export type ShownStepStatus = StepStatus | 'not-run';
+/**
+ * A step's state on the page: the API's, plus "not run" for steps a final run
+ * never reached and "cancelled" for the step a cancellation stopped.
+ */
+export type ShownStepStatus = StepStatus | 'not-run' | 'cancelled';
 
 export interface ShownStep extends Omit<RunStep, 'status'> {
   readonly status: ShownStepStatus;
@@ -36,9 +39,14 @@ export function shownSteps(run: Pick<RunDetail, 'status' | 'sealing' | 'steps'>)
     if (step.status === 'pending' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(step.step)) {
       return { ...step, status: 'skipped', message: step.message ?? 'The sealing certificate came with the request.' };
     }
-    // A cancelled run's step in flight was stopped; later steps never start.
-    if (final && (step.status === 'pending' || step.status === 'running')) {
-      return { ...step, status: 'not-run', message: step.status === 'running' ? `Stopped: the run was ${run.status}.` : (step.message ?? `Not run: the run ${run.status === 'failed' ? 'failed' : 'was cancelled'}.`) };
+    // The step in flight when the run was cancelled was stopped by it (the runner reports the stop as its failure).
+    if (run.status === 'cancelled' && (step.status === 'running' || step.status === 'failed')) {
+      return { ...step, status: 'cancelled', message: 'Stopped: the run was cancelled.' };
+    }
+    // A failed run's step still "running" is the one it failed in, whatever its last event said.
+    if (run.status === 'failed' && step.status === 'running') return { ...step, status: 'failed' };
+    if (final && step.status === 'pending') {
+      return { ...step, status: 'not-run', message: step.message ?? `Not run: the run ${run.status === 'failed' ? 'failed' : 'was cancelled'}.` };
     }
     return step;
   });
