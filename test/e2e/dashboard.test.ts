@@ -484,6 +484,28 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     assert.equal(sizes.shown, sizes.natural, JSON.stringify(sizes));
     assert.equal(await page.getByRole('button', { name: 'Actual size' }).getAttribute('aria-pressed'), 'true');
     await checkpoint('11-run-log-saved', t);
+
+    // Every label of the picture inside its box, measured by this browser with the font it draws the SVG in.
+    const svg = await api<string>(`/api/v1/scaffolds/${run.id}/graph`);
+    const probe = await context.newPage();
+    try {
+      await probe.setContent(svg.body);
+      const overflowing = await probe.evaluate(`(() => {
+        const out = [];
+        for (const node of document.querySelectorAll('g.node')) {
+          const box = node.querySelector('path, polygon').getBBox();
+          for (const text of node.querySelectorAll('text')) {
+            const b = text.getBBox();
+            if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5) out.push(text.textContent + ': ' + JSON.stringify([b.x, b.width, box.x, box.width]));
+          }
+        }
+        return out;
+      })()`);
+      assert.deepEqual(overflowing, []);
+      assert.ok((await probe.locator('g.node text').count()) >= 8);
+    } finally {
+      await probe.close();
+    }
   });
 
   it('retries a failed run from the page: the secrets are asked for again and the retry is a new run', async (t) => {
