@@ -479,10 +479,19 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     // "Actual size" shows the picture at its own size, not fitted to the column.
     const image = page.getByTestId('flux-graph');
     await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
+    // On a narrow window the picture is fitted to the column…
+    await page.setViewportSize({ width: 560, height: 900 });
+    const sizes = () => image.evaluate((img) => ({ shown: (img as unknown as { clientWidth: number }).clientWidth, natural: (img as unknown as { naturalWidth: number }).naturalWidth }));
+    const fitted = await sizes();
+    assert.ok(fitted.shown < fitted.natural, JSON.stringify(fitted));
+    // …and "Actual size" shows it at its own size, scrolling inside its frame.
     await page.getByRole('button', { name: 'Actual size' }).click();
-    const sizes = await image.evaluate((img) => ({ shown: (img as unknown as { clientWidth: number }).clientWidth, natural: (img as unknown as { naturalWidth: number }).naturalWidth }));
-    assert.equal(sizes.shown, sizes.natural, JSON.stringify(sizes));
+    const actual = await sizes();
+    assert.equal(actual.shown, actual.natural, JSON.stringify(actual));
     assert.equal(await page.getByRole('button', { name: 'Actual size' }).getAttribute('aria-pressed'), 'true');
+    assert.ok(await page.locator('.graph-figure').evaluate((figure) => (figure as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (figure as unknown as { clientWidth: number }).clientWidth));
+    await page.getByRole('button', { name: 'Actual size' }).click();
+    await page.setViewportSize({ width: 1360, height: 900 });
     await checkpoint('11-run-log-saved', t);
 
     // Every label of the picture inside its box, measured by this browser with the font it draws the SVG in.
