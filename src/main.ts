@@ -13,7 +13,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { PgRunStore } from './db/pg-run-store.js';
 import { CachedRunStore } from './service/cached-run-store.js';
@@ -41,6 +41,8 @@ import { ensureDefaultRepository } from './app/local-scaffold.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { packageVersion } from './package-paths.js';
 import { registerScaffoldCommand } from './scaffold-command.js';
+import { registerCompletionCommand } from './cli/completion-command.js';
+import { requiredFlagsHelp } from './cli/required-flags-help.js';
 
 /**
  * Implementations the generator owner plugs in. Each is a small factory so it
@@ -257,7 +259,13 @@ function runnerCommand(): RunnerCommand {
 
 /** The command-line program; `plugins` lets the generator owner add implementations. */
 export function buildProgram(plugins: ServePlugins = defaultPlugins): Command {
-  const program = new Command('gitops-scaffolder').description("Writes a new cluster's Flux tree into Git and pushes it: the HTTP service.");
+  const program = new Command('gitops-scaffolder')
+    .description("Writes a new cluster's Flux tree into Git and pushes it: the HTTP service.")
+    .version(packageVersion())
+    .configureHelp(requiredFlagsHelp)
+    .showHelpAfterError()
+    // Usage errors exit 2 like the other binaries, not commander's 1 (see main()).
+    .exitOverride();
   program
     .command('serve')
     .description('Run the HTTP service (configuration from the environment: PORT, API_TOKENS, DATABASE_URL, EXECUTOR, …)')
@@ -275,6 +283,7 @@ export function buildProgram(plugins: ServePlugins = defaultPlugins): Command {
       process.on('SIGINT', stop);
     });
   registerScaffoldCommand(program);
+  registerCompletionCommand(program);
   return program;
 }
 
@@ -283,6 +292,8 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {
+    // commander already printed the usage problem, the help or the version.
+    if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
     if (error instanceof ValidationError) {
       process.stderr.write(`gitops-scaffolder: invalid configuration:\n${error.issues.map((i) => `  ${i.field}: ${i.message}`).join('\n')}\n`);
       process.exit(2);

@@ -7,6 +7,7 @@
 import { pino, type DestinationStream, type Logger as Pino } from 'pino';
 import pretty from 'pino-pretty';
 import type { Logger } from './logger.js';
+import { colorAllowed } from './no-color.js';
 
 /** How to build a logger. */
 export interface PinoLoggerOptions {
@@ -73,7 +74,7 @@ function adapt(instance: Pino): Logger {
 export function createPino(options: PinoLoggerOptions = {}): Pino {
   const destination =
     options.destination ??
-    (options.pretty ? pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination({ fd: 1, sync: true }));
+    (options.pretty ? pretty({ sync: true, colorize: colorAllowed(process.stdout), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination({ fd: 1, sync: true }));
   return pino(
     {
       level: options.level ?? 'info',

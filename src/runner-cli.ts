@@ -28,6 +28,9 @@ import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-
 import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
+import { FIELD_FLAGS } from './cli/flag-names.js';
+import { requiredFlagsHelp } from './cli/required-flags-help.js';
+import { terminalOutput } from './cli/terse-run-output.js';
 import { readInputFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
 
@@ -38,14 +41,6 @@ class CancelledError extends Error {
 
 /** How the runner names each input of the shared request rules: by the flag a user types. */
 const RUNNER_FIELDS: RunInputFields = { cluster: 'cluster', certificate: '--cert', kubeconfig: '--kubeconfig', registry: '--registry-auth' };
-const CLUSTER_FLAGS: Readonly<Record<string, string>> = {
-  'cluster.name': '--cluster',
-  'cluster.domain': '--domain',
-  'cluster.region': '--region',
-  'cluster.role': '--role',
-  'cluster.infra_provider': '--infra-provider',
-  'cluster.dns_provider': '--dns-provider',
-};
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -149,6 +144,7 @@ function program(env: NodeJS.ProcessEnv): Command {
     .version(packageVersion())
     .exitOverride()
     .showHelpAfterError()
+    .configureHelp(requiredFlagsHelp)
     .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', 'SCAFFOLD_ID'))
     .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', 'SCAFFOLD_REPO_URL').makeOptionMandatory())
     .addOption(option('--branch <branch>', 'branch to push to', 'SCAFFOLD_BRANCH', 'main'))
@@ -173,7 +169,7 @@ function program(env: NodeJS.ProcessEnv): Command {
     .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
-      const logger = createPinoLogger({ level: flags.logLevel, pretty: process.stdout.isTTY === true, base: { component: 'scaffold-runner' } });
+      const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
       const id = flags.id ?? randomUUID();
       // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
       const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
@@ -221,7 +217,7 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
       },
       RUNNER_FIELDS,
     );
-    if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
+    if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
     cluster = checked.cluster;
     const credentials = await gitCredentialsFrom(env);
     const workRoot = flags.workDir;

@@ -10,6 +10,7 @@ import { EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { createPinoLogger } from './pino-logger.js';
 import { failedResult, StepError } from './runner/run-scaffold.js';
 import { readInputFile } from './read-input-file.js';
+import { terminalOutput } from './cli/terse-run-output.js';
 
 interface ScaffoldFlags {
   cluster: string;
@@ -40,7 +41,7 @@ export function registerScaffoldCommand(program: Command): void {
     .option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret')
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
     .action(async (flags: ScaffoldFlags) => {
-      const logger = createPinoLogger({ pretty: process.stdout.isTTY === true, base: { component: 'scaffold' } });
+      const logger = createPinoLogger({ base: { component: 'scaffold' }, ...terminalOutput() });
       const cluster = { name: flags.cluster, domain: flags.domain, region: flags.region };
       try {
         const certificatePem = flags.cert ? await readInputFile(flags.cert, '--cert') : undefined;

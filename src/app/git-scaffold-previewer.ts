@@ -11,7 +11,8 @@ import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { renderCluster } from '../gitops/render-cluster.js';
 import type { GitRemote } from '../runner/ports.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { PreviewFile, PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import { filesBefore, previewFiles } from './preview-files.js';
 import { platformCommitOf } from './render-work-tree.js';
 
 /** Collaborators of the previewer. */
@@ -46,8 +47,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
       });
       try {
         const reader = new FsRepoReader(workspace.dir);
-        const before = new Map<string, string>();
-        for (const path of await reader.list(gitopsPath)) before.set(path, (await reader.read(path)) ?? '');
+        const before = await filesBefore(reader, gitopsPath);
         const platformCommit = await platformCommitOf(workspace.dir, input.reference);
         const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate', this.deps.now?.() ?? new Date()) : undefined;
         const result = await renderCluster(reader, {
@@ -60,17 +60,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
           ...(input.secrets.registryDockerconfigjson !== undefined ? { registryAuth: input.secrets.registryDockerconfigjson } : {}),
           ...(platformCommit ? { platformCommit } : {}),
         });
-        const files: PreviewFile[] = [];
-        for (const [path, content] of result.tree) {
-          const old = before.get(path);
-          if (old === undefined) files.push({ path, change: 'added', content });
-          else if (old === content) files.push({ path, change: 'unchanged', content });
-          else files.push({ path, change: 'modified', content, previousContent: old });
-        }
-        // A render removes only what it wrote before (flux-system/ and others' files stay).
-        for (const path of result.stale) files.push({ path, change: 'removed', previousContent: before.get(path) ?? '' });
-        files.sort((a, b) => a.path.localeCompare(b.path));
-        return { gitopsPath, files };
+        return { gitopsPath, files: previewFiles(before, result) };
       } finally {
         await workspace.dispose().catch(() => undefined);
       }

@@ -9,6 +9,8 @@ import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { runGit } from '../git/git-process.js';
 import { writeTree } from '../git/write-tree.js';
 import { renderCluster, type RenderOptions, type RenderResult } from '../gitops/render-cluster.js';
+import type { PreviewFile } from '../service/scaffold-previewer.js';
+import { filesBefore, previewFiles } from './preview-files.js';
 
 /** What changed on disk. */
 export interface WorkTreeChanges {
@@ -45,16 +47,32 @@ export async function platformCommitOf(dir: string, reference: string): Promise<
  * an earlier render wrote that the new render no longer has.
  */
 export async function renderWorkTree(dir: string, options: RenderWorkTreeOptions): Promise<{ result: RenderResult; changes: WorkTreeChanges }> {
+  const result = await renderInMemory(new FsRepoReader(dir), dir, options);
+  // Only what an earlier render wrote is removed: flux bootstrap's flux-system/
+  // and anyone else's files under the cluster path stay byte for byte.
+  const changes = await writeTree(dir, result.tree, { remove: result.stale });
+  return { result, changes };
+}
+
+/**
+ * What {@link renderWorkTree} would change, without writing anything: every
+ * file of the render and every one it would remove, with both contents.
+ */
+export async function previewWorkTree(dir: string, options: RenderWorkTreeOptions): Promise<{ result: RenderResult; files: PreviewFile[] }> {
+  const reader = new FsRepoReader(dir);
+  // Rendered first: the render validates the cluster name before it becomes a path.
+  const result = await renderInMemory(reader, dir, options);
+  const before = await filesBefore(reader, result.gitopsPath);
+  return { result, files: previewFiles(before, result) };
+}
+
+async function renderInMemory(reader: FsRepoReader, dir: string, options: RenderWorkTreeOptions): Promise<RenderResult> {
   const reference = options.reference ?? 'development';
   const platformCommit = options.platformCommit ?? (await platformCommitOf(dir, reference));
-  const result = await renderCluster(new FsRepoReader(dir), {
+  return renderCluster(reader, {
     ...options,
     reference,
     random: (size) => randomBytes(size),
     ...(platformCommit ? { platformCommit } : {}),
   });
-  // Only what an earlier render wrote is removed: flux bootstrap's flux-system/
-  // and anyone else's files under the cluster path stay byte for byte.
-  const changes = await writeTree(dir, result.tree, { remove: result.stale });
-  return { result, changes };
 }

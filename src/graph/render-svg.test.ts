@@ -123,6 +123,20 @@ describe('renderSvg', () => {
     assert.deepEqual(texts, ['infrastructure', './clusters/eu-prod-1/infrastructure', '✓ HelmRelease/sealed-secrets']);
   });
 
+  it('gives every label the width Graphviz sized its box for, so a wider font cannot overflow it', async () => {
+    const svg = await renderSvg(clusterGraph(reference), { viz });
+    const texts = [...svg.matchAll(/<text\b([^>]*)>([^<]*)<\/text>/g)];
+    assert.ok(texts.length >= 8, `only ${texts.length} texts`);
+    for (const [, attributes = ''] of texts) {
+      assert.match(attributes, /\blengthAdjust="spacingAndGlyphs"/);
+      const width = Number(/\btextLength="([\d.]+)"/.exec(attributes)?.[1]);
+      assert.ok(width > 0, attributes);
+    }
+    // A longer text gets a longer width: the measure is per text, not one for all.
+    const widthOf = (text: string) => Number(new RegExp(`textLength="([\\d.]+)"[^>]*>${text}</text>`).exec(svg)?.[1]);
+    assert.ok(widthOf('cert&#45;manager&#45;config') > widthOf('apps'));
+  });
+
   it('stays well formed when a name holds quotes, markup and backslashes', async () => {
     const hostile = ['a"b', '<script>alert(1)</script>', 'amp&amp;', 'trailing\\', '-->'];
     const graph = clusterGraph([{ name: 'infrastructure' }, ...hostile.map((name) => ({ name, dependsOn: ['infrastructure'] }))]);

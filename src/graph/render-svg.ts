@@ -49,7 +49,8 @@ const DESC_ID = 'flux-graph-desc';
  */
 export async function renderSvg(graph: FluxGraph, options: RenderSvgOptions = {}): Promise<string> {
   const viz = options.viz ?? (await instance());
-  const svg = viz.renderString(renderDot(graph), { format: 'svg', engine: 'dot' });
+  const dot = renderDot(graph);
+  const svg = fitLabels(viz.renderString(dot, { format: 'svg', engine: 'dot' }), measuredTexts(viz, dot));
   const accessible = `role="img" aria-labelledby="${TITLE_ID} ${DESC_ID}"`;
   return svg
     .replace(/<!--[\s\S]*?-->\n?/g, '')
@@ -60,6 +61,52 @@ export async function renderSvg(graph: FluxGraph, options: RenderSvgOptions = {}
         `<svg${attributes} ${accessible}>\n<title id="${TITLE_ID}">Flux dependency graph</title>\n` +
         `<desc id="${DESC_ID}">${escapeXml(describe(graph))}</desc>\n`,
     );
+}
+
+/** One text Graphviz placed, with the width it measured for it (an xdot `T` operation). */
+interface MeasuredText {
+  readonly text: string;
+  readonly width: number;
+}
+
+/**
+ * The texts of the layout in drawing order, with the widths Graphviz sized the
+ * boxes by. In WebAssembly Graphviz has no fonts: it measures with its built-in
+ * Helvetica metrics, while a browser without Helvetica draws the SVG's
+ * `font-family="Helvetica,sans-Serif"` in its own sans-serif (DejaVu Sans on
+ * Debian is some 15% wider), so labels ran out of their boxes.
+ */
+function measuredTexts(viz: Viz, dot: string): MeasuredText[] {
+  const layout = JSON.parse(viz.renderString(dot, { format: 'json', engine: 'dot' })) as { objects?: readonly { _ldraw_?: readonly { op: string; text?: string; width?: number }[] }[] };
+  return (layout.objects ?? []).flatMap((object) =>
+    (object._ldraw_ ?? []).flatMap((op) => (op.op === 'T' && typeof op.text === 'string' && typeof op.width === 'number' ? [{ text: op.text, width: op.width }] : [])),
+  );
+}
+
+/**
+ * Gives every `<text>` the width Graphviz measured (`textLength` with
+ * `lengthAdjust="spacingAndGlyphs"`), so whichever font the viewer has, each
+ * label is drawn exactly as wide as its box was made for it. A text that does
+ * not match its measurement (not expected) is left as it is.
+ */
+function fitLabels(svg: string, measured: readonly MeasuredText[]): string {
+  let next = 0;
+  return svg.replace(/<text\b([^>]*)>([^<]*)<\/text>/g, (whole, attributes: string, body: string) => {
+    const measure = measured[next++];
+    if (measure === undefined || unescapeXml(body) !== measure.text || measure.width <= 0) return whole;
+    return `<text${attributes} textLength="${measure.width}" lengthAdjust="spacingAndGlyphs">${body}</text>`;
+  });
+}
+
+function unescapeXml(text: string): string {
+  return text
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
+    .replace(/&#x([0-9a-fA-F]+);/g, (_, code: string) => String.fromCodePoint(Number.parseInt(code, 16)))
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 /** The graph in words, for screen readers: who depends on whom, and the loops. */

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,6 +28,7 @@ import { scopeLabel } from '../../src/sealing/seal.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
+import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UI_DIR = join(ROOT, 'ui');
@@ -45,6 +46,8 @@ const OK_CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region:
 const FAILING_CLUSTER = { name: 'us-fail-1', domain: 'us-fail-1.example.net', region: 'us-east-1' };
 // Token credentials for the embedded file:// repository: refused before anything is cloned.
 const CREDENTIALS_CLUSTER = { name: 'ap-cred-1', domain: 'ap-cred-1.example.net', region: 'ap-south-1' };
+// Started from the form with a kubeconfig: it waits at step 4 for a controller that never comes, until cancelled.
+const WAITING_CLUSTER = { name: 'eu-wait-1', domain: 'eu-wait-1.example.net', region: 'eu-west-2' };
 const DRY_CLUSTER = { name: 'eu-dry-1', domain: 'eu-dry-1.example.org', region: 'eu-central-1' };
 const LAYERS = ['infrastructure', 'apps', 'database', 'cert-manager-config'];
 
@@ -61,6 +64,7 @@ interface ApiRun {
 
 let dataDir: string;
 let service: RunningService;
+let kube: KubeApiDouble | undefined;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -180,6 +184,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await context?.close().catch(() => undefined);
     await browser?.close().catch(() => undefined);
     await service?.close();
+    await kube?.stop();
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -316,8 +321,10 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const step2 = page.locator('ol.timeline > li[data-step="2"]');
     assert.equal(await step2.getAttribute('data-status'), 'failed');
     assert.match((await step2.textContent()) ?? '', /does not exist/);
+    // The summary decides what the later steps show: 4–5 skipped (the certificate came with the request), the rest never ran.
     const later = (await attributes(page.locator('ol.timeline > li'), 'data-status')).slice(2);
-    assert.deepEqual(later, ['pending', 'pending', 'pending', 'pending', 'pending']);
+    assert.deepEqual(later, ['not-run', 'skipped', 'skipped', 'not-run', 'not-run']);
+    assert.match((await page.locator('ol.timeline > li[data-step="6"]').textContent()) ?? '', /not run/);
     await page.locator('.log-panel .stream-ended').waitFor({ timeout: 10_000 });
     assert.match((await page.locator('.log-box').textContent()) ?? '', /render-infrastructure failed/);
     await checkpoint('05-run-failed', t);
@@ -445,6 +452,146 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     assert.equal(await page.locator('#cluster-infra-provider, #cluster-dns-provider').count(), 0);
   });
 
+  it('copies and downloads the whole log, and links no commit of a repository on no known host', async (t) => {
+    const run = runs.ok;
+    assert.ok(run !== undefined);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(service.address).origin });
+    await page.goto(`${service.address}/ui/runs/${run.id}`);
+    await page.locator('.log-panel .stream-ended').waitFor({ timeout: 10_000 });
+    const response = await fetch(`${service.address}/api/v1/scaffolds/${run.id}/logs`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
+    assert.equal(response.status, 200);
+    const stored = { body: await response.text() };
+    assert.ok(stored.body.split('\n').length > 20);
+
+    await page.getByRole('button', { name: 'Copy the log' }).click();
+    await page.getByTestId('log-save-note').filter({ hasText: 'Log copied' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), stored.body);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the log' }).click()]);
+    assert.equal(download.suggestedFilename(), `scaffold-${run.id}.log`);
+    const saved = await download.path();
+    assert.equal(await readFile(saved, 'utf8'), stored.body);
+
+    // A file:// repository has no web page to link to: the SHAs stay plain text.
+    assert.equal(await page.getByTestId('commit-sha').count(), 2);
+    assert.equal(await page.getByTestId('commit-link').count(), 0);
+
+    // "Actual size" shows the picture at its own size, not fitted to the column.
+    const image = page.getByTestId('flux-graph');
+    await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
+    // On a narrow window the picture is fitted to the column…
+    await page.setViewportSize({ width: 560, height: 900 });
+    const sizes = () => image.evaluate((img) => ({ shown: (img as unknown as { clientWidth: number }).clientWidth, natural: (img as unknown as { naturalWidth: number }).naturalWidth }));
+    const fitted = await sizes();
+    assert.ok(fitted.shown < fitted.natural, JSON.stringify(fitted));
+    // …and "Actual size" shows it at its own size, scrolling inside its frame.
+    await page.getByRole('button', { name: 'Actual size' }).click();
+    const actual = await sizes();
+    assert.equal(actual.shown, actual.natural, JSON.stringify(actual));
+    assert.equal(await page.getByRole('button', { name: 'Actual size' }).getAttribute('aria-pressed'), 'true');
+    assert.ok(await page.locator('.graph-figure').evaluate((figure) => (figure as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (figure as unknown as { clientWidth: number }).clientWidth));
+    await page.getByRole('button', { name: 'Actual size' }).click();
+    await page.setViewportSize({ width: 1360, height: 900 });
+    await checkpoint('11-run-log-saved', t);
+
+    // Every label of the picture inside its box, measured by this browser with the font it draws the SVG in.
+    const svg = await api<string>(`/api/v1/scaffolds/${run.id}/graph`);
+    const probe = await context.newPage();
+    try {
+      await probe.setContent(svg.body);
+      const overflowing = await probe.evaluate(`(() => {
+        const out = [];
+        for (const node of document.querySelectorAll('g.node')) {
+          const box = node.querySelector('path, polygon').getBBox();
+          for (const text of node.querySelectorAll('text')) {
+            const b = text.getBBox();
+            if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5) out.push(text.textContent + ': ' + JSON.stringify([b.x, b.width, box.x, box.width]));
+          }
+        }
+        return out;
+      })()`);
+      assert.deepEqual(overflowing, []);
+      assert.ok((await probe.locator('g.node text').count()) >= 8);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  it('retries a failed run from the page: the secrets are asked for again and the retry is a new run', async (t) => {
+    const run = runs.failing;
+    assert.ok(run !== undefined);
+    await page.goto(`${service.address}/ui/runs/${run.id}`);
+    await page.getByTestId('run-error').waitFor();
+    await page.getByRole('button', { name: 'Retry the run' }).click();
+    const form = page.getByTestId('retry-form');
+    await form.waitFor();
+    // The run was given a certificate: the retry asks for it, and only for it.
+    assert.equal(await form.locator('input[type="radio"]').count(), 0);
+    await form.getByRole('button', { name: 'Start the retry' }).click();
+    await form.getByText('Paste the cluster’s Sealed Secrets certificate').waitFor();
+    await form.getByLabel('Sealing certificate, PEM (required)').fill(certificate.certificatePem);
+    await checkpoint('12-retry-form', t);
+    await form.getByRole('button', { name: 'Start the retry' }).click();
+    await page.waitForURL((url) => /\/ui\/runs\/[a-z0-9-]+$/.test(url.pathname) && !url.pathname.endsWith(run.id), { timeout: 10_000 });
+    const retryId = new URL(page.url()).pathname.split('/').at(-1) ?? '';
+    await page.locator('.lede', { hasText: 'attempt 2' }).waitFor();
+    const retried = await waitForFinal(retryId);
+    // Same branch without a reference environment: the retry fails the same way, as its own run.
+    assert.equal(retried.status, 'failed');
+    assert.equal((await api<{ attempt: number }>(`/api/v1/scaffolds/${retryId}`)).body.attempt, 2);
+    assert.equal((await api<ApiRun>(`/api/v1/scaffolds/${run.id}`)).body.status, 'failed', 'the retried run keeps its status');
+    await page.getByTestId('run-error').waitFor({ timeout: 10_000 });
+  });
+
+  it('starts a run from the form with a kubeconfig and a registry secret, shows a warning\'s reason, and cancels the waiting run', async (t) => {
+    kube = await startKubeApiDouble();
+    const kubeconfigFile = await kube.writeKubeconfig(dataDir, { fileName: 'new-cluster.kubeconfig' });
+    const kubeconfig = await readFile(kubeconfigFile, 'utf8');
+    // The first read of the controller Deployment fails: the runner warns with the reason, then waits for it.
+    kube.injectFailure({ method: 'GET', path: /\/apis\/apps\/v1\/namespaces\/kube-system\/deployments/, code: 503 });
+    const registryAuth = JSON.stringify({ auths: { 'registry.example.net': { auth: Buffer.from(`puller:${REPOSITORY_TOKEN}`).toString('base64') } } });
+
+    await page.getByRole('link', { name: 'Dry run' }).click();
+    await page.getByRole('heading', { name: 'Dry run', level: 1 }).waitFor();
+    await page.getByLabel('Cluster name (required)').fill(WAITING_CLUSTER.name);
+    await page.getByLabel('Domain (required)').fill(WAITING_CLUSTER.domain);
+    await page.getByLabel('Region (required)').fill(WAITING_CLUSTER.region);
+    // Every way of giving the sealing certificate is offered.
+    for (const label of ['The certificate (PEM)', 'A kubeconfig: the runner waits for the controller and fetches it', 'A kubeconfig Secret in the service’s cluster']) {
+      await page.getByLabel(label).waitFor();
+    }
+    await page.getByLabel('A kubeconfig Secret in the service’s cluster').check();
+    for (const label of ['Secret namespace (required)', 'Secret name (required)', 'Secret key (required)']) await page.getByLabel(label).waitFor();
+    await page.getByLabel('A kubeconfig: the runner waits for the controller and fetches it').check();
+    await page.getByLabel('Kubeconfig (required)').fill(kubeconfig);
+    await page.getByLabel('Registry pull secret (.dockerconfigjson)').fill(registryAuth);
+    await checkpoint('13-start-form', t);
+    await page.getByRole('button', { name: 'Start the scaffold' }).click();
+    await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
+    const id = new URL(page.url()).pathname.split('/').at(-1) ?? '';
+
+    // It pushes the infrastructure pass, then waits at step 4; step 5 is still to come (no certificate was given).
+    await page.locator('ol.timeline > li[data-step="4"][data-status="running"]').waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('ol.timeline > li[data-step="5"]').getAttribute('data-status'), 'pending');
+    await page.getByTestId('log-error').filter({ hasText: /HTTP 503/ }).waitFor({ timeout: 20_000 });
+    assert.match((await page.locator('.log-line', { has: page.getByTestId('log-error') }).first().textContent()) ?? '', /reading the controller Deployment failed; retrying/);
+    await checkpoint('14-run-waiting', t);
+
+    await page.getByRole('button', { name: 'Cancel the run' }).click();
+    await page.getByRole('button', { name: 'Yes, cancel it' }).click();
+    await page.locator('h1 [data-status="cancelled"]').waitFor({ timeout: 10_000 });
+    await page.getByTestId('run-error').filter({ hasText: 'The run was cancelled' }).waitFor();
+    const statuses = await attributes(page.locator('ol.timeline > li'), 'data-status');
+    assert.deepEqual(statuses, ['succeeded', 'succeeded', 'succeeded', 'cancelled', 'not-run', 'not-run', 'not-run']);
+    assert.match((await page.locator('ol.timeline > li[data-step="4"]').textContent()) ?? '', /Stopped: the run was cancelled/);
+    const cancelled = await api<ApiRun>(`/api/v1/scaffolds/${id}`);
+    assert.equal(cancelled.body.status, 'cancelled');
+    assert.equal(cancelled.body.commits.length, 1, 'the infrastructure pass stays pushed');
+    // A cancelled run can be retried; an active one offered no retry.
+    await page.getByRole('button', { name: 'Retry the run' }).waitFor();
+    await checkpoint('15-run-cancelled', t);
+  });
+
   it('puts no credential into any page or dashboard asset', async () => {
     const run = runs.ok;
     assert.ok(run !== undefined);
@@ -473,6 +620,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const secrets: [string, string][] = [
       ['the API token', API_TOKEN],
       ['the repository token', REPOSITORY_TOKEN],
+      ...(kube === undefined ? [] : [['the kubeconfig token', kube.token] as [string, string]]),
       ['the generated postgres password', password],
       ...keyLines.map((line, i): [string, string] => [`line ${i + 1} of the sealing private key`, line]),
     ];

@@ -212,19 +212,19 @@ describe('generate-gitops-env render: bad input gets one clear error, exit 2, an
   };
 
   const cases: { title: string; args: () => string[]; error: RegExp }[] = [
-    { title: 'cluster name ../evil', args: () => [...spec({ '--cluster': '../evil' }), '--pass', 'infrastructure'], error: /^error: cluster\.name: must be a DNS-1123 label/ },
-    { title: 'cluster name Eu-Prod', args: () => [...spec({ '--cluster': 'Eu-Prod' }), '--pass', 'infrastructure'], error: /^error: cluster\.name: must be a DNS-1123 label/ },
-    { title: 'cluster name of 64 characters', args: () => [...spec({ '--cluster': 'a'.repeat(64) }), '--pass', 'infrastructure'], error: /^error: cluster\.name: must be at most 63 characters/ },
-    { title: 'cluster name of the reference', args: () => [...spec({ '--cluster': 'development' }), '--pass', 'infrastructure'], error: /^error: cluster\.name: must differ from the reference environment "development"/ },
-    { title: 'domain localhost', args: () => [...spec({ '--domain': 'localhost' }), '--pass', 'infrastructure'], error: /^error: cluster\.domain: must be a lower-case DNS name/ },
-    { title: 'domain -bad.example.com', args: () => [...spec({ '--domain': '-bad.example.com' }), '--pass', 'infrastructure'], error: /^error: cluster\.domain: must be a lower-case DNS name/ },
-    { title: 'domain a..b', args: () => [...spec({ '--domain': 'a..b' }), '--pass', 'infrastructure'], error: /^error: cluster\.domain: must be a lower-case DNS name/ },
-    { title: 'region EU_WEST', args: () => [...spec({ '--region': 'EU_WEST' }), '--pass', 'infrastructure'], error: /^error: cluster\.region: must look like a cloud region/ },
+    { title: 'cluster name ../evil', args: () => [...spec({ '--cluster': '../evil' }), '--pass', 'infrastructure'], error: /^error: --cluster: must be a DNS-1123 label/ },
+    { title: 'cluster name Eu-Prod', args: () => [...spec({ '--cluster': 'Eu-Prod' }), '--pass', 'infrastructure'], error: /^error: --cluster: must be a DNS-1123 label/ },
+    { title: 'cluster name of 64 characters', args: () => [...spec({ '--cluster': 'a'.repeat(64) }), '--pass', 'infrastructure'], error: /^error: --cluster: must be at most 63 characters/ },
+    { title: 'cluster name of the reference', args: () => [...spec({ '--cluster': 'development' }), '--pass', 'infrastructure'], error: /^error: --cluster: must differ from the reference environment "development"/ },
+    { title: 'domain localhost', args: () => [...spec({ '--domain': 'localhost' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
+    { title: 'domain -bad.example.com', args: () => [...spec({ '--domain': '-bad.example.com' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
+    { title: 'domain a..b', args: () => [...spec({ '--domain': 'a..b' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
+    { title: 'region EU_WEST', args: () => [...spec({ '--region': 'EU_WEST' }), '--pass', 'infrastructure'], error: /^error: --region: must look like a cloud region/ },
     { title: 'a reference that does not exist', args: () => [...spec({}), '--pass', 'infrastructure', '--reference', 'staging'], error: /^error: reference environment clusters\/staging\/ does not exist .*--reference/ },
     { title: '--pass all without --cert', args: () => [...spec({}), '--pass', 'all'], error: /^error: --cert: --pass all seals credentials and needs the cluster's certificate/ },
     { title: 'an unreadable certificate file', args: () => [...spec({}), '--cert', join(tmp, 'missing.pem')], error: /^error: --cert: cannot read .*missing\.pem: ENOENT$/ },
     { title: 'a certificate file that is not a certificate', args: () => [...spec({}), '--cert', files.notCert!], error: /^error: --cert: no PEM certificate found/ },
-    { title: 'a --registry-auth file that is not JSON', args: () => [...spec({}), '--cert', cert, '--registry-auth', files.badAuth!], error: /^error: registry-auth: is not valid JSON/ },
+    { title: 'a --registry-auth file that is not JSON', args: () => [...spec({}), '--cert', cert, '--registry-auth', files.badAuth!], error: /^error: --registry-auth: is not valid JSON/ },
   ];
 
   for (const { title, args, error } of cases) {

@@ -399,7 +399,7 @@ describe('generate-gitops-env with the matrix-example platform', () => {
     assert.match(noFlag.stderr, /^error: --sync-url: .*add --flux-instance$/m);
     const noUrl = await runCli([...base, '--flux-instance']);
     assertExit(noUrl, 2);
-    assert.match(noUrl.stderr, /^error: sync-url: a FluxInstance syncs the cluster from its repository/m);
+    assert.match(noUrl.stderr, /^error: --sync-url: a FluxInstance syncs the cluster from its repository/m);
   });
 
   it('init refuses a platform that is not shipped', async () => {

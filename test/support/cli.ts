@@ -25,15 +25,17 @@ export interface RunCliOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Kill the child after this long. @default 60000 */
   readonly timeoutMs?: number;
+  /** Which binary: generate-gitops-env (src/cli.ts), scaffold-runner (src/runner-cli.ts) or gitops-scaffolder (src/main.ts). @default 'cli' */
+  readonly binary?: 'cli' | 'runner-cli' | 'main';
 }
 
 /**
- * Runs `generate-gitops-env <args>` and waits for it to end.
+ * Runs `generate-gitops-env <args>` (or another binary, see {@link RunCliOptions.binary}) and waits for it to end.
  * @returns the exit code (null when killed) and everything it printed
  */
 export function runCli(args: readonly string[], options: RunCliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'src', 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'src', `${options.binary ?? 'cli'}.ts`), ...args], {
       cwd: PACKAGE_ROOT,
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],

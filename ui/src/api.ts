@@ -75,8 +75,28 @@ export interface ScaffoldRequestBody {
     readonly infra_provider?: string;
     readonly dns_provider?: string;
   };
-  readonly repository?: { readonly url?: string; readonly branch?: string };
-  readonly sealing: { readonly certificate: string };
+  readonly repository?: { readonly url?: string; readonly branch?: string; readonly credentials?: RepositoryCredentials };
+  /** One of `sealing` or `kubeconfig`. */
+  readonly sealing?: { readonly certificate: string };
+  readonly kubeconfig?: KubeconfigSource;
+  readonly registry_pull_secret?: { readonly dockerconfigjson: string };
+}
+
+/** Used for one run only: the service passes them to the runner and never stores them. */
+export interface RepositoryCredentials {
+  readonly username?: string;
+  readonly token: string;
+}
+
+/** Access to the new cluster: a Secret in the service's cluster, or the kubeconfig text. */
+export type KubeconfigSource = { readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string } } | { readonly inline: string };
+
+/** What a retry sends again: the secrets of the run, which the service never stores. */
+export interface RetryRequestBody {
+  readonly repository?: { readonly credentials?: RepositoryCredentials };
+  readonly sealing?: { readonly certificate: string };
+  readonly kubeconfig?: KubeconfigSource;
+  readonly registry_pull_secret?: { readonly dockerconfigjson: string };
 }
 
 /** A cluster attribute of a platform's layer catalog (`GET /api/v1/catalog`). */
@@ -183,6 +203,21 @@ export function getRun(id: string, signal?: AbortSignal): Promise<RunDetail> {
 
 export function createRun(body: ScaffoldRequestBody): Promise<{ id: string; job: string; status: RunStatus }> {
   return json(API, post(body));
+}
+
+/** Cancels an active run. @throws ApiError (409 when it is already final) */
+export function cancelRun(id: string): Promise<Run> {
+  return json(`${API}/${encodeURIComponent(id)}/cancel`, post({}));
+}
+
+/** Retries a failed or cancelled run as a new run; resolves with the new run's id. */
+export function retryRun(id: string, body: RetryRequestBody): Promise<{ id: string; job: string; status: RunStatus; attempt: number }> {
+  return json(`${API}/${encodeURIComponent(id)}/retry`, post(body));
+}
+
+/** The whole log as the runner wrote it (text/plain, one line each), for copying or saving. */
+export async function logText(id: string): Promise<string> {
+  return (await call(`${API}/${encodeURIComponent(id)}/logs`)).text();
 }
 
 export function dryRun(body: ScaffoldRequestBody, signal?: AbortSignal): Promise<DryRunResult> {

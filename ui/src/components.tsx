@@ -1,10 +1,11 @@
 /** Small shared pieces: status badges, error boxes, visually hidden text. */
 import type { ComponentChildren } from 'preact';
-import type { FileChange, RunStatus, StepStatus } from './api';
+import type { FileChange, RunStatus } from './api';
+import type { ShownStepStatus } from './steps';
 import { ApiError } from './api';
 
 const RUN_ICONS: Readonly<Record<RunStatus, string>> = { pending: '○', running: '●', succeeded: '✓', failed: '✕', cancelled: '⊘' };
-const STEP_ICONS: Readonly<Record<StepStatus, string>> = { pending: '○', running: '●', succeeded: '✓', skipped: '↷', failed: '✕' };
+const STEP_ICONS: Readonly<Record<ShownStepStatus, string>> = { pending: '○', running: '●', succeeded: '✓', skipped: '↷', failed: '✕', 'not-run': '–', cancelled: '⊘' };
 
 export function StatusBadge({ status }: { status: RunStatus }) {
   return (
@@ -14,10 +15,10 @@ export function StatusBadge({ status }: { status: RunStatus }) {
   );
 }
 
-export function StepBadge({ status }: { status: StepStatus }) {
+export function StepBadge({ status }: { status: ShownStepStatus }) {
   return (
     <span class={`badge badge-${status}`} data-status={status}>
-      <span aria-hidden="true">{STEP_ICONS[status]}</span> {status}
+      <span aria-hidden="true">{STEP_ICONS[status]}</span> {status === 'not-run' ? 'not run' : status}
     </span>
   );
 }

@@ -2,7 +2,7 @@
 import { useMemo } from 'preact/hooks';
 import type { DryRunFile } from './api';
 import { ChangeBadge } from './components';
-import { diffLines, diffStats, hunksOf, linesOf, type DiffLine } from './diff';
+import { diffLines, diffStats, hunksOf, linesOf, type DiffLine } from '../../src/gitops/line-diff.js';
 
 export function DiffView({ file }: { file: DryRunFile }) {
   const view = useMemo(() => diffOf(file), [file]);

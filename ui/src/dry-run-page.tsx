@@ -10,7 +10,8 @@
  * edited): a select per attribute, its default chosen; none at all for a
  * platform without a catalog.
  *
- * The certificate is public (kubeseal --cert): no secret is typed here.
+ * The secrets (a kubeconfig, a registry pull secret, a repository token) go
+ * into the request body only (see secret-fields.tsx).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, createRun, dryRun, getCatalog, type CatalogAttribute, type DryRunResult, type ScaffoldRequestBody } from './api';
@@ -19,6 +20,7 @@ import { DiffView } from './diff-view';
 import { FileTree } from './file-tree';
 import { useTitle } from './hooks';
 import { navigate, paths } from './router';
+import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues } from './secret-fields';
 
 interface FormValues {
   name: string;
@@ -29,7 +31,6 @@ interface FormValues {
   dnsProvider: string;
   repositoryUrl: string;
   branch: string;
-  certificate: string;
 }
 
 /** Input ids, and the API fields that land on each. */
@@ -42,8 +43,10 @@ const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; re
   { id: 'cluster-dns-provider', key: 'dnsProvider', api: ['cluster.dns_provider'], label: 'DNS provider' },
   { id: 'repository-url', key: 'repositoryUrl', api: ['repository.url', 'repository'], label: 'Repository URL' },
   { id: 'repository-branch', key: 'branch', api: ['repository.branch'], label: 'Branch' },
-  { id: 'sealing-certificate', key: 'certificate', api: ['sealing.certificate', 'sealing', 'kubeconfig'], label: 'Sealing certificate' },
 ];
+
+/** Every field an API error can point at, with its label. */
+const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS];
 
 /** The form field of each catalog attribute. */
 const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }>> = {
@@ -57,12 +60,14 @@ const CATALOG_DEBOUNCE_MS = 400;
 
 type CatalogState = { readonly state: 'loading' } | { readonly state: 'ready'; readonly attributes: readonly CatalogAttribute[] } | { readonly state: 'error'; readonly error: unknown };
 
-const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '', certificate: '' };
+const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '' };
 
-function requestOf(values: FormValues): ScaffoldRequestBody {
+function requestOf(values: FormValues, secretValues: SecretValues): ScaffoldRequestBody {
+  const secrets = secretsRequest(secretValues);
   const repository = {
     ...(values.repositoryUrl.trim() === '' ? {} : { url: values.repositoryUrl.trim() }),
     ...(values.branch.trim() === '' ? {} : { branch: values.branch.trim() }),
+    ...secrets.repository,
   };
   // The catalog attributes only when given: a platform without a layer catalog takes none.
   const attributes = {
@@ -72,13 +77,13 @@ function requestOf(values: FormValues): ScaffoldRequestBody {
   };
   return {
     cluster: { name: values.name.trim(), domain: values.domain.trim(), region: values.region.trim(), ...attributes },
+    ...secrets,
     ...(Object.keys(repository).length === 0 ? {} : { repository }),
-    sealing: { certificate: values.certificate.trim() === '' ? '' : `${values.certificate.trim()}\n` },
   };
 }
 
 /** What the browser can tell before asking the service (which checks everything again). */
-function localIssues(values: FormValues): Map<string, string> {
+function localIssues(values: FormValues, secrets: SecretValues): Map<string, string> {
   const issues = new Map<string, string>();
   if (values.name.trim() === '') issues.set('cluster-name', 'Enter the cluster name.');
   else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim())) issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
@@ -87,8 +92,7 @@ function localIssues(values: FormValues): Map<string, string> {
   for (const [id, value] of [['cluster-role', values.role], ['cluster-infra-provider', values.infraProvider], ['cluster-dns-provider', values.dnsProvider]] as const) {
     if (value.trim() !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value.trim())) issues.set(id, 'Use a lower-case label: letters, digits and "-".');
   }
-  if (values.certificate.trim() === '') issues.set('sealing-certificate', 'Paste the cluster’s Sealed Secrets certificate (PEM) or load it from a file.');
-  else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----')) issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
+  for (const [id, message] of secretIssues(secrets)) issues.set(id, message);
   return issues;
 }
 
@@ -111,6 +115,7 @@ function FieldNotes({ id, hint, issue }: { id: string; hint: string; issue: stri
 export function DryRunPage() {
   useTitle('Dry run');
   const [values, setValues] = useState<FormValues>(EMPTY);
+  const [secrets, setSecrets] = useState<SecretValues>(EMPTY_SECRETS);
   const [issues, setIssues] = useState<Map<string, string>>(new Map());
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -170,21 +175,54 @@ export function DryRunPage() {
     setTimeout(() => summary.current?.focus(), 0);
   };
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const found = localIssues(values);
+  /** Shows the service's field errors beside their fields. */
+  const showApiIssues = (caught: ApiError) => {
+    const fromApi = new Map<string, string>();
+    for (const issue of caught.fields) {
+      const field = ALL_FIELDS.find((f) => f.api.includes(issue.field)) ?? ALL_FIELDS.find((f) => f.api.some((a) => issue.field.startsWith(`${a}.`)));
+      const id = field?.id ?? 'form';
+      fromApi.set(id, fromApi.has(id) ? `${fromApi.get(id) ?? ''} ${issue.message}` : issue.message);
+    }
+    showIssues(fromApi);
+  };
+
+  /** The request, or undefined (with the issues shown) when the form is not complete. */
+  const checkedRequest = (): ScaffoldRequestBody | undefined => {
+    const found = localIssues(values, secrets);
     if (found.size > 0) {
       showIssues(found);
-      return;
+      return undefined;
     }
     setIssues(new Map());
+    return requestOf(values, secrets);
+  };
+
+  /** Starts the run straight from the form, without a preview. */
+  const startNow = async () => {
+    const request = checkedRequest();
+    if (request === undefined) return;
+    setStarting(true);
+    setError(null);
+    try {
+      const accepted = await createRun(request);
+      navigate(paths.run(accepted.id));
+    } catch (caught) {
+      setStarting(false);
+      if (caught instanceof ApiError && caught.fields.length > 0) showApiIssues(caught);
+      else setError(caught);
+    }
+  };
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const request = checkedRequest();
+    if (request === undefined) return;
     setError(null);
     setStartError(null);
     setBusy(true);
     controller.current?.abort();
     const abort = new AbortController();
     controller.current = abort;
-    const request = requestOf(values);
     try {
       const preview = await dryRun(request, abort.signal);
       setResult({ request, preview });
@@ -194,13 +232,7 @@ export function DryRunPage() {
     } catch (caught) {
       if (abort.signal.aborted) return;
       if (caught instanceof ApiError && caught.fields.length > 0) {
-        const fromApi = new Map<string, string>();
-        for (const issue of caught.fields) {
-          const field = FIELDS.find((f) => f.api.includes(issue.field)) ?? FIELDS.find((f) => f.api.some((a) => issue.field.startsWith(`${a}.`)));
-          const id = field?.id ?? 'form';
-          fromApi.set(id, fromApi.has(id) ? `${fromApi.get(id) ?? ''} ${issue.message}` : issue.message);
-        }
-        showIssues(fromApi);
+        showApiIssues(caught);
       } else {
         setError(caught);
       }
@@ -220,15 +252,6 @@ export function DryRunPage() {
       setStartError(caught);
       setStarting(false);
     }
-  };
-
-  const loadCertificate = async (event: Event) => {
-    const input = event.currentTarget as HTMLInputElement;
-    const file = input.files?.[0];
-    if (file === undefined) return;
-    const text = await file.text();
-    setValues((previous) => ({ ...previous, certificate: text }));
-    input.value = '';
   };
 
   const field = (id: string, key: keyof FormValues, label: string, hint: string, props: Record<string, unknown> = {}) => {
@@ -282,13 +305,12 @@ export function DryRunPage() {
   const chosen = result?.preview.files.find((f) => f.path === selected) ?? null;
   const counts = { added: 0, modified: 0, removed: 0, unchanged: 0 };
   for (const file of result?.preview.files ?? []) counts[file.change]++;
-  const certificateIssue = issues.get('sealing-certificate');
 
   return (
     <>
       <div class="page-head">
         <h1 tabIndex={-1}>Dry run</h1>
-        <p class="lede">What a scaffold would write into the repository, compared with what it holds now. Nothing is stored or pushed.</p>
+        <p class="lede">What a scaffold would write into the repository, compared with what it holds now (nothing is stored or pushed); then start it, or start it straight away.</p>
       </div>
 
       <form class="card dry-run-form" onSubmit={submit} noValidate aria-describedby="dry-run-intro">
@@ -310,7 +332,7 @@ export function DryRunPage() {
                       event.preventDefault();
                       document.getElementById(id)?.focus();
                     }}>
-                      {FIELDS.find((f) => f.id === id)?.label ?? id}: {message}
+                      {ALL_FIELDS.find((f) => f.id === id)?.label ?? id}: {message}
                     </a>
                   )}
                 </li>
@@ -344,38 +366,13 @@ export function DryRunPage() {
             {field('repository-branch', 'branch', 'Branch', 'Empty: main.')}
           </div>
         </fieldset>
-        <fieldset>
-          <legend>Sealing</legend>
-          <div class="field">
-            <label for="sealing-certificate">Sealing certificate, PEM (required)</label>
-            <textarea
-              id="sealing-certificate"
-              name="certificate"
-              rows={5}
-              value={values.certificate}
-              onInput={set('certificate')}
-              spellcheck={false}
-              required
-              aria-describedby={`sealing-certificate-hint${certificateIssue === undefined ? '' : ' sealing-certificate-error'}`}
-              aria-invalid={certificateIssue === undefined ? undefined : 'true'}
-            />
-            <p id="sealing-certificate-hint" class="hint">
-              The new cluster's Sealed Secrets public certificate (<code>kubeseal --fetch-cert</code>). It is public: credentials in the preview are sealed with it.
-            </p>
-            {certificateIssue !== undefined && (
-              <p id="sealing-certificate-error" class="field-error">
-                {certificateIssue}
-              </p>
-            )}
-            <div class="file-field">
-              <label for="certificate-file">Or load it from a file</label>
-              <input id="certificate-file" type="file" accept=".pem,.crt,.cert,text/plain,application/x-pem-file" onChange={loadCertificate} />
-            </div>
-          </div>
-        </fieldset>
+        <SecretFields values={secrets} onChange={setSecrets} issues={issues} />
         <div class="form-actions">
           <button type="submit" class="primary" disabled={busy}>
             {busy ? 'Rendering…' : 'Preview the files'}
+          </button>
+          <button type="button" class="secondary" onClick={() => void startNow()} disabled={busy || starting}>
+            {starting ? 'Starting…' : 'Start the scaffold'}
           </button>
           {busy && (
             <span class="muted" role="status">

@@ -1,7 +1,8 @@
 /**
  * What the log view shows of a runner line. The runner writes one JSON event a
  * line; only a fixed set of fields is read from it (time, level, msg, event,
- * step, step_name, pass, sha, duration_ms, error_code). Every other field is
+ * step, step_name, pass, sha, duration_ms, error_code, and the `error` a
+ * warning carries: a string, or an object's message, code and reason). Every other field is
  * dropped here, before anything reaches the page: whatever a future log line
  * carries, the dashboard does not render it.
  */
@@ -22,6 +23,8 @@ export interface LogEntry {
   readonly sha?: string;
   readonly durationMs?: number;
   readonly errorCode?: string;
+  /** Why a warning or error happened (`error` of the event), e.g. "HTTP 503 ServiceUnavailable". */
+  readonly error?: string;
   /** Lower-case text the search box matches against. */
   readonly haystack: string;
 }
@@ -31,6 +34,15 @@ const NAMED_LEVELS = new Set<LogLevel>(['trace', 'debug', 'info', 'warn', 'error
 const MAX_TEXT = 4000;
 
 const str = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value !== '' ? value.slice(0, max) : undefined);
+
+/** The `error` of an event as one line of text: a string, or an object's message, code and reason. */
+function errorText(value: unknown): string | undefined {
+  if (typeof value === 'string') return str(value, 500);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const error = value as Record<string, unknown>;
+  const parts = [str(error.message, 500), str(error.reason, 100), typeof error.code === 'number' ? `HTTP ${error.code}` : str(error.code, 64)].filter((part) => part !== undefined);
+  return parts.length === 0 ? undefined : parts.join(' · ');
+}
 
 /** Reads the display fields of one stored line. */
 export function logEntryOf(record: LogRecord): LogEntry {
@@ -67,7 +79,8 @@ export function logEntryOf(record: LogRecord): LogEntry {
     ...(sha === undefined ? {} : { sha }),
     ...(duration === undefined ? {} : { durationMs: duration }),
     ...(str(object.error_code, 64) === undefined ? {} : { errorCode: str(object.error_code, 64) }),
+    ...(errorText(object.error ?? object.err) === undefined ? {} : { error: errorText(object.error ?? object.err) }),
   };
-  const haystack = [entry.message, entry.event, entry.stepName, entry.sha, entry.level, entry.errorCode].filter(Boolean).join(' ').toLowerCase();
+  const haystack = [entry.message, entry.event, entry.stepName, entry.sha, entry.level, entry.errorCode, entry.error].filter(Boolean).join(' ').toLowerCase();
   return { ...entry, haystack } as LogEntry;
 }

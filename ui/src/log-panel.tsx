@@ -2,11 +2,12 @@
  * A run's log, followed live: `GET …/logs?follow=true&format=json` read as a
  * stream, resumed after the last line seen if the connection drops while the
  * run is active. Each line shows its time, level, step and message only (see
- * log-events.ts); the search box filters lines.
+ * log-events.ts), with the reason a warning or error carries; the search box
+ * filters lines. The whole log, as the runner wrote it, can be copied or saved.
  */
 import type { ComponentChild } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, followLogs } from './api';
+import { ApiError, followLogs, logText } from './api';
 import { messageOf } from './components';
 import { formatClock, formatDuration, shortSha } from './format';
 import { logEntryOf, type LogEntry } from './log-events';
@@ -25,6 +26,32 @@ export function LogPanel({ runId, active }: { runId: string; active: boolean }) 
   const activeRef = useRef(active);
   activeRef.current = active;
   const box = useRef<HTMLDivElement>(null);
+  const [saveNote, setSaveNote] = useState('');
+
+  // The stored text, not the page's lines: every field of every event, exactly as written.
+  const copyLog = async () => {
+    try {
+      await navigator.clipboard.writeText(await logText(runId));
+      setSaveNote('Log copied to the clipboard.');
+    } catch (error) {
+      setSaveNote(`Could not copy the log: ${messageOf(error)}`);
+    }
+  };
+  const downloadLog = async () => {
+    try {
+      const url = URL.createObjectURL(new Blob([await logText(runId)], { type: 'text/plain' }));
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `scaffold-${runId}.log`;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      setSaveNote('Log saved.');
+    } catch (error) {
+      setSaveNote(`Could not save the log: ${messageOf(error)}`);
+    }
+  };
 
   useEffect(() => {
     const controller = new AbortController();
@@ -130,6 +157,17 @@ export function LogPanel({ runId, active }: { runId: string; active: boolean }) 
         <p class="muted log-count" role="status" aria-live="polite">
           {needle === '' ? `${entries.length} line${entries.length === 1 ? '' : 's'}` : `${shown.length} of ${entries.length} lines match`}
         </p>
+        <div class="log-save">
+          <button type="button" class="secondary" onClick={() => void copyLog()}>
+            Copy the log
+          </button>
+          <button type="button" class="secondary" onClick={() => void downloadLog()}>
+            Download the log
+          </button>
+          <span class="muted" role="status" aria-live="polite" data-testid="log-save-note">
+            {saveNote}
+          </span>
+        </div>
       </div>
       <div class="log-box" ref={box} onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Run log lines">
         {shown.length === 0 ? (
@@ -164,6 +202,13 @@ function LogLine({ entry, needle }: { entry: LogEntry; needle: string }) {
         )}
         {entry.durationMs !== undefined && <span class="muted"> ({formatDuration(entry.durationMs)})</span>}
         {entry.errorCode !== undefined && <span class="log-code"> [{entry.errorCode}]</span>}
+        {entry.error !== undefined && (
+          <span class="log-error" data-testid="log-error">
+            {' '}
+            <span class="sr-only">because: </span>
+            <Highlight text={entry.error} needle={needle} />
+          </span>
+        )}
       </span>
     </li>
   );

@@ -4,14 +4,16 @@
  * The run is polled every 1.5 s until it is final.
  */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, getRun, type RunDetail, type RunStep } from './api';
+import { ApiError, getRun, type RunDetail } from './api';
 import { ErrorBox, StatusBadge, StepBadge } from './components';
 import { formatDateTime, formatDuration, runDuration } from './format';
 import { GraphPanel } from './graph-panel';
 import { useNow, usePolling, useTitle } from './hooks';
 import { LogPanel } from './log-panel';
 import { onLinkClick, paths } from './router';
-import { STEP_TITLES } from './steps';
+import { commitUrl } from './repository-links';
+import { RunActions } from './run-actions';
+import { shownSteps, STEP_TITLES, type ShownStep } from './steps';
 
 const POLL_MS = 1500;
 
@@ -19,6 +21,8 @@ export function RunPage({ id }: { id: string }) {
   const [run, setRun] = useState<RunDetail | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [announcement, setAnnouncement] = useState('');
+  // Bumped after an action (cancel) so the page reads the run again at once.
+  const [refresh, setRefresh] = useState(0);
   const lastStatus = useRef<string | null>(null);
   const now = useNow();
   const final = run !== null && run.status !== 'pending' && run.status !== 'running';
@@ -41,7 +45,7 @@ export function RunPage({ id }: { id: string }) {
     },
     POLL_MS,
     !final && !missing,
-    id,
+    `${id}:${refresh}`,
   );
 
   if (run === null) {
@@ -80,6 +84,7 @@ export function RunPage({ id }: { id: string }) {
         {announcement}
       </p>
       {error !== null && <ErrorBox title="The run could not be refreshed" error={error} />}
+      <RunActions run={run} onChanged={() => setRefresh((n) => n + 1)} />
 
       {run.status === 'failed' || run.status === 'cancelled' ? (
         <div class="error-box run-error" role="alert" data-testid="run-error">
@@ -97,7 +102,7 @@ export function RunPage({ id }: { id: string }) {
       <div class="run-grid">
         <section class="card timeline-card" aria-labelledby="timeline-heading">
           <h2 id="timeline-heading">Steps</h2>
-          <Timeline steps={run.steps} now={now} />
+          <Timeline steps={shownSteps(run)} now={now} />
         </section>
 
         <div class="run-side">
@@ -151,9 +156,7 @@ export function RunPage({ id }: { id: string }) {
                     <tr key={commit.sha}>
                       <td>{commit.pass}</td>
                       <td>
-                        <code class="sha" data-testid="commit-sha">
-                          {commit.sha}
-                        </code>
+                        <CommitSha repository={run.repository.url} sha={commit.sha} />
                       </td>
                     </tr>
                   ))}
@@ -170,7 +173,25 @@ export function RunPage({ id }: { id: string }) {
   );
 }
 
-function Timeline({ steps, now }: { steps: readonly RunStep[]; now: number }) {
+/** The full SHA, linked to the commit's page when the repository's host is known. */
+function CommitSha({ repository, sha }: { repository: string; sha: string }) {
+  const code = (
+    <code class="sha" data-testid="commit-sha">
+      {sha}
+    </code>
+  );
+  const href = commitUrl(repository, sha);
+  return href === undefined ? (
+    code
+  ) : (
+    <a href={href} target="_blank" rel="noopener noreferrer" data-testid="commit-link">
+      {code}
+      <span class="sr-only"> (opens the commit in a new tab)</span>
+    </a>
+  );
+}
+
+function Timeline({ steps, now }: { steps: readonly ShownStep[]; now: number }) {
   return (
     <ol class="timeline">
       {steps.map((step) => {

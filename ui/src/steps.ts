@@ -1,3 +1,13 @@
+/**
+ * The runner's seven steps as the page shows them: their titles, and their
+ * states made consistent with the run's summary. The API derives step states
+ * from log events, so a step that has not logged yet is `pending` even when
+ * the summary already tells its fate: 4–5 are skipped from the start of a run
+ * that was given its certificate, and nothing after a failure (or a
+ * cancellation) will run.
+ */
+import type { RunDetail, RunStep, StepStatus } from './api';
+
 /** How the dashboard names the runner's seven steps (`step_name` in the API). */
 export const STEP_TITLES: Readonly<Record<number, string>> = {
   1: 'Clone the repository',
@@ -8,3 +18,36 @@ export const STEP_TITLES: Readonly<Record<number, string>> = {
   6: 'Render every layer, sealed',
   7: 'Commit and push everything',
 };
+
+/**
+ * A step's state on the page: the API's, plus "not run" for steps a final run
+ * never reached and "cancelled" for the step a cancellation stopped.
+ */
+export type ShownStepStatus = StepStatus | 'not-run' | 'cancelled';
+
+export interface ShownStep extends Omit<RunStep, 'status'> {
+  readonly status: ShownStepStatus;
+}
+
+/** Steps 4–5 fetch the certificate; a run given one never runs them. */
+const CERTIFICATE_STEPS = new Set([4, 5]);
+
+/** The run's steps with the states its summary implies. */
+export function shownSteps(run: Pick<RunDetail, 'status' | 'sealing' | 'steps'>): ShownStep[] {
+  const final = run.status === 'failed' || run.status === 'cancelled';
+  return run.steps.map((step): ShownStep => {
+    if (step.status === 'pending' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(step.step)) {
+      return { ...step, status: 'skipped', message: step.message ?? 'The sealing certificate came with the request.' };
+    }
+    // The step in flight when the run was cancelled was stopped by it (the runner reports the stop as its failure).
+    if (run.status === 'cancelled' && (step.status === 'running' || step.status === 'failed')) {
+      return { ...step, status: 'cancelled', message: 'Stopped: the run was cancelled.' };
+    }
+    // A failed run's step still "running" is the one it failed in, whatever its last event said.
+    if (run.status === 'failed' && step.status === 'running') return { ...step, status: 'failed' };
+    if (final && step.status === 'pending') {
+      return { ...step, status: 'not-run', message: step.message ?? `Not run: the run ${run.status === 'failed' ? 'failed' : 'was cancelled'}.` };
+    }
+    return step;
+  });
+}

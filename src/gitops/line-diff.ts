@@ -1,5 +1,6 @@
 /**
- * A line diff small enough to live in the page: common prefix and suffix
+ * A line diff small enough to run in the dashboard and the CLI (it is shared:
+ * ui/ imports it, and `render --dry-run` prints it): common prefix and suffix
  * trimmed, then a longest-common-subsequence table over what is left, then
  * unified hunks with context. Generated manifests are at most a few hundred
  * lines; beyond MAX_CELLS the middle is shown as removed-then-added instead.

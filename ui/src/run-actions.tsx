@@ -1,0 +1,143 @@
+/**
+ * What an operator can do to a run from its page: cancel it while it is
+ * active (after a confirmation), or retry it once it failed or was cancelled.
+ * A retry is a new run; the service never stores secrets, so the retry form
+ * asks again for the ones this run used (its certificate or kubeconfig, and
+ * optionally a registry pull secret or repository token).
+ */
+import { useRef, useState } from 'preact/hooks';
+import { ApiError, cancelRun, retryRun, type RunDetail } from './api';
+import { messageOf } from './components';
+import { navigate, paths } from './router';
+import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
+
+export function RunActions({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
+  const active = run.status === 'pending' || run.status === 'running';
+  const retryable = run.status === 'failed' || run.status === 'cancelled';
+  if (active) return <CancelAction run={run} onChanged={onChanged} />;
+  if (retryable) return <RetryAction run={run} />;
+  return null;
+}
+
+function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await cancelRun(run.id);
+      setConfirming(false);
+      onChanged();
+    } catch (caught) {
+      setError(caught);
+      // 409: it finished meanwhile; the next poll shows how.
+      if (caught instanceof ApiError && caught.status === 409) onChanged();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="run-actions" data-testid="run-actions">
+      {!confirming ? (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Cancel the run
+        </button>
+      ) : (
+        <div class="confirm" role="group" aria-labelledby="cancel-question">
+          <p id="cancel-question">Cancel this run? Its job is stopped; commits already pushed stay.</p>
+          <button type="button" class="danger" onClick={() => void confirm()} disabled={busy} ref={(element) => element?.focus()}>
+            {busy ? 'Cancelling…' : 'Yes, cancel it'}
+          </button>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)} disabled={busy}>
+            Keep it running
+          </button>
+        </div>
+      )}
+      {error !== null && (
+        <p class="error-box" role="alert">
+          Could not cancel the run: {messageOf(error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function RetryAction({ run }: { run: RunDetail }) {
+  const modes: readonly SealingMode[] = run.sealing === 'certificate' ? ['certificate'] : ['kubeconfig-inline', 'kubeconfig-secret'];
+  const [open, setOpen] = useState(false);
+  const [secrets, setSecrets] = useState<SecretValues>({ ...EMPTY_SECRETS, mode: modes[0] ?? 'certificate' });
+  const [issues, setIssues] = useState<Map<string, string>>(new Map());
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const found = secretIssues(secrets);
+    setIssues(found);
+    if (found.size > 0) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const accepted = await retryRun(run.id, secretsRequest(secrets));
+      navigate(paths.run(accepted.id));
+    } catch (caught) {
+      setBusy(false);
+      if (caught instanceof ApiError && caught.fields.length > 0) {
+        const fromApi = new Map<string, string>();
+        for (const issue of caught.fields) {
+          const id = SECRET_FIELDS.find((f) => f.api.includes(issue.field) || f.api.some((a) => issue.field.startsWith(`${a}.`)))?.id ?? 'form';
+          fromApi.set(id, issue.message);
+        }
+        setIssues(fromApi);
+      } else {
+        setError(caught);
+      }
+    }
+  };
+
+  if (!open) {
+    return (
+      <div class="run-actions" data-testid="run-actions">
+        <button
+          type="button"
+          class="primary"
+          onClick={() => {
+            setOpen(true);
+            setTimeout(() => heading.current?.focus(), 0);
+          }}
+        >
+          Retry the run
+        </button>
+      </div>
+    );
+  }
+  return (
+    <form class="card retry-form" onSubmit={submit} noValidate aria-labelledby="retry-heading" data-testid="retry-form">
+      <h2 id="retry-heading" tabIndex={-1} ref={heading}>
+        Retry {run.cluster.name}
+      </h2>
+      <p class="hint">
+        A new run (attempt {run.attempt + 1}) with the same cluster, repository, branch and reference. The service keeps no secret, so give this run’s{' '}
+        {run.sealing === 'certificate' ? 'sealing certificate' : 'kubeconfig'} again.
+      </p>
+      {issues.has('form') && <p class="error-box" role="alert">{issues.get('form')}</p>}
+      <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} />
+      {error !== null && (
+        <p class="error-box" role="alert">
+          Could not retry the run: {messageOf(error)}
+        </p>
+      )}
+      <div class="form-actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Starting…' : 'Start the retry'}
+        </button>
+        <button type="button" class="secondary" onClick={() => setOpen(false)} disabled={busy}>
+          Close
+        </button>
+      </div>
+    </form>
+  );
+}
