@@ -22,6 +22,9 @@ import { SEALING_SCOPES, type SealingScope } from './sealing/seal.js';
 import { sealSecretManifest } from './sealing/seal-secret-manifest.js';
 import { parseSealingCertificate, type SealingCertificate } from './sealing/sealing-certificate.js';
 import { readInputFile } from './read-input-file.js';
+import { registerClustersCommand } from './cli/clusters-command.js';
+import { registerUpgradeCommand } from './cli/upgrade-command.js';
+import { registerRemoveCommand } from './cli/remove-command.js';
 
 const say = (line = '') => process.stderr.write(`${line}\n`);
 
@@ -246,6 +249,9 @@ function program(): Command {
       );
     });
 
+  registerClustersCommand(cli);
+  registerUpgradeCommand(cli);
+  registerRemoveCommand(cli);
   return cli;
 }
 
