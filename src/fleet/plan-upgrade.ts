@@ -93,6 +93,7 @@ async function upgradeOne(shared: SharedPlatformReader, reader: RepoReader, entr
       pass: provenance.pass,
       generatorVersion: options.generatorVersion,
       random: options.random,
+      parseResources: shared.parse,
       ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}),
     });
   } catch (error) {

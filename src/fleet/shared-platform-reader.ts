@@ -7,6 +7,7 @@
  * upgrade of a thousand clusters cost one platform read plus one render each.
  */
 import type { RepoReader } from '../gitops/repo-reader.js';
+import { parseYamlDocuments } from '../gitops/yaml.js';
 
 /** Caches every read outside `clusters/`, and inside the reference environment. */
 export class SharedPlatformReader {
@@ -15,6 +16,8 @@ export class SharedPlatformReader {
   readonly #reads = new Map<string, Promise<string | undefined>>();
   readonly #lists = new Map<string, Promise<string[]>>();
   readonly #dirs = new Map<string, Promise<boolean>>();
+
+  readonly #parsed = new Map<string, unknown[]>();
 
   constructor(reader: RepoReader, reference: string) {
     this.#reader = reader;
@@ -27,6 +30,22 @@ export class SharedPlatformReader {
     if (clean === 'clusters') return false;
     return !clean.startsWith('clusters/') || clean === `clusters/${this.#reference}` || clean.startsWith(`clusters/${this.#reference}/`);
   }
+
+  /**
+   * Parses YAML once per shared file and text: base/ is the same for every
+   * cluster, while a reference file carried over has each cluster's identity
+   * in it and is parsed each time. The objects are shared, so read-only.
+   */
+  readonly parse = (text: string, file: string): unknown[] => {
+    if (!this.#shared(file) || file.startsWith('clusters/')) return parseYamlDocuments(text, file);
+    const key = `${file}\0${text}`;
+    let objects = this.#parsed.get(key);
+    if (objects === undefined) {
+      objects = parseYamlDocuments(text, file);
+      this.#parsed.set(key, objects);
+    }
+    return objects;
+  };
 
   /**
    * A reader for rendering `clusters/<name>/`: shared paths from the cache, the
