@@ -5,12 +5,13 @@
  * ResourceSetInputProvider `ExternalService` shape, so a ResourceSet can fan
  * out over the fleet.
  */
+import type { RunStatus } from '../service/scaffold-run.js';
 import type { ClusterEntry, ClusterFreshness, ClusterKind } from './cluster-registry.js';
 
 /** The run the service last started for a cluster (only the service knows it). */
 export interface LastRunView {
   readonly id: string;
-  readonly status: string;
+  readonly status: RunStatus;
   readonly created_at: string;
   readonly finished_at?: string;
   readonly commit?: string;
