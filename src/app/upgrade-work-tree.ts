@@ -4,9 +4,9 @@
  * changed cluster, verify it, and put it back as it was if it fails.
  */
 import { randomBytes } from 'node:crypto';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { writeTree } from '../git/write-tree.js';
-import { planUpgrade, type ClusterUpgrade } from '../fleet/plan-upgrade.js';
+import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
+import { planUpgradeInParallel } from './plan-upgrade-in-parallel.js';
 import { platformCommitOf } from './render-work-tree.js';
 import { createWorkTreeVerifier, type WorkTreeVerify } from './verify-work-tree.js';
 
@@ -21,8 +21,8 @@ export interface UpgradeWorkTreeOptions {
   readonly generatorVersion: string;
   /** Verifies a written cluster. @default createWorkTreeVerifier() (kubectl kustomize, the CRD schemas) */
   readonly verify?: WorkTreeVerify;
-  /** Called after each cluster is planned. */
-  readonly onCluster?: (upgrade: ClusterUpgrade) => void;
+  /** Worker threads for planning a large fleet. @default os.availableParallelism() */
+  readonly workers?: number;
 }
 
 /** One cluster's outcome: its plan and, when written, its verification. */
@@ -43,13 +43,13 @@ export type UpgradeOutcome = ClusterUpgrade & {
 export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptions): Promise<UpgradeOutcome[]> {
   const reference = options.reference ?? 'development';
   const platformCommit = await platformCommitOf(dir, reference);
-  const plans = await planUpgrade(new FsRepoReader(dir), {
+  const plans = await planUpgradeInParallel(dir, {
     reference,
     ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
     ...(platformCommit !== undefined ? { platformCommit } : {}),
     generatorVersion: options.generatorVersion,
     random: (size) => randomBytes(size),
-    ...(options.onCluster !== undefined ? { onCluster: options.onCluster } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
   });
   if (options.dryRun) return plans.map((plan) => ({ ...plan, written: false }));
   const verify = options.verify ?? createWorkTreeVerifier();
