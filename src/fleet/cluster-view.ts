@@ -5,20 +5,13 @@
  * ResourceSetInputProvider `ExternalService` shape, so a ResourceSet can fan
  * out over the fleet.
  */
-import type { RunStatus } from '../service/scaffold-run.js';
 import type { ClusterEntry, ClusterFreshness, ClusterKind } from './cluster-registry.js';
 
-/** The run the service last started for a cluster (only the service knows it). */
-export interface LastRunView {
-  readonly id: string;
-  readonly status: RunStatus;
-  readonly created_at: string;
-  readonly finished_at?: string;
-  readonly commit?: string;
-}
-
-/** One cluster, as printed and served. */
-export interface ClusterView {
+/**
+ * One cluster, as printed and served. `R` is the shape of its last run, which
+ * only the service knows (the CLI has none).
+ */
+export interface ClusterView<R = never> {
   readonly name: string;
   readonly kind: ClusterKind;
   readonly gitops_path: string;
@@ -39,11 +32,11 @@ export interface ClusterView {
     readonly pass: 'infrastructure' | 'all';
     readonly files?: number;
   };
-  readonly last_run?: LastRunView;
+  readonly last_run?: R;
 }
 
 /** The view of one entry; `current` is the platform commit it was compared with. */
-export function clusterView(entry: ClusterEntry, current: string | undefined, lastRun?: LastRunView): ClusterView {
+export function clusterView<R = never>(entry: ClusterEntry, current: string | undefined, lastRun?: R): ClusterView<R> {
   const a = entry.attributes;
   const p = entry.provenance;
   return {
@@ -82,7 +75,7 @@ export type ResourceSetInput = { readonly id: string } & Readonly<Record<string,
  * ResourceSet template can use them as `<< inputs.domain >>`. Only generated
  * clusters: the reference and unmanaged directories are not the fleet.
  */
-export function resourceSetInputs(views: readonly ClusterView[]): { inputs: ResourceSetInput[] } {
+export function resourceSetInputs(views: readonly ClusterView<unknown>[]): { inputs: ResourceSetInput[] } {
   return {
     inputs: views
       .filter((v) => v.kind === 'generated')

@@ -111,6 +111,12 @@ describe('/api/v1/clusters', () => {
     }
   });
 
+  it('is described in the OpenAPI document', async () => {
+    const paths = (await get<{ paths: Record<string, Record<string, unknown>> }>('/openapi.json')).paths;
+    assert.ok(paths['/api/v1/clusters']?.get);
+    assert.deepEqual(Object.keys(paths['/api/v1/clusters/{name}'] ?? {}).sort(), ['delete', 'get']);
+  });
+
   it('answers the Flux Operator ExternalService input shape with ?format=resourceset', async () => {
     const body = await get<{ inputs: Record<string, unknown>[] }>('/api/v1/clusters?format=resourceset');
     assert.deepEqual(Object.keys(body), ['inputs']);

@@ -5,10 +5,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { clusterView, resourceSetInputs, type LastRunView } from '../../fleet/cluster-view.js';
+import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
 import type { FleetSource } from '../../service/fleet-source.js';
 import type { ScaffoldService } from '../../service/scaffold-service.js';
-import type { ScaffoldRun } from '../../service/scaffold-run.js';
+import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
 import type { RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
@@ -17,6 +17,15 @@ import { withoutCredentials } from '../wire-views.js';
 const BASE = '/api/v1/clusters';
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;
+
+/** The run the service last started for a cluster. */
+interface LastRunView {
+  readonly id: string;
+  readonly status: RunStatus;
+  readonly created_at: string;
+  readonly finished_at?: string;
+  readonly commit?: string;
+}
 
 function lastRunView(run: ScaffoldRun): LastRunView {
   const commit = run.commits.at(-1)?.sha;
@@ -73,7 +82,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const runs = await lastRuns(service, repository.repositoryUrl, repository.branch);
       const views = fleet.clusters.map((c) => {
         const run = runs.get(c.name);
-        return clusterView(c, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+        return clusterView<LastRunView>(c, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
       });
       void reply.header('cache-control', 'private, no-cache');
       if (request.query.format === 'resourceset') return resourceSetInputs(views);
@@ -104,7 +113,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       if (entry === undefined) throw new NotFoundError(`clusters/${request.params.name} does not exist on branch ${repository.branch}`);
       const run = (await lastRuns(service, repository.repositoryUrl, repository.branch, entry.name)).get(entry.name);
       void reply.header('cache-control', 'private, no-cache');
-      return clusterView(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+      return clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
     },
   );
 
