@@ -43,7 +43,7 @@ export function registerUpgradeCommand(cli: Command): void {
       const seconds = (Date.now() - started) / 1000;
       say(
         `==> ${outcomes.length} cluster(s): ${count('changed')} ${opts.dryRun ? 'would change' : 'upgraded'}, ${count('up_to_date')} up to date, ${count('failed')} failed ` +
-          `(${seconds.toFixed(1)} s, ${(outcomes.length / Math.max(seconds, 0.001)).toFixed(0)} clusters/s)`,
+          `(${seconds.toFixed(1)} s, ${(outcomes.length / Math.max(seconds, 0.001)).toFixed(1)} clusters/s)`,
       );
       if (!opts.dryRun && count('changed') > 0) say('Next: review with git diff, then commit (one commit per cluster: git add clusters/NAME && git commit).');
       process.exitCode = count('failed') > 0 ? EXIT_FAILURE : EXIT_OK;
