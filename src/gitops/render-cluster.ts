@@ -46,6 +46,12 @@ export interface RenderOptions {
   readonly rotateCredentials?: boolean;
   readonly random: RandomBytes;
   readonly generatorVersion: string;
+  /**
+   * Parses the files a layer's overlay applies from outside itself (base/).
+   * Upgrading a fleet passes a memoized one so base/ is parsed once, not once per cluster.
+   * @default parseYamlDocuments
+   */
+  readonly parseResources?: (text: string, file: string) => unknown[];
   /** The newest commit that touched the platform (base/, the reference, scaffold.yaml). */
   readonly platformCommit?: string;
   /**
@@ -57,12 +63,6 @@ export interface RenderOptions {
   readonly syncUrl?: string;
   /** The ref it syncs: `refs/heads/<branch>` for Git (default refs/heads/main), a tag for OCI (default latest). */
   readonly syncRef?: string;
-  /**
-   * Parses the files a layer's overlay applies from outside itself (base/).
-   * Upgrading a fleet passes a memoized one so base/ is parsed once, not once per cluster.
-   * @default parseYamlDocuments
-   */
-  readonly parseResources?: (text: string, file: string) => unknown[];
 }
 
 /** One Flux Kustomization of the rendered cluster. */
