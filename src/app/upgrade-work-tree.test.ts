@@ -15,7 +15,7 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import { git } from '../../test/support/runner.js';
+import { git } from '../../test/support/git.js';
 import { planUpgradeInParallel } from './plan-upgrade-in-parallel.js';
 import { renderWorkTree } from './render-work-tree.js';
 import { upgradeWorkTree } from './upgrade-work-tree.js';

@@ -23,7 +23,8 @@ import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
-import { filesAt, git } from '../../test/support/runner.js';
+import { git } from '../../test/support/git.js';
+import { filesAt } from '../../test/support/runner.js';
 import { createHttpApp } from './create-http-app.js';
 
 const TOKEN = 'fleet-test-token-0123456789abcdef';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
-import { git } from '../support/runner.js';
+import { git } from '../support/git.js';
 
 const CLUSTERS = ['eu-1', 'eu-2', 'us-1'] as const;
 const PATCH = 'apps/tcr-api-replicas.yaml';
