@@ -39,7 +39,7 @@ export default tseslint.config(
   },
   {
     // The pure core never reaches an edge: no process, file system, network or child process.
-    files: ['src/model/**', 'src/gitops/**', 'src/graph/**', 'src/sealing/**', 'src/verify/**'],
+    files: ['src/model/**', 'src/gitops/**', 'src/graph/**', 'src/sealing/**', 'src/verify/**', 'src/fleet/**'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [suite ...]`: runs the benchmark suites in order (render,
- * runner-scale, concurrent-runs, api), or the ones named, and prints every
+ * runner-scale, concurrent-runs, api, upgrade), or the ones named, and prints every
  * figure beside the baseline measured in the same run, the ratio, the target
  * and PASS/MISS. Benchmarks report, they don't gate: the exit code is 0 even on
  * MISS, and non-zero only when a suite could not run.
@@ -10,6 +10,7 @@ import { apiSuite } from './api.js';
 import { concurrentRunsSuite } from './concurrent-runs.js';
 import { renderSuite } from './render.js';
 import { runnerScaleSuite } from './runner-scale.js';
+import { upgradeSuite } from './upgrade.js';
 import { type Figure, type Suite, ratio, runCleanups } from './support.js';
 
 const SUITES: readonly (readonly [string, Suite])[] = [
@@ -17,6 +18,7 @@ const SUITES: readonly (readonly [string, Suite])[] = [
   ['runner-scale', runnerScaleSuite],
   ['concurrent-runs', concurrentRunsSuite],
   ['api', apiSuite],
+  ['upgrade', upgradeSuite],
 ];
 
 function log(message: string): void {

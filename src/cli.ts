@@ -18,6 +18,9 @@ import { registerPublishCommand } from './cli/publish-command.js';
 import { registerRenderCommand } from './cli/render-command.js';
 import { registerSealCommand } from './cli/seal-command.js';
 import { registerVerifyCommand } from './cli/verify-command.js';
+import { registerClustersCommand } from './cli/clusters-command.js';
+import { registerUpgradeCommand } from './cli/upgrade-command.js';
+import { registerRemoveCommand } from './cli/remove-command.js';
 import { requiredFlagsHelp } from './cli/required-flags-help.js';
 
 function program(): Command {
@@ -35,6 +38,9 @@ function program(): Command {
   registerGraphCommand(cli);
   registerPublishCommand(cli);
   registerSealCommand(cli);
+  registerClustersCommand(cli);
+  registerUpgradeCommand(cli);
+  registerRemoveCommand(cli);
   registerCompletionCommand(cli);
 
   return cli;

@@ -36,6 +36,8 @@ import { loadServiceConfig, type ServiceConfig } from './service/service-config.
 import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';
 import { GitCatalogSource } from './app/git-catalog-source.js';
 import { GitClusterGraphSource } from './app/git-cluster-graph-source.js';
+import { GitFleetSource } from './app/git-fleet-source.js';
+import type { FleetSource } from './service/fleet-source.js';
 import { GitScaffoldPreviewer } from './app/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './app/local-scaffold.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
@@ -71,6 +73,11 @@ export interface ServePlugins {
    * @default none: the endpoint answers 404
    */
   readonly catalogSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => CatalogSource;
+  /**
+   * Reads a repository's fleet and decommissions clusters (`/api/v1/clusters`).
+   * @default none: those endpoints answer 404
+   */
+  readonly fleetSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => FleetSource;
 }
 
 const defaultPlugins: ServePlugins = {
@@ -86,6 +93,13 @@ const defaultPlugins: ServePlugins = {
     new GitCatalogSource({
       git: new CliGitRemote({ logger: logger.child({ component: 'catalog' }) }),
       logger: logger.child({ component: 'catalog' }),
+      workRoot: config.dataDir,
+    }),
+  fleetSource: ({ config, logger }) =>
+    new GitFleetSource({
+      git: new CliGitRemote({ logger: logger.child({ component: 'fleet' }) }),
+      reference: config.referenceEnvironment,
+      logger: logger.child({ component: 'fleet' }),
       workRoot: config.dataDir,
     }),
 };
@@ -191,6 +205,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
     });
 
     const graphSource = plugins.graphSource?.({ config, logger });
+    const fleetSource = plugins.fleetSource?.({ config, logger });
     const app = await createHttpApp({
       service,
       authenticator,
@@ -200,6 +215,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       bodyLimit: config.bodyLimitBytes,
       ...(graphSource === undefined ? {} : { graphSource }),
       ...(catalogSource === undefined ? {} : { catalogSource }),
+      ...(fleetSource === undefined ? {} : { fleetSource }),
     });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });

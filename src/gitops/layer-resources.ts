@@ -29,8 +29,17 @@ export function kustomizationResources(text: string, file: string): string[] {
  * Objects from every YAML file below the layer's resource entries (resolved
  * relative to `layerRoot`, e.g. `clusters/development/apps`). Remote resources
  * (URLs) and the generated directories are skipped.
+ *
+ * @param parse - how a file's text becomes objects; a caller rendering many
+ *   clusters may pass a memoized one (the objects are only read, never changed).
+ *   @default parseYamlDocuments
  */
-export async function layerResourceObjects(reader: RepoReader, layerRoot: string, kustomizationText: string): Promise<FoundObject[]> {
+export async function layerResourceObjects(
+  reader: RepoReader,
+  layerRoot: string,
+  kustomizationText: string,
+  parse: (text: string, file: string) => unknown[] = parseYamlDocuments,
+): Promise<FoundObject[]> {
   const found: FoundObject[] = [];
   const seen = new Set<string>();
   for (const entry of kustomizationResources(kustomizationText, `${layerRoot}/kustomization.yaml`)) {
@@ -42,7 +51,7 @@ export async function layerResourceObjects(reader: RepoReader, layerRoot: string
       seen.add(file);
       const text = await reader.read(file);
       if (text === undefined) continue;
-      for (const object of parseYamlDocuments(text, file)) {
+      for (const object of parse(text, file)) {
         if (isRecord(object) && typeof object.kind === 'string') found.push({ object, file });
       }
     }

@@ -46,6 +46,12 @@ export interface RenderOptions {
   readonly rotateCredentials?: boolean;
   readonly random: RandomBytes;
   readonly generatorVersion: string;
+  /**
+   * Parses the files a layer's overlay applies from outside itself (base/).
+   * Upgrading a fleet passes a memoized one so base/ is parsed once, not once per cluster.
+   * @default parseYamlDocuments
+   */
+  readonly parseResources?: (text: string, file: string) => unknown[];
   /** The newest commit that touched the platform (base/, the reference, scaffold.yaml). */
   readonly platformCommit?: string;
   /**
@@ -458,7 +464,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     if (text === undefined) {
       throw new ValidationError([{ field: `${reference.root}/${kustomizationRel}`, message: `layer ${layer.name} has no kustomization.yaml` }]);
     }
-    const objects = await layerResourceObjects(carriedOverReader(reader, reference, cluster), `${reference.root}/${layer.dir}`, text);
+    const objects = await layerResourceObjects(carriedOverReader(reader, reference, cluster), `${reference.root}/${layer.dir}`, text, options.parseResources);
     const doc = parseDocument(out.get(`${gitopsPath}/${kustomizationRel}`)!);
     const components = [...renderHostsComponent(objects, cluster.domain), ...renderIdentityComponent(objects, cluster)];
     for (const [rel, content] of components) put(`${layer.dir}/${rel}`, content);

@@ -17,11 +17,13 @@ import { REDACT_PATHS } from '../pino-logger.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
 import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
+import type { FleetSource } from '../service/fleet-source.js';
 import type { RunStore } from '../service/run-store.js';
 import type { ScaffoldService } from '../service/scaffold-service.js';
 import { describeError, errorResponseOf, zodValidatorCompiler } from './http-errors.js';
 import type { RouteContext, ZodApp } from './route-context.js';
 import { registerCatalogRoutes } from './routes/catalog-routes.js';
+import { registerClusterRoutes } from './routes/cluster-routes.js';
 import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
@@ -54,6 +56,11 @@ export interface HttpAppDeps {
    * @default none: the endpoint answers 404 saying the catalog is not available
    */
   readonly catalogSource?: CatalogSource;
+  /**
+   * Reads a repository's fleet and removes clusters (`/api/v1/clusters`).
+   * @default none: those endpoints answer 404 saying the fleet is not available
+   */
+  readonly fleetSource?: FleetSource;
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -226,6 +233,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   registerScaffoldRoutes(context);
   registerRunOutputRoutes(context);
   registerCatalogRoutes(context);
+  registerClusterRoutes(context, deps.fleetSource);
   registerOperationsRoutes(context, registry);
   await registerUiRoutes(app as unknown as FastifyInstance, deps.ui ?? {});
 

@@ -1,6 +1,6 @@
 /**
  * A hostile, authenticated caller points the real service (local executor,
- * PGlite, the default plugins: real git, real previewer, real catalog reader)
+ * PGlite, the default plugins: real git, real previewer, real catalog and fleet readers)
  * at repositories built to make it read the host's files or to fail every run
  * it starts. Each attack must answer 4xx, start nothing, and give back none of
  * the host's bytes.
@@ -139,6 +139,19 @@ describe('a hostile caller against the real service', { timeout: 120_000 }, () =
       const logs = await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${accepted.json().id as string}/logs`, headers: auth });
       assert.ok(!logs.body.includes('HOST-SECRET-BYTES'));
       assert.equal(git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : key === 'fileLink' ? 'file-link' : 'kustomize-escape'}.git`), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
+    });
+  }
+
+  for (const key of ['clusterLink', 'fileLink'] as const) {
+    it(`refuses to list or remove the fleet of a repository whose cluster path leads to host files (${key})`, async () => {
+      const repository = encodeURIComponent(urls[key] as string);
+      const fleet = await service.app.inject({ method: 'GET', url: `/api/v1/clusters?repository_url=${repository}`, headers: auth });
+      assert.ok(fleet.statusCode >= 400 && fleet.statusCode < 500, fleet.body.slice(0, 300));
+      assert.ok(!fleet.body.includes('HOST-SECRET-BYTES'), fleet.body);
+      const removal = await service.app.inject({ method: 'DELETE', url: `/api/v1/clusters/eu-prod-9?confirm=eu-prod-9&repository_url=${repository}`, headers: auth });
+      assert.ok(removal.statusCode >= 400 && removal.statusCode < 500, removal.body.slice(0, 300));
+      assert.ok(!removal.body.includes('HOST-SECRET-BYTES'), removal.body);
+      assert.equal(git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : 'file-link'}.git`), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
     });
   }
 

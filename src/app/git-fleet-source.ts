@@ -1,0 +1,136 @@
+/**
+ * FleetSource over git: a partial, sparse clone of the branch (`clusters/`,
+ * or one cluster's directory for a removal, plus the top-level files), read
+ * with the pure fleet core. Answers are kept for a short while per (repository,
+ * branch): the dashboard and a ResourceSetInputProvider poll, and a fleet
+ * changes at the pace of runs.
+ *
+ * Like the catalog and graph sources, this reaches repositories the service
+ * can read (and, for a removal, push to) on its own: no credentials are kept.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, AuthenticationError, ForbiddenError, TimeoutError, UnavailableError } from '../errors.js';
+import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { writeTree } from '../git/write-tree.js';
+import { readClusterRegistry } from '../fleet/cluster-registry.js';
+import { planRemoval } from '../fleet/plan-removal.js';
+import { silentLogger, type Logger } from '../logger.js';
+import type { GitRemote, GitWorkspace } from '../runner/ports.js';
+import type { Fleet, FleetRemoval, FleetSource, FleetTarget } from '../service/fleet-source.js';
+import { platformCommitOf } from './render-work-tree.js';
+import { removalMessage } from './remove-work-tree.js';
+
+/** Collaborators of {@link GitFleetSource}. */
+export interface GitFleetSourceDeps {
+  readonly git: GitRemote;
+  /** The reference environment clusters are compared with. */
+  readonly reference: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Where clones are made (each removed after use). @default os.tmpdir() */
+  readonly workRoot?: string;
+  /** How long a fleet read is reused for the same repository and branch. @default 10000 */
+  readonly ttlMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Reads a repository's fleet and removes clusters from it; implements the service's FleetSource. */
+export class GitFleetSource implements FleetSource {
+  readonly #git: GitRemote;
+  readonly #reference: string;
+  readonly #logger: Logger;
+  readonly #workRoot: string;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #cache = new Map<string, { reading: Promise<Fleet>; expires: number }>();
+
+  constructor(deps: GitFleetSourceDeps) {
+    this.#git = deps.git;
+    this.#reference = deps.reference;
+    this.#logger = deps.logger ?? silentLogger;
+    this.#workRoot = deps.workRoot ?? tmpdir();
+    this.#ttlMs = Math.max(0, deps.ttlMs ?? 10_000);
+    this.#now = deps.now ?? Date.now;
+  }
+
+  fleet(target: FleetTarget): Promise<Fleet> {
+    const key = JSON.stringify([target.repositoryUrl, target.branch]);
+    const cached = this.#cache.get(key);
+    if (cached !== undefined && cached.expires > this.#now()) return cached.reading;
+    const entry = { reading: this.#read(target), expires: Number.POSITIVE_INFINITY };
+    this.#cache.set(key, entry);
+    entry.reading.then(
+      () => {
+        entry.expires = this.#now() + this.#ttlMs;
+      },
+      () => {
+        if (this.#cache.get(key) === entry) this.#cache.delete(key);
+      },
+    );
+    // A handful of repositories at most; drop the oldest beyond that.
+    while (this.#cache.size > 16) this.#cache.delete(this.#cache.keys().next().value as string);
+    return entry.reading;
+  }
+
+  async #read(target: FleetTarget): Promise<Fleet> {
+    const started = Date.now();
+    return this.#inClone(target, ['clusters'], async (workspace) => {
+      const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
+      const clusters = await readClusterRegistry(new FsRepoReader(workspace.dir), { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) });
+      const commit = await workspace.head();
+      this.#logger.debug({ branch: target.branch, commit, clusters: clusters.length, ms: Date.now() - started }, 'fleet read');
+      return { clusters, commit, ...(platformCommit !== undefined ? { platformCommit } : {}) };
+    });
+  }
+
+  async remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string }): Promise<FleetRemoval> {
+    const removal = await this.#inClone(target, [`clusters/${target.cluster}`], async (workspace) => {
+      const plan = await planRemoval(new FsRepoReader(workspace.dir), target.cluster, this.#reference);
+      await writeTree(workspace.dir, new Map(), { remove: plan.remove });
+      const sha = await workspace.commit({
+        paths: plan.remove,
+        message: removalMessage(plan),
+        trailers: { 'Scaffold-Cluster': plan.name, 'Scaffold-Action': 'remove', 'Requested-By': target.requestedBy },
+        author: { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' },
+      });
+      // Another writer's commit in between is rebased over: removals touch only this cluster's path.
+      const pushed = sha === undefined ? undefined : await workspace.push({ ...(target.signal ? { signal: target.signal } : {}) });
+      return { ...plan, commit: pushed?.sha ?? (await workspace.head()) };
+    });
+    this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
+    this.#logger.info({ cluster: removal.name, commit: removal.commit, removed: removal.remove.length, kept: removal.kept.length, requestedBy: target.requestedBy }, 'cluster removed');
+    return removal;
+  }
+
+  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>): Promise<T> {
+    const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
+    try {
+      let workspace: GitWorkspace;
+      try {
+        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(target.signal ? { signal: target.signal } : {}) });
+      } catch (error) {
+        throw readFailure(error);
+      }
+      try {
+        return await work(workspace);
+      } finally {
+        await workspace.dispose().catch(() => undefined);
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }
+}
+
+/** A clone failure as the fleet endpoints report it: never a 401/403 of its own (that would read as the caller's token being refused). */
+function readFailure(error: unknown): Error {
+  if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
+    return new UnavailableError('the service cannot read this repository on its own: the fleet is only read from repositories reachable without credentials', { cause: error });
+  }
+  if (error instanceof TimeoutError) return new UnavailableError(error.message, { cause: error });
+  if (error instanceof AppError) return error;
+  return new UnavailableError('the repository cannot be read', { cause: error });
+}

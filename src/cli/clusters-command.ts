@@ -1,0 +1,48 @@
+/** `generate-gitops-env clusters`: the fleet of a repository, and which clusters are behind the reference. */
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { stringify } from 'yaml';
+import { listWorkTreeClusters } from '../app/list-work-tree-clusters.js';
+import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
+
+const OUTPUTS = ['table', 'json', 'yaml'] as const;
+
+/** A fixed-width table, one cluster a line. */
+function table(views: readonly ClusterView[]): string {
+  const rows = [
+    ['NAME', 'KIND', 'STATUS', 'DOMAIN', 'REGION', 'ROLE', 'PROVIDERS', 'RENDERED FROM'],
+    ...views.map((v) => [
+      v.name,
+      v.kind,
+      v.status,
+      v.domain ?? '',
+      v.region ?? '',
+      v.role ?? '',
+      [v.infra_provider, v.dns_provider].filter((p) => p !== undefined).join(','),
+      v.provenance?.platform_commit.slice(0, 12) ?? '',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** Registers `clusters --repo DIR [-o table|json|yaml]`. */
+export function registerClustersCommand(cli: Command): void {
+  cli
+    .command('clusters')
+    .description('List every cluster under clusters/ with its provenance, attributes and whether it is behind the reference.')
+    .requiredOption('--repo <dir>', 'work tree of the platform repository')
+    .option('--reference <name>', 'the reference environment', 'development')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
+    .action(async (opts: { repo: string; reference: string; output: (typeof OUTPUTS)[number] }) => {
+      const { clusters, platformCommit } = await listWorkTreeClusters(resolve(opts.repo), opts.reference);
+      const views = clusters.map((c) => clusterView(c, platformCommit));
+      const behind = views.filter((v) => v.status === 'behind').length;
+      process.stderr.write(
+        `${views.filter((v) => v.kind === 'generated').length} generated cluster(s), ${behind} behind ${platformCommit === undefined ? 'an unknown platform commit (not a git repository?)' : `platform commit ${platformCommit.slice(0, 12)}`}\n`,
+      );
+      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+      else if (opts.output === 'yaml') process.stdout.write(stringify(views));
+      else process.stdout.write(table(views));
+    });
+}

@@ -1,0 +1,177 @@
+/**
+ * The fleet endpoints over real parts: a real Git repository (file://) read
+ * and pushed to by the real GitFleetSource, runs in PGlite, the real HTTP app.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { GitFleetSource } from '../app/git-fleet-source.js';
+import { renderWorkTree } from '../app/render-work-tree.js';
+import { PgRunStore } from '../db/pg-run-store.js';
+import { CliGitRemote } from '../git/cli-git-remote.js';
+import { initPlatformRepository } from '../git/seed-repository.js';
+import { platformDir } from '../package-paths.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import { ScaffoldService } from '../service/scaffold-service.js';
+import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
+import { createBareRepository } from '../../test/support/git-server.js';
+import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
+import { git } from '../../test/support/git.js';
+import { filesAt } from '../../test/support/runner.js';
+import { createHttpApp } from './create-http-app.js';
+
+const TOKEN = 'fleet-test-token-0123456789abcdef';
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
+
+const unusedExecutor: ScaffoldExecutor = {
+  start: async () => Promise.reject(new Error('not used')),
+  inspect: async () => ({ state: 'missing' }),
+  logs: async function* () {},
+  cancel: async () => undefined,
+};
+const unusedPreviewer: ScaffoldPreviewer = { preview: async () => Promise.reject(new Error('not used')) };
+
+interface Fleet {
+  commit: string;
+  platform_commit: string | null;
+  clusters: { name: string; kind: string; status: string; up_to_date?: boolean; behind?: { rendered_from: string; current: string }; domain?: string; last_run?: { id: string; status: string } }[];
+}
+
+describe('/api/v1/clusters', () => {
+  let tmp: string;
+  let work: string;
+  let bare: string;
+  let url: string;
+  let store: PgRunStore;
+  let app: FastifyInstance;
+
+  const commitAndPush = async (message: string) => {
+    await git(work, 'add', '--all');
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', message);
+    await git(work, 'push', '--quiet', bare, 'main:main');
+  };
+  const get = async <T>(path: string): Promise<T> => {
+    const response = await app.inject({ method: 'GET', url: path, headers: AUTH });
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json<T>();
+  };
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'fleet-routes-'));
+    work = join(tmp, 'work');
+    bare = join(tmp, 'gitops.git');
+    url = pathToFileURL(bare).href;
+    await createBareRepository(bare);
+    await initPlatformRepository(work, platformDir());
+    const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
+    for (const name of ['eu-1', 'eu-2']) {
+      await renderWorkTree(work, { cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
+    }
+    await writeFluxBootstrap(work, 'eu-2');
+    await commitAndPush('Two clusters');
+    store = await PgRunStore.open();
+    const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
+    app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource });
+  });
+
+  after(async () => {
+    await app?.close();
+    await store?.close();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('lists every cluster with its kind, attributes and freshness, and says which are behind once the reference changes', async () => {
+    const fresh = await get<Fleet>('/api/v1/clusters');
+    assert.deepEqual(fresh.clusters.map((c) => [c.name, c.kind, c.status]), [
+      ['development', 'reference', 'not_applicable'],
+      ['eu-1', 'generated', 'up_to_date'],
+      ['eu-2', 'generated', 'up_to_date'],
+    ]);
+    assert.equal(fresh.clusters[1]!.domain, 'eu-1.example.net');
+    const renderedFrom = fresh.platform_commit!;
+
+    const patch = join(work, 'clusters/development/apps/tcr-api-replicas.yaml');
+    await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', 'replicas: 4'));
+    await commitAndPush('Four API replicas');
+    const behind = await get<Fleet>('/api/v1/clusters');
+    const current = await git(work, 'rev-parse', 'HEAD');
+    assert.equal(behind.platform_commit, current);
+    for (const cluster of behind.clusters.filter((c) => c.kind === 'generated')) {
+      assert.equal(cluster.status, 'behind');
+      assert.equal(cluster.up_to_date, false);
+      assert.deepEqual(cluster.behind, { rendered_from: renderedFrom, current });
+    }
+  });
+
+  it('is described in the OpenAPI document', async () => {
+    const paths = (await get<{ paths: Record<string, Record<string, unknown>> }>('/openapi.json')).paths;
+    assert.ok(paths['/api/v1/clusters']?.get);
+    assert.deepEqual(Object.keys(paths['/api/v1/clusters/{name}'] ?? {}).sort(), ['delete', 'get']);
+  });
+
+  it('answers the Flux Operator ExternalService input shape with ?format=resourceset', async () => {
+    const body = await get<{ inputs: Record<string, unknown>[] }>('/api/v1/clusters?format=resourceset');
+    assert.deepEqual(Object.keys(body), ['inputs']);
+    assert.deepEqual(body.inputs.map((i) => i.id), ['eu-1', 'eu-2']);
+    assert.deepEqual(
+      { ...body.inputs[0], platform_commit: undefined },
+      { id: 'eu-1', name: 'eu-1', gitops_path: 'clusters/eu-1', domain: 'eu-1.example.net', region: 'eu-west-1', status: 'behind', generator_version: 'test', platform_commit: undefined },
+    );
+  });
+
+  it('shows one cluster with its last run, and 404 for a cluster that does not exist', async () => {
+    await store.create({ id: 'run-eu-1', cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, repositoryUrl: url, branch: 'main', reference: 'development', job: 'scaffold-run-eu-1', createdBy: 'static:test', sealing: 'certificate' });
+    const one = await get<Fleet['clusters'][number]>('/api/v1/clusters/eu-1');
+    assert.equal(one.name, 'eu-1');
+    assert.deepEqual({ id: one.last_run?.id, status: one.last_run?.status }, { id: 'run-eu-1', status: 'pending' });
+    const listed = await get<Fleet>('/api/v1/clusters');
+    assert.equal(listed.clusters.find((c) => c.name === 'eu-1')?.last_run?.id, 'run-eu-1');
+    const missing = await app.inject({ method: 'GET', url: '/api/v1/clusters/nowhere', headers: AUTH });
+    assert.equal(missing.statusCode, 404, missing.body);
+  });
+
+  it('DELETE refuses without a matching confirm, for the reference environment, and while the cluster has an active run', async () => {
+    const del = (path: string) => app.inject({ method: 'DELETE', url: path, headers: AUTH });
+    const head = await git(bare, 'rev-parse', 'main');
+    const missing = await del('/api/v1/clusters/eu-2');
+    assert.equal(missing.statusCode, 400, missing.body);
+    assert.match(missing.json<{ error: { fields: { field: string }[] } }>().error.fields[0]!.field, /confirm/);
+    const wrong = await del('/api/v1/clusters/eu-2?confirm=eu-1');
+    assert.equal(wrong.statusCode, 400, wrong.body);
+    const reference = await del('/api/v1/clusters/development?confirm=development');
+    assert.equal(reference.statusCode, 400, reference.body);
+    assert.match(reference.body, /reference environment/);
+    const active = await del('/api/v1/clusters/eu-1?confirm=eu-1');
+    assert.equal(active.statusCode, 409, active.body);
+    assert.match(active.body, /active run \(run-eu-1/);
+    assert.equal(await git(bare, 'rev-parse', 'main'), head);
+  });
+
+  it('DELETE removes only the generated files in one pushed commit, keeps flux-system/ and leaves the rest untouched', async () => {
+    const before = await Promise.all(['base', 'clusters/development', 'clusters/eu-1'].map((p) => git(bare, 'rev-parse', `main:${p}`)));
+    const response = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
+    assert.equal(response.statusCode, 200, response.body);
+    const body = response.json<{ cluster: string; commit: string; removed: string[]; kept: string[]; flux_bootstrap: boolean }>();
+    assert.equal(body.cluster, 'eu-2');
+    assert.equal(body.commit, await git(bare, 'rev-parse', 'main'));
+    assert.ok(body.removed.includes('clusters/eu-2/provenance.yaml'));
+    assert.equal(body.flux_bootstrap, true);
+    assert.deepEqual(body.kept, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml']);
+    assert.deepEqual(await filesAt(bare, 'main', 'clusters/eu-2'), body.kept);
+    assert.deepEqual(await Promise.all(['base', 'clusters/development', 'clusters/eu-1'].map((p) => git(bare, 'rev-parse', `main:${p}`))), before);
+    const message = await git(bare, 'log', '-1', '--format=%B', 'main');
+    assert.match(message, /^Remove cluster eu-2/);
+    assert.match(message, /Requested-By: static:/);
+    const after = await get<Fleet>('/api/v1/clusters');
+    assert.equal(after.clusters.find((c) => c.name === 'eu-2')?.kind, 'unmanaged');
+  });
+});

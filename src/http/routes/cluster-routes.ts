@@ -1,0 +1,146 @@
+/**
+ * The fleet: every cluster of a repository with its provenance and whether it
+ * is behind the reference (`GET /api/v1/clusters`, also in the Flux Operator's
+ * ExternalService input shape), one cluster, and decommissioning one.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
+import type { FleetSource } from '../../service/fleet-source.js';
+import type { ScaffoldService } from '../../service/scaffold-service.js';
+import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
+import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
+import type { RouteContext } from '../route-context.js';
+import { errorResponses } from '../wire-schemas.js';
+import { withoutCredentials } from '../wire-views.js';
+
+const BASE = '/api/v1/clusters';
+/** How many recent runs are looked at for the fleet's last runs (pages of 100). */
+const RECENT_RUNS = 1000;
+
+/** The run the service last started for a cluster. */
+interface LastRunView {
+  readonly id: string;
+  readonly status: RunStatus;
+  readonly created_at: string;
+  readonly finished_at?: string;
+  readonly commit?: string;
+}
+
+function lastRunView(run: ScaffoldRun): LastRunView {
+  const commit = run.commits.at(-1)?.sha;
+  return {
+    id: run.id,
+    status: run.status,
+    created_at: run.createdAt.toISOString(),
+    ...(run.finishedAt !== undefined ? { finished_at: run.finishedAt.toISOString() } : {}),
+    ...(commit !== undefined ? { commit } : {}),
+  };
+}
+
+/** The newest run of each cluster in this repository and branch, among the service's recent runs. */
+async function lastRuns(service: ScaffoldService, repositoryUrl: string, branch: string, cluster?: string): Promise<Map<string, ScaffoldRun>> {
+  const newest = new Map<string, ScaffoldRun>();
+  let cursor: string | undefined;
+  for (let seen = 0; seen < RECENT_RUNS; ) {
+    const page = await service.list({ limit: 100, ...(cluster !== undefined ? { cluster } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+    for (const run of page.runs) {
+      if (run.repositoryUrl === repositoryUrl && run.branch === branch && !newest.has(run.cluster.name)) newest.set(run.cluster.name, run);
+    }
+    seen += page.runs.length;
+    if (page.nextCursor === undefined || page.runs.length === 0 || cluster !== undefined) break;
+    cursor = page.nextCursor;
+  }
+  return newest;
+}
+
+/** Registers the fleet routes; without a fleet source they answer 404 saying so. */
+export function registerClusterRoutes(context: RouteContext, fleetSource: FleetSource | undefined): void {
+  const { app, service, callerOf, signalOf } = context;
+  const source = (): FleetSource => {
+    if (fleetSource === undefined) throw new NotFoundError('this service does not read fleets (no fleet source is configured)');
+    return fleetSource;
+  };
+  const target = async (query: { repository_url?: string; branch?: string }) =>
+    service.repositoryOf({ ...(query.repository_url === undefined ? {} : { url: query.repository_url }), ...(query.branch === undefined ? {} : { branch: query.branch }) });
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        summary: 'The fleet: every cluster under clusters/ with its provenance, attributes, last run and whether it is behind the reference',
+        description:
+          'Read from the branch head. `status` is `behind` when the cluster was rendered from an older platform commit than the current one (`behind.rendered_from`); `upgrade` re-renders it. `?format=resourceset` answers in the Flux Operator ResourceSetInputProvider `ExternalService` shape.',
+        tags: ['fleet'],
+        querystring: clustersQuerySchema,
+        response: { 200: fleetSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const repository = await target(request.query);
+      const fleet = await source().fleet({ ...repository, signal: signalOf(reply) });
+      const runs = await lastRuns(service, repository.repositoryUrl, repository.branch);
+      const views = fleet.clusters.map((c) => {
+        const run = runs.get(c.name);
+        return clusterView<LastRunView>(c, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+      });
+      void reply.header('cache-control', 'private, no-cache');
+      if (request.query.format === 'resourceset') return resourceSetInputs(views);
+      return {
+        repository: { url: withoutCredentials(repository.repositoryUrl), branch: repository.branch },
+        commit: fleet.commit,
+        platform_commit: fleet.platformCommit ?? null,
+        clusters: views,
+      };
+    },
+  );
+
+  app.get(
+    `${BASE}/:name`,
+    {
+      schema: {
+        summary: 'One cluster of the fleet',
+        tags: ['fleet'],
+        params: clusterParamsSchema,
+        querystring: clusterQuerySchema,
+        response: { 200: clusterViewSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const repository = await target(request.query);
+      const fleet = await source().fleet({ ...repository, signal: signalOf(reply) });
+      const entry = fleet.clusters.find((c) => c.name === request.params.name);
+      if (entry === undefined) throw new NotFoundError(`clusters/${request.params.name} does not exist on branch ${repository.branch}`);
+      const run = (await lastRuns(service, repository.repositoryUrl, repository.branch, entry.name)).get(entry.name);
+      void reply.header('cache-control', 'private, no-cache');
+      return clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+    },
+  );
+
+  app.delete(
+    `${BASE}/:name`,
+    {
+      schema: {
+        summary: "Decommission a cluster: one commit removing the files the generator wrote under clusters/NAME/",
+        description:
+          "`confirm` must repeat the name. Only the files the cluster's provenance lists are removed; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. Refused for the reference environment (400) and while the cluster has an active run (409). The commit is pushed directly (it is not a run); its trailers name the cluster and the caller.",
+        tags: ['fleet'],
+        params: clusterParamsSchema,
+        querystring: removeClusterQuerySchema,
+        response: { 200: removalSchema, ...errorResponses },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string } }>, reply) => {
+      const { name } = request.params;
+      const caller = callerOf(request);
+      if (request.query.confirm !== name) throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
+      const repository = await target(request.query);
+      for (const status of ['pending', 'running'] as const) {
+        const active = (await service.list({ cluster: name, status, limit: 10 })).runs.find((r) => r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
+        if (active !== undefined) throw new ConflictError(`cluster ${name} has an active run (${active.id}, ${active.status}): remove it once that run has ended`);
+      }
+      const removal = await source().remove({ ...repository, cluster: name, requestedBy: caller.identity, signal: signalOf(reply) });
+      return { cluster: removal.name, commit: removal.commit, removed: [...removal.remove], kept: [...removal.kept], flux_bootstrap: removal.fluxBootstrap };
+    },
+  );
+}
