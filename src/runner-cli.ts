@@ -15,10 +15,12 @@ import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { createWorkTreeVerifier } from './app/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
-import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_OK, exitCodeOf } from './exit-codes.js';
+import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
+import { KubeFluxReadiness } from './kubernetes/kube-flux-readiness.js';
+import { waitForFluxReady } from './runner/wait-for-flux-ready.js';
 import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
 import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';
@@ -67,6 +69,8 @@ interface RunnerFlags {
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
+  waitReady: boolean;
+  readyTimeout: string;
   logLevel: string;
 }
 
@@ -145,6 +149,9 @@ function program(env: NodeJS.ProcessEnv): Command {
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
+    // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
+    .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
+    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', 'SCAFFOLD_READY_TIMEOUT', '15m'))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
@@ -170,7 +177,13 @@ function program(env: NodeJS.ProcessEnv): Command {
           : flags.kubeconfig
             ? { kind: 'file', path: flags.kubeconfig }
             : undefined;
-        if ((certificatePem === undefined) === (kubeconfig === undefined)) {
+        const waitReady = flags.waitReady === true || booleanFromEnv(env, 'SCAFFOLD_WAIT_READY');
+        const readyTimeoutMs = waitReady ? parseDuration(flags.readyTimeout, '--ready-timeout') : 0;
+        if (waitReady && kubeconfig === undefined) {
+          throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
+        }
+        // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
+        if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
           throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
         }
         const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
@@ -196,7 +209,7 @@ function program(env: NodeJS.ProcessEnv): Command {
         const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
         process.once('SIGTERM', onTerm);
         process.once('SIGINT', onTerm);
-        result = await runScaffold(
+        const scaffolded = await runScaffold(
           {
             git: new CliGitRemote({ logger }),
             logger,
@@ -219,6 +232,12 @@ function program(env: NodeJS.ProcessEnv): Command {
             signal: stop.signal,
           },
         );
+        result = waitReady
+          ? await waitForFluxReady(
+              { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: cluster.name }) },
+              { result: scaffolded, timeoutMs: readyTimeoutMs, signal: stop.signal },
+            )
+          : scaffolded;
       } catch (error) {
         result = failedResult(error, cluster);
         logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
@@ -228,7 +247,8 @@ function program(env: NodeJS.ProcessEnv): Command {
         return;
       }
       await writeResult(flags.resultFile, result);
-      process.exitCode = EXIT_OK;
+      // Pushed but not Ready (--wait-ready) is a failed run: the result says which Kustomizations and why.
+      process.exitCode = result.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
     });
 }
 
