@@ -430,6 +430,20 @@ describe('createHttpApp', () => {
       assert.equal(h.executor.starts.at(-1)?.secrets.certificate, certificatePem);
     });
 
+    it('carries wait_for_ready and its timeout to the runner, with a certificate alongside the kubeconfig, and needs the kubeconfig', async () => {
+      const { certificatePem } = createTestCertificate({});
+      const response = await post(h.app, { ...validBody(), sealing: { certificate: certificatePem }, wait_for_ready: true, ready_timeout_seconds: 600 });
+      assert.equal(response.statusCode, 202, response.body);
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.waitForReady, { timeoutSeconds: 600 });
+      assert.equal((await post(h.app, { ...validBody(), wait_for_ready: true })).statusCode, 202);
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.waitForReady, { timeoutSeconds: 900 }, 'the runner default');
+      const refused = await post(h.app, { cluster: nextCluster(), sealing: { certificate: certificatePem }, wait_for_ready: true });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.ok(refused.json().error.fields.some((f: { field: string }) => f.field === 'wait_for_ready'), refused.body);
+      const both = await post(h.app, { ...validBody(), sealing: { certificate: certificatePem } });
+      assert.equal(both.statusCode, 400, 'without wait_for_ready, kubeconfig and certificate stay exclusive');
+    });
+
     it('answers 409 for a second active run on the same cluster, without starting it', async () => {
       const cluster = nextCluster();
       assert.equal((await post(h.app, validBody(cluster))).statusCode, 202);

@@ -63,6 +63,18 @@ export interface RunSecrets {
     | { readonly kind: 'inline'; readonly value: string };
   readonly certificate?: string;
   readonly registryDockerconfigjson?: string;
+  /**
+   * Not a secret, but like the secrets it belongs to one attempt and is not
+   * stored (a retry sends it again): after the last push, wait this long for
+   * the cluster's Flux to report Ready at the pushed commit (needs the kubeconfig).
+   */
+  readonly waitForReady?: { readonly timeoutSeconds: number };
+}
+
+/** The runner's environment for `waitForReady` (`scaffold-runner --wait-ready --ready-timeout`), the same for every executor. */
+export function waitReadyEnvOf(secrets: RunSecrets): Record<string, string> {
+  if (secrets.waitForReady === undefined) return {};
+  return { SCAFFOLD_WAIT_READY: 'true', SCAFFOLD_READY_TIMEOUT: `${secrets.waitForReady.timeoutSeconds}s` };
 }
 
 /** Final statuses cannot change again. */
