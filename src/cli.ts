@@ -22,6 +22,7 @@ import { SEALING_SCOPES, type SealingScope } from './sealing/seal.js';
 import { sealSecretManifest } from './sealing/seal-secret-manifest.js';
 import { parseSealingCertificate, type SealingCertificate } from './sealing/sealing-certificate.js';
 import { readInputFile } from './read-input-file.js';
+import { registerRotateCommand } from './cli/rotate-command.js';
 
 const say = (line = '') => process.stderr.write(`${line}\n`);
 
@@ -246,6 +247,7 @@ function program(): Command {
       );
     });
 
+  registerRotateCommand(cli);
   return cli;
 }
 
