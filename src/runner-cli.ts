@@ -69,6 +69,7 @@ interface RunnerFlags {
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
+  rotateOnly?: string;
   waitReady: boolean;
   readyTimeout: string;
   logLevel: string;
@@ -97,6 +98,15 @@ function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
   if (value === '' || value === 'false' || value === '0' || value === 'no') return false;
   if (value === 'true' || value === '1' || value === 'yes') return true;
   throw new ValidationError([{ field: name, message: 'must be true or false' }]);
+}
+
+/** `--rotate-only a,ns/b`: credential names as scaffold.yaml declares them (a DNS label, optionally after a namespace). */
+function rotationNames(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const names = value.split(',').map((n) => n.trim());
+  const bad = names.filter((n) => !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n));
+  if (bad.length > 0) throw new ValidationError([{ field: '--rotate-only', message: `not credential names: ${bad.map((n) => JSON.stringify(n)).join(', ')}` }]);
+  return names;
 }
 
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
@@ -149,6 +159,7 @@ function program(env: NodeJS.ProcessEnv): Command {
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
+    .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY)'))
     // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
     .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', 'SCAFFOLD_READY_TIMEOUT', '15m'))
@@ -186,7 +197,8 @@ function program(env: NodeJS.ProcessEnv): Command {
         if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
           throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
         }
-        const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
+        const rotateOnly = rotationNames(flags.rotateOnly ?? env.SCAFFOLD_ROTATE_ONLY);
+        const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS') || rotateOnly || false;
         const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
         // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
         const checked = runInputIssues(

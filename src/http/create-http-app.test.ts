@@ -594,6 +594,26 @@ describe('createHttpApp', () => {
       assert.equal(again.statusCode, 409);
     });
 
+    it('rotates a scaffolded cluster as a new run of its latest spec, repository and branch, with the credentials named', async () => {
+      const cluster = nextCluster();
+      const rotateUrl = `/api/v1/clusters/${cluster.name}/rotate`;
+      const unknown = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(unknown.statusCode, 404, unknown.body);
+      const accepted = (await post(h.app, { ...validBody(cluster), repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' } })).json();
+      const busy = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(busy.statusCode, 409, 'not while the cluster has an active run');
+      await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/cancel`, headers: AUTH });
+
+      const bad = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] } });
+      assert.equal(bad.statusCode, 400, bad.body);
+      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'] } });
+      assert.equal(rotated.statusCode, 202, rotated.body);
+      const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
+      assert.deepEqual(run.cluster, cluster);
+      assert.deepEqual(run.repository, { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' });
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.rotateCredentials, ['tcr/tcr-database', 'rabbitmq-credentials']);
+    });
+
     it('retries a cancelled run as a new run with attempt 2, requiring the secrets again', async () => {
       const cluster = nextCluster();
       const accepted = (await post(h.app, validBody(cluster))).json();

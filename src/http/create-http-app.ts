@@ -25,6 +25,7 @@ import { registerCatalogRoutes } from './routes/catalog-routes.js';
 import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
+import { registerRotateRoutes } from './routes/rotate-routes.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
 /** What the HTTP app needs. */
@@ -226,6 +227,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   registerScaffoldRoutes(context);
   registerRunOutputRoutes(context);
   registerCatalogRoutes(context);
+  registerRotateRoutes(context);
   registerOperationsRoutes(context, registry);
   await registerUiRoutes(app as unknown as FastifyInstance, deps.ui ?? {});
 

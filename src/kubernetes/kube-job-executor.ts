@@ -32,7 +32,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
-import { jobNameOf, waitReadyEnvOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { jobNameOf, runOptionsEnvOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { interruptibleSleep } from './interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 
@@ -218,7 +218,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     const log = this.logger.child({ run: run.id, job: name });
     const labels = this.labelsOf(run);
     const data = await this.secretData(secrets);
-    const body = this.jobOf(run, labels, new Set(Object.keys(data)), waitReadyEnvOf(secrets));
+    const body = this.jobOf(run, labels, new Set(Object.keys(data)), runOptionsEnvOf(secrets));
 
     let secretCreated = false;
     try {

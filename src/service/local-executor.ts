@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { waitReadyEnvOf, type RunCommit, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+import { runOptionsEnvOf, type RunCommit, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {
@@ -317,7 +317,7 @@ function runnerEnv(run: ScaffoldRun, secrets: RunSecrets, resultFile: string): R
   if (secrets.certificate !== undefined) env.SCAFFOLD_CERT_PEM = secrets.certificate;
   if (secrets.kubeconfig?.kind === 'inline') env.SCAFFOLD_KUBECONFIG_DATA = secrets.kubeconfig.value;
   if (secrets.registryDockerconfigjson !== undefined) env.SCAFFOLD_REGISTRY_AUTH = secrets.registryDockerconfigjson;
-  return { ...env, ...waitReadyEnvOf(secrets) };
+  return { ...env, ...runOptionsEnvOf(secrets) };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

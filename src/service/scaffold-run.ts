@@ -69,12 +69,23 @@ export interface RunSecrets {
    * the cluster's Flux to report Ready at the pushed commit (needs the kubeconfig).
    */
   readonly waitForReady?: { readonly timeoutSeconds: number };
+  /**
+   * Per attempt too (`POST /clusters/{name}/rotate`): seal fresh values for
+   * every credential (`true`) or the ones named (`name` or `namespace/name`).
+   */
+  readonly rotateCredentials?: true | readonly string[];
 }
 
-/** The runner's environment for `waitForReady` (`scaffold-runner --wait-ready --ready-timeout`), the same for every executor. */
-export function waitReadyEnvOf(secrets: RunSecrets): Record<string, string> {
-  if (secrets.waitForReady === undefined) return {};
-  return { SCAFFOLD_WAIT_READY: 'true', SCAFFOLD_READY_TIMEOUT: `${secrets.waitForReady.timeoutSeconds}s` };
+/**
+ * The runner's environment for the per-attempt options (`--wait-ready
+ * --ready-timeout`, `--rotate-credentials` / `--rotate-only`), the same for every executor.
+ */
+export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
+  const rotate = secrets.rotateCredentials;
+  return {
+    ...(secrets.waitForReady === undefined ? {} : { SCAFFOLD_WAIT_READY: 'true', SCAFFOLD_READY_TIMEOUT: `${secrets.waitForReady.timeoutSeconds}s` }),
+    ...(rotate === true ? { SCAFFOLD_ROTATE_CREDENTIALS: 'true' } : rotate === undefined ? {} : { SCAFFOLD_ROTATE_ONLY: rotate.join(',') }),
+  };
 }
 
 /** Final statuses cannot change again. */
