@@ -21,6 +21,7 @@ import { registerVerifyCommand } from './cli/verify-command.js';
 import { registerClustersCommand } from './cli/clusters-command.js';
 import { registerUpgradeCommand } from './cli/upgrade-command.js';
 import { registerRemoveCommand } from './cli/remove-command.js';
+import { registerRotateCommand } from './cli/rotate-command.js';
 import { requiredFlagsHelp } from './cli/required-flags-help.js';
 
 function program(): Command {
@@ -41,6 +42,7 @@ function program(): Command {
   registerClustersCommand(cli);
   registerUpgradeCommand(cli);
   registerRemoveCommand(cli);
+  registerRotateCommand(cli);
   registerCompletionCommand(cli);
 
   return cli;

@@ -20,6 +20,8 @@ import type { Logger } from './logger.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
+import { KubeFluxReadiness } from './kubernetes/kube-flux-readiness.js';
+import { waitForFluxReady } from './runner/wait-for-flux-ready.js';
 import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
 import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';
@@ -66,6 +68,9 @@ interface RunnerFlags {
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
+  rotateOnly?: string;
+  waitReady: boolean;
+  readyTimeout: string;
   logLevel: string;
 }
 
@@ -92,6 +97,15 @@ function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
   if (value === '' || value === 'false' || value === '0' || value === 'no') return false;
   if (value === 'true' || value === '1' || value === 'yes') return true;
   throw new ValidationError([{ field: name, message: 'must be true or false' }]);
+}
+
+/** `--rotate-only a,ns/b`: credential names as scaffold.yaml declares them (a DNS label, optionally after a namespace). */
+function rotationNames(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const names = value.split(',').map((n) => n.trim());
+  const bad = names.filter((n) => !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n));
+  if (bad.length > 0) throw new ValidationError([{ field: '--rotate-only', message: `not credential names: ${bad.map((n) => JSON.stringify(n)).join(', ')}` }]);
+  return names;
 }
 
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
@@ -164,6 +178,10 @@ function program(env: NodeJS.ProcessEnv): Command {
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
+    .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY)'))
+    // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
+    .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
+    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', 'SCAFFOLD_READY_TIMEOUT', '15m'))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
     .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', 'SCAFFOLD_WORK_DIR'))
     .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
@@ -202,10 +220,17 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
       : flags.kubeconfig
         ? { kind: 'file', path: flags.kubeconfig }
         : undefined;
-    if ((certificatePem === undefined) === (kubeconfig === undefined)) {
+    const waitReady = flags.waitReady === true || booleanFromEnv(env, 'SCAFFOLD_WAIT_READY');
+    const readyTimeoutMs = waitReady ? parseDuration(flags.readyTimeout, '--ready-timeout') : 0;
+    if (waitReady && kubeconfig === undefined) {
+      throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
+    }
+    // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
+    if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
       throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
     }
-    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS');
+    const rotateOnly = rotationNames(flags.rotateOnly ?? env.SCAFFOLD_ROTATE_ONLY);
+    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS') || rotateOnly || false;
     const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
     // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
     const checked = runInputIssues(
@@ -230,7 +255,7 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
     process.once('SIGTERM', onTerm);
     process.once('SIGINT', onTerm);
-    result = await runScaffold(
+    const scaffolded = await runScaffold(
       {
         // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
         git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
@@ -255,6 +280,12 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
         signal: stop.signal,
       },
     );
+    result = waitReady
+      ? await waitForFluxReady(
+          { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: cluster.name }) },
+          { result: scaffolded, timeoutMs: readyTimeoutMs, signal: stop.signal },
+        )
+      : scaffolded;
   } catch (error) {
     result = failedResult(error, cluster);
     logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
@@ -262,7 +293,8 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
     return;
   }
-  process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? EXIT_OK : EXIT_FAILURE;
+  // Pushed but not Ready (--wait-ready) is a failed run: the result says which Kustomizations and why.
+  process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) && result.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
 }
 
 const runner = program(process.env);

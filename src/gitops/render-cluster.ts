@@ -22,7 +22,7 @@ import { parseProvenance, renderProvenance, PROVENANCE_FILE } from './provenance
 import type { RandomBytes } from './random-string.js';
 import { CLUSTER_CONFIG_NAME, loadReferenceEnvironment, type ReferenceEnvironment, type ReferenceLayer } from './reference-environment.js';
 import type { RepoReader } from './repo-reader.js';
-import { renderSealedCredentials, type CredentialOutcome } from './sealed-credentials.js';
+import { renderSealedCredentials, type CredentialOutcome, type CredentialRotation } from './sealed-credentials.js';
 import { documentToYaml, parseYamlDocuments, toYaml } from './yaml.js';
 
 /**
@@ -42,8 +42,8 @@ export interface RenderOptions {
   readonly certificate?: SealingCertificate;
   /** A caller-supplied `.dockerconfigjson` for the registry pull secret. */
   readonly registryAuth?: string;
-  /** Seal fresh credentials even where sealed ones exist. @default false */
-  readonly rotateCredentials?: boolean;
+  /** Seal fresh credentials even where sealed ones exist: all (`true`) or the ones named. @default false */
+  readonly rotateCredentials?: CredentialRotation;
   readonly random: RandomBytes;
   readonly generatorVersion: string;
   /**

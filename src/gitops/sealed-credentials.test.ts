@@ -12,6 +12,7 @@ import { createTestCertificate } from '../sealing/test-certificate.js';
 import { unsealValue } from '../sealing/unseal.js';
 import { parsePlatformDescriptor } from './platform-descriptor.js';
 import { renderSealedCredentials, sealedFileOf, type SealedCredentialsOptions } from './sealed-credentials.js';
+import { sealedWithOtherCertificate } from './sealed-with.js';
 
 const controller = createTestCertificate();
 const certificate = parseSealingCertificate(controller.certificatePem);
@@ -72,7 +73,12 @@ describe('renderSealedCredentials', () => {
     const sealed = parse(files.get('apps/sealed/sealed-registry-pull-secret.yaml')!) as Sealed & { apiVersion: string };
     assert.equal(sealed.apiVersion, 'bitnami.com/v1alpha1');
     assert.equal(sealed.kind, 'SealedSecret');
-    assert.deepEqual(sealed.metadata, { name: 'registry-pull-secret', namespace: 'tcr' });
+    // The certificate it was sealed with, on the SealedSecret only: the template (the Secret) does not carry it.
+    assert.deepEqual(sealed.metadata, {
+      name: 'registry-pull-secret',
+      namespace: 'tcr',
+      annotations: { 'gitops-scaffolder.io/sealed-with': `sha256:${certificate.fingerprint}` },
+    });
     assert.equal(sealed.spec.template.type, 'kubernetes.io/dockerconfigjson');
     assert.deepEqual(sealed.spec.template.metadata, {
       name: 'registry-pull-secret',
@@ -159,6 +165,32 @@ describe('renderSealedCredentials', () => {
     const { outcomes } = render({ existing });
     assert.equal(outcomes.find((o) => o.name === 'rabbitmq-credentials')!.action, 'generated');
     assert.equal(outcomes.find((o) => o.name === 'postgresql-credentials')!.action, 'kept');
+  });
+
+  it('rotates only the credentials named, with their sameAs partners, and records the new certificate', () => {
+    const first = render();
+    const renewed = parseSealingCertificate(createTestCertificate().certificatePem);
+    const { files, outcomes } = render({ existing: new Map(first.files), certificate: renewed, rotate: ['tcr/tcr-database', 'rabbitmq-credentials'] });
+    assert.deepEqual(outcomes.map((o) => `${o.name}:${o.action}`).sort(), [
+      'postgresql-credentials:generated',
+      'rabbitmq-credentials:generated',
+      'registry-pull-secret:kept',
+      'tcr-database:generated',
+    ]);
+    assert.equal(files.get('apps/sealed/sealed-registry-pull-secret.yaml'), first.files.get('apps/sealed/sealed-registry-pull-secret.yaml'), 'kept byte for byte');
+    // Only the kept one is still sealed with the old key.
+    assert.deepEqual(
+      sealedWithOtherCertificate(files, renewed).map((s) => [s.file, s.sealedWith]),
+      [['apps/sealed/sealed-registry-pull-secret.yaml', `sha256:${certificate.fingerprint}`]],
+    );
+    assert.deepEqual(sealedWithOtherCertificate(first.files, certificate), [], 'all sealed with the first one');
+  });
+
+  it('refuses to rotate a credential the descriptor does not declare, listing the ones it does', () => {
+    assert.throws(
+      () => render({ existing: new Map(render().files), rotate: ['nope'] }),
+      (error: unknown) => error instanceof ValidationError && /nope: no such credential in scaffold\.yaml \(known: database\/postgresql-credentials, /.test(error.message),
+    );
   });
 
   it('uses a supplied registry pull secret exactly as given', () => {

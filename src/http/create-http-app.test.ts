@@ -430,6 +430,20 @@ describe('createHttpApp', () => {
       assert.equal(h.executor.starts.at(-1)?.secrets.certificate, certificatePem);
     });
 
+    it('carries wait_for_ready and its timeout to the runner, with a certificate alongside the kubeconfig, and needs the kubeconfig', async () => {
+      const { certificatePem } = createTestCertificate({});
+      const response = await post(h.app, { ...validBody(), sealing: { certificate: certificatePem }, wait_for_ready: true, ready_timeout_seconds: 600 });
+      assert.equal(response.statusCode, 202, response.body);
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.waitForReady, { timeoutSeconds: 600 });
+      assert.equal((await post(h.app, { ...validBody(), wait_for_ready: true })).statusCode, 202);
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.waitForReady, { timeoutSeconds: 900 }, 'the runner default');
+      const refused = await post(h.app, { cluster: nextCluster(), sealing: { certificate: certificatePem }, wait_for_ready: true });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.ok(refused.json().error.fields.some((f: { field: string }) => f.field === 'wait_for_ready'), refused.body);
+      const both = await post(h.app, { ...validBody(), sealing: { certificate: certificatePem } });
+      assert.equal(both.statusCode, 400, 'without wait_for_ready, kubeconfig and certificate stay exclusive');
+    });
+
     it('answers 409 for a second active run on the same cluster, without starting it', async () => {
       const cluster = nextCluster();
       assert.equal((await post(h.app, validBody(cluster))).statusCode, 202);
@@ -578,6 +592,26 @@ describe('createHttpApp', () => {
       assert.equal((await store.get(accepted.id))?.status, 'cancelled', 'the monitor must not overwrite cancelled with failed');
       const again = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/cancel`, headers: AUTH });
       assert.equal(again.statusCode, 409);
+    });
+
+    it('rotates a scaffolded cluster as a new run of its latest spec, repository and branch, with the credentials named', async () => {
+      const cluster = nextCluster();
+      const rotateUrl = `/api/v1/clusters/${cluster.name}/rotate`;
+      const unknown = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(unknown.statusCode, 404, unknown.body);
+      const accepted = (await post(h.app, { ...validBody(cluster), repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' } })).json();
+      const busy = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(busy.statusCode, 409, 'not while the cluster has an active run');
+      await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/cancel`, headers: AUTH });
+
+      const bad = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] } });
+      assert.equal(bad.statusCode, 400, bad.body);
+      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'] } });
+      assert.equal(rotated.statusCode, 202, rotated.body);
+      const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
+      assert.deepEqual(run.cluster, cluster);
+      assert.deepEqual(run.repository, { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' });
+      assert.deepEqual(h.executor.starts.at(-1)?.secrets.rotateCredentials, ['tcr/tcr-database', 'rabbitmq-credentials']);
     });
 
     it('retries a cancelled run as a new run with attempt 2, requiring the secrets again', async () => {

@@ -27,6 +27,7 @@ import { registerClusterRoutes } from './routes/cluster-routes.js';
 import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
+import { registerRotateRoutes } from './routes/rotate-routes.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
 /** What the HTTP app needs. */
@@ -234,6 +235,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   registerRunOutputRoutes(context);
   registerCatalogRoutes(context);
   registerClusterRoutes(context, deps.fleetSource);
+  registerRotateRoutes(context);
   registerOperationsRoutes(context, registry);
   await registerUiRoutes(app as unknown as FastifyInstance, deps.ui ?? {});
 

@@ -77,6 +77,16 @@ export const registryPullSecretSchema = z
   .strict()
   .describe('Your own registry pull secret instead of a generated one.');
 
+export const waitForReadySchema = z
+  .boolean({ error: 'must be true or false' })
+  .describe("After the last push, wait until the cluster's Flux Kustomizations report Ready at the pushed commit; the run fails, naming them, if they do not. Needs kubeconfig (sealing.certificate may be given as well).");
+export const readyTimeoutSchema = z
+  .number({ error: 'must be a number' })
+  .int('must be a whole number')
+  .min(10, 'must be at least 10')
+  .max(7200, 'must be at most 7200')
+  .describe('How long wait_for_ready waits, in seconds. Default: 900.');
+
 export const scaffoldRequestSchema = z
   .object({
     cluster: clusterSpecSchema,
@@ -93,6 +103,8 @@ export const scaffoldRequestSchema = z
     kubeconfig: kubeconfigSchema.optional(),
     sealing: sealingSchema.optional(),
     registry_pull_secret: registryPullSecretSchema.optional(),
+    wait_for_ready: waitForReadySchema.optional(),
+    ready_timeout_seconds: readyTimeoutSchema.optional(),
   })
   .strict()
   .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');
@@ -103,9 +115,40 @@ export const retryRequestSchema = z
     kubeconfig: kubeconfigSchema.optional(),
     sealing: sealingSchema.optional(),
     registry_pull_secret: registryPullSecretSchema.optional(),
+    wait_for_ready: waitForReadySchema.optional(),
+    ready_timeout_seconds: readyTimeoutSchema.optional(),
   })
   .strict()
   .describe('The secrets of the retried run, sent again: the service never stores them.');
+
+export const credentialNameSchema = z
+  .string({ error: 'must be a string' })
+  .max(317, 'must be at most 317 characters')
+  .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a credential of scaffold.yaml: name or namespace/name');
+export const rotateRequestSchema = z
+  .object({
+    credentials: z
+      .array(credentialNameSchema)
+      .min(1, 'must name at least one credential')
+      .max(100, 'must name at most 100 credentials')
+      .optional()
+      .describe('The credentials to seal fresh values for. Default: every credential of the cluster.'),
+    repository: z
+      .object({
+        url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run."),
+        branch: branchSchema.optional().describe("Default: the branch of the cluster's latest run."),
+        credentials: credentialsSchema.optional(),
+      })
+      .strict()
+      .optional(),
+    kubeconfig: kubeconfigSchema.optional(),
+    sealing: sealingSchema.optional(),
+    wait_for_ready: waitForReadySchema.optional(),
+    ready_timeout_seconds: readyTimeoutSchema.optional(),
+  })
+  .strict()
+  .describe("One of kubeconfig (the certificate is fetched from the cluster's controller) or sealing.certificate (the one it serves now), as for a scaffold.");
+export const clusterParamsSchema = z.object({ name: clusterNameSchema });
 
 export const trueFalse = z.enum(['true', 'false'], { error: 'must be true or false' });
 export const createQuerySchema = z.object({ dry_run: trueFalse.optional() }).strict();

@@ -9,6 +9,9 @@ import type { DryRunResult, ScaffoldRequest } from '../service/scaffold-service.
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 import type { acceptedSchema, dryRunSchema, runStepSchema, runViewSchema, WireRequest, WireSecrets } from './wire-schemas.js';
 
+/** How long `wait_for_ready` waits when the request does not say: the runner's own default, 15 minutes. */
+const DEFAULT_READY_TIMEOUT_SECONDS = 900;
+
 export function toScaffoldRequest(body: WireRequest): ScaffoldRequest {
   const repository = body.repository;
   return {
@@ -32,6 +35,7 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
         : {}),
     ...(body?.sealing === undefined ? {} : { certificate: body.sealing.certificate }),
     ...(body?.registry_pull_secret === undefined ? {} : { registryDockerconfigjson: body.registry_pull_secret.dockerconfigjson }),
+    ...(body?.wait_for_ready === true ? { waitForReady: { timeoutSeconds: body.ready_timeout_seconds ?? DEFAULT_READY_TIMEOUT_SECONDS } } : {}),
   };
 }
 

@@ -32,6 +32,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
+import { runOptionsEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
@@ -218,7 +219,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     const log = this.logger.child({ run: run.id, job: name });
     const labels = this.labelsOf(run);
     const data = await this.secretData(secrets);
-    const body = this.jobOf(run, labels, new Set(Object.keys(data)));
+    const body = this.jobOf(run, labels, new Set(Object.keys(data)), runOptionsEnvOf(secrets));
 
     let secretCreated = false;
     try {
@@ -403,7 +404,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     return data;
   }
 
-  private jobOf(run: ScaffoldRun, labels: Record<string, string>, files: ReadonlySet<string>): V1Job {
+  private jobOf(run: ScaffoldRun, labels: Record<string, string>, files: ReadonlySet<string>, extraEnv: Readonly<Record<string, string>> = {}): V1Job {
     const name = jobNameOf(run.id);
     assertNoCredentialsInUrl(run.repositoryUrl);
     const file = (key: string): string => `${RUNNER_SECRETS_DIR}/${key}`;
@@ -429,6 +430,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       ['SCAFFOLD_REGISTRY_AUTH_FILE', FILES.registryAuth],
     ];
     for (const [variable, key] of fileEnv) if (files.has(key)) env.push({ name: variable, value: file(key) });
+    for (const [name, value] of Object.entries(extraEnv)) env.push({ name, value });
 
     return {
       apiVersion: 'batch/v1',

@@ -13,20 +13,13 @@
 import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  Observable,
-  Watch,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type V1Service,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SealingCertificateSource, SealingControllerRef } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
+import { abortReason, withSignal } from './with-signal.js';
 
 /** What KubeSealingCertificateSource needs. */
 export interface KubeSealingCertificateSourceDeps {
@@ -67,27 +60,6 @@ function describe(deployment: DeploymentLike | undefined): string {
   if (!condition) return `no Available condition yet, ${replicas}`;
   const why = [condition.reason, condition.message].filter(Boolean).join(': ');
   return `Available=${condition.status}${why ? ` (${why})` : ''}, ${replicas}`;
-}
-
-/** Per-call client options that tie the request to `signal`, so aborting really closes the socket. */
-function withSignal(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
-  if (!signal) return undefined;
-  return {
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(signal);
-          return new Observable(Promise.resolve(context));
-        },
-        post: (response) => new Observable(Promise.resolve(response)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
-}
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
 /** Implements SealingCertificateSource against a real (or double) Kubernetes API. */

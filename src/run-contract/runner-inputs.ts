@@ -26,6 +26,11 @@ export const RUNNER_ENV = {
   leaseFile: 'SCAFFOLD_LEASE_FILE',
   /** Where the working copy goes; the executor removes it after the run. */
   workDir: 'SCAFFOLD_WORK_DIR',
+  // Per-attempt options (not stored with the run; a retry sends them again).
+  waitReady: 'SCAFFOLD_WAIT_READY',
+  readyTimeout: 'SCAFFOLD_READY_TIMEOUT',
+  rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
+  rotateOnly: 'SCAFFOLD_ROTATE_ONLY',
   // Secrets as values (local executor).
   gitUsername: 'SCAFFOLD_GIT_USERNAME',
   gitToken: 'SCAFFOLD_GIT_TOKEN',
@@ -81,6 +86,18 @@ export function secretEnvOf(secrets: RunSecrets): Record<string, string> {
   if (secrets.kubeconfig?.kind === 'inline') env[RUNNER_ENV.kubeconfigData] = secrets.kubeconfig.value;
   if (secrets.registryDockerconfigjson !== undefined) env[RUNNER_ENV.registryAuth] = secrets.registryDockerconfigjson;
   return env;
+}
+
+/**
+ * The runner's environment for the per-attempt options (`--wait-ready
+ * --ready-timeout`, `--rotate-credentials` / `--rotate-only`), the same for every executor.
+ */
+export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
+  const rotate = secrets.rotateCredentials;
+  return {
+    ...(secrets.waitForReady === undefined ? {} : { [RUNNER_ENV.waitReady]: 'true', [RUNNER_ENV.readyTimeout]: `${secrets.waitForReady.timeoutSeconds}s` }),
+    ...(rotate === true ? { [RUNNER_ENV.rotateCredentials]: 'true' } : rotate === undefined ? {} : { [RUNNER_ENV.rotateOnly]: rotate.join(',') }),
+  };
 }
 
 /** The secret files of a run (Kubernetes: keys of the mounted Secret) and the variable that names each. */

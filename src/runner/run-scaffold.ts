@@ -19,6 +19,7 @@ import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from '../model/
 import { STEPS, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
+import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import { passCommitOf } from '../app/pass-commit.js';
@@ -62,8 +63,8 @@ export interface ScaffoldRunOptions {
   /** How long step 4 may wait. @default 15 minutes */
   readonly controllerTimeoutMs?: number;
   readonly registryAuth?: string;
-  /** @default false */
-  readonly rotateCredentials?: boolean;
+  /** Seal fresh credentials: all (`true`) or the ones named. @default false */
+  readonly rotateCredentials?: CredentialRotation;
   readonly generatorVersion: string;
   /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
   readonly author?: GitIdentity;

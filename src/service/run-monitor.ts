@@ -358,8 +358,13 @@ export class RunMonitor implements RunTracker {
         }
         break;
       }
+      // With --wait-ready, each Kustomization's progress becomes the run's message: the dashboard shows it.
       case 'run_finished':
       case 'warning':
+      case 'flux_ready_wait':
+      case 'kustomization':
+      case 'flux_ready':
+      case 'flux_not_ready':
         if (msg !== undefined) update.message = msg;
         break;
       default:

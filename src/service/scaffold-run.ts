@@ -63,6 +63,17 @@ export interface RunSecrets {
     | { readonly kind: 'inline'; readonly value: string };
   readonly certificate?: string;
   readonly registryDockerconfigjson?: string;
+  /**
+   * Not a secret, but like the secrets it belongs to one attempt and is not
+   * stored (a retry sends it again): after the last push, wait this long for
+   * the cluster's Flux to report Ready at the pushed commit (needs the kubeconfig).
+   */
+  readonly waitForReady?: { readonly timeoutSeconds: number };
+  /**
+   * Per attempt too (`POST /clusters/{name}/rotate`): seal fresh values for
+   * every credential (`true`) or the ones named (`name` or `namespace/name`).
+   */
+  readonly rotateCredentials?: true | readonly string[];
 }
 
 /** Final statuses cannot change again. */

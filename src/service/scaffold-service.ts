@@ -438,8 +438,12 @@ export class ScaffoldService {
         field: 'kubeconfig',
         message: "kubeconfig or sealing.certificate is required: the run seals credentials with the new cluster's certificate, given directly or fetched with the kubeconfig",
       });
-    } else if (kubeconfig !== undefined && certificate !== undefined) {
+    } else if (kubeconfig !== undefined && certificate !== undefined && secrets.waitForReady === undefined) {
+      // With wait_for_ready the kubeconfig reads Flux, so a certificate may come along to seal with.
       issues.push({ field: 'sealing.certificate', message: 'give either kubeconfig or sealing.certificate, not both' });
+    }
+    if (secrets.waitForReady !== undefined && kubeconfig === undefined) {
+      issues.push({ field: 'wait_for_ready', message: "needs kubeconfig: the run reads the cluster's Flux Kustomizations with it" });
     }
     if (kubeconfig?.kind === 'secretRef' && !this.#kubeconfigSecretRefs) {
       issues.push({ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' });

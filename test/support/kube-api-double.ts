@@ -24,7 +24,9 @@
  *   failed container's termination message falls back to the log tail under
  *   `FallbackToLogsOnError`;
  * - TokenReview answers 201 with `status.authenticated`, `user`, and the audiences
- *   intersection, or `authenticated: false` with an `error`.
+ *   intersection, or `authenticated: false` with an `error`;
+ * - Flux Kustomizations (kustomize.toolkit.fluxcd.io/v1) can be listed; as for
+ *   every custom resource, list items keep their own apiVersion and kind.
  *
  * Not modelled: controllers (tests drive Job, pod and Deployment status through
  * the control surface), admission, RBAC, strategic-merge and JSON patches.
@@ -126,6 +128,11 @@ export interface KubeApiDouble {
   setProxyHandler(namespace: string, service: string, port: string, handler: ProxyHandler): void;
   /** Creates or replaces a Secret from plain-text values. */
   setSecret(namespace: string, name: string, values: Readonly<Record<string, string>>): void;
+  /**
+   * Creates or replaces a Flux Kustomization (`obj` holds `spec` and/or `status`),
+   * the way kustomize-controller would leave it; watchers see ADDED or MODIFIED.
+   */
+  setKustomization(namespace: string, name: string, obj?: JsonObject): void;
   /** Replaces a Job's status; watchers see MODIFIED. @throws when the Job does not exist */
   setJobStatus(namespace: string, name: string, status: JsonObject): void;
   /** Creates a pod for an existing Job, the way the Job controller would. @returns the pod's name */
@@ -149,12 +156,14 @@ export interface KubeApiDouble {
 }
 
 /** The resources the double serves. */
-export type Resource = 'deployments' | 'services' | 'jobs' | 'pods' | 'secrets';
+export type Resource = 'deployments' | 'services' | 'jobs' | 'pods' | 'secrets' | 'kustomizations';
 
 interface ResourceInfo {
   readonly group: string;
   readonly version: string;
   readonly kind: string;
+  /** A custom resource: its list items keep apiVersion and kind (unstructured). */
+  readonly custom?: boolean;
 }
 
 const RESOURCES: Readonly<Record<Resource, ResourceInfo>> = {
@@ -163,6 +172,7 @@ const RESOURCES: Readonly<Record<Resource, ResourceInfo>> = {
   jobs: { group: 'batch', version: 'v1', kind: 'Job' },
   pods: { group: '', version: 'v1', kind: 'Pod' },
   secrets: { group: '', version: 'v1', kind: 'Secret' },
+  kustomizations: { group: 'kustomize.toolkit.fluxcd.io', version: 'v1', kind: 'Kustomization', custom: true },
 };
 
 /** Which verbs the double implements per resource (the ones the product uses). */
@@ -172,6 +182,8 @@ const VERBS: Readonly<Record<Resource, readonly string[]>> = {
   jobs: ['create', 'get', 'list', 'watch', 'delete'],
   pods: ['get', 'list', 'watch'],
   secrets: ['create', 'get', 'list', 'watch', 'delete', 'patch'],
+  // What waiting for Flux Ready reads (kubernetes/kube-flux-readiness.ts).
+  kustomizations: ['list'],
 };
 
 // The apiserver's default --api-audiences on most distributions.
@@ -583,8 +595,8 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     const items = [...store(resource).values()]
       .filter((o) => o.metadata.namespace === namespace && matches(o))
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
-      // Items of a typed list carry no apiVersion/kind of their own.
-      .map(({ apiVersion: _a, kind: _k, ...obj }) => obj);
+      // Items of a typed list carry no apiVersion/kind of their own; a custom resource's do.
+      .map(({ apiVersion: _a, kind: _k, ...obj }) => (RESOURCES[resource].custom ? { apiVersion: _a, kind: _k, ...obj } : obj));
     const { apiVersion, kind } = typeMeta(resource);
     return json(res, 200, { kind: `${kind}List`, apiVersion, metadata: { resourceVersion: String(revision) }, items });
   }
@@ -964,6 +976,17 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
         metadata: existing ? existing.metadata : newMeta(namespace, name),
         type: 'Opaque',
         data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      });
+    },
+
+    setKustomization(namespace, name, obj = {}) {
+      const existing = store('kustomizations').get(key(namespace, name));
+      put('kustomizations', {
+        ...typeMeta('kustomizations'),
+        spec: { interval: '10m', path: './', prune: true, sourceRef: { kind: 'GitRepository', name: 'flux-system' } },
+        status: {},
+        ...clone(obj),
+        metadata: { ...(existing ? existing.metadata : newMeta(namespace, name, { generation: 1 })), name, namespace },
       });
     },
 

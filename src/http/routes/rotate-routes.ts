@@ -1,0 +1,50 @@
+/**
+ * Credential rotation as a run: `POST /api/v1/clusters/{name}/rotate` starts a
+ * scaffold run of an existing cluster (its latest run's spec, repository and
+ * branch) that seals fresh values for the chosen credentials with the
+ * certificate the cluster's controller serves now. Being a run, it is listed,
+ * logged, cancelled and retried like any other; like a rerun it converges,
+ * so apart from the rotated SealedSecrets it commits only what the current
+ * reference changes.
+ */
+import { NotFoundError } from '../../errors.js';
+import { API, type RouteContext } from '../route-context.js';
+import { acceptedSchema, clusterParamsSchema, errorResponses, rotateRequestSchema } from '../wire-schemas.js';
+import { acceptedView, secretsOf } from '../wire-views.js';
+
+/** Registers `POST /api/v1/clusters/{name}/rotate`. */
+export function registerRotateRoutes(context: RouteContext): void {
+  const { app, service, runsCreated, callerOf } = context;
+
+  app.post(
+    '/api/v1/clusters/:name/rotate',
+    {
+      schema: {
+        summary: "Rotate a cluster's sealed credentials as a run",
+        description:
+          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. 409 while the cluster has an active run.",
+        tags: ['clusters'],
+        params: clusterParamsSchema,
+        body: rotateRequestSchema,
+        response: { 202: acceptedSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const { name } = request.params;
+      const latest = (await service.list({ cluster: name, limit: 1 })).runs[0];
+      if (latest === undefined) throw new NotFoundError(`no run has scaffolded cluster ${name}: scaffold it first`);
+      const repository = request.body.repository;
+      const run = await service.create(
+        {
+          cluster: latest.cluster,
+          repository: { url: repository?.url ?? latest.repositoryUrl, branch: repository?.branch ?? latest.branch },
+          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true },
+        },
+        caller,
+      );
+      runsCreated.inc({ kind: 'rotate' });
+      return reply.status(202).header('location', `${API}/${run.id}`).send(acceptedView(run));
+    },
+  );
+}
