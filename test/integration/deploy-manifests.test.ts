@@ -15,14 +15,11 @@ import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
-import { defaultCrdSchemaDir } from '../../src/kustomize/crd-schema-dir.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { ROUTE_PERMISSIONS } from '../../src/http/route-permissions.js';
 import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
+import { strictProblems } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const source = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -313,15 +310,7 @@ describe('deploy/base', () => {
 
   describe('schema validation', () => {
     it("every object passes the project's strict validators", async () => {
-      const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
-      const problems: string[] = [];
-      for (const object of objects) {
-        const label = `${object.kind} ${object.metadata.namespace ?? '-'}/${object.metadata.name}`;
-        const check = await validator.validate(object);
-        if (check.status === 'unknown-kind') problems.push(`${label}: no schema for ${object.apiVersion} ${object.kind}`);
-        else for (const issue of check.issues) problems.push(`${label}: ${issue.field}: ${issue.message}`);
-      }
-      assert.deepEqual(problems, []);
+      assert.deepEqual(await strictProblems(objects), []);
     });
   });
 
