@@ -27,7 +27,7 @@ import { registerCatalogRoutes } from './routes/catalog-routes.js';
 import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
-import { actionOf, permissionOf, requiresPermission } from './route-permissions.js';
+import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
 /** What the HTTP app needs. */
@@ -164,7 +164,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
         description:
           "Writes a new cluster's complete Flux tree into a Git repository and pushes it. POST a request, then poll GET /api/v1/scaffolds/{id} (or follow its logs) until the status is final.",
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A ServiceAccount token (TokenReview) or a configured API token.' } } },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A Kubernetes token (TokenReview; RBAC authorizes each action with a SubjectAccessReview) or a configured API token.' } } },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
@@ -173,12 +173,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
 
   // --- hooks
   // Fail closed: an API route nobody mapped to a permission stops the app from starting.
-  app.addHook('onRoute', (route) => {
-    if (!requiresPermission(route.url)) return;
-    for (const method of [route.method].flat()) {
-      if (permissionOf(method, route.url) === undefined) throw new Error(`${method} ${route.url} has no permission in src/http/route-permissions.ts`);
-    }
-  });
+  app.addHook('onRoute', assertRouteHasPermission);
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;

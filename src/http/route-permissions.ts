@@ -75,7 +75,13 @@ export function actionOf(permission: RoutePermission, request: FastifyRequest): 
   };
 }
 
-/** Routes under /api/ must be in the table; the app refuses to start otherwise. */
-export function requiresPermission(url: string): boolean {
-  return url === '/api' || url.startsWith('/api/');
+/**
+ * For Fastify's onRoute hook: a route under /api/ must be in the table.
+ * @throws Error naming the route, so the app refuses to start with an endpoint no rule covers
+ */
+export function assertRouteHasPermission(route: { readonly method: string | readonly string[]; readonly url: string }): void {
+  if (route.url !== '/api' && !route.url.startsWith('/api/')) return;
+  for (const method of [route.method].flat()) {
+    if (permissionOf(method, route.url) === undefined) throw new Error(`${method} ${route.url} has no permission in src/http/route-permissions.ts`);
+  }
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { ApiException, AuthorizationV1Api, type V1SubjectAccessReviewSpec } from '@kubernetes/client-node';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseAllDocuments } from 'yaml';
 import { PgRunStore } from '../../src/db/pg-run-store.js';
@@ -206,6 +207,18 @@ describe('RBAC authorization through SubjectAccessReview', () => {
     for (let i = 0; i < 5; i++) await cached.authorize(caller, { resource: 'scaffolds', verb: 'get', name: 'run-1' });
     await assert.rejects(cached.authorize({ identity: 'alice@example.com' }, { resource: 'scaffolds', verb: 'create' }), ForbiddenError);
     assert.equal(sarsSince(count).length, 2);
+  });
+
+  it('the double answers like the API server: 201 with the RBAC reason, 422 for a spec without attributes or subject', async () => {
+    const api = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { fileName: 'direct' }) }).makeApiClient(AuthorizationV1Api);
+    const review = (spec: V1SubjectAccessReviewSpec) => api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
+    const allowed = await review({ user: CONTROLLER, resourceAttributes: { group: 'gitops-scaffolder.io', resource: 'scaffolds', verb: 'create' } });
+    assert.equal(allowed.status?.allowed, true);
+    assert.match(allowed.status?.reason ?? '', /ClusterRoleBinding "gitops-scaffolder-host-cluster-controller" of ClusterRole "gitops-scaffolder-operator"/);
+    const denied = await review({ user: CONTROLLER, resourceAttributes: { group: 'gitops-scaffolder.io', resource: 'clusters', verb: 'delete' } });
+    assert.equal(denied.status?.allowed, false);
+    await assert.rejects(review({ user: CONTROLLER }), (error: unknown) => error instanceof ApiException && error.code === 422);
+    await assert.rejects(review({ resourceAttributes: { verb: 'get' } }), (error: unknown) => error instanceof ApiException && error.code === 422);
   });
 
   it('an unreachable API server is UnavailableError', async () => {
