@@ -13,7 +13,7 @@ import { ValidationError } from '../errors.js';
 import type { ArtifactFile } from './artifact-layer.js';
 import { OCI_MANIFEST_MEDIA_TYPE } from './flux-artifact.js';
 import { buildHelmChartArtifact } from './helm-chart-artifact.js';
-import { parseOciReference, RegistryClient, type RegistryCredentials } from './registry-client.js';
+import { RegistryClient, type RegistryCredentials } from './registry-client.js';
 
 /** What to publish, and where. */
 export interface PublishHelmChartOptions {
@@ -75,16 +75,16 @@ export async function readChartFiles(chartDir: string): Promise<ArtifactFile[]> 
  * @throws ValidationError when the directory is not a valid chart or `to` is not an OCI repository reference
  */
 export async function publishHelmChart(options: PublishHelmChartOptions): Promise<PublishHelmChartResult> {
-  const base = parseOciReference(options.to);
-  if (base.digest !== undefined || base.tag !== undefined) {
+  // The client parses (and validates) the reference; what it keeps is registry and repository only.
+  const base = new RegistryClient({ reference: options.to });
+  if (options.to.replace(/^oci:\/\//i, '').toLowerCase() !== `${base.registry}/${base.repository}`.toLowerCase()) {
     throw new ValidationError([{ field: 'to', message: 'must name a repository without tag or digest: the chart version is the tag' }]);
   }
   const files = await readChartFiles(options.chartDir);
   const artifact = await buildHelmChartArtifact({ files, created: options.created ?? new Date() });
   const name = (JSON.parse(artifact.config.content.toString('utf8')) as { name: string }).name;
-  const reference = parseOciReference(`oci://${base.registry}/${base.repository}/${name}`);
   const client = new RegistryClient({
-    reference,
+    reference: `oci://${base.registry}/${base.repository}/${name}`,
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.insecure !== undefined ? { insecure: options.insecure } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -92,5 +92,5 @@ export async function publishHelmChart(options: PublishHelmChartOptions): Promis
   await client.pushBlob(artifact.config.content, artifact.config.descriptor.digest);
   await client.pushBlob(artifact.layer.content, artifact.layer.descriptor.digest);
   await client.putManifest(artifact.tag, artifact.manifestBytes, OCI_MANIFEST_MEDIA_TYPE);
-  return { repository: `${reference.registry}/${reference.repository}`, tag: artifact.tag, digest: artifact.digest, files: files.length };
+  return { repository: `${client.registry}/${client.repository}`, tag: artifact.tag, digest: artifact.digest, files: files.length };
 }
