@@ -20,10 +20,13 @@ import { CachedRunStore } from './service/cached-run-store.js';
 import { UnavailableError, ValidationError } from './errors.js';
 import { createHttpApp } from './http/create-http-app.js';
 import { KubeJobExecutor } from './kubernetes/kube-job-executor.js';
+import { SubjectAccessReviewAuthorizer } from './kubernetes/subject-access-review-authorizer.js';
 import { TokenReviewAuthenticator } from './kubernetes/token-review-authenticator.js';
 import type { Logger } from './logger.js';
 import { createPino, loggerFromPino } from './pino-logger.js';
 import type { Authenticator } from './service/authenticator.js';
+import type { Authorizer } from './service/authorizer.js';
+import { AllowAllAuthorizer } from './service/static-authorizer.js';
 import type { CatalogSource } from './service/catalog-source.js';
 import type { ClusterGraphSource } from './service/cluster-graph-source.js';
 import { readLandedCommits } from './git/landed-commits.js';
@@ -40,6 +43,8 @@ import { GitFleetSource } from './app/git-fleet-source.js';
 import type { FleetSource } from './service/fleet-source.js';
 import { GitScaffoldPreviewer } from './app/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './app/local-scaffold.js';
+import { embeddedStartupNotice, ensureEmbeddedApiToken, type EmbeddedApiToken } from './app/embedded-api-token.js';
+import { UI_PREFIX } from './http/ui-routes.js';
 import { CliGitRemote } from './git/cli-git-remote.js';
 import { packageVersion } from './package-paths.js';
 import { registerScaffoldCommand } from './scaffold-command.js';
@@ -123,7 +128,15 @@ export interface RunningService {
  * Starts the service with `config`.
  * @throws UnavailableError when the database or the Kubernetes API cannot be reached
  */
-export async function startService(config: ServiceConfig, options: { readonly plugins?: ServePlugins; readonly logger?: ReturnType<typeof createPino> } = {}): Promise<RunningService> {
+export async function startService(
+  config: ServiceConfig,
+  options: {
+    readonly plugins?: ServePlugins;
+    readonly logger?: ReturnType<typeof createPino>;
+    /** Where the embedded mode's start-up notice (dashboard URL, generated token) goes. @default stderr */
+    readonly notice?: (text: string) => void;
+  } = {},
+): Promise<RunningService> {
   const plugins = options.plugins ?? defaultPlugins;
   const pino = options.logger ?? createPino({ level: config.logLevel, pretty: process.stdout.isTTY === true, base: { service: 'gitops-scaffolder' } });
   const logger = loggerFromPino(pino);
@@ -166,15 +179,20 @@ export async function startService(config: ServiceConfig, options: { readonly pl
       });
     }
 
+    // Embedded mode without API_TOKENS: a token generated at first start (the config allows it only outside a cluster).
+    const embeddedToken: EmbeddedApiToken | undefined = config.authMode === 'static' && config.apiTokens.length === 0 ? await ensureEmbeddedApiToken(config.dataDir) : undefined;
     const authenticator: Authenticator =
       config.authMode === 'static'
-        ? new StaticTokenAuthenticator(config.apiTokens)
+        ? new StaticTokenAuthenticator(embeddedToken === undefined ? config.apiTokens : [embeddedToken.token])
         : new TokenReviewAuthenticator({
             kubeConfig: clusterConfig(),
             allowed: config.allowedServiceAccounts,
             ...(config.tokenReviewAudiences.length > 0 ? { audiences: config.tokenReviewAudiences } : {}),
             logger: logger.child({ component: 'auth' }),
           });
+    // Static tokens are whole credentials; with TokenReview, Kubernetes RBAC decides each action.
+    const authorizer: Authorizer =
+      config.authMode === 'static' ? new AllowAllAuthorizer() : new SubjectAccessReviewAuthorizer({ kubeConfig: clusterConfig(), logger: logger.child({ component: 'auth' }) });
 
     const monitor = new RunMonitor({ store, executor, logger: logger.child({ component: 'monitor' }) });
     const catalogSource = plugins.catalogSource?.({ config, logger });
@@ -209,6 +227,7 @@ export async function startService(config: ServiceConfig, options: { readonly pl
     const app = await createHttpApp({
       service,
       authenticator,
+      authorizer,
       store,
       logger: pino,
       metricsPublic: config.metricsPublic,
@@ -220,6 +239,8 @@ export async function startService(config: ServiceConfig, options: { readonly pl
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });
     logger.info({ address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' }, 'gitops-scaffolder listening');
+    // Straight to the terminal, not the log: the generated token is printed once, to whoever started the service.
+    if (config.authMode === 'static') (options.notice ?? ((text: string) => process.stderr.write(text)))(embeddedStartupNotice(`${address}${UI_PREFIX}`, embeddedToken));
 
     let closing: Promise<void> | undefined;
     return {

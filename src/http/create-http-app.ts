@@ -15,6 +15,8 @@ import { AppError, AuthenticationError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { REDACT_PATHS } from '../pino-logger.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
+import type { Authorizer } from '../service/authorizer.js';
+import { AllowAllAuthorizer } from '../service/static-authorizer.js';
 import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { FleetSource } from '../service/fleet-source.js';
@@ -28,12 +30,18 @@ import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
 import { registerRotateRoutes } from './routes/rotate-routes.js';
+import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
 /** What the HTTP app needs. */
 export interface HttpAppDeps {
   readonly service: ScaffoldService;
   readonly authenticator: Authenticator;
+  /**
+   * Decides what an authenticated caller may do, per route (`route-permissions.ts`).
+   * @default AllowAllAuthorizer: every authenticated caller may do everything (embedded mode)
+   */
+  readonly authorizer?: Authorizer;
   /** Only `ping` is used, by /healthz. */
   readonly store: Pick<RunStore, 'ping'>;
   /**
@@ -74,6 +82,7 @@ export interface HttpAppDeps {
  */
 export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
   const { service, authenticator, store } = deps;
+  const authorizer = deps.authorizer ?? new AllowAllAuthorizer();
   const metricsPublic = deps.metricsPublic ?? false;
   const bodyLimit = deps.bodyLimit ?? 65_536;
   const pinoInstance = isPino(deps.logger) ? deps.logger : undefined;
@@ -163,7 +172,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
         description:
           "Writes a new cluster's complete Flux tree into a Git repository and pushes it. POST a request, then poll GET /api/v1/scaffolds/{id} (or follow its logs) until the status is final.",
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A ServiceAccount token (TokenReview) or a configured API token.' } } },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A Kubernetes token (TokenReview; RBAC authorizes each action with a SubjectAccessReview) or a configured API token.' } } },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
@@ -171,6 +180,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   // --- hooks
+  // Fail closed: an API route nobody mapped to a permission stops the app from starting.
+  app.addHook('onRoute', assertRouteHasPermission);
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;
@@ -183,11 +194,22 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     if (match === null) {
       throw new AuthenticationError(header === undefined ? 'a bearer token is required (Authorization: Bearer <token>)' : 'the Authorization header must be "Bearer <token>"');
     }
+    let caller: Caller;
     try {
-      callers.set(request, await authenticator.authenticate(match[1] as string));
+      caller = await authenticator.authenticate(match[1] as string);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw new UnavailableError('callers cannot be authenticated right now', { cause: error });
+    }
+    callers.set(request, caller);
+    // Unmatched URLs have no permission: they answer 404 to an authenticated caller.
+    const permission = route === undefined ? undefined : permissionOf(request.method, route);
+    if (permission === undefined) return;
+    try {
+      await authorizer.authorize(caller, actionOf(permission, request));
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw new UnavailableError('permissions cannot be checked right now', { cause: error });
     }
   });
 

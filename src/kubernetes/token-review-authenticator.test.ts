@@ -55,14 +55,17 @@ describe('TokenReviewAuthenticator', () => {
   });
 
   it('returns the identity of an allowed ServiceAccount', async () => {
-    assert.deepEqual(await authenticator().authenticate('controller-token'), { identity: CONTROLLER });
+    const caller = await authenticator().authenticate('controller-token');
+    assert.equal(caller.identity, CONTROLLER);
+    // The groups come along: RBAC rules bound to a group must apply to the caller.
+    assert.deepEqual(caller.groups, ['system:serviceaccounts']);
     const request = double.requests.findLast((r) => r.path === '/apis/authentication.k8s.io/v1/tokenreviews');
     assert.equal(request?.method, 'POST');
     assert.deepEqual(request?.body, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'controller-token' } });
   });
 
   it('allows every ServiceAccount of a namespace with NS:*', async () => {
-    assert.deepEqual(await authenticator().authenticate('ci-token'), { identity: 'system:serviceaccount:ci:pipeline' });
+    assert.equal((await authenticator().authenticate('ci-token')).identity, 'system:serviceaccount:ci:pipeline');
   });
 
   it('throws ForbiddenError for a valid identity that is not allowed', async () => {
@@ -75,7 +78,7 @@ describe('TokenReviewAuthenticator', () => {
   });
 
   it('checks audiences: a token for another audience is not authenticated', async () => {
-    assert.deepEqual(await authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('scoped-token'), { identity: CONTROLLER });
+    assert.equal((await authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('scoped-token')).identity, CONTROLLER);
     assert.deepEqual(double.requests.findLast((r) => r.path.endsWith('/tokenreviews'))?.body, {
       apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'scoped-token', audiences: ['gitops-scaffolder'] },
     });
@@ -110,6 +113,16 @@ describe('TokenReviewAuthenticator', () => {
     const wrong = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { token: 'not-the-service-token', fileName: 'wrong' }) });
     const subject = new TokenReviewAuthenticator({ kubeConfig: wrong, allowed: [CONTROLLER] });
     await assert.rejects(subject.authenticate('controller-token'), UnavailableError);
+  });
+
+  it('without an allow-list, accepts any authenticated user (an OIDC user too) with their groups, for RBAC to decide', async () => {
+    double.setTokenReview('oidc-token', { authenticated: true, user: { username: 'oidc:alice@example.com', groups: ['oidc:platform-team'] } });
+    const open = new TokenReviewAuthenticator({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), allowed: [] });
+    const alice = await open.authenticate('oidc-token');
+    assert.equal(alice.identity, 'oidc:alice@example.com');
+    assert.deepEqual(alice.groups, ['oidc:platform-team']);
+    assert.equal((await open.authenticate('stranger-token')).identity, 'system:serviceaccount:default:stranger');
+    await assert.rejects(open.authenticate('forged-token'), AuthenticationError);
   });
 
   it('rejects allow-list entries that are not ServiceAccount usernames', () => {

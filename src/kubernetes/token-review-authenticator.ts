@@ -1,7 +1,9 @@
 /**
- * Authenticates callers of the HTTP API by their Kubernetes ServiceAccount
- * token: the API server says who the token belongs to (TokenReview), an
- * allow-list says whether that identity may call us.
+ * Authenticates callers of the HTTP API by their Kubernetes token (a
+ * ServiceAccount's, or a user's where the API server accepts their OIDC
+ * tokens): the API server says who the token belongs to (TokenReview). What the
+ * caller may do is then up to RBAC (subject-access-review-authorizer.ts); an
+ * optional allow-list of ServiceAccounts narrows who may call at all.
  *
  * The cache is keyed by the token's SHA-256, never the token, and holds only
  * allowed identities, briefly: a revoked token stops working within the TTL.
@@ -21,8 +23,11 @@ export interface TokenReviewAuthenticatorDeps {
    * use projected tokens for it). @default the API server's audiences
    */
   readonly audiences?: readonly string[];
-  /** `system:serviceaccount:NS:NAME`, or `system:serviceaccount:NS:*` for every ServiceAccount of NS. */
-  readonly allowed: readonly string[];
+  /**
+   * `system:serviceaccount:NS:NAME`, or `system:serviceaccount:NS:*` for every ServiceAccount of NS.
+   * @default empty: every authenticated identity (RBAC decides what it may do)
+   */
+  readonly allowed?: readonly string[];
   /** How long an allowed identity is remembered; 0 disables the cache. @default 10000 */
   readonly cacheTtlMs?: number;
   readonly logger?: Logger;
@@ -42,6 +47,7 @@ export class TokenReviewAuthenticator implements Authenticator {
   private readonly audiences: readonly string[];
   private readonly exact: ReadonlySet<string>;
   private readonly namespaces: ReadonlySet<string>;
+  private readonly restricted: boolean;
   private readonly ttlMs: number;
   private readonly logger: Logger;
   private readonly cache = new Map<string, { readonly caller: Caller; readonly expires: number }>();
@@ -52,7 +58,7 @@ export class TokenReviewAuthenticator implements Authenticator {
   constructor(deps: TokenReviewAuthenticatorDeps) {
     const exact = new Set<string>();
     const namespaces = new Set<string>();
-    deps.allowed.forEach((entry, i) => {
+    (deps.allowed ?? []).forEach((entry, i) => {
       const m = SERVICE_ACCOUNT.exec(entry);
       if (!m) {
         throw new ValidationError([
@@ -66,13 +72,14 @@ export class TokenReviewAuthenticator implements Authenticator {
     this.audiences = deps.audiences ?? [];
     this.exact = exact;
     this.namespaces = namespaces;
+    this.restricted = exact.size + namespaces.size > 0;
     this.ttlMs = deps.cacheTtlMs ?? 10_000;
     this.logger = (deps.logger ?? silentLogger).child({ component: 'token-review-authenticator' });
   }
 
   /**
    * @throws AuthenticationError when the token is empty, not valid, or not valid for the audiences
-   * @throws ForbiddenError when the identity is valid but not on the allow-list
+   * @throws ForbiddenError when the identity is valid but not on the allow-list (when there is one)
    * @throws UnavailableError when TokenReview cannot be reached or fails (5xx, or our own credentials are refused)
    */
   async authenticate(token: string): Promise<Caller> {
@@ -123,7 +130,13 @@ export class TokenReviewAuthenticator implements Authenticator {
       this.logger.warn({ identity }, 'authenticated caller is not on the allow-list');
       throw new ForbiddenError(`${identity || 'the caller'} is not allowed to call this API`);
     }
-    const caller: Caller = { identity };
+    const { groups, uid, extra } = status.user ?? {};
+    const caller: Caller = {
+      identity,
+      ...(groups === undefined ? {} : { groups }),
+      ...(uid === undefined || uid === '' ? {} : { uid }),
+      ...(extra === undefined || Object.keys(extra).length === 0 ? {} : { extra }),
+    };
     if (this.ttlMs > 0) {
       if (this.cache.size >= CACHE_LIMIT) {
         // Maps iterate in insertion order: drop the oldest entry.
@@ -136,6 +149,7 @@ export class TokenReviewAuthenticator implements Authenticator {
   }
 
   private isAllowed(identity: string): boolean {
+    if (!this.restricted) return identity !== '';
     if (this.exact.has(identity)) return true;
     const m = SERVICE_ACCOUNT.exec(identity);
     return m !== null && m[3] !== '*' && this.namespaces.has(m[1] ?? '');

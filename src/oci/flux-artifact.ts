@@ -77,12 +77,13 @@ export interface FluxArtifactInput {
   readonly source?: string;
 }
 
-function sha256(bytes: Uint8Array): string {
+/** `sha256:<hex>` of bytes: an OCI content digest. */
+export function sha256(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
 /** RFC 3339 in UTC without fractional seconds, like Go's `time.RFC3339`. */
-function rfc3339(date: Date): string {
+export function rfc3339(date: Date): string {
   if (Number.isNaN(date.getTime())) throw new ValidationError([{ field: 'created', message: 'is not a valid time' }]);
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -179,18 +179,20 @@ describe('loadServiceConfig', () => {
   });
 
   describe('cross-variable rules', () => {
-    it('AUTH_MODE static (explicit or by default) requires API_TOKENS', () => {
-      for (const env of [{}, { AUTH_MODE: 'static' }, { AUTH_MODE: 'static', KUBERNETES_SERVICE_HOST: '10.96.0.1' }, { API_TOKENS: ' , ' }]) {
-        const issues = issuesOf(env);
-        assert.deepEqual(issues, [{ field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static' }], JSON.stringify(env));
+    it('AUTH_MODE static in a cluster requires API_TOKENS; outside one, none means "generate one" (embedded mode)', () => {
+      assert.deepEqual(issuesOf({ AUTH_MODE: 'static', KUBERNETES_SERVICE_HOST: '10.96.0.1' }), [
+        { field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static in a cluster' },
+      ]);
+      for (const env of [{}, { AUTH_MODE: 'static' }, { API_TOKENS: ' , ' }]) {
+        const config = loadServiceConfig(env, '/');
+        assert.equal(config.authMode, 'static', JSON.stringify(env));
+        assert.deepEqual(config.apiTokens, [], JSON.stringify(env));
       }
     });
 
-    it('AUTH_MODE tokenreview requires ALLOWED_SERVICE_ACCOUNTS, and does not need API_TOKENS', () => {
-      assert.deepEqual(issuesOf({ AUTH_MODE: 'tokenreview' }), [
-        { field: 'ALLOWED_SERVICE_ACCOUNTS', message: 'must list at least one system:serviceaccount:NAMESPACE:NAME when AUTH_MODE is tokenreview' },
-      ]);
-      assert.deepEqual(issuesOf({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).map((i) => i.field), ['ALLOWED_SERVICE_ACCOUNTS']);
+    it('AUTH_MODE tokenreview needs neither API_TOKENS nor ALLOWED_SERVICE_ACCOUNTS (RBAC decides)', () => {
+      assert.deepEqual(loadServiceConfig({ AUTH_MODE: 'tokenreview' }, '/').allowedServiceAccounts, []);
+      assert.equal(loadServiceConfig({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, '/').authMode, 'tokenreview');
       assert.equal(loadServiceConfig({ AUTH_MODE: 'tokenreview', ALLOWED_SERVICE_ACCOUNTS: SA }, '/').authMode, 'tokenreview');
     });
   });

@@ -41,7 +41,10 @@ export interface ServiceConfig {
   readonly port: number;
   /** @default '0.0.0.0' */
   readonly host: string;
-  /** Static bearer tokens (AUTH_MODE=static), each at least 16 characters. */
+  /**
+   * Static bearer tokens (AUTH_MODE=static), each at least 16 characters. Empty
+   * outside a cluster: the service then generates one at first start (embedded mode).
+   */
   readonly apiTokens: readonly string[];
   /** PostgreSQL connection string; undefined means embedded PGlite under `dataDir`. */
   readonly databaseUrl?: string;
@@ -68,7 +71,10 @@ export interface ServiceConfig {
   readonly authMode: AuthMode;
   /** Audiences passed to TokenReview; empty means the API server's default. */
   readonly tokenReviewAudiences: readonly string[];
-  /** `system:serviceaccount:NS:NAME` (or `NS:*`) identities allowed to call the API (AUTH_MODE=tokenreview). */
+  /**
+   * `system:serviceaccount:NS:NAME` (or `NS:*`) identities allowed to call the API at all
+   * (AUTH_MODE=tokenreview); empty means every authenticated caller, RBAC deciding what each may do.
+   */
   readonly allowedServiceAccounts: readonly string[];
   /** Serve /metrics without authentication. @default false */
   readonly metricsPublic: boolean;
@@ -211,12 +217,10 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
   const inCluster = e.KUBERNETES_SERVICE_HOST !== undefined;
   const authMode: AuthMode = e.AUTH_MODE ?? (inCluster ? 'tokenreview' : 'static');
   const issues: FieldIssue[] = [];
-  if (authMode === 'static' && e.API_TOKENS.length === 0) {
-    issues.push({ field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static' });
-  }
-  if (authMode === 'tokenreview' && e.ALLOWED_SERVICE_ACCOUNTS.length === 0) {
-    // An empty allow-list would let every ServiceAccount of the cluster in, or nobody; both are mistakes.
-    issues.push({ field: 'ALLOWED_SERVICE_ACCOUNTS', message: 'must list at least one system:serviceaccount:NAMESPACE:NAME when AUTH_MODE is tokenreview' });
+  // Outside a cluster the service generates a token when none is configured (and
+  // prints it once); in a pod that would land in the pod's log, so it must be given.
+  if (authMode === 'static' && e.API_TOKENS.length === 0 && inCluster) {
+    issues.push({ field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static in a cluster' });
   }
   if (issues.length > 0) throw new ValidationError(issues);
 

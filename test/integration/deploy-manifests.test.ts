@@ -15,12 +15,11 @@ import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
-import { defaultCrdSchemaDir } from '../../src/kustomize/crd-schema-dir.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
+import { ROUTE_PERMISSIONS } from '../../src/http/route-permissions.js';
+import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
+import { strictProblems } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const source = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -46,7 +45,11 @@ const EXPECTED_GRANTS = [
   `${JOB_NS}|/secrets:delete`,
   `${KUBECONFIG_NS}|/secrets:get`,
   '*|authentication.k8s.io/tokenreviews:create',
+  '*|authorization.k8s.io/subjectaccessreviews:create',
 ].sort();
+
+/** The ClusterRoles that grant people and services the product's own API (deploy/base/access-roles.yaml). */
+const ACCESS_ROLES = ['gitops-scaffolder-viewer', 'gitops-scaffolder-operator', 'gitops-scaffolder-admin'];
 
 // ---- small typed views of the built objects -------------------------------------------------
 
@@ -262,8 +265,12 @@ describe('deploy/base', () => {
     it('builds the expected objects, every namespaced one in a named namespace', () => {
       const names = objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`).sort();
       assert.deepEqual(names, [
-        `ClusterRole -/gitops-scaffolder-tokenreview`,
-        `ClusterRoleBinding -/gitops-scaffolder-tokenreview`,
+        `ClusterRole -/gitops-scaffolder-admin`,
+        `ClusterRole -/gitops-scaffolder-auth-delegator`,
+        `ClusterRole -/gitops-scaffolder-operator`,
+        `ClusterRole -/gitops-scaffolder-viewer`,
+        `ClusterRoleBinding -/gitops-scaffolder-auth-delegator`,
+        `ClusterRoleBinding -/gitops-scaffolder-host-cluster-controller`,
         `Deployment ${CORE_NS}/gitops-scaffolder`,
         `Namespace -/${KUBECONFIG_NS}`,
         `Namespace -/${CORE_NS}`,
@@ -303,21 +310,15 @@ describe('deploy/base', () => {
 
   describe('schema validation', () => {
     it("every object passes the project's strict validators", async () => {
-      const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
-      const problems: string[] = [];
-      for (const object of objects) {
-        const label = `${object.kind} ${object.metadata.namespace ?? '-'}/${object.metadata.name}`;
-        const check = await validator.validate(object);
-        if (check.status === 'unknown-kind') problems.push(`${label}: no schema for ${object.apiVersion} ${object.kind}`);
-        else for (const issue of check.issues) problems.push(`${label}: ${issue.field}: ${issue.message}`);
-      }
-      assert.deepEqual(problems, []);
+      assert.deepEqual(await strictProblems(objects), []);
     });
   });
 
   describe('RBAC', () => {
-    const roles = (): RoleObject[] => objects.filter((o): o is RoleObject => o.kind === 'Role' || o.kind === 'ClusterRole');
-    const bindings = (): BindingObject[] => objects.filter((o): o is BindingObject => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding');
+    // The service's own permissions; the access roles (for its callers) are checked on their own below.
+    const roles = (): RoleObject[] => objects.filter((o): o is RoleObject => (o.kind === 'Role' || o.kind === 'ClusterRole') && !ACCESS_ROLES.includes(o.metadata.name));
+    const bindings = (): BindingObject[] =>
+      objects.filter((o): o is BindingObject => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && !ACCESS_ROLES.includes((o as BindingObject).roleRef.name));
 
     /** What the bound roles grant, as `namespace|group/resource:verb`. */
     function granted(): string[] {
@@ -358,11 +359,16 @@ describe('deploy/base', () => {
       assert.deepEqual(rules, ['/pods/log:get', '/pods:get,list', '/secrets:create,delete,patch', 'batch/jobs:create,delete,get']);
     });
 
-    it('gives no cluster-wide access to Secrets, and the ClusterRole only creates TokenReviews', () => {
+    it('gives no cluster-wide access to Secrets, and the ClusterRole only creates TokenReviews and SubjectAccessReviews', () => {
       const clusterRoles = roles().filter((r) => r.kind === 'ClusterRole');
       assert.deepEqual(
         clusterRoles.map((r) => r.rules),
-        [[{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]],
+        [
+          [
+            { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+            { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+          ],
+        ],
       );
       assert.ok(!granted().some((g) => g.startsWith('*|') && g.includes('/secrets:')));
       // Secrets are readable in one namespace only, and never listable.
@@ -372,6 +378,7 @@ describe('deploy/base', () => {
     it('matches the Kubernetes calls the code makes, in both directions', async () => {
       const executor = await source('src/kubernetes/kube-job-executor.ts');
       const authenticator = await source('src/kubernetes/token-review-authenticator.ts');
+      const authorizer = await source('src/kubernetes/subject-access-review-authorizer.ts');
       const verbOf: Record<string, string> = { create: 'create', read: 'get', list: 'list', patch: 'patch', replace: 'update', delete: 'delete', deleteCollection: 'deletecollection' };
       const groupOf: Record<string, string> = { batch: 'batch', core: '' };
       const used = new Set<string>();
@@ -389,7 +396,48 @@ describe('deploy/base', () => {
       if (/this\.podLog\.log\(/.test(executor)) used.add(`${JOB_NS}|/pods/log:get`);
       assert.ok(!/new Watch\(|watch:\s*true/.test(executor), 'the executor watches nothing');
       if (/\.createTokenReview\(/.test(authenticator)) used.add('*|authentication.k8s.io/tokenreviews:create');
+      if (/\.createSubjectAccessReview\(/.test(authorizer)) used.add('*|authorization.k8s.io/subjectaccessreviews:create');
       assert.deepEqual([...used].sort(), granted());
+    });
+
+    describe('access roles (who may call the API)', () => {
+      const accessRole = (name: string): RoleObject => one<RoleObject>('ClusterRole', name);
+      /** What a role grants, as `resource:verb` (sub-resources as `scaffolds/logs`). */
+      const grantsOf = (name: string): Set<string> => {
+        const grants = new Set<string>();
+        for (const rule of accessRole(name).rules ?? []) {
+          assert.deepEqual(rule.apiGroups, [API_GROUP], `${name}: only the product's API group`);
+          assert.equal(rule.resourceNames, undefined);
+          for (const field of [rule.resources, rule.verbs]) assert.ok(!(field ?? []).includes('*'), `${name}: no wildcard`);
+          for (const resource of rule.resources ?? []) for (const verb of rule.verbs) grants.add(`${resource}:${verb}`);
+        }
+        return grants;
+      };
+      /** What the routes need (src/http/route-permissions.ts), as `resource:verb`; /metrics is not a product resource. */
+      const needed = new Set(
+        Object.values(ROUTE_PERMISSIONS).flatMap((p) => ('resource' in p ? [`${p.resource}${p.subresource === undefined ? '' : `/${p.subresource}`}:${p.verb}`] : [])),
+      );
+
+      it('admin grants exactly what the routes need; nothing a route does not check', () => {
+        assert.deepEqual([...grantsOf('gitops-scaffolder-admin')].sort(), [...needed].sort());
+      });
+
+      it('viewer ⊂ operator ⊂ admin; the viewer only reads, the operator changes no cluster', () => {
+        const [viewer, operator, admin] = ACCESS_ROLES.map(grantsOf) as [Set<string>, Set<string>, Set<string>];
+        for (const grant of viewer) assert.ok(operator.has(grant), `operator has ${grant}`);
+        for (const grant of operator) assert.ok(admin.has(grant), `admin has ${grant}`);
+        assert.ok([...viewer].every((g) => /:(get|list)$/.test(g)), [...viewer].join());
+        assert.ok(![...operator].some((g) => /^clusters:(update|delete)$/.test(g)));
+        assert.ok(operator.has('scaffolds:create'));
+      });
+
+      it('binds host-cluster-controller, the typical caller, to the operator role (and nothing else)', () => {
+        const bound = objects.filter((o): o is BindingObject => o.kind === 'ClusterRoleBinding' && ACCESS_ROLES.includes((o as BindingObject).roleRef.name));
+        assert.deepEqual(
+          bound.map((b) => [b.roleRef.name, b.subjects]),
+          [['gitops-scaffolder-operator', [{ kind: 'ServiceAccount', name: 'host-cluster-controller', namespace: CORE_NS }]]],
+        );
+      });
     });
 
     it('binds nothing to the runner ServiceAccount and mounts no token for it', () => {
@@ -452,7 +500,8 @@ describe('deploy/base', () => {
       assert.equal(loaded.authMode, 'tokenreview');
       assert.equal(loaded.jobNamespace, JOB_NS);
       assert.equal(loaded.referenceEnvironment, 'development');
-      assert.deepEqual(loaded.allowedServiceAccounts, ['system:serviceaccount:kubeopera-core:host-cluster-controller']);
+      // No allow-list: RBAC (access-roles.yaml) decides who may do what.
+      assert.deepEqual(loaded.allowedServiceAccounts, []);
       assert.ok(loaded.dataDir.startsWith('/tmp/'), 'DATA_DIR is on the writable emptyDir');
       assert.equal(loaded.port, container().ports?.find((p) => p.name === 'http')?.containerPort);
       assert.equal(loaded.runnerImage, literal['SCAFFOLD_RUNNER_IMAGE']);

@@ -27,9 +27,14 @@
  *   intersection, or `authenticated: false` with an `error`;
  * - Flux Kustomizations (kustomize.toolkit.fluxcd.io/v1) can be listed; as for
  *   every custom resource, list items keep their own apiVersion and kind.
+ * - SubjectAccessReview answers 201 with the RBAC authorizer's decision
+ *   (`status.allowed` and its `reason`) over the (Cluster)Roles and bindings
+ *   given to `applyRbac` (see kube-rbac.ts), and 422 Invalid for a spec without
+ *   exactly one of resourceAttributes / nonResourceAttributes or without a user or group.
  *
  * Not modelled: controllers (tests drive Job, pod and Deployment status through
- * the control surface), admission, RBAC, strategic-merge and JSON patches.
+ * the control surface), admission, RBAC of the double's own callers (one token
+ * may do everything), strategic-merge and JSON patches.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -37,6 +42,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { rbacDecision, type AccessQuestion, type RbacObject } from './kube-rbac.js';
 
 /** Any JSON object. */
 export type JsonObject = Record<string, unknown>;
@@ -145,6 +151,12 @@ export interface KubeApiDouble {
   interruptPodLogStreams(namespace: string, podName: string): void;
   /** Sets what TokenReview answers for `token` (unknown tokens are not authenticated). */
   setTokenReview(token: string, answer: TokenReviewAnswer): void;
+  /**
+   * Adds ClusterRoles, ClusterRoleBindings, Roles and RoleBindings (parsed YAML,
+   * e.g. the shipped deploy/ manifests) that SubjectAccessReview decides with;
+   * an object of the same kind, namespace and name is replaced.
+   */
+  applyRbac(objects: readonly RbacObject[]): void;
   /** Fails the next matching request(s) with a Status of `code`. */
   injectFailure(failure: InjectedFailure): void;
   /** A stored object, or undefined. `resource` is the plural: deployments, services, jobs, pods, secrets. */
@@ -398,6 +410,7 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
   const proxyHandlers = new Map<string, ProxyHandler>();
   const podLogs = new Map<string, PodLog>();
   const tokenReviews = new Map<string, TokenReviewAnswer>();
+  const rbac: RbacObject[] = [];
   const failures: { failure: InjectedFailure; left: number }[] = [];
   const nextLogTime = logClock();
   let stopped = false;
@@ -552,6 +565,10 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     if (root === 'apis' && rest[0] === 'authentication.k8s.io' && rest[1] === 'v1' && rest[2] === 'tokenreviews' && rest.length === 3) {
       if (method !== 'POST') fail(405, `the server does not allow this method on the requested resource`);
       return json(res, 201, tokenReview(body));
+    }
+    if (root === 'apis' && rest[0] === 'authorization.k8s.io' && rest[1] === 'v1' && rest[2] === 'subjectaccessreviews' && rest.length === 3) {
+      if (method !== 'POST') fail(405, `the server does not allow this method on the requested resource`);
+      return json(res, 201, subjectAccessReview(body));
     }
     let group = '';
     let version: string | undefined;
@@ -808,6 +825,36 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     res.end();
   }
 
+  function subjectAccessReview(body: unknown): JsonObject {
+    const spec = isObject(body) && isObject(body['spec']) ? body['spec'] : {};
+    const resource = isObject(spec['resourceAttributes']) ? spec['resourceAttributes'] : undefined;
+    const nonResource = isObject(spec['nonResourceAttributes']) ? spec['nonResourceAttributes'] : undefined;
+    const user = typeof spec['user'] === 'string' ? spec['user'] : '';
+    const groups = Array.isArray(spec['groups']) ? spec['groups'].filter((g): g is string => typeof g === 'string') : [];
+    const invalid = (field: string, message: string): never =>
+      fail(422, `SubjectAccessReview.authorization.k8s.io "" is invalid: ${field}: ${message}`, 'Invalid', { kind: 'SubjectAccessReview', group: 'authorization.k8s.io' });
+    // The apiserver's ValidateSubjectAccessReviewSpec.
+    if ((resource === undefined) === (nonResource === undefined)) invalid('spec.resourceAttributes', 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    if (user === '' && groups.length === 0) invalid('spec.user', 'Invalid value: "": at least one of user or group must be specified');
+    const text = (obj: JsonObject, key: string): string => (typeof obj[key] === 'string' ? obj[key] : '');
+    const question: AccessQuestion = {
+      user,
+      groups,
+      ...(resource === undefined
+        ? {}
+        : { resource: { namespace: text(resource, 'namespace'), verb: text(resource, 'verb'), group: text(resource, 'group'), resource: text(resource, 'resource'), subresource: text(resource, 'subresource'), name: text(resource, 'name') } }),
+      ...(nonResource === undefined ? {} : { nonResource: { path: text(nonResource, 'path'), verb: text(nonResource, 'verb') } }),
+    };
+    const answer = rbacDecision(rbac, question);
+    return {
+      kind: 'SubjectAccessReview',
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec,
+      status: { allowed: answer.allowed, ...(answer.reason === undefined ? {} : { reason: answer.reason }) },
+    };
+  }
+
   function tokenReview(body: unknown): JsonObject {
     const spec = isObject(body) && isObject(body['spec']) ? body['spec'] : {};
     const reviewed = typeof spec['token'] === 'string' ? spec['token'] : '';
@@ -1041,6 +1088,14 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
 
     setTokenReview(reviewed, answer) {
       tokenReviews.set(reviewed, answer);
+    },
+
+    applyRbac(objects) {
+      for (const object of objects) {
+        const same = rbac.findIndex((o) => o.kind === object.kind && o.metadata.name === object.metadata.name && o.metadata.namespace === object.metadata.namespace);
+        if (same >= 0) rbac.splice(same, 1);
+        rbac.push(object);
+      }
     },
 
     injectFailure(failure) {

@@ -1,0 +1,180 @@
+/**
+ * The two ways to install: the Helm chart (charts/gitops-scaffolder) and the
+ * complete kustomize overlay (deploy/overlays/example). Both are rendered (the
+ * chart through test/support/helm-template.ts, as no helm binary is installable
+ * here; the overlay with the real `kubectl kustomize`) and every object is
+ * validated strictly; the chart's defaults must install what deploy/base does,
+ * and the service must accept the environment each one sets.
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
+import { loadServiceConfig } from '../../src/service/service-config.js';
+import { helmTemplate } from '../support/helm-template.js';
+import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CHART = `${ROOT}charts/gitops-scaffolder`;
+// Upstream CRDs of the optional objects: ServiceMonitor (prometheus-operator) and HTTPRoute (Gateway API v1.6.1).
+const EXTRA_CRDS = `${ROOT}test/fixtures/crds`;
+const source = (path: string): Promise<string> => readFile(`${ROOT}${path}`, 'utf8');
+
+interface EnvVar {
+  readonly name: string;
+  readonly value?: string;
+  readonly valueFrom?: { readonly secretKeyRef?: { readonly name: string } };
+}
+interface PodTemplate {
+  readonly serviceAccountName?: string;
+  readonly containers: { readonly env?: EnvVar[]; readonly volumeMounts?: { name: string; mountPath: string }[]; readonly securityContext?: unknown; readonly readinessProbe?: unknown }[];
+  readonly volumes?: { readonly name: string; readonly persistentVolumeClaim?: { claimName: string } }[];
+}
+interface Rule {
+  readonly apiGroups?: string[];
+  readonly resources?: string[];
+  readonly verbs: string[];
+}
+
+const label = (o: ManifestObject): string => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`;
+const podOf = (objects: readonly ManifestObject[]): PodTemplate => {
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: PodTemplate } } };
+  return deployment.spec.template.spec;
+};
+const envOf = (objects: readonly ManifestObject[]): EnvVar[] => podOf(objects).containers[0]?.env ?? [];
+const literalEnv = (env: readonly EnvVar[]): Record<string, string> => Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string): unknown => (objects.find((o) => o.kind === kind && o.metadata.name === name) as { rules?: Rule[] } | undefined)?.rules;
+
+/** Asserts that every variable is one the service reads and that it accepts them together (as in a pod). */
+async function assertServiceAccepts(env: readonly EnvVar[]): Promise<ReturnType<typeof loadServiceConfig>> {
+  const config = await source('src/service/service-config.ts');
+  for (const { name } of env) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is read by the service`);
+  const fromSecret = env.some((e) => e.name === 'DATABASE_URL') ? { DATABASE_URL: 'postgresql://scaffolder@postgres.example:5432/scaffolder' } : {};
+  return loadServiceConfig({ ...literalEnv(env), ...fromSecret, KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/');
+}
+
+/** Everything an object refers to by name is in the same output: namespaces, ServiceAccounts, claims, Secrets. */
+function dangling(objects: readonly ManifestObject[]): string[] {
+  const has = (kind: string, name: string, namespace?: string): boolean => objects.some((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
+  const missing: string[] = [];
+  for (const o of objects) {
+    if (o.metadata.namespace !== undefined && !has('Namespace', o.metadata.namespace)) missing.push(`${label(o)}: Namespace ${o.metadata.namespace}`);
+  }
+  const deployment = objects.find((o) => o.kind === 'Deployment')!;
+  const namespace = deployment.metadata.namespace;
+  const pod = podOf(objects);
+  if (pod.serviceAccountName !== undefined && !has('ServiceAccount', pod.serviceAccountName, namespace)) missing.push(`ServiceAccount ${pod.serviceAccountName}`);
+  for (const volume of pod.volumes ?? []) {
+    const claim = volume.persistentVolumeClaim?.claimName;
+    if (claim !== undefined && !has('PersistentVolumeClaim', claim, namespace)) missing.push(`PersistentVolumeClaim ${claim}`);
+  }
+  for (const e of envOf(objects)) {
+    const secret = e.valueFrom?.secretKeyRef?.name;
+    if (secret !== undefined && !has('Secret', secret, namespace)) missing.push(`Secret ${secret}`);
+  }
+  return missing;
+}
+
+describe('deploy/overlays/example: kubectl apply -k installs it as is', () => {
+  let objects: ManifestObject[];
+  let base: ManifestObject[];
+
+  before(async () => {
+    objects = parseManifests(await new KubectlKustomize().build(ROOT, 'deploy/overlays/example'));
+    base = parseManifests(await new KubectlKustomize().build(ROOT, 'deploy/base'));
+  });
+
+  it("every object passes the project's strict validators", async () => {
+    assert.deepEqual(await strictProblems(objects), []);
+  });
+
+  it('is the base plus the data volume, and refers to nothing it does not create (no Secret to make first)', () => {
+    assert.deepEqual(objects.map(label).sort(), [...base.map(label), 'PersistentVolumeClaim kubeopera-core/gitops-scaffolder-data'].sort());
+    assert.deepEqual(dangling(objects), []);
+    assert.ok(!objects.some((o) => o.kind === 'Secret'), 'no Secret in Git');
+  });
+
+  it('the service accepts its environment: the embedded database on the claim, requests name their repository', async () => {
+    const config = await assertServiceAccepts(envOf(objects));
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.defaultGitopsRepoUrl, undefined);
+    const pod = podOf(objects);
+    const claimVolume = pod.volumes?.find((v) => v.persistentVolumeClaim?.claimName === 'gitops-scaffolder-data')?.name;
+    const mount = pod.containers[0]?.volumeMounts?.find((m) => m.name === claimVolume);
+    assert.equal(mount?.mountPath, config.dataDir, 'DATA_DIR is on the claim');
+  });
+});
+
+describe('charts/gitops-scaffolder', () => {
+  let base: ManifestObject[];
+  const render = async (values: Record<string, unknown> = {}): Promise<ManifestObject[]> =>
+    parseManifests((await helmTemplate(CHART, { release: 'gitops-scaffolder', namespace: 'kubeopera-core', values })).manifests);
+
+  before(async () => {
+    base = parseManifests(await new KubectlKustomize().build(ROOT, 'deploy/base'));
+  });
+
+  it('is versioned with the package', async () => {
+    const chart = parse(await source('charts/gitops-scaffolder/Chart.yaml')) as { version: string; appVersion: string };
+    const version = (JSON.parse(await source('package.json')) as { version: string }).version;
+    assert.equal(chart.version, version);
+    assert.equal(chart.appVersion, version);
+  });
+
+  it('values.yaml passes values.schema.json, and the schema refuses typos and wrong types', async () => {
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(await source('charts/gitops-scaffolder/values.schema.json')) as object);
+    const values = parse(await source('charts/gitops-scaffolder/values.yaml')) as Record<string, unknown>;
+    assert.ok(validate(values), JSON.stringify(validate.errors));
+    assert.ok(!validate({ ...values, imgae: {} }), 'an unknown key');
+    assert.ok(!validate({ ...values, logLevel: 'loud' }));
+    assert.ok(!validate({ ...values, rbac: { operators: [{ kind: 'ServiceAccount', name: 'x' }] } }), 'a ServiceAccount subject without namespace');
+  });
+
+  it("with its defaults, renders what deploy/base installs (same objects, rules and environment), each strictly valid", async () => {
+    const objects = await render();
+    assert.deepEqual(await strictProblems(objects), []);
+    // The release namespace is Helm's (--create-namespace); the operators' binding is named for its list.
+    const expected = base
+      .filter((o) => !(o.kind === 'Namespace' && o.metadata.name === 'kubeopera-core'))
+      .map((o) => (o.metadata.name === 'gitops-scaffolder-host-cluster-controller' ? 'ClusterRoleBinding -/gitops-scaffolder-operators' : label(o)));
+    assert.deepEqual(objects.map(label).sort(), expected.sort());
+    for (const o of base.filter((b) => b.kind === 'Role' || b.kind === 'ClusterRole')) {
+      assert.deepEqual(rulesOf(objects, o.kind, o.metadata.name), rulesOf(base, o.kind, o.metadata.name), label(o));
+    }
+    assert.deepEqual(envOf(objects), envOf(base));
+    assert.deepEqual(podOf(objects).containers[0]?.securityContext, podOf(base).containers[0]?.securityContext);
+    await assertServiceAccepts(envOf(objects));
+  });
+
+  it('with every option on (ServiceMonitor, Ingress, HTTPRoute, bindings, allow-lists), every object is strictly valid and the service accepts its environment', async () => {
+    const objects = await render({
+      metrics: { serviceMonitor: { enabled: true } },
+      ingress: { enabled: true, className: 'nginx', tlsSecretName: 'scaffolder-tls', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } },
+      httpRoute: { enabled: true },
+      rbac: { viewers: [{ kind: 'Group', name: 'platform-team', apiGroup: 'rbac.authorization.k8s.io' }], admins: [{ kind: 'User', name: 'alice@example.com', apiGroup: 'rbac.authorization.k8s.io' }] },
+      networkPolicy: { allowFromNamespaces: ['ingress-nginx'] },
+      allowedRepositoryUrls: ['https://git.example.net/platform/'],
+      auth: { allowedServiceAccounts: ['system:serviceaccount:kubeopera-core:*'] },
+      imagePullSecrets: [{ name: 'registry' }],
+    });
+    assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
+    for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute']) assert.ok(objects.some((o) => o.kind === kind), kind);
+    const config = await assertServiceAccepts(envOf(objects));
+    assert.equal(config.metricsPublic, true, 'the ServiceMonitor scrapes without a token');
+    assert.deepEqual(config.allowedRepositoryUrls, ['https://git.example.net/platform/']);
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'gitops-scaffolder') as unknown as { spec: { ingress: { from: unknown[] }[] } };
+    const from = JSON.stringify(policy.spec.ingress[0]?.from);
+    for (const ns of ['kubeopera-core', 'ingress-nginx', 'monitoring']) assert.ok(from.includes(`"${ns}"`), ns);
+    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name).sort();
+    assert.deepEqual(bindings, ['gitops-scaffolder-admins', 'gitops-scaffolder-auth-delegator', 'gitops-scaffolder-operators', 'gitops-scaffolder-viewers']);
+  });
+
+  it('refuses to render without the shared repository (required), and drops what is switched off', async () => {
+    await assert.rejects(render({ defaultGitopsRepoUrl: '' }), /defaultGitopsRepoUrl is required/);
+    const bare = await render({ rbac: { create: false, accessRoles: false }, networkPolicy: { enabled: false }, namespaces: { create: false } });
+    assert.deepEqual([...new Set(bare.map((o) => o.kind))].sort(), ['Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
+  });
+});
