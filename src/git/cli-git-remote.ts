@@ -16,6 +16,8 @@ import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemot
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from './repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
+import { interruptibleSleep } from '../kubernetes/interruptible-sleep.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 
 /** Dependencies of {@link CliGitRemote}. */
@@ -95,24 +97,6 @@ async function pathExists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolvePromise();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 interface WorkspaceState {
@@ -253,9 +237,22 @@ class CliGitWorkspace implements GitWorkspace {
       }
       const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
       logger.info({ branch, attempt, delayMs: delay }, 'push rejected by a concurrent push; rebasing');
-      await sleep(delay, signal);
+      await interruptibleSleep(delay, signal);
+      signal?.throwIfAborted();
       await this.rebaseOntoRemote(signal);
     }
+  }
+
+  pushBranch(branch: string, options: { readonly signal?: AbortSignal } = {}): Promise<PushResult> {
+    return pushReviewBranch(this, branch, options.signal);
+  }
+
+  syncTo(branch: string, options: { readonly signal?: AbortSignal } = {}): Promise<string> {
+    return syncToRemoteBranch(this, branch, options.signal);
+  }
+
+  fail(args: readonly string[], result: GitResult): Error {
+    return toGitError(args, result, this.secrets);
   }
 
   /** Fetches the branch and replays local commits on top; other clusters' commits touch other paths. */

@@ -1,0 +1,150 @@
+/**
+ * ForgeClient for GitHub (and GitHub Enterprise Server) through Octokit, with
+ * the throttling plugin (primary limits from `x-ratelimit-*`, secondary limits
+ * from a 403/429 with `retry-after`) and the retry plugin (5xx). Personal
+ * tokens and GitHub App installations (the app's key mints installation tokens
+ * and renews them before they expire) both work.
+ */
+import { createAppAuth } from '@octokit/auth-app';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { Octokit } from '@octokit/rest';
+import { AuthenticationError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-client.js';
+
+/** How the client authenticates. */
+export type GitHubAuth =
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'app'; readonly appId: string; readonly privateKey: string; readonly installationId: string };
+
+export interface GitHubForgeOptions {
+  /** e.g. `https://api.github.com` or `https://ghe.example.com/api/v3`. */
+  readonly apiUrl: string;
+  readonly owner: string;
+  readonly repo: string;
+  readonly auth: GitHubAuth;
+  readonly logger?: Logger;
+  /** How many times a rate-limited request is retried before the error surfaces. @default 5 */
+  readonly rateLimitRetries?: number;
+}
+
+const ThrottledOctokit = Octokit.plugin(throttling, retry);
+
+interface PullLike {
+  readonly number: number;
+  readonly html_url: string;
+  readonly state: string;
+  readonly merged?: boolean | null;
+  readonly merged_at?: string | null;
+  readonly merge_commit_sha?: string | null;
+  readonly mergeable?: boolean | null;
+  readonly mergeable_state?: string;
+  readonly head: { readonly sha: string };
+}
+
+function reviewOf(pull: PullLike): ReviewRequest {
+  const merged = pull.merged === true || Boolean(pull.merged_at);
+  return {
+    number: pull.number,
+    url: pull.html_url,
+    state: merged ? 'merged' : pull.state === 'closed' ? 'closed' : 'open',
+    headSha: pull.head.sha,
+    // "clean": no conflicts and every required check and review passed.
+    mergeable: pull.mergeable === true && pull.mergeable_state === 'clean',
+    ...(merged && pull.merge_commit_sha ? { mergeSha: pull.merge_commit_sha } : {}),
+  };
+}
+
+/** An Octokit error as the product's error; its message never holds the token. */
+function forgeError(error: unknown, what: string): Error {
+  const status = (error as { status?: number }).status;
+  const detail = `GitHub ${what} failed${status ? ` (HTTP ${status})` : ''}: ${(error as Error).message ?? String(error)}`;
+  if (status === 401) return new AuthenticationError(detail, { cause: error });
+  if (status === 403) return new ForbiddenError(detail, { cause: error });
+  if (status === 404) return new NotFoundError(detail, { cause: error });
+  if (status === 422) return new ValidationError(detail, { cause: error });
+  return new UnavailableError(detail, { cause: error });
+}
+
+export class GitHubForge implements ForgeClient {
+  readonly forge = 'github' as const;
+  private readonly octokit: InstanceType<typeof ThrottledOctokit>;
+  private readonly repoRef: { owner: string; repo: string };
+
+  constructor(options: GitHubForgeOptions) {
+    const logger = options.logger ?? silentLogger;
+    const retries = options.rateLimitRetries ?? 5;
+    this.repoRef = { owner: options.owner, repo: options.repo };
+    const onLimit = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
+      logger.warn({ event: 'forge_rate_limited', forge: 'github', kind, retry_after_s: retryAfter, attempt: retryCount + 1 }, `GitHub ${kind} rate limit on ${request.method} ${request.url}; retrying in ${retryAfter}s`);
+      return retryCount < retries;
+    };
+    this.octokit = new ThrottledOctokit({
+      baseUrl: options.apiUrl.replace(/\/+$/, ''),
+      userAgent: 'gitops-scaffolder',
+      ...(options.auth.kind === 'token'
+        ? { auth: options.auth.token }
+        : { authStrategy: createAppAuth, auth: { appId: options.auth.appId, privateKey: options.auth.privateKey, installationId: options.auth.installationId } }),
+      throttle: { onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
+      // Octokit logs through console by default; the run's logger has the events.
+      log: { debug: () => undefined, info: () => undefined, warn: (message: string) => logger.warn({ forge: 'github' }, message), error: (message: string) => logger.error({ forge: 'github' }, message) },
+    });
+  }
+
+  /** A token git can push with: the installation token for an app, else the personal token. */
+  async gitToken(): Promise<string> {
+    const auth = (await this.octokit.auth({ type: 'installation' })) as { token: string };
+    return auth.token;
+  }
+
+  private async call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw forgeError(error, what);
+    }
+  }
+
+  findOpen(head: string, base: string): Promise<ReviewRequest | undefined> {
+    return this.call('listing pull requests', async () => {
+      const { data } = await this.octokit.rest.pulls.list({ ...this.repoRef, state: 'open', head: `${this.repoRef.owner}:${head}`, base, per_page: 10 });
+      return data[0] ? reviewOf(data[0]) : undefined;
+    });
+  }
+
+  open(request: NewReviewRequest): Promise<ReviewRequest> {
+    return this.call('opening a pull request', async () => {
+      const { data } = await this.octokit.rest.pulls.create({ ...this.repoRef, head: request.head, base: request.base, title: request.title, body: request.body });
+      // Labels live on the pull request's issue.
+      if (request.labels.length > 0) await this.octokit.rest.issues.addLabels({ ...this.repoRef, issue_number: data.number, labels: [...request.labels] });
+      return reviewOf(data);
+    });
+  }
+
+  get(number: number): Promise<ReviewRequest> {
+    return this.call(`reading pull request #${number}`, async () => reviewOf((await this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number })).data));
+  }
+
+  async merge(number: number, headSha: string): Promise<boolean> {
+    try {
+      const { data } = await this.octokit.rest.pulls.merge({ ...this.repoRef, pull_number: number, sha: headSha, merge_method: 'merge' });
+      return data.merged;
+    } catch (error) {
+      // 405: not mergeable (yet); 409: the head moved. Both: look again later.
+      const status = (error as { status?: number }).status;
+      if (status === 405 || status === 409) return false;
+      throw forgeError(error, `merging pull request #${number}`);
+    }
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    try {
+      await this.octokit.rest.git.deleteRef({ ...this.repoRef, ref: `heads/${branch}` });
+    } catch (error) {
+      // 422 "Reference does not exist": the forge deleted it on merge.
+      if ((error as { status?: number }).status === 422) return;
+      throw forgeError(error, `deleting branch ${branch}`);
+    }
+  }
+}
