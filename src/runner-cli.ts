@@ -28,6 +28,7 @@ import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { readInputFile } from './read-input-file.js';
+import { DELIVERY_ENV, parseDeliverySettings, runnerDelivery } from './delivery/runner-delivery.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -67,6 +68,11 @@ interface RunnerFlags {
   controllerTimeout: string;
   registryAuth?: string;
   rotateCredentials: boolean;
+  delivery: string;
+  forge?: string;
+  forgeApiUrl?: string;
+  autoMerge: boolean;
+  mergePollInterval: string;
   logLevel: string;
 }
 
@@ -145,6 +151,12 @@ function program(env: NodeJS.ProcessEnv): Command {
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
+    .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
+    .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
+    .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
+    // Not .env(), for the reason given at --rotate-credentials.
+    .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))
+    .addOption(option('--merge-poll-interval <duration>', 'how often to look at an open request', 'SCAFFOLD_MERGE_POLL_INTERVAL', '15s'))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
     .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
     .action(async (flags: RunnerFlags) => {
@@ -187,7 +199,17 @@ function program(env: NodeJS.ProcessEnv): Command {
         );
         if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: CLUSTER_FLAGS[field] ?? field, message })));
         cluster = checked.cluster;
-        const credentials = await gitCredentialsFrom(env);
+        const deliverySettings = parseDeliverySettings(
+          { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
+          { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
+        );
+        const { delivery, credentials } = await runnerDelivery(deliverySettings, {
+          repositoryUrl: flags.repoUrl,
+          credentials: await gitCredentialsFrom(env),
+          readSecret: (name) => fromEnvOrFile(env, name),
+          logger,
+          pollIntervalMs: parseDuration(flags.mergePollInterval, '--merge-poll-interval'),
+        });
         const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
         // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
         // local executor does the same: abort the step in flight (git, the wait) so
@@ -200,6 +222,7 @@ function program(env: NodeJS.ProcessEnv): Command {
           {
             git: new CliGitRemote({ logger }),
             logger,
+            delivery,
             verify: verifierFor(createWorkTreeVerifier()),
             ...(certificates ? { certificates } : {}),
           },

@@ -1,18 +1,15 @@
 /**
- * Builds a run's delivery from its settings: `push`, or `pull_request` through
- * the forge that hosts the repository. Which repository the forge calls it and
- * where its API lives follow from the repository URL unless `api_url` says.
+ * The forge client for a run's repository: which repository the forge calls it
+ * and where its API lives follow from the repository URL unless `api_url` says.
  */
 import { ValidationError } from '../errors.js';
 import { isLoopbackHost, parseRepositoryUrl } from '../git/repository-url.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { DeliveryMode, PassDelivery } from './delivery.js';
+import type { DeliveryMode } from './delivery.js';
 import type { ForgeClient, ForgeName } from './forge-client.js';
 import { GiteaForge } from './gitea-forge.js';
 import { type GitHubAuth, GitHubForge } from './github-forge.js';
 import { GitLabForge } from './gitlab-forge.js';
-import { PullRequestDelivery } from './pull-request-delivery.js';
-import { pushDelivery } from './push-delivery.js';
 
 /** A run's delivery settings, as the request and the runner flags give them. */
 export interface DeliverySettings {
@@ -84,29 +81,4 @@ export function createForgeClient(options: ForgeClientOptions): ForgeClient {
   if (options.auth.kind !== 'token') throw new ValidationError([{ field: 'delivery.forge', message: 'GitHub App credentials only work with forge "github"' }]);
   if (options.forge === 'gitlab') return new GitLabForge({ apiUrl, projectPath: path, token: options.auth.token, logger });
   return new GiteaForge({ apiUrl, owner, repo, token: options.auth.token, logger });
-}
-
-export interface CreateDeliveryOptions {
-  readonly repositoryUrl: string;
-  /** Absent in push mode; needed for pull_request. */
-  readonly auth?: ForgeAuth;
-  readonly logger?: Logger;
-  /** @default 15000 */
-  readonly pollIntervalMs?: number;
-}
-
-/** The delivery for `settings`. @throws ValidationError for a pull_request mode it cannot carry out */
-export function createDelivery(settings: DeliverySettings, options: CreateDeliveryOptions): PassDelivery {
-  if (settings.mode === 'push') return pushDelivery;
-  if (settings.forge === undefined) throw new ValidationError([{ field: 'delivery.forge', message: 'is required in pull_request mode: github, gitlab or gitea' }]);
-  if (options.auth === undefined) {
-    throw new ValidationError([{ field: 'delivery', message: 'pull_request mode needs a token for the forge (the repository token) or a GitHub App' }]);
-  }
-  const forge = createForgeClient({ forge: settings.forge, repositoryUrl: options.repositoryUrl, auth: options.auth, ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}), ...(options.logger ? { logger: options.logger } : {}) });
-  return new PullRequestDelivery({
-    forge,
-    autoMerge: settings.autoMerge ?? false,
-    ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
 }

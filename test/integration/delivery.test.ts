@@ -21,8 +21,8 @@ import { packageVersion, platformDir } from '../../src/package-paths.js';
 import { runScaffold, StepError, type ScaffoldRunDeps } from '../../src/runner/run-scaffold.js';
 import { createTestCertificate, type TestCertificate } from '../../src/sealing/test-certificate.js';
 import { type ForgeDouble, startForgeDouble } from '../support/forge-double.js';
-import { type GitDaemon, startGitDaemon } from '../support/git-server.js';
-import { type CapturingLogger, capturingLogger, commitsOf, eventually, git, sealedSecretsIn, treeAt } from '../support/runner.js';
+import { type GitDaemon, type GitHttpServer, startGitDaemon, startGitHttpServer } from '../support/git-server.js';
+import { type CapturingLogger, capturingLogger, commitsOf, describeOutcome, eventually, git, runRunner, sealedSecretsIn, treeAt } from '../support/runner.js';
 
 const CLUSTER: ClusterSpec = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const OWNER = 'acme';
@@ -41,6 +41,8 @@ let scratch: string;
 let served: string;
 let seedRepo: string;
 let daemon: GitDaemon;
+/** The same repositories over smart HTTP, for the runner CLI: its token needs an http(s) remote. */
+let http: GitHttpServer;
 let certificate: TestCertificate;
 let repoCount = 0;
 const doubles: ForgeDouble[] = [];
@@ -92,12 +94,14 @@ before(async () => {
   seedRepo = join(scratch, 'seed.git');
   await ensureSeededBareRepository(seedRepo, platformDir());
   daemon = await startGitDaemon({ baseDir: served });
+  http = await startGitHttpServer({ baseDir: served, username: 'x-access-token', password: TOKEN });
   certificate = createTestCertificate();
 });
 
 after(async () => {
   await Promise.all(doubles.map((d) => d.stop()));
   await daemon?.stop();
+  await http?.stop();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -244,3 +248,47 @@ for (const forge of ['gitlab', 'gitea'] as const) {
     });
   });
 }
+
+describe('the runner CLI', () => {
+  async function cli(remote: Remote, args: readonly string[]) {
+    const certFile = join(scratch, 'cert.pem');
+    await writeFile(certFile, certificate.certificatePem);
+    const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+    const repoUrl = http.url(`${OWNER}/${remote.name}.git`);
+    return runRunner({
+      args: ['--repo-url', repoUrl, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--cert', certFile, '--result-file', resultFile, ...args],
+      env: { SCAFFOLD_GIT_TOKEN: TOKEN, TMPDIR: scratch },
+      resultFile,
+    });
+  }
+
+  it('delivers through GitHub pull requests with --delivery pull_request --auto-merge', async () => {
+    const remote = await newRemote();
+    const double = await forgeFor('github', remote);
+    const outcome = await cli(remote, ['--delivery', 'pull_request', '--forge', 'github', '--forge-api-url', double.apiUrl, '--auto-merge', '--merge-poll-interval', '100ms']);
+    assert.equal(outcome.code, 0, describeOutcome(outcome));
+    assert.deepEqual(outcome.result?.commits, [
+      { pass: 'infrastructure', sha: double.pulls[0]?.mergeSha },
+      { pass: 'all', sha: double.pulls[1]?.mergeSha },
+    ]);
+    const merged = outcome.events.filter((e) => e.event === 'review_request' && e.action === 'merged').map((e) => e.url);
+    assert.equal(merged.length, 2);
+    assert.ok(!outcome.stdout.includes(TOKEN) && !outcome.stderr.includes(TOKEN), 'the token is never printed');
+  });
+
+  it('fails a direct push to a protected main with a result that points at pull_request mode', async () => {
+    const remote = await newRemote();
+    const outcome = await cli(remote, []);
+    assert.equal(outcome.code, 1, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'failed');
+    assert.equal(outcome.result?.step, 3);
+    assert.match(outcome.result?.message ?? '', /refused a direct push to main, which is protected .*delivery\.mode "pull_request" \(runner: --delivery pull_request\)/s);
+  });
+
+  it('refuses pull_request without a forge before cloning anything', async () => {
+    const remote = await newRemote();
+    const outcome = await cli(remote, ['--delivery', 'pull_request']);
+    assert.equal(outcome.code, 2, describeOutcome(outcome));
+    assert.match(outcome.result?.message ?? '', /--forge: is required with pull_request/);
+  });
+});
