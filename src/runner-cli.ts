@@ -28,7 +28,8 @@ import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { readInputFile } from './read-input-file.js';
-import { DELIVERY_ENV, parseDeliverySettings, runnerDelivery } from './delivery/runner-delivery.js';
+import { runnerDelivery } from './delivery/runner-delivery.js';
+import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {

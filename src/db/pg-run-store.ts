@@ -7,6 +7,7 @@
  */
 import { ConflictError, NotFoundError, UnavailableError, ValidationError, isAppError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
 import { ACTIVE_STATUSES, canTransition, type RunCommit, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
 import { migrate } from './migrate.js';
@@ -61,7 +62,7 @@ const NOW = `date_trunc('milliseconds', now())`;
 
 const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at`;
+  created_at, updated_at, started_at, finished_at, delivery`;
 
 interface RunRow {
   id: string;
@@ -88,6 +89,7 @@ interface RunRow {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  delivery: DeliverySettings | null;
 }
 
 /** Scaffold runs and their logs in PostgreSQL or PGlite. */
@@ -134,12 +136,13 @@ export class PgRunStore implements RunStore {
       const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
            status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
-           cluster_role, cluster_infra_provider, cluster_dns_provider)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13)
+           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb)
          RETURNING created_at`,
         [
           run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy,
           run.cluster.role ?? null, run.cluster.infra_provider ?? null, run.cluster.dns_provider ?? null,
+          run.delivery ? JSON.stringify(run.delivery) : null,
         ],
       );
       const createdAt = firstRow(rows).created_at;
@@ -160,6 +163,7 @@ export class PgRunStore implements RunStore {
         updatedAt: new Date(createdAt.getTime()),
         createdBy: run.createdBy,
         sealing: run.sealing,
+        ...(run.delivery ? { delivery: run.delivery } : {}),
       };
     } catch (error) {
       if (codeOf(error) !== '23505') throw translate(error);
@@ -372,6 +376,7 @@ function runOf(row: RunRow): ScaffoldRun {
     ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
     createdBy: row.created_by,
     sealing: row.sealing,
+    ...(row.delivery !== null ? { delivery: row.delivery } : {}),
   };
 }
 

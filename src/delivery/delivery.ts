@@ -5,9 +5,21 @@
  */
 import type { RenderPass } from '../gitops/render-cluster.js';
 import type { GitWorkspace } from '../runner/ports.js';
+import type { ForgeName } from './forge-client.js';
 
 export const DELIVERY_MODES = ['push', 'pull_request'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
+/** A run's delivery settings, as the request and the runner flags give them. Absent: push. */
+export interface DeliverySettings {
+  readonly mode: DeliveryMode;
+  /** @default false */
+  readonly autoMerge?: boolean;
+  /** Needed in pull_request mode. */
+  readonly forge?: ForgeName;
+  /** The forge's API; derived from the repository URL's host when absent. */
+  readonly apiUrl?: string;
+}
 
 /** What a pass changed, for the request's description. */
 export interface PassSummary {

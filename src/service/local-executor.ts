@@ -12,6 +12,7 @@ import { UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import type { RunCommit, RunResult, RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import { deliveryEnv } from '../delivery/delivery-settings.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {
@@ -310,6 +311,7 @@ function runnerEnv(run: ScaffoldRun, secrets: RunSecrets, resultFile: string): R
     ...(run.cluster.infra_provider !== undefined ? { SCAFFOLD_INFRA_PROVIDER: run.cluster.infra_provider } : {}),
     ...(run.cluster.dns_provider !== undefined ? { SCAFFOLD_DNS_PROVIDER: run.cluster.dns_provider } : {}),
   };
+  Object.assign(env, deliveryEnv(run.delivery));
   if (secrets.repositoryCredentials !== undefined) {
     env.SCAFFOLD_GIT_TOKEN = secrets.repositoryCredentials.token;
     if (secrets.repositoryCredentials.username !== undefined) env.SCAFFOLD_GIT_USERNAME = secrets.repositoryCredentials.username;
