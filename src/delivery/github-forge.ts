@@ -87,6 +87,8 @@ export class GitHubForge implements ForgeClient {
         ? { auth: options.auth.token }
         : { authStrategy: createAppAuth, auth: { appId: options.auth.appId, privateKey: options.auth.privateKey, installationId: options.auth.installationId } }),
       throttle: { onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
+      // 405 (not mergeable yet) and 409 (head moved) are answers, not faults: the poll asks again.
+      retry: { doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
       // Octokit logs through console by default; the run's logger has the events.
       log: { debug: () => undefined, info: () => undefined, warn: (message: string) => logger.warn({ forge: 'github' }, message), error: (message: string) => logger.error({ forge: 'github' }, message) },
     });
