@@ -227,6 +227,20 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     assert.equal(warning?.fields.retry_after_s, 1);
     assert.ok(!logger.text().includes(TOKEN), 'the token is never logged');
   });
+
+  it('waits for x-ratelimit-reset when the primary budget is spent', async () => {
+    const remote = await newRemote();
+    const double = await forgeFor('github', remote);
+    double.rateLimitNext(1, 1, 'primary');
+    const logger = capturingLogger();
+    await run(remote, { logger, delivery: deliveryFor('github', double, remote, logger, true) }, 'pr-primary');
+    const [limited, retried] = double.calls as [(typeof double.calls)[0], (typeof double.calls)[0]];
+    assert.equal(limited!.status, 403);
+    assert.equal(retried!.path, limited!.path);
+    assert.ok(retried!.at - limited!.at >= 1000, `waited ${retried!.at - limited!.at} ms for the reset`);
+    assert.equal(logger.lines.find((l) => l.fields.event === 'forge_rate_limited')?.fields.kind, 'primary');
+    assert.ok(double.pulls.every((p) => p.merged));
+  });
 });
 
 for (const forge of ['gitlab', 'gitea'] as const) {

@@ -45,8 +45,12 @@ export interface ForgeDouble {
   readonly pulls: DoublePull[];
   /** Called (not awaited by the client) each time a request is opened. */
   onOpened: (pull: DoublePull) => void;
-  /** The next `count` API calls get GitHub's secondary rate limit (403, `retry-after`), GitLab's or Gitea's 429. */
-  rateLimitNext(retryAfterSeconds: number, count?: number): void;
+  /**
+   * The next `count` API calls are throttled: GitHub's secondary limit (403 with
+   * `retry-after`) or, with `primary`, its spent budget (403, `x-ratelimit-remaining: 0`
+   * and `x-ratelimit-reset` that many seconds ahead); GitLab's and Gitea's 429.
+   */
+  rateLimitNext(retryAfterSeconds: number, count?: number, kind?: 'secondary' | 'primary'): void;
   /** Merges as a reviewer pressing the button would. */
   merge(number: number): Promise<void>;
   /** Closes without merging. */
@@ -120,7 +124,7 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
   const { forge, repoDir } = options;
   const calls: RecordedCall[] = [];
   const pulls: DoublePull[] = [];
-  let limited: { count: number; retryAfter: number } | undefined;
+  let limited: { count: number; retryAfter: number; kind: 'secondary' | 'primary' } | undefined;
   /** GitHub's primary budget, counted down by every call and reported in the headers. */
   let remaining = 5000;
   const resetAt = Math.floor(Date.now() / 1000) + 3600;
@@ -149,8 +153,8 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
     calls,
     pulls,
     onOpened: () => undefined,
-    rateLimitNext(retryAfter, count = 1) {
-      limited = { count, retryAfter };
+    rateLimitNext(retryAfter, count = 1, kind = 'secondary') {
+      limited = { count, retryAfter, kind };
     },
     async merge(number) {
       const pull = pulls.find((p) => p.number === number);
@@ -187,6 +191,14 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
     if (limited && limited.count > 0) {
       limited.count -= 1;
       const headers = { 'retry-after': String(limited.retryAfter) };
+      if (forge === 'github' && limited.kind === 'primary') {
+        const reset = String(Math.floor(Date.now() / 1000) + limited.retryAfter);
+        return {
+          status: 403,
+          headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
+          body: { message: 'API rate limit exceeded for installation ID 1.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
+        };
+      }
       if (forge === 'github') {
         return {
           status: 403,
