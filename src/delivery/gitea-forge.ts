@@ -2,9 +2,9 @@
  * ForgeClient for Gitea (and Forgejo) over its v1 REST API with fetch: no
  * maintained client library covers it, and delivery needs six endpoints.
  */
-import { AuthenticationError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-client.js';
+import { callForge, forgeErrorOf } from './forge-error.js';
 import { rateLimitedFetch } from './rate-limited-fetch.js';
 
 export interface GiteaForgeOptions {
@@ -51,6 +51,10 @@ class GiteaHttpError extends Error {
   }
 }
 
+function statusOf(error: unknown): number | undefined {
+  return error instanceof GiteaHttpError ? error.status : undefined;
+}
+
 export class GiteaForge implements ForgeClient {
   readonly forge = 'gitea' as const;
   private readonly logger: Logger;
@@ -84,18 +88,8 @@ export class GiteaForge implements ForgeClient {
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  private async call<T>(what: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      const status = error instanceof GiteaHttpError ? error.status : undefined;
-      const detail = `Gitea ${what} failed${status ? ` (HTTP ${status})` : ''}: ${(error as Error).message}`;
-      if (status === 401) throw new AuthenticationError(detail, { cause: error });
-      if (status === 403) throw new ForbiddenError(detail, { cause: error });
-      if (status === 404) throw new NotFoundError(detail, { cause: error });
-      if (status === 409 || status === 422) throw new ValidationError(detail, { cause: error });
-      throw new UnavailableError(detail, { cause: error });
-    }
+  private call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return callForge('Gitea', what, statusOf, work);
   }
 
   findOpen(head: string, base: string): Promise<ReviewRequest | undefined> {
@@ -130,7 +124,7 @@ export class GiteaForge implements ForgeClient {
     } catch (error) {
       // 405: not mergeable (yet); 409: the head moved or conflicts.
       if (error instanceof GiteaHttpError && (error.status === 405 || error.status === 409)) return false;
-      return this.call(`merging pull request #${number}`, () => Promise.reject(error));
+      throw forgeErrorOf('Gitea', `merging pull request #${number}`, statusOf(error), error);
     }
   }
 
@@ -139,7 +133,7 @@ export class GiteaForge implements ForgeClient {
       await this.request('DELETE', `/branches/${encodeURIComponent(branch)}`);
     } catch (error) {
       if (error instanceof GiteaHttpError && error.status === 404) return;
-      await this.call(`deleting branch ${branch}`, () => Promise.reject(error));
+      throw forgeErrorOf('Gitea', `deleting branch ${branch}`, statusOf(error), error);
     }
   }
 }

@@ -9,9 +9,9 @@ import { createAppAuth } from '@octokit/auth-app';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { AuthenticationError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-client.js';
+import { callForge, forgeErrorOf } from './forge-error.js';
 
 /** How the client authenticates. */
 export type GitHubAuth =
@@ -56,15 +56,9 @@ function reviewOf(pull: PullLike): ReviewRequest {
   };
 }
 
-/** An Octokit error as the product's error; its message never holds the token. */
-function forgeError(error: unknown, what: string): Error {
-  const status = (error as { status?: number }).status;
-  const detail = `GitHub ${what} failed${status ? ` (HTTP ${status})` : ''}: ${(error as Error).message ?? String(error)}`;
-  if (status === 401) return new AuthenticationError(detail, { cause: error });
-  if (status === 403) return new ForbiddenError(detail, { cause: error });
-  if (status === 404) return new NotFoundError(detail, { cause: error });
-  if (status === 422) return new ValidationError(detail, { cause: error });
-  return new UnavailableError(detail, { cause: error });
+/** Octokit's RequestError carries the HTTP status; its message never holds the token. */
+function statusOf(error: unknown): number | undefined {
+  return (error as { status?: number }).status;
 }
 
 export class GitHubForge implements ForgeClient {
@@ -100,12 +94,8 @@ export class GitHubForge implements ForgeClient {
     return auth.token;
   }
 
-  private async call<T>(what: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      throw forgeError(error, what);
-    }
+  private call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return callForge('GitHub', what, statusOf, work);
   }
 
   findOpen(head: string, base: string): Promise<ReviewRequest | undefined> {
@@ -134,9 +124,9 @@ export class GitHubForge implements ForgeClient {
       return data.merged;
     } catch (error) {
       // 405: not mergeable (yet); 409: the head moved. Both: look again later.
-      const status = (error as { status?: number }).status;
+      const status = statusOf(error);
       if (status === 405 || status === 409) return false;
-      throw forgeError(error, `merging pull request #${number}`);
+      throw forgeErrorOf('GitHub', `merging pull request #${number}`, status, error);
     }
   }
 
@@ -145,8 +135,8 @@ export class GitHubForge implements ForgeClient {
       await this.octokit.rest.git.deleteRef({ ...this.repoRef, ref: `heads/${branch}` });
     } catch (error) {
       // 422 "Reference does not exist": the forge deleted it on merge.
-      if ((error as { status?: number }).status === 422) return;
-      throw forgeError(error, `deleting branch ${branch}`);
+      if (statusOf(error) === 422) return;
+      throw forgeErrorOf('GitHub', `deleting branch ${branch}`, statusOf(error), error);
     }
   }
 }

@@ -5,9 +5,9 @@
  */
 import { Gitlab } from '@gitbeaker/rest';
 import { createRequesterFn, getMatchingRateLimiter, GitbeakerRequestError, type RateLimiters } from '@gitbeaker/requester-utils';
-import { AuthenticationError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-client.js';
+import { callForge, forgeErrorOf } from './forge-error.js';
 import { rateLimitedFetch } from './rate-limited-fetch.js';
 
 export interface GitLabForgeOptions {
@@ -47,16 +47,6 @@ function statusOf(error: unknown): number | undefined {
   return cause?.response?.status;
 }
 
-function forgeError(error: unknown, what: string): Error {
-  const status = statusOf(error);
-  const detail = `GitLab ${what} failed${status ? ` (HTTP ${status})` : ''}: ${(error as Error).message ?? String(error)}`;
-  if (status === 401) return new AuthenticationError(detail, { cause: error });
-  if (status === 403) return new ForbiddenError(detail, { cause: error });
-  if (status === 404) return new NotFoundError(detail, { cause: error });
-  if (status === 400 || status === 422) return new ValidationError(detail, { cause: error });
-  return new UnavailableError(detail, { cause: error });
-}
-
 /** gitbeaker's request handler contract, with rate limits honoured. */
 function requesterFor(logger: Logger) {
   return createRequesterFn(
@@ -90,12 +80,8 @@ export class GitLabForge implements ForgeClient {
     this.api = new Gitlab({ host: options.apiUrl.replace(/\/+$/, ''), token: options.token, requesterFn: requesterFor(options.logger ?? silentLogger) });
   }
 
-  private async call<T>(what: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      throw forgeError(error, what);
-    }
+  private call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return callForge('GitLab', what, statusOf, work);
   }
 
   findOpen(head: string, base: string): Promise<ReviewRequest | undefined> {
@@ -122,7 +108,7 @@ export class GitLabForge implements ForgeClient {
       // 405/422: not mergeable (yet); 409: the head moved.
       const status = statusOf(error);
       if (status === 405 || status === 409 || status === 422) return false;
-      throw forgeError(error, `merging merge request !${number}`);
+      throw forgeErrorOf('GitLab', `merging merge request !${number}`, status, error);
     }
   }
 
@@ -131,7 +117,7 @@ export class GitLabForge implements ForgeClient {
       await this.api.Branches.remove(this.project, branch);
     } catch (error) {
       if (statusOf(error) === 404) return;
-      throw forgeError(error, `deleting branch ${branch}`);
+      throw forgeErrorOf('GitLab', `deleting branch ${branch}`, statusOf(error), error);
     }
   }
 }
