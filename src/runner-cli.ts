@@ -35,6 +35,8 @@ import { requiredFlagsHelp } from './cli/required-flags-help.js';
 import { terminalOutput } from './cli/terse-run-output.js';
 import { readInputFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
+import { runnerDelivery } from './delivery/runner-delivery.js';
+import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -71,6 +73,11 @@ interface RunnerFlags {
   rotateOnly?: string;
   waitReady: boolean;
   readyTimeout: string;
+  delivery: string;
+  forge?: string;
+  forgeApiUrl?: string;
+  autoMerge: boolean;
+  mergePollInterval: string;
   logLevel: string;
 }
 
@@ -182,6 +189,12 @@ function program(env: NodeJS.ProcessEnv): Command {
     // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
     .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', 'SCAFFOLD_READY_TIMEOUT', '15m'))
+    .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
+    .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
+    .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
+    // Not .env(), for the reason given at --rotate-credentials.
+    .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))
+    .addOption(option('--merge-poll-interval <duration>', 'how often to look at an open request', 'SCAFFOLD_MERGE_POLL_INTERVAL', '15s'))
     .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
     .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', 'SCAFFOLD_WORK_DIR'))
     .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
@@ -244,7 +257,17 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     );
     if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
     cluster = checked.cluster;
-    const credentials = await gitCredentialsFrom(env);
+    const deliverySettings = parseDeliverySettings(
+      { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
+      { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
+    );
+    const { delivery, credentials } = await runnerDelivery(deliverySettings, {
+      repositoryUrl: flags.repoUrl,
+      credentials: await gitCredentialsFrom(env),
+      readSecret: (name) => fromEnvOrFile(env, name),
+      logger,
+      pollIntervalMs: parseDuration(flags.mergePollInterval, '--merge-poll-interval'),
+    });
     const workRoot = flags.workDir;
     if (workRoot) await mkdir(workRoot, { recursive: true, mode: 0o700 });
     const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
@@ -260,6 +283,7 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
         // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
         git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
         logger,
+        delivery,
         verify: verifierFor(createWorkTreeVerifier()),
         ...(certificates ? { certificates } : {}),
         ...(workRoot ? { workRoot } : {}),

@@ -55,6 +55,8 @@ class FakeGit implements GitRemote {
       lastCommitTouching: async () => SHA,
       commit: async () => undefined,
       push: async () => ({ sha: SHA, attempts: 1 }),
+      pushBranch: async () => ({ sha: SHA, attempts: 1 }),
+      syncTo: async () => SHA,
       dispose: async () => undefined,
     };
   }

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { silentLogger, type Logger } from '../logger.js';
 import { initMigration } from './migrations/0001-init.js';
 import { clusterAttributesMigration } from './migrations/0002-cluster-attributes.js';
+import { deliveryMigration } from './migrations/0003-delivery.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -29,7 +30,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

@@ -105,12 +105,13 @@ export class PgRunStore implements RunStore {
       const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
            status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
-           cluster_role, cluster_infra_provider, cluster_dns_provider)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13)
+           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb)
          RETURNING created_at`,
         [
           run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy,
           run.cluster.role ?? null, run.cluster.infra_provider ?? null, run.cluster.dns_provider ?? null,
+          run.delivery ? JSON.stringify(run.delivery) : null,
         ],
       );
       const createdAt = firstRow(rows).created_at;
@@ -131,6 +132,7 @@ export class PgRunStore implements RunStore {
         updatedAt: new Date(createdAt.getTime()),
         createdBy: run.createdBy,
         sealing: run.sealing,
+        ...(run.delivery ? { delivery: run.delivery } : {}),
       };
     } catch (error) {
       if (codeOf(error) !== '23505') throw translatePgError(error);

@@ -2,12 +2,13 @@
  * A `scaffold_runs` row and the run it stands for: the columns read, the mapping
  * both ways, the list cursor, and text PostgreSQL can store.
  */
+import type { DeliverySettings } from '../delivery/delivery.js';
 import { ValidationError } from '../errors.js';
 import type { RunCommit, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at`;
+  created_at, updated_at, started_at, finished_at, delivery`;
 
 export interface RunRow {
   id: string;
@@ -34,6 +35,7 @@ export interface RunRow {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  delivery: DeliverySettings | null;
 }
 
 // Optional attributes are absent rather than undefined-valued, so runs compare
@@ -78,6 +80,7 @@ export function runOf(row: RunRow): ScaffoldRun {
     ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
     createdBy: row.created_by,
     sealing: row.sealing,
+    ...(row.delivery !== null ? { delivery: row.delivery } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemot
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 
@@ -244,6 +245,18 @@ class CliGitWorkspace implements GitWorkspace {
       signal?.throwIfAborted();
       await this.rebaseOntoRemote(signal);
     }
+  }
+
+  pushBranch(branch: string, options: { readonly signal?: AbortSignal } = {}): Promise<PushResult> {
+    return pushReviewBranch(this, branch, options.signal);
+  }
+
+  syncTo(branch: string, options: { readonly signal?: AbortSignal } = {}): Promise<string> {
+    return syncToRemoteBranch(this, branch, options.signal);
+  }
+
+  fail(args: readonly string[], result: GitResult): Error {
+    return toGitError(args, result, this.secrets);
   }
 
   /** Fetches the branch and replays local commits on top; other clusters' commits touch other paths. */

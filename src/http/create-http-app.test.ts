@@ -653,6 +653,53 @@ describe('createHttpApp', () => {
     });
   });
 
+  describe('delivery', () => {
+    let h: Harness;
+    before(async () => {
+      h = await harness();
+    });
+    after(async () => {
+      await h.close();
+    });
+    const repository = { url: 'https://github.com/acme/platform.git', credentials: { token: SECRET } };
+
+    it('stores pull_request delivery with the run, shows it, starts the runner with it and keeps it on retry', async () => {
+      const delivery = { mode: 'pull_request', forge: 'github', auto_merge: true };
+      const response = await post(h.app, { ...validBody(), repository, delivery });
+      assert.equal(response.statusCode, 202, response.body);
+      const run = (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${response.json().id}`, headers: AUTH })).json();
+      assert.deepEqual(run.delivery, { mode: 'pull_request', auto_merge: true, forge: 'github' });
+      assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
+
+      await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${run.id}/cancel`, headers: AUTH });
+      const retried = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${run.id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(retried.statusCode, 202, retried.body);
+      assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
+    });
+
+    it('shows push for a run that did not ask for a delivery', async () => {
+      const response = await post(h.app, validBody());
+      const run = (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${response.json().id}`, headers: AUTH })).json();
+      assert.deepEqual(run.delivery, { mode: 'push', auto_merge: false });
+    });
+
+    for (const [what, delivery, url, field] of [
+      ['pull_request without a forge', { mode: 'pull_request' }, repository.url, 'delivery.forge'],
+      ['an unknown forge', { mode: 'pull_request', forge: 'bitbucket' }, repository.url, 'delivery.forge'],
+      ['an unknown mode', { mode: 'email' }, repository.url, 'delivery.mode'],
+      ['a plain-http api_url', { mode: 'pull_request', forge: 'gitea', api_url: 'http://gitea.example.net/api/v1' }, repository.url, 'delivery.api_url'],
+      ['a repository URL naming no owner', { mode: 'pull_request', forge: 'gitlab' }, 'https://gitlab.example.net/platform.git', 'repository.url'],
+    ] as const) {
+      it(`refuses ${what} with 400 naming ${field}, starting nothing`, async () => {
+        const starts = h.executor.starts.length;
+        const response = await post(h.app, { ...validBody(), repository: { ...repository, url }, delivery });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.ok(response.json().error.fields.some((f: { field: string }) => f.field === field), response.body);
+        assert.equal(h.executor.starts.length, starts);
+      });
+    }
+  });
+
   describe('API description', () => {
     it('serves /openapi.json and the rendered /docs without a token (they hold no data), in our error format when missing', async () => {
       const h = await harness({});

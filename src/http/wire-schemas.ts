@@ -86,6 +86,16 @@ export const readyTimeoutSchema = z
   .min(10, 'must be at least 10')
   .max(7200, 'must be at most 7200')
   .describe('How long wait_for_ready waits, in seconds. Default: 900.');
+// Shape only: the rules (a forge for pull_request, an https api_url) are the runner's, checked once in the service (delivery/delivery-settings.ts).
+export const deliverySchema = z
+  .object({
+    mode: z.enum(['push', 'pull_request'], { error: 'must be push or pull_request' }).describe('push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.'),
+    auto_merge: z.boolean({ error: 'must be true or false' }).optional().describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
+    forge: z.enum(['github', 'gitlab', 'gitea'], { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
+    api_url: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional().describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
+  })
+  .strict()
+  .describe('How the two passes reach the branch. The forge API is called with repository.credentials.token (or the runner\'s GitHub App).');
 
 export const scaffoldRequestSchema = z
   .object({
@@ -105,6 +115,7 @@ export const scaffoldRequestSchema = z
     registry_pull_secret: registryPullSecretSchema.optional(),
     wait_for_ready: waitForReadySchema.optional(),
     ready_timeout_seconds: readyTimeoutSchema.optional(),
+    delivery: deliverySchema.optional(),
   })
   .strict()
   .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');
@@ -208,6 +219,9 @@ export const runViewSchema = z.object({
   commits: z.array(z.object({ pass: z.enum(['infrastructure', 'all']), sha: z.string() })),
   attempt: z.number().int(),
   sealing: z.enum(['certificate', 'kubeconfig']),
+  delivery: z
+    .object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() })
+    .describe('How the passes reach the branch.'),
   created_by: z.string(),
   created_at: z.string(),
   updated_at: z.string(),

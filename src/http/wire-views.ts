@@ -19,6 +19,16 @@ export function toScaffoldRequest(body: WireRequest): ScaffoldRequest {
     ...(repository?.url === undefined && repository?.branch === undefined
       ? {}
       : { repository: { ...(repository.url === undefined ? {} : { url: repository.url }), ...(repository.branch === undefined ? {} : { branch: repository.branch }) } }),
+    ...(body.delivery === undefined
+      ? {}
+      : {
+          delivery: {
+            mode: body.delivery.mode,
+            ...(body.delivery.auto_merge === undefined ? {} : { autoMerge: body.delivery.auto_merge }),
+            ...(body.delivery.forge === undefined ? {} : { forge: body.delivery.forge }),
+            ...(body.delivery.api_url === undefined ? {} : { apiUrl: body.delivery.api_url }),
+          },
+        }),
     secrets: secretsOf(body),
   };
 }
@@ -55,6 +65,12 @@ export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
     commits: run.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
     attempt: run.attempt,
     sealing: run.sealing,
+    delivery: {
+      mode: run.delivery?.mode ?? 'push',
+      auto_merge: run.delivery?.autoMerge ?? false,
+      ...(run.delivery?.forge ? { forge: run.delivery.forge } : {}),
+      ...(run.delivery?.apiUrl ? { api_url: run.delivery.apiUrl } : {}),
+    },
     created_by: run.createdBy,
     created_at: run.createdAt.toISOString(),
     updated_at: run.updatedAt.toISOString(),

@@ -213,6 +213,16 @@ describe('KubeJobExecutor', () => {
       assert.equal(env['SCAFFOLD_GIT_TOKEN_FILE'], undefined, 'no file env for a credential that was not given');
     });
 
+    it('tells the runner how to deliver: the SCAFFOLD_DELIVERY variables for pull_request, none for push', async () => {
+      const run = runOf({ delivery: { mode: 'pull_request', forge: 'gitlab', autoMerge: true, apiUrl: 'https://gitlab.example.net' } });
+      await executor.start(run, SECRETS);
+      const env = Object.fromEntries((container(double.getObject('jobs', NS, `scaffold-${run.id}`) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_DELIVERY'], 'pull_request');
+      assert.equal(env['SCAFFOLD_FORGE'], 'gitlab');
+      assert.equal(env['SCAFFOLD_FORGE_API_URL'], 'https://gitlab.example.net');
+      assert.equal(env['SCAFFOLD_AUTO_MERGE'], 'true');
+    });
+
     it('is idempotent: a second start returns the existing Job', async () => {
       const run = runOf();
       const first = await executor.start(run, SECRETS);

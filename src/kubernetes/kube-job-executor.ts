@@ -36,6 +36,7 @@ import { runOptionsEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
+import { deliveryEnv } from '../delivery/delivery-settings.js';
 
 /** What KubeJobExecutor needs. */
 export interface KubeJobExecutorDeps {
@@ -419,6 +420,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       ...(run.cluster.role !== undefined ? [{ name: 'SCAFFOLD_ROLE', value: run.cluster.role }] : []),
       ...(run.cluster.infra_provider !== undefined ? [{ name: 'SCAFFOLD_INFRA_PROVIDER', value: run.cluster.infra_provider }] : []),
       ...(run.cluster.dns_provider !== undefined ? [{ name: 'SCAFFOLD_DNS_PROVIDER', value: run.cluster.dns_provider }] : []),
+      ...Object.entries(deliveryEnv(run.delivery)).map(([name, value]) => ({ name, value })),
       // The root filesystem is read-only: git and friends write their config under HOME.
       { name: 'HOME', value: '/tmp' },
     ];

@@ -75,6 +75,13 @@ export interface GitWorkspace {
    * @throws UnavailableError when the remote cannot be reached or attempts run out
    */
   push(options?: { readonly maxAttempts?: number; readonly signal?: AbortSignal }): Promise<PushResult>;
+  /**
+   * Force-pushes HEAD to another branch of the remote (a pass's review branch);
+   * pushes nothing when that branch already holds the same tree.
+   */
+  pushBranch(branch: string, options?: { readonly signal?: AbortSignal }): Promise<PushResult>;
+  /** Fetches `branch` and moves the working copy onto it (after a request was merged there). @returns its commit */
+  syncTo(branch: string, options?: { readonly signal?: AbortSignal }): Promise<string>;
   /** Removes the working copy from disk. */
   dispose(): Promise<void>;
 }

@@ -24,6 +24,8 @@ import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import { passCommitOf } from '../app/pass-commit.js';
 import { renderWorkTree } from '../app/render-work-tree.js';
+import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
+import { pushDelivery } from '../delivery/push-delivery.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
@@ -41,6 +43,8 @@ export interface ScaffoldRunDeps {
   /** The pre-push gate; skipped when absent. */
   readonly verify?: WorkTreeVerifier;
   readonly logger: Logger;
+  /** How a committed pass reaches the branch. @default push straight to it */
+  readonly delivery?: PassDelivery;
   /** Where working copies go. @default the OS temp dir */
   readonly workRoot?: string;
   readonly now?: () => number;
@@ -129,6 +133,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   /** Whether step 2 found the full tree already there (a rerun after pass 2 landed). */
   let supersededInfrastructure = false;
   let workspace: GitWorkspace | undefined;
+  /** What the last render changed, for a pull request's description. */
+  let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
   const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `scaffold-${options.id}-`));
 
   const step = async <T>(n: StepNumber, message: string, work: () => Promise<T>): Promise<T> => {
@@ -175,6 +181,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
       if (report.findings.length > 0) throw new VerificationError(report.findings);
     }
+    summary = { written: changes.written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
     return result;
   };
 
@@ -199,9 +206,22 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);
       return;
     }
-    const pushed = await workspace!.push({ maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS, ...(options.signal ? { signal: options.signal } : {}) });
+    const delivery = deps.delivery ?? pushDelivery;
+    const pushed = await delivery.deliver({
+      workspace: workspace!,
+      runId: options.id,
+      cluster: options.cluster,
+      pass,
+      branch,
+      summary,
+      maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     commits.push({ pass, sha: pushed.sha });
-    log.info({ event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true }, `pushed pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`);
+    log.info(
+      { event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true, delivery: delivery.mode, ...(pushed.request ? { request: pushed.request } : {}) },
+      `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
+    );
   };
 
   try {

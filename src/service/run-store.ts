@@ -3,6 +3,7 @@
  * Implemented by `db/pg-run-store.ts` (PostgreSQL or PGlite).
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 import type { RunCommit, RunStatus, ScaffoldRun } from './scaffold-run.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
@@ -15,6 +16,8 @@ export interface NewRun {
   readonly job: string;
   readonly createdBy: string;
   readonly sealing: 'certificate' | 'kubeconfig';
+  /** Absent: push. */
+  readonly delivery?: DeliverySettings;
 }
 
 /** Fields a progress or outcome update may change. */

@@ -3,6 +3,7 @@
  * Pure: no I/O.
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 
 /** Lifecycle of a run. `pending` and `running` are active; the rest are final. */
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -50,6 +51,8 @@ export interface ScaffoldRun {
   readonly createdBy: string;
   /** How the sealing certificate is obtained: from the request or from the cluster. */
   readonly sealing: 'certificate' | 'kubeconfig';
+  /** How passes reach the branch; absent: pushed straight to it. */
+  readonly delivery?: DeliverySettings;
 }
 
 /**

@@ -12,6 +12,8 @@ import { z } from 'zod';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
+import { parseDeliverySettings, repositoryPathOf, type RawDeliverySettings } from '../delivery/delivery-settings.js';
 import { fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
 import { API_FIELDS, catalogIssues, runInputIssues } from '../model/run-inputs.js';
 import type { CatalogSource } from './catalog-source.js';
@@ -69,6 +71,8 @@ export interface ScaffoldRequest {
   readonly cluster: ClusterSpec;
   /** Absent: the default repository, branch `main`. */
   readonly repository?: { readonly url?: string; readonly branch?: string };
+  /** Absent: push straight to the branch. */
+  readonly delivery?: RawDeliverySettings;
   readonly secrets: RunSecrets;
 }
 
@@ -199,8 +203,8 @@ export class ScaffoldService {
    * @throws UnavailableError when the default repository or the executor cannot be reached (the run is then recorded as failed)
    */
   async create(request: ScaffoldRequest, caller: Caller): Promise<ScaffoldRun> {
-    const { cluster, repositoryUrl, branch } = await this.#resolve(request);
-    return this.#startRun({ cluster, repositoryUrl, branch, reference: this.#reference, secrets: request.secrets, caller, attempt: 1 });
+    const { cluster, repositoryUrl, branch, delivery } = await this.#resolve(request);
+    return this.#startRun({ cluster, repositoryUrl, branch, reference: this.#reference, secrets: request.secrets, caller, attempt: 1, ...(delivery ? { delivery } : {}) });
   }
 
   /**
@@ -335,6 +339,7 @@ export class ScaffoldService {
       caller,
       attempt: previous.attempt + 1,
       retryOf: previous.id,
+      ...(previous.delivery ? { delivery: previous.delivery } : {}),
     });
   }
 
@@ -376,17 +381,32 @@ export class ScaffoldService {
    * platform's catalog when it can be read. A request that passes can only
    * fail for reasons outside it (the remote, the cluster).
    */
-  async #resolve(request: ScaffoldRequest, signal?: AbortSignal): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string }> {
+  async #resolve(request: ScaffoldRequest, signal?: AbortSignal): Promise<{ cluster: ClusterSpec; repositoryUrl: string; branch: string; delivery?: DeliverySettings }> {
     const issues: FieldIssue[] = [];
     const { cluster } = this.#checkInputs(request.cluster, request.secrets, issues);
     const repository = await this.#repository(request.repository ?? {}, issues);
+    const delivery = this.#delivery(request.delivery, repository?.repositoryUrl, issues);
     if (issues.length > 0 || cluster === undefined || repository === undefined) throw new ValidationError(issues);
     const catalog = await this.#knownCatalog(repository.repositoryUrl, repository.branch, signal);
     if (catalog !== undefined) {
       const attributeIssues = catalogIssues(cluster, catalog, 'cluster');
       if (attributeIssues.length > 0) throw new ValidationError(attributeIssues);
     }
-    return { cluster, ...repository };
+    return { cluster, ...repository, ...(delivery ? { delivery } : {}) };
+  }
+
+  /** Delivery settings checked by the runner's own rules; pull_request also needs a forge-hosted repository. */
+  #delivery(raw: RawDeliverySettings | undefined, repositoryUrl: string | undefined, issues: FieldIssue[]): DeliverySettings | undefined {
+    if (raw === undefined) return undefined;
+    try {
+      const settings = parseDeliverySettings(raw);
+      if (settings.mode === 'pull_request' && repositoryUrl !== undefined) repositoryPathOf(repositoryUrl);
+      return settings.mode === 'push' ? undefined : settings;
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    }
   }
 
   /**
@@ -481,6 +501,7 @@ export class ScaffoldService {
     caller: Caller;
     attempt: number;
     retryOf?: string;
+    delivery?: DeliverySettings;
   }): Promise<ScaffoldRun> {
     const id = this.#idGenerator();
     let run = await this.#store.create({
@@ -492,6 +513,7 @@ export class ScaffoldService {
       job: jobNameOf(id),
       createdBy: input.caller.identity,
       sealing: input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
+      ...(input.delivery ? { delivery: input.delivery } : {}),
     });
     if (input.attempt !== 1 || input.retryOf !== undefined) {
       run =

@@ -1,0 +1,72 @@
+/**
+ * The delivery port: how a committed pass reaches the branch the cluster's Flux
+ * reads. `push` pushes it there directly; `pull_request` puts it on its own
+ * branch, opens a pull/merge request and waits until it is merged.
+ */
+import type { RenderPass } from '../gitops/render-cluster.js';
+import type { GitWorkspace } from '../runner/ports.js';
+import type { ForgeName } from './forge-client.js';
+
+export const DELIVERY_MODES = ['push', 'pull_request'] as const;
+export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
+/** A run's delivery settings, as the request and the runner flags give them. Absent: push. */
+export interface DeliverySettings {
+  readonly mode: DeliveryMode;
+  /** @default false */
+  readonly autoMerge?: boolean;
+  /** Needed in pull_request mode. */
+  readonly forge?: ForgeName;
+  /** The forge's API; derived from the repository URL's host when absent. */
+  readonly apiUrl?: string;
+}
+
+/** What a pass changed, for the request's description. */
+export interface PassSummary {
+  readonly written: readonly string[];
+  readonly removed: readonly string[];
+  /** One line: what the pre-push gate said. */
+  readonly verify: string;
+}
+
+/** One committed pass to deliver. */
+export interface DeliverPassRequest {
+  readonly workspace: GitWorkspace;
+  readonly runId: string;
+  readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
+  readonly pass: RenderPass;
+  /** The branch the cluster's Flux reads. */
+  readonly branch: string;
+  readonly summary: PassSummary;
+  /** Push attempts when racing other runs (push mode). */
+  readonly maxAttempts: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A pull/merge request as the run reports it. */
+export interface ReviewRequestRef {
+  readonly number: number;
+  readonly url: string;
+  readonly state: 'open' | 'merged' | 'closed';
+}
+
+/** Where the pass landed. */
+export interface DeliveredPass {
+  /** The commit the branch holds the pass in (the merge commit for a merged request). */
+  readonly sha: string;
+  /** Push attempts (0 when nothing new had to be pushed). */
+  readonly attempts: number;
+  readonly request?: ReviewRequestRef;
+}
+
+/** Delivers committed passes. */
+export interface PassDelivery {
+  readonly mode: DeliveryMode;
+  /**
+   * Brings the workspace's HEAD onto `branch`. Returns once it is there, with the
+   * workspace on the branch's new head.
+   * @throws ForbiddenError when the branch refuses a direct push (push mode)
+   * @throws ConflictError when the request was closed without being merged
+   */
+  deliver(request: DeliverPassRequest): Promise<DeliveredPass>;
+}

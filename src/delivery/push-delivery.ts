@@ -1,0 +1,36 @@
+/**
+ * Today's delivery: push each pass straight to the branch. A protected branch
+ * refuses that; the error then says how to deliver instead.
+ */
+import { ForbiddenError, isAppError } from '../errors.js';
+import type { DeliverPassRequest, DeliveredPass, PassDelivery } from './delivery.js';
+
+/**
+ * What forges say when a branch protection or a server hook turns a push down:
+ * GitHub (GH006 "Protected branch update failed"), GitLab ("You are not allowed
+ * to push code to protected branches"), Gitea ("protected branch"), and git's
+ * own "pre-receive hook declined" for any server-side hook.
+ */
+const PROTECTED = /protected branch|pre-receive hook declined|GH006|not allowed to push code to protected/i;
+
+/** True when `error` is a remote refusing a direct push to a protected branch. */
+export function isProtectedBranchRefusal(error: unknown): boolean {
+  return error instanceof Error && PROTECTED.test(error.message);
+}
+
+export const pushDelivery: PassDelivery = {
+  mode: 'push',
+  async deliver(request: DeliverPassRequest): Promise<DeliveredPass> {
+    try {
+      return await request.workspace.push({ maxAttempts: request.maxAttempts, ...(request.signal ? { signal: request.signal } : {}) });
+    } catch (error) {
+      if (!isProtectedBranchRefusal(error)) throw error;
+      const detail = isAppError(error) || error instanceof Error ? error.message : String(error);
+      throw new ForbiddenError(
+        `the remote refused a direct push to ${request.branch}, which is protected (${detail}); ` +
+          'deliver through pull requests instead: request field delivery.mode "pull_request" (runner: --delivery pull_request)',
+        { cause: error },
+      );
+    }
+  },
+};

@@ -1,0 +1,60 @@
+/**
+ * The runner's delivery, built from its settings and the credentials in its
+ * environment (a token, or a GitHub App).
+ */
+import { ValidationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { GitCredentials } from '../runner/ports.js';
+import { createForgeClient, type ForgeAuth } from './create-delivery.js';
+import type { DeliverySettings, PassDelivery } from './delivery.js';
+import { GitHubForge } from './github-forge.js';
+import { PullRequestDelivery } from './pull-request-delivery.js';
+import { pushDelivery } from './push-delivery.js';
+
+/** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags. */
+export const GITHUB_APP_ENV = {
+  appId: 'SCAFFOLD_GITHUB_APP_ID',
+  installationId: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID',
+  privateKey: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY',
+} as const;
+
+export interface RunnerDeliveryOptions {
+  readonly repositoryUrl: string;
+  /** The repository credentials: the token is also the forge API token. */
+  readonly credentials: GitCredentials | undefined;
+  /** Reads a secret from `NAME` or the file `NAME_FILE`. */
+  readonly readSecret: (name: string) => Promise<string | undefined>;
+  readonly logger: Logger;
+  readonly pollIntervalMs?: number;
+}
+
+async function githubAppAuth(readSecret: RunnerDeliveryOptions['readSecret']): Promise<ForgeAuth | undefined> {
+  const [appId, installationId, privateKey] = await Promise.all([readSecret(GITHUB_APP_ENV.appId), readSecret(GITHUB_APP_ENV.installationId), readSecret(GITHUB_APP_ENV.privateKey)]);
+  if (appId === undefined && installationId === undefined && privateKey === undefined) return undefined;
+  if (!appId || !installationId || !privateKey) {
+    throw new ValidationError([{ field: 'SCAFFOLD_GITHUB_APP_*', message: 'a GitHub App needs its id, installation id and private key together' }]);
+  }
+  return { kind: 'app', appId, installationId, privateKey: `${privateKey}\n` };
+}
+
+/**
+ * The runner's delivery, and the credentials git pushes with: with a GitHub
+ * App, an installation token minted here (valid one hour) replaces them.
+ */
+export async function runnerDelivery(settings: DeliverySettings, options: RunnerDeliveryOptions): Promise<{ delivery: PassDelivery; credentials: GitCredentials | undefined }> {
+  const app = settings.forge === 'github' ? await githubAppAuth(options.readSecret) : undefined;
+  if (settings.mode === 'push' && !app) return { delivery: pushDelivery, credentials: options.credentials };
+  const token = options.credentials?.kind === 'token' ? options.credentials.token : options.credentials?.kind === 'basic' ? options.credentials.password : undefined;
+  const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);
+  if (!auth || !settings.forge) {
+    throw new ValidationError([{ field: 'delivery', message: 'pull_request needs a forge token (SCAFFOLD_GIT_TOKEN, also used to push) or a GitHub App (SCAFFOLD_GITHUB_APP_*)' }]);
+  }
+  const forge = createForgeClient({ forge: settings.forge, repositoryUrl: options.repositoryUrl, auth, logger: options.logger, ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}) });
+  let credentials = options.credentials;
+  if (app && forge instanceof GitHubForge && credentials?.kind !== 'ssh') credentials = { kind: 'token', token: await forge.gitToken(), username: 'x-access-token' };
+  const delivery =
+    settings.mode === 'push'
+      ? pushDelivery
+      : new PullRequestDelivery({ forge, autoMerge: settings.autoMerge ?? false, logger: options.logger, ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}) });
+  return { delivery, credentials };
+}
