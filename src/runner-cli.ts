@@ -22,6 +22,7 @@ import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
 import { KubeFluxReadiness } from './kubernetes/kube-flux-readiness.js';
 import { waitForFluxReady } from './runner/wait-for-flux-ready.js';
+import { commitContainment } from './app/commit-containment.js';
 import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
 import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';
@@ -304,12 +305,20 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
         signal: stop.signal,
       },
     );
-    result = waitReady
-      ? await waitForFluxReady(
+    if (waitReady) {
+      // Flux may apply a later commit (another run's) that contains this run's: that counts.
+      const containment = commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
+      try {
+        result = await waitForFluxReady(
           { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: cluster.name }) },
-          { result: scaffolded, timeoutMs: readyTimeoutMs, signal: stop.signal },
-        )
-      : scaffolded;
+          { result: scaffolded, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },
+        );
+      } finally {
+        await containment.dispose();
+      }
+    } else {
+      result = scaffolded;
+    }
   } catch (error) {
     result = failedResult(error, cluster);
     logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);

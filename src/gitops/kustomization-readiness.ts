@@ -61,9 +61,14 @@ const MAX_MESSAGE = 300;
  * the Flux 0.x form `main/<sha>`. Only a full, case-insensitive match counts.
  */
 export function revisionMatches(revision: unknown, commit: string): boolean {
-  if (typeof revision !== 'string' || commit === '') return false;
-  const sha = /(?:sha1:|sha256:|\/)([0-9a-fA-F]{40,64})$/.exec(revision)?.[1];
-  return sha !== undefined && sha.toLowerCase() === commit.toLowerCase();
+  const sha = commitOfRevision(revision);
+  return sha !== undefined && commit !== '' && sha === commit.toLowerCase();
+}
+
+/** The commit (lower-case hex) a Flux revision names, or undefined. */
+export function commitOfRevision(revision: unknown): string | undefined {
+  if (typeof revision !== 'string') return undefined;
+  return /(?:sha1:|sha256:|\/)([0-9a-fA-F]{40,64})$/.exec(revision)?.[1]?.toLowerCase();
 }
 
 function conditionsOf(obj: KustomizationLike): Condition[] {
@@ -92,7 +97,8 @@ export function appliesSource(obj: KustomizationLike, source: SourceRef): boolea
 }
 
 /**
- * Where one Kustomization stands with respect to `commit`.
+ * Where one Kustomization stands with respect to `commit`; `newer` holds
+ * commits known to contain it (their revision counts as the commit's).
  *
  * `ready`: Ready=True with `lastAppliedRevision` at the commit (and a status
  * that has seen the current generation). `failed`: suspended, Stalled=True, or
@@ -100,14 +106,15 @@ export function appliesSource(obj: KustomizationLike, source: SourceRef): boolea
  * this very commit (a failure of an older revision may be what the commit fixes).
  * Anything else is `progressing`.
  */
-export function kustomizationReadiness(obj: KustomizationLike, commit: string): KustomizationReadiness {
+export function kustomizationReadiness(obj: KustomizationLike, commit: string, newer: ReadonlySet<string> = new Set()): KustomizationReadiness {
   const namespace = String(obj.metadata?.namespace ?? '');
   const name = String(obj.metadata?.name ?? '');
   const conditions = conditionsOf(obj);
   const ready = conditions.find((c) => c.type === 'Ready');
   const stalled = conditions.find((c) => c.type === 'Stalled' && c.status === 'True');
   const applied = typeof obj.status?.lastAppliedRevision === 'string' ? obj.status.lastAppliedRevision : undefined;
-  const atCommit = revisionMatches(applied, commit);
+  // A later commit that contains ours (another run pushed after this one) counts as ours applied.
+  const atCommit = revisionMatches(applied, commit) || newer.has(commitOfRevision(applied) ?? '');
   const generation = typeof obj.metadata?.generation === 'number' ? obj.metadata.generation : undefined;
   const observed = typeof obj.status?.observedGeneration === 'number' ? obj.status.observedGeneration : undefined;
   const current = generation === undefined || observed === undefined || observed >= generation;

@@ -134,6 +134,24 @@ describe('KubeFluxReadiness', () => {
     assert.equal((await waiting).length, 1);
   });
 
+  it('counts a later commit that contains the pushed one, asking once per commit, and not one that does not', async () => {
+    const ns = fresh();
+    const LATER = 'f'.repeat(40);
+    double.setKustomization(ns, 'flux-system', readyAt(LATER));
+    double.setKustomization(ns, 'apps', readyAt(OLDER));
+    const asked: string[] = [];
+    const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
+    const waiting = readiness.waitForReady(
+      { namespace: ns, source: { ...SOURCE, namespace: ns }, commit: COMMIT, contains: async (other) => (asked.push(other), other === LATER) },
+      { timeoutMs: 5000 },
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    double.setKustomization(ns, 'apps', readyAt(LATER));
+    const final = await waiting;
+    assert.deepEqual(final.map((s) => s.phase), ['ready', 'ready']);
+    assert.deepEqual(asked.sort(), [OLDER, LATER].sort(), 'each other commit asked about once');
+  });
+
   it('stops when its signal aborts', async () => {
     const ns = fresh();
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });

@@ -14,7 +14,7 @@
  */
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { TimeoutError, UnavailableError, VerificationError } from '../errors.js';
-import { appliesSource, kustomizationReadiness, type KustomizationLike, type KustomizationReadiness } from '../gitops/kustomization-readiness.js';
+import { appliesSource, commitOfRevision, kustomizationReadiness, type KustomizationLike, type KustomizationReadiness } from '../gitops/kustomization-readiness.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { FluxReadiness, FluxReadyTarget } from '../runner/flux-readiness.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
@@ -57,6 +57,8 @@ export class KubeFluxReadiness implements FluxReadiness {
     const timeout = AbortSignal.timeout(Math.max(0, options.timeoutMs));
     const stop = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const seen = new Map<string, string>();
+    // Other commits Ready Kustomizations reported, and whether each contains the run's.
+    const checked = new Map<string, boolean>();
     let states: KustomizationReadiness[] = [];
     let lastError: string | undefined;
 
@@ -81,9 +83,20 @@ export class KubeFluxReadiness implements FluxReadiness {
         await interruptibleSleep(this.pollIntervalMs, stop);
         continue;
       }
-      states = items
-        .filter((item) => appliesSource(item, target.source))
-        .map((item) => kustomizationReadiness(item, target.commit))
+      const ours = items.filter((item) => appliesSource(item, target.source));
+      for (const item of ours) {
+        const other = commitOfRevision(item.status?.lastAppliedRevision);
+        if (target.contains === undefined || other === undefined || other === target.commit.toLowerCase() || checked.has(other)) continue;
+        try {
+          checked.set(other, await target.contains(other));
+        } catch (error) {
+          // Asked again at the next read; until then that revision does not count.
+          this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'could not tell whether a newer commit contains the run\'s');
+        }
+      }
+      const newer = new Set([...checked].filter(([, yes]) => yes).map(([sha]) => sha));
+      states = ours
+        .map((item) => kustomizationReadiness(item, target.commit, newer))
         .sort((a, b) => a.name.localeCompare(b.name));
       for (const state of states) {
         const key = `${state.namespace}/${state.name}`;

@@ -13,6 +13,12 @@ export interface FluxReadyTarget {
   readonly source: SourceRef;
   /** The pushed commit (full SHA) every one of them must have applied. */
   readonly commit: string;
+  /**
+   * Whether another commit contains `commit` in its history: a push that landed
+   * after the run's makes Flux apply that one instead. Asked once per commit
+   * seen on a Ready Kustomization. Absent: only `commit` itself counts.
+   */
+  readonly contains?: (other: string) => Promise<boolean>;
 }
 
 /** Waits for the cluster's Flux to apply a commit. */

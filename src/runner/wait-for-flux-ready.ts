@@ -22,6 +22,8 @@ export interface WaitForFluxReadyOptions {
   readonly result: RunResult;
   /** How long to wait. */
   readonly timeoutMs: number;
+  /** Whether a later commit contains the run's (see FluxReadyTarget.contains). */
+  readonly contains?: (commit: string, other: string) => Promise<boolean>;
   readonly signal?: AbortSignal;
 }
 
@@ -47,7 +49,12 @@ export async function waitForFluxReady(
   );
   try {
     const states = await deps.readiness.waitForReady(
-      { namespace: FLUX_SYNC_SOURCE.namespace, source: FLUX_SYNC_SOURCE, commit },
+      {
+        namespace: FLUX_SYNC_SOURCE.namespace,
+        source: FLUX_SYNC_SOURCE,
+        commit,
+        ...(options.contains ? { contains: (other: string) => options.contains!(commit, other) } : {}),
+      },
       {
         timeoutMs: options.timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),

@@ -71,6 +71,39 @@ describe('scaffold-runner --wait-ready', () => {
     assert.ok(runner.events.some((e) => e.event === 'flux_ready'));
   });
 
+  it('counts a commit pushed after the run that contains its own, and not a commit that does not', async () => {
+    const { dir, url } = await remote();
+    const resultFile = join(scratch, 'result-later.json');
+    kube.setKustomization('flux-system', 'flux-system', { status: {} });
+    kube.setKustomization('flux-system', 'apps', { status: {} });
+    const runner = startRunner({
+      args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '90s', '--result-file', resultFile],
+      env: { TMPDIR: scratch },
+    });
+    await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
+    const ours = await git(dir, 'rev-parse', 'main');
+    // Another run pushes after this one; and some commit off the branch that lacks ours.
+    const work = join(scratch, 'later-work');
+    await git(scratch, 'clone', '--quiet', dir, work);
+    const ident = ['-c', 'user.name=other', '-c', 'user.email=other@example.invalid', '-c', 'commit.gpgsign=false'];
+    await git(work, ...ident, 'commit', '--quiet', '--allow-empty', '-m', 'Another run');
+    await git(work, 'push', '--quiet', 'origin', 'main');
+    const later = await git(dir, 'rev-parse', 'main');
+    const unrelated = await git(work, ...ident, 'commit-tree', '-m', 'Unrelated', `${ours}^{tree}`);
+    const ready = (sha: string) => ({ status: { lastAppliedRevision: `main@sha1:${sha}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${sha}` }] } });
+    kube.setKustomization('flux-system', 'flux-system', ready(unrelated));
+    kube.setKustomization('flux-system', 'apps', ready(later));
+    await runner.waitForEvent((e) => e.event === 'kustomization' && e['name'] === 'apps' && e['phase'] === 'ready', 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(runner.events.some((e) => e.event === 'flux_ready'), false, 'a commit without the run\'s does not count');
+    kube.setKustomization('flux-system', 'flux-system', ready(later));
+    const exit = await runner.exited;
+    assert.equal(exit.code, 0, describeOutcome({ code: exit.code, stdout: runner.stdout(), stderr: runner.stderr() }));
+    const result = JSON.parse(await readFile(resultFile, 'utf8')) as RunResult;
+    assert.equal(result.status, 'succeeded');
+    assert.equal(result.commits?.at(-1)?.sha, ours, 'the run reports its own commit');
+  });
+
   it('fails after --ready-timeout naming the Kustomization that is not Ready, with the commits it pushed', async () => {
     const { dir, url } = await remote();
     const resultFile = join(scratch, 'result-timeout.json');
