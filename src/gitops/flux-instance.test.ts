@@ -13,6 +13,20 @@ const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSche
 const defaults = fluxInstanceSpecSchema.parse({});
 
 describe('renderFluxInstance', () => {
+  it('pulls a private repository with the Secret render --sync-secret names, over the descriptor\'s, and refuses a name that is no Secret name', async () => {
+    const spec = fluxInstanceSpecSchema.parse({ sync: { pullSecret: 'flux-system' } });
+    const sync = (options: { pullSecret?: string }) =>
+      (parse(renderFluxInstance(spec, { clusterName: 'c1', syncUrl: 'https://git.example.net/platform/gitops.git', ...options }).yaml) as { spec: { sync: { pullSecret?: string } } }).spec.sync;
+    assert.equal(sync({}).pullSecret, 'flux-system');
+    assert.equal(sync({ pullSecret: 'platform-deploy-key' }).pullSecret, 'platform-deploy-key');
+    const object = parse(renderFluxInstance(spec, { clusterName: 'c1', syncUrl: 'https://git.example.net/platform/gitops.git', pullSecret: 'platform-deploy-key' }).yaml) as unknown;
+    assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
+    assert.throws(
+      () => renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'https://git.example.net/platform/gitops.git', pullSecret: 'Not_A/Name' }),
+      (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === 'sync-secret',
+    );
+  });
+
   it('writes the FluxInstance named flux in flux-system, syncing clusters/<name> from Git, valid against the operator CRD', async () => {
     const { yaml, syncKind } = renderFluxInstance(defaults, { clusterName: 'eu-prod-1', syncUrl: 'https://git.example.net/platform/gitops.git' });
     assert.equal(syncKind, 'GitRepository');

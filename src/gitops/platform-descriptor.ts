@@ -23,7 +23,7 @@ import type { FieldIssue } from '../errors.js';
 import { CLUSTER_ATTRIBUTES, clusterAttributeSchema, clusterNameSchema, fieldIssuesOf, type ClusterAttribute } from '../model/cluster-spec.js';
 import { assertRepoPath } from './file-tree.js';
 import { platformPrerequisitesShape } from './platform-prerequisites.js';
-import { sealedSourceOrderIssues } from './sealed-source-order.js';
+import { sealedSourceOrderIssues, unsealedSecretIssues } from './sealed-source-order.js';
 import { plainValueOf } from './yaml.js';
 
 const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid Secret data key');
@@ -435,18 +435,6 @@ function catalogIssues(descriptor: PlatformDescriptor): FieldIssue[] {
     }
   }
   return issues;
-}
-
-/** A Secret source must be one the descriptor seals, or optional: nothing else would create it. */
-function unsealedSecretIssues(sources: readonly SubstitutionSource[], sealed: ReadonlySet<string>, field: string, at: (field: string, message: string) => void): void {
-  for (const source of sources) {
-    if (source.kind === 'Secret' && !sealed.has(source.name) && source.optional !== true) {
-      at(
-        field,
-        `Secret ${source.name} is not a credential of scaffold.yaml in namespace ${FLUX_NAMESPACE}, so nothing would create it; declare it there or mark the source optional`,
-      );
-    }
-  }
 }
 
 /** Problems of a layer path template; checked with every value of every placeholder it uses. */

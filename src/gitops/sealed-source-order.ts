@@ -1,12 +1,14 @@
 /**
- * A layer substituting from a Secret that a catalog layer seals (its overlay
+ * Substitution Secrets the descriptor must seal, and in time. Nothing but
+ * the descriptor creates a Secret source, so one it does not seal must be
+ * optional. A layer substituting from a Secret that a catalog layer seals (its overlay
  * holds the SealedSecret) must wait for that layer: until the controller has
  * unsealed it, the Secret does not exist and Flux fails the substitution.
  * Secrets sealed into flux/ are the root sync's, there before every layer
  * (and, being custom resources, a problem of their own that verify reports).
  */
 import type { FieldIssue } from '../errors.js';
-import type { LayerSpec, PlatformDescriptor } from './platform-descriptor.js';
+import type { LayerSpec, PlatformDescriptor, SubstitutionSource } from './platform-descriptor.js';
 
 const FLUX_NAMESPACE = 'flux-system';
 
@@ -41,4 +43,16 @@ export function sealedSourceOrderIssues(descriptor: PlatformDescriptor, layers: 
     }
   }
   return issues;
+}
+
+/** A Secret source must be one the descriptor seals, or optional: nothing else would create it. */
+export function unsealedSecretIssues(sources: readonly SubstitutionSource[], sealed: ReadonlySet<string>, field: string, at: (field: string, message: string) => void): void {
+  for (const source of sources) {
+    if (source.kind === 'Secret' && !sealed.has(source.name) && source.optional !== true) {
+      at(
+        field,
+        `Secret ${source.name} is not a credential of scaffold.yaml in namespace flux-system, so nothing would create it; declare it there or mark the source optional`,
+      );
+    }
+  }
 }

@@ -79,6 +79,15 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
     );
   });
 
+  it('notes a HelmRelease whose chart scaffold.yaml does not declare, once charts are declared', async () => {
+    const { lines, report } = await findingsAfter((f) => f.edit('scaffold.yaml', (t) => t.replace('  - chart: ingress-nginx\n', '')));
+    assert.deepEqual(lines, []);
+    assert.ok(
+      report.notes.includes('clusters/demo/infrastructure: HelmRelease ingress-nginx/ingress-nginx: chart ingress-nginx is not in scaffold.yaml charts, so verify assumes it installs no CRD and creates no Service it knows of'),
+      report.notes.join('\n'),
+    );
+  });
+
   it('fails a healthCheck naming an object the Kustomization does not build', async () => {
     const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/infrastructure.yaml', (t) => t.replace('name: sealed-secrets\n      namespace: kube-system', 'name: sealed-secrets\n      namespace: sealed-secrets')));
     assert.deepEqual(lines, [

@@ -137,10 +137,11 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
     const parsed = JSON.parse(json!.stdout) as { nodes: { name: string; dependsOn: string[] }[]; edges: { from: string; to: string }[] };
     assert.deepEqual(
       parsed.nodes.map((n) => `${n.name}<-${n.dependsOn.join(',')}`).sort(),
-      ['apps<-flux-system/infrastructure', 'cert-manager-config<-flux-system/infrastructure', 'database<-flux-system/infrastructure', 'infrastructure<-'],
+      ['apps<-flux-system/database,flux-system/infrastructure', 'cert-manager-config<-flux-system/infrastructure', 'database<-flux-system/infrastructure', 'infrastructure<-'],
     );
-    assert.equal(parsed.edges.length, 3);
-    assert.ok(parsed.edges.every((e) => e.from === 'flux-system/infrastructure'));
+    // Everything waits for infrastructure; apps also for database, whose PostgreSQL it connects to.
+    assert.equal(parsed.edges.length, 4);
+    assert.deepEqual(parsed.edges.filter((e) => e.from !== 'flux-system/infrastructure').map((e) => `${e.from} -> ${e.to}`), ['flux-system/database -> flux-system/apps']);
 
     assert.match(mermaid!.stdout, /^flowchart TD\n/);
     assert.equal(mermaid!.stdout.match(/k_flux_system_infrastructure --> /g)?.length, 3);
