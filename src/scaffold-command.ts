@@ -11,6 +11,7 @@ import { createPinoLogger } from './pino-logger.js';
 import { failedResult, StepError } from './runner/run-scaffold.js';
 import { readInputFile } from './read-input-file.js';
 import { terminalOutput } from './cli/terse-run-output.js';
+import { inFlagTerms } from './cli/flag-names.js';
 
 interface ScaffoldFlags {
   cluster: string;
@@ -72,7 +73,10 @@ export function registerScaffoldCommand(program: Command): void {
       } catch (error) {
         const result = failedResult(error, cluster);
         const cause = error instanceof StepError ? error.cause : error;
-        process.stderr.write(`\nscaffold failed: ${isAppError(cause) || error instanceof StepError ? result.message : String(error)}\n`);
+        // Input refused before any step names the flag typed (--cluster), not the spec field.
+        const named = error instanceof StepError ? error : inFlagTerms(error);
+        const message = named !== error && isAppError(named) ? named.message : result.message;
+        process.stderr.write(`\nscaffold failed: ${isAppError(cause) || error instanceof StepError ? message : String(error)}\n`);
         process.stdout.write(`${JSON.stringify(result)}\n`);
         process.exitCode = exitCodeOf(cause);
       }

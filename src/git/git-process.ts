@@ -13,6 +13,7 @@ import {
   AuthenticationError,
   ForbiddenError,
   NotFoundError,
+  MissingToolError,
   TimeoutError,
   UnavailableError,
   ValidationError,
@@ -251,7 +252,8 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     child.on('error', (error: NodeJS.ErrnoException) => {
       // spawn reports a missing working directory exactly like a missing binary.
       const cause = error.code !== 'ENOENT' ? `git could not be started: ${error.code ?? error.message}` : existsSync(options.cwd) ? 'git is not installed (not found on PATH)' : 'the working directory of git does not exist';
-      finish(() => reject(new UnavailableError(cause)));
+      // Only a refused start is worth retrying; no retry installs git or creates the directory.
+      finish(() => reject(error.code === 'ENOENT' ? new MissingToolError(cause) : new UnavailableError(cause)));
     });
     child.on('close', (code) => {
       finish(() => {

@@ -135,7 +135,7 @@ describe('CLI conventions', () => {
   });
 
   describe('each permanent error exits 2 (or 1) and never 75, naming the flag typed', () => {
-    const cases: { title: string; args: () => string[]; code: number; error: RegExp; stdin?: string; binary?: 'runner-cli' | 'main' }[] = [
+    const cases: { title: string; args: () => string[]; code: number; error: RegExp; stdin?: string; binary?: 'runner-cli' | 'main'; env?: Record<string, string> }[] = [
       { title: 'an unknown flag', args: () => ['render', '--repo', repo, ...CLUSTER_ARGS, '--bogus'], code: 2, error: /unknown option '--bogus'/ },
       { title: 'a missing required flag', args: () => ['render', '--repo', repo], code: 2, error: /required option '--cluster <name>' not specified/ },
       { title: 'a value outside the choices', args: () => ['verify', '--repo', repo, '-o', 'xml'], code: 2, error: /'-o, --output <format>' argument 'xml' is invalid/ },
@@ -146,12 +146,14 @@ describe('CLI conventions', () => {
       { title: 'stdin that is not a Secret', args: () => ['seal', '--cert', cert], code: 2, error: /^error: kind: must be Secret/m, stdin: 'kind: ConfigMap\napiVersion: v1\n' },
       { title: 'a graph of a cluster that has none', args: () => ['graph', '--repo', repo, '--cluster', 'nowhere-1'], code: 2, error: /^error: / },
       { title: 'init into a directory that is not empty (a conflict, not bad input)', args: () => ['init', repo], code: 1, error: /^error: .* exists and is not empty/m },
+      { title: 'git not installed (permanent for this host, not transient)', args: () => ['init', join(tmp, 'no-git')], code: 1, error: /^error: git is not installed/m, env: { PATH: '/nonexistent' } },
       { title: 'the runner without its required flags', args: () => [], code: 2, error: /required option/, binary: 'runner-cli' },
+      { title: 'scaffold with a bad cluster name', args: () => ['scaffold', '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--data-dir', join(tmp, 'embedded')], code: 2, error: /^scaffold failed: --cluster: must be a DNS-1123 label/m, binary: 'main' },
       { title: 'the service with an unknown flag', args: () => ['--bogus'], code: 2, error: /unknown option '--bogus'/, binary: 'main' },
     ];
-    for (const { title, args, code, error, stdin, binary } of cases) {
+    for (const { title, args, code, error, stdin, binary, env } of cases) {
       it(`${title}: exit ${code}`, async () => {
-        const result = await runCli(args(), { ...(stdin === undefined ? {} : { stdin }), ...(binary === undefined ? {} : { binary }), env: { SCAFFOLD_RESULT_FILE: join(tmp, 'result.json') } });
+        const result = await runCli(args(), { ...(stdin === undefined ? {} : { stdin }), ...(binary === undefined ? {} : { binary }), env: { SCAFFOLD_RESULT_FILE: join(tmp, 'result.json'), ...env } });
         assertExit(result, code);
         assert.match(result.stderr, error);
         assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace is not a clear error');

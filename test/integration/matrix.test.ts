@@ -388,7 +388,7 @@ describe('generate-gitops-env with the matrix-example platform', () => {
   it('refuses a value the catalog does not know, listing the known ones, and writes nothing', async () => {
     const result = await runCli(['render', '--repo', repo, '--cluster', 'env-x', '--domain', 'env-x.example.net', '--region', 'eu-west-1', '--infra-provider', 'azure', '--pass', 'infrastructure']);
     assertExit(result, 2);
-    assert.match(result.stderr, /^error: cluster\.infra_provider: "azure" is not an infrastructure provider this platform knows: one of proxmox, openstack, aws, gcp, digitalocean$/m);
+    assert.match(result.stderr, /^error: --infra-provider: "azure" is not an infrastructure provider this platform knows: one of proxmox, openstack, aws, gcp, digitalocean$/m);
     assert.ok(!existsSync(join(repo, 'clusters/env-x')));
   });
 

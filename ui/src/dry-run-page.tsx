@@ -16,8 +16,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, createRun, dryRun, getCatalog, type CatalogAttribute, type DryRunResult, type ScaffoldRequestBody } from './api';
 import { ErrorBox, messageOf } from './components';
-import { DiffView } from './diff-view';
-import { FileTree } from './file-tree';
+import { DryRunResultCard } from './dry-run-result';
 import { useTitle } from './hooks';
 import { navigate, paths } from './router';
 import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues } from './secret-fields';
@@ -121,7 +120,6 @@ export function DryRunPage() {
   const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<{ request: ScaffoldRequestBody; preview: DryRunResult } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
-  const [onlyChanged, setOnlyChanged] = useState(false);
   const [starting, setStarting] = useState(false);
   const [startError, setStartError] = useState<unknown>(null);
   const summary = useRef<HTMLDivElement>(null);
@@ -301,10 +299,6 @@ export function DryRunPage() {
     );
   };
 
-  const files = result === null ? [] : onlyChanged ? result.preview.files.filter((f) => f.change !== 'unchanged') : result.preview.files;
-  const chosen = result?.preview.files.find((f) => f.path === selected) ?? null;
-  const counts = { added: 0, modified: 0, removed: 0, unchanged: 0 };
-  for (const file of result?.preview.files ?? []) counts[file.change]++;
 
   return (
     <>
@@ -385,33 +379,7 @@ export function DryRunPage() {
       {error !== null && <ErrorBox title="The dry run failed" error={error} />}
 
       {result !== null && (
-        <section class="card dry-run-result" aria-labelledby="result-heading">
-          <div class="section-head">
-            <h2 id="result-heading" tabIndex={-1} ref={resultHeading}>
-              {result.preview.files.length} files under <code>{result.preview.gitops_path}</code>
-            </h2>
-            <div class="actions">
-              <button type="button" class="primary" onClick={() => void start()} disabled={starting}>
-                {starting ? 'Starting…' : 'Start this scaffold'}
-              </button>
-            </div>
-          </div>
-          <p class="muted" role="status">
-            {counts.added} added, {counts.modified} modified, {counts.removed} removed, {counts.unchanged} unchanged · {result.preview.repository.url} branch{' '}
-            {result.preview.repository.branch}, reference <code>clusters/{result.preview.reference}</code>
-          </p>
-          {startError !== null && <p class="error-box" role="alert">Could not start the scaffold: {messageOf(startError)}</p>}
-          <div class="field checkbox">
-            <input id="only-changed" type="checkbox" checked={onlyChanged} onChange={(event) => setOnlyChanged((event.currentTarget as HTMLInputElement).checked)} />
-            <label for="only-changed">Only files that change</label>
-          </div>
-          <div class="dry-run-panes">
-            <nav class="tree-pane" aria-label="Files">
-              {files.length === 0 ? <p class="muted">No file changes.</p> : <FileTree files={files} root={result.preview.gitops_path} selected={selected} onSelect={setSelected} />}
-            </nav>
-            <div class="diff-pane">{chosen === null ? <p class="muted">Choose a file to see its diff.</p> : <DiffView file={chosen} />}</div>
-          </div>
-        </section>
+        <DryRunResultCard preview={result.preview} selected={selected} onSelect={setSelected} headingRef={resultHeading} starting={starting} startError={startError} onStart={() => void start()} />
       )}
     </>
   );
