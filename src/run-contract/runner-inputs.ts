@@ -26,7 +26,15 @@ export const RUNNER_ENV = {
   leaseFile: 'SCAFFOLD_LEASE_FILE',
   /** Where the working copy goes; the executor removes it after the run. */
   workDir: 'SCAFFOLD_WORK_DIR',
-  // Secrets as values (local executor).
+  // Runner settings an operator may set (the local executor's extraEnv, a Job's spec).
+  sealedSecretsNamespace: 'SCAFFOLD_SEALED_SECRETS_NAMESPACE',
+  sealedSecretsName: 'SCAFFOLD_SEALED_SECRETS_NAME',
+  controllerTimeout: 'SCAFFOLD_CONTROLLER_TIMEOUT',
+  rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
+  logLevel: 'SCAFFOLD_LOG_LEVEL',
+  // Secrets as values (local executor); an ssh key and known_hosts also as *_FILE.
+  gitSshKey: 'SCAFFOLD_GIT_SSH_KEY',
+  gitKnownHosts: 'SCAFFOLD_GIT_KNOWN_HOSTS',
   gitUsername: 'SCAFFOLD_GIT_USERNAME',
   gitToken: 'SCAFFOLD_GIT_TOKEN',
   certificatePem: 'SCAFFOLD_CERT_PEM',
