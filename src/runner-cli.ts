@@ -38,6 +38,7 @@ import { readInputFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
 import { runnerDelivery } from './delivery/runner-delivery.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
+import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -117,14 +118,14 @@ function rotationNames(value: string | undefined): readonly string[] | undefined
 }
 
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
-  const sshKey = await fromEnvOrFile(env, 'SCAFFOLD_GIT_SSH_KEY');
+  const sshKey = await fromEnvOrFile(env, RUNNER_ENV.gitSshKey);
   if (sshKey) {
-    const knownHosts = await fromEnvOrFile(env, 'SCAFFOLD_GIT_KNOWN_HOSTS');
+    const knownHosts = await fromEnvOrFile(env, RUNNER_ENV.gitKnownHosts);
     return { kind: 'ssh', privateKey: `${sshKey}\n`, ...(knownHosts ? { knownHosts } : {}) };
   }
-  const token = await fromEnvOrFile(env, 'SCAFFOLD_GIT_TOKEN');
+  const token = await fromEnvOrFile(env, RUNNER_ENV.gitToken);
   if (!token) return undefined;
-  const username = await fromEnvOrFile(env, 'SCAFFOLD_GIT_USERNAME');
+  const username = await fromEnvOrFile(env, RUNNER_ENV.gitUsername);
   return { kind: 'token', token, ...(username ? { username } : {}) };
 }
 
@@ -167,39 +168,39 @@ function program(env: NodeJS.ProcessEnv): Command {
     .exitOverride()
     .showHelpAfterError()
     .configureHelp(requiredFlagsHelp)
-    .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', 'SCAFFOLD_ID'))
-    .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', 'SCAFFOLD_REPO_URL').makeOptionMandatory())
-    .addOption(option('--branch <branch>', 'branch to push to', 'SCAFFOLD_BRANCH', 'main'))
-    .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', 'SCAFFOLD_CLUSTER').makeOptionMandatory())
-    .addOption(option('--domain <domain>', "the cluster's DNS domain", 'SCAFFOLD_DOMAIN').makeOptionMandatory())
-    .addOption(option('--region <region>', "the cluster's region", 'SCAFFOLD_REGION').makeOptionMandatory())
-    .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", 'SCAFFOLD_ROLE'))
-    .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", 'SCAFFOLD_INFRA_PROVIDER'))
-    .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", 'SCAFFOLD_DNS_PROVIDER'))
-    .addOption(option('--reference <name>', 'reference environment', 'SCAFFOLD_REFERENCE', 'development'))
-    .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate)", 'SCAFFOLD_KUBECONFIG'))
-    .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", 'SCAFFOLD_CERT'))
-    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', 'SCAFFOLD_SEALED_SECRETS_NAMESPACE', 'kube-system'))
-    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', 'SCAFFOLD_SEALED_SECRETS_NAME', 'sealed-secrets-controller'))
-    .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', 'SCAFFOLD_CONTROLLER_TIMEOUT', '15m'))
-    .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', 'SCAFFOLD_REGISTRY_AUTH_FILE'))
+    .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
+    .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
+    .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, 'main'))
+    .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
+    .addOption(option('--domain <domain>', "the cluster's DNS domain", RUNNER_ENV.domain).makeOptionMandatory())
+    .addOption(option('--region <region>', "the cluster's region", RUNNER_ENV.region).makeOptionMandatory())
+    .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", RUNNER_ENV.role))
+    .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", RUNNER_ENV.infraProvider))
+    .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", RUNNER_ENV.dnsProvider))
+    .addOption(option('--reference <name>', 'reference environment', RUNNER_ENV.reference, 'development'))
+    .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate)", RUNNER_ENV.kubeconfigFile))
+    .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", RUNNER_ENV.certificateFile))
+    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', RUNNER_ENV.sealedSecretsNamespace, 'kube-system'))
+    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, 'sealed-secrets-controller'))
+    .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
+    .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
     .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY)'))
     // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
-    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', 'SCAFFOLD_READY_TIMEOUT', '15m'))
+    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))
     .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
     .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
     .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
     // Not .env(), for the reason given at --rotate-credentials.
     .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))
     .addOption(option('--merge-poll-interval <duration>', 'how often to look at an open request', 'SCAFFOLD_MERGE_POLL_INTERVAL', '15s'))
-    .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', 'SCAFFOLD_RESULT_FILE'))
-    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', 'SCAFFOLD_WORK_DIR'))
-    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', 'SCAFFOLD_LEASE_FILE'))
-    .addOption(option('--log-level <level>', 'debug, info, warn or error', 'SCAFFOLD_LOG_LEVEL', 'info'))
+    .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', RUNNER_ENV.resultFile))
+    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', RUNNER_ENV.workDir))
+    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', RUNNER_ENV.leaseFile))
+    .addOption(option('--log-level <level>', 'debug, info, warn or error', RUNNER_ENV.logLevel, 'info'))
     .action(async (flags: RunnerFlags) => {
       const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
       const id = flags.id ?? randomUUID();
@@ -228,13 +229,14 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
       const parsed = clusterNameSchema.safeParse(value);
       if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
     }
-    const certificatePem = env.SCAFFOLD_CERT_PEM || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
-    const kubeconfig: KubeConfigSource | undefined = env.SCAFFOLD_KUBECONFIG_DATA
-      ? { kind: 'inline', yaml: env.SCAFFOLD_KUBECONFIG_DATA }
+    const certificatePem = env[RUNNER_ENV.certificatePem] || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
+    const kubeconfigData = env[RUNNER_ENV.kubeconfigData];
+    const kubeconfig: KubeConfigSource | undefined = kubeconfigData
+      ? { kind: 'inline', yaml: kubeconfigData }
       : flags.kubeconfig
         ? { kind: 'file', path: flags.kubeconfig }
         : undefined;
-    const waitReady = flags.waitReady === true || booleanFromEnv(env, 'SCAFFOLD_WAIT_READY');
+    const waitReady = flags.waitReady === true || booleanFromEnv(env, RUNNER_ENV.waitReady);
     const readyTimeoutMs = waitReady ? parseDuration(flags.readyTimeout, '--ready-timeout') : 0;
     if (waitReady && kubeconfig === undefined) {
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
@@ -243,9 +245,9 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
       throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
     }
-    const rotateOnly = rotationNames(flags.rotateOnly ?? env.SCAFFOLD_ROTATE_ONLY);
-    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, 'SCAFFOLD_ROTATE_CREDENTIALS') || rotateOnly || false;
-    const registryAuth = env.SCAFFOLD_REGISTRY_AUTH || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+    const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
+    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
+    const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
     // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
     const checked = runInputIssues(
       {
@@ -339,7 +341,7 @@ try {
     if (error.exitCode !== 0) {
       // A missing or malformed flag is still a finished run to whoever waits for
       // the result (the service reads the file or the termination message).
-      const resultFile = (runner.opts() as Partial<RunnerFlags>).resultFile ?? process.env.SCAFFOLD_RESULT_FILE;
+      const resultFile = (runner.opts() as Partial<RunnerFlags>).resultFile ?? process.env[RUNNER_ENV.resultFile];
       // "unknown option '--token=…'" would repeat a value someone put on the command line.
       const message = error.message.replace(/^error: /, '').replace(/('--?[^'=\s]+=)[^']*'/g, "$1…'");
       await writeResult(resultFile, { status: 'failed', message, commits: [] }).catch(() => undefined);

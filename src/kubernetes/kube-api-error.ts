@@ -5,6 +5,7 @@
  * they may echo a credential.
  */
 import { ApiException } from '@kubernetes/client-node';
+import { UnavailableError } from '../errors.js';
 
 /** HTTP status and Status reason / message of a failed client call. */
 export interface KubeApiFailure {
@@ -41,4 +42,12 @@ export function kubeApiFailureSummary(error: unknown): string {
   if (code !== undefined) return `HTTP ${code}${reason ? ` ${reason}` : ''}`;
   const errno = (error as { code?: unknown } | undefined)?.code;
   return typeof errno === 'string' ? errno : error instanceof Error ? error.name : 'unknown error';
+}
+
+/** The HTTP status of a failed API call, when there is one. */
+export const codeOf = (error: unknown): number | undefined => kubeApiFailureOf(error).code;
+
+/** A failed API call as an UnavailableError saying what was being done. */
+export function unavailable(what: string, error: unknown): UnavailableError {
+  return new UnavailableError(`${what}: ${kubeApiFailureSummary(error)}`, { cause: error });
 }

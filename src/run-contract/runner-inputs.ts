@@ -6,6 +6,7 @@
  * the runner, whose flags read the same names.
  */
 import { z } from 'zod';
+import { deliveryEnv } from '../delivery/delivery-settings.js';
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 
 /** Every variable of the contract, by meaning. */
@@ -31,7 +32,14 @@ export const RUNNER_ENV = {
   readyTimeout: 'SCAFFOLD_READY_TIMEOUT',
   rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
   rotateOnly: 'SCAFFOLD_ROTATE_ONLY',
-  // Secrets as values (local executor).
+  // Runner settings an operator may set (the local executor's extraEnv, a Job's spec).
+  sealedSecretsNamespace: 'SCAFFOLD_SEALED_SECRETS_NAMESPACE',
+  sealedSecretsName: 'SCAFFOLD_SEALED_SECRETS_NAME',
+  controllerTimeout: 'SCAFFOLD_CONTROLLER_TIMEOUT',
+  logLevel: 'SCAFFOLD_LOG_LEVEL',
+  // Secrets as values (local executor); an ssh key and known_hosts also as *_FILE.
+  gitSshKey: 'SCAFFOLD_GIT_SSH_KEY',
+  gitKnownHosts: 'SCAFFOLD_GIT_KNOWN_HOSTS',
   gitUsername: 'SCAFFOLD_GIT_USERNAME',
   gitToken: 'SCAFFOLD_GIT_TOKEN',
   certificatePem: 'SCAFFOLD_CERT_PEM',
@@ -60,7 +68,7 @@ export const runnerRunEnvSchema = z.object({
 });
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
-export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference'>): Record<string, string> {
+export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'>): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
     [RUNNER_ENV.repoUrl]: run.repositoryUrl,
@@ -72,6 +80,7 @@ export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'repositoryUrl' | 'branch
     ...(run.cluster.role !== undefined ? { [RUNNER_ENV.role]: run.cluster.role } : {}),
     ...(run.cluster.infra_provider !== undefined ? { [RUNNER_ENV.infraProvider]: run.cluster.infra_provider } : {}),
     ...(run.cluster.dns_provider !== undefined ? { [RUNNER_ENV.dnsProvider]: run.cluster.dns_provider } : {}),
+    ...deliveryEnv(run.delivery),
   };
 }
 

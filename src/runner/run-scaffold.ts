@@ -1,5 +1,5 @@
 /**
- * One scaffold run: the seven steps, two passes.
+ * One scaffold run: the steps of the table in `model/scaffold-steps.ts`, two passes.
  *
  * Credentials must be sealed with the new cluster's own Sealed Secrets key, but
  * that controller is part of the infrastructure being generated. So the run
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { isAppError, ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
-import { STEPS, type StepNumber } from '../model/scaffold-steps.js';
+import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 import type { CredentialRotation } from '../gitops/sealed-credentials.js';
@@ -31,6 +31,14 @@ import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCerti
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers.
 export { STEPS, type StepNumber };
+
+/** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
+interface StepWork {
+  readonly message: () => string;
+  /** A reason to skip the step, or undefined/empty to run it. */
+  readonly skip?: () => string | undefined;
+  readonly run: () => Promise<unknown>;
+}
 
 /** Checks a rendered work tree before it is committed; returns one finding a line. */
 export type WorkTreeVerifier = (dir: string, cluster: string, signal?: AbortSignal) => Promise<{ findings: readonly string[] }>;
@@ -105,7 +113,7 @@ export class StepError extends Error {
 }
 
 /**
- * Runs the seven steps.
+ * Runs the steps of the table, in order, skipping those whose rule says so.
  * @returns the succeeded result
  * @throws StepError carrying the failed step, the original error and the commits
  *   pushed before it, so callers can write a failed result and choose an exit code
@@ -224,51 +232,77 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     );
   };
 
-  try {
-    workspace = await step(1, `cloning ${branch} (sparse: base/, clusters/${reference}/, ${gitopsPath}/)`, () =>
-      deps.git.clone({
-        url: options.repositoryUrl,
-        branch,
-        dir: join(workRoot, 'repo'),
-        sparsePaths: ['base', `clusters/${reference}`, gitopsPath],
-        // The platform's shared roots, whatever the catalog calls them; never the other clusters.
-        sparseTopLevelExcept: ['clusters'],
-        ...(options.credentials ? { credentials: options.credentials } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      }),
-    );
-    const first = await step(2, 'rendering the infrastructure layer (nothing sealed)', () => render('infrastructure'));
-    supersededInfrastructure = first.pass === 'all';
-    await step(3, 'committing and pushing the infrastructure layer', () => commitAndPush('infrastructure'));
-
-    let certificatePem = options.certificatePem;
-    if (certificatePem !== undefined) {
-      skip(4, 'the sealing certificate was supplied; not waiting for the controller');
-      skip(5, 'the sealing certificate was supplied; not fetching it');
-    } else {
-      // Checked up front: one of the two is there.
-      const source = deps.certificates!;
-      const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
-      await step(4, `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`, () =>
-        source.waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
-      );
-      certificatePem = await step(5, `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`, async () => {
-        const pem = await source.fetchCertificate(controller, options.signal ? { signal: options.signal } : {});
+  // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
+  const supplied = options.certificatePem !== undefined ? 'the sealing certificate was supplied' : undefined;
+  const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
+  // Checked up front: when no certificate is supplied, a certificate source is.
+  const source = (): SealingCertificateSource => deps.certificates!;
+  let first: Awaited<ReturnType<typeof render>> | undefined;
+  let certificatePem = options.certificatePem;
+  const work: Readonly<Record<StepName, StepWork>> = {
+    clone: {
+      message: () => `cloning ${branch} (sparse: base/, clusters/${reference}/, ${gitopsPath}/)`,
+      run: async () => {
+        workspace = await deps.git.clone({
+          url: options.repositoryUrl,
+          branch,
+          dir: join(workRoot, 'repo'),
+          sparsePaths: ['base', `clusters/${reference}`, gitopsPath],
+          // The platform's shared roots, whatever the catalog calls them; never the other clusters.
+          sparseTopLevelExcept: ['clusters'],
+          ...(options.credentials ? { credentials: options.credentials } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      },
+    },
+    'render-infrastructure': {
+      message: () => 'rendering the infrastructure layer (nothing sealed)',
+      run: async () => {
+        first = await render('infrastructure');
+        supersededInfrastructure = first.pass === 'all';
+      },
+    },
+    'push-infrastructure': { message: () => 'committing and pushing the infrastructure layer', run: () => commitAndPush('infrastructure') },
+    'wait-for-sealing-controller': {
+      skip: () => supplied && `${supplied}; not waiting for the controller`,
+      message: () => `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`,
+      run: () => source().waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
+    },
+    'fetch-sealing-certificate': {
+      skip: () => supplied && `${supplied}; not fetching it`,
+      message: () => `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`,
+      run: async () => {
+        const pem = await source().fetchCertificate(controller, options.signal ? { signal: options.signal } : {});
         // A certificate out of its validity window (or a weak key) fails this step, not the render.
         parseSealingCertificate(pem, 'certificate', new Date(now()));
-        return pem;
-      });
+        certificatePem = pem;
+      },
+    },
+    'render-all': {
+      message: () => 'rendering every layer with fresh credentials sealed',
+      run: async () => {
+        if (first?.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
+        await render('all', certificatePem);
+      },
+    },
+    'push-all': { message: () => 'committing and pushing every layer', run: () => commitAndPush('all') },
+  };
+
+  try {
+    for (const [index, { name }] of SCAFFOLD_STEPS.entries()) {
+      const n = index + 1;
+      const { skip: skipRule, message, run } = work[name];
+      const why = skipRule?.();
+      if (why) skip(n, why);
+      else await step(n, message(), run);
     }
-    if (first.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
-    await step(6, 'rendering every layer with fresh credentials sealed', () => render('all', certificatePem));
-    await step(7, 'committing and pushing every layer', () => commitAndPush('all'));
 
     const result: RunResult = {
       status: 'succeeded',
       message: `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
       gitops_path: gitopsPath,
       commits,
-      step: 7,
+      step: STEP_COUNT,
     };
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
     return result;

@@ -11,7 +11,6 @@ import type { LandedCommitsReader } from '../git/landed-commits.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { lastEventOf } from '../run-contract/run-result.js';
 import { RUNNER_ENV, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
-import { deliveryEnv } from '../delivery/delivery-settings.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import type { RunCommit, RunSecrets, ScaffoldRun } from './scaffold-run.js';
@@ -249,7 +248,7 @@ export class LocalExecutor implements ScaffoldExecutor {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;
     }
-    Object.assign(env, this.#extraEnv, runEnvOf(run), deliveryEnv(run.delivery), secretEnvOf(secrets), runOptionsEnvOf(secrets), {
+    Object.assign(env, this.#extraEnv, runEnvOf(run), secretEnvOf(secrets), runOptionsEnvOf(secrets), {
       [RUNNER_ENV.resultFile]: this.resultFileOf(run.id),
       [RUNNER_ENV.leaseFile]: this.leaseFileOf(run.id),
       [RUNNER_ENV.workDir]: this.workDirOf(run.id),

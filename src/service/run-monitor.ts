@@ -10,7 +10,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../logger.js';
-import { parseOutputSource } from './output-source.js';
+import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
+import { ReplayFilter } from './replay-filter.js';
 import type { RunStore, RunUpdate } from './run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import { ACTIVE_STATUSES, isFinal, type RunCommit, type RunResult, type ScaffoldRun } from './scaffold-run.js';
@@ -46,16 +47,6 @@ export interface RunMonitorDeps {
   /** @default () => new Date() */
   readonly clock?: () => Date;
   readonly options?: RunMonitorOptions;
-}
-
-/** One runner event (a JSON object on one stdout line). Fields other than `event` are optional. */
-interface RunnerEvent {
-  readonly event: string;
-  readonly step?: number;
-  readonly step_name?: string;
-  readonly sha?: string;
-  readonly pass?: string;
-  readonly msg?: string;
 }
 
 /** What a pump knows of its run between store writes. */
@@ -326,7 +317,7 @@ export class RunMonitor implements RunTracker {
 
   /** Turns one runner line into a store update, or undefined when it reports no progress. */
   #progressOf(line: string, state: PumpState): RunUpdate | undefined {
-    const event = parseEvent(line);
+    const event = parseRunEvent(line);
     let update: { -readonly [K in keyof RunUpdate]: RunUpdate[K] } = {};
     if (!state.running) {
       // Any output means the runner is up.
@@ -335,116 +326,27 @@ export class RunMonitor implements RunTracker {
       update = { status: 'running', startedAt: state.startedAt };
     }
     if (event === undefined) return Object.keys(update).length > 0 ? update : undefined;
-    const step = typeof event.step === 'number' && Number.isInteger(event.step) && event.step >= 1 && event.step <= 7 ? event.step : undefined;
-    const stepName = typeof event.step_name === 'string' ? event.step_name.slice(0, 200) : undefined;
-    const msg = typeof event.msg === 'string' ? event.msg.slice(0, 2000) : undefined;
-    switch (event.event) {
-      case 'step_started':
-      case 'step_finished':
-      case 'step_skipped':
-      case 'step_failed':
-        if (step !== undefined) {
-          state.step = step;
-          update.step = step;
-        }
-        if (stepName !== undefined) update.stepName = stepName;
-        if (msg !== undefined) update.message = msg;
-        break;
-      case 'commit': {
-        const pass = event.pass === 'infrastructure' || event.pass === 'all' ? event.pass : undefined;
-        if (typeof event.sha === 'string' && /^[0-9a-f]{7,64}$/.test(event.sha) && pass !== undefined && !state.commits.some((c) => c.sha === event.sha)) {
-          state.commits.push({ pass, sha: event.sha });
-          update.commits = [...state.commits];
-        }
-        break;
+    if (isStepEvent(event)) {
+      if (event.step !== undefined) {
+        state.step = event.step;
+        update.step = event.step;
       }
-      // With --wait-ready, each Kustomization's progress becomes the run's message: the dashboard shows it.
-      case 'run_finished':
-      case 'warning':
-      case 'flux_ready_wait':
-      case 'kustomization':
-      case 'flux_ready':
-      case 'flux_not_ready':
-        if (msg !== undefined) update.message = msg;
-        break;
-      default:
-        break;
+      if (event.step_name !== undefined) update.stepName = event.step_name;
+      if (event.msg !== undefined) update.message = event.msg;
+    } else if (event.event === 'commit') {
+      const { pass, sha } = event;
+      if (sha !== undefined && pass !== undefined && !state.commits.some((c) => c.sha === sha)) {
+        state.commits.push({ pass, sha });
+        update.commits = [...state.commits];
+      }
+    } else if (event.msg !== undefined) {
+      // run_finished, a warning, or (with --wait-ready) each Kustomization's progress: the dashboard shows it.
+      update.message = event.msg;
     }
     return Object.keys(update).length > 0 ? update : undefined;
   }
 }
 
-/**
- * Tells, line by line, which lines of a replayed output the store does not
- * have yet. How it counts is fixed by the first stored line:
- *
- * - a source line (`output-source.ts`), or nothing stored yet: lines are
- *   counted per source, each source line included. A replay that lacks a source
- *   (a deleted pod) or has a new one (a Job retry in a new pod) still lines up:
- *   of each source, exactly the lines not stored yet are new.
- * - any other line: the output is one unnamed source, replayed whole (the local
- *   executor; a Job run whose log was stored before executors wrote source
- *   lines): the first `stored` lines are old, and source lines are dropped so
- *   that such a log keeps its shape.
- */
-class ReplayFilter {
-  readonly #perSource: boolean;
-  /** Stored lines per source (per-source mode; `''` is the unnamed one), or of the whole log. */
-  readonly #stored: ReadonlyMap<string, number>;
-  #left: number;
-
-  private constructor(perSource: boolean, stored: ReadonlyMap<string, number>) {
-    this.#perSource = perSource;
-    this.#stored = stored;
-    this.#left = stored.get('') ?? 0;
-  }
-
-  /** Reads what the store holds of run `id`. */
-  static async load(store: RunStore, id: string): Promise<ReplayFilter> {
-    const stored = new Map<string, number>();
-    let perSource: boolean | undefined;
-    let source = '';
-    let after = 0;
-    for (;;) {
-      const page = await store.readLogs(id, { afterSeq: after, limit: 1000 });
-      for (const { line } of page) {
-        const announced = parseOutputSource(line);
-        perSource ??= announced !== undefined;
-        if (perSource && announced !== undefined) source = announced.source;
-        stored.set(source, (stored.get(source) ?? 0) + 1);
-      }
-      const last = page.at(-1);
-      if (last === undefined || page.length < 1000) break;
-      after = last.seq;
-    }
-    return new ReplayFilter(perSource ?? true, stored);
-  }
-
-  /** Whether `line`, the next line of the replay, is one the store does not have. */
-  isNew(line: string): boolean {
-    const announced = parseOutputSource(line);
-    if (announced !== undefined) {
-      if (!this.#perSource) return false;
-      this.#left = this.#stored.get(announced.source) ?? 0;
-    }
-    if (this.#left > 0) {
-      this.#left--;
-      return false;
-    }
-    return true;
-  }
-}
-
-function parseEvent(line: string): RunnerEvent | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value === 'object' && value !== null && typeof (value as { event?: unknown }).event === 'string') return value as RunnerEvent;
-  } catch {
-    // Not JSON: an ordinary log line.
-  }
-  return undefined;
-}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -1,12 +1,13 @@
 /**
- * A run's seven steps as a timeline, derived from the runner's JSON log events
+ * A run's steps as a timeline, derived from the runner's JSON log events
  * (`step_started`, `step_finished`, `step_skipped`, `step_failed`). Pure: the
  * HTTP edge reads the stored lines and hands them here.
  *
  * Only the step fields of an event are read (event, step, step_name, time,
  * duration_ms, msg); everything else on a line is ignored.
  */
-import { STEPS } from '../model/scaffold-steps.js';
+import { STEP_COUNT, STEPS } from '../model/scaffold-steps.js';
+import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import type { RunStatus } from './scaffold-run.js';
 
 /** Where a step stands. */
@@ -14,7 +15,7 @@ export type StepStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'fail
 
 /** One step of the timeline. */
 export interface RunStep {
-  /** 1–7. */
+  /** 1 to the number of steps (`model/scaffold-steps.ts`). */
   readonly step: number;
   readonly name: string;
   readonly status: StepStatus;
@@ -29,9 +30,6 @@ export interface RunStep {
 /** The step names, numbered as in the design (the runner's {@link STEPS}). */
 export const STEP_NAMES: Readonly<Record<number, string>> = STEPS;
 
-const STEP_COUNT = Object.keys(STEPS).length;
-const STEP_EVENTS = new Set(['step_started', 'step_finished', 'step_skipped', 'step_failed']);
-const MAX_MESSAGE = 2000;
 
 interface MutableStep {
   step: number;
@@ -44,7 +42,7 @@ interface MutableStep {
 }
 
 /**
- * Folds a run's log lines into its seven steps.
+ * Folds a run's log lines into its steps.
  *
  * A step still `running` when the run failed or was cancelled did not finish:
  * it is reported `failed` (the runner died or was stopped mid-step). Steps the
@@ -102,26 +100,15 @@ interface StepEvent {
   readonly msg?: string;
 }
 
+/** A step event with a step number, through the run contract. */
 function parseStepEvent(line: string): StepEvent | undefined {
-  if (!line.startsWith('{')) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  if (typeof record.event !== 'string' || !STEP_EVENTS.has(record.event)) return undefined;
-  const step = record.step;
-  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > STEP_COUNT) return undefined;
-  const time = typeof record.time === 'string' || typeof record.time === 'number' ? new Date(record.time) : undefined;
-  const duration = record.duration_ms;
+  const event = parseRunEvent(line);
+  if (event === undefined || !isStepEvent(event) || event.step === undefined) return undefined;
   return {
-    event: record.event,
-    step,
-    ...(time !== undefined && !Number.isNaN(time.getTime()) ? { time } : {}),
-    ...(typeof duration === 'number' && Number.isFinite(duration) && duration >= 0 ? { durationMs: Math.round(duration) } : {}),
-    ...(typeof record.msg === 'string' ? { msg: record.msg.slice(0, MAX_MESSAGE) } : {}),
+    event: event.event,
+    step: event.step,
+    ...(event.time === undefined ? {} : { time: event.time }),
+    ...(event.duration_ms === undefined ? {} : { durationMs: event.duration_ms }),
+    ...(event.msg === undefined ? {} : { msg: event.msg }),
   };
 }

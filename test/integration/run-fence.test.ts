@@ -33,7 +33,7 @@ import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
 import { ScaffoldService } from '../../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
 import { git } from '../support/git.js';
-import { commitsOf, REPO_ROOT } from '../support/runner.js';
+import { commitsOf, eventually, REPO_ROOT } from '../support/runner.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 const API_TOKEN = 'fence-test-token-0123456789';
@@ -56,16 +56,6 @@ async function remoteWithHook(hook: string): Promise<{ dir: string; marks: strin
   await writeFile(script, `#!/bin/sh\nMARKS='${marks}'\n${hook}\n`);
   await chmod(script, 0o755);
   return { dir, marks };
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** The SHAs of the commits on the remote's main that carry the run's Scaffold-Id, oldest first, as {pass, sha}. */
@@ -117,7 +107,7 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
       });
       assert.equal(created.status, 202, await created.clone().text());
       id = ((await created.json()) as { id: string }).id;
-      await eventually('the first push to reach the remote', async () => (existsSync(join(remote.marks, 'pushed')) ? true : undefined));
+      await eventually('the first push to reach the remote', () => (existsSync(join(remote.marks, 'pushed')) ? true : undefined), 120_000);
       lease = await readLease(join(dataDir, 'runs', id, 'lease.json'));
       assert.ok(lease, 'the runner holds a lease while it works');
     } finally {
@@ -164,10 +154,14 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
 
       // Let the runner finish: its outcome is what the executor reports now.
       await writeFile(join(remote.marks, 'release'), '');
-      const state = await eventually('the runner to finish', async () => {
-        const s = await executor.inspect(during);
-        return s.state === 'succeeded' || s.state === 'failed' ? s : undefined;
-      });
+      const state = await eventually(
+        'the runner to finish',
+        async () => {
+          const s = await executor.inspect(during);
+          return s.state === 'succeeded' || s.state === 'failed' ? s : undefined;
+        },
+        120_000,
+      );
       assert.equal(state.state, 'succeeded', JSON.stringify(state));
       assert.deepEqual(
         state.state === 'succeeded' ? state.result.commits?.map((c) => ({ ...c })) : [],
@@ -211,16 +205,20 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
       });
       await executor.start(run, { certificate: certificate.certificatePem });
       monitor.track(run);
-      await eventually('the second push to land', async () => (existsSync(join(remote.marks, 'second')) ? true : undefined));
+      await eventually('the second push to land', () => (existsSync(join(remote.marks, 'second')) ? true : undefined), 120_000);
       pid = (await readLease(executor.leaseFileOf(id)))?.pid;
       assert.ok(pid !== undefined);
       assert.ok(processGroupMembers(pid).some((line) => / (git|git-receive-pack|sleep)\b/.test(line)), 'a git push is in flight in the runner\'s group');
 
       process.kill(pid, 'SIGKILL');
-      const recorded = await eventually('the run to be recorded', async () => {
-        const now = await store.get(id);
-        return now !== undefined && (now.status === 'failed' || now.status === 'succeeded') ? now : undefined;
-      });
+      const recorded = await eventually(
+        'the run to be recorded',
+        async () => {
+          const now = await store.get(id);
+          return now !== undefined && (now.status === 'failed' || now.status === 'succeeded') ? now : undefined;
+        },
+        60_000,
+      );
 
       assert.deepEqual(processGroupMembers(pid), [], 'nothing of the runner\'s process group is left');
       assert.equal(existsSync(executor.workDirOf(id)), false, 'the working copy is gone');

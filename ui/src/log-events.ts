@@ -6,6 +6,9 @@
  * dropped here, before anything reaches the page: whatever a future log line
  * carries, the dashboard does not render it.
  */
+// The step table and the event types are the run contract's, shared with the runner and the service.
+import { isStepNumber } from '../../src/model/scaffold-steps';
+import type { CommitEvent } from '../../src/run-contract/run-events';
 import type { LogRecord } from './api';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'output';
@@ -19,7 +22,7 @@ export interface LogEntry {
   readonly event?: string;
   readonly step?: number;
   readonly stepName?: string;
-  readonly pass?: string;
+  readonly pass?: NonNullable<CommitEvent['pass']>;
   readonly sha?: string;
   readonly durationMs?: number;
   readonly errorCode?: string;
@@ -64,7 +67,7 @@ export function logEntryOf(record: LogRecord): LogEntry {
   const time = typeof object.time === 'string' || typeof object.time === 'number' ? new Date(object.time) : stored;
   const level =
     typeof object.level === 'number' ? (PINO_LEVELS[object.level] ?? 'info') : typeof object.level === 'string' && NAMED_LEVELS.has(object.level as LogLevel) ? (object.level as LogLevel) : 'info';
-  const step = typeof object.step === 'number' && Number.isInteger(object.step) && object.step >= 1 && object.step <= 7 ? object.step : undefined;
+  const step = isStepNumber(object.step) ? object.step : undefined;
   const sha = typeof object.sha === 'string' && /^[0-9a-f]{7,64}$/.test(object.sha) ? object.sha : undefined;
   const duration = typeof object.duration_ms === 'number' && Number.isFinite(object.duration_ms) ? Math.round(object.duration_ms) : undefined;
   const entry = {

@@ -1,0 +1,44 @@
+/**
+ * The executor contract (service/scaffold-executor.contract.ts) against the
+ * Kubernetes executor, through the protocol-faithful API double: the runner's
+ * pod, its log, its termination message and the Job's conditions are played
+ * the way the Job controller and the kubelet would report them.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startKubeApiDouble } from '../../test/support/kube-api-double.js';
+import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
+import { jobNameOf } from '../service/scaffold-run.js';
+import { loadKubeConfig } from './kube-config.js';
+import { KubeJobExecutor } from './kube-job-executor.js';
+
+const NS = 'scaffolds';
+
+runScaffoldExecutorContract('KubeJobExecutor', async () => {
+  const double = await startKubeApiDouble();
+  const dir = await mkdtemp(join(tmpdir(), 'kube-executor-contract-'));
+  const kubeConfig = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) });
+  const executor = new KubeJobExecutor({ kubeConfig, namespace: NS, image: 'registry.example.net/runner:1', pollIntervalMs: 25 });
+  return {
+    executor,
+    async play(run, script) {
+      const job = jobNameOf(run.id);
+      const pod = double.addPodForJob(NS, job, { phase: 'Running', logLines: [...script.lines] });
+      if (script.hang) {
+        double.setJobStatus(NS, job, { active: 1, ready: 1 });
+        return;
+      }
+      const exitCode = script.exitCode ?? (script.result?.status === 'succeeded' ? 0 : 1);
+      double.setPodPhase(NS, pod, exitCode === 0 ? 'Succeeded' : 'Failed', {
+        exitCode,
+        ...(script.result === undefined ? {} : { terminationMessage: JSON.stringify(script.result) }),
+      });
+      double.setJobStatus(NS, job, exitCode === 0 ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] });
+    },
+    async cleanup() {
+      await double.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});

@@ -1,0 +1,156 @@
+/**
+ * The Kubernetes objects of one run, as data: the labels, the Secret's data
+ * and the hardened Job that runs scaffold-runner with the Secret mounted as
+ * files. No credential ever appears in the Job spec or its environment: the
+ * runner gets file paths (`run-contract/runner-inputs.ts`).
+ */
+import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
+import { ValidationError } from '../errors.js';
+import { runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+
+/** Labels on the Job, its pods and its Secret. */
+export const NAME_LABEL = 'app.kubernetes.io/name';
+export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
+export const CLUSTER_LABEL = 'gitops-scaffolder.io/cluster';
+/** The runner's container in the Job's pods. */
+export const CONTAINER = 'runner';
+/** Where the Secret is mounted; the runner reads its credentials from files here. */
+const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
+// A distroless "nonroot" user; fsGroup makes the 0400 Secret files group-readable
+// by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
+const RUNNER_UID = 65532;
+
+const DEFAULT_RESOURCES: V1ResourceRequirements = {
+  requests: { cpu: '100m', memory: '256Mi' },
+  limits: { cpu: '1', memory: '1Gi' },
+};
+
+/** How the Job is shaped (the executor's deps). */
+export interface JobShape {
+  readonly namespace: string;
+  readonly image: string;
+  readonly serviceAccountName?: string;
+  readonly imagePullSecrets?: readonly string[];
+  readonly activeDeadlineSeconds?: number;
+  readonly backoffLimit?: number;
+  readonly ttlSecondsAfterFinished?: number;
+  readonly resources?: V1ResourceRequirements;
+}
+
+function b64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+/** The labels of a run's objects. */
+export function labelsOf(run: ScaffoldRun): Record<string, string> {
+  return { [NAME_LABEL]: 'scaffold-runner', [RUN_ID_LABEL]: run.id, [CLUSTER_LABEL]: run.cluster.name };
+}
+
+/**
+ * The Secret's data (base64), one key per credential file, for the secrets
+ * given as values. A kubeconfig Secret reference is resolved by the executor,
+ * which reads it, and added under {@link SECRET_FILES}.kubeconfig.
+ */
+export function secretDataOf(secrets: RunSecrets): Record<string, string> {
+  const data: Record<string, string> = {};
+  if (secrets.repositoryCredentials) {
+    data[SECRET_FILES.gitToken.key] = b64(secrets.repositoryCredentials.token);
+    if (secrets.repositoryCredentials.username) data[SECRET_FILES.gitUsername.key] = b64(secrets.repositoryCredentials.username);
+  }
+  if (secrets.kubeconfig?.kind === 'inline') data[SECRET_FILES.kubeconfig.key] = b64(secrets.kubeconfig.value);
+  if (secrets.certificate) data[SECRET_FILES.certificate.key] = b64(secrets.certificate);
+  if (secrets.registryDockerconfigjson) data[SECRET_FILES.registryAuth.key] = b64(secrets.registryDockerconfigjson);
+  return data;
+}
+
+/**
+ * The runner Job of `run`, mounting the Secret whose keys are `files`.
+ * @throws ValidationError when the repository URL carries a password
+ */
+export function jobManifestOf(run: ScaffoldRun, labels: Record<string, string>, files: ReadonlySet<string>, shape: JobShape, options: Readonly<Record<string, string>> = {}): V1Job {
+  const name = jobNameOf(run.id);
+  assertNoCredentialsInUrl(run.repositoryUrl);
+  const env = Object.entries({
+    ...runEnvOf(run),
+    // The root filesystem is read-only: git and friends write their config under HOME.
+    HOME: '/tmp',
+    ...secretFileEnvOf(RUNNER_SECRETS_DIR, files),
+    // Per-attempt options (--wait-ready, --rotate-only): not stored with the run.
+    ...options,
+  }).map(([variable, value]) => ({ name: variable, value }));
+
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace: shape.namespace,
+      labels,
+      annotations: { 'gitops-scaffolder.io/created-by': run.createdBy },
+    },
+    spec: {
+      backoffLimit: shape.backoffLimit ?? 2,
+      activeDeadlineSeconds: shape.activeDeadlineSeconds ?? 1800,
+      ttlSecondsAfterFinished: shape.ttlSecondsAfterFinished ?? 86_400,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          ...(shape.serviceAccountName ? { serviceAccountName: shape.serviceAccountName } : {}),
+          // The runner talks to the NEW cluster with the kubeconfig it is given, never to this one.
+          automountServiceAccountToken: false,
+          ...(shape.imagePullSecrets?.length ? { imagePullSecrets: shape.imagePullSecrets.map((n) => ({ name: n })) } : {}),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: RUNNER_UID,
+            runAsGroup: RUNNER_UID,
+            fsGroup: RUNNER_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: CONTAINER,
+              image: shape.image,
+              env,
+              volumeMounts: [
+                { name: 'secrets', mountPath: RUNNER_SECRETS_DIR, readOnly: true },
+                { name: 'tmp', mountPath: '/tmp' },
+              ],
+              // The result JSON goes here; if the runner dies first, the log tail stands in.
+              terminationMessagePath: '/dev/termination-log',
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              resources: shape.resources ?? DEFAULT_RESOURCES,
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: RUNNER_UID,
+                readOnlyRootFilesystem: true,
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+            },
+          ],
+          volumes: [
+            { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
+            // The clone and the generated tree live here (the root filesystem is read-only).
+            { name: 'tmp', emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** A repository URL with a password in it would put a credential into the Job spec. */
+function assertNoCredentialsInUrl(repositoryUrl: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(repositoryUrl);
+  } catch {
+    return; // scp-like git URLs (git@host:path) carry no password
+  }
+  if (url.password) {
+    throw new ValidationError([{ field: 'repository.url', message: 'must not contain credentials; pass them in repository.credentials' }]);
+  }
+}

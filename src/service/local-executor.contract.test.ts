@@ -1,0 +1,53 @@
+/**
+ * The executor contract (scaffold-executor.contract.ts) against the local
+ * executor: real child processes, a fake runner that plays the script the
+ * contract writes for its run.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalExecutor } from './local-executor.js';
+import { runScaffoldExecutorContract } from './scaffold-executor.contract.js';
+
+// Waits for its script (<scripts>/<run id>.json), prints its lines, then writes the result and exits, or hangs.
+const PLAYER = `
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const file = join(process.env.SCRIPTS, process.env.SCAFFOLD_ID + '.json');
+const wait = () => new Promise((resolve) => setTimeout(resolve, 20));
+while (!existsSync(file)) await wait();
+const script = JSON.parse(readFileSync(file, 'utf8'));
+for (const line of script.lines) process.stdout.write(line + '\\n');
+if (script.hang) setInterval(() => {}, 1000);
+else {
+  if (script.result) writeFileSync(process.env.SCAFFOLD_RESULT_FILE, JSON.stringify(script.result));
+  process.exitCode = script.exitCode ?? (script.result?.status === 'succeeded' ? 0 : 1);
+}
+`;
+
+runScaffoldExecutorContract('LocalExecutor', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'local-executor-contract-'));
+  const scripts = join(dir, 'scripts');
+  await writeFile(join(dir, 'player.mjs'), PLAYER);
+  await mkdir(scripts);
+  const executor = new LocalExecutor({
+    runnerCommand: { command: process.execPath, args: [join(dir, 'player.mjs')] },
+    dataDir: join(dir, 'data'),
+    extraEnv: { SCRIPTS: scripts },
+    killGraceMs: 2000,
+  });
+  return {
+    executor,
+    async play(run, script) {
+      await writeFile(join(scripts, `${run.id}.json`), JSON.stringify(script));
+      if (script.hang) {
+        // Running once its lines are out.
+        for (let i = 0; i < 500 && (await executor.inspect(run)).state !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async cleanup() {
+      await executor.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
