@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Folders that talk to the world: processes, files, network, database, Kubernetes. */
-const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**'];
+const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**', '**/local/**', '**/delivery/*-forge.js'];
 /** The application layer: the run lifecycle and the run itself. */
 const APPLICATION = ['**/runner/**', '**/service/**'];
 /** Edges implement the application's ports (runner/ports.ts, service/*-store.ts …) but never call its logic. */
@@ -57,5 +57,6 @@ export default tseslint.config(
   layer(['src/git/**'], without(EDGES, '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/kubernetes/**'], without(EDGES, '**/kubernetes/**').concat(['**/http/**', '**/app/**']), ['pg', '@electric-sql/pglite', 'fastify']),
   layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/local/**'], without(EDGES, '**/local/**', '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**', '**/http/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
 );

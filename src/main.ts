@@ -30,7 +30,7 @@ import { AllowAllAuthorizer } from './service/static-authorizer.js';
 import type { CatalogSource } from './service/catalog-source.js';
 import type { ClusterGraphSource } from './service/cluster-graph-source.js';
 import { readLandedCommits } from './git/landed-commits.js';
-import { LocalExecutor, type RunnerCommand } from './service/local-executor.js';
+import { LocalExecutor, type RunnerCommand } from './local/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
 import type { ScaffoldExecutor } from './service/scaffold-executor.js';
 import type { ScaffoldPreviewer } from './service/scaffold-previewer.js';

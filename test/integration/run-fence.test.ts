@@ -27,7 +27,7 @@ import { createHttpApp } from '../../src/http/create-http-app.js';
 import { platformDir } from '../../src/package-paths.js';
 import { readLease } from '../../src/run-contract/run-lease.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { LocalExecutor, type RunnerCommand } from '../../src/service/local-executor.js';
+import { LocalExecutor, type RunnerCommand } from '../../src/local/local-executor.js';
 import { LOST_RUN_MESSAGE, RunMonitor } from '../../src/service/run-monitor.js';
 import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
 import { ScaffoldService } from '../../src/service/scaffold-service.js';

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { LocalExecutor, type LocalExecutorDeps } from './local-executor.js';
-import type { ExecutionState } from './scaffold-executor.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+import type { ExecutionState } from '../service/scaffold-executor.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 
 // A stand-in for scaffold-runner. What it does depends on the cluster name's
 // prefix: ok-* succeeds and writes a result file, crash-* exits 3 without one,

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { leaseHeld, processAlive, readLease } from '../run-contract/run-lease.js';
 import { parseRunResult } from '../run-contract/run-result.js';
-import type { ExecutionState } from './scaffold-executor.js';
-import type { RunCommit, RunResult, ScaffoldRun } from './scaffold-run.js';
+import type { ExecutionState } from '../service/scaffold-executor.js';
+import type { RunCommit, RunResult, ScaffoldRun } from '../service/scaffold-run.js';
 
 /** Sends `signal` to process group `pgid`; a group that is gone is fine. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -12,8 +12,8 @@ import { silentLogger, type Logger } from '../logger.js';
 import { lastEventOf } from '../run-contract/run-result.js';
 import { RUNNER_ENV, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
-import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import type { RunCommit, RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {

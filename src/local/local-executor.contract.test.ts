@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local-executor.js';
-import { runScaffoldExecutorContract } from './scaffold-executor.contract.js';
+import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
 
 // Waits for its script (<scripts>/<run id>.json), prints its lines, then writes the result and exits, or hangs.
 const PLAYER = `
