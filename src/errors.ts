@@ -71,16 +71,15 @@ export class ForbiddenError extends AppError {
 /** A dependency (git remote, Kubernetes API, database) could not be reached; retrying may help. */
 export class UnavailableError extends AppError {
   readonly code = 'unavailable' as const;
-  override readonly transient: boolean = true;
+  override readonly transient = true;
 }
 
 /**
- * A program this host needs (git, kubectl) is not installed: as unavailable as
- * an unreachable remote, but no retry brings it, so callers (a CLI's exit code,
- * a Job's backoff) must not treat it as transient.
+ * A program this host needs is not installed (kubectl on PATH). Not transient:
+ * retrying on the same host cannot help until an operator installs it.
  */
-export class MissingToolError extends UnavailableError {
-  override readonly transient = false;
+export class MissingDependencyError extends AppError {
+  readonly code = 'unavailable' as const;
 }
 
 /** A bounded wait ended before the awaited state was reached. */

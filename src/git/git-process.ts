@@ -12,8 +12,8 @@ import {
   type AppError,
   AuthenticationError,
   ForbiddenError,
+  MissingDependencyError,
   NotFoundError,
-  MissingToolError,
   TimeoutError,
   UnavailableError,
   ValidationError,
@@ -253,7 +253,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       // spawn reports a missing working directory exactly like a missing binary.
       const cause = error.code !== 'ENOENT' ? `git could not be started: ${error.code ?? error.message}` : existsSync(options.cwd) ? 'git is not installed (not found on PATH)' : 'the working directory of git does not exist';
       // Only a refused start is worth retrying; no retry installs git or creates the directory.
-      finish(() => reject(error.code === 'ENOENT' ? new MissingToolError(cause) : new UnavailableError(cause)));
+      finish(() => reject(error.code === 'ENOENT' ? new MissingDependencyError(cause) : new UnavailableError(cause)));
     });
     child.on('close', (code) => {
       finish(() => {

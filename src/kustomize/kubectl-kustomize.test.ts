@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { MissingDependencyError, TimeoutError, ValidationError } from '../errors.js';
 import { KubectlKustomize } from './kubectl-kustomize.js';
 
 // Against the real kubectl (kustomize v5.5 inside); CI asserts it is on PATH.
@@ -84,10 +84,10 @@ describe('KubectlKustomize', () => {
   it('names a missing kubectl clearly', async () => {
     const missing = new KubectlKustomize({ kubectl: join(root, 'no-such-kubectl') });
     await assert.rejects(missing.build(root, 'overlay'), (e: unknown) => {
-      assert.ok(e instanceof UnavailableError);
-      assert.match(e.message, /kubectl not found/);
+      assert.ok(e instanceof MissingDependencyError);
       // Not transient: no retry installs kubectl (a CLI exits 1, not 75).
       assert.equal(e.transient, false);
+      assert.match(e.message, /kubectl not found/);
       return true;
     });
   });

@@ -6,7 +6,7 @@
  * verify run already builds each directory once.
  */
 import { spawn } from 'node:child_process';
-import { MissingToolError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { MissingDependencyError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
 
@@ -118,7 +118,7 @@ export class KubectlKustomize implements KustomizeBuilder {
         if (error.name === 'AbortError') reject(signal?.reason ?? error);
         else if (error.code === 'ENOENT') {
           reject(
-            new MissingToolError(
+            new MissingDependencyError(
               `kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`,
               { cause: error },
             ),
