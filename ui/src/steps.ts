@@ -1,23 +1,16 @@
 /**
- * The runner's seven steps as the page shows them: their titles, and their
+ * The runner's steps as the page shows them: their titles, and their
  * states made consistent with the run's summary. The API derives step states
  * from log events, so a step that has not logged yet is `pending` even when
  * the summary already tells its fate: 4–5 are skipped from the start of a run
  * that was given its certificate, and nothing after a failure (or a
  * cancellation) will run.
  */
+import { SCAFFOLD_STEPS, stepNumberOf } from '../../src/model/scaffold-steps';
 import type { RunDetail, RunStep, StepStatus } from './api';
 
-/** How the dashboard names the runner's seven steps (`step_name` in the API). */
-export const STEP_TITLES: Readonly<Record<number, string>> = {
-  1: 'Clone the repository',
-  2: 'Render the infrastructure layer',
-  3: 'Commit and push infrastructure',
-  4: 'Wait for the Sealed Secrets controller',
-  5: 'Fetch the sealing certificate',
-  6: 'Render every layer, sealed',
-  7: 'Commit and push everything',
-};
+/** How the dashboard names the runner's steps (`step_name` in the API): the run contract's titles. */
+export const STEP_TITLES: Readonly<Record<number, string>> = Object.fromEntries(SCAFFOLD_STEPS.map((step, index) => [index + 1, step.title]));
 
 /**
  * A step's state on the page: the API's, plus "not run" for steps a final run
@@ -30,7 +23,7 @@ export interface ShownStep extends Omit<RunStep, 'status'> {
 }
 
 /** Steps 4–5 fetch the certificate; a run given one never runs them. */
-const CERTIFICATE_STEPS = new Set([4, 5]);
+const CERTIFICATE_STEPS = new Set([stepNumberOf('wait-for-sealing-controller'), stepNumberOf('fetch-sealing-certificate')]);
 
 /** The run's steps with the states its summary implies. */
 export function shownSteps(run: Pick<RunDetail, 'status' | 'sealing' | 'steps'>): ShownStep[] {
