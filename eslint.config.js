@@ -4,6 +4,12 @@ import tseslint from 'typescript-eslint';
 
 /** Folders that talk to the world: processes, files, network, database, Kubernetes. */
 const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**', '**/local/**', '**/delivery/*-forge.js'];
+/**
+ * Adapters that combine edges for one purpose: work-tree operations (render,
+ * verify, upgrade a checked-out copy), git-backed sources of the service's read
+ * ports, and the embedded mode. Only composition roots and the runner use them.
+ */
+const ADAPTERS = ['**/workspace/**', '**/sources/**', '**/embedded/**'];
 /** The application layer: the run lifecycle and the run itself. */
 const APPLICATION = ['**/runner/**', '**/service/**'];
 /** Edges implement the application's ports (runner/ports.ts, service/*-store.ts …) but never call its logic. */
@@ -49,14 +55,14 @@ export default tseslint.config(
     },
   },
   // Each layer around the core names what it may not reach; only the composition
-  // roots (src/main.ts, src/cli.ts, src/runner-cli.ts, src/app/) wire edges together.
-  layer(['src/service/**'], [...EDGES, '**/app/**', '**/runner/**'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  // roots (src/main.ts, src/cli.ts, src/runner-cli.ts, src/cli/) and the adapters wire edges together.
+  layer(['src/service/**'], [...EDGES, ...ADAPTERS, '**/runner/**'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/runner/**'], [...EDGES, '**/service/*-service.js', '**/service/*-executor.js'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
-  layer(['src/http/**'], without(EDGES, '**/http/**').concat(['**/runner/**', '**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'node:child_process']),
-  layer(['src/db/**'], without(EDGES, '**/db/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**']), ['@kubernetes/client-node', 'fastify']),
-  layer(['src/git/**'], without(EDGES, '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
-  layer(['src/kubernetes/**'], without(EDGES, '**/kubernetes/**').concat(['**/http/**', '**/app/**']), ['pg', '@electric-sql/pglite', 'fastify']),
-  layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
-  layer(['src/local/**'], without(EDGES, '**/local/**', '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ['**/app/**', '**/http/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
-  layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ['**/app/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/http/**'], without(EDGES, '**/http/**').concat(['**/runner/**', ...ADAPTERS]), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'node:child_process']),
+  layer(['src/db/**'], without(EDGES, '**/db/**').concat(APPLICATION_EXCEPT_PORTS, ADAPTERS), ['@kubernetes/client-node', 'fastify']),
+  layer(['src/git/**'], without(EDGES, '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/kubernetes/**'], without(EDGES, '**/kubernetes/**').concat(['**/http/**', ...ADAPTERS]), ['pg', '@electric-sql/pglite', 'fastify']),
+  layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/local/**'], without(EDGES, '**/local/**', '**/git/**').concat(APPLICATION_EXCEPT_PORTS, [...ADAPTERS, '**/http/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
 );

@@ -14,7 +14,7 @@ import { CliGitRemote } from '../src/git/cli-git-remote.js';
 import type { RenderResult } from '../src/gitops/render-cluster.js';
 import { silentLogger } from '../src/logger.js';
 import { runScaffold, verifierFor } from '../src/runner/run-scaffold.js';
-import { createWorkTreeVerifier } from '../src/app/verify-work-tree.js';
+import { createWorkTreeVerifier } from '../src/workspace/verify-work-tree.js';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
 import { type Figure, type Suite, exec, git, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { upgradeWorkTree } from '../src/app/upgrade-work-tree.js';
+import { upgradeWorkTree } from '../src/workspace/upgrade-work-tree.js';
 import { FsRepoReader } from '../src/git/fs-repo-reader.js';
 import { renderCluster } from '../src/gitops/render-cluster.js';
 import { parseProvenance } from '../src/gitops/provenance.js';

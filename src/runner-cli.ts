@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { createWorkTreeVerifier } from './app/verify-work-tree.js';
+import { createWorkTreeVerifier } from './workspace/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import type { Logger } from './logger.js';
@@ -22,7 +22,7 @@ import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.
 import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
 import { KubeFluxReadiness } from './kubernetes/kube-flux-readiness.js';
 import { waitForFluxReady } from './runner/wait-for-flux-ready.js';
-import { commitContainment } from './app/commit-containment.js';
+import { commitContainment } from './workspace/commit-containment.js';
 import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
 import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';

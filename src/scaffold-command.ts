@@ -4,7 +4,7 @@
  * platform, with no cluster, no external database and no network.
  */
 import { Command } from 'commander';
-import { runLocalScaffold } from './app/local-scaffold.js';
+import { runLocalScaffold } from './embedded/local-scaffold.js';
 import { isAppError } from './errors.js';
 import { EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { createPinoLogger } from './pino-logger.js';

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
-import { listWorkTreeClusters } from '../app/list-work-tree-clusters.js';
+import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
 import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;

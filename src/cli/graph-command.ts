@@ -2,7 +2,7 @@
  * `generate-gitops-env graph`: a cluster's Flux dependency graph.
  */
 import { Option, type Command } from 'commander';
-import { drawClusterGraph } from '../app/draw-cluster-graph.js';
+import { drawClusterGraph } from '../workspace/draw-cluster-graph.js';
 import { ValidationError } from '../errors.js';
 import { GRAPH_FORMATS, type GraphFormat } from '../graph/graph-format.js';
 import { existingDirectory } from './cli-io.js';

@@ -1,7 +1,7 @@
 /** `generate-gitops-env remove`: delete the generator's files of one cluster, nothing else. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { removeWorkTree } from '../app/remove-work-tree.js';
+import { removeWorkTree } from '../workspace/remove-work-tree.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

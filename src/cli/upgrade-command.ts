@@ -1,7 +1,7 @@
 /** `generate-gitops-env upgrade`: re-render generated clusters from the current reference, credentials kept. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { upgradeWorkTree, type UpgradeOutcome } from '../app/upgrade-work-tree.js';
+import { upgradeWorkTree, type UpgradeOutcome } from '../workspace/upgrade-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { packageVersion } from '../package-paths.js';
 

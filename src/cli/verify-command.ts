@@ -2,7 +2,7 @@
  * `generate-gitops-env verify`: checks a tree before it is pushed.
  */
 import type { Command } from 'commander';
-import { verifyWorkTree } from '../app/verify-work-tree.js';
+import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { parseTargetFlux } from '../verify/flux-version.js';
 import { existingDirectory, say } from './cli-io.js';

@@ -9,8 +9,8 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { renderWorkTree } from '../app/render-work-tree.js';
-import { verifyWorkTree } from '../app/verify-work-tree.js';
+import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { ValidationError } from '../errors.js';
 import { initPlatformRepository } from '../git/seed-repository.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';

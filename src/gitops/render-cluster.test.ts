@@ -10,9 +10,9 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { drawClusterGraph } from '../app/draw-cluster-graph.js';
-import { renderWorkTree } from '../app/render-work-tree.js';
-import { verifyWorkTree } from '../app/verify-work-tree.js';
+import { drawClusterGraph } from '../workspace/draw-cluster-graph.js';
+import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { ValidationError } from '../errors.js';
 import { initPlatformRepository } from '../git/seed-repository.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';

@@ -30,7 +30,7 @@ import { unsealValue } from '../../src/sealing/unseal.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const UI_DIR = join(ROOT, 'ui');
 const UI_DIST = join(UI_DIR, 'dist');
 const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');

@@ -21,7 +21,7 @@ import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { strictProblems } from '../support/strict-manifests.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const source = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 const CORE_NS = 'kubeopera-core';

@@ -12,11 +12,11 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
+import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { gitSync as git } from '../support/git.js';
 
-const FIXTURE = new URL('../fixtures/flux2-kustomize-helm-example/', import.meta.url);
+const FIXTURE = new URL('../fixtures/flux2-kustomize-helm-example', import.meta.url);
 
 function assertExit(result: CliResult, code: number): void {
   assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);

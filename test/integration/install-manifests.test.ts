@@ -17,7 +17,7 @@ import { loadServiceConfig } from '../../src/service/service-config.js';
 import { helmTemplate } from '../support/helm-template.js';
 import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHART = `${ROOT}charts/gitops-scaffolder`;
 // Upstream CRDs of the optional objects: ServiceMonitor (prometheus-operator) and HTTPRoute (Gateway API v1.6.1).
 const EXTRA_CRDS = `${ROOT}test/fixtures/crds`;

@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
+import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { commitsOf, describeOutcome, fileAt, filesAt, runRunner } from '../support/runner.js';
 import { git } from '../support/git.js';
 

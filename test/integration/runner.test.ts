@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { access, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { verifyWorkTree } from '../../src/app/verify-work-tree.js';
+import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { CliGitRemote } from '../../src/git/cli-git-remote.js';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import type { Logger } from '../../src/logger.js';

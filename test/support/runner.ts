@@ -19,7 +19,7 @@ import { unsealValue } from '../../src/sealing/unseal.js';
 import type { RunResult } from '../../src/service/scaffold-run.js';
 
 /** The repository root (where package.json and src/ live). */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** One line of the runner's stdout, parsed. */
 export type RunnerEvent = Record<string, unknown> & { readonly event?: string; readonly step?: number; readonly msg?: string };

@@ -19,8 +19,8 @@ import { planRemoval } from '../fleet/plan-removal.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
 import type { Fleet, FleetRemoval, FleetSource, FleetTarget } from '../service/fleet-source.js';
-import { platformCommitOf } from './render-work-tree.js';
-import { removalMessage } from './remove-work-tree.js';
+import { platformCommitOf } from '../workspace/render-work-tree.js';
+import { removalMessage } from '../workspace/remove-work-tree.js';
 
 /** Collaborators of {@link GitFleetSource}. */
 export interface GitFleetSourceDeps {

@@ -21,7 +21,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote } from '../runner/ports.js';
 import type { ClusterGraphFormat, ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { ScaffoldRun } from '../service/scaffold-run.js';
-import { clusterGraph } from './draw-cluster-graph.js';
+import { clusterGraph } from '../workspace/draw-cluster-graph.js';
 
 /** Collaborators of {@link GitClusterGraphSource}. */
 export interface GitClusterGraphSourceDeps {

@@ -15,7 +15,7 @@ import { platformDir, packageVersion } from '../package-paths.js';
 import { runScaffold, verifierFor } from '../runner/run-scaffold.js';
 import type { RunResult } from '../service/scaffold-run.js';
 import { ensureLocalSealingKey } from './local-sealing-key.js';
-import { createWorkTreeVerifier } from './verify-work-tree.js';
+import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
 
 /** Inputs of {@link runLocalScaffold}. */
 export interface LocalScaffoldOptions {
