@@ -122,12 +122,17 @@ describe('/api/v1/upgrades', () => {
     assert.equal(await head(), before);
   });
 
-  it('refuses the reference environment, an unknown cluster and a wave size of 0, writing nothing', async () => {
+  it('refuses the reference environment, an unknown cluster, a wave size of 0 and a cluster with an active run, writing nothing', async () => {
     const before = await head();
     assert.equal((await post({ clusters: ['development'] })).statusCode, 400);
     assert.equal((await post({ clusters: ['nowhere'] })).statusCode, 404);
     assert.equal((await post({ clusters: 'all', wave_size: 0 })).statusCode, 400);
     assert.equal((await app.inject({ method: 'GET', url: '/api/v1/upgrades/nope', headers: AUTH })).statusCode, 404);
+    await store.create({ id: 'run-eu-3', cluster: { name: 'eu-3', domain: 'eu-3.example.net', region: 'eu-west-1' }, repositoryUrl: pathToFileURL(bare).href, branch: 'main', reference: 'development', job: 'scaffold-run-eu-3', createdBy: 'static:test', sealing: 'certificate' });
+    const active = await post({ clusters: 'all' });
+    assert.equal(active.statusCode, 409, active.body);
+    assert.match(active.body, /eu-3 has an active run \(run-eu-3/);
+    await store.update('run-eu-3', { status: 'failed', message: 'ended for this test' });
     assert.equal(await head(), before);
   });
 
