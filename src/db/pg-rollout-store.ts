@@ -59,9 +59,17 @@ export class PgRolloutStore implements RolloutStore {
 
   async getRollout(id: string): Promise<Rollout | undefined> {
     const { rows } = await this.#client.query<RolloutRow>('SELECT * FROM upgrade_rollouts WHERE id = $1', [id]);
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    return {
+    return rows[0] === undefined ? undefined : rolloutOf(rows[0]);
+  }
+
+  async runningRollouts(): Promise<Rollout[]> {
+    const { rows } = await this.#client.query<RolloutRow>(`SELECT * FROM upgrade_rollouts WHERE state = 'running' ORDER BY created_at`);
+    return rows.map(rolloutOf);
+  }
+}
+
+function rolloutOf(row: RolloutRow): Rollout {
+  return {
       id: row.id,
       repositoryUrl: row.repository_url,
       branch: row.branch,
@@ -72,9 +80,8 @@ export class PgRolloutStore implements RolloutStore {
       state: row.state,
       ...(row.failure !== null ? { failure: row.failure } : {}),
       createdAt: dateOf(row.created_at),
-      ...(row.finished_at !== null ? { finishedAt: dateOf(row.finished_at) } : {}),
-    };
-  }
+    ...(row.finished_at !== null ? { finishedAt: dateOf(row.finished_at) } : {}),
+  };
 }
 
 const failureOf = (rollout: Rollout): string | null => (rollout.failure === undefined ? null : JSON.stringify(rollout.failure));

@@ -46,6 +46,7 @@ describe('/api/v1/upgrades', () => {
   let bare: string;
   let store: PgRunStore;
   let app: FastifyInstance;
+  let appDeps: Parameters<typeof createHttpApp>[0];
   /** Clusters whose upgraded tree the verifier rejects; every other one is verified for real. */
   const rejected = new Set<string>();
 
@@ -102,7 +103,8 @@ describe('/api/v1/upgrades', () => {
         ? { findings: [`clusters/${options.cluster}: rejected by this test`], notes: [], kustomizationsChecked: 0, summary: '1 finding' }
         : real(dir, options);
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0, verify });
-    app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, rolloutStore: store.rollouts() });
+    appDeps = { service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, rolloutStore: store.rollouts() };
+    app = await createHttpApp(appDeps);
     await setReplicas(3, 4);
   });
 
@@ -189,6 +191,29 @@ describe('/api/v1/upgrades', () => {
     } finally {
       rejected.clear();
     }
+  });
+
+  it('a rollout left running by a stopped service is resumed when the app starts: its unfinished wave runs again, then the next', async () => {
+    await setReplicas(5, 6);
+    const before = await head();
+    await app.close();
+    // As a service stopped in the middle of wave 1 leaves it: eu-1 running, eu-2 and eu-3 (wave 2) pending.
+    await store.rollouts().createRollout({
+      id: 'interrupted',
+      repositoryUrl: pathToFileURL(bare).href,
+      branch: 'main',
+      requestedBy: 'static:test',
+      waveSize: 1,
+      waves: [['eu-1'], ['eu-2', 'eu-3']],
+      clusters: { 'eu-1': { status: 'running' }, 'eu-2': { status: 'pending' }, 'eu-3': { status: 'pending' } },
+      state: 'running',
+      createdAt: new Date(),
+    });
+    app = await createHttpApp(appDeps);
+    const rollout = await finished('interrupted');
+    assert.equal(rollout.state, 'succeeded', JSON.stringify(rollout));
+    assert.deepEqual(rollout.clusters.map((c) => [c.name, c.outcome]), CLUSTERS.map((name) => [name, 'upgraded']));
+    assert.equal((await git(bare, 'log', '--format=%H', `${before}..main`)).split('\n').length, 3);
   });
 
   it('is described in the OpenAPI document', async () => {

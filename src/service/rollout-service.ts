@@ -91,10 +91,22 @@ export class RolloutService {
     };
     await this.#store.createRollout(rollout);
     this.#logger.info({ rollout: rollout.id, clusters: waves.flat().length, waves: waves.length, requestedBy: request.requestedBy }, 'rollout started');
-    const driving = this.#drive(rollout).catch((error: unknown) => this.#logger.error({ rollout: rollout.id, err: error }, 'rollout driver failed'));
-    this.#driving.add(driving);
-    void driving.finally(() => this.#driving.delete(driving));
+    this.#launch(rollout);
     return rollout;
+  }
+
+  /**
+   * Drives again the rollouts a stopped service left `running` (the service is
+   * their one writer). The clusters of the wave under way are upgraded again:
+   * one whose commit was pushed before the stop is then up to date (no second commit).
+   */
+  async resume(): Promise<number> {
+    const running = await this.#store.runningRollouts();
+    for (const rollout of running) {
+      this.#logger.info({ rollout: rollout.id }, 'rollout resumed');
+      this.#launch(rollout);
+    }
+    return running.length;
   }
 
   getRollout(id: string): Promise<Rollout | undefined> {
@@ -104,6 +116,12 @@ export class RolloutService {
   /** Resolves when no rollout is being driven (shutdown, tests). */
   async idle(): Promise<void> {
     while (this.#driving.size > 0) await Promise.all([...this.#driving]);
+  }
+
+  #launch(rollout: Rollout): void {
+    const driving = this.#drive(rollout).catch((error: unknown) => this.#logger.error({ rollout: rollout.id, err: error }, 'rollout driver failed'));
+    this.#driving.add(driving);
+    void driving.finally(() => this.#driving.delete(driving));
   }
 
   async #drive(initial: Rollout): Promise<void> {
@@ -120,10 +138,10 @@ export class RolloutService {
         this.#logger.info({ rollout: rollout.id, state: rollout.state, ...(failure !== undefined ? { stoppedAt: failure.wave, failed: failure.failed } : {}) }, 'rollout finished');
         return;
       }
-      // This driver awaits each wave it starts, so a step never waits on runs it did not start.
-      if (step.kind === 'wait') throw new Error(`rollout ${rollout.id}: wave ${step.wave} has clusters neither started nor finished`);
-      rollout = await this.#save(rollout, Object.fromEntries(step.clusters.map((name) => [name, { status: 'running' } as RolloutCluster])));
-      rollout = await this.#save(rollout, await this.#runWave(target, step.clusters, rollout.requestedBy));
+      // This driver awaits each wave it starts, so a wave is only found waiting after a stop (resume): its unfinished clusters start again.
+      const clusters = step.kind === 'start' ? step.clusters : step.waitingFor;
+      rollout = await this.#save(rollout, Object.fromEntries(clusters.map((name) => [name, { status: 'running' } as RolloutCluster])));
+      rollout = await this.#save(rollout, await this.#runWave(target, clusters, rollout.requestedBy));
     }
   }
 

@@ -53,4 +53,6 @@ export interface RolloutStore {
   /** Replaces the clusters, state, failure and finish time of a stored rollout. */
   saveRollout(rollout: Rollout): Promise<void>;
   getRollout(id: string): Promise<Rollout | undefined>;
+  /** Rollouts still `running` (a driver was stopped with the service), oldest first. */
+  runningRollouts(): Promise<Rollout[]>;
 }

@@ -122,7 +122,10 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
     if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
     return rollouts;
   };
-  // A rollout under way finishes its wave before the app (and the store under it) closes.
+  // Rollouts a stopped service left running go on; one under way finishes its wave before the app (and the store under it) closes.
+  app.addHook('onReady', async () => {
+    await rollouts?.resume().catch((error: unknown) => context.logger.error({ err: error }, 'rollouts could not be resumed'));
+  });
   app.addHook('onClose', async () => rollouts?.idle());
 
   app.post(
