@@ -144,12 +144,11 @@ export async function startService(
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   // One replica is the only writer, so a write-through cache of runs is coherent:
   // GETs of a run cost no round trip (see CachedRunStore).
-  const store = new CachedRunStore({
-    store: await PgRunStore.open({
-      ...(config.databaseUrl === undefined ? { dataDir: join(config.dataDir, 'pgdata') } : { databaseUrl: config.databaseUrl }),
-      logger: logger.child({ component: 'store' }),
-    }),
+  const pgStore = await PgRunStore.open({
+    ...(config.databaseUrl === undefined ? { dataDir: join(config.dataDir, 'pgdata') } : { databaseUrl: config.databaseUrl }),
+    logger: logger.child({ component: 'store' }),
   });
+  const store = new CachedRunStore({ store: pgStore });
 
   const cleanups: (() => Promise<void>)[] = [() => store.close()];
   try {
@@ -234,7 +233,7 @@ export async function startService(
       bodyLimit: config.bodyLimitBytes,
       ...(graphSource === undefined ? {} : { graphSource }),
       ...(catalogSource === undefined ? {} : { catalogSource }),
-      ...(fleetSource === undefined ? {} : { fleetSource }),
+      ...(fleetSource === undefined ? {} : { fleetSource, rolloutStore: pgStore.rollouts() }),
     });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });

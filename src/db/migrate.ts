@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import { initMigration } from './migrations/0001-init.js';
 import { clusterAttributesMigration } from './migrations/0002-cluster-attributes.js';
 import { deliveryMigration } from './migrations/0003-delivery.js';
+import { rolloutsMigration } from './migrations/0004-rollouts.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -30,7 +31,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

@@ -13,6 +13,7 @@ import { migrate } from './migrate.js';
 import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
+import { PgRolloutStore } from './pg-rollout-store.js';
 import { codeOf, constraintOf, describeCode, translatePgError } from './pg-errors.js';
 import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, type RunRow } from './run-row.js';
 
@@ -259,6 +260,11 @@ export class PgRunStore implements RunStore {
       [id, afterSeq, limit],
     );
     return rows.map((row) => ({ seq: row.seq, time: row.time, line: row.line }));
+  }
+
+  /** Upgrade rollouts on the same database (closed with this store). */
+  rollouts(): PgRolloutStore {
+    return new PgRolloutStore(this.#client);
   }
 
   async ping(): Promise<void> {

@@ -30,6 +30,8 @@ import { registerOperationsRoutes } from './routes/operations-routes.js';
 import { registerRunOutputRoutes } from './routes/run-output-routes.js';
 import { registerScaffoldRoutes } from './routes/scaffold-routes.js';
 import { registerRotateRoutes } from './routes/rotate-routes.js';
+import { registerUpgradeRoutes } from './routes/upgrade-routes.js';
+import type { RolloutStore } from '../service/rollout-store.js';
 import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
@@ -70,6 +72,11 @@ export interface HttpAppDeps {
    * @default none: those endpoints answer 404 saying the fleet is not available
    */
   readonly fleetSource?: FleetSource;
+  /**
+   * Records upgrade rollouts (`/api/v1/upgrades`, with `fleetSource`).
+   * @default none: those endpoints answer 404 saying upgrades are not available
+   */
+  readonly rolloutStore?: RolloutStore;
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -258,6 +265,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   registerCatalogRoutes(context);
   registerClusterRoutes(context, deps.fleetSource);
   registerRotateRoutes(context);
+  registerUpgradeRoutes(context, deps.fleetSource, deps.rolloutStore);
   registerOperationsRoutes(context, registry);
   await registerUiRoutes(app as unknown as FastifyInstance, deps.ui ?? {});
 

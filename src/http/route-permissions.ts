@@ -20,6 +20,7 @@
  * | GET /api/v1/clusters                    | clusters          | list   |
  * | GET /api/v1/clusters/{name}             | clusters          | get    |
  * | POST /api/v1/upgrades, …/{name}/rotate  | clusters          | update |
+ * | GET /api/v1/upgrades/{id}               | clusters          | get    |
  * | DELETE /api/v1/clusters/{name}          | clusters          | delete |
  * | GET /metrics (unless METRICS_PUBLIC)    | nonResourceURL /metrics | get |
  *
@@ -52,6 +53,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'DELETE /api/v1/clusters/:name': { resource: 'clusters', verb: 'delete', nameParam: 'name' },
   'POST /api/v1/clusters/:name/rotate': { resource: 'clusters', verb: 'update', nameParam: 'name' },
   'POST /api/v1/upgrades': { resource: 'clusters', verb: 'update' },
+  'GET /api/v1/upgrades/:id': { resource: 'clusters', verb: 'get' },
   'GET /metrics': { path: '/metrics', verb: 'get' },
 };
 

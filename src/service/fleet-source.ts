@@ -6,6 +6,7 @@
  */
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { RemovalPlan } from '../fleet/plan-removal.js';
+import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
 
 /** Which repository and branch. */
 export interface FleetTarget {
@@ -29,6 +30,14 @@ export interface FleetRemoval extends RemovalPlan {
   readonly commit: string;
 }
 
+/** One cluster's upgrade as reported: its diff summary and, when written, the pushed commit. */
+export type FleetUpgrade = Pick<ClusterUpgrade, 'name' | 'status' | 'added' | 'modified' | 'removed' | 'credentialsKept' | 'message'> & {
+  /** Verification findings of a render that failed (it was not written). */
+  readonly findings?: readonly string[];
+  /** The pushed commit of a written cluster (one commit per cluster). */
+  readonly commit?: string;
+};
+
 /** Reads and changes the fleet of a repository. */
 export interface FleetSource {
   /**
@@ -44,4 +53,13 @@ export interface FleetSource {
    * @throws UnavailableError when the repository cannot be read or pushed to
    */
   remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string }): Promise<FleetRemoval>;
+  /**
+   * Re-renders `clusters` from the current reference with their recorded
+   * identity, keeps sealed credentials, verifies each, and (unless `dryRun`)
+   * commits each changed cluster on its own and pushes. Up-to-date clusters get
+   * no commit; a cluster that fails is reported and left as it was.
+   * @throws NotFoundError / ValidationError for a named cluster that is missing, the reference or unmanaged
+   * @throws UnavailableError when the repository cannot be read or pushed to
+   */
+  upgrade(target: FleetTarget & { readonly clusters: readonly string[]; readonly dryRun: boolean; readonly requestedBy: string }): Promise<FleetUpgrade[]>;
 }

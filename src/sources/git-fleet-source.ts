@@ -18,9 +18,13 @@ import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planRemoval } from '../fleet/plan-removal.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
-import type { Fleet, FleetRemoval, FleetSource, FleetTarget } from '../service/fleet-source.js';
+import { packageVersion } from '../package-paths.js';
+import type { Fleet, FleetRemoval, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';
 import { platformCommitOf } from '../workspace/render-work-tree.js';
 import { removalMessage } from '../workspace/remove-work-tree.js';
+import { upgradeMessage } from '../workspace/upgrade-message.js';
+import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';
+import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 
 /** Collaborators of {@link GitFleetSource}. */
 export interface GitFleetSourceDeps {
@@ -35,6 +39,8 @@ export interface GitFleetSourceDeps {
   readonly ttlMs?: number;
   /** @default Date.now */
   readonly now?: () => number;
+  /** Verifies an upgraded cluster before it is committed. @default createWorkTreeVerifier() */
+  readonly verify?: WorkTreeVerify;
 }
 
 /** Reads a repository's fleet and removes clusters from it; implements the service's FleetSource. */
@@ -45,6 +51,7 @@ export class GitFleetSource implements FleetSource {
   readonly #workRoot: string;
   readonly #ttlMs: number;
   readonly #now: () => number;
+  readonly #verify: WorkTreeVerify | undefined;
   readonly #cache = new Map<string, { reading: Promise<Fleet>; expires: number }>();
 
   constructor(deps: GitFleetSourceDeps) {
@@ -54,6 +61,7 @@ export class GitFleetSource implements FleetSource {
     this.#workRoot = deps.workRoot ?? tmpdir();
     this.#ttlMs = Math.max(0, deps.ttlMs ?? 10_000);
     this.#now = deps.now ?? Date.now;
+    this.#verify = deps.verify;
   }
 
   fleet(target: FleetTarget): Promise<Fleet> {
@@ -105,12 +113,45 @@ export class GitFleetSource implements FleetSource {
     return removal;
   }
 
-  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>): Promise<T> {
+  async upgrade(target: FleetTarget & { readonly clusters: readonly string[]; readonly dryRun: boolean; readonly requestedBy: string }): Promise<FleetUpgrade[]> {
+    // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
+    const upgrades = await this.#inClone(target, ['clusters'], async (workspace) => {
+      const outcomes = await upgradeWorkTree(workspace.dir, {
+        reference: this.#reference,
+        clusters: target.clusters,
+        dryRun: target.dryRun,
+        generatorVersion: packageVersion(),
+        ...(this.#verify !== undefined ? { verify: this.#verify } : {}),
+      });
+      const written = outcomes.filter((o) => o.written);
+      for (const outcome of written) {
+        await workspace.commit({
+          paths: [...outcome.added, ...outcome.modified, ...outcome.removed],
+          message: upgradeMessage(outcome, this.#reference),
+          trailers: { 'Scaffold-Cluster': outcome.name, 'Scaffold-Action': 'upgrade', 'Requested-By': target.requestedBy },
+          author: { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' },
+        });
+      }
+      // Like a removal, a writer in between is rebased over (each commit touches only its cluster), so the shas are read after the push.
+      if (written.length > 0) await workspace.push({ ...(target.signal ? { signal: target.signal } : {}) });
+      const commits = new Map<string, string | undefined>();
+      for (const outcome of written) commits.set(outcome.name, await workspace.lastCommitTouching([`clusters/${outcome.name}`]));
+      return outcomes.map(({ name, status, added, modified, removed, credentialsKept, message, findings }): FleetUpgrade => {
+        const commit = commits.get(name);
+        return { name, status, added, modified, removed, credentialsKept, ...(message !== undefined ? { message } : {}), ...(findings !== undefined ? { findings } : {}), ...(commit !== undefined ? { commit } : {}) };
+      });
+    }, []);
+    if (!target.dryRun) this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
+    return upgrades;
+  }
+
+  /** `topLevelExcept`: also check out every top-level directory but these (see CloneOptions.sparseTopLevelExcept). */
+  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>, topLevelExcept?: readonly string[]): Promise<T> {
     const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
     try {
       let workspace: GitWorkspace;
       try {
-        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(target.signal ? { signal: target.signal } : {}) });
+        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(target.signal ? { signal: target.signal } : {}) });
       } catch (error) {
         throw readFailure(error);
       }

@@ -1,0 +1,174 @@
+/**
+ * Upgrade rollouts: `POST /api/v1/upgrades` re-renders generated clusters from
+ * the current reference in waves (or, with `dry_run`, says what each would
+ * change), and `GET /api/v1/upgrades/{id}` shows a rollout's waves, each
+ * cluster's outcome and where it stopped. Wire shapes live here, with the
+ * routes (also their part of the OpenAPI document).
+ */
+import { z } from 'zod';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { clusterNameSchema } from '../../model/cluster-spec.js';
+import type { FleetSource, FleetUpgrade } from '../../service/fleet-source.js';
+import { RolloutService } from '../../service/rollout-service.js';
+import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
+import { branchSchema, type ScaffoldService } from '../../service/scaffold-service.js';
+import type { RouteContext } from '../route-context.js';
+import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
+import { withoutCredentials } from '../wire-views.js';
+
+const BASE = '/api/v1/upgrades';
+
+const upgradeRequestSchema = z
+  .object({
+    clusters: z
+      .union([z.literal('all'), z.array(clusterNameSchema).min(1, 'must name at least one cluster').max(5000, 'at most 5000 clusters')])
+      .describe('The generated clusters to upgrade, or `"all"` for every generated cluster of the repository.'),
+    dry_run: z.boolean().default(false).describe('Say what each cluster would change (a diff summary); write and record nothing.'),
+    wave_size: z.number().int().min(1, 'must be at least 1').max(5000).default(1).describe('Clusters per wave; the next wave starts only when every upgrade of the previous one succeeded. Default 1.'),
+    repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
+    branch: branchSchema.optional().describe('Default: main.'),
+  })
+  .strict();
+
+const previewSchema = z.object({
+  dry_run: z.literal(true),
+  clusters: z.array(
+    z.object({
+      name: z.string(),
+      status: z.enum(['changed', 'up_to_date', 'failed']),
+      files: z.object({ added: z.array(z.string()), modified: z.array(z.string()), removed: z.array(z.string()) }),
+      credentials_kept: z.number().int(),
+      message: z.string().optional(),
+    }),
+  ),
+});
+
+const rolloutSchema = z.object({
+  id: z.string(),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  repository: z.object({ url: z.string(), branch: z.string() }),
+  requested_by: z.string(),
+  wave_size: z.number().int(),
+  waves: z.array(z.array(z.string())),
+  clusters: z.array(
+    z.object({
+      name: z.string(),
+      wave: z.number().int(),
+      status: z.enum(RUN_STATUSES).describe('`pending` until its wave starts.'),
+      outcome: z.enum(['upgraded', 'up_to_date']).optional().describe('`up_to_date`: nothing to write, no commit.'),
+      commit: z.string().optional().describe('The one commit that upgraded this cluster.'),
+      added: z.number().int().optional(),
+      modified: z.number().int().optional(),
+      removed: z.number().int().optional(),
+      message: z.string().optional().describe('Why it failed.'),
+      findings: z.array(z.string()).optional().describe('Verification findings of a render that failed (it was not written).'),
+    }),
+  ),
+  failure: z
+    .object({ wave: z.number().int(), failed: z.array(z.string()), not_started: z.array(z.string()) })
+    .optional()
+    .describe('Where the rollout stopped: the wave (from 0), its clusters that failed, and those of later waves that never started.'),
+  created_at: z.string(),
+  finished_at: z.string().optional(),
+});
+
+function previewView(upgrades: readonly FleetUpgrade[]): z.infer<typeof previewSchema> {
+  return {
+    dry_run: true,
+    clusters: upgrades.map((u) => ({
+      name: u.name,
+      status: u.status,
+      files: { added: [...u.added], modified: [...u.modified], removed: [...u.removed] },
+      credentials_kept: u.credentialsKept,
+      ...(u.message !== undefined ? { message: u.message } : {}),
+    })),
+  };
+}
+
+function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
+  return {
+    id: rollout.id,
+    state: rollout.state,
+    repository: { url: withoutCredentials(rollout.repositoryUrl), branch: rollout.branch },
+    requested_by: rollout.requestedBy,
+    wave_size: rollout.waveSize,
+    waves: rollout.waves.map((w) => [...w]),
+    clusters: rollout.waves.flatMap((names, wave) =>
+      names.map((name) => {
+        const { findings, ...cluster } = rollout.clusters[name] ?? { status: 'pending' as const };
+        return { name, wave, ...cluster, ...(findings !== undefined ? { findings: [...findings] } : {}) };
+      }),
+    ),
+    ...(rollout.failure !== undefined ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } } : {}),
+    created_at: rollout.createdAt.toISOString(),
+    ...(rollout.finishedAt !== undefined ? { finished_at: rollout.finishedAt.toISOString() } : {}),
+  };
+}
+
+/** A run writing one of the clusters would race the upgrade's commit: refused like a removal (409). */
+async function refuseActiveRuns(service: ScaffoldService, repository: { repositoryUrl: string; branch: string }, clusters: readonly string[]): Promise<void> {
+  const wanted = new Set(clusters);
+  for (const status of ['pending', 'running'] as const) {
+    const active = (await service.list({ status, limit: 1000 })).runs.find((r) => wanted.has(r.cluster.name) && r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
+    if (active !== undefined) throw new ConflictError(`cluster ${active.cluster.name} has an active run (${active.id}, ${active.status}): upgrade it once that run has ended`);
+  }
+}
+
+/** Registers the upgrade routes; without a fleet source and a rollout store they answer 404 saying so. */
+export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetSource | undefined, rolloutStore: RolloutStore | undefined): void {
+  const { app, service, callerOf, signalOf } = context;
+  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, logger: context.logger }) : undefined;
+  const available = (): RolloutService => {
+    if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
+    return rollouts;
+  };
+  // Rollouts a stopped service left running go on; one under way finishes its wave before the app (and the store under it) closes.
+  app.addHook('onReady', async () => {
+    await rollouts?.resume().catch((error: unknown) => context.logger.error({ err: error }, 'rollouts could not be resumed'));
+  });
+  app.addHook('onClose', async () => rollouts?.idle());
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        summary: 'Upgrade generated clusters from the current reference, in waves',
+        description:
+          'Each cluster is re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the cluster and the caller); an up-to-date cluster gets no commit. The service writes the commits itself through its git edge (like a removal), one clone and one push per wave. 202 with the rollout (`Location` is its URL); a wave starts only when every upgrade of the previous one succeeded, and a failure stops the rollout (`failure`). With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
+        tags: ['fleet'],
+        body: upgradeRequestSchema,
+        response: { 200: previewSchema, 202: rolloutSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const rollout = available();
+      const body = request.body;
+      const repository = await service.repositoryOf({ ...(body.repository_url === undefined ? {} : { url: body.repository_url }), ...(body.branch === undefined ? {} : { branch: body.branch }) });
+      const clusters = await rollout.targets({ ...repository, clusters: body.clusters }, signalOf(reply));
+      const target = { ...repository, clusters, requestedBy: caller.identity };
+      if (!body.dry_run) await refuseActiveRuns(service, repository, clusters);
+      if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
+      const started = await rollout.start({ ...target, waveSize: body.wave_size });
+      return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
+    },
+  );
+
+  app.get(
+    `${BASE}/:id`,
+    {
+      schema: {
+        summary: 'One upgrade rollout: its waves, each cluster’s outcome, and where it stopped',
+        tags: ['fleet'],
+        params: z.object({ id: z.string().min(1).max(64) }),
+        response: { 200: rolloutSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const rollout = await available().getRollout(request.params.id);
+      if (rollout === undefined) throw new NotFoundError(`upgrade rollout ${request.params.id} does not exist`);
+      void reply.header('cache-control', 'private, no-cache');
+      return rolloutView(rollout);
+    },
+  );
+}

@@ -1,0 +1,15 @@
+/**
+ * A ScaffoldService for route tests that never start a run (fleet, catalog,
+ * upgrade routes): its executor and previewer refuse every call.
+ */
+import type { ScaffoldExecutor } from '../../src/service/scaffold-executor.js';
+import type { ScaffoldPreviewer } from '../../src/service/scaffold-previewer.js';
+
+export const unusedExecutor: ScaffoldExecutor = {
+  start: async () => Promise.reject(new Error('not used')),
+  inspect: async () => ({ state: 'missing' }),
+  logs: async function* () {},
+  cancel: async () => undefined,
+};
+
+export const unusedPreviewer: ScaffoldPreviewer = { preview: async () => Promise.reject(new Error('not used')) };
