@@ -103,3 +103,8 @@ export class VerificationError extends AppError {
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
+
+/** A thrown value's message, for a log line: non-Error throws are stringified. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

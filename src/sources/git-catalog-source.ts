@@ -11,8 +11,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, AuthenticationError, ConflictError, ForbiddenError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
 import { parsePlatformDescriptor, PLATFORM_DESCRIPTOR_PATH } from '../gitops/platform-descriptor.js';
+import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { CLUSTER_ATTRIBUTES } from '../model/cluster-spec.js';
 import type { GitRemote } from '../runner/ports.js';
@@ -95,7 +96,7 @@ export class GitCatalogSource implements CatalogSource {
         // Cone mode with no directory: only the top-level files, scaffold.yaml among them.
         workspace = await this.#git.clone({ url, branch, dir: join(work, 'repo'), sparsePaths: [] });
       } catch (error) {
-        throw readFailure(error);
+        throw anonymousReadFailure(error, 'the catalog is only read from repositories readable without credentials');
       }
       try {
         const commit = await workspace.head().catch(() => '');
@@ -149,12 +150,3 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
   });
 }
 
-/** A clone failure as the catalog endpoint reports it: never a 401/403 of its own (that would read as the caller's token being refused). */
-function readFailure(error: unknown): Error {
-  if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
-    return new UnavailableError('the service cannot read this repository on its own: the catalog is only read from repositories readable without credentials', { cause: error });
-  }
-  if (error instanceof TimeoutError) return new UnavailableError(error.message, { cause: error });
-  if (error instanceof AppError) return error;
-  return new UnavailableError('the repository cannot be read', { cause: error });
-}

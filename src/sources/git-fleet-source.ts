@@ -11,11 +11,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, AuthenticationError, ForbiddenError, TimeoutError, UnavailableError } from '../errors.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { writeTree } from '../git/write-tree.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planRemoval } from '../fleet/plan-removal.js';
+import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
 import { packageVersion } from '../package-paths.js';
@@ -153,7 +153,7 @@ export class GitFleetSource implements FleetSource {
       try {
         workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(target.signal ? { signal: target.signal } : {}) });
       } catch (error) {
-        throw readFailure(error);
+        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials');
       }
       try {
         return await work(workspace);
@@ -166,12 +166,3 @@ export class GitFleetSource implements FleetSource {
   }
 }
 
-/** A clone failure as the fleet endpoints report it: never a 401/403 of its own (that would read as the caller's token being refused). */
-function readFailure(error: unknown): Error {
-  if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
-    return new UnavailableError('the service cannot read this repository on its own: the fleet is only read from repositories reachable without credentials', { cause: error });
-  }
-  if (error instanceof TimeoutError) return new UnavailableError(error.message, { cause: error });
-  if (error instanceof AppError) return error;
-  return new UnavailableError('the repository cannot be read', { cause: error });
-}

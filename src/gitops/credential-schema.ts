@@ -1,0 +1,57 @@
+/**
+ * The `credentials` section of scaffold.yaml: the Secrets to generate and seal
+ * for every cluster, and how each of their values is produced.
+ */
+import { z } from 'zod';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+
+const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid Secret data key');
+
+/** How one value of a credential is produced. */
+export const valueSourceSchema = z.union([
+  z.object({ generate: z.literal('password'), length: z.number().int().min(16).max(256).default(32) }).strict(),
+  z.object({ generate: z.literal('alphanumeric'), length: z.number().int().min(16).max(256).default(32) }).strict(),
+  z
+    .object({
+      generate: z.literal('dockerconfigjson'),
+      registry: z.string().min(1),
+      username: z.string().min(1),
+      length: z.number().int().min(16).max(256).default(32),
+    })
+    .strict(),
+  z
+    .object({
+      sameAs: z.string().regex(/^[-a-z0-9]+\/[-a-z0-9]+\/[-._a-zA-Z0-9]+$/, 'must be namespace/name/key of another credential'),
+    })
+    .strict(),
+]);
+
+/**
+ * The pseudo-layer of credentials that belong to Flux itself, sealed into
+ * `clusters/<name>/flux/sealed/` and applied by the cluster's root sync: the
+ * cluster's substitution Secret (`cluster-secrets`) is one.
+ */
+export const FLUX_CREDENTIAL_LAYER = 'flux';
+
+/** The namespace of Flux's own objects (cluster-config, cluster-secrets, the Kustomizations). */
+export const FLUX_NAMESPACE = 'flux-system';
+
+/**
+ * One Secret to generate per cluster, sealed into `clusters/<name>/<layer>/sealed/`
+ * (`layer` is an overlay directory, or `flux` for a Secret of Flux itself, in
+ * flux-system, such as the `cluster-secrets` substitution Secret).
+ */
+export const credentialSpecSchema = z
+  .object({
+    name: clusterNameSchema,
+    namespace: clusterNameSchema,
+    layer: clusterNameSchema,
+    type: z.string().min(1).default('Opaque'),
+    keys: z.record(secretKeySchema, valueSourceSchema).refine((k) => Object.keys(k).length > 0, 'must list at least one key'),
+    /** The credential is replaced by a caller-supplied value when one is given. */
+    suppliedBy: z.literal('registry-auth').optional(),
+  })
+  .strict();
+
+export type ValueSource = z.infer<typeof valueSourceSchema>;
+export type CredentialSpec = z.infer<typeof credentialSpecSchema>;

@@ -1,0 +1,72 @@
+/**
+ * Whether a render writes a FluxInstance (Flux managed by the Flux Operator)
+ * and what it syncs. A re-render keeps what the cluster was given before, so
+ * a cluster once moved to the Flux Operator is never moved back by omission.
+ */
+import { ValidationError } from '../errors.js';
+import { FLUX_INSTANCE_FILE, renderFluxInstance, type SyncKind } from './flux-instance.js';
+import { fluxInstanceSpecSchema, type PlatformDescriptor } from './platform-descriptor.js';
+import type { ReferenceEnvironment } from './reference-environment.js';
+import type { RenderOptions } from './render-types.js';
+import { parseYamlDocuments } from './yaml.js';
+
+/** The FluxInstance's file as `flux/kustomization.yaml` lists it. */
+export const FLUX_INSTANCE_RESOURCE = FLUX_INSTANCE_FILE.slice('flux/'.length);
+
+/** A FluxInstance the render writes. */
+export interface PlannedFluxInstance {
+  readonly yaml: string;
+  /** The kind of source its sync creates: layers reading `flux-system` follow it. */
+  readonly syncKind: SyncKind;
+}
+
+/** The sync URL and ref of a FluxInstance the cluster already has, to keep it on a re-render. */
+function existingFluxInstance(text: string | undefined): { url?: string; ref?: string; pullSecret?: string } | undefined {
+  if (text === undefined) return undefined;
+  let objects: unknown[];
+  try {
+    objects = parseYamlDocuments(text, FLUX_INSTANCE_FILE);
+  } catch {
+    return {};
+  }
+  const sync = (objects[0] as { spec?: { sync?: { url?: unknown; ref?: unknown; pullSecret?: unknown } } } | undefined)?.spec?.sync;
+  return {
+    ...(typeof sync?.url === 'string' ? { url: sync.url } : {}),
+    ...(typeof sync?.ref === 'string' ? { ref: sync.ref } : {}),
+    ...(typeof sync?.pullSecret === 'string' ? { pullSecret: sync.pullSecret } : {}),
+  };
+}
+
+/**
+ * The FluxInstance to write: when asked for, when scaffold.yaml enables it, or
+ * when the cluster (else the reference, the template) already has one.
+ * @throws ValidationError when one is wanted and nothing gives its sync URL
+ */
+export function planFluxInstance(
+  options: Pick<RenderOptions, 'fluxInstance' | 'syncUrl' | 'syncRef' | 'syncSecret'>,
+  descriptor: PlatformDescriptor,
+  reference: ReferenceEnvironment,
+  clusterName: string,
+  existingText: string | undefined,
+): PlannedFluxInstance | undefined {
+  const before =
+    existingFluxInstance(existingText) ??
+    (reference.fluxResources.some((r) => r.replace(/^\.\//, '') === FLUX_INSTANCE_RESOURCE) ? existingFluxInstance(reference.files.get(FLUX_INSTANCE_FILE)) : undefined);
+  const wantsInstance = options.fluxInstance ?? (descriptor.fluxInstance?.enabled === true || before !== undefined);
+  if (!wantsInstance) return undefined;
+  const syncUrl = options.syncUrl ?? descriptor.fluxInstance?.sync.url ?? before?.url;
+  if (syncUrl === undefined) {
+    throw new ValidationError([
+      { field: 'sync-url', message: 'a FluxInstance syncs the cluster from its repository: give the URL Flux pulls from (--sync-url, or fluxInstance.sync.url in scaffold.yaml)' },
+    ]);
+  }
+  // A ref belongs to the URL it was given with: a new URL starts from its own default.
+  const syncRef = options.syncRef ?? (options.syncUrl === undefined ? before?.ref : undefined);
+  const pullSecret = options.syncSecret ?? descriptor.fluxInstance?.sync.pullSecret ?? before?.pullSecret;
+  return renderFluxInstance(descriptor.fluxInstance ?? fluxInstanceSpecSchema.parse({}), {
+    clusterName,
+    syncUrl,
+    ...(syncRef !== undefined ? { syncRef } : {}),
+    ...(pullSecret !== undefined ? { pullSecret } : {}),
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * The `fluxInstance` section of scaffold.yaml: a FluxInstance for the Flux
+ * Operator to manage Flux with, instead of `flux bootstrap`.
+ */
+import { z } from 'zod';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { durationSchema } from './layer-catalog-schema.js';
+
+/** The Flux components a FluxInstance may install. */
+export const FLUX_COMPONENTS = [
+  'source-controller',
+  'kustomize-controller',
+  'helm-controller',
+  'notification-controller',
+  'image-reflector-controller',
+  'image-automation-controller',
+  'source-watcher',
+] as const;
+
+/** Where a cluster's Flux syncs from: a Git repository over https or ssh, or an OCI repository. */
+export const syncUrlSchema = z
+  .string({ error: 'must be a string' })
+  .max(2048, 'must be at most 2048 characters')
+  .refine((url) => /^(https?|ssh|oci):\/\/[^\s/]+/.test(url), 'must be an https://, http://, ssh:// or oci:// URL')
+  .refine((url) => !/^[a-z]+:\/\/[^/@]*:[^/@]*@/.test(url) && !/^https?:\/\/[^/]*@/.test(url), 'must not carry credentials (give Flux a secret instead)');
+
+/** The FluxInstance (fluxcd.controlplane.io/v1) to generate: Flux managed by the Flux Operator. */
+export const fluxInstanceSpecSchema = z
+  .object({
+    /** Every cluster gets one (`render --flux-instance` asks for it per cluster). */
+    enabled: z.boolean({ error: 'must be true or false' }).default(false),
+    distribution: z
+      .object({
+        version: z.string().min(1).default('2.x'),
+        registry: z.string().min(1).default('ghcr.io/fluxcd'),
+        artifact: z.string().regex(/^oci:\/\//, 'must be an oci:// URL').optional(),
+      })
+      .strict()
+      .prefault({}),
+    components: z
+      .array(z.enum(FLUX_COMPONENTS))
+      .min(1)
+      .default(['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller']),
+    cluster: z
+      .object({
+        type: z.enum(['kubernetes', 'openshift', 'aws', 'azure', 'gcp']).optional(),
+        size: z.enum(['small', 'medium', 'large']).optional(),
+        networkPolicy: z.boolean().optional(),
+        multitenant: z.boolean().optional(),
+        domain: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    sync: z
+      .object({
+        url: syncUrlSchema.optional(),
+        /** `refs/heads/<branch>` for Git (default `refs/heads/main`), a tag for OCI (default `latest`). */
+        ref: z.string().min(1).max(255).optional(),
+        interval: durationSchema.optional(),
+        /** The Secret in flux-system with the credentials to pull the source (ssh key, token). */
+        pullSecret: clusterNameSchema.optional(),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type FluxInstanceSpec = z.infer<typeof fluxInstanceSpecSchema>;
