@@ -24,6 +24,12 @@ import { strictProblems } from '../support/strict-manifests.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const source = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
+/** The Kubernetes executor, all of it: the executor and the files it is split into (manifests, Job state, pod logs). */
+async function executorSource(): Promise<string> {
+  const files = ['kube-job-executor.ts', 'kube-job-manifests.ts', 'kube-job-state.ts', 'kube-pod-logs.ts'];
+  return (await Promise.all(files.map((file) => source(`src/kubernetes/${file}`)))).join('\n');
+}
+
 const CORE_NS = 'kubeopera-core';
 const JOB_NS = 'kubeopera-provisioning';
 const KUBECONFIG_NS = 'clusters';
@@ -376,7 +382,7 @@ describe('deploy/base', () => {
     });
 
     it('matches the Kubernetes calls the code makes, in both directions', async () => {
-      const executor = await source('src/kubernetes/kube-job-executor.ts');
+      const executor = await executorSource();
       const authenticator = await source('src/kubernetes/token-review-authenticator.ts');
       const authorizer = await source('src/kubernetes/subject-access-review-authorizer.ts');
       const verbOf: Record<string, string> = { create: 'create', read: 'get', list: 'list', patch: 'patch', replace: 'update', delete: 'delete', deleteCollection: 'deletecollection' };
@@ -545,7 +551,7 @@ describe('deploy/base', () => {
     });
 
     it('admits no traffic at all to runner pods (selected by the label the executor sets)', async () => {
-      const executor = await source('src/kubernetes/kube-job-executor.ts');
+      const executor = await executorSource();
       assert.match(executor, /\[NAME_LABEL\]: 'scaffold-runner'/);
       assert.match(executor, /const NAME_LABEL = 'app\.kubernetes\.io\/name'/);
       const policy = one<K8sObject & { spec: Json }>('NetworkPolicy', 'scaffold-runner', JOB_NS);
@@ -634,7 +640,7 @@ describe('Dockerfiles', () => {
   });
 
   it('the runner image user is the uid the executor runs runner pods as', async () => {
-    const executor = await source('src/kubernetes/kube-job-executor.ts');
+    const executor = await executorSource();
     const uid = /const RUNNER_UID = (\d+);/.exec(executor)?.[1];
     const { stages } = dockerStages(await source('Dockerfile.runner'));
     assert.equal(finalUser(stages.at(-1)!)?.split(':')[0], uid);
