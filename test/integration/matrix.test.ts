@@ -27,6 +27,7 @@ import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
 import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
+import { SEALED_WITH_ANNOTATION, sealedWithOf } from '../../src/gitops/sealed-with.js';
 
 /**
  * Spec 001, "Deployment matrix", as written there: cluster, infra, DNS,
@@ -215,7 +216,8 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
     const text = await readFile(join(repo, result.gitopsPath, 'secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8');
     const sealed = parse(text) as Obj & { spec: { encryptedData: Record<string, string>; template: { type: string } } };
     assert.equal(sealed.kind, 'SealedSecret');
-    assert.deepEqual(sealed.metadata, { name: 'cluster-secrets', namespace: 'flux-system' });
+    // The SealedSecret records the certificate it was sealed with, so a later rotation can tell.
+    assert.deepEqual(sealed.metadata, { name: 'cluster-secrets', namespace: 'flux-system', annotations: { [SEALED_WITH_ANNOTATION]: sealedWithOf(certificate) } });
     assert.equal(sealed.spec.template.type, 'Opaque');
     const label = scopeLabel('strict', 'flux-system', 'cluster-secrets');
     const values = Object.fromEntries(Object.entries(sealed.spec.encryptedData).map(([k, c]) => [k, unsealValue({ privateKey: controller.privateKey, label, ciphertext: c }).toString('utf8')]));
