@@ -288,7 +288,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     // Decoded, so the SVG is a valid picture.
     await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
     assert.match((await image.getAttribute('src')) ?? '', /^blob:/);
-    assert.match((await image.getAttribute('alt')) ?? '', /apps depends on infrastructure/);
+    assert.match((await image.getAttribute('alt')) ?? '', /apps depends on database and infrastructure/);
     for (const layer of LAYERS) {
       const row = page.locator(`tr[data-node="${layer}"]`);
       assert.match((await row.textContent()) ?? '', new RegExp(`\\./clusters/eu-prod-1/${layer}`));
