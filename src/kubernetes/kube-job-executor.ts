@@ -22,30 +22,14 @@ import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-execu
 import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { codeOf, kubeApiFailureOf, kubeApiFailureSummary, unavailable } from './kube-api-error.js';
-import { jobManifestOf, labelsOf, RUN_ID_LABEL, secretDataOf } from './kube-job-manifests.js';
+import { type JobShape, jobManifestOf, labelsOf, RUN_ID_LABEL, secretDataOf } from './kube-job-manifests.js';
 import { byCreation, finishedStateOf, isFinished, runnerPhase } from './kube-job-state.js';
 import { PodLogReader } from './kube-pod-logs.js';
 
 /** What KubeJobExecutor needs. */
-export interface KubeJobExecutorDeps {
+export interface KubeJobExecutorDeps extends JobShape {
   /** Credentials of the cluster the service runs Jobs in (not the new cluster's). */
   readonly kubeConfig: KubeConfig;
-  /** JOB_NAMESPACE: where Jobs and their Secrets are created. */
-  readonly namespace: string;
-  /** SCAFFOLD_RUNNER_IMAGE. */
-  readonly image: string;
-  /** The runner pod's ServiceAccount. @default the namespace's `default` */
-  readonly serviceAccountName?: string;
-  /** Pull secrets for a private runner image. @default none */
-  readonly imagePullSecrets?: readonly string[];
-  /** @default 1800 */
-  readonly activeDeadlineSeconds?: number;
-  /** Retries after a failed pod; the runner converges on re-run, so retrying is safe. @default 2 */
-  readonly backoffLimit?: number;
-  /** @default 86400 */
-  readonly ttlSecondsAfterFinished?: number;
-  /** @default requests 100m CPU / 256Mi, limits 1 CPU / 1Gi */
-  readonly resources?: V1ResourceRequirements;
   /** How often `logs({follow})` looks for a pod to start or for the Job to end. @default 2000 */
   readonly pollIntervalMs?: number;
   readonly logger?: Logger;

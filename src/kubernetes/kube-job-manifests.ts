@@ -26,15 +26,23 @@ const DEFAULT_RESOURCES: V1ResourceRequirements = {
   limits: { cpu: '1', memory: '1Gi' },
 };
 
-/** How the Job is shaped (the executor's deps). */
+/** How the Job is shaped (part of the executor's deps). */
 export interface JobShape {
+  /** JOB_NAMESPACE: where Jobs and their Secrets are created. */
   readonly namespace: string;
+  /** SCAFFOLD_RUNNER_IMAGE. */
   readonly image: string;
+  /** The runner pod's ServiceAccount. @default the namespace's `default` */
   readonly serviceAccountName?: string;
+  /** Pull secrets for a private runner image. @default none */
   readonly imagePullSecrets?: readonly string[];
+  /** @default 1800 */
   readonly activeDeadlineSeconds?: number;
+  /** Retries after a failed pod; the runner converges on re-run, so retrying is safe. @default 2 */
   readonly backoffLimit?: number;
+  /** @default 86400 */
   readonly ttlSecondsAfterFinished?: number;
+  /** @default requests 100m CPU / 256Mi, limits 1 CPU / 1Gi */
   readonly resources?: V1ResourceRequirements;
 }
 
