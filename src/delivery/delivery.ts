@@ -40,6 +40,8 @@ export interface DeliverPassRequest {
   readonly summary: PassSummary;
   /** Push attempts when racing other runs (push mode). */
   readonly maxAttempts: number;
+  /** Push mode: re-checks the tree after a rebase onto concurrent pushes (see GitWorkspace.push). */
+  readonly afterRebase?: (changedPaths: readonly string[]) => Promise<void>;
   readonly signal?: AbortSignal;
 }
 

@@ -22,7 +22,8 @@ export const pushDelivery: PassDelivery = {
   mode: 'push',
   async deliver(request: DeliverPassRequest): Promise<DeliveredPass> {
     try {
-      return await request.workspace.push({ maxAttempts: request.maxAttempts, ...(request.signal ? { signal: request.signal } : {}) });
+      const { maxAttempts, signal, afterRebase } = request;
+      return await request.workspace.push({ maxAttempts, ...(signal ? { signal } : {}), ...(afterRebase ? { afterRebase } : {}) });
     } catch (error) {
       if (!isProtectedBranchRefusal(error)) throw error;
       const detail = isAppError(error) || error instanceof Error ? error.message : String(error);

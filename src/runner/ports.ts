@@ -49,6 +49,13 @@ export interface CommitOptions {
   readonly author: GitIdentity;
 }
 
+/** How {@link GitWorkspace.push} retries. */
+export interface PushOptions {
+  readonly maxAttempts?: number;
+  readonly signal?: AbortSignal;
+  readonly afterRebase?: (changedPaths: readonly string[]) => Promise<void>;
+}
+
 /** Outcome of a push. */
 export interface PushResult {
   /** The commit the remote branch now points at. */
@@ -72,9 +79,12 @@ export interface GitWorkspace {
   /**
    * Pushes the current branch. On a non-fast-forward rejection it fetches,
    * rebases and retries with backoff, at most `maxAttempts` times.
+   * After each rebase it calls `afterRebase` with the paths the remote changed
+   * since the previous attempt (`['.']` when unknown); a throw stops the push,
+   * so a caller can re-check the rebased tree before it leaves.
    * @throws UnavailableError when the remote cannot be reached or attempts run out
    */
-  push(options?: { readonly maxAttempts?: number; readonly signal?: AbortSignal }): Promise<PushResult>;
+  push(options?: PushOptions): Promise<PushResult>;
   /**
    * Force-pushes HEAD to another branch of the remote (a pass's review branch);
    * pushes nothing when that branch already holds the same tree.

@@ -26,6 +26,7 @@ import { passCommitOf } from '../workspace/pass-commit.js';
 import { renderWorkTree } from '../workspace/render-work-tree.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
+import { rebaseNeedsReverify } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
@@ -164,6 +165,19 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   };
   const skip = (n: StepNumber, why: string) => log.info({ event: 'step_skipped', step: n, step_name: STEPS[n] }, why);
 
+  const verifyTree = async () => {
+    if (!deps.verify) return;
+    const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
+    if (report.findings.length > 0) throw new VerificationError(report.findings);
+  };
+
+  /** The gate holds after a rebase too: a tree whose inputs others changed is verified again before it is pushed. */
+  const afterRebase = (pass: RenderPass) => async (changed: readonly string[]) => {
+    const again = deps.verify !== undefined && rebaseNeedsReverify(changed, options.cluster.name, reference);
+    log.info({ event: 'reverify', pass, changed: changed.length, verified: again }, again ? 'rebased onto changed shared inputs; verifying again' : 'rebased onto other clusters only; verify result stands');
+    if (again) await verifyTree();
+  };
+
   const render = async (pass: RenderPass, certificatePem?: string) => {
     const { result, changes } = await renderWorkTree(workspace!.dir, {
       cluster: options.cluster,
@@ -185,10 +199,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
       `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
     );
-    if (deps.verify) {
-      const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
-      if (report.findings.length > 0) throw new VerificationError(report.findings);
-    }
+    await verifyTree();
     summary = { written: changes.written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
     return result;
   };
@@ -223,6 +234,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       branch,
       summary,
       maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
+      afterRebase: afterRebase(pass),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     commits.push({ pass, sha: pushed.sha });
