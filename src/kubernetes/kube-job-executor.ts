@@ -12,7 +12,7 @@
  * (`terminationMessagePath`), which the kubelet copies into the pod status, so
  * the result outlives the container and needs no volume or extra API.
  */
-import { BatchV1Api, CoreV1Api, Log, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Job, type V1Pod, type V1ResourceRequirements } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, Log, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
