@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { CliGitRemote } from '../src/git/cli-git-remote.js';
 import type { Logger } from '../src/logger.js';
 import { performance } from 'node:perf_hooks';
-import { createWorkTreeVerifier } from '../src/app/verify-work-tree.js';
+import { createWorkTreeVerifier } from '../src/workspace/verify-work-tree.js';
 import { runScaffold, verifierFor, type WorkTreeVerifier } from '../src/runner/run-scaffold.js';
 import { breakdown } from './run-breakdown.js';
 import type { RunResult } from '../src/service/scaffold-run.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWorkTreeVerifier } from '../../src/app/verify-work-tree.js';
+import { createWorkTreeVerifier } from '../../src/workspace/verify-work-tree.js';
 import { CliGitRemote } from '../../src/git/cli-git-remote.js';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { platformDir } from '../../src/package-paths.js';
