@@ -3,7 +3,7 @@
  * the reference environment, and says what it wrote.
  */
 import { Option, type Command } from 'commander';
-import { previewWorkTree, renderWorkTree, type RenderWorkTreeOptions } from '../workspace/render-work-tree.js';
+import { previewWorkTree, renderWorkTree, type RenderWorkTreeOptions } from '../git/render-work-tree.js';
 import { ValidationError } from '../errors.js';
 import type { RenderedLayer, RenderPass } from '../gitops/render-cluster.js';
 import { CLUSTER_ATTRIBUTES } from '../model/cluster-spec.js';

@@ -10,9 +10,12 @@ import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
-import { assertRepoPath } from '../gitops/file-tree.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult } from '../runner/ports.js';
+import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
+import type { RenderPass } from '../gitops/render-cluster.js';
+import { passCommitOf } from './pass-commit.js';
+import { renderWorkTree } from './render-work-tree.js';
+import { repoPath, sparseDir } from './repo-paths.js';
 import { DEFAULT_IDENTITY, assertIdentity, identityEnv } from './git-identity.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { withGitAuth } from './git-auth.js';
@@ -63,19 +66,6 @@ const FILE_UPLOAD_PACK = 'git -c uploadpack.allowFilter=true -c uploadpack.allow
 
 /** Refs the remote turned down because another push got there first. */
 const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock/;
-
-/** A repository-relative path as git wants it: validated, without a trailing slash. */
-function repoPath(path: string, field: string): string {
-  const trimmed = path.replace(/\/+$/, '');
-  assertRepoPath(trimmed, field);
-  return trimmed;
-}
-
-function sparseDir(path: string): string {
-  const dir = repoPath(path, 'sparsePaths');
-  if (dir === '.') throw new ValidationError([{ field: 'sparsePaths', message: '"." would check out the whole repository' }]);
-  return dir;
-}
 
 async function pathExists(path: string): Promise<boolean> {
   try {
@@ -149,6 +139,14 @@ class CliGitWorkspace implements GitWorkspace {
     const result = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { okExitCodes: [0, 1] });
     if (result.exitCode !== 0) throw new NotFoundError(`branch ${this.state.branch} has no commits yet`);
     return result.stdout.trim();
+  }
+
+  render(options: WorkTreeRenderOptions): Promise<WorkTreeRender> {
+    return renderWorkTree(this.dir, options);
+  }
+
+  passCommit(cluster: string, pass: RenderPass): Promise<string | undefined> {
+    return passCommitOf(this.dir, cluster, pass);
   }
 
   async lastCommitTouching(paths: readonly string[]): Promise<string | undefined> {

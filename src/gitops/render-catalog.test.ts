@@ -9,7 +9,7 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
 import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { ValidationError } from '../errors.js';
 import { initPlatformRepository } from '../git/seed-repository.js';

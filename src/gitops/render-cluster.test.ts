@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { drawClusterGraph } from '../workspace/draw-cluster-graph.js';
-import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
 import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { ValidationError } from '../errors.js';
 import { initPlatformRepository } from '../git/seed-repository.js';

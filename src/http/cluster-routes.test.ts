@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { GitFleetSource } from '../sources/git-fleet-source.js';
-import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
 import { initPlatformRepository } from '../git/seed-repository.js';

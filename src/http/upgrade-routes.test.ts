@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { GitFleetSource } from '../sources/git-fleet-source.js';
-import { renderWorkTree } from '../workspace/render-work-tree.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
 import { createWorkTreeVerifier, type WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';

@@ -2,6 +2,7 @@
  * Ports the scaffold run needs from the outside world. Declared here, by their
  * consumer; implemented in `git/` and `kubernetes/`; swapped in tests.
  */
+import type { RenderOptions, RenderPass, RenderResult } from '../gitops/render-cluster.js';
 
 /** How to authenticate to a git remote. Never logged, never written to .git/config. */
 export type GitCredentials =
@@ -64,6 +65,25 @@ export interface PushResult {
   readonly attempts: number;
 }
 
+/** What a render did to a working copy. */
+export interface WorkTreeChanges {
+  readonly written: readonly string[];
+  readonly removed: readonly string[];
+  readonly unchanged: readonly string[];
+}
+
+/** The render options a working copy takes: what it cannot supply itself (randomness, the platform commit, unless overridden). */
+export type WorkTreeRenderOptions = Omit<RenderOptions, 'random' | 'platformCommit'> & {
+  /** Override the platform commit (otherwise read from git). */
+  readonly platformCommit?: string;
+};
+
+/** A render into a working copy: the rendered tree and what changed on disk. */
+export interface WorkTreeRender {
+  readonly result: RenderResult;
+  readonly changes: WorkTreeChanges;
+}
+
 /** A cloned working copy. */
 export interface GitWorkspace {
   readonly dir: string;
@@ -92,6 +112,17 @@ export interface GitWorkspace {
   pushBranch(branch: string, options?: { readonly signal?: AbortSignal }): Promise<PushResult>;
   /** Fetches `branch` and moves the working copy onto it (after a request was merged there). @returns its commit */
   syncTo(branch: string, options?: { readonly signal?: AbortSignal }): Promise<string>;
+  /**
+   * Renders a cluster into the working copy (reading the platform from it,
+   * writing the tree, removing only files an earlier render owned).
+   */
+  render(options: WorkTreeRenderOptions): Promise<WorkTreeRender>;
+  /**
+   * The commit a scaffold pass of `cluster` landed as: the newest on HEAD that
+   * touched `clusters/<cluster>` with the trailers `Scaffold-Pass: <pass>` and
+   * `Scaffold-Cluster: <cluster>`; undefined when there is none.
+   */
+  passCommit(cluster: string, pass: RenderPass): Promise<string | undefined>;
   /** Removes the working copy from disk. */
   dispose(): Promise<void>;
 }

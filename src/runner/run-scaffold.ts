@@ -22,8 +22,6 @@ import type { RenderPass } from '../gitops/render-cluster.js';
 import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
-import { passCommitOf } from '../workspace/pass-commit.js';
-import { renderWorkTree } from '../workspace/render-work-tree.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
 import { rebaseNeedsReverify } from './reverify-after-rebase.js';
@@ -179,7 +177,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   };
 
   const render = async (pass: RenderPass, certificatePem?: string) => {
-    const { result, changes } = await renderWorkTree(workspace!.dir, {
+    const { result, changes } = await workspace!.render({
       cluster: options.cluster,
       reference,
       pass,
@@ -219,7 +217,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       // touching the path is that only for the pass that wrote the current tree;
       // on a rerun the infrastructure pass was superseded by the full one.
       const existing =
-        (await passCommitOf(workspace!.dir, options.cluster.name, pass)) ??
+        (await workspace!.passCommit(options.cluster.name, pass)) ??
         (pass === 'all' || !supersededInfrastructure ? await workspace!.lastCommitTouching([gitopsPath]) : undefined);
       if (existing) commits.push({ pass, sha: existing });
       log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);

@@ -57,6 +57,8 @@ class FakeGit implements GitRemote {
       push: async () => ({ sha: SHA, attempts: 1 }),
       pushBranch: async () => ({ sha: SHA, attempts: 1 }),
       syncTo: async () => SHA,
+      render: async () => { throw new Error('the graph source never renders'); },
+      passCommit: async () => undefined,
       dispose: async () => undefined,
     };
   }

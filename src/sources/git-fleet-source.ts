@@ -20,7 +20,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
 import { packageVersion } from '../package-paths.js';
 import type { Fleet, FleetRemoval, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';
-import { platformCommitOf } from '../workspace/render-work-tree.js';
+import { platformCommitOf } from '../git/render-work-tree.js';
 import { removalMessage } from '../workspace/remove-work-tree.js';
 import { upgradeMessage } from '../workspace/upgrade-message.js';
 import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';

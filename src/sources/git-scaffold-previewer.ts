@@ -12,8 +12,8 @@ import { renderCluster } from '../gitops/render-cluster.js';
 import type { GitRemote } from '../runner/ports.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../service/scaffold-previewer.js';
-import { filesBefore, previewFiles } from '../workspace/preview-files.js';
-import { platformCommitOf } from '../workspace/render-work-tree.js';
+import { filesBefore, previewFiles } from '../git/preview-files.js';
+import { platformCommitOf } from '../git/render-work-tree.js';
 
 /** Collaborators of the previewer. */
 export interface GitScaffoldPreviewerDeps {

@@ -17,7 +17,7 @@ import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { git } from '../../test/support/git.js';
 import { planUpgradeInParallel } from './plan-upgrade-in-parallel.js';
-import { renderWorkTree } from './render-work-tree.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
 import { upgradeWorkTree } from './upgrade-work-tree.js';
 
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];

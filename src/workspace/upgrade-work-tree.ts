@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { writeTree } from '../git/write-tree.js';
 import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
 import { planUpgradeInParallel } from './plan-upgrade-in-parallel.js';
-import { platformCommitOf } from './render-work-tree.js';
+import { platformCommitOf } from '../git/render-work-tree.js';
 import { createWorkTreeVerifier, type WorkTreeVerify } from './verify-work-tree.js';
 
 /** Inputs of {@link upgradeWorkTree}. */

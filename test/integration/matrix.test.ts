@@ -13,7 +13,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { renderWorkTree } from '../../src/workspace/render-work-tree.js';
+import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';

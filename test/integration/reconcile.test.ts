@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { renderWorkTree } from '../../src/workspace/render-work-tree.js';
+import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';
 import { fluxGraphOf, refKey } from '../../src/graph/flux-graph.js';

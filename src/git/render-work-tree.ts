@@ -5,25 +5,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
-import { runGit } from '../git/git-process.js';
-import { writeTree } from '../git/write-tree.js';
-import { renderCluster, type RenderOptions, type RenderResult } from '../gitops/render-cluster.js';
+import { FsRepoReader } from './fs-repo-reader.js';
+import { runGit } from './git-process.js';
+import { writeTree } from './write-tree.js';
+import { renderCluster, type RenderResult } from '../gitops/render-cluster.js';
 import type { PreviewFile } from '../service/scaffold-previewer.js';
 import { filesBefore, previewFiles } from './preview-files.js';
+import type { WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
 
 /** What changed on disk. */
-export interface WorkTreeChanges {
-  readonly written: readonly string[];
-  readonly removed: readonly string[];
-  readonly unchanged: readonly string[];
-}
+export type { WorkTreeChanges } from '../runner/ports.js';
 
 /** Inputs of {@link renderWorkTree}: the render options, minus what this edge supplies. */
-export type RenderWorkTreeOptions = Omit<RenderOptions, 'random' | 'platformCommit'> & {
-  /** Override the platform commit (otherwise read from git when `dir` is a repository). */
-  readonly platformCommit?: string;
-};
+export type RenderWorkTreeOptions = WorkTreeRenderOptions;
 
 /**
  * The newest commit that touched the platform itself: everything at the top of
@@ -46,7 +40,7 @@ export async function platformCommitOf(dir: string, reference: string): Promise<
  * Renders `clusters/<name>/` into the working tree at `dir`, removing the files
  * an earlier render wrote that the new render no longer has.
  */
-export async function renderWorkTree(dir: string, options: RenderWorkTreeOptions): Promise<{ result: RenderResult; changes: WorkTreeChanges }> {
+export async function renderWorkTree(dir: string, options: RenderWorkTreeOptions): Promise<WorkTreeRender> {
   const result = await renderInMemory(new FsRepoReader(dir), dir, options);
   // Only what an earlier render wrote is removed: flux bootstrap's flux-system/
   // and anyone else's files under the cluster path stay byte for byte.

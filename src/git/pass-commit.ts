@@ -5,7 +5,7 @@
  * pushed rather than whatever commit touched the cluster last.
  */
 import { dirname } from 'node:path';
-import { runGit } from '../git/git-process.js';
+import { runGit } from './git-process.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 
 /**
