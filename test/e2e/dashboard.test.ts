@@ -592,6 +592,53 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await checkpoint('15-run-cancelled', t);
   });
 
+  it('lists the fleet with each cluster\'s status, previews an upgrade, and removes a cluster only once its name is typed', async (t) => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
+    // The clusters the runs above pushed, and the reference environment they were rendered from.
+    const okRow = page.locator(`tr[data-cluster="${OK_CLUSTER.name}"]`);
+    await okRow.waitFor({ timeout: 20_000 });
+    assert.equal(await okRow.getAttribute('data-status'), 'up_to_date');
+    const okText = (await okRow.textContent()) ?? '';
+    for (const expected of ['generated', 'up to date', OK_CLUSTER.domain, 'succeeded']) assert.ok(okText.includes(expected), `${expected} in ${okText}`);
+    await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).waitFor();
+    const reference = page.locator('tr[data-cluster="development"]');
+    assert.equal(await reference.getAttribute('data-status'), 'not_applicable');
+    assert.match((await reference.textContent()) ?? '', /reference/);
+    await checkpoint('16-fleet', t);
+
+    // The cluster page, by keyboard from the list.
+    await page.locator('main h1').focus();
+    await tabTo(`a.cluster-link[href="/ui/fleet/${OK_CLUSTER.name}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/ui/fleet/${OK_CLUSTER.name}`);
+    await page.getByRole('heading', { name: `Cluster ${OK_CLUSTER.name}`, level: 1 }).waitFor();
+    // An upgrade is a dry run first: this cluster is already up to date, so there is nothing to confirm.
+    await page.getByRole('button', { name: 'Upgrade…' }).click();
+    await page.getByText('Already up to date').waitFor({ timeout: 60_000 });
+    assert.equal(await page.getByRole('button', { name: 'Yes, upgrade it' }).count(), 0);
+    await page.getByRole('button', { name: 'Close' }).click();
+
+    // Removal waits for the exact name.
+    await page.getByRole('button', { name: 'Remove…' }).click();
+    const confirm = page.getByLabel('Cluster name');
+    assert.equal(await focusedAttribute('id'), 'remove-confirm');
+    const remove = page.getByRole('button', { name: `Remove ${OK_CLUSTER.name}` });
+    await confirm.fill('eu-prod');
+    assert.ok(await remove.isDisabled(), 'a partial name does not enable the removal');
+    await confirm.fill(OK_CLUSTER.name);
+    await checkpoint('17-cluster-remove', t);
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Removed: commit' }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'Back to the fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
+    await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).waitFor({ timeout: 20_000 });
+    assert.equal(await okRow.count(), 0, 'the removed cluster is gone from the list');
+    const fleet = await api<{ clusters: { name: string }[] }>('/api/v1/clusters');
+    assert.ok(!fleet.body.clusters.some((c) => c.name === OK_CLUSTER.name), JSON.stringify(fleet.body));
+    await checkpoint('18-fleet-after-removal', t);
+  });
+
   it('puts no credential into any page or dashboard asset', async () => {
     const run = runs.ok;
     assert.ok(run !== undefined);
