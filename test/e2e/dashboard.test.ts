@@ -621,7 +621,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
 
     // Removal waits for the exact name.
     await page.getByRole('button', { name: 'Remove…' }).click();
-    const confirm = page.getByLabel('Cluster name');
+    const confirm = page.getByRole('textbox', { name: 'Cluster name' });
     assert.equal(await focusedAttribute('id'), 'remove-confirm');
     const remove = page.getByRole('button', { name: `Remove ${OK_CLUSTER.name}` });
     await confirm.fill('eu-prod');

@@ -102,13 +102,17 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (co
         <form
           class="confirm"
           aria-labelledby="remove-question"
+          aria-describedby="remove-explained"
           onSubmit={(event) => {
             event.preventDefault();
             void remove();
           }}
         >
           <p id="remove-question">
-            Removing pushes one commit that deletes the files the generator wrote under <code>clusters/{name}/</code>. Flux on the cluster then prunes what they
+            <strong>Remove {name}?</strong>
+          </p>
+          <p id="remove-explained">
+            This pushes one commit that deletes the files the generator wrote under <code>clusters/{name}/</code>. Flux on the cluster then prunes what they
             deployed. Type the cluster name to confirm.
           </p>
           <div class="field inline">
