@@ -623,7 +623,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await checkpoint('16-fleet', t);
 
     // Upgrading shows what would change first, then follows the rollout it starts.
-    await waitRow.getByRole('link', { name: WAITING_CLUSTER.name }).click();
+    await waitRow.getByRole('link', { name: WAITING_CLUSTER.name, exact: true }).click();
     await page.getByRole('heading', { name: `Cluster ${WAITING_CLUSTER.name}`, level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Upgrade…' }).click();
     await page.locator('#upgrade-question').waitFor({ timeout: 60_000 });

@@ -1,6 +1,6 @@
 /** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run. */
 import { useState } from 'preact/hooks';
-import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
+import { ClusterStatusBadge, ErrorBox, SrOnly, StatusBadge } from './components';
 import { listClusters, type Fleet } from './fleet-api';
 import { formatAge, formatDateTime } from './format';
 import { useNow, usePolling, useTitle } from './hooks';
@@ -98,6 +98,7 @@ export function FleetPage() {
                       ) : (
                         <>
                           <a href={paths.run(cluster.last_run.id)} onClick={onLinkClick}>
+                            <SrOnly>Last run of {cluster.name}: </SrOnly>
                             <StatusBadge status={cluster.last_run.status} />
                           </a>{' '}
                           <time dateTime={cluster.last_run.created_at} title={formatDateTime(cluster.last_run.created_at)}>
