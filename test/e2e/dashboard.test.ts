@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -590,6 +590,79 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     // A cancelled run can be retried; an active one offered no retry.
     await page.getByRole('button', { name: 'Retry the run' }).waitFor();
     await checkpoint('15-run-cancelled', t);
+  });
+
+  it('lists the fleet with each cluster\'s status, upgrades one after a preview, and removes a cluster only once its name is typed', async (t) => {
+    // The platform team changes the reference after the runs: every generated cluster is now behind it.
+    assert.ok(runs.ok !== undefined);
+    const work = await mkdtemp(join(tmpdir(), 'dashboard-e2e-platform-'));
+    try {
+      const git = (...args: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=Platform', '-c', 'user.email=platform@example.net', ...args], { encoding: 'utf8' });
+      execFileSync('git', ['clone', '--quiet', fileURLToPath(runs.ok.repository.url), work]);
+      const replicas = join(work, 'clusters', 'development', 'infrastructure', 'ingress-nginx-replicas.yaml');
+      await writeFile(replicas, (await readFile(replicas, 'utf8')).replace('replicaCount: 3', 'replicaCount: 4'));
+      git('commit', '--quiet', '-am', 'ingress-nginx: four replicas');
+      git('push', '--quiet', 'origin', 'HEAD:main');
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
+    // The clusters the runs above pushed, and the reference environment they were rendered from.
+    const okRow = page.locator(`tr[data-cluster="${OK_CLUSTER.name}"]`);
+    await okRow.waitFor({ timeout: 20_000 });
+    assert.equal(await okRow.getAttribute('data-status'), 'behind');
+    const okText = (await okRow.textContent()) ?? '';
+    for (const expected of ['generated', 'behind', OK_CLUSTER.domain, 'succeeded']) assert.ok(okText.includes(expected), `${expected} in ${okText}`);
+    const waitRow = page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`);
+    assert.equal(await waitRow.getAttribute('data-status'), 'behind');
+    const reference = page.locator('tr[data-cluster="development"]');
+    assert.equal(await reference.getAttribute('data-status'), 'not_applicable');
+    assert.match((await reference.textContent()) ?? '', /reference/);
+    await checkpoint('16-fleet', t);
+
+    // Upgrading shows what would change first, then follows the rollout it starts.
+    await waitRow.getByRole('link', { name: WAITING_CLUSTER.name, exact: true }).click();
+    await page.getByRole('heading', { name: `Cluster ${WAITING_CLUSTER.name}`, level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Upgrade…' }).click();
+    await page.locator('#upgrade-question').waitFor({ timeout: 60_000 });
+    assert.match((await page.locator('#upgrade-question').textContent()) ?? '', /0 added, [1-9]\d* modified, 0 removed file/);
+    assert.match((await page.getByTestId('upgrade-action').textContent()) ?? '', /modified: clusters\/eu-wait-1\/infrastructure\/ingress-nginx-replicas\.yaml/);
+    await checkpoint('17-upgrade-preview', t);
+    await page.getByRole('button', { name: 'Yes, upgrade it' }).click();
+    await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
+    await page.locator('table[data-state="succeeded"]').waitFor({ timeout: 60_000 });
+    assert.match((await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
+    await checkpoint('18-upgrade-rollout', t);
+    await page.getByRole('link', { name: 'Fleet', exact: true }).first().click();
+    await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"][data-status="up_to_date"]`).waitFor({ timeout: 30_000 });
+
+    // The cluster page, by keyboard from the list.
+    await page.locator('main h1').focus();
+    await tabTo(`a.cluster-link[href="/ui/fleet/${OK_CLUSTER.name}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/ui/fleet/${OK_CLUSTER.name}`);
+    await page.getByRole('heading', { name: `Cluster ${OK_CLUSTER.name}`, level: 1 }).waitFor();
+
+    // Removal waits for the exact name.
+    await page.getByRole('button', { name: 'Remove…' }).click();
+    const confirm = page.getByRole('textbox', { name: 'Cluster name' });
+    assert.equal(await focusedAttribute('id'), 'remove-confirm');
+    const remove = page.getByRole('button', { name: `Remove ${OK_CLUSTER.name}` });
+    await confirm.fill('eu-prod');
+    assert.ok(await remove.isDisabled(), 'a partial name does not enable the removal');
+    await confirm.fill(OK_CLUSTER.name);
+    await checkpoint('19-cluster-remove', t);
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Removed: commit' }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'Back to the fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
+    await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).waitFor({ timeout: 20_000 });
+    assert.equal(await okRow.count(), 0, 'the removed cluster is gone from the list');
+    const fleet = await api<{ clusters: { name: string }[] }>('/api/v1/clusters');
+    assert.ok(!fleet.body.clusters.some((c) => c.name === OK_CLUSTER.name), JSON.stringify(fleet.body));
+    await checkpoint('20-fleet-after-removal', t);
   });
 
   it('puts no credential into any page or dashboard asset', async () => {

@@ -182,11 +182,11 @@ async function call(path: string, init: RequestInit = {}, token = getToken()): P
   throw new ApiError(response.status, code, message, fields);
 }
 
-async function json<T>(path: string, init?: RequestInit): Promise<T> {
+export async function json<T>(path: string, init?: RequestInit): Promise<T> {
   return (await (await call(path, init)).json()) as T;
 }
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 /** Checks a token before keeping it. @throws ApiError (401 when refused) */
 export async function verifyToken(token: string): Promise<void> {

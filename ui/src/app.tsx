@@ -1,12 +1,15 @@
 /** The dashboard shell: sign-in gate, header with navigation, and the page of the current route. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { clearToken, getToken, UNAUTHENTICATED_EVENT } from './api';
+import { ClusterPage } from './cluster-page';
 import { DryRunPage } from './dry-run-page';
+import { FleetPage } from './fleet-page';
 import { useTitle } from './hooks';
 import { LoginPage } from './login-page';
 import { onLinkClick, paths, useRoute, type Route } from './router';
 import { RunPage } from './run-page';
 import { RunsPage } from './runs-page';
+import { UpgradePage } from './upgrade-page';
 
 export function App() {
   const [signedIn, setSignedIn] = useState(() => getToken() !== null);
@@ -45,7 +48,7 @@ export function App() {
 function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
-  const routeKey = route.name === 'run' ? `run:${route.id}` : route.name;
+  const routeKey = route.name === 'run' || route.name === 'upgrade' ? `${route.name}:${route.id}` : route.name === 'cluster' ? `cluster:${route.cluster}` : route.name;
 
   // After a navigation, focus moves to the new page's heading, as a page load would reset it.
   useEffect(() => {
@@ -58,7 +61,7 @@ function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
     window.scrollTo(0, 0);
   }, [routeKey]);
 
-  const section = route.name === 'dry-run' ? 'dry-run' : 'runs';
+  const section = route.name === 'dry-run' ? 'dry-run' : route.name === 'fleet' || route.name === 'cluster' || route.name === 'upgrade' ? 'fleet' : 'runs';
   return (
     <>
       <a class="skip-link" href="#main">
@@ -78,6 +81,11 @@ function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
             <li>
               <a href={paths.dryRun} onClick={onLinkClick} aria-current={section === 'dry-run' ? 'page' : undefined}>
                 Dry run
+              </a>
+            </li>
+            <li>
+              <a href={paths.fleet} onClick={onLinkClick} aria-current={section === 'fleet' ? 'page' : undefined}>
+                Fleet
               </a>
             </li>
           </ul>
@@ -101,6 +109,12 @@ function Page({ route }: { route: Route }) {
       return <RunPage key={route.id} id={route.id} />;
     case 'dry-run':
       return <DryRunPage />;
+    case 'fleet':
+      return <FleetPage />;
+    case 'cluster':
+      return <ClusterPage key={route.cluster} name={route.cluster} />;
+    case 'upgrade':
+      return <UpgradePage key={route.id} id={route.id} />;
     case 'not-found':
       return <NotFound path={route.path} />;
   }

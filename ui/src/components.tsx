@@ -54,3 +54,20 @@ export function ErrorBox({ title, error }: { title: string; error: unknown }) {
     </div>
   );
 }
+
+const CLUSTER_STATUS: Readonly<Record<string, { icon: string; label: string; badge: string }>> = {
+  up_to_date: { icon: '✓', label: 'up to date', badge: 'succeeded' },
+  behind: { icon: '↻', label: 'behind', badge: 'running' },
+  unknown: { icon: '?', label: 'unknown', badge: 'pending' },
+  not_applicable: { icon: '–', label: 'reference', badge: 'not-run' },
+};
+
+/** A cluster's standing against the reference: up to date, behind, unknown (the reference itself is not applicable). */
+export function ClusterStatusBadge({ status }: { status: string }) {
+  const shown = CLUSTER_STATUS[status] ?? { icon: '?', label: status, badge: 'pending' };
+  return (
+    <span class={`badge badge-${shown.badge}`} data-cluster-status={status}>
+      <span aria-hidden="true">{shown.icon}</span> {shown.label}
+    </span>
+  );
+}

@@ -1,11 +1,19 @@
 /**
  * Client routes under /ui/ with the History API (the service answers every
  * /ui/ path without a file extension with index.html):
- * `/ui/` runs, `/ui/runs/<id>` one run, `/ui/dry-run` the dry-run form.
+ * `/ui/` runs, `/ui/runs/<id>` one run, `/ui/dry-run` the dry-run form,
+ * `/ui/fleet` the clusters, `/ui/fleet/<name>` one cluster, `/ui/upgrades/<id>` one upgrade rollout.
  */
 import { useEffect, useState } from 'preact/hooks';
 
-export type Route = { readonly name: 'runs' } | { readonly name: 'run'; readonly id: string } | { readonly name: 'dry-run' } | { readonly name: 'not-found'; readonly path: string };
+export type Route =
+  | { readonly name: 'runs' }
+  | { readonly name: 'run'; readonly id: string }
+  | { readonly name: 'dry-run' }
+  | { readonly name: 'fleet' }
+  | { readonly name: 'cluster'; readonly cluster: string }
+  | { readonly name: 'upgrade'; readonly id: string }
+  | { readonly name: 'not-found'; readonly path: string };
 
 const NAVIGATE_EVENT = 'gitops-scaffolder:navigate';
 
@@ -13,12 +21,20 @@ export const paths = {
   runs: '/ui/',
   run: (id: string) => `/ui/runs/${encodeURIComponent(id)}`,
   dryRun: '/ui/dry-run',
+  fleet: '/ui/fleet',
+  cluster: (name: string) => `/ui/fleet/${encodeURIComponent(name)}`,
+  upgrade: (id: string) => `/ui/upgrades/${encodeURIComponent(id)}`,
 };
 
 export function routeOf(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/ui' || path === '/') return { name: 'runs' };
   if (path === '/ui/dry-run') return { name: 'dry-run' };
+  if (path === '/ui/fleet') return { name: 'fleet' };
+  const cluster = /^\/ui\/fleet\/([a-z0-9-]{1,63})$/.exec(path);
+  if (cluster?.[1] !== undefined) return { name: 'cluster', cluster: cluster[1] };
+  const upgrade = /^\/ui\/upgrades\/([a-z0-9-]{1,64})$/.exec(path);
+  if (upgrade?.[1] !== undefined) return { name: 'upgrade', id: upgrade[1] };
   const run = /^\/ui\/runs\/([a-z0-9-]{1,64})$/.exec(path);
   if (run?.[1] !== undefined) return { name: 'run', id: run[1] };
   return { name: 'not-found', path };

@@ -1,0 +1,127 @@
+/** One cluster of the fleet: its provenance, status and last run, and the upgrade and remove actions. */
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from './api';
+import { RemoveAction, UpgradeAction } from './cluster-actions';
+import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
+import { getCluster, type ClusterView } from './fleet-api';
+import { formatDateTime } from './format';
+import { usePolling, useTitle } from './hooks';
+import { onLinkClick, paths } from './router';
+
+export function ClusterPage({ name }: { name: string }) {
+  useTitle(`Cluster ${name}`);
+  const [cluster, setCluster] = useState<ClusterView | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [removed, setRemoved] = useState<string | null>(null);
+
+  usePolling(
+    async (signal) => {
+      try {
+        setCluster(await getCluster(name, signal));
+        setError(null);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    10_000,
+    removed === null,
+    name,
+  );
+
+  const missing = error instanceof ApiError && error.status === 404;
+  return (
+    <>
+      <div class="page-head">
+        <p class="breadcrumbs">
+          <a href={paths.fleet} onClick={onLinkClick}>
+            Fleet
+          </a>{' '}
+          / {name}
+        </p>
+        <h1 tabIndex={-1}>
+          Cluster {name} {cluster !== null && removed === null && <ClusterStatusBadge status={cluster.status} />}
+        </h1>
+      </div>
+      {removed !== null && (
+        <p class="card" role="status">
+          Removed: commit <code>{removed.slice(0, 12)}</code> deleted the cluster's generated files.{' '}
+          <a href={paths.fleet} onClick={onLinkClick}>
+            Back to the fleet
+          </a>
+        </p>
+      )}
+      {removed === null && error !== null && <ErrorBox title={missing ? 'No such cluster on the branch' : 'The cluster could not be read'} error={error} />}
+      {removed === null && cluster !== null && (
+        <>
+          <section class="card" aria-labelledby="cluster-facts">
+            <h2 id="cluster-facts">Details</h2>
+            <dl class="facts">
+              <dt>Kind</dt>
+              <dd>{cluster.kind}</dd>
+              <dt>gitops_path</dt>
+              <dd>
+                <code>{cluster.gitops_path}</code>
+              </dd>
+              {cluster.domain !== undefined && (
+                <>
+                  <dt>Domain</dt>
+                  <dd>{cluster.domain}</dd>
+                  <dt>Region</dt>
+                  <dd>{cluster.region}</dd>
+                </>
+              )}
+              {(['role', 'infra_provider', 'dns_provider'] as const).map((key) =>
+                cluster[key] === undefined ? null : (
+                  <Fragment key={key}>
+                    <dt>{key}</dt>
+                    <dd>{cluster[key]}</dd>
+                  </Fragment>
+                ),
+              )}
+              {cluster.provenance !== undefined && (
+                <>
+                  <dt>Rendered from</dt>
+                  <dd>
+                    <code>{cluster.provenance.platform_commit ?? 'unknown'}</code>
+                    {cluster.behind?.current !== undefined && (
+                      <span class="sub">
+                        current platform commit <code>{cluster.behind.current}</code>
+                      </span>
+                    )}
+                  </dd>
+                  <dt>Generator</dt>
+                  <dd>
+                    {cluster.provenance.generator_version ?? '–'}, reference {cluster.provenance.reference ?? '–'}, pass {cluster.provenance.pass ?? '–'}, {cluster.provenance.files ?? 0} files
+                  </dd>
+                </>
+              )}
+              <dt>Last run</dt>
+              <dd>
+                {cluster.last_run === undefined ? (
+                  <span class="muted">none from this service</span>
+                ) : (
+                  <>
+                    <a href={paths.run(cluster.last_run.id)} onClick={onLinkClick}>
+                      <code>{cluster.last_run.id.slice(0, 8)}</code>
+                    </a>{' '}
+                    <StatusBadge status={cluster.last_run.status} /> {formatDateTime(cluster.last_run.created_at)}
+                  </>
+                )}
+              </dd>
+            </dl>
+          </section>
+          {cluster.kind === 'generated' ? (
+            <section class="card" aria-labelledby="cluster-actions">
+              <h2 id="cluster-actions">Actions</h2>
+              <UpgradeAction name={cluster.name} />
+              <RemoveAction name={cluster.name} onRemoved={(commit) => setRemoved(commit)} />
+            </section>
+          ) : (
+            <p class="muted">{cluster.kind === 'reference' ? 'The reference environment is not upgraded or removed from here.' : 'A directory without provenance: the service neither upgrades nor removes it.'}</p>
+          )}
+        </>
+      )}
+    </>
+  );
+}

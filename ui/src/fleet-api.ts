@@ -1,0 +1,96 @@
+/** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
+import { json, post, type RunStatus } from './api';
+
+export type ClusterKind = 'generated' | 'reference' | 'unmanaged';
+export type ClusterStatus = 'up_to_date' | 'behind' | 'unknown' | 'not_applicable';
+
+export interface ClusterView {
+  readonly name: string;
+  readonly kind: ClusterKind;
+  readonly gitops_path: string;
+  readonly domain?: string;
+  readonly region?: string;
+  readonly role?: string;
+  readonly infra_provider?: string;
+  readonly dns_provider?: string;
+  readonly status: ClusterStatus;
+  readonly behind?: { readonly rendered_from?: string; readonly current?: string };
+  readonly provenance?: { readonly generator_version?: string; readonly reference?: string; readonly platform_commit?: string; readonly pass?: string; readonly files?: number };
+  readonly last_run?: { readonly id: string; readonly status: RunStatus; readonly created_at: string; readonly finished_at?: string; readonly commit?: string };
+}
+
+export interface Fleet {
+  readonly repository: { readonly url: string; readonly branch: string };
+  readonly commit: string;
+  readonly platform_commit: string | null;
+  readonly clusters: readonly ClusterView[];
+}
+
+export interface UpgradePreview {
+  readonly dry_run: true;
+  readonly clusters: readonly {
+    readonly name: string;
+    readonly status: 'changed' | 'up_to_date' | 'failed';
+    readonly message?: string;
+    readonly credentials_kept?: number;
+    readonly files?: { readonly added: readonly string[]; readonly modified: readonly string[]; readonly removed: readonly string[] };
+  }[];
+}
+
+export interface Rollout {
+  readonly id: string;
+  readonly state: string;
+  readonly repository: { readonly url: string; readonly branch: string };
+  readonly requested_by?: string;
+  readonly waves: readonly (readonly string[])[];
+  readonly clusters: readonly {
+    readonly name: string;
+    readonly wave: number;
+    readonly status: string;
+    readonly outcome?: string;
+    readonly commit?: string;
+    readonly message?: string;
+    readonly added?: number;
+    readonly modified?: number;
+    readonly removed?: number;
+  }[];
+  readonly failure?: unknown;
+}
+
+export interface Removal {
+  readonly cluster: string;
+  readonly commit: string;
+  readonly removed: readonly string[];
+  readonly kept: readonly string[];
+  readonly flux_bootstrap: boolean;
+}
+
+const CLUSTERS = '/api/v1/clusters';
+const UPGRADES = '/api/v1/upgrades';
+
+export function listClusters(signal?: AbortSignal): Promise<Fleet> {
+  return json(CLUSTERS, { signal: signal ?? null });
+}
+
+export function getCluster(name: string, signal?: AbortSignal): Promise<ClusterView> {
+  return json(`${CLUSTERS}/${encodeURIComponent(name)}`, { signal: signal ?? null });
+}
+
+/** What upgrading the cluster would change; nothing is written. */
+export function previewUpgrade(name: string): Promise<UpgradePreview> {
+  return json(UPGRADES, post({ clusters: [name], dry_run: true }));
+}
+
+/** Starts the rollout; resolves with it (its id names the page that follows it). */
+export function startUpgrade(name: string): Promise<Rollout> {
+  return json(UPGRADES, post({ clusters: [name], dry_run: false }));
+}
+
+export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {
+  return json(`${UPGRADES}/${encodeURIComponent(id)}`, { signal: signal ?? null });
+}
+
+/** One pushed commit removing the cluster's generated files; `confirm` must repeat the name. */
+export function removeCluster(name: string, confirm: string): Promise<Removal> {
+  return json(`${CLUSTERS}/${encodeURIComponent(name)}?${new URLSearchParams({ confirm }).toString()}`, { method: 'DELETE' });
+}

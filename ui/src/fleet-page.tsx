@@ -1,0 +1,119 @@
+/** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run. */
+import { useState } from 'preact/hooks';
+import { ClusterStatusBadge, ErrorBox, SrOnly, StatusBadge } from './components';
+import { listClusters, type Fleet } from './fleet-api';
+import { formatAge, formatDateTime } from './format';
+import { useNow, usePolling, useTitle } from './hooks';
+import { onLinkClick, paths } from './router';
+
+const POLL_MS = 10_000;
+
+export function FleetPage() {
+  useTitle('Fleet');
+  const [fleet, setFleet] = useState<Fleet | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const now = useNow(5000);
+
+  usePolling(
+    async (signal) => {
+      try {
+        setFleet(await listClusters(signal));
+        setError(null);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    POLL_MS,
+    true,
+    null,
+  );
+
+  const behind = (fleet?.clusters ?? []).filter((c) => c.status === 'behind').length;
+  return (
+    <>
+      <div class="page-head">
+        <h1 tabIndex={-1}>Fleet</h1>
+        <p class="lede">
+          {fleet === null ? (
+            'Loading…'
+          ) : (
+            <>
+              {fleet.clusters.length} cluster{fleet.clusters.length === 1 ? '' : 's'}, {behind} behind the reference, in <code>{fleet.repository.url}</code> branch <code>{fleet.repository.branch}</code>
+              {fleet.platform_commit !== null && (
+                <>
+                  {' '}
+                  (platform at <code title={fleet.platform_commit}>{fleet.platform_commit.slice(0, 12)}</code>)
+                </>
+              )}
+              .
+            </>
+          )}
+        </p>
+      </div>
+      {error !== null && <ErrorBox title="The fleet could not be read" error={error} />}
+      {fleet !== null && fleet.clusters.length === 0 && (
+        <div class="empty card">
+          <p>No cluster under clusters/ yet. A scaffold run adds one.</p>
+        </div>
+      )}
+      {fleet !== null && fleet.clusters.length > 0 && (
+        <div class="table-wrap">
+          <table class="runs fleet">
+            <caption class="sr-only">Clusters of the fleet, by name</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Status</th>
+                <th scope="col">Rendered from</th>
+                <th scope="col">Attributes</th>
+                <th scope="col">Last run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {fleet.clusters.map((cluster) => {
+                const from = cluster.behind?.rendered_from ?? cluster.provenance?.platform_commit;
+                const attributes = [cluster.role, cluster.infra_provider, cluster.dns_provider].filter((a): a is string => a !== undefined);
+                return (
+                  <tr key={cluster.name} data-cluster={cluster.name} data-status={cluster.status}>
+                    <th scope="row">
+                      <a href={paths.cluster(cluster.name)} onClick={onLinkClick} class="cluster-link">
+                        {cluster.name}
+                      </a>
+                      {cluster.domain !== undefined && (
+                        <span class="sub">
+                          {cluster.domain} · {cluster.region}
+                        </span>
+                      )}
+                    </th>
+                    <td>{cluster.kind}</td>
+                    <td>
+                      <ClusterStatusBadge status={cluster.status} />
+                    </td>
+                    <td>{from === undefined ? <span class="muted">–</span> : <code title={from}>{from.slice(0, 12)}</code>}</td>
+                    <td>{attributes.length === 0 ? <span class="muted">–</span> : attributes.join(' · ')}</td>
+                    <td>
+                      {cluster.last_run === undefined ? (
+                        <span class="muted">none</span>
+                      ) : (
+                        <>
+                          <a href={paths.run(cluster.last_run.id)} onClick={onLinkClick}>
+                            <SrOnly>Last run of {cluster.name}: </SrOnly>
+                            <StatusBadge status={cluster.last_run.status} />
+                          </a>{' '}
+                          <time dateTime={cluster.last_run.created_at} title={formatDateTime(cluster.last_run.created_at)}>
+                            {formatAge(cluster.last_run.created_at, now)}
+                          </time>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

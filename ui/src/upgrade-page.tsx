@@ -1,0 +1,81 @@
+/** One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each cluster's outcome, followed until it ends. */
+import { useState } from 'preact/hooks';
+import { ErrorBox } from './components';
+import { getUpgrade, type Rollout } from './fleet-api';
+import { usePolling, useTitle } from './hooks';
+import { onLinkClick, paths } from './router';
+
+export function UpgradePage({ id }: { id: string }) {
+  useTitle('Upgrade');
+  const [rollout, setRollout] = useState<Rollout | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  usePolling(
+    async (signal) => {
+      try {
+        setRollout(await getUpgrade(id, signal));
+        setError(null);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    2000,
+    rollout === null || rollout.state === 'running',
+    id,
+  );
+
+  return (
+    <>
+      <div class="page-head">
+        <p class="breadcrumbs">
+          <a href={paths.fleet} onClick={onLinkClick}>
+            Fleet
+          </a>{' '}
+          / upgrade <code>{id.slice(0, 8)}</code>
+        </p>
+        <h1 tabIndex={-1}>Upgrade {rollout === null ? '' : rollout.state}</h1>
+        <p class="lede">
+          The rollout as <code>GET /api/v1/upgrades/{id}</code> reports it.
+        </p>
+      </div>
+      {error !== null && <ErrorBox title="The upgrade could not be read" error={error} />}
+      {rollout !== null && (
+        <div class="table-wrap">
+          <table class="runs" data-state={rollout.state}>
+            <caption class="sr-only">Clusters of the rollout, by wave</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cluster</th>
+                <th scope="col">Wave</th>
+                <th scope="col">Status</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rollout.clusters.map((c) => (
+                <tr key={c.name} data-cluster={c.name} data-status={c.status}>
+                  <th scope="row">
+                    <a href={paths.cluster(c.name)} onClick={onLinkClick}>
+                      {c.name}
+                    </a>
+                  </th>
+                  <td>{c.wave + 1}</td>
+                  <td>{c.status}</td>
+                  <td>
+                    {c.outcome === 'upgraded' && (
+                      <>
+                        commit <code>{c.commit?.slice(0, 12)}</code>: {c.added ?? 0} added, {c.modified ?? 0} modified, {c.removed ?? 0} removed
+                      </>
+                    )}
+                    {c.outcome === 'up_to_date' && 'already up to date'}
+                    {c.message !== undefined && <span class="sub">{c.message}</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
