@@ -19,7 +19,7 @@ import { ErrorBox, messageOf } from './components';
 import { DryRunResultCard } from './dry-run-result';
 import { useTitle } from './hooks';
 import { navigate, paths } from './router';
-import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues } from './secret-fields';
+import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues, FieldNotes } from './secret-fields';
 
 interface FormValues {
   name: string;
@@ -93,22 +93,6 @@ function localIssues(values: FormValues, secrets: SecretValues): Map<string, str
   }
   for (const [id, message] of secretIssues(secrets)) issues.set(id, message);
   return issues;
-}
-
-/** A field's hint and, when it has one, its error: the ids its control's aria-describedby names. */
-function FieldNotes({ id, hint, issue }: { id: string; hint: string; issue: string | undefined }) {
-  return (
-    <>
-      <p id={`${id}-hint`} class="hint">
-        {hint}
-      </p>
-      {issue !== undefined && (
-        <p id={`${id}-error`} class="field-error">
-          {issue}
-        </p>
-      )}
-    </>
-  );
 }
 
 export function DryRunPage() {

@@ -105,7 +105,8 @@ function describedBy(id: string, issue: string | undefined): string {
   return `${id}-hint${issue === undefined ? '' : ` ${id}-error`}`;
 }
 
-function Notes({ id, hint, issue }: { id: string; hint: ComponentChildren; issue: string | undefined }) {
+/** A field's hint and, when it has one, its error: the ids its control's aria-describedby names. */
+export function FieldNotes({ id, hint, issue }: { id: string; hint: ComponentChildren; issue: string | undefined }) {
   return (
     <>
       <p id={`${id}-hint`} class="hint">
@@ -134,7 +135,7 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
       <div class="field">
         <label for={id}>{label}</label>
         <input id={id} name={key} value={values[key]} onInput={set(key)} aria-describedby={describedBy(id, issue)} aria-invalid={issue === undefined ? undefined : 'true'} autocomplete="off" spellcheck={false} {...props} />
-        <Notes id={id} hint={hint} issue={issue} />
+        <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
   };
@@ -144,7 +145,7 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
       <div class="field">
         <label for={id}>{label}</label>
         <textarea id={id} name={key} rows={rows} value={values[key]} onInput={set(key)} spellcheck={false} aria-describedby={describedBy(id, issue)} aria-invalid={issue === undefined ? undefined : 'true'} />
-        <Notes id={id} hint={hint} issue={issue} />
+        <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
   };
