@@ -4,30 +4,15 @@ import { useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { RemoveAction, UpgradeAction } from './cluster-actions';
 import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
-import { getCluster, type ClusterView } from './fleet-api';
+import { getCluster } from './fleet-api';
 import { formatDateTime } from './format';
-import { usePolling, useTitle } from './hooks';
+import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
 
 export function ClusterPage({ name }: { name: string }) {
   useTitle(`Cluster ${name}`);
-  const [cluster, setCluster] = useState<ClusterView | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [removed, setRemoved] = useState<string | null>(null);
-
-  usePolling(
-    async (signal) => {
-      try {
-        setCluster(await getCluster(name, signal));
-        setError(null);
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
-    },
-    10_000,
-    removed === null,
-    name,
-  );
+  const { value: cluster, error } = usePolledValue((signal) => getCluster(name, signal), 10_000, () => removed === null, name);
 
   const missing = error instanceof ApiError && error.status === 404;
   return (

@@ -1,32 +1,16 @@
 /** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run. */
-import { useState } from 'preact/hooks';
 import { ClusterStatusBadge, ErrorBox, SrOnly, StatusBadge } from './components';
-import { listClusters, type Fleet } from './fleet-api';
+import { listClusters } from './fleet-api';
 import { formatAge, formatDateTime } from './format';
-import { useNow, usePolling, useTitle } from './hooks';
+import { useNow, usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
 
 const POLL_MS = 10_000;
 
 export function FleetPage() {
   useTitle('Fleet');
-  const [fleet, setFleet] = useState<Fleet | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { value: fleet, error } = usePolledValue(listClusters, POLL_MS, () => true, null);
   const now = useNow(5000);
-
-  usePolling(
-    async (signal) => {
-      try {
-        setFleet(await listClusters(signal));
-        setError(null);
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
-    },
-    POLL_MS,
-    true,
-    null,
-  );
 
   const behind = (fleet?.clusters ?? []).filter((c) => c.status === 'behind').length;
   return (

@@ -59,3 +59,27 @@ export function useTitle(title: string): void {
     document.title = `${title} · gitops-scaffolder`;
   }, [title]);
 }
+
+/**
+ * The latest value of `get`, polled with {@link usePolling} while `active(value)`
+ * holds, and the error of the last poll (cleared by the next success; an
+ * aborted poll is no error).
+ */
+export function usePolledValue<T>(get: (signal: AbortSignal) => Promise<T>, intervalMs: number, active: (value: T | null) => boolean, key: unknown): { readonly value: T | null; readonly error: unknown } {
+  const [value, setValue] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  usePolling(
+    async (signal) => {
+      try {
+        setValue(await get(signal));
+        setError(null);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    intervalMs,
+    active(value),
+    key,
+  );
+  return { value, error };
+}

@@ -1,28 +1,12 @@
 /** One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each cluster's outcome, followed until it ends. */
-import { useState } from 'preact/hooks';
 import { ErrorBox } from './components';
-import { getUpgrade, type Rollout } from './fleet-api';
-import { usePolling, useTitle } from './hooks';
+import { getUpgrade } from './fleet-api';
+import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
 
 export function UpgradePage({ id }: { id: string }) {
   useTitle('Upgrade');
-  const [rollout, setRollout] = useState<Rollout | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  usePolling(
-    async (signal) => {
-      try {
-        setRollout(await getUpgrade(id, signal));
-        setError(null);
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
-    },
-    2000,
-    rollout === null || rollout.state === 'running',
-    id,
-  );
+  const { value: rollout, error } = usePolledValue((signal) => getUpgrade(id, signal), 2000, (current) => current === null || current.state === 'running', id);
 
   return (
     <>
