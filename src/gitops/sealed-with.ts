@@ -19,29 +19,34 @@ export function sealedWithOf(certificate: Pick<SealingCertificate, 'fingerprint'
   return `sha256:${certificate.fingerprint.toLowerCase()}`;
 }
 
-/** A SealedSecret sealed with another certificate than the current one. */
-export interface StaleSealedSecret {
+/** A SealedSecret as the repository records it: where it is and what certificate it says it was sealed with. */
+export interface SealedSecretRecord {
   /** The file it is in, as given. */
   readonly file: string;
   readonly namespace: string;
   readonly name: string;
-  /** The recorded fingerprint (`sha256:<hex>`), or undefined when none was recorded (sealed by hand or by an older generator). */
+  /** The recorded fingerprint (`sha256:<hex>`, lower case), or undefined when none was recorded (sealed by hand or by an older generator). */
   readonly sealedWith?: string;
 }
+
+/** A SealedSecret sealed with another certificate than the current one. */
+export type StaleSealedSecret = SealedSecretRecord;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function compareRecords(a: SealedSecretRecord, b: SealedSecretRecord): number {
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.name.localeCompare(b.name);
+}
+
 /**
- * The SealedSecrets among `files` (path → YAML text; other kinds and
- * unparsable files are skipped) that were not sealed with `certificate`,
- * sorted by file then name. One without the annotation is listed too: nothing
- * says it was sealed with the current key.
+ * Every SealedSecret among `files` (path → YAML text; other kinds and
+ * unparsable files are skipped) with the certificate it records, sorted by
+ * file then name.
  */
-export function sealedWithOtherCertificate(files: ReadonlyMap<string, string>, certificate: Pick<SealingCertificate, 'fingerprint'>): StaleSealedSecret[] {
-  const current = sealedWithOf(certificate);
-  const stale: StaleSealedSecret[] = [];
+export function sealedSecretsIn(files: ReadonlyMap<string, string>): SealedSecretRecord[] {
+  const records: SealedSecretRecord[] = [];
   for (const [file, text] of files) {
     let objects: unknown[];
     try {
@@ -54,8 +59,7 @@ export function sealedWithOtherCertificate(files: ReadonlyMap<string, string>, c
       const annotations = isRecord(object.metadata.annotations) ? object.metadata.annotations : {};
       const recorded = annotations[SEALED_WITH_ANNOTATION];
       const sealedWith = typeof recorded === 'string' ? recorded.toLowerCase() : undefined;
-      if (sealedWith === current) continue;
-      stale.push({
+      records.push({
         file,
         namespace: String(object.metadata.namespace ?? ''),
         name: String(object.metadata.name ?? ''),
@@ -63,5 +67,15 @@ export function sealedWithOtherCertificate(files: ReadonlyMap<string, string>, c
       });
     }
   }
-  return stale.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.name.localeCompare(b.name)));
+  return records.sort(compareRecords);
+}
+
+/**
+ * The SealedSecrets among `files` that were not sealed with `certificate`,
+ * sorted by file then name. One without the annotation is listed too: nothing
+ * says it was sealed with the current key.
+ */
+export function sealedWithOtherCertificate(files: ReadonlyMap<string, string>, certificate: Pick<SealingCertificate, 'fingerprint'>): StaleSealedSecret[] {
+  const current = sealedWithOf(certificate);
+  return sealedSecretsIn(files).filter((record) => record.sealedWith !== current);
 }
