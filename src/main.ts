@@ -40,6 +40,7 @@ import { StaticTokenAuthenticator } from './service/static-token-authenticator.j
 import { GitCatalogSource } from './sources/git-catalog-source.js';
 import { GitClusterGraphSource } from './sources/git-cluster-graph-source.js';
 import { GitFleetSource } from './sources/git-fleet-source.js';
+import { KubeControllerCertificateSource } from './kubernetes/kube-controller-certificate-source.js';
 import type { FleetSource } from './service/fleet-source.js';
 import { GitScaffoldPreviewer } from './sources/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './embedded/local-scaffold.js';
@@ -234,6 +235,7 @@ export async function startService(
       ...(graphSource === undefined ? {} : { graphSource }),
       ...(catalogSource === undefined ? {} : { catalogSource }),
       ...(fleetSource === undefined ? {} : { fleetSource, rolloutStore: pgStore.rollouts() }),
+      controllerCertificates: new KubeControllerCertificateSource({ logger: logger.child({ component: 'sealing-check' }) }),
     });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });

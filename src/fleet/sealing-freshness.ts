@@ -69,8 +69,8 @@ export interface SealingView {
   readonly controller_certificate: { readonly fingerprint: string; readonly not_after: string } | null;
   readonly reason?: string;
   readonly sealed_secrets: number;
-  readonly stale: readonly SealedSecretView[];
-  readonly unknown: readonly SealedSecretView[];
+  readonly stale: SealedSecretView[];
+  readonly unknown: SealedSecretView[];
   readonly current_count: number | null;
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
-import { RUN_STATUSES, repositoryUrlSchema } from './wire-schemas.js';
+import { RUN_STATUSES, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
 
 const repositoryQuery = {
   repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
@@ -30,6 +30,54 @@ export const removeClusterQuerySchema = z
     confirm: z.string({ error: 'must be the name of the cluster to remove' }).describe('Must repeat the cluster name: a DELETE is never sent by accident.'),
   })
   .strict();
+
+const sealedSecretViewSchema = z.object({
+  path: z.string().describe('The file it is in, from the repository root.'),
+  namespace: z.string(),
+  name: z.string(),
+  sealed_with: z.string().optional().describe('The `gitops-scaffolder.io/sealed-with` annotation: `sha256:<hex>` of the certificate it was sealed with.'),
+});
+
+export const sealingViewSchema = z
+  .object({
+    controller_certificate: z
+      .object({ fingerprint: z.string().describe('`sha256:<hex>` of the DER certificate, as the annotation records it.'), not_after: z.string() })
+      .nullable()
+      .describe("The certificate the cluster's Sealed Secrets controller serves now; null when it was not read (see `reason`)."),
+    reason: z.string().optional().describe('Why controller_certificate is null.'),
+    sealed_secrets: z.number().int().describe('How many SealedSecrets the cluster directory holds.'),
+    stale: z.array(sealedSecretViewSchema).describe('Sealed with another certificate than the one the controller serves now: reseal them with `rotate`. Empty when controller_certificate is null.'),
+    unknown: z.array(sealedSecretViewSchema).describe('Without the sealed-with annotation (sealed by hand or by an older generator).'),
+    current_count: z.number().int().nullable().describe('How many are sealed with the current certificate; null when controller_certificate is null.'),
+  })
+  .describe("The cluster's SealedSecrets compared with the certificate its controller serves now.");
+
+export const sealingCheckRequestSchema = z
+  .object({
+    repository: z
+      .object({
+        url: repositoryUrlSchema.optional().describe("Default: the service's default repository."),
+        branch: branchSchema.optional().describe('Default: main.'),
+      })
+      .strict()
+      .optional(),
+    kubeconfig: z
+      .object({ inline: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(1_048_576, 'must be at most 1 MiB') })
+      .strict()
+      .optional()
+      .describe("The cluster's kubeconfig text (inline data only: no exec, no file paths): the service reads the controller's certificate through the API server's service proxy, for this request only."),
+    sealing: sealingSchema.optional(),
+    controller: z
+      .object({ namespace: dnsLabel, name: dnsSubdomain })
+      .strict()
+      .optional()
+      .describe('The Sealed Secrets controller (Service) to ask. Default: kube-system/sealed-secrets-controller.'),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if ((value.kubeconfig === undefined) === (value.sealing === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of kubeconfig.inline or sealing.certificate' });
+  })
+  .describe("One of kubeconfig (the certificate is fetched from the cluster's controller) or sealing.certificate (the one it serves now, e.g. from `kubeseal --fetch-cert`).");
 
 export const clusterViewSchema = z.object({
   name: z.string(),
@@ -56,6 +104,7 @@ export const clusterViewSchema = z.object({
     .object({ id: z.string(), status: z.enum(RUN_STATUSES), created_at: z.string(), finished_at: z.string().optional(), commit: z.string().optional() })
     .optional()
     .describe('The newest run this service started for the cluster in this repository.'),
+  sealing: sealingViewSchema.optional().describe('Generated clusters only. On GET the controller is not asked (controller_certificate is null); POST …/sealing-check compares.'),
 });
 
 export const fleetSchema = z.union([

@@ -20,6 +20,7 @@ import { AllowAllAuthorizer } from '../service/static-authorizer.js';
 import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { FleetSource } from '../service/fleet-source.js';
+import type { ControllerCertificateSource } from '../service/controller-certificate-source.js';
 import type { RunStore } from '../service/run-store.js';
 import type { ScaffoldService } from '../service/scaffold-service.js';
 import { describeError, errorResponseOf, zodValidatorCompiler } from './http-errors.js';
@@ -77,6 +78,11 @@ export interface HttpAppDeps {
    * @default none: those endpoints answer 404 saying upgrades are not available
    */
   readonly rolloutStore?: RolloutStore;
+  /**
+   * Reads a cluster's Sealed Secrets certificate with a caller's kubeconfig (`POST /api/v1/clusters/{name}/sealing-check`).
+   * @default none: that check then compares only with a certificate the caller sends
+   */
+  readonly controllerCertificates?: ControllerCertificateSource;
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -263,7 +269,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   registerScaffoldRoutes(context);
   registerRunOutputRoutes(context);
   registerCatalogRoutes(context);
-  registerClusterRoutes(context, deps.fleetSource);
+  registerClusterRoutes(context, deps.fleetSource, deps.controllerCertificates);
   registerRotateRoutes(context);
   registerUpgradeRoutes(context, deps.fleetSource, deps.rolloutStore);
   registerOperationsRoutes(context, registry);

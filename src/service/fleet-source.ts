@@ -1,12 +1,14 @@
 /**
  * The fleet port: the clusters of a target repository as its provenance files
- * record them, and decommissioning one of them as a commit. Used by
- * `GET /api/v1/clusters` and `DELETE /api/v1/clusters/{name}`; implemented by
- * `app/git-fleet-source.ts`.
+ * record them, one cluster's SealedSecrets, and decommissioning one of them
+ * as a commit. Used by `GET /api/v1/clusters`, `GET /api/v1/clusters/{name}`
+ * and `DELETE /api/v1/clusters/{name}`; implemented by
+ * `sources/git-fleet-source.ts`.
  */
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { RemovalPlan } from '../fleet/plan-removal.js';
 import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
+import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 
 /** Which repository and branch. */
 export interface FleetTarget {
@@ -45,6 +47,12 @@ export interface FleetSource {
    * @throws UnavailableError when the repository cannot be read
    */
   fleet(target: FleetTarget): Promise<Fleet>;
+  /**
+   * The SealedSecrets under `clusters/<cluster>/` of the branch head, with the
+   * certificate each records (`sealed-with`); empty for a missing cluster.
+   * @throws UnavailableError when the repository cannot be read
+   */
+  sealedSecrets(target: FleetTarget & { readonly cluster: string }): Promise<readonly SealedSecretRecord[]>;
   /**
    * Deletes the generator's files of `clusters/<cluster>/` in one commit and pushes it.
    * @throws ValidationError for the reference environment

@@ -15,6 +15,8 @@ import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { writeTree } from '../git/write-tree.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planRemoval } from '../fleet/plan-removal.js';
+import { readClusterSealedSecrets } from '../fleet/sealing-freshness.js';
+import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
@@ -92,6 +94,11 @@ export class GitFleetSource implements FleetSource {
       this.#logger.debug({ branch: target.branch, commit, clusters: clusters.length, ms: Date.now() - started }, 'fleet read');
       return { clusters, commit, ...(platformCommit !== undefined ? { platformCommit } : {}) };
     });
+  }
+
+  /** One cluster's directory only: a detail page asks for it, and the fleet read leaves the SealedSecrets unparsed. */
+  sealedSecrets(target: FleetTarget & { readonly cluster: string }): Promise<readonly SealedSecretRecord[]> {
+    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => readClusterSealedSecrets(new FsRepoReader(workspace.dir), target.cluster));
   }
 
   async remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string }): Promise<FleetRemoval> {

@@ -1,11 +1,15 @@
 /**
  * The fleet: every cluster of a repository with its provenance and whether it
  * is behind the reference (`GET /api/v1/clusters`, also in the Flux Operator's
- * ExternalService input shape), one cluster, and decommissioning one.
+ * ExternalService input shape), one cluster with its SealedSecrets (and,
+ * through `sealing-check-route.ts`, which are sealed with an older
+ * certificate), and decommissioning one.
  */
 import type { FastifyRequest } from 'fastify';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
+import { sealingView } from '../../fleet/sealing-freshness.js';
+import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
 import type { FleetSource } from '../../service/fleet-source.js';
 import type { ScaffoldService } from '../../service/scaffold-service.js';
 import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
@@ -13,8 +17,11 @@ import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQue
 import type { RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
+import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
 const BASE = '/api/v1/clusters';
+/** Why a GET's sealing section has no controller certificate. */
+const NOT_ASKED = "the controller is not asked on GET: POST /api/v1/clusters/{name}/sealing-check with the cluster's kubeconfig or its certificate";
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;
 
@@ -55,7 +62,7 @@ async function lastRuns(service: ScaffoldService, repositoryUrl: string, branch:
 }
 
 /** Registers the fleet routes; without a fleet source they answer 404 saying so. */
-export function registerClusterRoutes(context: RouteContext, fleetSource: FleetSource | undefined): void {
+export function registerClusterRoutes(context: RouteContext, fleetSource: FleetSource | undefined, certificates?: ControllerCertificateSource): void {
   const { app, service, callerOf, signalOf } = context;
   const source = (): FleetSource => {
     if (fleetSource === undefined) throw new NotFoundError('this service does not read fleets (no fleet source is configured)');
@@ -95,11 +102,31 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     },
   );
 
+  /** One cluster's view with its `sealing` section, compared with `certificate` when there is one. */
+  const detail = async (name: string, query: { repository_url?: string; branch?: string }, signal: AbortSignal, compare: SealingComparison) => {
+    const repository = await target(query);
+    const fleet = await source().fleet({ ...repository, signal });
+    const entry = fleet.clusters.find((c) => c.name === name);
+    if (entry === undefined) throw new NotFoundError(`clusters/${name} does not exist on branch ${repository.branch}`);
+    const [runs, sealedSecrets] = await Promise.all([
+      lastRuns(service, repository.repositoryUrl, repository.branch, entry.name),
+      source().sealedSecrets({ ...repository, cluster: entry.name, signal }),
+    ]);
+    const run = runs.get(entry.name);
+    const comparison = await compare();
+    return {
+      ...clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run)),
+      sealing: sealingView(sealedSecrets, comparison.certificate, comparison.reason),
+    };
+  };
+
   app.get(
     `${BASE}/:name`,
     {
       schema: {
-        summary: 'One cluster of the fleet',
+        summary: 'One cluster of the fleet, with its SealedSecrets',
+        description:
+          "`sealing` names the SealedSecrets that record no certificate; the controller is not asked here (`controller_certificate` is null): POST …/sealing-check with the cluster's kubeconfig or certificate names the ones sealed with an older certificate.",
         tags: ['fleet'],
         params: clusterParamsSchema,
         querystring: clusterQuerySchema,
@@ -107,15 +134,13 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       },
     },
     async (request, reply) => {
-      const repository = await target(request.query);
-      const fleet = await source().fleet({ ...repository, signal: signalOf(reply) });
-      const entry = fleet.clusters.find((c) => c.name === request.params.name);
-      if (entry === undefined) throw new NotFoundError(`clusters/${request.params.name} does not exist on branch ${repository.branch}`);
-      const run = (await lastRuns(service, repository.repositoryUrl, repository.branch, entry.name)).get(entry.name);
+      const view = await detail(request.params.name, request.query, signalOf(reply), async () => ({ reason: NOT_ASKED }));
       void reply.header('cache-control', 'private, no-cache');
-      return clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+      return view;
     },
   );
+
+  registerSealingCheckRoute(context, (name, query, signal, compare) => detail(name, query, signal, compare), certificates);
 
   app.delete(
     `${BASE}/:name`,
