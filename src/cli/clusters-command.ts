@@ -1,9 +1,15 @@
-/** `generate-gitops-env clusters`: the fleet of a repository, and which clusters are behind the reference. */
+/**
+ * `generate-gitops-env clusters`: the fleet of a repository, and which clusters
+ * are behind the reference; with `--cluster`, one cluster and its SealedSecrets
+ * (with `--cert`, which are sealed with an older certificate).
+ */
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
 import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
+import { ValidationError } from '../errors.js';
+import { printClusterSealing } from './clusters-command-sealing.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;
 
@@ -26,15 +32,19 @@ function table(views: readonly ClusterView[]): string {
   return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
-/** Registers `clusters --repo DIR [-o table|json|yaml]`. */
+/** Registers `clusters --repo DIR [--cluster NAME [--cert FILE]] [-o table|json|yaml]`. */
 export function registerClustersCommand(cli: Command): void {
   cli
     .command('clusters')
     .description('List every cluster under clusters/ with its provenance, attributes and whether it is behind the reference.')
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .option('--reference <name>', 'the reference environment', 'development')
+    .option('--cluster <name>', 'show this cluster only, with its SealedSecrets')
+    .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
-    .action(async (opts: { repo: string; reference: string; output: (typeof OUTPUTS)[number] }) => {
+    .action(async (opts: { repo: string; reference: string; cluster?: string; cert?: string; output: (typeof OUTPUTS)[number] }) => {
+      if (opts.cluster !== undefined) return printClusterSealing(resolve(opts.repo), { ...opts, cluster: opts.cluster });
+      if (opts.cert !== undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
       const { clusters, platformCommit } = await listWorkTreeClusters(resolve(opts.repo), opts.reference);
       const views = clusters.map((c) => clusterView(c, platformCommit));
       const behind = views.filter((v) => v.status === 'behind').length;
