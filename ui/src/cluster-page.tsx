@@ -1,4 +1,4 @@
-/** One cluster of the fleet: its provenance, status and last run, and the upgrade and remove actions. */
+/** One cluster of the fleet: its provenance, status and last run, its SealedSecrets against the controller's certificate, and the upgrade and remove actions. */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from './api';
@@ -8,6 +8,7 @@ import { getCluster } from './fleet-api';
 import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
+import { SealingPanel } from './sealing-panel';
 
 export function ClusterPage({ name }: { name: string }) {
   useTitle(`Cluster ${name}`);
@@ -96,6 +97,7 @@ export function ClusterPage({ name }: { name: string }) {
               </dd>
             </dl>
           </section>
+          {cluster.sealing !== undefined && <SealingPanel key={name} name={cluster.name} sealing={cluster.sealing} generated={cluster.kind === 'generated'} />}
           {cluster.kind === 'generated' ? (
             <section class="card" aria-labelledby="cluster-actions">
               <h2 id="cluster-actions">Actions</h2>

@@ -17,7 +17,28 @@ export interface ClusterView {
   readonly behind?: { readonly rendered_from?: string; readonly current?: string };
   readonly provenance?: { readonly generator_version?: string; readonly reference?: string; readonly platform_commit?: string; readonly pass?: string; readonly files?: number };
   readonly last_run?: { readonly id: string; readonly status: RunStatus; readonly created_at: string; readonly finished_at?: string; readonly commit?: string };
+  readonly sealing?: SealingSection;
 }
+
+export interface SealedSecretEntry {
+  readonly path: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly sealed_with?: string;
+}
+
+/** A cluster's SealedSecrets compared with the certificate its controller serves now (null: not compared, see `reason`). */
+export interface SealingSection {
+  readonly controller_certificate: { readonly fingerprint: string; readonly not_after: string } | null;
+  readonly reason?: string;
+  readonly sealed_secrets: number;
+  readonly stale: readonly SealedSecretEntry[];
+  readonly unknown: readonly SealedSecretEntry[];
+  readonly current_count: number | null;
+}
+
+/** What the sealing check and a rotation are given: the cluster's certificate, or its kubeconfig (sent for this request only). */
+export type ClusterCertificateInput = { readonly sealing: { readonly certificate: string } } | { readonly kubeconfig: { readonly inline: string } };
 
 export interface Fleet {
   readonly repository: { readonly url: string; readonly branch: string };
@@ -88,6 +109,16 @@ export function startUpgrade(name: string): Promise<Rollout> {
 
 export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {
   return json(`${UPGRADES}/${encodeURIComponent(id)}`, { signal: signal ?? null });
+}
+
+/** The cluster with its SealedSecrets compared with the controller's certificate. */
+export function checkSealing(name: string, input: ClusterCertificateInput): Promise<ClusterView> {
+  return json(`${CLUSTERS}/${encodeURIComponent(name)}/sealing-check`, post(input));
+}
+
+/** Starts a run resealing `credentials` (`namespace/name`) with fresh values under the certificate `input` gives; resolves with the run's id. */
+export function rotateCredentials(name: string, credentials: readonly string[], input: ClusterCertificateInput): Promise<{ readonly id: string }> {
+  return json(`${CLUSTERS}/${encodeURIComponent(name)}/rotate`, post({ credentials, ...input }));
 }
 
 /** One pushed commit removing the cluster's generated files; `confirm` must repeat the name. */

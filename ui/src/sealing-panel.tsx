@@ -1,0 +1,145 @@
+/**
+ * A cluster's SealedSecrets against the certificate its controller serves now:
+ * the operator pastes the certificate or the cluster's kubeconfig, the service
+ * names the SealedSecrets sealed with an older certificate, and one button
+ * starts the existing rotation (`POST …/rotate`) for exactly those, with the
+ * same input. What is pasted goes into those request bodies only.
+ */
+import { useState } from 'preact/hooks';
+import { ErrorBox } from './components';
+import { checkSealing, rotateCredentials, type ClusterCertificateInput, type SealedSecretEntry, type SealingSection } from './fleet-api';
+import { formatDateTime } from './format';
+import { navigate, paths } from './router';
+import { FieldNotes } from './secret-fields';
+
+type Mode = 'certificate' | 'kubeconfig';
+
+function inputOf(mode: Mode, text: string): ClusterCertificateInput {
+  return mode === 'certificate' ? { sealing: { certificate: `${text.trim()}\n` } } : { kubeconfig: { inline: text } };
+}
+
+function SealedList({ items, testId }: { items: readonly SealedSecretEntry[]; testId: string }) {
+  return (
+    <ul class="upgrade-files" data-testid={testId}>
+      {items.map((s) => (
+        <li key={`${s.path}/${s.name}`}>
+          <code>
+            {s.namespace}/{s.name}
+          </code>{' '}
+          in <code>{s.path}</code>
+          {s.sealed_with !== undefined && (
+            <span class="sub">
+              sealed with <code>{s.sealed_with.slice(0, 19)}…</code>
+            </span>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function SealingPanel({ name, sealing, generated }: { name: string; sealing: SealingSection; generated: boolean }) {
+  const [mode, setMode] = useState<Mode>('certificate');
+  const [text, setText] = useState('');
+  const [checked, setChecked] = useState<{ section: SealingSection; input: ClusterCertificateInput } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const shown = checked?.section ?? sealing;
+  const issue = text.trim() === '' ? undefined : mode === 'certificate' && !text.includes('-----BEGIN CERTIFICATE-----') ? 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).' : undefined;
+
+  const run = async (step: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await step();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const check = (event: Event) => {
+    event.preventDefault();
+    const input = inputOf(mode, text);
+    void run(async () => {
+      const view = await checkSealing(name, input);
+      if (view.sealing !== undefined) setChecked({ section: view.sealing, input });
+    });
+  };
+  const rotate = () => {
+    if (checked === null) return;
+    const credentials = checked.section.stale.map((s) => `${s.namespace}/${s.name}`);
+    void run(async () => navigate(paths.run((await rotateCredentials(name, credentials, checked.input)).id)));
+  };
+
+  const certificate = shown.controller_certificate;
+  return (
+    <section class="card" aria-labelledby="cluster-sealing" data-testid="sealing-panel">
+      <h2 id="cluster-sealing">Sealed credentials</h2>
+      <p role="status">
+        {shown.sealed_secrets} SealedSecret(s).{' '}
+        {certificate === null ? (
+          <span class="muted">Not compared with the controller's certificate yet.</span>
+        ) : (
+          <>
+            Compared with <code>{certificate.fingerprint.slice(0, 19)}…</code> (valid until {formatDateTime(certificate.not_after)}): {shown.stale.length} sealed with an older certificate, {shown.current_count ?? 0} current.
+          </>
+        )}
+      </p>
+      {checked !== null && certificate === null && shown.reason !== undefined && <p class="field-error">{shown.reason}</p>}
+      {shown.stale.length > 0 && (
+        <>
+          <h3>Sealed with an older certificate</h3>
+          <SealedList items={shown.stale} testId="sealing-stale" />
+          <div class="run-actions">
+            <p class="hint">
+              The controller still opens them with its old key; reseal them with fresh values under the current certificate (a rotate run: <code>POST /api/v1/clusters/{name}/rotate</code>, or <code>generate-gitops-env rotate --cluster {name} --cert FILE</code>).
+            </p>
+            {generated && (
+              <button type="button" class="primary" disabled={busy} onClick={rotate}>
+                {busy ? 'Starting…' : `Rotate these ${shown.stale.length}`}
+              </button>
+            )}
+          </div>
+        </>
+      )}
+      {shown.unknown.length > 0 && (
+        <>
+          <h3>Recording no certificate</h3>
+          <SealedList items={shown.unknown} testId="sealing-unknown" />
+          <p class="hint">Sealed by hand or by an older generator: nothing says which key sealed them.</p>
+        </>
+      )}
+      <form onSubmit={check}>
+        <div class="field radio-group" role="radiogroup" aria-labelledby="sealing-check-mode">
+          <p id="sealing-check-mode" class="label">
+            Compare with the certificate the controller serves now
+          </p>
+          {(['certificate', 'kubeconfig'] as const).map((m) => (
+            <div class="radio" key={m}>
+              <input type="radio" id={`sealing-check-${m}`} name="sealing-check-mode" value={m} checked={mode === m} onChange={() => setMode(m)} />
+              <label for={`sealing-check-${m}`}>{m === 'certificate' ? 'The certificate (PEM)' : 'The cluster’s kubeconfig: the service asks the controller'}</label>
+            </div>
+          ))}
+        </div>
+        <div class="field">
+          <label for="sealing-check-input">{mode === 'certificate' ? 'Certificate (kubeseal --fetch-cert)' : 'Kubeconfig'}</label>
+          <textarea
+            id="sealing-check-input"
+            rows={5}
+            value={text}
+            spellcheck={false}
+            onInput={(event) => setText((event.currentTarget as HTMLTextAreaElement).value)}
+            aria-describedby={`sealing-check-input-hint${issue === undefined ? '' : ' sealing-check-input-error'}`}
+            aria-invalid={issue === undefined ? undefined : 'true'}
+          />
+          <FieldNotes id="sealing-check-input" hint="Sent for this check (and a rotation started from it) only; never stored." issue={issue} />
+        </div>
+        <button type="submit" disabled={busy || text.trim() === '' || issue !== undefined}>
+          {busy ? 'Checking…' : 'Check'}
+        </button>
+      </form>
+      {error !== null && <ErrorBox title="The check or the rotation failed" error={error} />}
+    </section>
+  );
+}
