@@ -645,6 +645,17 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.waitForURL(`**/ui/fleet/${OK_CLUSTER.name}`);
     await page.getByRole('heading', { name: `Cluster ${OK_CLUSTER.name}`, level: 1 }).waitFor();
 
+    // The controller renewed its key: every SealedSecret the run sealed is named, with the rotation that reseals them.
+    const sealingPanel = page.getByTestId('sealing-panel');
+    await sealingPanel.getByLabel('Certificate (kubeseal --fetch-cert)').fill(createTestCertificate().certificatePem);
+    await sealingPanel.getByRole('button', { name: 'Check' }).click();
+    const stale = page.getByTestId('sealing-stale');
+    await stale.waitFor({ timeout: 30_000 });
+    assert.equal(await stale.locator('li').count(), 4);
+    assert.match((await stale.textContent()) ?? '', new RegExp(`database/rabbitmq-credentials in clusters/${OK_CLUSTER.name}/database/sealed/sealed-rabbitmq-credentials\\.yaml`));
+    assert.ok(await sealingPanel.getByRole('button', { name: 'Rotate these 4' }).isEnabled());
+    await checkpoint('19a-cluster-sealing', t);
+
     // Removal waits for the exact name.
     await page.getByRole('button', { name: 'Remove…' }).click();
     const confirm = page.getByRole('textbox', { name: 'Cluster name' });
