@@ -55,6 +55,8 @@ describe('the sealing section of a cluster', () => {
   const currentPem = createTestCertificate().certificatePem;
   const served = parseSealingCertificate(currentPem);
   let tmp: string;
+  let work: string;
+  let bare: string;
   let double: KubeApiDouble;
   let kubeconfig: string;
   let store: PgRunStore;
@@ -65,8 +67,8 @@ describe('the sealing section of a cluster', () => {
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'sealing-check-'));
-    const work = join(tmp, 'work');
-    const bare = join(tmp, 'gitops.git');
+    work = join(tmp, 'work');
+    bare = join(tmp, 'gitops.git');
     await createBareRepository(bare);
     await initPlatformRepository(work, platformDir());
     // Sealed with the certificate the controller serves now; then one credential resealed under the one it served before.
@@ -173,6 +175,19 @@ describe('the sealing section of a cluster', () => {
     const missing = await check('nowhere', { kubeconfig: { inline: kubeconfig } });
     assert.equal(missing.statusCode, 404, missing.body);
     assert.equal(double.requests.length, from, 'no request reached the cluster');
+  });
+
+  it('names none once the stale one is resealed and pushed: nothing read at the older commit is reused', async () => {
+    assert.equal((await check('eu-1', { kubeconfig: { inline: kubeconfig } })).json<{ sealing: SealingSection }>().sealing.stale.length, 1);
+    const plan = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: served, random: (n) => randomBytes(n), generatorVersion: 'test' });
+    assert.deepEqual([...plan.files.keys()], [RABBITMQ]);
+    await writeTree(work, plan.files);
+    await git(work, 'add', '--all');
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', 'Reseal rabbitmq-credentials');
+    await git(work, 'push', '--quiet', bare, 'main:main');
+    const { sealing } = (await check('eu-1', { kubeconfig: { inline: kubeconfig } })).json<{ sealing: SealingSection }>();
+    assert.deepEqual(sealing.stale, []);
+    assert.equal(sealing.current_count, 4);
   });
 
   it('is described in the OpenAPI document', async () => {

@@ -50,9 +50,11 @@ export interface FleetSource {
   /**
    * The SealedSecrets under `clusters/<cluster>/` of the branch head, with the
    * certificate each records (`sealed-with`); empty for a missing cluster.
+   * `commit` is the head a fleet read just saw: an answer read at it may be
+   * reused while the branch stays there (a detail page polls).
    * @throws UnavailableError when the repository cannot be read
    */
-  sealedSecrets(target: FleetTarget & { readonly cluster: string }): Promise<readonly SealedSecretRecord[]>;
+  sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]>;
   /**
    * Deletes the generator's files of `clusters/<cluster>/` in one commit and pushes it.
    * @throws ValidationError for the reference environment

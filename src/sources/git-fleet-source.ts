@@ -55,6 +55,7 @@ export class GitFleetSource implements FleetSource {
   readonly #now: () => number;
   readonly #verify: WorkTreeVerify | undefined;
   readonly #cache = new Map<string, { reading: Promise<Fleet>; expires: number }>();
+  readonly #sealedSecrets = new Map<string, Promise<readonly SealedSecretRecord[]>>();
 
   constructor(deps: GitFleetSourceDeps) {
     this.#git = deps.git;
@@ -96,9 +97,22 @@ export class GitFleetSource implements FleetSource {
     });
   }
 
-  /** One cluster's directory only: a detail page asks for it, and the fleet read leaves the SealedSecrets unparsed. */
-  sealedSecrets(target: FleetTarget & { readonly cluster: string }): Promise<readonly SealedSecretRecord[]> {
-    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => readClusterSealedSecrets(new FsRepoReader(workspace.dir), target.cluster));
+  /**
+   * One cluster's directory only: a detail page asks for it, and the fleet read
+   * leaves the SealedSecrets unparsed. Kept per fleet commit, so a page polling
+   * an unchanged branch costs no clone (a clone of one cluster is ~0.5 s).
+   */
+  sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]> {
+    const read = () => this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => readClusterSealedSecrets(new FsRepoReader(workspace.dir), target.cluster));
+    if (target.commit === undefined) return read();
+    const key = JSON.stringify([target.repositoryUrl, target.branch, target.cluster, target.commit]);
+    const cached = this.#sealedSecrets.get(key);
+    if (cached !== undefined) return cached;
+    const reading = read();
+    this.#sealedSecrets.set(key, reading);
+    reading.catch(() => this.#sealedSecrets.delete(key));
+    while (this.#sealedSecrets.size > 64) this.#sealedSecrets.delete(this.#sealedSecrets.keys().next().value as string);
+    return reading;
   }
 
   async remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string }): Promise<FleetRemoval> {

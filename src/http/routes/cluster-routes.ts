@@ -110,7 +110,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     if (entry === undefined) throw new NotFoundError(`clusters/${name} does not exist on branch ${repository.branch}`);
     const [runs, sealedSecrets] = await Promise.all([
       lastRuns(service, repository.repositoryUrl, repository.branch, entry.name),
-      source().sealedSecrets({ ...repository, cluster: entry.name, signal }),
+      source().sealedSecrets({ ...repository, cluster: entry.name, commit: fleet.commit, signal }),
     ]);
     const run = runs.get(entry.name);
     const comparison = await compare();
