@@ -160,7 +160,7 @@ describe('the sealing section of a cluster', () => {
     assert.equal(sealing.unknown.length, 1);
   });
 
-  it('refuses a kubeconfig that would run a command, a request with both or neither input, and an unknown cluster, before reaching any cluster', async () => {
+  it('refuses a kubeconfig that would run a command, a Secret reference, a request with both or neither input, a non-certificate and an unknown cluster, before reaching any cluster', async () => {
     const from = double.requests.length;
     const exec = kubeconfig.replace(/token: .*/, 'exec: { command: /bin/sh, args: [-c, id], apiVersion: client.authentication.k8s.io/v1 }');
     const refused = await check('eu-1', { kubeconfig: { inline: exec } });
@@ -172,6 +172,12 @@ describe('the sealing section of a cluster', () => {
       assert.equal(response.statusCode, 400, response.body);
       assert.match(response.body, /exactly one of kubeconfig.inline or sealing.certificate/);
     }
+    const secretRef = await check('eu-1', { kubeconfig: { secretRef: { namespace: 'clusters', name: 'eu-1', key: 'value' } } });
+    assert.equal(secretRef.statusCode, 400, secretRef.body);
+    assert.match(secretRef.body, /kubeconfig: unknown field\(s\): secretRef/);
+    const weak = await check('eu-1', { sealing: { certificate: 'not a certificate' } });
+    assert.equal(weak.statusCode, 400, weak.body);
+    assert.match(weak.body, /"field":"sealing.certificate"/);
     const missing = await check('nowhere', { kubeconfig: { inline: kubeconfig } });
     assert.equal(missing.statusCode, 404, missing.body);
     assert.equal(double.requests.length, from, 'no request reached the cluster');
