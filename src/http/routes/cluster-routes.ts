@@ -140,7 +140,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     },
   );
 
-  registerSealingCheckRoute(context, (name, query, signal, compare) => detail(name, query, signal, compare), certificates);
+  registerSealingCheckRoute(context, detail, certificates);
 
   app.delete(
     `${BASE}/:name`,
