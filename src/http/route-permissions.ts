@@ -19,8 +19,8 @@
  * | POST /api/v1/scaffolds/{id}/cancel      | scaffolds         | delete |
  * | GET /api/v1/clusters                    | clusters          | list   |
  * | GET /api/v1/clusters/{name}             | clusters          | get    |
- * | POST …/{name}/sealing-check             | clusters          | get    |
  * | POST /api/v1/upgrades, …/{name}/rotate  | clusters          | update |
+ * | POST …/{name}/sealing-check             | clusters          | update |
  * | GET /api/v1/upgrades/{id}               | clusters          | get    |
  * | DELETE /api/v1/clusters/{name}          | clusters          | delete |
  * | GET /metrics (unless METRICS_PUBLIC)    | nonResourceURL /metrics | get |
@@ -30,7 +30,8 @@
  * dry-run create too); retry re-runs an existing request (`update`); cancel ends
  * a run the way deleting a Job ends it (`delete`); logs are a sub-resource, like
  * `pods/log`, so a role can show runs without their output. The sealing check
- * is a POST only to keep the kubeconfig out of the URL; it reads (`get`).
+ * makes the service call an API server named by the caller's kubeconfig, so it
+ * needs what rotating needs (`update`), not a viewer's `get`.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Action, ProductResource, ProductVerb } from '../service/authorizer.js';
@@ -53,7 +54,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /api/v1/clusters': { resource: 'clusters', verb: 'list' },
   'GET /api/v1/clusters/:name': { resource: 'clusters', verb: 'get', nameParam: 'name' },
   'DELETE /api/v1/clusters/:name': { resource: 'clusters', verb: 'delete', nameParam: 'name' },
-  'POST /api/v1/clusters/:name/sealing-check': { resource: 'clusters', verb: 'get', nameParam: 'name' },
+  'POST /api/v1/clusters/:name/sealing-check': { resource: 'clusters', verb: 'update', nameParam: 'name' },
   'POST /api/v1/clusters/:name/rotate': { resource: 'clusters', verb: 'update', nameParam: 'name' },
   'POST /api/v1/upgrades': { resource: 'clusters', verb: 'update' },
   'GET /api/v1/upgrades/:id': { resource: 'clusters', verb: 'get' },
