@@ -677,10 +677,33 @@ describe('createHttpApp', () => {
       assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
     });
 
+    it('shows the run\'s pull requests with their state in the run, the list and the OpenAPI document', async () => {
+      const cluster = { ...validBody().cluster, name: 'pr-view' };
+      const response = await post(h.app, { ...validBody(), cluster, repository, delivery: { mode: 'pull_request', forge: 'github' } });
+      assert.equal(response.statusCode, 202, response.body);
+      const id = response.json().id as string;
+      const get = async (): Promise<Record<string, unknown> & { review_requests: unknown[] }> => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH })).json();
+      assert.deepEqual((await get()).review_requests, [], 'none before the runner opened one');
+      const pr = { event: 'review_request', forge: 'github', pass: 'infrastructure', branch: 'scaffold/pr-view/infrastructure', number: 12, url: 'https://github.com/acme/platform/pull/12' };
+      h.executor.emit(id, JSON.stringify({ ...pr, action: 'opened', state: 'open', time: '2026-03-04T05:06:07.000Z' }));
+      await waitFor(async () => (await get()).review_requests.length === 1);
+      h.executor.emit(id, JSON.stringify({ ...pr, action: 'merged', state: 'merged', time: '2026-03-04T06:00:00.000Z' }));
+      await waitFor(async () => JSON.stringify((await get()).review_requests).includes('"merged"'));
+      const expected = [{ pass: 'infrastructure', forge: 'github', number: 12, url: pr.url, state: 'merged', branch: pr.branch, updated_at: '2026-03-04T06:00:00.000Z' }];
+      assert.deepEqual((await get()).review_requests, expected);
+      const list = (await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds?cluster=pr-view', headers: AUTH })).json();
+      assert.deepEqual(list.items[0].review_requests, expected);
+      const spec = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+      assert.match(JSON.stringify(spec.paths), /review_requests/);
+      h.executor.finish(id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await get()).status === 'succeeded');
+    });
+
     it('shows push for a run that did not ask for a delivery', async () => {
       const response = await post(h.app, validBody());
       const run = (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${response.json().id}`, headers: AUTH })).json();
       assert.deepEqual(run.delivery, { mode: 'push', auto_merge: false });
+      assert.deepEqual(run.review_requests, []);
     });
 
     for (const [what, delivery, url, field] of [

@@ -222,6 +222,19 @@ export const runViewSchema = z.object({
   delivery: z
     .object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() })
     .describe('How the passes reach the branch.'),
+  review_requests: z
+    .array(
+      z.object({
+        pass: z.enum(['infrastructure', 'all']),
+        forge: z.enum(['github', 'gitlab', 'gitea']),
+        number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
+        url: z.string().describe('The page a person reviews it on.'),
+        state: z.enum(['open', 'merged', 'closed']).describe('As the runner last saw it.'),
+        branch: z.string().optional().describe('The branch the pass was pushed to: scaffold/<cluster>/<pass>.'),
+        updated_at: z.string().describe('When the runner last reported on it.'),
+      }),
+    )
+    .describe('The pull/merge requests of the passes (delivery.mode pull_request), in the order they were opened; empty for push.'),
   created_by: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
