@@ -678,8 +678,8 @@ describe('createHttpApp', () => {
     });
 
     it('shows the run\'s pull requests with their state in the run, the list and the OpenAPI document', async () => {
-      const cluster = { ...validBody().cluster, name: 'pr-view' };
-      const response = await post(h.app, { ...validBody(), cluster, repository, delivery: { mode: 'pull_request', forge: 'github' } });
+      const cluster = { name: 'pr-view', domain: 'pr-view.example.net', region: 'eu-west-1' };
+      const response = await post(h.app, { ...validBody(cluster), repository, delivery: { mode: 'pull_request', forge: 'github' } });
       assert.equal(response.statusCode, 202, response.body);
       const id = response.json().id as string;
       const get = async (): Promise<Record<string, unknown> & { review_requests: unknown[] }> => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH })).json();
