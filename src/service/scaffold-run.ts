@@ -97,6 +97,11 @@ export interface RunSecrets {
   readonly certificate?: string;
   readonly registryDockerconfigjson?: string;
   /**
+   * A GitHub App the runner authenticates to GitHub with (`pull_request`
+   * delivery, forge github): it mints an installation token for the API and for git.
+   */
+  readonly githubApp?: { readonly appId: string; readonly installationId: string; readonly privateKey: string };
+  /**
    * Not a secret, but like the secrets it belongs to one attempt and is not
    * stored (a retry sends it again): after the last push, wait this long for
    * the cluster's Flux to report Ready at the pushed commit (needs the kubeconfig).

@@ -4,8 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ReviewRequest } from '../../ui/src/api.js';
-import { deliversThroughRequests, shownReviewRequests } from '../../ui/src/review-requests.js';
+import { deliversThroughRequests, shownReviewRequests, type ReviewRequest } from '../../ui/src/review-requests.js';
 
 const request = (fields: Partial<ReviewRequest>): ReviewRequest => ({
   pass: 'infrastructure',

@@ -5,6 +5,10 @@
  * cookie or the page.
  */
 
+import type { ReviewRequest, RunDelivery } from './review-requests';
+
+export type { ReviewRequest, RunDelivery };
+
 const TOKEN_KEY = 'gitops-scaffolder.token';
 const API = '/api/v1/scaffolds';
 
@@ -21,17 +25,6 @@ export interface RunStep {
   readonly message?: string;
 }
 
-/** A pull/merge request one of a run's passes went through (`delivery.mode` pull_request). */
-export interface ReviewRequest {
-  readonly pass: 'infrastructure' | 'all';
-  readonly forge: 'github' | 'gitlab' | 'gitea';
-  readonly number: number;
-  readonly url: string;
-  readonly state: 'open' | 'merged' | 'closed';
-  readonly branch?: string;
-  readonly updated_at: string;
-}
-
 export interface Run {
   readonly id: string;
   readonly status: RunStatus;
@@ -46,7 +39,7 @@ export interface Run {
   readonly commits: readonly { readonly pass: 'infrastructure' | 'all'; readonly sha: string }[];
   readonly attempt: number;
   readonly sealing: 'certificate' | 'kubeconfig';
-  readonly delivery?: { readonly mode: 'push' | 'pull_request'; readonly auto_merge: boolean; readonly forge?: string };
+  readonly delivery?: RunDelivery;
   /** Empty for push delivery; absent from a service older than the field. */
   readonly review_requests?: readonly ReviewRequest[];
   readonly created_by: string;

@@ -4,7 +4,30 @@
  * GitLab), its state, and a link only to an http(s) page. Pure, so it is
  * tested without a browser.
  */
-import type { ReviewRequest, Run } from './api';
+
+/** A pull/merge request one of a run's passes went through (`delivery.mode` pull_request), as the API sends it. */
+export interface ReviewRequest {
+  readonly pass: 'infrastructure' | 'all';
+  readonly forge: 'github' | 'gitlab' | 'gitea';
+  readonly number: number;
+  readonly url: string;
+  readonly state: 'open' | 'merged' | 'closed';
+  readonly branch?: string;
+  readonly updated_at: string;
+}
+
+/** How a run's passes reach the branch. */
+export interface RunDelivery {
+  readonly mode: 'push' | 'pull_request';
+  readonly auto_merge: boolean;
+  readonly forge?: string;
+}
+
+/** The fields of a run this view reads (no import of the API module: this file is tested under Node). */
+interface RunRequests {
+  readonly delivery?: RunDelivery;
+  readonly review_requests?: readonly ReviewRequest[];
+}
 
 export interface ShownReviewRequest {
   readonly key: string;
@@ -33,7 +56,7 @@ function webPage(url: string): string | undefined {
   }
 }
 
-export function shownReviewRequests(run: Pick<Run, 'review_requests'>): readonly ShownReviewRequest[] {
+export function shownReviewRequests(run: RunRequests): readonly ShownReviewRequest[] {
   return (run.review_requests ?? []).map((request) => {
     const href = webPage(request.url);
     return {
@@ -51,6 +74,6 @@ export function shownReviewRequests(run: Pick<Run, 'review_requests'>): readonly
 }
 
 /** Whether the run delivers through requests, so the page has a place for them even before the first is opened. */
-export function deliversThroughRequests(run: Pick<Run, 'delivery' | 'review_requests'>): boolean {
+export function deliversThroughRequests(run: RunRequests): boolean {
   return run.delivery?.mode === 'pull_request' || (run.review_requests ?? []).length > 0;
 }
