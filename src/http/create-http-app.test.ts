@@ -699,6 +699,40 @@ describe('createHttpApp', () => {
       await waitFor(async () => (await get()).status === 'succeeded');
     });
 
+    it('takes a GitHub App instead of a token, passes it to the runner only, and shows, logs and stores none of it', async () => {
+      const privateKey = '-----BEGIN RSA PRIVATE KEY-----\nMIIE-SECRET-app-key-in-request\n-----END RSA PRIVATE KEY-----\n';
+      const github_app = { app_id: '123456', installation_id: '7890123', private_key: privateKey };
+      const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials: { github_app } }, delivery: { mode: 'pull_request', forge: 'github' } });
+      assert.equal(response.statusCode, 202, response.body);
+      const started = h.executor.starts.at(-1);
+      assert.deepEqual(started?.secrets.githubApp, { appId: '123456', installationId: '7890123', privateKey });
+      assert.equal(started?.secrets.repositoryCredentials, undefined, 'no token was given');
+      const id = response.json().id as string;
+      const view = await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH });
+      assert.ok(!view.body.includes('SECRET-app-key'), 'the run view holds no key');
+      assert.ok(!JSON.stringify(await store.get(id)).includes('SECRET-app-key'), 'the stored run holds no key');
+
+      // A retry sends it again, like every secret.
+      await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/cancel`, headers: AUTH });
+      const retried = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { github_app } } } });
+      assert.equal(retried.statusCode, 202, retried.body);
+      assert.equal(h.executor.starts.at(-1)?.secrets.githubApp?.privateKey, privateKey);
+    });
+
+    for (const [what, credentials, delivery] of [
+      ['credentials with neither a token nor a GitHub App', {}, { mode: 'pull_request', forge: 'github' }],
+      ['a GitHub App without its private key', { github_app: { app_id: '1', installation_id: '2' } }, { mode: 'pull_request', forge: 'github' }],
+      ['a GitHub App for a GitLab repository', { github_app: { app_id: '1', installation_id: '2', private_key: 'k' } }, { mode: 'pull_request', forge: 'gitlab' }],
+    ] as const) {
+      it(`refuses ${what} with 400 naming repository.credentials, starting nothing`, async () => {
+        const starts = h.executor.starts.length;
+        const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials }, delivery });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.ok(response.json().error.fields.some((f: { field: string }) => f.field.startsWith('repository.credentials')), response.body);
+        assert.equal(h.executor.starts.length, starts);
+      });
+    }
+
     it('shows push for a run that did not ask for a delivery', async () => {
       const response = await post(h.app, validBody());
       const run = (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${response.json().id}`, headers: AUTH })).json();

@@ -37,7 +37,10 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
   const credentials = body?.repository?.credentials;
   const kubeconfig = body?.kubeconfig;
   return {
-    ...(credentials === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(credentials?.token === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(credentials?.github_app === undefined
+      ? {}
+      : { githubApp: { appId: credentials.github_app.app_id, installationId: credentials.github_app.installation_id, privateKey: credentials.github_app.private_key } }),
     ...(kubeconfig?.secretRef !== undefined
       ? { kubeconfig: { kind: 'secretRef' as const, ...kubeconfig.secretRef } }
       : kubeconfig?.inline !== undefined
