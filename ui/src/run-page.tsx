@@ -208,10 +208,9 @@ function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
                     </a>
                   )}
                   {request.branch !== undefined && (
-                    <>
-                      {' '}
+                    <span class="request-branch">
                       <span class="muted">from</span> <code class="wrap">{request.branch}</code>
-                    </>
+                    </span>
                   )}
                 </td>
                 <td>
