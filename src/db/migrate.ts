@@ -14,6 +14,7 @@ import { initMigration } from './migrations/0001-init.js';
 import { clusterAttributesMigration } from './migrations/0002-cluster-attributes.js';
 import { deliveryMigration } from './migrations/0003-delivery.js';
 import { rolloutsMigration } from './migrations/0004-rollouts.js';
+import { reviewRequestsMigration } from './migrations/0005-review-requests.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -31,7 +32,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

@@ -15,7 +15,7 @@ import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
 import { PgRolloutStore } from './pg-rollout-store.js';
 import { codeOf, constraintOf, describeCode, translatePgError } from './pg-errors.js';
-import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, type RunRow } from './run-row.js';
+import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, storedReviewRequestsOf, type RunRow } from './run-row.js';
 
 /** What a `PgRunStore` needs. */
 export interface PgRunStoreDeps {
@@ -209,6 +209,7 @@ export class PgRunStore implements RunStore {
     if (update.message !== undefined) assign('message', update.message);
     if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
     if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
+    if (update.reviewRequests !== undefined) assign('review_requests', JSON.stringify(storedReviewRequestsOf(update.reviewRequests)), '::jsonb');
     if (update.attempt !== undefined) assign('attempt', update.attempt);
     if (update.job !== undefined) assign('job', update.job);
     if (update.startedAt !== undefined) assign('started_at', isoOf(update.startedAt, 'startedAt'), `::timestamptz`);

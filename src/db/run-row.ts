@@ -4,11 +4,11 @@
  */
 import type { DeliverySettings } from '../delivery/delivery.js';
 import { ValidationError } from '../errors.js';
-import type { RunCommit, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunCommit, RunReviewRequest, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at, delivery`;
+  created_at, updated_at, started_at, finished_at, delivery, review_requests`;
 
 export interface RunRow {
   id: string;
@@ -36,6 +36,34 @@ export interface RunRow {
   started_at: Date | null;
   finished_at: Date | null;
   delivery: DeliverySettings | null;
+  review_requests: StoredReviewRequest[];
+}
+
+/** A review request as the `review_requests` column holds it (JSON: the time as ISO text). */
+export interface StoredReviewRequest extends Omit<RunReviewRequest, 'updatedAt'> {
+  readonly updatedAt: string;
+}
+
+/** What the column stores for `requests`; the texts came from a runner's output, so they are made storable. */
+export function storedReviewRequestsOf(requests: readonly RunReviewRequest[]): StoredReviewRequest[] {
+  return requests.map((r) => ({
+    ...r,
+    url: storableText(r.url),
+    ...(r.branch === undefined ? {} : { branch: storableText(r.branch) }),
+    updatedAt: isoOf(r.updatedAt, 'reviewRequests.updatedAt'),
+  }));
+}
+
+function reviewRequestOf(stored: StoredReviewRequest): RunReviewRequest {
+  return {
+    pass: stored.pass,
+    forge: stored.forge,
+    number: stored.number,
+    url: stored.url,
+    state: stored.state,
+    ...(stored.branch === undefined ? {} : { branch: stored.branch }),
+    updatedAt: new Date(stored.updatedAt),
+  };
 }
 
 // Optional attributes are absent rather than undefined-valued, so runs compare
@@ -81,6 +109,7 @@ export function runOf(row: RunRow): ScaffoldRun {
     createdBy: row.created_by,
     sealing: row.sealing,
     ...(row.delivery !== null ? { delivery: row.delivery } : {}),
+    ...(row.review_requests.length > 0 ? { reviewRequests: row.review_requests.map(reviewRequestOf) } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import type { GitCredentials } from '../runner/ports.js';
 import { createForgeClient, type ForgeAuth } from './create-delivery.js';
 import type { DeliverySettings, PassDelivery } from './delivery.js';
@@ -11,11 +12,11 @@ import { GitHubForge } from './github-forge.js';
 import { PullRequestDelivery } from './pull-request-delivery.js';
 import { pushDelivery } from './push-delivery.js';
 
-/** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags. */
+/** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags: the run contract's names. */
 export const GITHUB_APP_ENV = {
-  appId: 'SCAFFOLD_GITHUB_APP_ID',
-  installationId: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID',
-  privateKey: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY',
+  appId: RUNNER_ENV.githubAppId,
+  installationId: RUNNER_ENV.githubAppInstallationId,
+  privateKey: RUNNER_ENV.githubAppPrivateKey,
 } as const;
 
 export interface RunnerDeliveryOptions {

@@ -677,10 +677,67 @@ describe('createHttpApp', () => {
       assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
     });
 
+    it('shows the run\'s pull requests with their state in the run, the list and the OpenAPI document', async () => {
+      const cluster = { name: 'pr-view', domain: 'pr-view.example.net', region: 'eu-west-1' };
+      const response = await post(h.app, { ...validBody(cluster), repository, delivery: { mode: 'pull_request', forge: 'github' } });
+      assert.equal(response.statusCode, 202, response.body);
+      const id = response.json().id as string;
+      const get = async (): Promise<Record<string, unknown> & { review_requests: unknown[] }> => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH })).json();
+      assert.deepEqual((await get()).review_requests, [], 'none before the runner opened one');
+      const pr = { event: 'review_request', forge: 'github', pass: 'infrastructure', branch: 'scaffold/pr-view/infrastructure', number: 12, url: 'https://github.com/acme/platform/pull/12' };
+      h.executor.emit(id, JSON.stringify({ ...pr, action: 'opened', state: 'open', time: '2026-03-04T05:06:07.000Z' }));
+      await waitFor(async () => (await get()).review_requests.length === 1);
+      h.executor.emit(id, JSON.stringify({ ...pr, action: 'merged', state: 'merged', time: '2026-03-04T06:00:00.000Z' }));
+      await waitFor(async () => JSON.stringify((await get()).review_requests).includes('"merged"'));
+      const expected = [{ pass: 'infrastructure', forge: 'github', number: 12, url: pr.url, state: 'merged', branch: pr.branch, updated_at: '2026-03-04T06:00:00.000Z' }];
+      assert.deepEqual((await get()).review_requests, expected);
+      const list = (await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds?cluster=pr-view', headers: AUTH })).json();
+      assert.deepEqual(list.items[0].review_requests, expected);
+      const spec = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+      assert.match(JSON.stringify(spec.paths), /review_requests/);
+      h.executor.finish(id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await get()).status === 'succeeded');
+    });
+
+    it('takes a GitHub App instead of a token, passes it to the runner only, and shows, logs and stores none of it', async () => {
+      const privateKey = '-----BEGIN RSA PRIVATE KEY-----\nMIIE-SECRET-app-key-in-request\n-----END RSA PRIVATE KEY-----\n';
+      const github_app = { app_id: '123456', installation_id: '7890123', private_key: privateKey };
+      const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials: { github_app } }, delivery: { mode: 'pull_request', forge: 'github' } });
+      assert.equal(response.statusCode, 202, response.body);
+      const started = h.executor.starts.at(-1);
+      assert.deepEqual(started?.secrets.githubApp, { appId: '123456', installationId: '7890123', privateKey });
+      assert.equal(started?.secrets.repositoryCredentials, undefined, 'no token was given');
+      const id = response.json().id as string;
+      const view = await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH });
+      assert.ok(!view.body.includes('SECRET-app-key'), 'the run view holds no key');
+      assert.ok(!JSON.stringify(await store.get(id)).includes('SECRET-app-key'), 'the stored run holds no key');
+
+      // A retry sends it again, like every secret.
+      await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/cancel`, headers: AUTH });
+      const retried = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { github_app } } } });
+      assert.equal(retried.statusCode, 202, retried.body);
+      assert.equal(h.executor.starts.at(-1)?.secrets.githubApp?.privateKey, privateKey);
+    });
+
+    for (const [what, credentials, delivery] of [
+      ['credentials with neither a token nor a GitHub App', {}, { mode: 'pull_request', forge: 'github' }],
+      ['a GitHub App without its private key', { github_app: { app_id: '1', installation_id: '2' } }, { mode: 'pull_request', forge: 'github' }],
+      ['a GitHub App for a GitLab repository', { github_app: { app_id: '1', installation_id: '2', private_key: 'k' } }, { mode: 'pull_request', forge: 'gitlab' }],
+    ] as const) {
+      it(`refuses ${what} with 400 naming repository.credentials, starting nothing`, async () => {
+        const starts = h.executor.starts.length;
+        const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials }, delivery });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.ok(response.json().error.fields.some((f: { field: string }) => f.field.startsWith('repository.credentials')), response.body);
+        assert.equal(h.executor.starts.length, starts);
+      });
+    }
+
     it('shows push for a run that did not ask for a delivery', async () => {
       const response = await post(h.app, validBody());
       const run = (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${response.json().id}`, headers: AUTH })).json();
       assert.deepEqual(run.delivery, { mode: 'push', auto_merge: false });
+      assert.deepEqual(run.review_requests, []);
     });
 
     for (const [what, delivery, url, field] of [

@@ -28,10 +28,20 @@ export const singleLine = (max: number) =>
     // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
     .regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters or line breaks');
 
-export const credentialsSchema = z
-  .object({ username: singleLine(256).optional(), token: singleLine(8192) })
+export const githubAppSchema = z
+  .object({
+    app_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, 'must be the App\'s numeric id'),
+    installation_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, 'must be the installation\'s numeric id'),
+    private_key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(16_384, 'must be at most 16 KiB').describe("The App's private key (PEM)."),
+  })
   .strict()
-  .describe('Used for this run only: passed to the runner, never stored or logged.');
+  .describe('A GitHub App installed on the repository (delivery.forge github): the runner mints an installation token for the API and for git.');
+
+export const credentialsSchema = z
+  .object({ username: singleLine(256).optional(), token: singleLine(8192).optional(), github_app: githubAppSchema.optional() })
+  .strict()
+  .refine((value) => value.token !== undefined || value.github_app !== undefined, { path: ['token'], message: 'is required, unless github_app is given' })
+  .describe('Used for this run only: passed to the runner, never stored or logged. A token, or a GitHub App.');
 
 // Shape only: what a URL may reach is the service's configured policy (git/repository-url.ts), checked once there.
 export const repositoryUrlSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters');
@@ -118,6 +128,12 @@ export const scaffoldRequestSchema = z
     delivery: deliverySchema.optional(),
   })
   .strict()
+  .superRefine((value, ctx) => {
+    // The runner reads a GitHub App only for GitHub; anywhere else it would be silently unused.
+    if (value.repository?.credentials?.github_app !== undefined && value.delivery?.forge !== 'github') {
+      ctx.addIssue({ code: 'custom', path: ['repository', 'credentials', 'github_app'], message: 'needs delivery.forge "github"' });
+    }
+  })
   .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');
 
 export const retryRequestSchema = z
@@ -222,6 +238,19 @@ export const runViewSchema = z.object({
   delivery: z
     .object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() })
     .describe('How the passes reach the branch.'),
+  review_requests: z
+    .array(
+      z.object({
+        pass: z.enum(['infrastructure', 'all']),
+        forge: z.enum(['github', 'gitlab', 'gitea']),
+        number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
+        url: z.string().describe('The page a person reviews it on.'),
+        state: z.enum(['open', 'merged', 'closed']).describe('As the runner last saw it.'),
+        branch: z.string().optional().describe('The branch the pass was pushed to: scaffold/<cluster>/<pass>.'),
+        updated_at: z.string().describe('When the runner last reported on it.'),
+      }),
+    )
+    .describe('The pull/merge requests of the passes (delivery.mode pull_request), in the order they were opened; empty for push.'),
   created_by: z.string(),
   created_at: z.string(),
   updated_at: z.string(),

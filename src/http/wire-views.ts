@@ -37,7 +37,10 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
   const credentials = body?.repository?.credentials;
   const kubeconfig = body?.kubeconfig;
   return {
-    ...(credentials === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(credentials?.token === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(credentials?.github_app === undefined
+      ? {}
+      : { githubApp: { appId: credentials.github_app.app_id, installationId: credentials.github_app.installation_id, privateKey: credentials.github_app.private_key } }),
     ...(kubeconfig?.secretRef !== undefined
       ? { kubeconfig: { kind: 'secretRef' as const, ...kubeconfig.secretRef } }
       : kubeconfig?.inline !== undefined
@@ -71,6 +74,15 @@ export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
       ...(run.delivery?.forge ? { forge: run.delivery.forge } : {}),
       ...(run.delivery?.apiUrl ? { api_url: run.delivery.apiUrl } : {}),
     },
+    review_requests: (run.reviewRequests ?? []).map((r) => ({
+      pass: r.pass,
+      forge: r.forge,
+      number: r.number,
+      url: r.url,
+      state: r.state,
+      ...(r.branch === undefined ? {} : { branch: r.branch }),
+      updated_at: r.updatedAt.toISOString(),
+    })),
     created_by: run.createdBy,
     created_at: run.createdAt.toISOString(),
     updated_at: run.updatedAt.toISOString(),

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startKubeApiDouble } from '../../test/support/kube-api-double.js';
+import { startKubeApiDouble, type JsonObject } from '../../test/support/kube-api-double.js';
 import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
 import { jobNameOf } from '../service/scaffold-run.js';
 import { loadKubeConfig } from './kube-config.js';
@@ -35,6 +35,19 @@ runScaffoldExecutorContract('KubeJobExecutor', async () => {
         ...(script.result === undefined ? {} : { terminationMessage: JSON.stringify(script.result) }),
       });
       double.setJobStatus(NS, job, exitCode === 0 ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] });
+    },
+    async runnerView(run) {
+      // The runner's container environment, and the Job's Secret as the kubelet mounts it: one file per key.
+      const name = jobNameOf(run.id);
+      const pod = ((double.getObject('jobs', NS, name) as JsonObject)['spec'] as { template: { spec: JsonObject } }).template.spec;
+      const container = (pod['containers'] as { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string }[] }[])[0];
+      const volume = (pod['volumes'] as { name: string; secret?: { secretName: string } }[]).find((v) => v.secret?.secretName === name);
+      const mount = container?.volumeMounts?.find((m) => m.name === volume?.name)?.mountPath;
+      const data = ((double.getObject('secrets', NS, name) as JsonObject | undefined)?.['data'] ?? {}) as Record<string, string>;
+      return {
+        env: Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value ?? ''])),
+        files: mount === undefined ? {} : Object.fromEntries(Object.entries(data).map(([key, value]) => [`${mount}/${key}`, Buffer.from(value, 'base64').toString('utf8')])),
+      };
     },
     async cleanup() {
       await double.stop();

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { BatchV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
+import { capturingLogger } from '../../test/support/runner.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
@@ -79,11 +80,13 @@ describe('KubeJobExecutor', () => {
   let double: KubeApiDouble;
   let dir: string;
   let executor: KubeJobExecutor;
+  let kubeconfigPath: string;
 
   before(async () => {
     double = await startKubeApiDouble();
     dir = await mkdtemp(join(tmpdir(), 'kube-job-'));
-    const kubeConfig = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) });
+    kubeconfigPath = await double.writeKubeconfig(dir);
+    const kubeConfig = loadKubeConfig({ kind: 'file', path: kubeconfigPath });
     executor = new KubeJobExecutor({ kubeConfig, namespace: NS, image: IMAGE, serviceAccountName: 'scaffold-runner', pollIntervalMs: 50 });
   });
 
@@ -221,6 +224,35 @@ describe('KubeJobExecutor', () => {
       assert.equal(env['SCAFFOLD_FORGE'], 'gitlab');
       assert.equal(env['SCAFFOLD_FORGE_API_URL'], 'https://gitlab.example.net');
       assert.equal(env['SCAFFOLD_AUTO_MERGE'], 'true');
+    });
+
+    it('puts a GitHub App into the Job\'s own Secret as files the runner is pointed at, never into the Job spec or the log', async () => {
+      const logger = capturingLogger();
+      const logged = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, logger });
+      const privateKey = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA-SECRET-app-key\n-----END RSA PRIVATE KEY-----\n';
+      const run = runOf({ repositoryUrl: 'https://github.com/acme/platform-gitops.git', delivery: { mode: 'pull_request', forge: 'github', autoMerge: false } });
+      const name = `scaffold-${run.id}`;
+      await logged.start(run, { ...SECRETS, githubApp: { appId: '123456', installationId: '7890123', privateKey } });
+
+      const secret = double.getObject('secrets', NS, name) as JsonObject;
+      const files = decoded(secret);
+      assert.equal(files['github-app-id'], '123456');
+      assert.equal(files['github-app-installation-id'], '7890123');
+      assert.equal(files['github-app-private-key.pem'], privateKey);
+      assert.ok(((secret['metadata'] as JsonObject)['ownerReferences'] as JsonObject[] | undefined)?.some((o) => o['kind'] === 'Job' && o['name'] === name), 'the Job owns the Secret');
+
+      const job = double.getObject('jobs', NS, name) as JsonObject;
+      const env = Object.fromEntries((container(job)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_GITHUB_APP_ID_FILE'], '/var/run/scaffold/secrets/github-app-id');
+      assert.equal(env['SCAFFOLD_GITHUB_APP_INSTALLATION_ID_FILE'], '/var/run/scaffold/secrets/github-app-installation-id');
+      assert.equal(env['SCAFFOLD_GITHUB_APP_PRIVATE_KEY_FILE'], '/var/run/scaffold/secrets/github-app-private-key.pem');
+      assert.equal(env['SCAFFOLD_GITHUB_APP_PRIVATE_KEY'], undefined, 'the key is never a value in the spec');
+      const jobPost = double.requests.find((r) => r.method === 'POST' && r.path.endsWith('/jobs') && JSON.stringify(r.body).includes(run.id));
+      const base64Key = Buffer.from(privateKey).toString('base64');
+      for (const text of [JSON.stringify(job), JSON.stringify(jobPost?.body), logger.text()]) {
+        for (const leaked of ['SECRET-app-key', base64Key.slice(0, 40)]) assert.ok(!text.includes(leaked), `the Job spec and the executor's log must not contain ${leaked}`);
+      }
+      assert.ok(logger.lines.length > 0, 'the executor did log');
     });
 
     it('is idempotent: a second start returns the existing Job', async () => {

@@ -69,6 +69,11 @@ export function secretDataOf(secrets: RunSecrets): Record<string, string> {
   if (secrets.kubeconfig?.kind === 'inline') data[SECRET_FILES.kubeconfig.key] = b64(secrets.kubeconfig.value);
   if (secrets.certificate) data[SECRET_FILES.certificate.key] = b64(secrets.certificate);
   if (secrets.registryDockerconfigjson) data[SECRET_FILES.registryAuth.key] = b64(secrets.registryDockerconfigjson);
+  if (secrets.githubApp) {
+    data[SECRET_FILES.githubAppId.key] = b64(secrets.githubApp.appId);
+    data[SECRET_FILES.githubAppInstallationId.key] = b64(secrets.githubApp.installationId);
+    data[SECRET_FILES.githubAppPrivateKey.key] = b64(secrets.githubApp.privateKey);
+  }
   return data;
 }
 

@@ -3,16 +3,21 @@
  * executor: real child processes, a fake runner that plays the script the
  * contract writes for its run.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local-executor.js';
 import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
 
-// Waits for its script (<scripts>/<run id>.json), prints its lines, then writes the result and exits, or hangs.
+// Writes what it was given (<scripts>/<run id>.env.json: its SCAFFOLD_* variables), waits for its
+// script (<scripts>/<run id>.json), prints its lines, then writes the result and exits, or hangs.
 const PLAYER = `
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+const given = join(process.env.SCRIPTS, process.env.SCAFFOLD_ID + '.env.json');
+writeFileSync(given + '.tmp', JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SCAFFOLD_')))));
+renameSync(given + '.tmp', given);
 const file = join(process.env.SCRIPTS, process.env.SCAFFOLD_ID + '.json');
 const wait = () => new Promise((resolve) => setTimeout(resolve, 20));
 while (!existsSync(file)) await wait();
@@ -44,6 +49,12 @@ runScaffoldExecutorContract('LocalExecutor', async () => {
         // Running once its lines are out.
         for (let i = 0; i < 500 && (await executor.inspect(run)).state !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       }
+    },
+    async runnerView(run) {
+      // Secrets reach a local runner as values in its environment: no file.
+      const given = join(scripts, `${run.id}.env.json`);
+      for (let i = 0; i < 500 && !existsSync(given); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      return { env: JSON.parse(await readFile(given, 'utf8')) as Record<string, string>, files: {} };
     },
     async cleanup() {
       await executor.close();

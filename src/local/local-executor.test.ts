@@ -6,6 +6,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnavailableError, ValidationError } from '../errors.js';
+import { capturingLogger } from '../../test/support/runner.js';
 import { LocalExecutor, type LocalExecutorDeps } from './local-executor.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
 import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
@@ -28,7 +29,7 @@ emit({ event: 'step_started', step: 1, step_name: 'clone' });
 emit({
   event: 'env',
   plain: Object.fromEntries(['SCAFFOLD_ID', 'SCAFFOLD_REPO_URL', 'SCAFFOLD_BRANCH', 'SCAFFOLD_CLUSTER', 'SCAFFOLD_DOMAIN', 'SCAFFOLD_REGION', 'SCAFFOLD_REFERENCE', 'SCAFFOLD_RESULT_FILE'].map((k) => [k, env[k] ?? null])),
-  secrets: Object.fromEntries(['SCAFFOLD_GIT_USERNAME', 'SCAFFOLD_GIT_TOKEN', 'SCAFFOLD_CERT_PEM', 'SCAFFOLD_KUBECONFIG_DATA', 'SCAFFOLD_REGISTRY_AUTH'].map((k) => [k, digest(env[k])])),
+  secrets: Object.fromEntries(['SCAFFOLD_GIT_USERNAME', 'SCAFFOLD_GIT_TOKEN', 'SCAFFOLD_CERT_PEM', 'SCAFFOLD_KUBECONFIG_DATA', 'SCAFFOLD_REGISTRY_AUTH', 'SCAFFOLD_GITHUB_APP_ID', 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID', 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY'].map((k) => [k, digest(env[k])])),
   argv: process.argv,
   hasPath: env.PATH !== undefined,
   inheritedServiceSecret: env.API_TOKENS ?? null,
@@ -59,8 +60,9 @@ const SECRETS: RunSecrets = {
   certificate: '-----BEGIN CERTIFICATE-----\nSECRET-2\n-----END CERTIFICATE-----\n',
   kubeconfig: { kind: 'inline', value: 'apiVersion: v1\nkind: Config\n# SECRET-3\n' },
   registryDockerconfigjson: '{"auths":{"r.example.net":{"auth":"SECRET-4"}}}',
+  githubApp: { appId: '123456', installationId: '7890123', privateKey: '-----BEGIN RSA PRIVATE KEY-----\nMIIE-SECRET-5\n-----END RSA PRIVATE KEY-----\n' },
 };
-const SECRET_VALUES = ['git-token-SECRET-1', 'SECRET-2', 'SECRET-3', 'SECRET-4'];
+const SECRET_VALUES = ['git-token-SECRET-1', 'SECRET-2', 'SECRET-3', 'SECRET-4', 'SECRET-5'];
 const sha = (value: string) => createHash('sha256').update(value).digest('hex');
 
 let dir: string;
@@ -158,8 +160,9 @@ after(async () => {
 });
 
 describe('LocalExecutor', () => {
-  it('runs the runner with the run in its environment and secrets in the environment only', async () => {
-    const ex = executor();
+  it('runs the runner with the run in its environment and secrets (a GitHub App too) in the environment only', async () => {
+    const logger = capturingLogger();
+    const ex = executor({ logger });
     const run = runOf('ok');
     assert.deepEqual(await ex.start(run, SECRETS), { job: `scaffold-${run.id}` });
     assert.deepEqual(await ex.start(run, SECRETS), { job: `scaffold-${run.id}` }, 'start is idempotent');
@@ -182,6 +185,9 @@ describe('LocalExecutor', () => {
       SCAFFOLD_CERT_PEM: sha(SECRETS.certificate as string),
       SCAFFOLD_KUBECONFIG_DATA: sha('apiVersion: v1\nkind: Config\n# SECRET-3\n'),
       SCAFFOLD_REGISTRY_AUTH: sha(SECRETS.registryDockerconfigjson as string),
+      SCAFFOLD_GITHUB_APP_ID: sha('123456'),
+      SCAFFOLD_GITHUB_APP_INSTALLATION_ID: sha('7890123'),
+      SCAFFOLD_GITHUB_APP_PRIVATE_KEY: sha(SECRETS.githubApp?.privateKey as string),
     });
     const argv = JSON.stringify(env.argv);
     for (const secret of SECRET_VALUES) assert.ok(!argv.includes(secret), 'no secret in argv');
@@ -202,6 +208,8 @@ describe('LocalExecutor', () => {
       const content = await readFile(file, 'utf8');
       for (const secret of SECRET_VALUES) assert.ok(!content.includes(secret), `${file} holds a secret`);
     }
+    assert.ok(logger.lines.length > 0);
+    for (const secret of SECRET_VALUES) assert.ok(!logger.text().includes(secret), 'no secret in the executor\'s log');
     // Replaying the log after the run ended yields the same lines.
     assert.deepEqual(await collect(ex.logs(run, { follow: false })), lines);
   });

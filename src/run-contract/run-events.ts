@@ -50,11 +50,39 @@ export const resultNotWrittenEventSchema = z.object({ event: z.literal('result_n
 export const FLUX_READINESS_EVENT_NAMES = ['flux_ready_wait', 'kustomization', 'flux_ready', 'flux_not_ready'] as const;
 export const fluxReadinessEventSchema = z.object({ event: z.enum(FLUX_READINESS_EVENT_NAMES), msg: message });
 
+/**
+ * A pass's pull/merge request changed (`pull_request` delivery): opened,
+ * reused, waiting, merging or merged. The run keeps the latest of each request.
+ * The fields naming the request are required: an event without them says nothing a reader can keep.
+ */
+export const reviewRequestEventSchema = z.object({
+  event: z.literal('review_request'),
+  forge: z.enum(['github', 'gitlab', 'gitea']),
+  pass: z.enum(['infrastructure', 'all']),
+  number: z.number().int().positive(),
+  // Only a web page: a value that is not http(s) is never shown as a link.
+  url: z.string().max(2048).refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value)),
+  state: z.enum(['open', 'merged', 'closed']),
+  branch: optional(z.string().max(255)),
+  action: optional(z.string().max(32)),
+  time: eventTime,
+  msg: message,
+});
+
 /** Every event a reader acts on. Other events (`rendered`, `credential`, `note`, …) are for people. */
-export const runEventSchema = z.discriminatedUnion('event', [stepEventSchema, commitEventSchema, warningEventSchema, finishedEventSchema, resultNotWrittenEventSchema, fluxReadinessEventSchema]);
+export const runEventSchema = z.discriminatedUnion('event', [
+  stepEventSchema,
+  commitEventSchema,
+  warningEventSchema,
+  finishedEventSchema,
+  resultNotWrittenEventSchema,
+  fluxReadinessEventSchema,
+  reviewRequestEventSchema,
+]);
 
 export type StepEvent = z.output<typeof stepEventSchema>;
 export type CommitEvent = z.output<typeof commitEventSchema>;
+export type ReviewRequestEvent = z.output<typeof reviewRequestEventSchema>;
 export type RunEvent = z.output<typeof runEventSchema>;
 
 /** The event on `line`, or undefined when the line is no event a reader acts on. */

@@ -45,12 +45,19 @@ export const RUNNER_ENV = {
   certificatePem: 'SCAFFOLD_CERT_PEM',
   kubeconfigData: 'SCAFFOLD_KUBECONFIG_DATA',
   registryAuth: 'SCAFFOLD_REGISTRY_AUTH',
+  // A GitHub App (pull_request delivery on GitHub); the runner reads each from NAME or the file NAME_FILE.
+  githubAppId: 'SCAFFOLD_GITHUB_APP_ID',
+  githubAppInstallationId: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID',
+  githubAppPrivateKey: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY',
   // Secrets as files (Kubernetes executor).
   gitUsernameFile: 'SCAFFOLD_GIT_USERNAME_FILE',
   gitTokenFile: 'SCAFFOLD_GIT_TOKEN_FILE',
   kubeconfigFile: 'SCAFFOLD_KUBECONFIG',
   certificateFile: 'SCAFFOLD_CERT',
   registryAuthFile: 'SCAFFOLD_REGISTRY_AUTH_FILE',
+  githubAppIdFile: 'SCAFFOLD_GITHUB_APP_ID_FILE',
+  githubAppInstallationIdFile: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID_FILE',
+  githubAppPrivateKeyFile: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY_FILE',
 } as const;
 
 /** What every runner environment holds about its run (no secret), as the runner reads it. */
@@ -94,6 +101,11 @@ export function secretEnvOf(secrets: RunSecrets): Record<string, string> {
   if (secrets.certificate !== undefined) env[RUNNER_ENV.certificatePem] = secrets.certificate;
   if (secrets.kubeconfig?.kind === 'inline') env[RUNNER_ENV.kubeconfigData] = secrets.kubeconfig.value;
   if (secrets.registryDockerconfigjson !== undefined) env[RUNNER_ENV.registryAuth] = secrets.registryDockerconfigjson;
+  if (secrets.githubApp !== undefined) {
+    env[RUNNER_ENV.githubAppId] = secrets.githubApp.appId;
+    env[RUNNER_ENV.githubAppInstallationId] = secrets.githubApp.installationId;
+    env[RUNNER_ENV.githubAppPrivateKey] = secrets.githubApp.privateKey;
+  }
   return env;
 }
 
@@ -116,6 +128,10 @@ export const SECRET_FILES = {
   kubeconfig: { key: 'kubeconfig', variable: RUNNER_ENV.kubeconfigFile },
   certificate: { key: 'cert.pem', variable: RUNNER_ENV.certificateFile },
   registryAuth: { key: 'registry-auth.json', variable: RUNNER_ENV.registryAuthFile },
+  // The App's id and installation id are no secret, but travel with its key so the three never disagree.
+  githubAppId: { key: 'github-app-id', variable: RUNNER_ENV.githubAppIdFile },
+  githubAppInstallationId: { key: 'github-app-installation-id', variable: RUNNER_ENV.githubAppInstallationIdFile },
+  githubAppPrivateKey: { key: 'github-app-private-key.pem', variable: RUNNER_ENV.githubAppPrivateKeyFile },
 } as const;
 
 /** The variables naming the secret files present in `keys`, each file below `dir`. */

@@ -295,5 +295,7 @@ function freezeRun(run: ScaffoldRun): ScaffoldRun {
   Object.freeze(run.cluster);
   for (const commit of run.commits) Object.freeze(commit);
   Object.freeze(run.commits);
+  for (const request of run.reviewRequests ?? []) Object.freeze(request);
+  if (run.reviewRequests) Object.freeze(run.reviewRequests);
   return Object.freeze(run);
 }

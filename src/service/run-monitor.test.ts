@@ -215,6 +215,50 @@ describe('RunMonitor', () => {
       await monitor.idle();
     });
 
+    it('keeps each review request\'s latest state from the runner\'s events, and goes on after a restart from what is stored', async () => {
+      const run = await newRun();
+      const url = (n: number): string => `https://github.com/acme/gitops/pull/${n}`;
+      const review = (n: number, pass: string, state: string, action: string, time: string): string =>
+        event({ level: 30, time: Date.parse(time), event: 'review_request', forge: 'github', pass, branch: `scaffold/${run.cluster.name}/${pass}`, action, number: n, url: url(n), state, msg: `request #${n} ${action}` });
+      const firstLines = [
+        review(7, 'infrastructure', 'open', 'opened', '2026-01-02T03:00:00Z'),
+        review(7, 'infrastructure', 'open', 'waiting', '2026-01-02T03:00:01Z'),
+        // Not a web page: dropped, never shown as a link.
+        event({ event: 'review_request', forge: 'github', pass: 'all', number: 9, url: 'javascript:alert(1)', state: 'open' }),
+      ];
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' }, firstLines);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => (await store.get(run.id))?.reviewRequests?.length === 1 && (await storedLines(run.id)).length === 3);
+      const waiting = await store.get(run.id);
+      assert.deepEqual(waiting?.reviewRequests, [
+        { pass: 'infrastructure', forge: 'github', number: 7, url: url(7), state: 'open', branch: `scaffold/${run.cluster.name}/infrastructure`, updatedAt: new Date('2026-01-02T03:00:01Z') },
+      ]);
+      assert.equal(waiting?.message, 'request #7 waiting', 'the run says what it waits for');
+      stop.abort();
+      await monitor.idle();
+
+      // A new service process: the replay holds what is stored, then the request is merged and pass 2 opens one.
+      const after = new FakeExecutor();
+      after.set(run.id, { state: 'running' }, [...firstLines, review(7, 'infrastructure', 'merged', 'merged', '2026-01-02T04:00:00Z'), review(8, 'all', 'open', 'opened', '2026-01-02T04:01:00Z')]);
+      const restart = new AbortController();
+      const again = monitorWith(after);
+      await again.start(restart.signal);
+      await waitFor(async () => (await store.get(run.id))?.reviewRequests?.length === 2);
+      after.emit(run.id, review(8, 'all', 'closed', 'closed', '2026-01-02T05:00:00Z'));
+      after.finish(run.id, { status: 'failed', message: 'request #8 was closed without being merged', step: 7 });
+      await waitFor(async () => (await store.get(run.id))?.status === 'failed');
+      const final = await store.get(run.id);
+      assert.deepEqual(
+        final?.reviewRequests?.map((r) => `${r.pass}#${r.number}:${r.state}@${r.updatedAt.toISOString()}`),
+        ['infrastructure#7:merged@2026-01-02T04:00:00.000Z', 'all#8:closed@2026-01-02T05:00:00.000Z'],
+      );
+      restart.abort();
+      await again.idle();
+    });
+
     it('marks a pending run running when the executor reports it running', async () => {
       const run = await newRun('pending');
       const executor = new FakeExecutor();

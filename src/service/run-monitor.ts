@@ -14,7 +14,7 @@ import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
 import type { RunStore, RunUpdate } from './run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { ACTIVE_STATUSES, isFinal, type RunCommit, type RunResult, type ScaffoldRun } from './scaffold-run.js';
+import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type ScaffoldRun } from './scaffold-run.js';
 import type { RunTracker } from './scaffold-service.js';
 
 /** The message a run gets when the executor has no trace of it. */
@@ -54,6 +54,7 @@ interface PumpState {
   running: boolean;
   startedAt: Date | undefined;
   commits: RunCommit[];
+  reviewRequests: readonly RunReviewRequest[];
   step: number;
 }
 
@@ -223,6 +224,8 @@ export class RunMonitor implements RunTracker {
       running: initial.status === 'running',
       startedAt: initial.startedAt,
       commits: [...initial.commits],
+      // Kept across restarts: a request's later events update what the store already has.
+      reviewRequests: initial.reviewRequests ?? [],
       step: initial.step,
     };
     const replay = await ReplayFilter.load(this.#store, id);
@@ -339,6 +342,15 @@ export class RunMonitor implements RunTracker {
         state.commits.push({ pass, sha });
         update.commits = [...state.commits];
       }
+    } else if (event.event === 'review_request') {
+      const { forge, pass, number, url, state: requestState, branch } = event;
+      const next = withReviewRequest(state.reviewRequests, { pass, forge, number, url, state: requestState, ...(branch === undefined ? {} : { branch }), updatedAt: event.time ?? this.#clock() });
+      if (next !== state.reviewRequests) {
+        state.reviewRequests = next;
+        update.reviewRequests = next;
+      }
+      // "waiting for request #3 to be merged: …" is what the run is doing now.
+      if (event.msg !== undefined) update.message = event.msg;
     } else if (event.msg !== undefined) {
       // run_finished, a warning, or (with --wait-ready) each Kustomization's progress: the dashboard shows it.
       update.message = event.msg;

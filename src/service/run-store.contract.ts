@@ -112,6 +112,22 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual(Object.keys((await store().get(plain.id))!.cluster).sort(), ['domain', 'name', 'region']);
     });
 
+    it('keeps the review requests a run reported, replacing the list on each update and surviving a read back', async () => {
+      const run = await store().create({ ...newRun(), delivery: { mode: 'pull_request', forge: 'github', autoMerge: false } });
+      assert.equal(run.reviewRequests, undefined, 'a new run has none');
+      const opened = { pass: 'infrastructure' as const, forge: 'github' as const, number: 7, url: 'https://github.com/acme/gitops/pull/7', state: 'open' as const, branch: `scaffold/${run.cluster.name}/infrastructure`, updatedAt: new Date('2026-01-02T03:04:05.678Z') };
+      await store().update(run.id, { status: 'running', reviewRequests: [opened] });
+      const merged = { ...opened, state: 'merged' as const, updatedAt: new Date('2026-01-02T04:00:00.000Z') };
+      const second = { pass: 'all' as const, forge: 'github' as const, number: 8, url: 'https://github.com/acme/gitops/pull/8', state: 'closed' as const, updatedAt: new Date('2026-01-02T05:00:00.000Z') };
+      const updated = await store().update(run.id, { reviewRequests: [merged, second] });
+      assert.deepEqual(updated?.reviewRequests, [merged, second]);
+      assert.deepEqual((await store().get(run.id))?.reviewRequests, [merged, second]);
+      const listed = (await store().list({ cluster: run.cluster.name })).runs[0];
+      assert.deepEqual(listed?.reviewRequests, [merged, second], 'the list carries them too');
+      // Other updates leave them alone.
+      assert.deepEqual((await store().update(run.id, { message: 'waiting' }))?.reviewRequests, [merged, second]);
+    });
+
     it('get of an unknown id is undefined', async () => {
       assert.equal(await store().get(randomUUID()), undefined);
     });

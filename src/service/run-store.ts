@@ -4,7 +4,7 @@
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
-import type { RunCommit, RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { RunCommit, RunReviewRequest, RunStatus, ScaffoldRun } from './scaffold-run.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {
@@ -28,6 +28,8 @@ export interface RunUpdate {
   readonly message?: string;
   readonly gitopsPath?: string;
   readonly commits?: readonly RunCommit[];
+  /** The whole list (replaces the stored one). */
+  readonly reviewRequests?: readonly RunReviewRequest[];
   readonly attempt?: number;
   readonly job?: string;
   readonly startedAt?: Date;

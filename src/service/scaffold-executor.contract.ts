@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { parseOutputSource } from './output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
 import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
@@ -30,9 +31,22 @@ export interface ExecutorUnderTest {
   readonly executor: ScaffoldExecutor;
   /** Plays the runner of `run`, which has been started; resolves once the lines are out (and the end is reported, unless it hangs). */
   play(run: ScaffoldRun, script: RunnerScript): Promise<void>;
+  /**
+   * What the runner of a started run finds: its environment, and the content of
+   * each file its executor gives it (by path; a mounted Secret's), so the
+   * contract reads a value as the runner does (`NAME`, or the file `NAME_FILE`).
+   */
+  runnerView(run: ScaffoldRun): Promise<{ readonly env: Readonly<Record<string, string>>; readonly files: Readonly<Record<string, string>> }>;
   /** Stops whatever is left and removes what `open` created. */
   cleanup(): Promise<void>;
 }
+
+/** A GitHub App a run delivers with (the key is a stand-in: executors only carry it). */
+export const CONTRACT_GITHUB_APP = {
+  appId: '123456',
+  installationId: '7890123',
+  privateKey: '-----BEGIN RSA PRIVATE KEY-----\nMIIEcontract-SECRET-app-key\n-----END RSA PRIVATE KEY-----\n',
+} as const;
 
 /** A run as the service would hand it to an executor. */
 export function contractRunOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
@@ -141,6 +155,34 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
       const state = await settled(executor, run);
       assert.equal(state.state, 'failed');
       assert.ok(state.state === 'failed' && state.result.message.length > 0);
+    });
+
+    it('hands the runner its delivery and the GitHub App (id, installation id, private key), read as the runner reads them', async () => {
+      const { executor } = under();
+      const run = contractRunOf({ repositoryUrl: 'https://github.com/acme/platform-gitops.git', delivery: { mode: 'pull_request', forge: 'github', autoMerge: true } });
+      await executor.start(run, { ...SECRETS, githubApp: CONTRACT_GITHUB_APP });
+      const { env, files } = await under().runnerView(run);
+      // The runner's rule (runner-cli fromEnvOrFile): the file named by NAME_FILE wins, else NAME.
+      const read = (name: string): string | undefined => {
+        const file = env[`${name}_FILE`];
+        return file === undefined ? env[name] : files[file];
+      };
+      assert.equal(read(RUNNER_ENV.githubAppId), CONTRACT_GITHUB_APP.appId);
+      assert.equal(read(RUNNER_ENV.githubAppInstallationId), CONTRACT_GITHUB_APP.installationId);
+      assert.equal(read(RUNNER_ENV.githubAppPrivateKey), CONTRACT_GITHUB_APP.privateKey);
+      assert.deepEqual([env.SCAFFOLD_DELIVERY, env.SCAFFOLD_FORGE, env.SCAFFOLD_AUTO_MERGE], ['pull_request', 'github', 'true']);
+      await under().play(run, { lines: [], result: { status: 'succeeded', message: 'done', commits: [], step: 7 } });
+      assert.equal((await settled(executor, run)).state, 'succeeded');
+    });
+
+    it('gives a run without a GitHub App none of its variables', async () => {
+      const { executor } = under();
+      const run = contractRunOf();
+      await executor.start(run, SECRETS);
+      const { env } = await under().runnerView(run);
+      assert.deepEqual(Object.keys(env).filter((name) => name.startsWith('SCAFFOLD_GITHUB_APP')), []);
+      await under().play(run, { lines: [], result: { status: 'succeeded', message: 'done', commits: [], step: 7 } });
+      assert.equal((await settled(executor, run)).state, 'succeeded');
     });
 
     it('is the fence: after cancel resolves, the run is no longer active, so nothing of it may still push', async () => {

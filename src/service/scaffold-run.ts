@@ -4,6 +4,7 @@
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
+import type { ForgeName } from '../delivery/forge-client.js';
 
 /** Lifecycle of a run. `pending` and `running` are active; the rest are final. */
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -15,6 +16,33 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
 export interface RunCommit {
   readonly pass: 'infrastructure' | 'all';
   readonly sha: string;
+}
+
+/** A pull/merge request a run opened or reused for a pass (`pull_request` delivery), as last reported. */
+export interface RunReviewRequest {
+  readonly pass: 'infrastructure' | 'all';
+  readonly forge: ForgeName;
+  /** GitHub and Gitea: the pull number; GitLab: the merge request iid. */
+  readonly number: number;
+  readonly url: string;
+  readonly state: 'open' | 'merged' | 'closed';
+  /** The branch the pass was pushed to (`scaffold/<cluster>/<pass>`). */
+  readonly branch?: string;
+  /** When the runner last reported on it. */
+  readonly updatedAt: Date;
+}
+
+/**
+ * `requests` with `latest` recorded: the entry for the same request (forge and
+ * number) is replaced in place, a new one is appended. Pure; an older report
+ * than the one kept (a replayed log) changes nothing.
+ */
+export function withReviewRequest(requests: readonly RunReviewRequest[], latest: RunReviewRequest): readonly RunReviewRequest[] {
+  const index = requests.findIndex((r) => r.forge === latest.forge && r.number === latest.number);
+  if (index === -1) return [...requests, latest];
+  const kept = requests[index];
+  if (kept === undefined || kept.updatedAt.getTime() > latest.updatedAt.getTime()) return requests;
+  return requests.map((r, i) => (i === index ? { ...latest, ...(latest.branch === undefined && kept.branch !== undefined ? { branch: kept.branch } : {}) } : r));
 }
 
 /** What the runner reports when it ends (its result file / termination message). */
@@ -53,6 +81,8 @@ export interface ScaffoldRun {
   readonly sealing: 'certificate' | 'kubeconfig';
   /** How passes reach the branch; absent: pushed straight to it. */
   readonly delivery?: DeliverySettings;
+  /** The pull/merge requests of its passes, in the order they were first reported; absent: none (push delivery). */
+  readonly reviewRequests?: readonly RunReviewRequest[];
 }
 
 /**
@@ -66,6 +96,11 @@ export interface RunSecrets {
     | { readonly kind: 'inline'; readonly value: string };
   readonly certificate?: string;
   readonly registryDockerconfigjson?: string;
+  /**
+   * A GitHub App the runner authenticates to GitHub with (`pull_request`
+   * delivery, forge github): it mints an installation token for the API and for git.
+   */
+  readonly githubApp?: { readonly appId: string; readonly installationId: string; readonly privateKey: string };
   /**
    * Not a secret, but like the secrets it belongs to one attempt and is not
    * stored (a retry sends it again): after the last push, wait this long for

@@ -28,6 +28,8 @@ import { scopeLabel } from '../../src/sealing/seal.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
+import { startForgeDouble, type ForgeDouble } from '../support/forge-double.js';
+import { startGitHttpServer, type GitHttpServer } from '../support/git-server.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,6 +41,8 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 
 const API_TOKEN = `e2e-api-${randomBytes(18).toString('hex')}`;
 const REPOSITORY_TOKEN = `e2e-repo-${randomBytes(18).toString('hex')}`;
+// The token of the forge (GitHub double) and of its git server: git pushes and the API calls both use it.
+const FORGE_TOKEN = `e2e-forge-${randomBytes(18).toString('hex')}`;
 const certificate = createTestCertificate();
 
 const OK_CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
@@ -49,6 +53,8 @@ const CREDENTIALS_CLUSTER = { name: 'ap-cred-1', domain: 'ap-cred-1.example.net'
 // Started from the form with a kubeconfig: it waits at step 4 for a controller that never comes, until cancelled.
 const WAITING_CLUSTER = { name: 'eu-wait-1', domain: 'eu-wait-1.example.net', region: 'eu-west-2' };
 const DRY_CLUSTER = { name: 'eu-dry-1', domain: 'eu-dry-1.example.org', region: 'eu-central-1' };
+// Delivered through pull requests on the forge double: its page lists them while it waits for a merge.
+const PR_CLUSTER = { name: 'eu-pr-1', domain: 'eu-pr-1.example.net', region: 'eu-west-3' };
 const LAYERS = ['infrastructure', 'apps', 'database', 'cert-manager-config'];
 
 interface ApiRun {
@@ -65,6 +71,9 @@ interface ApiRun {
 let dataDir: string;
 let service: RunningService;
 let kube: KubeApiDouble | undefined;
+/** A platform repository behind smart HTTP (acme/platform.git) and the GitHub double in front of it. */
+let gitHttp: GitHttpServer;
+let forge: ForgeDouble;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -147,6 +156,10 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     ensureUiBuilt();
     await mkdir(SCREENSHOTS, { recursive: true });
     dataDir = await mkdtemp(join(tmpdir(), 'dashboard-e2e-'));
+    const forgeRepo = join(dataDir, 'forge', 'acme', 'platform.git');
+    await ensureSeededBareRepository(forgeRepo, platformDir());
+    gitHttp = await startGitHttpServer({ baseDir: join(dataDir, 'forge'), username: 'x-access-token', password: FORGE_TOKEN });
+    forge = await startForgeDouble({ forge: 'github', repoDir: forgeRepo, owner: 'acme', repo: 'platform', token: FORGE_TOKEN });
     const config = loadServiceConfig({
       PORT: '0',
       HOST: '127.0.0.1',
@@ -156,7 +169,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
       AUTH_MODE: 'static',
       LOG_LEVEL: 'warn',
       // The one other repository the dry-run form is pointed at; a caller may name no other local path.
-      ALLOWED_REPOSITORY_URLS: pathToFileURL(join(dataDir, 'matrix-example.git')).href,
+      // …and the forge's repository, for the pull_request run.
+      ALLOWED_REPOSITORY_URLS: `${pathToFileURL(join(dataDir, 'matrix-example.git')).href},${gitHttp.url('acme/')}`,
     });
     service = await startService(config, { logger: createPino({ level: 'warn', pretty: false }) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
@@ -185,6 +199,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await browser?.close().catch(() => undefined);
     await service?.close();
     await kube?.stop();
+    await forge?.stop();
+    await gitHttp?.stop();
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -266,6 +282,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     for (const index of [0, 1, 2, 5, 6]) assert.match((await steps.nth(index).locator('.step-duration').textContent()) ?? '', /\d+(\.\d)? (ms|s)/);
     assert.match((await steps.nth(3).textContent()) ?? '', /certificate was supplied/);
 
+    assert.equal(await page.getByTestId('review-requests').count(), 0, 'a pushed run has no pull requests card');
     // The commits with their full SHAs, and where Flux is pointed.
     const shas = await page.locator('[data-testid="commit-sha"]').allTextContents();
     assert.deepEqual(shas, run.commits.map((c) => c.sha));
@@ -676,6 +693,44 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await checkpoint('20-fleet-after-removal', t);
   });
 
+  it('lists a pull_request run\'s requests on its page with their pass, link and state, following a merge live', async (t) => {
+    const id = await startRun({
+      cluster: PR_CLUSTER,
+      repository: { url: gitHttp.url('acme/platform.git'), credentials: { token: FORGE_TOKEN } },
+      sealing: { certificate: certificate.certificatePem },
+      delivery: { mode: 'pull_request', forge: 'github', api_url: forge.apiUrl },
+    });
+    await page.goto(`${service.address}/ui/runs/${id}`);
+    if (await page.getByRole('heading', { name: 'Sign in' }).isVisible({ timeout: 2000 }).catch(() => false)) {
+      // Run on its own (--test-name-pattern): this page has not signed in yet.
+      await page.getByLabel('API token').fill(API_TOKEN);
+      await page.keyboard.press('Enter');
+    }
+    const card = page.getByTestId('review-requests');
+    const request = (n: number) => card.locator('[data-testid="review-request"]', { has: page.locator(`a[href$="/pull/${n}"]`) });
+    // Pass 1's request is open: the run waits for a person to merge it.
+    await request(1).locator('[data-review-state="open"]').waitFor({ timeout: 60_000 });
+    assert.match((await request(1).textContent()) ?? '', /Pass 1: infrastructure layer.*GitHub #1.*from scaffold\/eu-pr-1\/infrastructure/);
+    assert.equal(await request(1).locator('a').getAttribute('href'), `${forge.apiUrl}/acme/platform/pull/1`);
+    assert.equal(await request(1).locator('a').getAttribute('target'), '_blank');
+    await page.getByTestId('run-message').filter({ hasText: 'waiting for request #1 to be merged' }).waitFor();
+    await checkpoint('16-pull-request-open', t);
+
+    // A reviewer merges it: the page shows it merged without a reload, and pass 2 opens its own.
+    await forge.merge(1);
+    await request(1).locator('[data-review-state="merged"]').waitFor({ timeout: 60_000 });
+    await request(2).locator('[data-review-state="open"]').waitFor({ timeout: 60_000 });
+    assert.match((await request(2).textContent()) ?? '', /Pass 2: all layers.*GitHub #2/);
+    await checkpoint('17-pull-requests-merged-and-open', t);
+    const view = await api<{ review_requests: { pass: string; number: number; state: string }[] }>(`/api/v1/scaffolds/${id}`);
+    assert.deepEqual(view.body.review_requests.map((r) => `${r.pass}#${r.number}:${r.state}`), ['infrastructure#1:merged', 'all#2:open']);
+
+    // Nobody merges pass 2: cancel; the requests stay listed.
+    assert.equal((await api(`/api/v1/scaffolds/${id}/cancel`, { method: 'POST' })).status, 200);
+    await page.locator('h1 [data-status="cancelled"]').waitFor({ timeout: 20_000 });
+    assert.equal(await card.locator('[data-testid="review-request"]').count(), 2);
+  });
+
   it('puts no credential into any page or dashboard asset', async () => {
     const run = runs.ok;
     assert.ok(run !== undefined);
@@ -704,6 +759,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const secrets: [string, string][] = [
       ['the API token', API_TOKEN],
       ['the repository token', REPOSITORY_TOKEN],
+      ['the forge token', FORGE_TOKEN],
       ...(kube === undefined ? [] : [['the kubeconfig token', kube.token] as [string, string]]),
       ['the generated postgres password', password],
       ...keyLines.map((line, i): [string, string] => [`line ${i + 1} of the sealing private key`, line]),

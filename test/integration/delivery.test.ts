@@ -210,6 +210,10 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     assert.match(error.message, /request #1 for pass infrastructure \(http:\/\/127\.0\.0\.1:\d+\/acme\/platform-\d+\/pull\/1\) was closed without being merged/);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seedSha);
     assert.equal(double.pulls.length, 1, 'pass 2 never started');
+    // The run's last word on the request is its state, so the run view shows it closed.
+    assert.equal(reviewEvents(logger).at(-1), 'infrastructure:closed:#1');
+    const closed = logger.lines.find((l) => l.fields.event === 'review_request' && l.fields.action === 'closed');
+    assert.deepEqual([closed?.fields.state, closed?.fields.branch], ['closed', `scaffold/${CLUSTER.name}/infrastructure`]);
   });
 
   it('honours a secondary rate limit (403 with retry-after) and goes on', async () => {

@@ -7,6 +7,7 @@
  * the base branch of the bare repository, so the next clone or fetch sees it.
  * Loopback only; the server does not keep the test process alive.
  */
+import { type KeyObject, verify } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runGit } from '../../src/git/git-process.js';
@@ -67,6 +68,12 @@ export interface ForgeDoubleOptions {
   readonly token: string;
   /** Whether new requests start with their checks passed. @default true */
   readonly checksPass?: boolean;
+  /**
+   * GitHub only: a GitHub App installed on the repository. `POST
+   * /app/installations/{id}/access_tokens` with a JWT the App's key signed
+   * (RS256, `iss` the App id, at most 10 minutes) answers with `token`.
+   */
+  readonly githubApp?: { readonly appId: string; readonly installationId: string; readonly publicKey: KeyObject };
 }
 
 /** What a route handler gets. */
@@ -108,6 +115,19 @@ function authorized(forge: DoubleForge, req: IncomingMessage, token: string): bo
   const header = req.headers.authorization ?? '';
   if (forge === 'gitlab') return req.headers['private-token'] === token || header === `Bearer ${token}`;
   return header === `token ${token}` || header === `Bearer ${token}`;
+}
+
+/** GitHub's check of an App's JWT: RS256 signed by the App's key, issued by the App, expiring within 10 minutes. */
+function appJwtValid(header: string, app: NonNullable<ForgeDoubleOptions['githubApp']>): boolean {
+  const jwt = /^bearer (.+)$/i.exec(header)?.[1] ?? '';
+  const [head, payload, signature] = jwt.split('.');
+  if (!head || !payload || !signature) return false;
+  const decode = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+  if (decode(head)['alg'] !== 'RS256') return false;
+  if (!verify('RSA-SHA256', Buffer.from(`${head}.${payload}`), app.publicKey, Buffer.from(signature, 'base64url'))) return false;
+  const claims = decode(payload);
+  const now = Math.floor(Date.now() / 1000);
+  return String(claims['iss']) === app.appId && typeof claims['exp'] === 'number' && claims['exp'] > now && claims['exp'] - now <= 600;
 }
 
 function send(res: ServerResponse, reply: Reply): void {
@@ -185,6 +205,14 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
   const routes: readonly ForgeRoute[] = forge === 'github' ? githubRoutes : forge === 'gitlab' ? gitlabRoutes : giteaRoutes;
 
   const handle = async (req: IncomingMessage): Promise<Reply> => {
+    const app = forge === 'github' ? options.githubApp : undefined;
+    const installation = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(new URL(req.url ?? '/', 'http://127.0.0.1').pathname);
+    if (app && installation && req.method === 'POST') {
+      if (!appJwtValid(req.headers.authorization ?? '', app)) return { status: 401, body: { message: 'A JSON web token could not be decoded' } };
+      if (installation[1] !== app.installationId) return { status: 404, body: { message: 'Not Found' } };
+      const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+      return { status: 201, body: { token: options.token, expires_at: expiresAt, permissions: { contents: 'write', pull_requests: 'write' }, repository_selection: 'selected' } };
+    }
     if (!authorized(forge, req, options.token)) {
       return { status: 401, body: forge === 'gitlab' ? { message: '401 Unauthorized' } : { message: 'Bad credentials' } };
     }

@@ -5,6 +5,10 @@
  * cookie or the page.
  */
 
+import type { ReviewRequest, RunDelivery } from './review-requests';
+
+export type { ReviewRequest, RunDelivery };
+
 const TOKEN_KEY = 'gitops-scaffolder.token';
 const API = '/api/v1/scaffolds';
 
@@ -35,6 +39,9 @@ export interface Run {
   readonly commits: readonly { readonly pass: 'infrastructure' | 'all'; readonly sha: string }[];
   readonly attempt: number;
   readonly sealing: 'certificate' | 'kubeconfig';
+  readonly delivery?: RunDelivery;
+  /** Empty for push delivery; absent from a service older than the field. */
+  readonly review_requests?: readonly ReviewRequest[];
   readonly created_by: string;
   readonly created_at: string;
   readonly updated_at: string;

@@ -71,3 +71,19 @@ export function ClusterStatusBadge({ status }: { status: string }) {
     </span>
   );
 }
+
+const REVIEW_STATE: Readonly<Record<string, { icon: string; badge: string }>> = {
+  open: { icon: '●', badge: 'running' },
+  merged: { icon: '✓', badge: 'succeeded' },
+  closed: { icon: '✕', badge: 'failed' },
+};
+
+/** A pull/merge request's state: open (waiting for review or checks), merged, or closed without merge. */
+export function ReviewStateBadge({ state }: { state: string }) {
+  const shown = REVIEW_STATE[state] ?? { icon: '?', badge: 'pending' };
+  return (
+    <span class={`badge badge-${shown.badge}`} data-review-state={state}>
+      <span aria-hidden="true">{shown.icon}</span> {state}
+    </span>
+  );
+}

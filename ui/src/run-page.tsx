@@ -1,17 +1,18 @@
 /**
  * One scaffold run: its status and error, the seven steps as a timeline, the
- * commits it pushed, the Flux graph of the tree it produced and its live log.
+ * commits it pushed, its pull/merge requests (pull_request delivery), the Flux graph of the tree it produced and its live log.
  * The run is polled every 1.5 s until it is final.
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, getRun, type RunDetail } from './api';
-import { ErrorBox, StatusBadge, StepBadge } from './components';
+import { ErrorBox, ReviewStateBadge, StatusBadge, StepBadge } from './components';
 import { formatDateTime, formatDuration, runDuration } from './format';
 import { GraphPanel } from './graph-panel';
 import { useNow, usePolling, useTitle } from './hooks';
 import { LogPanel } from './log-panel';
 import { onLinkClick, paths } from './router';
 import { commitUrl } from './repository-links';
+import { deliversThroughRequests, shownReviewRequests } from './review-requests';
 import { RunActions } from './run-actions';
 import { shownSteps, STEP_TITLES, type ShownStep } from './steps';
 
@@ -164,12 +165,63 @@ export function RunPage({ id }: { id: string }) {
               </table>
             )}
           </section>
+
+          {deliversThroughRequests(run) && <ReviewRequests run={run} final={final} />}
         </div>
       </div>
 
       <GraphPanel run={run} />
       <LogPanel runId={run.id} active={!final} />
     </>
+  );
+}
+
+/** The run's pull/merge requests with their state; polled with the run, so a merge shows while the run waits. */
+function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
+  const requests = shownReviewRequests(run);
+  return (
+    <section class="card" aria-labelledby="requests-heading" data-testid="review-requests">
+      <h2 id="requests-heading">Pull requests</h2>
+      {requests.length === 0 ? (
+        <p class="muted">{final ? 'This run opened no request.' : 'None opened yet.'}</p>
+      ) : (
+        <table class="commits">
+          <caption class="sr-only">Pull and merge requests of this run's passes</caption>
+          <thead>
+            <tr>
+              <th scope="col">Pass</th>
+              <th scope="col">Request</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {requests.map((request) => (
+              <tr key={request.key} data-testid="review-request">
+                <td>{request.pass}</td>
+                <td>
+                  {request.href === undefined ? (
+                    <code class="wrap">{request.url}</code>
+                  ) : (
+                    <a href={request.href} target="_blank" rel="noopener noreferrer" data-testid="review-request-link">
+                      {request.forge} {request.label}
+                      <span class="sr-only"> (opens the request in a new tab)</span>
+                    </a>
+                  )}
+                  {request.branch !== undefined && (
+                    <span class="request-branch">
+                      <span class="muted">from</span> <code class="wrap">{request.branch}</code>
+                    </span>
+                  )}
+                </td>
+                <td>
+                  <ReviewStateBadge state={request.state} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
 
