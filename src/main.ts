@@ -41,6 +41,7 @@ import { GitCatalogSource } from './sources/git-catalog-source.js';
 import { GitClusterGraphSource } from './sources/git-cluster-graph-source.js';
 import { GitFleetSource } from './sources/git-fleet-source.js';
 import { KubeControllerCertificateSource } from './kubernetes/kube-controller-certificate-source.js';
+import { forgeChangeDeliveries, serviceForgeAuth } from './delivery/change-delivery.js';
 import type { FleetSource } from './service/fleet-source.js';
 import { GitScaffoldPreviewer } from './sources/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './embedded/local-scaffold.js';
@@ -107,6 +108,7 @@ const defaultPlugins: ServePlugins = {
       reference: config.referenceEnvironment,
       logger: logger.child({ component: 'fleet' }),
       workRoot: config.dataDir,
+      deliveries: forgeChangeDeliveries({ ...serviceForgeAuth(process.env), logger: logger.child({ component: 'fleet' }) }),
     }),
 };
 

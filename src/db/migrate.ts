@@ -15,6 +15,7 @@ import { clusterAttributesMigration } from './migrations/0002-cluster-attributes
 import { deliveryMigration } from './migrations/0003-delivery.js';
 import { rolloutsMigration } from './migrations/0004-rollouts.js';
 import { reviewRequestsMigration } from './migrations/0005-review-requests.js';
+import { rolloutDeliveryMigration } from './migrations/0006-rollout-delivery.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -32,7 +33,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

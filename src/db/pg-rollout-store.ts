@@ -1,5 +1,5 @@
 /**
- * Upgrade rollouts in PostgreSQL or PGlite (`upgrade_rollouts`, migration 4),
+ * Upgrade rollouts in PostgreSQL or PGlite (`upgrade_rollouts`, migrations 4 and 6),
  * on the run store's client. The waves and per-cluster outcomes are jsonb,
  * written whole: a rollout has one writer, its driver.
  */
@@ -17,6 +17,8 @@ interface RolloutRow {
   clusters: Rollout['clusters'];
   state: Rollout['state'];
   failure: Rollout['failure'] | null;
+  delivery: Rollout['delivery'] | null;
+  requests: Rollout['requests'] | null;
   created_at: Date | string;
   finished_at: Date | string | null;
 }
@@ -34,9 +36,23 @@ export class PgRolloutStore implements RolloutStore {
   async createRollout(rollout: Rollout): Promise<void> {
     try {
       await this.#client.query(
-        `INSERT INTO upgrade_rollouts (id, repository_url, branch, requested_by, wave_size, waves, clusters, state, failure, created_at, finished_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9::jsonb, $10, $11)`,
-        [rollout.id, rollout.repositoryUrl, rollout.branch, rollout.requestedBy, rollout.waveSize, JSON.stringify(rollout.waves), JSON.stringify(rollout.clusters), rollout.state, failureOf(rollout), rollout.createdAt, rollout.finishedAt ?? null],
+        `INSERT INTO upgrade_rollouts (id, repository_url, branch, requested_by, wave_size, waves, clusters, state, failure, created_at, finished_at, delivery, requests)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9::jsonb, $10, $11, $12::jsonb, $13::jsonb)`,
+        [
+          rollout.id,
+          rollout.repositoryUrl,
+          rollout.branch,
+          rollout.requestedBy,
+          rollout.waveSize,
+          JSON.stringify(rollout.waves),
+          JSON.stringify(rollout.clusters),
+          rollout.state,
+          failureOf(rollout),
+          rollout.createdAt,
+          rollout.finishedAt ?? null,
+          jsonOrNull(rollout.delivery),
+          jsonOrNull(rollout.requests),
+        ],
       );
     } catch (error) {
       throw translatePgError(error);
@@ -45,12 +61,13 @@ export class PgRolloutStore implements RolloutStore {
 
   async saveRollout(rollout: Rollout): Promise<void> {
     try {
-      await this.#client.query(`UPDATE upgrade_rollouts SET clusters = $2::jsonb, state = $3, failure = $4::jsonb, finished_at = $5 WHERE id = $1`, [
+      await this.#client.query(`UPDATE upgrade_rollouts SET clusters = $2::jsonb, state = $3, failure = $4::jsonb, finished_at = $5, requests = $6::jsonb WHERE id = $1`, [
         rollout.id,
         JSON.stringify(rollout.clusters),
         rollout.state,
         failureOf(rollout),
         rollout.finishedAt ?? null,
+        jsonOrNull(rollout.requests),
       ]);
     } catch (error) {
       throw translatePgError(error);
@@ -79,9 +96,12 @@ function rolloutOf(row: RolloutRow): Rollout {
       clusters: row.clusters,
       state: row.state,
       ...(row.failure !== null ? { failure: row.failure } : {}),
+      ...(row.delivery !== null ? { delivery: row.delivery } : {}),
+      ...(row.requests !== null ? { requests: row.requests } : {}),
       createdAt: dateOf(row.created_at),
     ...(row.finished_at !== null ? { finishedAt: dateOf(row.finished_at) } : {}),
   };
 }
 
-const failureOf = (rollout: Rollout): string | null => (rollout.failure === undefined ? null : JSON.stringify(rollout.failure));
+const jsonOrNull = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+const failureOf = (rollout: Rollout): string | null => jsonOrNull(rollout.failure);

@@ -52,6 +52,30 @@ export interface ReviewRequestRef {
   readonly state: 'open' | 'merged' | 'closed';
 }
 
+/**
+ * A change delivered through its own pull/merge request: a scaffold pass, or a
+ * fleet change (an upgrade wave, a removal) with its own branch and text.
+ */
+export interface ReviewDelivery {
+  readonly workspace: GitWorkspace;
+  /** The branch the request merges into. */
+  readonly branch: string;
+  /** The branch the change is pushed to (force: only this change writes it). */
+  readonly head: string;
+  readonly title: string;
+  readonly body: string;
+  readonly labels: readonly string[];
+  /** What is delivered, as messages name it: `pass infrastructure`, `wave 2 of upgrade <id>`. */
+  readonly subject: string;
+  /** The end of the error for a request closed unmerged: what that means and what to do. */
+  readonly unmerged: string;
+  /** Log fields naming the change (`{ pass }`). */
+  readonly fields: Readonly<Record<string, string | number>>;
+  /** Told when the request is opened or reused, merged, or found closed. */
+  readonly onRequest?: (request: ReviewRequestRef) => void | Promise<void>;
+  readonly signal?: AbortSignal;
+}
+
 /** Where the pass landed. */
 export interface DeliveredPass {
   /** The commit the branch holds the pass in (the merge commit for a merged request). */

@@ -9,7 +9,7 @@
 import { ConflictError } from '../errors.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { DeliverPassRequest, DeliveredPass, PassDelivery } from './delivery.js';
+import type { DeliverPassRequest, DeliveredPass, PassDelivery, ReviewDelivery, ReviewRequestRef } from './delivery.js';
 import type { ForgeClient, ReviewRequest } from './forge-client.js';
 import { bodyOf, labelsOf, reviewBranchOf, titleOf } from './request-text.js';
 
@@ -32,54 +32,81 @@ export class PullRequestDelivery implements PassDelivery {
   }
 
   async deliver(request: DeliverPassRequest): Promise<DeliveredPass> {
+    const { pass } = request;
+    return this.deliverReview({
+      workspace: request.workspace,
+      branch: request.branch,
+      head: reviewBranchOf(request.cluster.name, pass),
+      title: titleOf(request),
+      body: bodyOf(request),
+      labels: labelsOf(pass),
+      subject: `pass ${pass}`,
+      unmerged: 'so the pass never reached the branch the cluster reads; reopen and merge it, or rerun to open a new one',
+      fields: { pass },
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+  }
+
+  /**
+   * Delivers the workspace's HEAD through a request described by `review`: a
+   * scaffold pass, or a fleet change (an upgrade wave, a removal) with its own
+   * branch and text.
+   * @throws ConflictError when the request was closed without being merged
+   */
+  async deliverReview(review: ReviewDelivery): Promise<DeliveredPass> {
     const { forge } = this.deps;
-    const { workspace, branch, pass, signal } = request;
-    const head = reviewBranchOf(request.cluster.name, pass);
+    const { workspace, branch, head, subject, signal } = review;
     const pushed = await workspace.pushBranch(head, signal ? { signal } : {});
-    let review = await forge.findOpen(head, branch);
-    if (review) {
-      this.log(review, pass, head, 'reused', `reusing open request #${review.number} for pass ${pass}: ${review.url}`);
+    let found = await forge.findOpen(head, branch);
+    if (found) {
+      await this.log(review, found, 'reused', `reusing open request #${found.number} for ${subject}: ${found.url}`);
     } else {
-      review = await forge.open({ head, base: branch, title: titleOf(request), body: bodyOf(request), labels: labelsOf(pass) });
-      this.log(review, pass, head, 'opened', `opened request #${review.number} for pass ${pass}: ${review.url}`);
+      found = await forge.open({ head, base: branch, title: review.title, body: review.body, labels: review.labels });
+      await this.log(review, found, 'opened', `opened request #${found.number} for ${subject}: ${found.url}`);
     }
-    const merged = await this.waitForMerge(review, pass, head, signal);
+    const merged = await this.waitForMerge(found, review);
     const sha = await workspace.syncTo(branch, signal ? { signal } : {});
     // The branch was only the vehicle; a forge that deletes merged branches already did.
     await forge.deleteBranch(head).catch((error: unknown) => this.logger.warn({ branch: head, error: String(error) }, 'could not delete the merged branch'));
-    this.log(merged, pass, head, 'merged', `request #${merged.number} for pass ${pass} is merged into ${branch}`);
-    return { sha: merged.mergeSha ?? sha, attempts: pushed.attempts, request: { number: merged.number, url: merged.url, state: merged.state } };
+    await this.log(review, merged, 'merged', `request #${merged.number} for ${subject} is merged into ${branch}`);
+    return { sha: merged.mergeSha ?? sha, attempts: pushed.attempts, request: refOf(merged) };
   }
 
-  /** One `review_request` event per change: the service keeps each request's latest state from them (run-contract/run-events.ts). */
-  private log(review: ReviewRequest, pass: string, branch: string, action: string, message: string): void {
-    this.logger.info({ event: 'review_request', forge: this.deps.forge.forge, pass, branch, action, number: review.number, url: review.url, state: review.state }, message);
+  /**
+   * One `review_request` event per change: the service keeps each request's latest state from a run's
+   * (run-contract/run-events.ts). The caller is told of each change of state (opened or reused, merged, closed).
+   */
+  private async log(review: ReviewDelivery, request: ReviewRequest, action: string, message: string): Promise<void> {
+    const { number, url, state } = request;
+    this.logger.info({ event: 'review_request', forge: this.deps.forge.forge, ...review.fields, branch: review.head, action, number, url, state }, message);
+    if (action !== 'waiting' && action !== 'merging') await review.onRequest?.(refOf(request));
   }
 
   /** Polls until merged; merges with autoMerge; fails on a request closed unmerged. */
-  private async waitForMerge(first: ReviewRequest, pass: string, head: string, signal: AbortSignal | undefined): Promise<ReviewRequest> {
+  private async waitForMerge(first: ReviewRequest, review: ReviewDelivery): Promise<ReviewRequest> {
     const { forge, autoMerge = false, pollIntervalMs = 15_000 } = this.deps;
-    let review = first;
+    const { subject, signal } = review;
+    let request = first;
     let waitingLogged = false;
     for (;;) {
       signal?.throwIfAborted();
-      if (review.state === 'merged') return review;
-      if (review.state === 'closed') {
-        this.log(review, pass, head, 'closed', `request #${review.number} for pass ${pass} was closed without being merged: ${review.url}`);
-        throw new ConflictError(
-          `request #${review.number} for pass ${pass} (${review.url}) was closed without being merged, so the pass never reached the branch the cluster reads; reopen and merge it, or rerun to open a new one`,
-        );
+      if (request.state === 'merged') return request;
+      if (request.state === 'closed') {
+        await this.log(review, request, 'closed', `request #${request.number} for ${subject} was closed without being merged: ${request.url}`);
+        throw new ConflictError(`request #${request.number} for ${subject} (${request.url}) was closed without being merged, ${review.unmerged}`);
       }
-      if (autoMerge && review.mergeable && (await forge.merge(review.number, review.headSha))) {
-        this.log(review, pass, head, 'merging', `merged request #${review.number} (auto_merge)`);
+      if (autoMerge && request.mergeable && (await forge.merge(request.number, request.headSha))) {
+        await this.log(review, request, 'merging', `merged request #${request.number} (auto_merge)`);
       } else if (!waitingLogged) {
         waitingLogged = true;
-        this.log(review, pass, head, 'waiting', `waiting for request #${review.number} to be merged${autoMerge ? ' (auto_merge once mergeable)' : ''}: ${review.url}`);
+        await this.log(review, request, 'waiting', `waiting for request #${request.number} to be merged${autoMerge ? ' (auto_merge once mergeable)' : ''}: ${request.url}`);
       }
-      review = await forge.get(review.number);
-      if (review.state === 'open') {
+      request = await forge.get(request.number);
+      if (request.state === 'open') {
         await interruptibleSleep(pollIntervalMs, signal);
       }
     }
   }
 }
+
+const refOf = (request: ReviewRequest): ReviewRequestRef => ({ number: request.number, url: request.url, state: request.state });

@@ -18,6 +18,16 @@ export function isProtectedBranchRefusal(error: unknown): boolean {
   return error instanceof Error && PROTECTED.test(error.message);
 }
 
+/** The error for a direct push `branch` refused as protected: it says to deliver through pull requests. */
+export function protectedBranchError(branch: string, error: unknown): ForbiddenError {
+  const detail = isAppError(error) || error instanceof Error ? error.message : String(error);
+  return new ForbiddenError(
+    `the remote refused a direct push to ${branch}, which is protected (${detail}); ` +
+      'deliver through pull requests instead: request field delivery.mode "pull_request" (runner: --delivery pull_request)',
+    { cause: error },
+  );
+}
+
 export const pushDelivery: PassDelivery = {
   mode: 'push',
   async deliver(request: DeliverPassRequest): Promise<DeliveredPass> {
@@ -25,13 +35,7 @@ export const pushDelivery: PassDelivery = {
       const { maxAttempts, signal, afterRebase } = request;
       return await request.workspace.push({ maxAttempts, ...(signal ? { signal } : {}), ...(afterRebase ? { afterRebase } : {}) });
     } catch (error) {
-      if (!isProtectedBranchRefusal(error)) throw error;
-      const detail = isAppError(error) || error instanceof Error ? error.message : String(error);
-      throw new ForbiddenError(
-        `the remote refused a direct push to ${request.branch}, which is protected (${detail}); ` +
-          'deliver through pull requests instead: request field delivery.mode "pull_request" (runner: --delivery pull_request)',
-        { cause: error },
-      );
+      throw isProtectedBranchRefusal(error) ? protectedBranchError(request.branch, error) : error;
     }
   },
 };

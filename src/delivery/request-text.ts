@@ -24,7 +24,8 @@ export function titleOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass'>): 
     : `Scaffold ${request.cluster.name}: all layers, credentials sealed (pass 2 of 2)`;
 }
 
-function fileList(title: string, files: readonly string[]): string[] {
+/** A Markdown list of `files` under `title`, the first {@link MAX_FILES_LISTED} named. */
+export function fileList(title: string, files: readonly string[]): string[] {
   if (files.length === 0) return [];
   const shown = files.slice(0, MAX_FILES_LISTED).map((file) => `- \`${file}\``);
   if (files.length > MAX_FILES_LISTED) shown.push(`- … and ${files.length - MAX_FILES_LISTED} more`);

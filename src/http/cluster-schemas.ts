@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
+import { deliveryViewSchema, reviewRequestSchema } from './fleet-delivery-wire.js';
 import { RUN_STATUSES, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
 
 const repositoryQuery = {
@@ -119,8 +120,10 @@ export const fleetSchema = z.union([
 
 export const removalSchema = z.object({
   cluster: z.string(),
-  commit: z.string().describe('The commit that removed the files (pushed to the branch).'),
+  commit: z.string().describe('The commit that removed the files, on the branch (the merge commit of a merged request).'),
   removed: z.array(z.string()),
   kept: z.array(z.string()).describe('Files under the cluster path the generator did not write; left in place.'),
   flux_bootstrap: z.boolean().describe('Whether a flux-system/ written by flux bootstrap is among the kept files.'),
+  delivery: deliveryViewSchema.describe('How the removal reached the branch.'),
+  request: reviewRequestSchema.optional().describe('pull_request delivery: the merged request the removal went through.'),
 });

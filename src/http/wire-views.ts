@@ -4,6 +4,7 @@
  * credential).
  */
 import type { z } from 'zod';
+import type { RawDeliverySettings } from '../delivery/delivery-settings.js';
 import type { RunStep } from '../service/run-steps.js';
 import type { DryRunResult, ScaffoldRequest } from '../service/scaffold-service.js';
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
@@ -19,17 +20,18 @@ export function toScaffoldRequest(body: WireRequest): ScaffoldRequest {
     ...(repository?.url === undefined && repository?.branch === undefined
       ? {}
       : { repository: { ...(repository.url === undefined ? {} : { url: repository.url }), ...(repository.branch === undefined ? {} : { branch: repository.branch }) } }),
-    ...(body.delivery === undefined
-      ? {}
-      : {
-          delivery: {
-            mode: body.delivery.mode,
-            ...(body.delivery.auto_merge === undefined ? {} : { autoMerge: body.delivery.auto_merge }),
-            ...(body.delivery.forge === undefined ? {} : { forge: body.delivery.forge }),
-            ...(body.delivery.api_url === undefined ? {} : { apiUrl: body.delivery.api_url }),
-          },
-        }),
+    ...(body.delivery === undefined ? {} : { delivery: toRawDelivery(body.delivery) }),
     secrets: secretsOf(body),
+  };
+}
+
+/** A request's `delivery` as the service checks it (runs, upgrades, removals). */
+export function toRawDelivery(delivery: NonNullable<WireRequest['delivery']>): RawDeliverySettings {
+  return {
+    mode: delivery.mode,
+    ...(delivery.auto_merge === undefined ? {} : { autoMerge: delivery.auto_merge }),
+    ...(delivery.forge === undefined ? {} : { forge: delivery.forge }),
+    ...(delivery.api_url === undefined ? {} : { apiUrl: delivery.api_url }),
   };
 }
 

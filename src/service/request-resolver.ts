@@ -24,6 +24,19 @@ import type { RunSecrets } from './scaffold-run.js';
  */
 export const CALLER_URL_POLICY: RepositoryUrlPolicy = { scp: false, plainTransports: 'loopback', localRepositories: [] };
 
+/**
+ * The one rule for a request's `delivery` (runs, upgrades, removals): the
+ * runner's own settings check, and pull_request also needs a forge-hosted
+ * repository. Undefined for push, the default.
+ * @throws ValidationError listing every problem
+ */
+export function checkDelivery(raw: RawDeliverySettings | undefined, repositoryUrl: string | undefined): DeliverySettings | undefined {
+  if (raw === undefined) return undefined;
+  const settings = parseDeliverySettings(raw);
+  if (settings.mode === 'pull_request' && repositoryUrl !== undefined) repositoryPathOf(repositoryUrl);
+  return settings.mode === 'push' ? undefined : settings;
+}
+
 /** How long a request waits for the catalog before it is checked at render time instead. */
 const CATALOG_WAIT_MS = 10_000;
 
@@ -120,13 +133,10 @@ export class RequestResolver {
     return { cluster, ...repository, ...(delivery ? { delivery } : {}) };
   }
 
-  /** Delivery settings checked by the runner's own rules; pull_request also needs a forge-hosted repository. */
+  /** Delivery settings checked by {@link checkDelivery}; what is wrong is added to `issues`. */
   #delivery(raw: RawDeliverySettings | undefined, repositoryUrl: string | undefined, issues: FieldIssue[]): DeliverySettings | undefined {
-    if (raw === undefined) return undefined;
     try {
-      const settings = parseDeliverySettings(raw);
-      if (settings.mode === 'pull_request' && repositoryUrl !== undefined) repositoryPathOf(repositoryUrl);
-      return settings.mode === 'push' ? undefined : settings;
+      return checkDelivery(raw, repositoryUrl);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       issues.push(...error.issues);

@@ -5,18 +5,25 @@
  * previous one succeeded; a failure stops the rollout and the record says
  * which cluster failed, why, and which never started.
  *
- * One cluster's upgrade is one commit pushed by the service through the same
+ * One cluster's upgrade is one commit written by the service through the same
  * git edge as a removal (FleetSource), not a runner Job: a wave is one clone,
- * its clusters upgraded and committed one by one, then one push. The rollout
- * record keeps each cluster's outcome (its commit, "up to date", or the failure).
+ * its clusters upgraded and committed one by one, then delivered as the
+ * request's `delivery` says: one push, or one pull/merge request per wave that
+ * must be merged before the next wave starts (a request closed unmerged fails
+ * the wave). The rollout record keeps each cluster's outcome (its commit, "up
+ * to date", or the failure) and each wave's request.
  */
 import { randomUUID } from 'node:crypto';
+import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
 import { AppError, ValidationError } from '../errors.js';
 import { upgradeTargets } from '../fleet/plan-upgrade.js';
 import { nextRolloutStep, planWaves, type WaveRunStatus } from '../fleet/rollout-waves.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { FleetSource, FleetTarget, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
+
+/** A wave's delivery: the rollout's settings, which wave it is, and who hears about its request. */
+type FleetWaveDelivery = NonNullable<Parameters<FleetSource['upgrade']>[0]['delivery']>;
 
 /** Collaborators of {@link RolloutService}. */
 export interface RolloutServiceDeps {
@@ -35,6 +42,8 @@ export interface UpgradeRequest {
   readonly clusters: readonly string[] | 'all';
   readonly waveSize: number;
   readonly requestedBy: string;
+  /** Absent: one push per wave. */
+  readonly delivery?: DeliverySettings;
 }
 
 /** At most this many clusters in one rollout: the record is written whole after each wave. */
@@ -47,6 +56,8 @@ export class RolloutService {
   readonly #logger: Logger;
   readonly #newId: () => string;
   readonly #driving = new Set<Promise<void>>();
+  /** Aborted by {@link stop}: ends waits for a wave's request, which may last days. */
+  readonly #stopping = new AbortController();
 
   constructor(deps: RolloutServiceDeps) {
     this.#store = deps.store;
@@ -75,6 +86,7 @@ export class RolloutService {
 
   /** Records the rollout and drives it in the background; the returned record shows it before its first wave. */
   async start(request: UpgradeRequest): Promise<Rollout> {
+    this.#fleet.checkDelivery(request.delivery, request.repositoryUrl);
     const waves = planWaves(await this.targets(request), request.waveSize);
     const clusters: Record<string, RolloutCluster> = {};
     for (const name of waves.flat()) clusters[name] = { status: 'pending' };
@@ -87,6 +99,7 @@ export class RolloutService {
       waves,
       clusters,
       state: 'running',
+      ...(request.delivery !== undefined ? { delivery: request.delivery } : {}),
       createdAt: new Date(),
     };
     await this.#store.createRollout(rollout);
@@ -118,6 +131,15 @@ export class RolloutService {
     while (this.#driving.size > 0) await Promise.all([...this.#driving]);
   }
 
+  /**
+   * Shutdown: a pushed wave under way finishes; a wave waiting for its request
+   * stops waiting and stays `running`, so {@link resume} reuses the open request.
+   */
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    await this.idle();
+  }
+
   #launch(rollout: Rollout): void {
     const driving = this.#drive(rollout).catch((error: unknown) => this.#logger.error({ rollout: rollout.id, err: error }, 'rollout driver failed'));
     this.#driving.add(driving);
@@ -141,17 +163,32 @@ export class RolloutService {
       // This driver awaits each wave it starts, so a wave is only found waiting after a stop (resume): its unfinished clusters start again.
       const clusters = step.kind === 'start' ? step.clusters : step.waitingFor;
       rollout = await this.#save(rollout, Object.fromEntries(clusters.map((name) => [name, { status: 'running' } as RolloutCluster])));
-      rollout = await this.#save(rollout, await this.#runWave(target, clusters, rollout.requestedBy));
+      const wave = step.wave;
+      // The record names the wave's request as soon as it is opened, and follows it to merged or closed.
+      const onRequest = async (request: ReviewRequestRef): Promise<void> => {
+        rollout = { ...rollout, requests: { ...rollout.requests, [String(wave)]: request } };
+        await this.#store.saveRollout(rollout);
+      };
+      const delivery = { ...(rollout.delivery !== undefined ? { settings: rollout.delivery } : {}), wave: { rolloutId: rollout.id, wave, waves: rollout.waves.length }, onRequest };
+      // Only a wave delivered through a request is cut short by a stop: a push is over in moments.
+      const signal = rollout.delivery?.mode === 'pull_request' ? { signal: this.#stopping.signal } : {};
+      const outcomes = await this.#runWave({ ...target, delivery, ...signal }, clusters, rollout.requestedBy);
+      if (outcomes === undefined) return;
+      rollout = await this.#save(rollout, outcomes);
     }
   }
 
-  /** Upgrades one wave; an error of the git edge fails each of its clusters with that message. */
-  async #runWave(target: FleetTarget, clusters: readonly string[], requestedBy: string): Promise<Record<string, RolloutCluster>> {
+  /** Upgrades one wave; an error of the git edge fails each of its clusters with that message; undefined when stopped. */
+  async #runWave(target: FleetTarget & { readonly delivery: FleetWaveDelivery }, clusters: readonly string[], requestedBy: string): Promise<Record<string, RolloutCluster> | undefined> {
     try {
       const upgrades = await this.#fleet.upgrade({ ...target, clusters, dryRun: false, requestedBy });
       const byName = new Map(upgrades.map((u) => [u.name, u]));
       return Object.fromEntries(clusters.map((name) => [name, clusterOutcome(byName.get(name))]));
     } catch (error) {
+      if (target.signal?.aborted) {
+        this.#logger.info({ clusters }, 'wave left waiting for its request: the service is stopping');
+        return undefined;
+      }
       const message = error instanceof AppError ? error.message : 'the upgrade could not be written';
       if (!(error instanceof AppError)) this.#logger.error({ err: error, clusters }, 'wave failed');
       return Object.fromEntries(clusters.map((name) => [name, { status: 'failed', message } satisfies RolloutCluster]));

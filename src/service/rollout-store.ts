@@ -3,6 +3,7 @@
  * while its waves run, read back by `GET /api/v1/upgrades/{id}`. Implemented
  * by `db/pg-rollout-store.ts`.
  */
+import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
 import type { WaveRunStatus } from '../fleet/rollout-waves.js';
 
 /** One cluster's upgrade in a rollout. */
@@ -42,6 +43,10 @@ export interface Rollout {
   readonly clusters: Readonly<Record<string, RolloutCluster>>;
   readonly state: 'running' | 'succeeded' | 'failed';
   readonly failure?: RolloutFailure;
+  /** How each wave reaches the branch; absent: one push per wave. */
+  readonly delivery?: DeliverySettings;
+  /** pull_request mode: each wave's request (key: the wave, from 0), as last seen. */
+  readonly requests?: Readonly<Record<string, ReviewRequestRef>>;
   readonly createdAt: Date;
   readonly finishedAt?: Date;
 }
@@ -50,7 +55,7 @@ export interface Rollout {
 export interface RolloutStore {
   /** @throws ConflictError when the id exists */
   createRollout(rollout: Rollout): Promise<void>;
-  /** Replaces the clusters, state, failure and finish time of a stored rollout. */
+  /** Replaces the clusters, requests, state, failure and finish time of a stored rollout. */
   saveRollout(rollout: Rollout): Promise<void>;
   getRollout(id: string): Promise<Rollout | undefined>;
   /** Rollouts still `running` (a driver was stopped with the service), oldest first. */

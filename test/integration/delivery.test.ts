@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createForgeClient } from '../../src/delivery/create-delivery.js';
@@ -23,20 +23,12 @@ import { createTestCertificate, type TestCertificate } from '../../src/sealing/t
 import { type ForgeDouble, startForgeDouble } from '../support/forge-double.js';
 import { type GitDaemon, type GitHttpServer, startGitDaemon, startGitHttpServer } from '../support/git-server.js';
 import { git } from '../support/git.js';
+import { protectMain } from '../support/protected-branch.js';
 import { type CapturingLogger, capturingLogger, commitsOf, describeOutcome, eventually, runRunner, sealedSecretsIn, treeAt } from '../support/runner.js';
 
 const CLUSTER: ClusterSpec = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const OWNER = 'acme';
 const TOKEN = 'forge-token-0123456789';
-/** What GitHub prints for a protected branch, through git's pre-receive hook. */
-const PROTECT_MAIN = `#!/bin/sh
-while read old new ref; do
-  if [ "$ref" = refs/heads/main ]; then
-    echo "error: GH006: Protected branch update failed for refs/heads/main." >&2
-    exit 1
-  fi
-done
-`;
 
 let scratch: string;
 let served: string;
@@ -61,8 +53,7 @@ async function newRemote(): Promise<Remote> {
   const dir = join(served, OWNER, `${name}.git`);
   await git(scratch, 'clone', '--quiet', '--bare', seedRepo, dir);
   for (const [key, value] of [['uploadpack.allowFilter', 'true'], ['uploadpack.allowAnySHA1InWant', 'true']] as const) await git(dir, 'config', key, value);
-  await writeFile(join(dir, 'hooks', 'pre-receive'), PROTECT_MAIN);
-  await chmod(join(dir, 'hooks', 'pre-receive'), 0o755);
+  await protectMain(dir);
   return { name, dir, url: daemon.url(`${OWNER}/${name}.git`), seedSha: await git(dir, 'rev-parse', 'main') };
 }
 

@@ -6,6 +6,7 @@
  * certificate), and decommissioning one.
  */
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
 import { sealingView } from '../../fleet/sealing-freshness.js';
@@ -17,11 +18,16 @@ import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQue
 import type { RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
+import { deliveryView, fleetDeliveryOf, fleetDeliverySchema, requestView } from '../fleet-delivery-wire.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
 const BASE = '/api/v1/clusters';
 /** Why a GET's sealing section has no controller certificate. */
 const NOT_ASKED = "the controller is not asked on GET: POST /api/v1/clusters/{name}/sealing-check with the cluster's kubeconfig or its certificate";
+
+/** A DELETE's optional JSON body. */
+const removeClusterBodySchema = z.object({ delivery: fleetDeliverySchema.optional() }).strict();
+
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;
 
@@ -148,24 +154,35 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       schema: {
         summary: "Decommission a cluster: one commit removing the files the generator wrote under clusters/NAME/",
         description:
-          "`confirm` must repeat the name. Only the files the cluster's provenance lists are removed; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. Refused for the reference environment (400) and while the cluster has an active run (409). The commit is pushed directly (it is not a run); its trailers name the cluster and the caller.",
+          "`confirm` must repeat the name. Only the files the cluster's provenance lists are removed; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. Refused for the reference environment (400) and while the cluster has an active run (409). The commit (it is not a run; its trailers name the cluster and the caller) is delivered as the optional JSON body's `delivery` says: pushed directly (default; a protected branch answers 403 pointing at pull_request mode), or through a pull/merge request on `scaffold/remove/<cluster>` that the call waits to see merged (`request`; a request closed without merge answers 409). An open request from an earlier call is reused.",
         tags: ['fleet'],
         params: clusterParamsSchema,
         querystring: removeClusterQuerySchema,
+        // Fastify hands an absent body over as null.
+        body: removeClusterBodySchema.nullish(),
         response: { 200: removalSchema, ...errorResponses },
       },
     },
-    async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string } }>, reply) => {
+    async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string }; Body: z.infer<typeof removeClusterBodySchema> | null | undefined }>, reply) => {
       const { name } = request.params;
       const caller = callerOf(request);
       if (request.query.confirm !== name) throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
       const repository = await target(request.query);
+      const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
       for (const status of ['pending', 'running'] as const) {
         const active = (await service.list({ cluster: name, status, limit: 10 })).runs.find((r) => r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
         if (active !== undefined) throw new ConflictError(`cluster ${name} has an active run (${active.id}, ${active.status}): remove it once that run has ended`);
       }
-      const removal = await source().remove({ ...repository, cluster: name, requestedBy: caller.identity, signal: signalOf(reply) });
-      return { cluster: removal.name, commit: removal.commit, removed: [...removal.remove], kept: [...removal.kept], flux_bootstrap: removal.fluxBootstrap };
+      const removal = await source().remove({ ...repository, cluster: name, requestedBy: caller.identity, signal: signalOf(reply), ...(delivery !== undefined ? { delivery: { settings: delivery } } : {}) });
+      return {
+        cluster: removal.name,
+        commit: removal.commit,
+        removed: [...removal.remove],
+        kept: [...removal.kept],
+        flux_bootstrap: removal.fluxBootstrap,
+        delivery: deliveryView(delivery),
+        ...(removal.request !== undefined ? { request: requestView(removal.request) } : {}),
+      };
     },
   );
 }

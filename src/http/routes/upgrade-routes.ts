@@ -15,6 +15,7 @@ import { branchSchema, type ScaffoldService } from '../../service/scaffold-servi
 import type { RouteContext } from '../route-context.js';
 import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
+import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema, requestView, reviewRequestSchema } from '../fleet-delivery-wire.js';
 
 const BASE = '/api/v1/upgrades';
 
@@ -27,6 +28,7 @@ const upgradeRequestSchema = z
     wave_size: z.number().int().min(1, 'must be at least 1').max(5000).default(1).describe('Clusters per wave; the next wave starts only when every upgrade of the previous one succeeded. Default 1.'),
     repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
     branch: branchSchema.optional().describe('Default: main.'),
+    delivery: fleetDeliverySchema.optional(),
   })
   .strict();
 
@@ -64,6 +66,10 @@ const rolloutSchema = z.object({
       findings: z.array(z.string()).optional().describe('Verification findings of a render that failed (it was not written).'),
     }),
   ),
+  delivery: deliveryViewSchema.describe('How each wave reaches the branch.'),
+  requests: z
+    .array(reviewRequestSchema.extend({ wave: z.number().int() }))
+    .describe('pull_request delivery: each wave’s request (wave from 0), as last seen: `open` while the rollout waits for it, then `merged` or `closed`.'),
   failure: z
     .object({ wave: z.number().int(), failed: z.array(z.string()), not_started: z.array(z.string()) })
     .optional()
@@ -99,6 +105,10 @@ function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
         return { name, wave, ...cluster, ...(findings !== undefined ? { findings: [...findings] } : {}) };
       }),
     ),
+    delivery: deliveryView(rollout.delivery),
+    requests: Object.entries(rollout.requests ?? {})
+      .map(([wave, request]) => ({ wave: Number(wave), ...requestView(request) }))
+      .sort((a, b) => a.wave - b.wave),
     ...(rollout.failure !== undefined ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } } : {}),
     created_at: rollout.createdAt.toISOString(),
     ...(rollout.finishedAt !== undefined ? { finished_at: rollout.finishedAt.toISOString() } : {}),
@@ -122,11 +132,11 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
     if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
     return rollouts;
   };
-  // Rollouts a stopped service left running go on; one under way finishes its wave before the app (and the store under it) closes.
+  // Rollouts a stopped service left running go on; one under way finishes its pushed wave before the app (and the store under it) closes, one waiting for a request stops waiting.
   app.addHook('onReady', async () => {
     await rollouts?.resume().catch((error: unknown) => context.logger.error({ err: error }, 'rollouts could not be resumed'));
   });
-  app.addHook('onClose', async () => rollouts?.idle());
+  app.addHook('onClose', async () => rollouts?.stop());
 
   app.post(
     BASE,
@@ -134,7 +144,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       schema: {
         summary: 'Upgrade generated clusters from the current reference, in waves',
         description:
-          'Each cluster is re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the cluster and the caller); an up-to-date cluster gets no commit. The service writes the commits itself through its git edge (like a removal), one clone and one push per wave. 202 with the rollout (`Location` is its URL); a wave starts only when every upgrade of the previous one succeeded, and a failure stops the rollout (`failure`). With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
+          'Each cluster is re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the cluster and the caller); an up-to-date cluster gets no commit. The service writes the commits itself through its git edge (like a removal), one clone per wave, delivered as `delivery` says: one push per wave, or one pull/merge request per wave (`requests`) that must be merged before the next wave starts; a request closed without merge fails its wave and stops the rollout. A direct push refused by a protected branch fails the wave with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL); a wave starts only when every upgrade of the previous one succeeded, and a failure stops the rollout (`failure`). With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
         tags: ['fleet'],
         body: upgradeRequestSchema,
         response: { 200: previewSchema, 202: rolloutSchema, ...errorResponses },
@@ -147,9 +157,10 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const repository = await service.repositoryOf({ ...(body.repository_url === undefined ? {} : { url: body.repository_url }), ...(body.branch === undefined ? {} : { branch: body.branch }) });
       const clusters = await rollout.targets({ ...repository, clusters: body.clusters }, signalOf(reply));
       const target = { ...repository, clusters, requestedBy: caller.identity };
+      const delivery = fleetDeliveryOf(body.delivery, repository.repositoryUrl);
       if (!body.dry_run) await refuseActiveRuns(service, repository, clusters);
       if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
-      const started = await rollout.start({ ...target, waveSize: body.wave_size });
+      const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
       return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
     },
   );
