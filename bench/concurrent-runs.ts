@@ -125,6 +125,9 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const succeeded = CONCURRENT - failures.length;
   log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}`);
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
+  const leftReasons = new Map<string, number>();
+  for (const e of events) for (const item of e['push'] === 'left' ? (e['left'] as string[]) : []) leftReasons.set(item.replace(/^[^:]*: /, ''), (leftReasons.get(item.replace(/^[^:]*: /, '')) ?? 0) + 1);
+  if (leftReasons.size > 0) log(`concurrent-runs: queued commits left for their owners: ${[...leftReasons].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
 
   const loadAfter = loadavg()[0]!;
   const spent = breakdown(events, verifyMs);
@@ -167,7 +170,7 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     }
   }
   for (const problem of problems.slice(0, 20)) log(`concurrent-runs: PROBLEM ${problem}`);
-  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} rejected attempts rebased and retried, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
+  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} races lost, ${spent.carriedCommits} commits carried by ${spent.carryingPushes} pushes, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
   await daemon.stop();
   await tmp.remove();
 
@@ -204,8 +207,8 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     },
     {
       suite: 'concurrent-runs',
-      name: 'push retries (non-fast-forward, rebased)',
-      measured: `${retries} retries; ${pushesLanded}/${2 * CONCURRENT} pushes landed (max ${maxAttempts} attempts)${gaveUp > 0 ? `, ${gaveUp} runs gave up` : ''}`,
+      name: 'push races lost, and commits carried by the landing queue',
+      measured: `${retries} races lost; ${pushesLanded}/${2 * CONCURRENT} pass commits landed (max ${maxAttempts} attempts), ${spent.carriedCommits} of them carried by ${spent.carryingPushes} other runs' pushes${gaveUp > 0 ? `, ${gaveUp} runs gave up` : ''}`,
       target: 'none (information)',
       verdict: 'INFO',
     },

@@ -1,0 +1,202 @@
+/**
+ * Pushing a working copy's commits to its branch when other runs push to the
+ * same branch at the same time.
+ *
+ * The first attempt is a plain push. When it loses the race, a scaffold pass
+ * commit joins the landing queue (landing-queue.ts): it is announced, and each
+ * further attempt fetches, looks for it already carried onto the branch by
+ * another run, else rebases it, carries the other announced commits on top and
+ * pushes them all in one atomic push. Commits that are not scaffold passes (no
+ * trailers to find them by) race alone: fetch, rebase, retry after a jittered
+ * backoff.
+ */
+import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
+import { identityEnv } from './git-identity.js';
+import type { GitResult } from './git-process.js';
+import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, carryQueued, landedPassCommit, passTrailersOf, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { changedPaths, resolveRef } from './remote-changes.js';
+import { assertConfinedWorkTree } from './work-tree-guard.js';
+
+/** What a push needs of a working copy. */
+export interface PushingWorkspace extends QueueGit {
+  readonly dir: string;
+  readonly branch: string;
+  readonly logger: Logger;
+  /** Delay window of the n-th retry of a commit that races alone (full jitter). */
+  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  /** Who commits what a rebase or a carry rewrites. */
+  committer(): GitIdentity;
+  head(): Promise<string>;
+  /** Turns a failed result into the product's error, credentials scrubbed. */
+  fail(args: readonly string[], result: GitResult): Error;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 8;
+
+/** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
+const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
+
+/** A queued run waits at most this long before it looks again; carried runs are found on the branch after the carrier's push. */
+const QUEUE_POLL_MAX_MS = 1_000;
+
+/** An announcement a push deletes. */
+interface QueueEntry {
+  readonly ref: string;
+  readonly sha: string;
+}
+
+/** Refspecs deleting `entries`, each under a lease: an announcement that moved since it was read is not deleted, and an atomic push fails whole. */
+function removalsOf(entries: readonly QueueEntry[]): { leases: string[]; deletions: string[] } {
+  return { leases: entries.map((entry) => `--force-with-lease=${entry.ref}:${entry.sha}`), deletions: entries.map((entry) => `:${entry.ref}`) };
+}
+
+/** This run's own announcement in the queue. */
+class Announcement {
+  #sha: string | undefined;
+  #at = 0;
+
+  constructor(
+    private readonly ws: PushingWorkspace,
+    readonly ref: string,
+  ) {}
+
+  get sha(): string | undefined {
+    return this.#sha;
+  }
+
+  /** Announces `head`, or renews the announcement once half the carry window has passed. */
+  async announce(head: string, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#sha !== undefined && (this.#sha === head || Date.now() - this.#at < CARRY_WINDOW_MS / 2)) return;
+    const args = ['push', '--porcelain', '--no-verify', 'origin', `+${head}:${this.ref}`];
+    const result = await this.ws.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
+    // A remote that refuses the queue ref still takes the plain race: not worth failing the run for.
+    if (result.exitCode !== 0) return this.ws.logger.warn({ ref: this.ref }, 'the remote refused the landing-queue ref; racing alone');
+    this.#sha = head;
+    this.#at = Date.now();
+  }
+
+  /** The announcement as the landing push deletes it (only if it still points where we left it). */
+  get entry(): QueueEntry | undefined {
+    return this.#sha === undefined ? undefined : { ref: this.ref, sha: this.#sha };
+  }
+
+  landed(): void {
+    this.#sha = undefined;
+  }
+
+  /** Best effort on the way out without landing: an owner that gave up is not carried. */
+  async withdraw(): Promise<void> {
+    const entry = this.entry;
+    if (entry === undefined) return;
+    const { leases, deletions } = removalsOf([entry]);
+    await this.ws.git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
+    this.#sha = undefined;
+  }
+}
+
+/** Fetches the branch (and its queue) and rebases the local commits onto it. */
+async function fetchAndRebase(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
+  const call = signal ? { signal } : {};
+  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch)] : [])];
+  await ws.git(['fetch', '--quiet', '--no-tags', '--prune', '--filter=blob:none', 'origin', ...refspecs], { ...call, network: true });
+}
+
+async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<void> {
+  const call = signal ? { signal } : {};
+  const committer = ws.committer();
+  const abort = () => ws.git(['rebase', '--abort'], { okExitCodes: [0, 1, 128] });
+  let rebase: GitResult;
+  try {
+    rebase = await ws.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${ws.branch}`], { ...call, okExitCodes: [0, 1], env: identityEnv(committer, committer) });
+  } catch (error) {
+    // Cancelled half-way: leave the working copy on its own commits, not mid-rebase.
+    await abort();
+    throw error;
+  }
+  // The rebase wrote the remote's newer content into the working copy: check it as a fresh clone.
+  if (rebase.exitCode === 0) return assertConfinedWorkTree(ws.dir);
+  const output = `${rebase.stdout}\n${rebase.stderr}`;
+  await abort();
+  if (/CONFLICT|could not apply/.test(output)) {
+    const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
+    throw new ConflictError(`a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`);
+  }
+  throw ws.fail(['rebase'], rebase);
+}
+
+/**
+ * Pushes HEAD to the workspace's branch, at most `maxAttempts` times.
+ * @throws UnavailableError when attempts run out; ConflictError when a rebase conflicts
+ */
+export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}): Promise<PushResult> {
+  const { branch, logger, backoff } = ws;
+  const { signal } = options;
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
+  const tracking = `refs/remotes/origin/${branch}`;
+  const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
+  const own = trailers ? new Announcement(ws, queueRef(branch, trailers)) : undefined;
+  let queue = own !== undefined;
+  let chain: CarriedChain | undefined;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const head = await ws.head();
+      const target = chain?.tip ?? head;
+      // One atomic push lands the branch and deletes the announcements it lands, or does nothing.
+      const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
+      const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${target}:refs/heads/${branch}`, ...deletions];
+      const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+      const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
+      if (result.exitCode === 0 && rejected.length === 0) {
+        own?.landed();
+        const carried = chain?.carried.length ?? 0;
+        logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
+        return { sha: head, attempts: attempt };
+      }
+      if (/does not support --atomic/.test(result.stderr)) {
+        // No atomic pushes, no safe queue: race alone from here on.
+        queue = false;
+        await own?.withdraw();
+      } else if (!rejected.some((line) => LOST_RACE.test(line))) {
+        // The porcelain lines say why (hook declined, protected branch); keep them in the message.
+        throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
+      }
+      if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
+
+      if (queue && own) await own.announce(head, signal);
+      const window = queue ? Math.min(QUEUE_POLL_MAX_MS, backoff.baseMs * attempt) : Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
+      const delay = Math.round(Math.random() * window);
+      logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: queue }, queue ? 'push lost a race; queued for landing' : 'push rejected by a concurrent push; rebasing');
+      await interruptibleSleep(delay, signal);
+      signal?.throwIfAborted();
+
+      const before = await resolveRef(ws, tracking);
+      await fetchAndRebase(ws, queue, signal);
+      const after = await resolveRef(ws, tracking);
+      if (queue && trailers && after !== undefined) {
+        const landed = await landedPassCommit(ws, 'HEAD', after, trailers);
+        if (landed !== undefined) {
+          // Another run carried this commit: continue from the branch as it now is.
+          await ws.git(['reset', '--quiet', '--hard', landed]);
+          await assertConfinedWorkTree(ws.dir);
+          // Landed by its owner's own earlier attempt or carried: an announcement still standing is withdrawn.
+          if (own?.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
+          else own?.landed();
+          logger.info({ push: 'carried', sha: landed, attempts: attempt }, 'pushed by a concurrent run that carried this commit');
+          return { sha: landed, attempts: attempt };
+        }
+      }
+      await rebaseOntoTracking(ws, signal);
+      if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));
+      chain = queue ? await carryQueued(ws, (await readQueue(ws, branch)).filter((entry) => entry.ref !== own?.ref), await ws.head(), ws.committer()) : undefined;
+      if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
+      if (chain && chain.carried.length === 0) chain = undefined;
+    }
+  } catch (error) {
+    await own?.withdraw();
+    throw error;
+  }
+}
