@@ -16,7 +16,7 @@ import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';
-import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, carryQueued, landedPassCommit, passTrailersOf, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queueRef, queueRefspec, readQueue } from './landing-queue.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 
@@ -38,6 +38,9 @@ const DEFAULT_MAX_ATTEMPTS = 8;
 
 /** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
 const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
+
+/** How long a queued run leaves the carrying to an older announcement before it carries itself. */
+const CARRIER_PATIENCE_MS = 3_000;
 
 /** A queued run waits at most this long before it looks again; carried runs are found on the branch after the carrier's push. */
 const QUEUE_POLL_MAX_MS = 1_000;
@@ -83,6 +86,17 @@ class Announcement {
     return this.#sha === undefined ? undefined : { ref: this.ref, sha: this.#sha };
   }
 
+  /**
+   * Whether this run carries the queue now: it is the oldest fresh announcement
+   * (the others wait for it instead of all building the same chain), or the
+   * branch has not moved for {@link CARRIER_PATIENCE_MS} (the oldest is slow or gone).
+   */
+  mayCarry(queue: readonly QueuedCommit[], branchMovedAt: number): boolean {
+    if (this.#sha === undefined) return true;
+    const first = queue.find((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS);
+    return first === undefined || first.ref === this.ref || Date.now() - Math.max(branchMovedAt, this.#at) > CARRIER_PATIENCE_MS;
+  }
+
   landed(): void {
     this.#sha = undefined;
   }
@@ -97,8 +111,8 @@ class Announcement {
   }
 }
 
-/** Fetches the branch (and its queue) and rebases the local commits onto it. */
-async function fetchAndRebase(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
+/** Fetches the branch, and its landing queue when this push is queued. */
+async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
   const call = signal ? { signal } : {};
   const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch)] : [])];
   await ws.git(['fetch', '--quiet', '--no-tags', '--prune', '--filter=blob:none', 'origin', ...refspecs], { ...call, network: true });
@@ -167,31 +181,39 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
 
       if (queue && own) await own.announce(head, signal);
-      const window = queue ? Math.min(QUEUE_POLL_MAX_MS, backoff.baseMs * attempt) : Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
-      const delay = Math.round(Math.random() * window);
-      logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: queue }, queue ? 'push lost a race; queued for landing' : 'push rejected by a concurrent push; rebasing');
-      await interruptibleSleep(delay, signal);
-      signal?.throwIfAborted();
-
+      // Wait for a carrier, or until it is this run's turn to carry the queue.
       const before = await resolveRef(ws, tracking);
-      await fetchAndRebase(ws, queue, signal);
-      const after = await resolveRef(ws, tracking);
-      if (queue && trailers && after !== undefined) {
+      let after = before;
+      let movedAt = Date.now();
+      let queued: readonly QueuedCommit[] = [];
+      for (let round = 1; ; round++) {
+        const window = queue ? Math.min(QUEUE_POLL_MAX_MS, backoff.baseMs * (attempt + round - 1)) : Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
+        const delay = Math.round(Math.random() * window);
+        if (round === 1) logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: queue }, queue ? 'push lost a race; queued for landing' : 'push rejected by a concurrent push; rebasing');
+        await interruptibleSleep(delay, signal);
+        signal?.throwIfAborted();
+        await fetchBranch(ws, queue, signal);
+        const tip = await resolveRef(ws, tracking);
+        if (tip !== after) movedAt = Date.now();
+        after = tip;
+        if (!queue || !trailers || !own || after === undefined) break;
         const landed = await landedPassCommit(ws, 'HEAD', after, trailers);
         if (landed !== undefined) {
           // Another run carried this commit: continue from the branch as it now is.
           await ws.git(['reset', '--quiet', '--hard', landed]);
           await assertConfinedWorkTree(ws.dir);
-          // Landed by its owner's own earlier attempt or carried: an announcement still standing is withdrawn.
-          if (own?.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
-          else own?.landed();
+          // An announcement still standing (this run landed it itself before, or it was re-announced) is withdrawn.
+          if (own.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
+          else own.landed();
           logger.info({ push: 'carried', sha: landed, attempts: attempt }, 'pushed by a concurrent run that carried this commit');
           return { sha: landed, attempts: attempt };
         }
+        queued = await readQueue(ws, branch);
+        if (own.mayCarry(queued, movedAt)) break;
       }
       await rebaseOntoTracking(ws, signal);
       if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));
-      chain = queue ? await carryQueued(ws, (await readQueue(ws, branch)).filter((entry) => entry.ref !== own?.ref), await ws.head(), ws.committer()) : undefined;
+      chain = queue ? await carryQueued(ws, queued.filter((entry) => entry.ref !== own?.ref), await ws.head(), ws.committer()) : undefined;
       if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
       if (chain && chain.carried.length === 0) chain = undefined;
     }
