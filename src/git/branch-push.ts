@@ -16,7 +16,7 @@ import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';
-import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queuePrefix, queueRef, queueRefspec, readQueue } from './landing-queue.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 
@@ -141,6 +141,41 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   throw ws.fail(['rebase'], rebase);
 }
 
+/** What a queued run saw while it waited. */
+type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: readonly QueuedCommit[] };
+
+/**
+ * Waits until another run carried this run's commit (its landed commit), or it
+ * is this run's turn to carry the queue. Polls with `ls-remote` and fetches only
+ * when the branch or the queue changed, so a waiting run costs little.
+ */
+async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, attempt: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+  const tracking = `refs/remotes/origin/${ws.branch}`;
+  const before = await resolveRef(ws, tracking);
+  let after = before;
+  let movedAt = Date.now();
+  let seen = '';
+  let queued: readonly QueuedCommit[] = [];
+  for (let round = 0; ; round++) {
+    if (round > 0) {
+      await interruptibleSleep(Math.round(Math.random() * Math.min(QUEUE_POLL_MAX_MS, ws.backoff.baseMs * (attempt + round))), signal);
+      signal?.throwIfAborted();
+    }
+    const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) })).stdout;
+    if (listing !== seen) {
+      seen = listing;
+      await fetchBranch(ws, true, signal);
+      const tip = await resolveRef(ws, tracking);
+      if (tip !== after) movedAt = Date.now();
+      after = tip;
+      const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
+      if (landed !== undefined) return { landed };
+      queued = await readQueue(ws, ws.branch);
+    }
+    if (own.mayCarry(queued, movedAt)) return { before, after, queued };
+  }
+}
+
 /**
  * Pushes HEAD to the workspace's branch, at most `maxAttempts` times.
  * @throws UnavailableError when attempts run out; ConflictError when a rebase conflicts
@@ -158,10 +193,9 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   try {
     for (let attempt = 1; ; attempt++) {
       const head = await ws.head();
-      const target = chain?.tip ?? head;
       // One atomic push lands the branch and deletes the announcements it lands, or does nothing.
       const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
-      const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${target}:refs/heads/${branch}`, ...deletions];
+      const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
       const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
       const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
       if (result.exitCode === 0 && rejected.length === 0) {
@@ -180,36 +214,32 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       }
       if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
 
-      if (queue && own) await own.announce(head, signal);
-      // Wait for a carrier, or until it is this run's turn to carry the queue.
-      const before = await resolveRef(ws, tracking);
-      let after = before;
-      let movedAt = Date.now();
+      let before: string | undefined;
+      let after: string | undefined;
       let queued: readonly QueuedCommit[] = [];
-      for (let round = 1; ; round++) {
-        const window = queue ? Math.min(QUEUE_POLL_MAX_MS, backoff.baseMs * (attempt + round - 1)) : Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
-        const delay = Math.round(Math.random() * window);
-        if (round === 1) logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: queue }, queue ? 'push lost a race; queued for landing' : 'push rejected by a concurrent push; rebasing');
-        await interruptibleSleep(delay, signal);
-        signal?.throwIfAborted();
-        await fetchBranch(ws, queue, signal);
-        const tip = await resolveRef(ws, tracking);
-        if (tip !== after) movedAt = Date.now();
-        after = tip;
-        if (!queue || !trailers || !own || after === undefined) break;
-        const landed = await landedPassCommit(ws, 'HEAD', after, trailers);
-        if (landed !== undefined) {
+      if (queue && own && trailers) {
+        await own.announce(head, signal);
+        logger.info({ push: 'lost', branch, attempt, queued: true }, 'push lost a race; queued for landing');
+        const waited = await awaitCarrier(ws, own, trailers, attempt, signal);
+        if (waited.landed !== undefined) {
           // Another run carried this commit: continue from the branch as it now is.
-          await ws.git(['reset', '--quiet', '--hard', landed]);
+          await ws.git(['reset', '--quiet', '--hard', waited.landed]);
           await assertConfinedWorkTree(ws.dir);
-          // An announcement still standing (this run landed it itself before, or it was re-announced) is withdrawn.
+          // An announcement still standing (re-announced after it was carried) is withdrawn.
           if (own.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
           else own.landed();
-          logger.info({ push: 'carried', sha: landed, attempts: attempt }, 'pushed by a concurrent run that carried this commit');
-          return { sha: landed, attempts: attempt };
+          logger.info({ push: 'carried', sha: waited.landed, attempts: attempt }, 'pushed by a concurrent run that carried this commit');
+          return { sha: waited.landed, attempts: attempt };
         }
-        queued = await readQueue(ws, branch);
-        if (own.mayCarry(queued, movedAt)) break;
+        ({ before, after, queued } = waited);
+      } else {
+        const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
+        logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: false }, 'push rejected by a concurrent push; rebasing');
+        await interruptibleSleep(delay, signal);
+        signal?.throwIfAborted();
+        before = await resolveRef(ws, tracking);
+        await fetchBranch(ws, false, signal);
+        after = await resolveRef(ws, tracking);
       }
       await rebaseOntoTracking(ws, signal);
       if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));

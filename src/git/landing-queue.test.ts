@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
 import { queueRef } from './landing-queue.js';
+import { readLandedCommits } from './landed-commits.js';
 
 const AUTHOR = { name: 'Scaffold Bot', email: 'bot@example.invalid' };
 const OTHER_AUTHOR = { name: 'Other Run', email: 'other@example.invalid' };
@@ -201,6 +202,28 @@ describe('landing queue', () => {
       ]);
     } finally {
       await Promise.all(ws.map((w) => w.dispose()));
+    }
+  });
+
+  it('recording a run as lost withdraws its announcements first, so no later push carries its commit', async () => {
+    const repo = await freshRepo('fence.git');
+    const bare = join(served, repo);
+    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 } });
+    const [first, dead, carrier] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    try {
+      await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
+      await first.push();
+      // beta's runner announced its commit and was killed.
+      await writeCluster(dead, 'beta', passTrailers('run-dead', 'beta'));
+      await announce(dead, passTrailers('run-dead', 'beta'));
+      assert.deepEqual(await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-dead', scratchDir: scratch }), []);
+      assert.deepEqual(await queueRefs(bare), []);
+
+      await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
+      await carrier.push();
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', 'the dead run never lands');
+    } finally {
+      await Promise.all([first.dispose(), dead.dispose(), carrier.dispose()]);
     }
   });
 });

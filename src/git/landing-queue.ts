@@ -15,8 +15,10 @@
  * owner, who rebases and verifies again.
  *
  * A dead runner's announcement must not land after its run was declared lost:
- * only announcements younger than {@link CARRY_WINDOW_MS} are carried (shorter
- * than the local executor's 15 s lease), and a live owner renews its own.
+ * declaring a run lost withdraws its announcements first (landed-commits.ts),
+ * and an owner that gives up withdraws its own. Announcements older than
+ * {@link CARRY_WINDOW_MS} (left by a killed CLI run) are not carried either;
+ * a live owner renews its own.
  */
 import { rebaseNeedsReverify } from '../runner/reverify-after-rebase.js';
 import type { GitIdentity } from '../runner/ports.js';
@@ -26,7 +28,7 @@ import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
 
 /** Announcements older than this are left for their owner (who renews at half of it). */
-export const CARRY_WINDOW_MS = 10_000;
+export const CARRY_WINDOW_MS = 120_000;
 /** At most this many announced commits ride on one push. */
 const MAX_CARRIED = 32;
 
