@@ -88,13 +88,15 @@ class Announcement {
 
   /**
    * Whether this run carries the queue now: it is the oldest fresh announcement
-   * (the others wait for it instead of all building the same chain), or the
-   * branch has not moved for {@link CARRIER_PATIENCE_MS} (the oldest is slow or gone).
+   * (the others wait for it instead of all building the same chain); or the
+   * branch has not moved for {@link CARRIER_PATIENCE_MS} (the oldest is slow or
+   * gone); or it moved twice since the announcement without this commit, so a
+   * carrier saw it and left it (its verify must run again).
    */
-  mayCarry(queue: readonly QueuedCommit[], branchMovedAt: number): boolean {
+  mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
     if (this.#sha === undefined) return true;
     const first = queue.find((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS);
-    return first === undefined || first.ref === this.ref || Date.now() - Math.max(branchMovedAt, this.#at) > CARRIER_PATIENCE_MS;
+    return first === undefined || first.ref === this.ref || branch.moves >= 2 || Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS;
   }
 
   landed(): void {
@@ -141,6 +143,15 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   throw ws.fail(['rebase'], rebase);
 }
 
+/** Whether a plain push of HEAD would lose: others are queued, or the branch moved past HEAD's base. */
+async function queueAhead(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<boolean> {
+  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) });
+  const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
+  if (lines.some(([, ref]) => ref?.startsWith(queuePrefix(ws.branch)))) return true;
+  const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
+  return tip !== undefined && (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
+}
+
 /** What a queued run saw while it waited. */
 type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: readonly QueuedCommit[] };
 
@@ -153,7 +164,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
   const tracking = `refs/remotes/origin/${ws.branch}`;
   const before = await resolveRef(ws, tracking);
   let after = before;
-  let movedAt = Date.now();
+  const branch = { movedAt: Date.now(), moves: 0 };
   let seen = '';
   let queued: readonly QueuedCommit[] = [];
   for (let round = 0; ; round++) {
@@ -166,13 +177,13 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
       seen = listing;
       await fetchBranch(ws, true, signal);
       const tip = await resolveRef(ws, tracking);
-      if (tip !== after) movedAt = Date.now();
+      if (tip !== after) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
       after = tip;
       const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
       if (landed !== undefined) return { landed };
       queued = await readQueue(ws, ws.branch);
     }
-    if (own.mayCarry(queued, movedAt)) return { before, after, queued };
+    if (own.mayCarry(queued, branch)) return { before, after, queued };
   }
 }
 
@@ -190,36 +201,47 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   const own = trailers ? new Announcement(ws, queueRef(branch, trailers)) : undefined;
   let queue = own !== undefined;
   let chain: CarriedChain | undefined;
-  try {
-    for (let attempt = 1; ; attempt++) {
-      const head = await ws.head();
-      // One atomic push lands the branch and deletes the announcements it lands, or does nothing.
-      const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
-      const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
-      const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
-      const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
-      if (result.exitCode === 0 && rejected.length === 0) {
-        own?.landed();
-        const carried = chain?.carried.length ?? 0;
-        logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
-        return { sha: head, attempts: attempt };
-      }
-      if (/does not support --atomic/.test(result.stderr)) {
-        // No atomic pushes, no safe queue: race alone from here on.
-        queue = false;
-        await own?.withdraw();
-      } else if (!rejected.some((line) => LOST_RACE.test(line))) {
-        // The porcelain lines say why (hook declined, protected branch); keep them in the message.
-        throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
-      }
-      if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
+  /** One push: HEAD, or the chain carrying queued commits (atomically deleting their announcements). Undefined when it lost the race. */
+  const attemptPush = async (attempt: number): Promise<PushResult | undefined> => {
+    const head = await ws.head();
+    const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
+    const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
+    const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+    const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
+    if (result.exitCode === 0 && rejected.length === 0) {
+      own?.landed();
+      const carried = chain?.carried.length ?? 0;
+      logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
+      return { sha: head, attempts: attempt };
+    }
+    if (/does not support --atomic/.test(result.stderr)) {
+      // No atomic pushes, no safe queue: race alone from here on.
+      queue = false;
+      await own?.withdraw();
+      return undefined;
+    }
+    // The porcelain lines say why (hook declined, protected branch); keep them in the message.
+    if (!rejected.some((line) => LOST_RACE.test(line))) throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
+    if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
+    return undefined;
+  };
 
+  try {
+    // A queued commit waits its turn rather than racing the runs already waiting.
+    let attempt = queue && (await queueAhead(ws, signal)) ? 0 : 1;
+    for (; ; attempt++) {
+      if (attempt > 0) {
+        const pushed = await attemptPush(attempt);
+        if (pushed) return pushed;
+      }
+      const head = await ws.head();
       let before: string | undefined;
       let after: string | undefined;
       let queued: readonly QueuedCommit[] = [];
       if (queue && own && trailers) {
         await own.announce(head, signal);
-        logger.info({ push: 'lost', branch, attempt, queued: true }, 'push lost a race; queued for landing');
+        if (attempt === 0) logger.info({ push: 'queued', branch }, 'other runs are queued for this branch, or it moved: joining the landing queue');
+        else logger.info({ push: 'lost', branch, attempt, queued: true }, 'push lost a race; queued for landing');
         const waited = await awaitCarrier(ws, own, trailers, attempt, signal);
         if (waited.landed !== undefined) {
           // Another run carried this commit: continue from the branch as it now is.
@@ -228,8 +250,8 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
           // An announcement still standing (re-announced after it was carried) is withdrawn.
           if (own.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
           else own.landed();
-          logger.info({ push: 'carried', sha: waited.landed, attempts: attempt }, 'pushed by a concurrent run that carried this commit');
-          return { sha: waited.landed, attempts: attempt };
+          logger.info({ push: 'carried', sha: waited.landed, attempts: Math.max(1, attempt) }, 'pushed by a concurrent run that carried this commit');
+          return { sha: waited.landed, attempts: Math.max(1, attempt) };
         }
         ({ before, after, queued } = waited);
       } else {

@@ -23,14 +23,14 @@
 import { rebaseNeedsReverify } from '../runner/reverify-after-rebase.js';
 import type { GitIdentity } from '../runner/ports.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import { identityEnv } from './git-identity.js';
+import { assertIdentity, identityEnv } from './git-identity.js';
 import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
 
 /** Announcements older than this are left for their owner (who renews at half of it). */
 export const CARRY_WINDOW_MS = 120_000;
 /** At most this many announced commits ride on one push. */
-const MAX_CARRIED = 32;
+const MAX_CARRIED = 200;
 
 /** What the queue needs of a working copy: its git, with the remote's credentials. */
 export interface QueueGit {
@@ -53,6 +53,10 @@ export interface QueuedCommit extends PassTrailers {
   readonly parents: readonly string[];
   /** Committer time, in ms since the epoch. */
   readonly committedAt: number;
+  readonly author: GitIdentity;
+  /** Author date as git reads it back (`<seconds> <zone>`). */
+  readonly authorDate: string;
+  readonly message: string;
 }
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -97,17 +101,20 @@ export async function readQueue(ws: QueueGit, branch: string): Promise<readonly 
     if (SHA.test(sha)) refs.set(sha, [...(refs.get(sha) ?? []), ref]);
   }
   if (refs.size === 0) return [];
-  // Trailers through `git log`: for-each-ref of git 2.39 applies every `key=` filter to every trailers atom.
-  const format = ['%H', '%P', '%ct', ...TRAILER_FORMAT].join('%x00');
-  const commits = await ws.git(['log', '--no-walk=unsorted', `--format=${format}`, ...refs.keys()]);
+  // One `git log` for all of them (for-each-ref of git 2.39 applies every trailer `key=` to every trailers atom).
+  // Records end in NUL (-z); fields are split by US, the message last, so a US inside it stays in it.
+  const format = ['%H', '%P', '%ct', '%an', '%ae', '%ad', ...TRAILER_FORMAT, '%B'].join('%x1f');
+  const commits = await ws.git(['log', '--no-walk=unsorted', '-z', '--date=raw', `--format=${format}`, ...refs.keys()]);
   const queued: QueuedCommit[] = [];
-  for (const line of commits.stdout.split('\n').filter(Boolean)) {
-    const [sha = '', parents = '', committed = '', ...rest] = line.split('\0');
-    const trailers = trailersFrom(rest);
+  for (const record of commits.stdout.split('\0').filter(Boolean)) {
+    const [sha = '', parents = '', committed = '', name = '', email = '', authorDate = '', id = '', pass = '', cluster = '', reference = '', ...message] = record.split('\x1f');
+    const trailers = trailersFrom([id, pass, cluster, reference]);
     if (!trailers) continue;
     // `<run>--<pass>` right under the prefix: a longer branch name sharing the prefix is another queue.
     for (const ref of refs.get(sha) ?? []) {
-      if (ref === queueRef(branch, trailers)) queued.push({ ...trailers, ref, sha, parents: parents.split(' ').filter(Boolean), committedAt: Number(committed) * 1000 });
+      if (ref !== queueRef(branch, trailers)) continue;
+      const entry = { ...trailers, ref, sha, parents: parents.split(' ').filter(Boolean), committedAt: Number(committed) * 1000, author: { name, email }, authorDate, message: message.join('\x1f') };
+      queued.push(entry);
     }
   }
   return queued.sort((a, b) => a.committedAt - b.committedAt || a.ref.localeCompare(b.ref));
@@ -124,36 +131,71 @@ export async function landedPassCommit(ws: QueueGit, base: string, tip: string, 
   return undefined;
 }
 
-/** Why `entry` may not ride on `tip`, or undefined when it may. */
-async function carryRefusal(ws: QueueGit, entry: QueuedCommit, tip: string, now: number): Promise<string | undefined> {
+/** Mode and path of every file each commit changes against its parent, in one `git diff-tree --stdin`. */
+async function ownChanges(ws: QueueGit, entries: readonly QueuedCommit[]): Promise<Map<string, { mode: string; path: string }[]>> {
+  const raw = await ws.git(['diff-tree', '--stdin', '-r', '--raw', '-z', '--no-renames', '--no-abbrev'], { input: entries.map((entry) => `${entry.sha}\n`).join('') });
+  const changes = new Map<string, { mode: string; path: string }[]>(entries.map((entry) => [entry.sha, []]));
+  let current: { mode: string; path: string }[] | undefined;
+  const tokens = raw.stdout.split('\0');
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] ?? '';
+    if (SHA.test(token)) current = changes.get(token);
+    else if (token.startsWith(':')) current?.push({ mode: token.split(' ')[1] ?? '', path: tokens[++i] ?? '' });
+  }
+  return changes;
+}
+
+/** What changed on the branch since each parent: computed once a parent, then grown with every commit carried. */
+class ChangesSince {
+  readonly #byParent = new Map<string, Set<string> | undefined>();
+
+  constructor(
+    private readonly ws: QueueGit,
+    private readonly tip: string,
+  ) {}
+
+  /** The paths changed from `parent` to the chain's tip, or undefined when `parent` is not on the branch. */
+  async of(parent: string): Promise<ReadonlySet<string> | undefined> {
+    if (!this.#byParent.has(parent)) {
+      const onBranch = (await this.ws.git(['merge-base', '--is-ancestor', parent, this.tip], { okExitCodes: [0, 1] })).exitCode === 0;
+      this.#byParent.set(parent, onBranch ? new Set(await changedPaths(this.ws, parent, this.tip)) : undefined);
+    }
+    return this.#byParent.get(parent);
+  }
+
+  /** A commit went onto the chain: it changed `paths` for everyone queued behind it. */
+  add(paths: readonly string[]): void {
+    for (const set of this.#byParent.values()) for (const path of paths) set?.add(path);
+  }
+}
+
+/** Why `entry` may not ride on the chain, or undefined when it may. */
+function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: string }[], since: ReadonlySet<string> | undefined, now: number): string | undefined {
   if (now - entry.committedAt > CARRY_WINDOW_MS) return 'announced too long ago';
-  const [parent] = entry.parents;
-  if (entry.parents.length !== 1 || parent === undefined) return 'not a single-parent commit';
-  if ((await ws.git(['merge-base', '--is-ancestor', parent, tip], { okExitCodes: [0, 1] })).exitCode !== 0) return 'its parent is not on the branch';
+  if (entry.parents.length !== 1) return 'not a single-parent commit';
+  if (since === undefined) return 'its parent is not on the branch';
   // Its own change: regular files inside its cluster's directory only (no symlink, no submodule).
-  const raw = await ws.git(['diff', '--raw', '-z', '--no-renames', '--no-abbrev', parent, entry.sha, '--']);
-  const fields = raw.stdout.split('\0');
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const [, newMode = ''] = (fields[i] ?? '').split(' ');
-    const path = fields[i + 1] ?? '';
+  for (const { mode, path } of own) {
     if (!path.startsWith(`clusters/${entry.cluster}/`)) return `it changes ${path}, outside its cluster`;
-    if (!['100644', '100755', '000000'].includes(newMode)) return `it writes ${path} with mode ${newMode}`;
+    if (!['100644', '100755', '000000'].includes(mode)) return `it writes ${path} with mode ${mode}`;
   }
   // What changed under it since it was verified.
-  if (rebaseNeedsReverify(await changedPaths(ws, parent, tip), entry.cluster, entry.reference)) return 'what its verify read has changed';
+  if (rebaseNeedsReverify([...since], entry.cluster, entry.reference)) return 'what its verify read has changed';
   return undefined;
 }
 
-/** `entry` recreated on top of `tip` (its author and message kept), or undefined when the trees do not merge cleanly. */
+/** `entry` recreated on top of `tip` (its author, date and message kept), or undefined when the trees do not merge cleanly. */
 async function recreate(ws: QueueGit, entry: QueuedCommit, tip: string, committer: GitIdentity): Promise<string | undefined> {
   const merged = await ws.git(['merge-tree', '--write-tree', '--no-messages', tip, entry.sha], { okExitCodes: [0, 1] });
   const tree = merged.stdout.split('\n')[0]?.trim() ?? '';
   if (merged.exitCode !== 0 || !SHA.test(tree)) return undefined;
-  const meta = await ws.git(['log', '-1', '--format=%an%x00%ae%x00%ad%x00%B', '--date=raw', entry.sha]);
-  const [name = '', email = '', date = '', ...message] = meta.stdout.split('\0');
-  const author = { name, email };
-  const env = { ...identityEnv(author, committer), GIT_AUTHOR_DATE: date };
-  const commit = await ws.git(['commit-tree', '--no-gpg-sign', tree, '-p', tip, '-F', '-'], { input: message.join('\0'), env });
+  try {
+    assertIdentity(entry.author, 'author');
+  } catch {
+    return undefined;
+  }
+  const env = { ...identityEnv(entry.author, committer), GIT_AUTHOR_DATE: entry.authorDate };
+  const commit = await ws.git(['commit-tree', '--no-gpg-sign', tree, '-p', tip, '-F', '-'], { input: entry.message, env });
   return commit.stdout.trim();
 }
 
@@ -174,9 +216,13 @@ export async function carryQueued(ws: QueueGit, queued: readonly QueuedCommit[],
   let chain = tip;
   const carried: QueuedCommit[] = [];
   const left: { entry: QueuedCommit; reason: string }[] = [];
+  if (queued.length === 0) return { tip, carried, left };
+  const changes = await ownChanges(ws, queued);
+  const since = new ChangesSince(ws, tip);
   for (const entry of queued) {
     if (carried.length >= MAX_CARRIED) break;
-    const refusal = await carryRefusal(ws, entry, chain, now);
+    const own = changes.get(entry.sha) ?? [];
+    const refusal = carryRefusal(entry, own, entry.parents.length === 1 ? await since.of(entry.parents[0]!) : undefined, now);
     const next = refusal === undefined ? await recreate(ws, entry, chain, committer) : undefined;
     if (next === undefined) {
       left.push({ entry, reason: refusal ?? 'its tree does not merge cleanly' });
@@ -184,6 +230,7 @@ export async function carryQueued(ws: QueueGit, queued: readonly QueuedCommit[],
     }
     chain = next;
     carried.push(entry);
+    since.add(own.map(({ path }) => path));
   }
   return { tip: chain, carried, left };
 }
