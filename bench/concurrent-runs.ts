@@ -127,6 +127,12 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
   const leftReasons = new Map<string, number>();
   for (const e of events) for (const item of e['push'] === 'left' ? (e['left'] as string[]) : []) leftReasons.set(item.replace(/^[^:]*: /, ''), (leftReasons.get(item.replace(/^[^:]*: /, '')) ?? 0) + 1);
+  const rejections = new Map<string, number>();
+  for (const e of events) for (const line of e['push'] === 'rejected' ? (e['lines'] as string[]) : []) {
+    const key = `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`;
+    rejections.set(key, (rejections.get(key) ?? 0) + 1);
+  }
+  if (rejections.size > 0) log(`concurrent-runs: rejected push lines: ${[...rejections].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
   if (leftReasons.size > 0) log(`concurrent-runs: queued commits left for their owners: ${[...leftReasons].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
 
   const loadAfter = loadavg()[0]!;

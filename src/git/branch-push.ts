@@ -40,7 +40,7 @@ const DEFAULT_MAX_ATTEMPTS = 8;
 const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
 
 /** How long a queued run leaves the carrying to an older announcement before it carries itself. */
-const CARRIER_PATIENCE_MS = 3_000;
+const CARRIER_PATIENCE_MS = 5_000;
 
 /** A queued run waits at most this long before it looks again; carried runs are found on the branch after the carrier's push. */
 const QUEUE_POLL_MAX_MS = 1_000;
@@ -89,14 +89,17 @@ class Announcement {
   /**
    * Whether this run carries the queue now: it is the oldest fresh announcement
    * (the others wait for it instead of all building the same chain); or the
-   * branch has not moved for {@link CARRIER_PATIENCE_MS} (the oldest is slow or
-   * gone); or it moved twice since the announcement without this commit, so a
+   * branch has not moved for {@link CARRIER_PATIENCE_MS} times its place in the
+   * queue (the oldest is slow or gone, and the next in line steps in first); or
+   * the branch moved twice since it looked first without this commit, so a
    * carrier saw it and left it (its verify must run again).
    */
   mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
     if (this.#sha === undefined) return true;
-    const first = queue.find((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS);
-    return first === undefined || first.ref === this.ref || branch.moves >= 2 || Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS;
+    const fresh = queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS);
+    const place = fresh.findIndex((entry) => entry.ref === this.ref);
+    if (place <= 0 || branch.moves >= 2) return true;
+    return Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS * place;
   }
 
   landed(): void {
@@ -177,7 +180,8 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
       seen = listing;
       await fetchBranch(ws, true, signal);
       const tip = await resolveRef(ws, tracking);
-      if (tip !== after) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
+      // Moves count from the first look after the announcement: an earlier landing may not have seen it.
+      if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
       after = tip;
       const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
       if (landed !== undefined) return { landed };
@@ -220,6 +224,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       await own?.withdraw();
       return undefined;
     }
+    logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected }, 'push rejected');
     // The porcelain lines say why (hook declined, protected branch); keep them in the message.
     if (!rejected.some((line) => LOST_RACE.test(line))) throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
     if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
