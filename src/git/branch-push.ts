@@ -2,13 +2,16 @@
  * Pushing a working copy's commits to its branch when other runs push to the
  * same branch at the same time.
  *
- * The first attempt is a plain push. When it loses the race, a scaffold pass
- * commit joins the landing queue (landing-queue.ts): it is announced, and each
- * further attempt fetches, looks for it already carried onto the branch by
- * another run, else rebases it, carries the other announced commits on top and
- * pushes them all in one atomic push. Commits that are not scaffold passes (no
- * trailers to find them by) race alone: fetch, rebase, retry after a jittered
- * backoff.
+ * A scaffold pass commit (one with the Scaffold-* trailers) uses the landing
+ * queue (landing-queue.ts). It is pushed plainly only when nobody is queued and
+ * the branch has not moved past its base; otherwise, or when that push loses,
+ * it is announced and the run waits: polling with `ls-remote`, it finds its
+ * commit carried onto the branch by another run, or it is its turn (oldest in
+ * the queue, or the one ahead is late), and it rebases, carries the other
+ * announced commits on top and lands them all in one atomic push.
+ *
+ * Other commits (upgrades, removals, tests) race alone: fetch, rebase, retry
+ * after a jittered backoff.
  */
 import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
