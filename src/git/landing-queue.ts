@@ -23,7 +23,7 @@
 import { rebaseNeedsReverify } from '../runner/reverify-after-rebase.js';
 import type { GitIdentity } from '../runner/ports.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import { assertIdentity, identityEnv } from './git-identity.js';
+import { assertIdentity } from './git-identity.js';
 import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
 
@@ -145,8 +145,13 @@ async function ownChanges(ws: QueueGit, entries: readonly QueuedCommit[]): Promi
   return changes;
 }
 
-/** What changed on the branch since each parent: computed once a parent, then grown with every commit carried. */
+/** How far back along the branch a queued commit's parent is looked for in one `git log`; older ones cost a diff each. */
+const HISTORY_WINDOW = 1_000;
+
+/** What changed on the branch since each parent: read once from the branch's history, then grown with every commit carried. */
 class ChangesSince {
+  /** Paths each commit of the branch's first-parent line changed, newest first. */
+  #history: { sha: string; paths: string[] }[] | undefined;
   readonly #byParent = new Map<string, Set<string> | undefined>();
 
   constructor(
@@ -156,11 +161,26 @@ class ChangesSince {
 
   /** The paths changed from `parent` to the chain's tip, or undefined when `parent` is not on the branch. */
   async of(parent: string): Promise<ReadonlySet<string> | undefined> {
-    if (!this.#byParent.has(parent)) {
-      const onBranch = (await this.ws.git(['merge-base', '--is-ancestor', parent, this.tip], { okExitCodes: [0, 1] })).exitCode === 0;
-      this.#byParent.set(parent, onBranch ? new Set(await changedPaths(this.ws, parent, this.tip)) : undefined);
-    }
+    if (!this.#byParent.has(parent)) this.#byParent.set(parent, await this.#read(parent));
     return this.#byParent.get(parent);
+  }
+
+  async #read(parent: string): Promise<Set<string> | undefined> {
+    if (this.#history === undefined) {
+      const log = await this.ws.git(['log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x1e%H', `-n${HISTORY_WINDOW}`, this.tip]);
+      this.#history = log.stdout
+        .split('\x1e')
+        .filter(Boolean)
+        .map((record) => {
+          const [sha = '', ...paths] = record.split('\n').filter(Boolean);
+          return { sha, paths };
+        });
+    }
+    const index = this.#history.findIndex((commit) => commit.sha === parent);
+    if (index >= 0) return new Set(this.#history.slice(0, index).flatMap((commit) => commit.paths));
+    // Further back, or off the first-parent line: ask git.
+    if ((await this.ws.git(['merge-base', '--is-ancestor', parent, this.tip], { okExitCodes: [0, 1] })).exitCode !== 0) return undefined;
+    return new Set(await changedPaths(this.ws, parent, this.tip));
   }
 
   /** A commit went onto the chain: it changed `paths` for everyone queued behind it. */
@@ -169,11 +189,21 @@ class ChangesSince {
   }
 }
 
+function isIdentity(identity: GitIdentity): boolean {
+  try {
+    assertIdentity(identity, 'author');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Why `entry` may not ride on the chain, or undefined when it may. */
 function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: string }[], since: ReadonlySet<string> | undefined, now: number): string | undefined {
   if (now - entry.committedAt > CARRY_WINDOW_MS) return 'announced too long ago';
   if (entry.parents.length !== 1) return 'not a single-parent commit';
   if (since === undefined) return 'its parent is not on the branch';
+  if (!isIdentity(entry.author)) return 'its author is not a valid identity';
   // Its own change: regular files inside its cluster's directory only (no symlink, no submodule).
   for (const { mode, path } of own) {
     if (!path.startsWith(`clusters/${entry.cluster}/`)) return `it changes ${path}, outside its cluster`;
@@ -184,19 +214,34 @@ function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: s
   return undefined;
 }
 
-/** `entry` recreated on top of `tip` (its author, date and message kept), or undefined when the trees do not merge cleanly. */
-async function recreate(ws: QueueGit, entry: QueuedCommit, tip: string, committer: GitIdentity): Promise<string | undefined> {
-  const merged = await ws.git(['merge-tree', '--write-tree', '--no-messages', tip, entry.sha], { okExitCodes: [0, 1] });
-  const tree = merged.stdout.split('\n')[0]?.trim() ?? '';
-  if (merged.exitCode !== 0 || !SHA.test(tree)) return undefined;
-  try {
-    assertIdentity(entry.author, 'author');
-  } catch {
-    return undefined;
+/**
+ * The carried commits recreated on top of `tip` in one `git fast-import`: each
+ * is the commit before it with `clusters/<cluster>` set to the tree the queued
+ * commit has there (its author, date and message kept). That is the three-way
+ * merge, because carrying required that nothing else changed there and that
+ * the queued commit changed nothing else.
+ * @returns the new tip
+ */
+async function recreateChain(ws: QueueGit, entries: readonly QueuedCommit[], tip: string, committer: GitIdentity, now: number): Promise<string> {
+  const subtrees = await ws.git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { input: entries.map((entry) => `${entry.sha}:clusters/${entry.cluster}\n`).join('') });
+  const lines = subtrees.stdout.split('\n');
+  const ref = 'refs/scaffold-carry/chain';
+  const chunks: string[] = [`reset ${ref}\nfrom ${tip}\n\n`];
+  const when = `${Math.floor(now / 1000)} +0000`;
+  for (const [i, entry] of entries.entries()) {
+    const [tree = '', type = ''] = (lines[i] ?? '').split(' ');
+    const change = type === 'tree' && SHA.test(tree) ? `M 040000 ${tree} clusters/${entry.cluster}` : `D clusters/${entry.cluster}`;
+    chunks.push(
+      `commit ${ref}\n`,
+      `author ${entry.author.name} <${entry.author.email}> ${entry.authorDate}\n`,
+      `committer ${committer.name} <${committer.email}> ${when}\n`,
+      `data ${Buffer.byteLength(entry.message)}\n${entry.message}\n`,
+      `${change}\n\n`,
+    );
   }
-  const env = { ...identityEnv(entry.author, committer), GIT_AUTHOR_DATE: entry.authorDate };
-  const commit = await ws.git(['commit-tree', '--no-gpg-sign', tree, '-p', tip, '-F', '-'], { input: entry.message, env });
-  return commit.stdout.trim();
+  chunks.push('done\n');
+  await ws.git(['fast-import', '--quiet', '--done'], { input: chunks.join('') });
+  return (await ws.git(['rev-parse', '--verify', `${ref}^{commit}`])).stdout.trim();
 }
 
 /** What {@link carryQueued} put on top of the tip. */
@@ -213,7 +258,6 @@ export interface CarriedChain {
  * other, so each is checked against everything carried before it.
  */
 export async function carryQueued(ws: QueueGit, queued: readonly QueuedCommit[], tip: string, committer: GitIdentity, now = Date.now()): Promise<CarriedChain> {
-  let chain = tip;
   const carried: QueuedCommit[] = [];
   const left: { entry: QueuedCommit; reason: string }[] = [];
   if (queued.length === 0) return { tip, carried, left };
@@ -222,15 +266,15 @@ export async function carryQueued(ws: QueueGit, queued: readonly QueuedCommit[],
   for (const entry of queued) {
     if (carried.length >= MAX_CARRIED) break;
     const own = changes.get(entry.sha) ?? [];
-    const refusal = carryRefusal(entry, own, entry.parents.length === 1 ? await since.of(entry.parents[0]!) : undefined, now);
-    const next = refusal === undefined ? await recreate(ws, entry, chain, committer) : undefined;
-    if (next === undefined) {
-      left.push({ entry, reason: refusal ?? 'its tree does not merge cleanly' });
+    const parent = entry.parents.length === 1 ? entry.parents[0] : undefined;
+    const refusal = carryRefusal(entry, own, parent === undefined ? undefined : await since.of(parent), now);
+    if (refusal !== undefined) {
+      left.push({ entry, reason: refusal });
       continue;
     }
-    chain = next;
     carried.push(entry);
     since.add(own.map(({ path }) => path));
   }
-  return { tip: chain, carried, left };
+  if (carried.length === 0) return { tip, carried, left };
+  return { tip: await recreateChain(ws, carried, tip, committer, now), carried, left };
 }
