@@ -45,8 +45,12 @@ const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale inf
 /** How long a queued run leaves the carrying to an older announcement before it carries itself. */
 const CARRIER_PATIENCE_MS = 5_000;
 
-/** A queued run waits at most this long before it looks again; carried runs are found on the branch after the carrier's push. */
-const QUEUE_POLL_MAX_MS = 1_000;
+/**
+ * How often a queued run looks whether it was carried: the further back in the
+ * queue, the less often (every look is an `ls-remote`, and fifty runs looking
+ * every second would keep two cores busy), at most every 4 s.
+ */
+const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
 
 /** An announcement a push deletes. */
 interface QueueEntry {
@@ -99,10 +103,14 @@ class Announcement {
    */
   mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
     if (this.#sha === undefined) return true;
-    const fresh = queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS);
-    const place = fresh.findIndex((entry) => entry.ref === this.ref);
+    const place = this.place(queue);
     if (place <= 0 || branch.moves >= 2) return true;
     return Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS * place;
+  }
+
+  /** Its place among the fresh announcements (0: the oldest), -1 when it is not among them. */
+  place(queue: readonly QueuedCommit[]): number {
+    return queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS).findIndex((entry) => entry.ref === this.ref);
   }
 
   landed(): void {
@@ -166,7 +174,7 @@ type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; 
  * is this run's turn to carry the queue. Polls with `ls-remote` and fetches only
  * when the branch or the queue changed, so a waiting run costs little.
  */
-async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, attempt: number, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, signal: AbortSignal | undefined): Promise<WaitOutcome> {
   const tracking = `refs/remotes/origin/${ws.branch}`;
   const before = await resolveRef(ws, tracking);
   let after = before;
@@ -175,7 +183,8 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
   let queued: readonly QueuedCommit[] = [];
   for (let round = 0; ; round++) {
     if (round > 0) {
-      await interruptibleSleep(Math.round(Math.random() * Math.min(QUEUE_POLL_MAX_MS, ws.backoff.baseMs * (attempt + round))), signal);
+      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued)));
+      await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
     const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) })).stdout;
@@ -250,7 +259,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
         await own.announce(head, signal);
         if (attempt === 0) logger.info({ push: 'queued', branch }, 'other runs are queued for this branch, or it moved: joining the landing queue');
         else logger.info({ push: 'lost', branch, attempt, queued: true }, 'push lost a race; queued for landing');
-        const waited = await awaitCarrier(ws, own, trailers, attempt, signal);
+        const waited = await awaitCarrier(ws, own, trailers, signal);
         if (waited.landed !== undefined) {
           // Another run carried this commit: continue from the branch as it now is.
           await ws.git(['reset', '--quiet', '--hard', waited.landed]);
