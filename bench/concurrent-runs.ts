@@ -120,14 +120,16 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
 
   const names = Array.from({ length: CONCURRENT }, (_, i) => `concurrent-${String(i + 1).padStart(2, '0')}`);
   let settled: PromiseSettledResult<RunResult>[] = [];
+  const cpuAtStart = cpuMsWithChildren();
   const wall = await timeMs(async () => {
     settled = await Promise.allSettled(names.map((name) => scaffold(name)));
   });
+  const concurrentCpuMs = cpuMsWithChildren() - cpuAtStart;
   const failures = settled.flatMap((s, i) =>
     s.status === 'rejected' ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`] : s.value.status !== 'succeeded' ? [`${names[i]}: ${s.value.message}`] : [],
   );
   const succeeded = CONCURRENT - failures.length;
-  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}`);
+  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`);
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
   const leftReasons = new Map<string, number>();
   for (const e of events) for (const item of e['push'] === 'left' ? (e['left'] as string[]) : []) leftReasons.set(item.replace(/^[^:]*: /, ''), (leftReasons.get(item.replace(/^[^:]*: /, '')) ?? 0) + 1);

@@ -128,6 +128,14 @@ describe('landing queue', () => {
       assert.equal(await git(queued.dir, 'rev-parse', 'HEAD'), found.sha);
       assert.equal(await git(bare, 'rev-list', '--count', 'main'), '4', 'nothing landed twice');
       assert.deepEqual(await queueRefs(bare), [], 'the owner leaves no announcement behind');
+
+      // The carrier's next pass carries again: its chain of the first carry is no obstacle.
+      await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma', 'all'));
+      await writeCluster(first, 'alpha', passTrailers('run-z', 'alpha', 'all'));
+      await announce(first, passTrailers('run-z', 'alpha', 'all'));
+      await carrier.push();
+      const ids = (await git(bare, 'log', '-2', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids, ['run-z', 'run-c']);
     } finally {
       await Promise.all([first.dispose(), queued.dispose(), carrier.dispose()]);
     }

@@ -240,7 +240,7 @@ async function recreateChain(ws: QueueGit, entries: readonly QueuedCommit[], tip
     );
   }
   chunks.push('done\n');
-  await ws.git(['fast-import', '--quiet', '--done'], { input: chunks.join('') });
+  await ws.git(['fast-import', '--quiet', '--force', '--done'], { input: chunks.join('') });
   return (await ws.git(['rev-parse', '--verify', `${ref}^{commit}`])).stdout.trim();
 }
 
