@@ -43,7 +43,7 @@ const DEFAULT_MAX_ATTEMPTS = 8;
 const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
 
 /** How long a queued run leaves the carrying to an older announcement before it carries itself. */
-const CARRIER_PATIENCE_MS = 5_000;
+const CARRIER_PATIENCE_MS = 10_000;
 
 /**
  * How often a queued run looks whether it was carried: the further back in the
