@@ -9,7 +9,7 @@
  * under 5×), the load average beside each, and where the time went: steps,
  * git commands, push retries, and verifies run or skipped after a rebase.
  */
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CliGitRemote } from '../src/git/cli-git-remote.js';
 import type { Logger } from '../src/logger.js';
@@ -20,7 +20,7 @@ import { breakdown } from './run-breakdown.js';
 import type { RunResult } from '../src/service/scaffold-run.js';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
-import { type Suite, git, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
+import { type Suite, cpuMsWithChildren, git, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
 
 /** 50 by default (the issue's figure); BENCH_CONCURRENT overrides it for a quicker look. */
 const CONCURRENT = Number(process.env['BENCH_CONCURRENT'] ?? 50);
@@ -101,10 +101,14 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   // Baseline: one run with the repository to itself (after an untimed warm-up).
   await scaffold('alone-warm');
   const single: number[] = [];
+  const cpuBefore = cpuMsWithChildren();
   for (let i = 0; i < SINGLE_RUNS; i++) single.push(await timeMs(() => scaffold(`alone-${i}`)));
   const singleMs = median(single);
+  // What one run costs the machine (this process, git, kubectl): 50 of them cannot finish before the cores have done that work 50 times.
+  const singleCpuMs = (cpuMsWithChildren() - cpuBefore) / SINGLE_RUNS;
+  const floorMs = (CONCURRENT * singleCpuMs) / cpus().length;
   const loadSingle = loadavg()[0]!;
-  log(`concurrent-runs: one run alone ${ms(singleMs)} (median of ${SINGLE_RUNS})`);
+  log(`concurrent-runs: one run alone ${ms(singleMs)} (median of ${SINGLE_RUNS}), ${ms(singleCpuMs)} CPU; ${CONCURRENT} runs need ${ms(floorMs)} on ${cpus().length} cores at the least`);
 
   const single1 = breakdown(events.filter((e) => e['run_id'] === `alone-${SINGLE_RUNS - 1}`), []);
   log(`concurrent-runs: one run alone, steps: ${single1.steps.join('; ')}`);
@@ -116,15 +120,26 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
 
   const names = Array.from({ length: CONCURRENT }, (_, i) => `concurrent-${String(i + 1).padStart(2, '0')}`);
   let settled: PromiseSettledResult<RunResult>[] = [];
+  const cpuAtStart = cpuMsWithChildren();
   const wall = await timeMs(async () => {
     settled = await Promise.allSettled(names.map((name) => scaffold(name)));
   });
+  const concurrentCpuMs = cpuMsWithChildren() - cpuAtStart;
   const failures = settled.flatMap((s, i) =>
     s.status === 'rejected' ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`] : s.value.status !== 'succeeded' ? [`${names[i]}: ${s.value.message}`] : [],
   );
   const succeeded = CONCURRENT - failures.length;
-  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}`);
+  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`);
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
+  const leftReasons = new Map<string, number>();
+  for (const e of events) for (const item of e['push'] === 'left' ? (e['left'] as string[]) : []) leftReasons.set(item.replace(/^[^:]*: /, ''), (leftReasons.get(item.replace(/^[^:]*: /, '')) ?? 0) + 1);
+  const rejections = new Map<string, number>();
+  for (const e of events) for (const line of e['push'] === 'rejected' ? (e['lines'] as string[]) : []) {
+    const key = `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`;
+    rejections.set(key, (rejections.get(key) ?? 0) + 1);
+  }
+  if (rejections.size > 0) log(`concurrent-runs: rejected push lines: ${[...rejections].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
+  if (leftReasons.size > 0) log(`concurrent-runs: queued commits left for their owners: ${[...leftReasons].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
 
   const loadAfter = loadavg()[0]!;
   const spent = breakdown(events, verifyMs);
@@ -167,7 +182,7 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     }
   }
   for (const problem of problems.slice(0, 20)) log(`concurrent-runs: PROBLEM ${problem}`);
-  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} rejected attempts rebased and retried, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
+  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} races lost, ${spent.carriedCommits} commits carried by ${spent.carryingPushes} pushes, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
   await daemon.stop();
   await tmp.remove();
 
@@ -197,6 +212,15 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     },
     {
       suite: 'concurrent-runs',
+      name: `wall time against the CPU floor (${CONCURRENT} × one run's CPU / ${cpus().length} cores): what coordination costs`,
+      measured: ms(wall),
+      baseline: `floor ${ms(floorMs)} (one run ${ms(singleCpuMs)} CPU; the floor alone is ${(floorMs / singleMs).toFixed(1)}× one run)`,
+      ratio: wall / floorMs,
+      target: 'none (information)',
+      verdict: 'INFO',
+    },
+    {
+      suite: 'concurrent-runs',
       name: 'verify gate after a rebase (skipped when only other clusters changed)',
       measured: `${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped; ${spent.verifies} verifies in all, ${(spent.verifyMs / 1000).toFixed(1)} s summed`,
       target: 'none (information)',
@@ -204,8 +228,8 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     },
     {
       suite: 'concurrent-runs',
-      name: 'push retries (non-fast-forward, rebased)',
-      measured: `${retries} retries; ${pushesLanded}/${2 * CONCURRENT} pushes landed (max ${maxAttempts} attempts)${gaveUp > 0 ? `, ${gaveUp} runs gave up` : ''}`,
+      name: 'push races lost, and commits carried by the landing queue',
+      measured: `${retries} races lost; ${pushesLanded}/${2 * CONCURRENT} pass commits landed (max ${maxAttempts} attempts), ${spent.carriedCommits} of them carried by ${spent.carryingPushes} other runs' pushes${gaveUp > 0 ? `, ${gaveUp} runs gave up` : ''}`,
       target: 'none (information)',
       verdict: 'INFO',
     },

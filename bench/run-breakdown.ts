@@ -15,6 +15,9 @@ export interface RunBreakdown {
   readonly git: string[];
   readonly pushesLanded: number;
   readonly rejectedAttempts: number;
+  /** Pushes that carried queued commits of other runs, and how many they carried. */
+  readonly carryingPushes: number;
+  readonly carriedCommits: number;
   readonly maxAttempts: number;
   readonly reverifyRun: number;
   readonly reverifySkipped: number;
@@ -47,7 +50,9 @@ export function breakdown(events: readonly Event[], verifyMs: readonly number[])
     steps: [...byStep].sort(([a], [b]) => a.localeCompare(b)).map(([key, d]) => `${key} ${seconds(sum(d))} (median ${ms([...d].sort((a, b) => a - b)[Math.floor(d.length / 2)] ?? 0)})`),
     git: [...byGit].sort(([, a], [, b]) => sum(b) - sum(a)).slice(0, 6).map(([cmd, d]) => `${cmd} ×${d.length} ${seconds(sum(d))}`),
     pushesLanded: pushes.length,
-    rejectedAttempts: events.filter((e) => e['message'] === 'push rejected by a concurrent push; rebasing').length,
+    rejectedAttempts: events.filter((e) => e['push'] === 'lost').length,
+    carryingPushes: events.filter((e) => e['push'] === 'landed' && Number(e['carried'] ?? 0) > 0).length,
+    carriedCommits: sum(events.filter((e) => e['push'] === 'landed').map((e) => Number(e['carried'] ?? 0))),
     maxAttempts: Math.max(0, ...pushes),
     reverifyRun: reverify.filter((e) => e['verified'] === true).length,
     reverifySkipped: reverify.filter((e) => e['verified'] === false).length,

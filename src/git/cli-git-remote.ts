@@ -9,7 +9,7 @@
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
@@ -17,13 +17,12 @@ import { passCommitOf } from './pass-commit.js';
 import { renderWorkTree } from './render-work-tree.js';
 import { repoPath, sparseDir } from './repo-paths.js';
 import { DEFAULT_IDENTITY, assertIdentity, identityEnv } from './git-identity.js';
-import { changedPaths, resolveRef } from './remote-changes.js';
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
+import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
-import { interruptibleSleep } from '../interruptible-sleep.js';
 
 /** Dependencies of {@link CliGitRemote}. */
 export interface CliGitRemoteDeps {
@@ -50,8 +49,6 @@ export interface CliGitRemoteDeps {
   readonly gitProcessGroup?: 'own' | 'caller';
 }
 
-const DEFAULT_MAX_ATTEMPTS = 8;
-
 /**
  * git ignores `uploadpack.allowFilter` passed with `-c` to the client: the
  * local upload-pack is started with a scrubbed environment. Naming the
@@ -63,9 +60,6 @@ const DEFAULT_MAX_ATTEMPTS = 8;
  * restricts submodules, and git-process allows `file` in GIT_ALLOW_PROTOCOL.
  */
 const FILE_UPLOAD_PACK = 'git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack';
-
-/** Refs the remote turned down because another push got there first. */
-const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock/;
 
 async function pathExists(path: string): Promise<boolean> {
   try {
@@ -196,41 +190,23 @@ class CliGitWorkspace implements GitWorkspace {
     return this.head();
   }
 
-  async push(options: PushOptions = {}): Promise<PushResult> {
-    const { branch, logger, backoff } = this.state;
-    const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
-    const { signal } = options;
-    await this.head().catch((error: unknown) => {
-      if (error instanceof NotFoundError) throw new ValidationError(`nothing to push: branch ${branch} has no commits`);
-      throw error;
-    });
-
-    for (let attempt = 1; ; attempt++) {
-      const args = ['push', '--porcelain', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`];
-      const result = await this.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
-      const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
-      if (result.exitCode === 0 && rejected.length === 0) {
-        const pushed = await this.head();
-        logger.info({ sha: pushed, attempts: attempt }, 'pushed');
-        return { sha: pushed, attempts: attempt };
-      }
-      if (!rejected.some((line) => LOST_RACE.test(line))) {
-        // The porcelain lines say why (hook declined, protected branch); keep them in the message.
-        throw toGitError(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` }, this.secrets);
-      }
-      if (attempt >= maxAttempts) {
-        throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
-      }
-      const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
-      logger.info({ branch, attempt, delayMs: delay }, 'push rejected by a concurrent push; rebasing');
-      await interruptibleSleep(delay, signal);
-      signal?.throwIfAborted();
-      const tracking = `refs/remotes/origin/${branch}`;
-      const before = await resolveRef(this, tracking);
-      await this.rebaseOntoRemote(signal);
-      if (options.afterRebase) await options.afterRebase(await changedPaths(this, before, await resolveRef(this, tracking)));
-    }
+  push(options: PushOptions = {}): Promise<PushResult> {
+    const { state } = this;
+    const workspace: PushingWorkspace = {
+      dir: state.dir,
+      branch: state.branch,
+      logger: state.logger,
+      backoff: state.backoff,
+      committer: () => state.identity ?? this.lastAuthor ?? DEFAULT_IDENTITY,
+      git: (args, call) => this.git(args, call),
+      head: async () =>
+        this.head().catch((error: unknown) => {
+          if (error instanceof NotFoundError) throw new ValidationError(`nothing to push: branch ${state.branch} has no commits`);
+          throw error;
+        }),
+      fail: (args, result) => this.fail(args, result),
+    };
+    return pushHead(workspace, options);
   }
 
   pushBranch(branch: string, options: { readonly signal?: AbortSignal } = {}): Promise<PushResult> {
@@ -243,41 +219,6 @@ class CliGitWorkspace implements GitWorkspace {
 
   fail(args: readonly string[], result: GitResult): Error {
     return toGitError(args, result, this.secrets);
-  }
-
-  /** Fetches the branch and replays local commits on top; other clusters' commits touch other paths. */
-  private async rebaseOntoRemote(signal: AbortSignal | undefined): Promise<void> {
-    const { branch } = this.state;
-    const call = signal ? { signal } : {};
-    await this.git(['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
-      ...call,
-      network: true,
-    });
-    const committer = this.state.identity ?? this.lastAuthor ?? DEFAULT_IDENTITY;
-    const abort = () => this.git(['rebase', '--abort'], { okExitCodes: [0, 1, 128] });
-    let rebase: GitResult;
-    try {
-      rebase = await this.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${branch}`], {
-        ...call,
-        okExitCodes: [0, 1],
-        env: identityEnv(committer, committer),
-      });
-    } catch (error) {
-      // Cancelled half-way: leave the working copy on its own commits, not mid-rebase.
-      await abort();
-      throw error;
-    }
-    // The rebase wrote the remote's newer content into the working copy: check it as a fresh clone.
-    if (rebase.exitCode === 0) return assertConfinedWorkTree(this.state.dir);
-    const output = `${rebase.stdout}\n${rebase.stderr}`;
-    await abort();
-    if (/CONFLICT|could not apply/.test(output)) {
-      const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
-      throw new ConflictError(
-        `a concurrent push to ${branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`,
-      );
-    }
-    throw toGitError(['rebase'], rebase, this.secrets);
   }
 
   async dispose(): Promise<void> {

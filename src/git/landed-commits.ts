@@ -4,6 +4,10 @@
  * could report its pushes (SIGKILL mid-push: the remote may have taken the
  * commit while the runner never heard back), so the run is recorded with what
  * is there rather than with what its log last said.
+ *
+ * First it withdraws the run's announcements from the landing queue
+ * (landing-queue.ts), so no other run can carry its commits onto the branch
+ * after the run was recorded: what is read is final.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -50,15 +54,17 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
   const timeoutMs = query.timeoutMs ?? 60_000;
   try {
     await runGit(['init', '--quiet', '--bare', scratch], { cwd: query.scratchDir });
-    const fetched = await withGitAuth(remote, query.credentials, (auth) =>
-      runGit(['fetch', '--quiet', '--no-tags', '--filter=blob:none', '--', remote.url, `refs/heads/${query.branch}`], {
-        cwd: scratch,
-        env: auth.env,
-        secrets: auth.secrets,
-        timeoutMs,
-        okExitCodes: [0, 128],
-      }),
-    );
+    const fetched = await withGitAuth(remote, query.credentials, async (auth) => {
+      const call = { cwd: scratch, env: auth.env, secrets: auth.secrets, timeoutMs };
+      const prefix = `refs/scaffold-queue/${query.branch}/${query.runId}--`;
+      const listed = await runGit(['ls-remote', '--', remote.url, `${prefix}*`], call);
+      const announced = listed.stdout.split('\n').map((line) => line.split('\t')).filter(([sha = '', ref = '']) => /^[0-9a-f]{40,64}$/.test(sha) && /^(infrastructure|all)$/.test(ref.slice(prefix.length)) && ref.startsWith(prefix));
+      if (announced.length > 0) {
+        // Under a lease: a carrier that got there first landed it, and the fetch below sees that.
+        await runGit(['push', '--porcelain', ...announced.map(([sha, ref]) => `--force-with-lease=${ref}:${sha}`), '--', remote.url, ...announced.map(([, ref]) => `:${ref}`)], { ...call, okExitCodes: [0, 1] });
+      }
+      return runGit(['fetch', '--quiet', '--no-tags', '--filter=blob:none', '--', remote.url, `refs/heads/${query.branch}`], { ...call, okExitCodes: [0, 128] });
+    });
     if (fetched.exitCode !== 0) {
       if (/couldn't find remote ref/i.test(fetched.stderr)) return [];
       throw toGitError(['fetch'], fetched);

@@ -209,7 +209,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
         pass === 'infrastructure'
           ? `Scaffold ${options.cluster.name}: infrastructure layer\n\nFirst pass for ${options.cluster.domain} (${options.cluster.region}): the layers that bring up\nthe cluster's Sealed Secrets controller. Nothing is sealed yet.`
           : `Scaffold ${options.cluster.name}: all layers, credentials sealed\n\nSecond pass for ${options.cluster.domain} (${options.cluster.region}): every layer, with\ncredentials sealed by the cluster's own Sealed Secrets key.`,
-      trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name },
+      // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+      trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name, 'Scaffold-Reference': reference },
       author: options.author ?? DEFAULT_AUTHOR,
     });
     if (sha === undefined) {

@@ -1,0 +1,293 @@
+/**
+ * Pushing a working copy's commits to its branch when other runs push to the
+ * same branch at the same time.
+ *
+ * A scaffold pass commit (one with the Scaffold-* trailers) uses the landing
+ * queue (landing-queue.ts). It is pushed plainly only when nobody is queued and
+ * the branch has not moved past its base; otherwise, or when that push loses,
+ * it is announced and the run waits: polling with `ls-remote`, it finds its
+ * commit carried onto the branch by another run, or it is its turn (oldest in
+ * the queue, or the one ahead is late), and it rebases, carries the other
+ * announced commits on top and lands them all in one atomic push.
+ *
+ * Other commits (upgrades, removals, tests) race alone: fetch, rebase, retry
+ * after a jittered backoff.
+ */
+import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
+import { identityEnv } from './git-identity.js';
+import type { GitResult } from './git-process.js';
+import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queuePrefix, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { changedPaths, resolveRef } from './remote-changes.js';
+import { assertConfinedWorkTree } from './work-tree-guard.js';
+
+/** What a push needs of a working copy. */
+export interface PushingWorkspace extends QueueGit {
+  readonly dir: string;
+  readonly branch: string;
+  readonly logger: Logger;
+  /** Delay window of the n-th retry of a commit that races alone (full jitter). */
+  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  /** Who commits what a rebase or a carry rewrites. */
+  committer(): GitIdentity;
+  head(): Promise<string>;
+  /** Turns a failed result into the product's error, credentials scrubbed. */
+  fail(args: readonly string[], result: GitResult): Error;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 8;
+
+/** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
+const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
+
+/** How long a queued run leaves the carrying to an older announcement before it carries itself. */
+const CARRIER_PATIENCE_MS = 10_000;
+
+/**
+ * How often a queued run looks whether it was carried: the further back in the
+ * queue, the less often (every look is an `ls-remote`, and fifty runs looking
+ * every second would keep two cores busy), at most every 4 s.
+ */
+const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
+
+/** An announcement a push deletes. */
+interface QueueEntry {
+  readonly ref: string;
+  readonly sha: string;
+}
+
+/** Refspecs deleting `entries`, each under a lease: an announcement that moved since it was read is not deleted, and an atomic push fails whole. */
+function removalsOf(entries: readonly QueueEntry[]): { leases: string[]; deletions: string[] } {
+  return { leases: entries.map((entry) => `--force-with-lease=${entry.ref}:${entry.sha}`), deletions: entries.map((entry) => `:${entry.ref}`) };
+}
+
+/** This run's own announcement in the queue. */
+class Announcement {
+  #sha: string | undefined;
+  #at = 0;
+
+  constructor(
+    private readonly ws: PushingWorkspace,
+    readonly ref: string,
+  ) {}
+
+  get sha(): string | undefined {
+    return this.#sha;
+  }
+
+  /** Announces `head`, or renews the announcement once half the carry window has passed. */
+  async announce(head: string, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#sha !== undefined && (this.#sha === head || Date.now() - this.#at < CARRY_WINDOW_MS / 2)) return;
+    const args = ['push', '--porcelain', '--no-verify', 'origin', `+${head}:${this.ref}`];
+    const result = await this.ws.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
+    // A remote that refuses the queue ref still takes the plain race: not worth failing the run for.
+    if (result.exitCode !== 0) return this.ws.logger.warn({ ref: this.ref }, 'the remote refused the landing-queue ref; racing alone');
+    this.#sha = head;
+    this.#at = Date.now();
+  }
+
+  /** The announcement as the landing push deletes it (only if it still points where we left it). */
+  get entry(): QueueEntry | undefined {
+    return this.#sha === undefined ? undefined : { ref: this.ref, sha: this.#sha };
+  }
+
+  /**
+   * Whether this run carries the queue now: it is the oldest fresh announcement
+   * (the others wait for it instead of all building the same chain); or the
+   * branch has not moved for {@link CARRIER_PATIENCE_MS} times its place in the
+   * queue (the oldest is slow or gone, and the next in line steps in first); or
+   * the branch moved twice since it looked first without this commit, so a
+   * carrier saw it and left it (its verify must run again).
+   */
+  mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
+    if (this.#sha === undefined) return true;
+    const place = this.place(queue);
+    if (place <= 0 || branch.moves >= 2) return true;
+    return Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS * place;
+  }
+
+  /** Its place among the fresh announcements (0: the oldest), -1 when it is not among them. */
+  place(queue: readonly QueuedCommit[]): number {
+    return queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS).findIndex((entry) => entry.ref === this.ref);
+  }
+
+  landed(): void {
+    this.#sha = undefined;
+  }
+
+  /** Best effort on the way out without landing: an owner that gave up is not carried. */
+  async withdraw(): Promise<void> {
+    const entry = this.entry;
+    if (entry === undefined) return;
+    const { leases, deletions } = removalsOf([entry]);
+    await this.ws.git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
+    this.#sha = undefined;
+  }
+}
+
+/** Fetches the branch, and its landing queue when this push is queued. */
+async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
+  const call = signal ? { signal } : {};
+  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch)] : [])];
+  await ws.git(['fetch', '--quiet', '--no-tags', '--prune', '--filter=blob:none', 'origin', ...refspecs], { ...call, network: true });
+}
+
+async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<void> {
+  const call = signal ? { signal } : {};
+  const committer = ws.committer();
+  const abort = () => ws.git(['rebase', '--abort'], { okExitCodes: [0, 1, 128] });
+  let rebase: GitResult;
+  try {
+    rebase = await ws.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${ws.branch}`], { ...call, okExitCodes: [0, 1], env: identityEnv(committer, committer) });
+  } catch (error) {
+    // Cancelled half-way: leave the working copy on its own commits, not mid-rebase.
+    await abort();
+    throw error;
+  }
+  // The rebase wrote the remote's newer content into the working copy: check it as a fresh clone.
+  if (rebase.exitCode === 0) return assertConfinedWorkTree(ws.dir);
+  const output = `${rebase.stdout}\n${rebase.stderr}`;
+  await abort();
+  if (/CONFLICT|could not apply/.test(output)) {
+    const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
+    throw new ConflictError(`a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`);
+  }
+  throw ws.fail(['rebase'], rebase);
+}
+
+/** Whether a plain push of HEAD would lose: others are queued, or the branch moved past HEAD's base. */
+async function queueAhead(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<boolean> {
+  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) });
+  const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
+  if (lines.some(([, ref]) => ref?.startsWith(queuePrefix(ws.branch)))) return true;
+  const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
+  return tip !== undefined && (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
+}
+
+/** What a queued run saw while it waited. */
+type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: readonly QueuedCommit[] };
+
+/**
+ * Waits until another run carried this run's commit (its landed commit), or it
+ * is this run's turn to carry the queue. Polls with `ls-remote` and fetches only
+ * when the branch or the queue changed, so a waiting run costs little.
+ */
+async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+  const tracking = `refs/remotes/origin/${ws.branch}`;
+  const before = await resolveRef(ws, tracking);
+  let after = before;
+  const branch = { movedAt: Date.now(), moves: 0 };
+  let seen = '';
+  let queued: readonly QueuedCommit[] = [];
+  for (let round = 0; ; round++) {
+    if (round > 0) {
+      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued)));
+      await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
+      signal?.throwIfAborted();
+    }
+    const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) })).stdout;
+    if (listing !== seen) {
+      seen = listing;
+      await fetchBranch(ws, true, signal);
+      const tip = await resolveRef(ws, tracking);
+      // Moves count from the first look after the announcement: an earlier landing may not have seen it.
+      if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
+      after = tip;
+      const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
+      if (landed !== undefined) return { landed };
+      queued = await readQueue(ws, ws.branch);
+    }
+    if (own.mayCarry(queued, branch)) return { before, after, queued };
+  }
+}
+
+/**
+ * Pushes HEAD to the workspace's branch, at most `maxAttempts` times.
+ * @throws UnavailableError when attempts run out; ConflictError when a rebase conflicts
+ */
+export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}): Promise<PushResult> {
+  const { branch, logger, backoff } = ws;
+  const { signal } = options;
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
+  const tracking = `refs/remotes/origin/${branch}`;
+  const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
+  const own = trailers ? new Announcement(ws, queueRef(branch, trailers)) : undefined;
+  let queue = own !== undefined;
+  let chain: CarriedChain | undefined;
+  /** One push: HEAD, or the chain carrying queued commits (atomically deleting their announcements). Undefined when it lost the race. */
+  const attemptPush = async (attempt: number): Promise<PushResult | undefined> => {
+    const head = await ws.head();
+    const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
+    const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
+    const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+    const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
+    if (result.exitCode === 0 && rejected.length === 0) {
+      own?.landed();
+      const carried = chain?.carried.length ?? 0;
+      logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
+      return { sha: head, attempts: attempt };
+    }
+    if (/does not support --atomic/.test(result.stderr)) {
+      // No atomic pushes, no safe queue: race alone from here on.
+      queue = false;
+      await own?.withdraw();
+      return undefined;
+    }
+    logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected }, 'push rejected');
+    // The porcelain lines say why (hook declined, protected branch); keep them in the message.
+    if (!rejected.some((line) => LOST_RACE.test(line))) throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
+    if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
+    return undefined;
+  };
+
+  try {
+    // A queued commit waits its turn rather than racing the runs already waiting.
+    let attempt = queue && (await queueAhead(ws, signal)) ? 0 : 1;
+    for (; ; attempt++) {
+      if (attempt > 0) {
+        const pushed = await attemptPush(attempt);
+        if (pushed) return pushed;
+      }
+      const head = await ws.head();
+      let before: string | undefined;
+      let after: string | undefined;
+      let queued: readonly QueuedCommit[] = [];
+      if (queue && own && trailers) {
+        await own.announce(head, signal);
+        if (attempt === 0) logger.info({ push: 'queued', branch }, 'other runs are queued for this branch, or it moved: joining the landing queue');
+        else logger.info({ push: 'lost', branch, attempt, queued: true }, 'push lost a race; queued for landing');
+        const waited = await awaitCarrier(ws, own, trailers, signal);
+        if (waited.landed !== undefined) {
+          // Another run carried this commit: continue from the branch as it now is.
+          await ws.git(['reset', '--quiet', '--hard', waited.landed]);
+          await assertConfinedWorkTree(ws.dir);
+          // An announcement still standing (re-announced after it was carried) is withdrawn.
+          if (own.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
+          else own.landed();
+          logger.info({ push: 'carried', sha: waited.landed, attempts: Math.max(1, attempt) }, 'pushed by a concurrent run that carried this commit');
+          return { sha: waited.landed, attempts: Math.max(1, attempt) };
+        }
+        ({ before, after, queued } = waited);
+      } else {
+        const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
+        logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: false }, 'push rejected by a concurrent push; rebasing');
+        await interruptibleSleep(delay, signal);
+        signal?.throwIfAborted();
+        before = await resolveRef(ws, tracking);
+        await fetchBranch(ws, false, signal);
+        after = await resolveRef(ws, tracking);
+      }
+      await rebaseOntoTracking(ws, signal);
+      if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));
+      chain = queue ? await carryQueued(ws, queued.filter((entry) => entry.ref !== own?.ref), await ws.head(), ws.committer()) : undefined;
+      if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
+      if (chain && chain.carried.length === 0) chain = undefined;
+    }
+  } catch (error) {
+    await own?.withdraw();
+    throw error;
+  }
+}
