@@ -1,6 +1,6 @@
 /** The start form's delivery section: push, or pull/merge requests on a forge (docs/delivery.md). */
 import { FORGES, type DeliveryValues } from './delivery-values';
-import { FieldNotes } from './secret-fields';
+import { describedBy, FieldNotes } from './secret-fields';
 
 interface Props {
   readonly values: DeliveryValues;
@@ -14,7 +14,6 @@ const MODES: readonly { readonly mode: DeliveryValues['mode']; readonly label: s
 ];
 
 const invalid = (issue: string | undefined): 'true' | undefined => (issue === undefined ? undefined : 'true');
-const describedBy = (id: string, issue: string | undefined): string => `${id}-hint${issue === undefined ? '' : ` ${id}-error`}`;
 
 export function DeliveryFields({ values, onChange, issues }: Props) {
   const forgeIssue = issues.get('delivery-forge');

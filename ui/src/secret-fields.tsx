@@ -24,7 +24,8 @@ interface Props {
   readonly githubApp?: boolean;
 }
 
-function describedBy(id: string, issue: string | undefined): string {
+/** The ids a control's aria-describedby names: its hint and, when it has one, its error. */
+export function describedBy(id: string, issue: string | undefined): string {
   return `${id}-hint${issue === undefined ? '' : ` ${id}-error`}`;
 }
 
