@@ -582,6 +582,13 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByLabel('A kubeconfig: the runner waits for the controller and fetches it').check();
     await page.getByLabel('Kubeconfig (required)').fill(kubeconfig);
     await page.getByLabel('Registry pull secret (.dockerconfigjson)').fill(registryAuth);
+    // Pull requests ask for the forge, and offer a GitHub App for GitHub only; this run is pushed.
+    await page.getByLabel('Open a pull/merge request per pass (a protected branch)').check();
+    assert.equal(await page.getByTestId('github-app-fields').count(), 0);
+    await page.getByLabel('Forge (required)').selectOption('github');
+    for (const label of ['GitHub App id', 'Installation id', 'GitHub App private key (PEM)']) await page.getByLabel(label).waitFor();
+    await page.getByLabel('Push each pass to the branch').check();
+    assert.equal(await page.getByTestId('github-app-fields').count(), 0);
     await checkpoint('13-start-form', t);
     await page.getByRole('button', { name: 'Start the scaffold' }).click();
     await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
@@ -651,6 +658,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
     await page.locator('table[data-state="succeeded"]').waitFor({ timeout: 60_000 });
     assert.match((await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
+    assert.equal(await page.getByTestId('wave-requests').count(), 0, 'a pushed rollout lists no pull requests');
     await checkpoint('18-upgrade-rollout', t);
     await page.getByRole('link', { name: 'Fleet', exact: true }).first().click();
     await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"][data-status="up_to_date"]`).waitFor({ timeout: 30_000 });
@@ -684,6 +692,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await checkpoint('19-cluster-remove', t);
     await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: 'Removed: commit' }).waitFor({ timeout: 60_000 });
+    assert.equal(await page.getByTestId('removal-request').count(), 0, 'a pushed removal names no request');
     await page.getByRole('link', { name: 'Back to the fleet' }).click();
     await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
     await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).waitFor({ timeout: 20_000 });

@@ -19,6 +19,7 @@ import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { ROUTE_PERMISSIONS } from '../../src/http/route-permissions.js';
 import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
+import { SERVICE_FORGE_ENV, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
 import { strictProblems } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -94,7 +95,7 @@ interface BindingObject extends K8sObject {
 interface EnvVar {
   readonly name: string;
   readonly value?: string;
-  readonly valueFrom?: { readonly secretKeyRef?: { readonly name: string; readonly key: string } } & Json;
+  readonly valueFrom?: { readonly secretKeyRef?: { readonly name: string; readonly key: string; readonly optional?: boolean } } & Json;
 }
 
 interface Probe {
@@ -488,11 +489,12 @@ describe('deploy/base', () => {
       assert.notEqual(runnerImage.split(':')[0], image.split(':')[0], 'the service image runs `serve`, not scaffold-runner');
     });
 
-    it('sets only variables src/service/service-config.ts reads, and the service accepts them', async () => {
+    it('sets only variables src/service/service-config.ts (or, for the forge token, src/main.ts) reads, and the service accepts them', async () => {
       const config = await source('src/service/service-config.ts');
       const env = container().env ?? [];
       assert.equal(container().envFrom, undefined, 'every variable is listed explicitly');
-      for (const { name } of env) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is a key of the service's environment schema`);
+      const forgeEnv: readonly string[] = Object.values(SERVICE_FORGE_ENV);
+      for (const { name } of env) if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is a key of the service's environment schema`);
       assert.equal(new Set(env.map((e) => e.name)).size, env.length, 'no variable is set twice');
 
       const database = env.find((e) => e.name === 'DATABASE_URL');
@@ -511,6 +513,18 @@ describe('deploy/base', () => {
       assert.ok(loaded.dataDir.startsWith('/tmp/'), 'DATA_DIR is on the writable emptyDir');
       assert.equal(loaded.port, container().ports?.find((p) => p.name === 'http')?.containerPort);
       assert.equal(loaded.runnerImage, literal['SCAFFOLD_RUNNER_IMAGE']);
+    });
+
+    it('takes the service\'s forge token from an optional Secret, so the service starts (pushing only) until an operator creates it with the API URL', () => {
+      const env = container().env ?? [];
+      const token = env.find((e) => e.name === SERVICE_FORGE_ENV.token);
+      assert.equal(token?.value, undefined, 'the token is never a literal');
+      assert.deepEqual(token?.valueFrom, { secretKeyRef: { name: 'gitops-scaffolder-forge', key: 'token', optional: true } });
+      // The API URL is the operator's to set with the Secret (deploy/README.md): none in the base.
+      assert.equal(env.find((e) => e.name === SERVICE_FORGE_ENV.apiUrl), undefined);
+      const literal = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+      assert.deepEqual(serviceForgeAuth(literal), {}, 'without the Secret: no forge credentials, and no error');
+      assert.throws(() => serviceForgeAuth({ ...literal, [SERVICE_FORGE_ENV.token]: 'from-the-secret' }), /SCAFFOLD_FORGE_API_URL/, 'the Secret without the API URL stops the service with a message naming it');
     });
 
     it('runs runner pods as the base\'s scaffold-runner ServiceAccount in the Job namespace, which is also the default', () => {

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
+import { SERVICE_FORGE_ENV, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { helmTemplate } from '../support/helm-template.js';
 import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
@@ -26,7 +27,7 @@ const source = (path: string): Promise<string> => readFile(`${ROOT}${path}`, 'ut
 interface EnvVar {
   readonly name: string;
   readonly value?: string;
-  readonly valueFrom?: { readonly secretKeyRef?: { readonly name: string } };
+  readonly valueFrom?: { readonly secretKeyRef?: { readonly name: string; readonly key?: string; readonly optional?: boolean } };
 }
 interface PodTemplate {
   readonly serviceAccountName?: string;
@@ -51,8 +52,11 @@ const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string)
 /** Asserts that every variable is one the service reads and that it accepts them together (as in a pod). */
 async function assertServiceAccepts(env: readonly EnvVar[]): Promise<ReturnType<typeof loadServiceConfig>> {
   const config = await source('src/service/service-config.ts');
-  for (const { name } of env) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is read by the service`);
+  // The forge token and its API are read by src/main.ts (serviceForgeAuth), beside the service config.
+  const forgeEnv: readonly string[] = Object.values(SERVICE_FORGE_ENV);
+  for (const { name } of env) if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is read by the service`);
   const fromSecret = env.some((e) => e.name === 'DATABASE_URL') ? { DATABASE_URL: 'postgresql://scaffolder@postgres.example:5432/scaffolder' } : {};
+  serviceForgeAuth(literalEnv(env));
   return loadServiceConfig({ ...literalEnv(env), ...fromSecret, KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/');
 }
 
@@ -71,7 +75,8 @@ function dangling(objects: readonly ManifestObject[]): string[] {
     const claim = volume.persistentVolumeClaim?.claimName;
     if (claim !== undefined && !has('PersistentVolumeClaim', claim, namespace)) missing.push(`PersistentVolumeClaim ${claim}`);
   }
-  for (const e of envOf(objects)) {
+  // An optional Secret (the forge token) is the operator's to create when they want it; the pod starts without it.
+  for (const e of envOf(objects).filter((v) => v.valueFrom?.secretKeyRef?.optional !== true)) {
     const secret = e.valueFrom?.secretKeyRef?.name;
     if (secret !== undefined && !has('Secret', secret, namespace)) missing.push(`Secret ${secret}`);
   }
@@ -130,6 +135,7 @@ describe('charts/gitops-scaffolder', () => {
     assert.ok(validate(values), JSON.stringify(validate.errors));
     assert.ok(!validate({ ...values, imgae: {} }), 'an unknown key');
     assert.ok(!validate({ ...values, logLevel: 'loud' }));
+    assert.ok(!validate({ ...values, forge: { tokenSecret: { name: 'forge', key: 'token' }, apiUrl: 'http://api.github.com' } }), 'the token goes over https only');
     assert.ok(!validate({ ...values, rbac: { operators: [{ kind: 'ServiceAccount', name: 'x' }] } }), 'a ServiceAccount subject without namespace');
   });
 
@@ -159,12 +165,17 @@ describe('charts/gitops-scaffolder', () => {
       allowedRepositoryUrls: ['https://git.example.net/platform/'],
       auth: { allowedServiceAccounts: ['system:serviceaccount:kubeopera-core:*'] },
       imagePullSecrets: [{ name: 'registry' }],
+      forge: { tokenSecret: { name: 'github-forge', key: 'pat' }, apiUrl: 'https://api.github.com' },
     });
     assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
     for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute']) assert.ok(objects.some((o) => o.kind === kind), kind);
     const config = await assertServiceAccepts(envOf(objects));
     assert.equal(config.metricsPublic, true, 'the ServiceMonitor scrapes without a token');
     assert.deepEqual(config.allowedRepositoryUrls, ['https://git.example.net/platform/']);
+    // The forge token from the operator's Secret, sent only to the API URL they set.
+    const env = envOf(objects);
+    assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });
+    assert.equal(serviceForgeAuth({ ...literalEnv(env), [SERVICE_FORGE_ENV.token]: 'from-the-secret' }).apiUrl, 'https://api.github.com');
     const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'gitops-scaffolder') as unknown as { spec: { ingress: { from: unknown[] }[] } };
     const from = JSON.stringify(policy.spec.ingress[0]?.from);
     for (const ns of ['kubeopera-core', 'ingress-nginx', 'monitoring']) assert.ok(from.includes(`"${ns}"`), ns);

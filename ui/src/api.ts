@@ -6,6 +6,8 @@
  */
 
 import type { ReviewRequest, RunDelivery } from './review-requests';
+import type { DeliveryBody } from './delivery-values';
+import type { KubeconfigSource, RepositoryCredentials, SecretsBody } from './secret-values';
 
 export type { ReviewRequest, RunDelivery };
 
@@ -87,24 +89,14 @@ export interface ScaffoldRequestBody {
   readonly sealing?: { readonly certificate: string };
   readonly kubeconfig?: KubeconfigSource;
   readonly registry_pull_secret?: { readonly dockerconfigjson: string };
+  /** Absent: pushed. */
+  readonly delivery?: DeliveryBody;
 }
 
-/** Used for one run only: the service passes them to the runner and never stores them. */
-export interface RepositoryCredentials {
-  readonly username?: string;
-  readonly token: string;
-}
-
-/** Access to the new cluster: a Secret in the service's cluster, or the kubeconfig text. */
-export type KubeconfigSource = { readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string } } | { readonly inline: string };
+export type { KubeconfigSource, RepositoryCredentials } from './secret-values';
 
 /** What a retry sends again: the secrets of the run, which the service never stores. */
-export interface RetryRequestBody {
-  readonly repository?: { readonly credentials?: RepositoryCredentials };
-  readonly sealing?: { readonly certificate: string };
-  readonly kubeconfig?: KubeconfigSource;
-  readonly registry_pull_secret?: { readonly dockerconfigjson: string };
-}
+export type RetryRequestBody = SecretsBody;
 
 /** A cluster attribute of a platform's layer catalog (`GET /api/v1/catalog`). */
 export interface CatalogAttribute {

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { messageOf } from './components';
-import { previewUpgrade, removeCluster, startUpgrade, type UpgradePreview } from './fleet-api';
+import { previewUpgrade, removeCluster, startUpgrade, type Removal, type UpgradePreview } from './fleet-api';
 import { navigate, paths } from './router';
 
 export function UpgradeAction({ name }: { name: string }) {
@@ -75,7 +75,7 @@ export function UpgradeAction({ name }: { name: string }) {
   );
 }
 
-export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (commit: string) => void }) {
+export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (removal: Removal) => void }) {
   const [confirming, setConfirming] = useState(false);
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
@@ -85,7 +85,7 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (co
     setBusy(true);
     setError(null);
     try {
-      onRemoved((await removeCluster(name, typed)).commit);
+      onRemoved(await removeCluster(name, typed));
     } catch (caught) {
       setError(caught);
     } finally {

@@ -3,16 +3,18 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { RemoveAction, UpgradeAction } from './cluster-actions';
-import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
-import { getCluster } from './fleet-api';
+import { ClusterStatusBadge, ErrorBox, ReviewStateBadge, StatusBadge } from './components';
+import { getCluster, type Removal } from './fleet-api';
 import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
+import { RequestLink } from './request-table';
+import { shownRemovalRequest } from './review-requests';
 import { onLinkClick, paths } from './router';
 import { SealingPanel } from './sealing-panel';
 
 export function ClusterPage({ name }: { name: string }) {
   useTitle(`Cluster ${name}`);
-  const [removed, setRemoved] = useState<string | null>(null);
+  const [removed, setRemoved] = useState<Removal | null>(null);
   const { value: cluster, error } = usePolledValue((signal) => getCluster(name, signal), 10_000, () => removed === null, name);
 
   const missing = error instanceof ApiError && error.status === 404;
@@ -29,14 +31,7 @@ export function ClusterPage({ name }: { name: string }) {
           Cluster {name} {cluster !== null && removed === null && <ClusterStatusBadge status={cluster.status} />}
         </h1>
       </div>
-      {removed !== null && (
-        <p class="card" role="status">
-          Removed: commit <code>{removed.slice(0, 12)}</code> deleted the cluster's generated files.{' '}
-          <a href={paths.fleet} onClick={onLinkClick}>
-            Back to the fleet
-          </a>
-        </p>
-      )}
+      {removed !== null && <Removed removal={removed} />}
       {removed === null && error !== null && <ErrorBox title={missing ? 'No such cluster on the branch' : 'The cluster could not be read'} error={error} />}
       {removed === null && cluster !== null && (
         <>
@@ -102,7 +97,7 @@ export function ClusterPage({ name }: { name: string }) {
             <section class="card" aria-labelledby="cluster-actions">
               <h2 id="cluster-actions">Actions</h2>
               <UpgradeAction name={cluster.name} />
-              <RemoveAction name={cluster.name} onRemoved={(commit) => setRemoved(commit)} />
+              <RemoveAction name={cluster.name} onRemoved={setRemoved} />
             </section>
           ) : (
             <p class="muted">{cluster.kind === 'reference' ? 'The reference environment is not upgraded or removed from here.' : 'A directory without provenance: the service neither upgrades nor removes it.'}</p>
@@ -110,5 +105,25 @@ export function ClusterPage({ name }: { name: string }) {
         </>
       )}
     </>
+  );
+}
+
+/** What the DELETE answered: the commit, and the pull/merge request it went through when the removal was delivered by one. */
+function Removed({ removal }: { removal: Removal }) {
+  const request = shownRemovalRequest(removal);
+  return (
+    <p class="card" role="status" data-testid="removed">
+      Removed: commit <code>{removal.commit.slice(0, 12)}</code> deleted the cluster's generated files
+      {request === undefined ? (
+        '.'
+      ) : (
+        <span data-testid="removal-request">
+          , through <RequestLink request={request} /> <ReviewStateBadge state={request.state} />.
+        </span>
+      )}{' '}
+      <a href={paths.fleet} onClick={onLinkClick}>
+        Back to the fleet
+      </a>
+    </p>
   );
 }

@@ -10,16 +10,20 @@
  * edited): a select per attribute, its default chosen; none at all for a
  * platform without a catalog.
  *
- * The secrets (a kubeconfig, a registry pull secret, a repository token) go
- * into the request body only (see secret-fields.tsx).
+ * The secrets (a kubeconfig, a registry pull secret, a repository token, a
+ * GitHub App) go into the request body only (see secret-values.ts), and are
+ * dropped from the form once the run was accepted. Delivery (push or pull
+ * requests) is chosen beside them; a GitHub App is offered for GitHub only.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, createRun, dryRun, getCatalog, type CatalogAttribute, type DryRunResult, type ScaffoldRequestBody } from './api';
 import { ErrorBox, messageOf } from './components';
+import { DeliveryFields } from './delivery-fields';
+import { DELIVERY_FIELDS, deliveryIssues, deliveryRequest, EMPTY_DELIVERY, usesGithubApp, type DeliveryValues } from './delivery-values';
 import { DryRunResultCard } from './dry-run-result';
 import { useTitle } from './hooks';
 import { navigate, paths } from './router';
-import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues, FieldNotes } from './secret-fields';
+import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues, FieldNotes } from './secret-fields';
 
 interface FormValues {
   name: string;
@@ -45,7 +49,7 @@ const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; re
 ];
 
 /** Every field an API error can point at, with its label. */
-const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS];
+const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS, ...DELIVERY_FIELDS];
 
 /** The form field of each catalog attribute. */
 const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }>> = {
@@ -61,8 +65,8 @@ type CatalogState = { readonly state: 'loading' } | { readonly state: 'ready'; r
 
 const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '' };
 
-function requestOf(values: FormValues, secretValues: SecretValues): ScaffoldRequestBody {
-  const secrets = secretsRequest(secretValues);
+function requestOf(values: FormValues, secretValues: SecretValues, delivery: DeliveryValues): ScaffoldRequestBody {
+  const secrets = secretsRequest(secretValues, usesGithubApp(delivery));
   const repository = {
     ...(values.repositoryUrl.trim() === '' ? {} : { url: values.repositoryUrl.trim() }),
     ...(values.branch.trim() === '' ? {} : { branch: values.branch.trim() }),
@@ -78,11 +82,12 @@ function requestOf(values: FormValues, secretValues: SecretValues): ScaffoldRequ
     cluster: { name: values.name.trim(), domain: values.domain.trim(), region: values.region.trim(), ...attributes },
     ...secrets,
     ...(Object.keys(repository).length === 0 ? {} : { repository }),
+    ...deliveryRequest(delivery),
   };
 }
 
 /** What the browser can tell before asking the service (which checks everything again). */
-function localIssues(values: FormValues, secrets: SecretValues): Map<string, string> {
+function localIssues(values: FormValues, secrets: SecretValues, delivery: DeliveryValues): Map<string, string> {
   const issues = new Map<string, string>();
   if (values.name.trim() === '') issues.set('cluster-name', 'Enter the cluster name.');
   else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim())) issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
@@ -91,7 +96,7 @@ function localIssues(values: FormValues, secrets: SecretValues): Map<string, str
   for (const [id, value] of [['cluster-role', values.role], ['cluster-infra-provider', values.infraProvider], ['cluster-dns-provider', values.dnsProvider]] as const) {
     if (value.trim() !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value.trim())) issues.set(id, 'Use a lower-case label: letters, digits and "-".');
   }
-  for (const [id, message] of secretIssues(secrets)) issues.set(id, message);
+  for (const [id, message] of [...secretIssues(secrets, usesGithubApp(delivery)), ...deliveryIssues(delivery)]) issues.set(id, message);
   return issues;
 }
 
@@ -99,6 +104,7 @@ export function DryRunPage() {
   useTitle('Dry run');
   const [values, setValues] = useState<FormValues>(EMPTY);
   const [secrets, setSecrets] = useState<SecretValues>(EMPTY_SECRETS);
+  const [delivery, setDelivery] = useState<DeliveryValues>(EMPTY_DELIVERY);
   const [issues, setIssues] = useState<Map<string, string>>(new Map());
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -170,13 +176,13 @@ export function DryRunPage() {
 
   /** The request, or undefined (with the issues shown) when the form is not complete. */
   const checkedRequest = (): ScaffoldRequestBody | undefined => {
-    const found = localIssues(values, secrets);
+    const found = localIssues(values, secrets, delivery);
     if (found.size > 0) {
       showIssues(found);
       return undefined;
     }
     setIssues(new Map());
-    return requestOf(values, secrets);
+    return requestOf(values, secrets, delivery);
   };
 
   /** Starts the run straight from the form, without a preview. */
@@ -187,6 +193,7 @@ export function DryRunPage() {
     setError(null);
     try {
       const accepted = await createRun(request);
+      setSecrets(clearedSecrets);
       navigate(paths.run(accepted.id));
     } catch (caught) {
       setStarting(false);
@@ -229,6 +236,9 @@ export function DryRunPage() {
     setStartError(null);
     try {
       const accepted = await createRun(result.request);
+      // The previewed request held the secrets too.
+      setSecrets(clearedSecrets);
+      setResult(null);
       navigate(paths.run(accepted.id));
     } catch (caught) {
       setStartError(caught);
@@ -344,7 +354,8 @@ export function DryRunPage() {
             {field('repository-branch', 'branch', 'Branch', 'Empty: main.')}
           </div>
         </fieldset>
-        <SecretFields values={secrets} onChange={setSecrets} issues={issues} />
+        <DeliveryFields values={delivery} onChange={setDelivery} issues={issues} />
+        <SecretFields values={secrets} onChange={setSecrets} issues={issues} githubApp={usesGithubApp(delivery)} />
         <div class="form-actions">
           <button type="submit" class="primary" disabled={busy}>
             {busy ? 'Rendering…' : 'Preview the files'}

@@ -1,5 +1,6 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
 import { json, post, type RunStatus } from './api';
+import type { FleetReviewRequest, RunDelivery } from './review-requests';
 
 export type ClusterKind = 'generated' | 'reference' | 'unmanaged';
 export type ClusterStatus = 'up_to_date' | 'behind' | 'unknown' | 'not_applicable';
@@ -75,6 +76,10 @@ export interface Rollout {
     readonly modified?: number;
     readonly removed?: number;
   }[];
+  /** How each wave reaches the branch; absent from a service older than the field. */
+  readonly delivery?: RunDelivery;
+  /** pull_request delivery: each wave's request (wave from 0), as last seen. */
+  readonly requests?: readonly (FleetReviewRequest & { readonly wave: number })[];
   readonly failure?: unknown;
 }
 
@@ -84,6 +89,9 @@ export interface Removal {
   readonly removed: readonly string[];
   readonly kept: readonly string[];
   readonly flux_bootstrap: boolean;
+  readonly delivery?: RunDelivery;
+  /** The merged pull/merge request the removal went through (pull_request delivery). */
+  readonly request?: FleetReviewRequest;
 }
 
 const CLUSTERS = '/api/v1/clusters';

@@ -3,13 +3,13 @@
  * active (after a confirmation), or retry it once it failed or was cancelled.
  * A retry is a new run; the service never stores secrets, so the retry form
  * asks again for the ones this run used (its certificate or kubeconfig, and
- * optionally a registry pull secret or repository token).
+ * optionally a registry pull secret, a repository token or a GitHub App).
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, cancelRun, retryRun, type RunDetail } from './api';
 import { messageOf } from './components';
 import { navigate, paths } from './router';
-import { EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
+import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
 
 export function RunActions({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
   const active = run.status === 'pending' || run.status === 'running';
@@ -66,6 +66,8 @@ function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => voi
 
 function RetryAction({ run }: { run: RunDetail }) {
   const modes: readonly SealingMode[] = run.sealing === 'certificate' ? ['certificate'] : ['kubeconfig-inline', 'kubeconfig-secret'];
+  // The runner reads a GitHub App only for pull requests on GitHub, as the run was started.
+  const githubApp = run.delivery?.mode === 'pull_request' && run.delivery.forge === 'github';
   const [open, setOpen] = useState(false);
   const [secrets, setSecrets] = useState<SecretValues>({ ...EMPTY_SECRETS, mode: modes[0] ?? 'certificate' });
   const [issues, setIssues] = useState<Map<string, string>>(new Map());
@@ -75,13 +77,14 @@ function RetryAction({ run }: { run: RunDetail }) {
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const found = secretIssues(secrets);
+    const found = secretIssues(secrets, githubApp);
     setIssues(found);
     if (found.size > 0) return;
     setBusy(true);
     setError(null);
     try {
-      const accepted = await retryRun(run.id, secretsRequest(secrets));
+      const accepted = await retryRun(run.id, secretsRequest(secrets, githubApp));
+      setSecrets(clearedSecrets);
       navigate(paths.run(accepted.id));
     } catch (caught) {
       setBusy(false);
@@ -124,7 +127,7 @@ function RetryAction({ run }: { run: RunDetail }) {
         {run.sealing === 'certificate' ? 'sealing certificate' : 'kubeconfig'} again.
       </p>
       {issues.has('form') && <p class="error-box" role="alert">{issues.get('form')}</p>}
-      <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} />
+      <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} githubApp={githubApp} />
       {error !== null && (
         <p class="error-box" role="alert">
           Could not retry the run: {messageOf(error)}

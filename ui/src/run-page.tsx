@@ -5,13 +5,14 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, getRun, type RunDetail } from './api';
-import { ErrorBox, ReviewStateBadge, StatusBadge, StepBadge } from './components';
+import { ErrorBox, StatusBadge, StepBadge } from './components';
 import { formatDateTime, formatDuration, runDuration } from './format';
 import { GraphPanel } from './graph-panel';
 import { useNow, usePolling, useTitle } from './hooks';
 import { LogPanel } from './log-panel';
 import { onLinkClick, paths } from './router';
 import { commitUrl } from './repository-links';
+import { RequestTable } from './request-table';
 import { deliversThroughRequests, shownReviewRequests } from './review-requests';
 import { RunActions } from './run-actions';
 import { shownSteps, STEP_TITLES, type ShownStep } from './steps';
@@ -185,41 +186,7 @@ function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
       {requests.length === 0 ? (
         <p class="muted">{final ? 'This run opened no request.' : 'None opened yet.'}</p>
       ) : (
-        <table class="commits">
-          <caption class="sr-only">Pull and merge requests of this run's passes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Pass</th>
-              <th scope="col">Request</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {requests.map((request) => (
-              <tr key={request.key} data-testid="review-request">
-                <td>{request.pass}</td>
-                <td>
-                  {request.href === undefined ? (
-                    <code class="wrap">{request.url}</code>
-                  ) : (
-                    <a href={request.href} target="_blank" rel="noopener noreferrer" data-testid="review-request-link">
-                      {request.forge} {request.label}
-                      <span class="sr-only"> (opens the request in a new tab)</span>
-                    </a>
-                  )}
-                  {request.branch !== undefined && (
-                    <span class="request-branch">
-                      <span class="muted">from</span> <code class="wrap">{request.branch}</code>
-                    </span>
-                  )}
-                </td>
-                <td>
-                  <ReviewStateBadge state={request.state} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <RequestTable caption="Pull and merge requests of this run's passes" column="Pass" rows={requests.map((request) => ({ request, what: request.pass }))} />
       )}
     </section>
   );

@@ -8,88 +8,9 @@
  * Values typed here go into one request body and nowhere else (no storage, no URL).
  */
 import type { ComponentChildren } from 'preact';
-import type { KubeconfigSource, RetryRequestBody } from './api';
+import type { SealingMode, SecretValues } from './secret-values';
 
-export type SealingMode = 'certificate' | 'kubeconfig-inline' | 'kubeconfig-secret';
-
-export interface SecretValues {
-  readonly mode: SealingMode;
-  readonly certificate: string;
-  readonly kubeconfig: string;
-  readonly secretNamespace: string;
-  readonly secretName: string;
-  readonly secretKey: string;
-  readonly registryAuth: string;
-  readonly username: string;
-  readonly token: string;
-}
-
-export const EMPTY_SECRETS: SecretValues = {
-  mode: 'certificate',
-  certificate: '',
-  kubeconfig: '',
-  secretNamespace: '',
-  secretName: '',
-  secretKey: 'kubeconfig',
-  registryAuth: '',
-  username: '',
-  token: '',
-};
-
-/** Input ids, the API fields that land on each, and their labels (for the error summary). */
-export const SECRET_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [
-  { id: 'sealing-certificate', api: ['sealing.certificate', 'sealing'], label: 'Sealing certificate' },
-  { id: 'kubeconfig-inline', api: ['kubeconfig.inline', 'kubeconfig'], label: 'Kubeconfig' },
-  { id: 'kubeconfig-secret-namespace', api: ['kubeconfig.secretRef.namespace', 'kubeconfig.secretRef'], label: 'Secret namespace' },
-  { id: 'kubeconfig-secret-name', api: ['kubeconfig.secretRef.name'], label: 'Secret name' },
-  { id: 'kubeconfig-secret-key', api: ['kubeconfig.secretRef.key'], label: 'Secret key' },
-  { id: 'registry-auth', api: ['registry_pull_secret.dockerconfigjson', 'registry_pull_secret'], label: 'Registry pull secret' },
-  { id: 'repository-username', api: ['repository.credentials.username'], label: 'Repository user name' },
-  { id: 'repository-token', api: ['repository.credentials.token', 'repository.credentials'], label: 'Repository token' },
-];
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** The secret parts of a request body. */
-export function secretsRequest(values: SecretValues): RetryRequestBody {
-  const trimmedCertificate = values.certificate.trim();
-  const kubeconfig: KubeconfigSource | undefined =
-    values.mode === 'kubeconfig-inline'
-      ? { inline: values.kubeconfig }
-      : values.mode === 'kubeconfig-secret'
-        ? { secretRef: { namespace: values.secretNamespace.trim(), name: values.secretName.trim(), key: values.secretKey.trim() } }
-        : undefined;
-  return {
-    ...(values.mode === 'certificate' ? { sealing: { certificate: trimmedCertificate === '' ? '' : `${trimmedCertificate}\n` } } : {}),
-    ...(kubeconfig === undefined ? {} : { kubeconfig }),
-    ...(values.registryAuth.trim() === '' ? {} : { registry_pull_secret: { dockerconfigjson: values.registryAuth.trim() } }),
-    ...(values.token === '' ? {} : { repository: { credentials: { token: values.token, ...(values.username.trim() === '' ? {} : { username: values.username.trim() }) } } }),
-  };
-}
-
-/** What the browser can tell before asking the service (which checks everything again). */
-export function secretIssues(values: SecretValues): Map<string, string> {
-  const issues = new Map<string, string>();
-  if (values.mode === 'certificate') {
-    if (values.certificate.trim() === '') issues.set('sealing-certificate', 'Paste the cluster’s Sealed Secrets certificate (PEM) or load it from a file.');
-    else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----')) issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
-  } else if (values.mode === 'kubeconfig-inline') {
-    if (values.kubeconfig.trim() === '') issues.set('kubeconfig-inline', 'Paste the new cluster’s kubeconfig.');
-  } else {
-    if (!DNS_LABEL.test(values.secretNamespace.trim())) issues.set('kubeconfig-secret-namespace', 'Enter the namespace of the Secret (a DNS label).');
-    if (values.secretName.trim() === '') issues.set('kubeconfig-secret-name', 'Enter the name of the Secret.');
-    if (!/^[-._a-zA-Z0-9]+$/.test(values.secretKey.trim())) issues.set('kubeconfig-secret-key', 'Enter the Secret’s key holding the kubeconfig.');
-  }
-  if (values.registryAuth.trim() !== '') {
-    try {
-      JSON.parse(values.registryAuth);
-    } catch {
-      issues.set('registry-auth', 'This is not JSON: paste a .dockerconfigjson ({"auths": {…}}).');
-    }
-  }
-  if (values.username.trim() !== '' && values.token === '') issues.set('repository-token', 'A user name needs its token.');
-  return issues;
-}
+export { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-values';
 
 interface Props {
   readonly values: SecretValues;
@@ -99,9 +20,12 @@ interface Props {
   readonly modes?: readonly SealingMode[];
   /** Whether to show the repository credentials. @default true */
   readonly credentials?: boolean;
+  /** Whether to offer a GitHub App (pull_request delivery on GitHub). @default false */
+  readonly githubApp?: boolean;
 }
 
-function describedBy(id: string, issue: string | undefined): string {
+/** The ids a control's aria-describedby names: its hint and, when it has one, its error. */
+export function describedBy(id: string, issue: string | undefined): string {
   return `${id}-hint${issue === undefined ? '' : ` ${id}-error`}`;
 }
 
@@ -127,7 +51,7 @@ const MODE_LABELS: Readonly<Record<SealingMode, string>> = {
   'kubeconfig-secret': 'A kubeconfig Secret in the service’s cluster',
 };
 
-export function SecretFields({ values, onChange, issues, modes = ['certificate', 'kubeconfig-inline', 'kubeconfig-secret'], credentials = true }: Props) {
+export function SecretFields({ values, onChange, issues, modes = ['certificate', 'kubeconfig-inline', 'kubeconfig-secret'], credentials = true, githubApp = false }: Props) {
   const set = (key: keyof SecretValues) => (event: Event) => onChange({ ...values, [key]: (event.currentTarget as HTMLInputElement | HTMLTextAreaElement).value });
   const input = (id: string, key: keyof SecretValues, label: string, hint: string, props: Record<string, unknown> = {}) => {
     const issue = issues.get(id);
@@ -209,6 +133,17 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
           </div>
         )}
       </fieldset>
+      {credentials && githubApp && (
+        <fieldset data-testid="github-app-fields">
+          <legend>GitHub App (optional, instead of or beside the token)</legend>
+          <p class="hint">An App installed on the repository: the runner mints an installation token with it for the pull requests and for git. Used for this run only, never stored or logged.</p>
+          <div class="field-row">
+            {input('github-app-id', 'appId', 'GitHub App id', 'The number on the App’s settings page (“App ID”).', { inputMode: 'numeric' })}
+            {input('github-app-installation-id', 'installationId', 'Installation id', 'The number at the end of the installation’s settings URL.', { inputMode: 'numeric' })}
+          </div>
+          {textarea('github-app-private-key', 'appPrivateKey', 'GitHub App private key (PEM)', 'The whole .pem file GitHub gave you for the App.', 4)}
+        </fieldset>
+      )}
     </>
   );
 }

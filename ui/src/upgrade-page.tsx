@@ -1,7 +1,13 @@
-/** One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each cluster's outcome, followed until it ends. */
+/**
+ * One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each
+ * cluster's outcome, and, when it is delivered through pull requests, each
+ * wave's request with its state, followed until the rollout ends.
+ */
 import { ErrorBox } from './components';
-import { getUpgrade } from './fleet-api';
+import { getUpgrade, type Rollout } from './fleet-api';
 import { usePolledValue, useTitle } from './hooks';
+import { RequestTable } from './request-table';
+import { rolloutDeliversThroughRequests, shownWaveRequests } from './review-requests';
 import { onLinkClick, paths } from './router';
 
 export function UpgradePage({ id }: { id: string }) {
@@ -60,6 +66,27 @@ export function UpgradePage({ id }: { id: string }) {
           </table>
         </div>
       )}
+      {rollout !== null && rolloutDeliversThroughRequests(rollout) && <WaveRequests rollout={rollout} />}
     </>
+  );
+}
+
+/** Each wave's pull/merge request: the next wave starts only once it is merged. */
+function WaveRequests({ rollout }: { rollout: Rollout }) {
+  const requests = shownWaveRequests(rollout);
+  return (
+    <section class="card" aria-labelledby="wave-requests-heading" data-testid="wave-requests">
+      <h2 id="wave-requests-heading">Pull requests</h2>
+      <p class="hint">One request per wave{rollout.delivery?.auto_merge === true ? ', merged by the service once its checks pass' : ''}; the next wave starts once it is merged.</p>
+      {requests.length === 0 ? (
+        <p class="muted">{rollout.state === 'running' ? 'None opened yet.' : 'This rollout opened no request.'}</p>
+      ) : (
+        <RequestTable
+          caption="Pull and merge requests of this rollout's waves"
+          column="Wave"
+          rows={requests.map((request) => ({ request, what: <>{request.wave}<span class="sub">{request.clusters.join(', ')}</span></> }))}
+        />
+      )}
+    </section>
   );
 }
