@@ -84,7 +84,7 @@ export interface ServePlugins {
    * Reads a repository's fleet and decommissions clusters (`/api/v1/clusters`).
    * @default none: those endpoints answer 404
    */
-  readonly fleetSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => FleetSource;
+  readonly fleetSource?: (context: { readonly config: ServiceConfig; readonly logger: Logger }) => FleetSource | Promise<FleetSource>;
 }
 
 const defaultPlugins: ServePlugins = {
@@ -102,13 +102,13 @@ const defaultPlugins: ServePlugins = {
       logger: logger.child({ component: 'catalog' }),
       workRoot: config.dataDir,
     }),
-  fleetSource: ({ config, logger }) =>
+  fleetSource: async ({ config, logger }) =>
     new GitFleetSource({
       git: new CliGitRemote({ logger: logger.child({ component: 'fleet' }) }),
       reference: config.referenceEnvironment,
       logger: logger.child({ component: 'fleet' }),
       workRoot: config.dataDir,
-      deliveries: forgeChangeDeliveries({ ...serviceForgeAuth(process.env), logger: logger.child({ component: 'fleet' }) }),
+      deliveries: forgeChangeDeliveries({ ...(await serviceForgeAuth(process.env)), logger: logger.child({ component: 'fleet' }) }),
     }),
 };
 
@@ -225,7 +225,7 @@ export async function startService(
     });
 
     const graphSource = plugins.graphSource?.({ config, logger });
-    const fleetSource = plugins.fleetSource?.({ config, logger });
+    const fleetSource = await plugins.fleetSource?.({ config, logger });
     const app = await createHttpApp({
       service,
       authenticator,

@@ -19,3 +19,15 @@ export async function readInputFile(path: string, field: string): Promise<string
     throw new ValidationError([{ field, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
   }
 }
+
+/**
+ * A secret from the environment: the file named by `NAME_FILE` (trimmed) wins,
+ * else `NAME`; undefined when neither is set. The runner's and the service's rule.
+ * @throws ValidationError when the file cannot be read (never its content)
+ */
+export async function secretFromEnvOrFile(env: Readonly<Record<string, string | undefined>>, name: string): Promise<string | undefined> {
+  const file = env[`${name}_FILE`];
+  if (file) return (await readInputFile(file, `${name}_FILE`)).trim();
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -34,7 +34,7 @@ import { parseDuration } from './duration.js';
 import { FIELD_FLAGS } from './cli/flag-names.js';
 import { requiredFlagsHelp } from './cli/required-flags-help.js';
 import { terminalOutput } from './cli/terse-run-output.js';
-import { readInputFile } from './read-input-file.js';
+import { readInputFile, secretFromEnvOrFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
 import { runnerDelivery } from './delivery/runner-delivery.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
@@ -92,14 +92,6 @@ async function readSecretFile(path: string, what: string): Promise<string> {
   return (await readInputFile(path, what)).trim();
 }
 
-/** A value from `NAME` or from the file named by `NAME_FILE`; the file wins. */
-async function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): Promise<string | undefined> {
-  const file = env[`${name}_FILE`];
-  if (file) return readSecretFile(file, `${name}_FILE`);
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
 /** A boolean switch from the environment: unset or empty is false. */
 function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
   const value = (env[name] ?? '').trim().toLowerCase();
@@ -118,14 +110,14 @@ function rotationNames(value: string | undefined): readonly string[] | undefined
 }
 
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
-  const sshKey = await fromEnvOrFile(env, RUNNER_ENV.gitSshKey);
+  const sshKey = await secretFromEnvOrFile(env, RUNNER_ENV.gitSshKey);
   if (sshKey) {
-    const knownHosts = await fromEnvOrFile(env, RUNNER_ENV.gitKnownHosts);
+    const knownHosts = await secretFromEnvOrFile(env, RUNNER_ENV.gitKnownHosts);
     return { kind: 'ssh', privateKey: `${sshKey}\n`, ...(knownHosts ? { knownHosts } : {}) };
   }
-  const token = await fromEnvOrFile(env, RUNNER_ENV.gitToken);
+  const token = await secretFromEnvOrFile(env, RUNNER_ENV.gitToken);
   if (!token) return undefined;
-  const username = await fromEnvOrFile(env, RUNNER_ENV.gitUsername);
+  const username = await secretFromEnvOrFile(env, RUNNER_ENV.gitUsername);
   return { kind: 'token', token, ...(username ? { username } : {}) };
 }
 
@@ -267,7 +259,7 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     const { delivery, credentials } = await runnerDelivery(deliverySettings, {
       repositoryUrl: flags.repoUrl,
       credentials: await gitCredentialsFrom(env),
-      readSecret: (name) => fromEnvOrFile(env, name),
+      readSecret: (name) => secretFromEnvOrFile(env, name),
       logger,
       pollIntervalMs: parseDuration(flags.mergePollInterval, '--merge-poll-interval'),
     });

@@ -2,15 +2,21 @@
  * How the service delivers a fleet change it committed itself (an upgrade
  * wave, a removal): pushed straight to the branch, or through its own
  * pull/merge request exactly as a scaffold pass is (PullRequestDelivery).
+ * The service calls its forge with a token or a GitHub App, from its own
+ * environment (or the files of its Secret), never a request.
  * A direct push a protected branch refuses fails with the same error as a
  * run's, pointing at pull_request mode.
  */
 import { UnavailableError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
+import { secretFromEnvOrFile } from '../read-input-file.js';
 import type { GitCredentials } from '../runner/ports.js';
-import { createForgeClient, type ForgeAuth } from './create-delivery.js';
-import type { ForgeName } from './forge-client.js';
+import { createForgeClient, type ForgeAuth, type ForgeClientOptions } from './create-delivery.js';
+import type { ForgeClient } from './forge-client.js';
+import { callForge } from './forge-error.js';
+import { githubAppAuth } from './github-app-auth.js';
+import { GitHubForge } from './github-forge.js';
 import { checkApiUrl, defaultApiUrl } from './delivery-settings.js';
 import type { DeliveredPass, DeliveryMode, DeliverySettings, ReviewDelivery } from './delivery.js';
 import { PullRequestDelivery } from './pull-request-delivery.js';
@@ -19,8 +25,11 @@ import { isProtectedBranchRefusal, protectedBranchError } from './push-delivery.
 /** Delivers a committed fleet change. */
 export interface ChangeDelivery {
   readonly mode: DeliveryMode;
-  /** What the clone the change is written in pushes with; absent: the service's own git access. */
-  readonly credentials?: GitCredentials;
+  /**
+   * What the clone the change is written in pushes with (a GitHub App's
+   * installation token is minted on each call); absent: the service's own git access.
+   */
+  credentials?(): Promise<GitCredentials>;
   /**
    * Brings the workspace's HEAD onto `change.branch` and leaves the workspace on the branch's new head.
    * @throws ForbiddenError when the branch refuses a direct push (push mode)
@@ -57,31 +66,55 @@ export interface ForgeChangeDeliveryOptions {
   readonly logger?: Logger;
   /** Pause between looks at an open request. @default 15000 */
   readonly pollIntervalMs?: number;
+  /** Makes the forge client (tests reach their double through it). @default createForgeClient */
+  readonly createForge?: (options: ForgeClientOptions) => ForgeClient;
 }
 
-/** The service's own forge token for upgrades and removals, and the API it belongs to: its environment, never a request. */
-export const SERVICE_FORGE_ENV = { token: 'SCAFFOLD_FORGE_TOKEN', apiUrl: 'SCAFFOLD_FORGE_API_URL' } as const;
+/**
+ * The service's own forge credentials for upgrades and removals (a token, or a
+ * GitHub App whose values may also come from `NAME_FILE`), and the API they
+ * belong to: its environment, never a request.
+ */
+export const SERVICE_FORGE_ENV = {
+  token: 'SCAFFOLD_FORGE_TOKEN',
+  apiUrl: 'SCAFFOLD_FORGE_API_URL',
+  githubApp: { appId: 'SCAFFOLD_FORGE_GITHUB_APP_ID', installationId: 'SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID', privateKey: 'SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY' },
+} as const;
+
+/** How messages name the service's forge credentials. */
+export const SERVICE_FORGE_CREDENTIALS = `${SERVICE_FORGE_ENV.token} or a GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), with ${SERVICE_FORGE_ENV.apiUrl}`;
 
 /**
- * The service's forge credentials from its environment: none, or a token with the API it belongs to.
- * @throws ValidationError for a token without its API, or an API URL that is not https
+ * The service's forge credentials from its environment: none, or a token or a
+ * GitHub App (never both) with the API they belong to.
+ * @throws ValidationError naming the variable at fault: a token and an App, a partial App, credentials without their API, an API URL that is not https
  */
-export function serviceForgeAuth(env: Readonly<Record<string, string | undefined>>): Pick<ForgeChangeDeliveryOptions, 'auth' | 'apiUrl'> {
+export async function serviceForgeAuth(env: Readonly<Record<string, string | undefined>>): Promise<Pick<ForgeChangeDeliveryOptions, 'auth' | 'apiUrl'>> {
   const token = env[SERVICE_FORGE_ENV.token]?.trim();
-  if (!token) return {};
+  const app = await githubAppAuth((name) => secretFromEnvOrFile(env, name), SERVICE_FORGE_ENV.githubApp);
+  if (token && app) {
+    throw new ValidationError([{ field: SERVICE_FORGE_ENV.token, message: `is set together with a GitHub App (${SERVICE_FORGE_ENV.githubApp.appId}): set one of them` }]);
+  }
+  const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);
+  if (auth === undefined) return {};
   const apiUrl = env[SERVICE_FORGE_ENV.apiUrl]?.trim();
-  if (!apiUrl) throw new ValidationError([{ field: SERVICE_FORGE_ENV.apiUrl, message: `is required with ${SERVICE_FORGE_ENV.token}: the forge API the token is sent to, e.g. https://api.github.com` }]);
-  return { auth: { kind: 'token', token }, apiUrl: checkApiUrl(apiUrl, SERVICE_FORGE_ENV.apiUrl) };
+  const given = auth.kind === 'token' ? SERVICE_FORGE_ENV.token : 'a GitHub App';
+  if (!apiUrl) throw new ValidationError([{ field: SERVICE_FORGE_ENV.apiUrl, message: `is required with ${given}: the forge API the credentials are sent to, e.g. https://api.github.com` }]);
+  return { auth, apiUrl: checkApiUrl(apiUrl, SERVICE_FORGE_ENV.apiUrl) };
 }
 
 /**
- * The token also pushes the change's branch, but only to an https repository
- * whose own forge API (as derived from its host) is the token's: an explicit
- * `api_url` proves nothing about the host git would send the token to.
+ * The credentials also push the change's branch, but only to an https
+ * repository whose own forge API (as derived from its host) is theirs: an
+ * explicit `api_url` proves nothing about the host git would send them to. A
+ * GitHub App pushes with an installation token minted for the push.
  */
-function gitCredentialsFor(auth: ForgeAuth, forge: ForgeName, repositoryUrl: string, apiUrl: string): GitCredentials | undefined {
-  if (auth.kind !== 'token' || parseRepositoryUrl(repositoryUrl, 'repository_url').kind !== 'https') return undefined;
-  return checkApiUrl(defaultApiUrl(forge, repositoryUrl)) === apiUrl ? { kind: 'token', token: auth.token } : undefined;
+function gitCredentialsFor(auth: ForgeAuth, forge: ForgeClient, repositoryUrl: string, apiUrl: string): (() => Promise<GitCredentials>) | undefined {
+  if (parseRepositoryUrl(repositoryUrl, 'repository_url').kind !== 'https' || checkApiUrl(defaultApiUrl(forge.forge, repositoryUrl)) !== apiUrl) return undefined;
+  if (auth.kind === 'token') return async () => ({ kind: 'token', token: auth.token });
+  if (!(forge instanceof GitHubForge)) return undefined;
+  const statusOf = (error: unknown) => (error as { status?: number }).status;
+  return async () => ({ kind: 'token', token: await callForge('GitHub', 'minting an installation token', statusOf, () => forge.gitToken()), username: 'x-access-token' });
 }
 
 /** The service's deliveries: push, or pull requests called with `options.auth` at `options.apiUrl` only. */
@@ -90,15 +123,15 @@ export function forgeChangeDeliveries(options: ForgeChangeDeliveryOptions): Chan
   return (settings, repositoryUrl) => {
     if (settings === undefined || settings.mode === 'push') return pushChangeDelivery;
     if (options.auth === undefined || options.apiUrl === undefined || settings.forge === undefined) {
-      throw new UnavailableError(`pull_request delivery of upgrades and removals needs the service to have a forge token (${SERVICE_FORGE_ENV.token}, ${SERVICE_FORGE_ENV.apiUrl})`);
+      throw new UnavailableError(`pull_request delivery of upgrades and removals needs the service to have forge credentials (${SERVICE_FORGE_CREDENTIALS})`);
     }
     const apiUrl = checkApiUrl(settings.apiUrl ?? defaultApiUrl(settings.forge, repositoryUrl));
     if (apiUrl !== checkApiUrl(options.apiUrl)) {
       throw new ValidationError([{ field: 'delivery.api_url', message: `the service's forge token is only sent to ${options.apiUrl}; this repository's forge API is ${apiUrl}` }]);
     }
-    const forge = createForgeClient({ forge: settings.forge, repositoryUrl, auth: options.auth, logger, apiUrl });
+    const forge = (options.createForge ?? createForgeClient)({ forge: settings.forge, repositoryUrl, auth: options.auth, logger, apiUrl });
     const requests = new PullRequestDelivery({ forge, autoMerge: settings.autoMerge ?? false, logger, ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}) });
-    const credentials = gitCredentialsFor(options.auth, settings.forge, repositoryUrl, apiUrl);
+    const credentials = gitCredentialsFor(options.auth, forge, repositoryUrl, apiUrl);
     return { mode: 'pull_request', ...(credentials ? { credentials } : {}), deliver: (change) => requests.deliverReview(change) };
   };
 }

@@ -6,7 +6,7 @@
  * installation token git then pushes with.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { startForgeDouble, type ForgeDouble } from '../../test/support/forge-double.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { secretDataOf } from '../kubernetes/kube-job-manifests.js';
+import { secretFromEnvOrFile } from '../read-input-file.js';
 import { secretEnvOf, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import type { RunSecrets } from '../service/scaffold-run.js';
 import { runnerDelivery } from './runner-delivery.js';
@@ -24,13 +25,7 @@ const PEM = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 const SECRETS: RunSecrets = { githubApp: { appId: '123456', installationId: '7890123', privateKey: PEM } };
 
 /** The runner's reading of a secret (runner-cli): the file named by `NAME_FILE` (trimmed) wins, else `NAME`. */
-function secretReader(env: Readonly<Record<string, string>>): (name: string) => Promise<string | undefined> {
-  return async (name) => {
-    const file = env[`${name}_FILE`];
-    if (file) return (await readFile(file, 'utf8')).trim();
-    return env[name] || undefined;
-  };
-}
+const secretReader = (env: Readonly<Record<string, string>>) => (name: string) => secretFromEnvOrFile(env, name);
 
 describe('runnerDelivery with a GitHub App', () => {
   let dir: string;

@@ -8,12 +8,13 @@ import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import type { GitCredentials } from '../runner/ports.js';
 import { createForgeClient, type ForgeAuth } from './create-delivery.js';
 import type { DeliverySettings, PassDelivery } from './delivery.js';
+import { githubAppAuth, type GitHubAppNames, type SecretReader } from './github-app-auth.js';
 import { GitHubForge } from './github-forge.js';
 import { PullRequestDelivery } from './pull-request-delivery.js';
 import { pushDelivery } from './push-delivery.js';
 
 /** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags: the run contract's names. */
-export const GITHUB_APP_ENV = {
+export const GITHUB_APP_ENV: GitHubAppNames = {
   appId: RUNNER_ENV.githubAppId,
   installationId: RUNNER_ENV.githubAppInstallationId,
   privateKey: RUNNER_ENV.githubAppPrivateKey,
@@ -24,18 +25,9 @@ export interface RunnerDeliveryOptions {
   /** The repository credentials: the token is also the forge API token. */
   readonly credentials: GitCredentials | undefined;
   /** Reads a secret from `NAME` or the file `NAME_FILE`. */
-  readonly readSecret: (name: string) => Promise<string | undefined>;
+  readonly readSecret: SecretReader;
   readonly logger: Logger;
   readonly pollIntervalMs?: number;
-}
-
-async function githubAppAuth(readSecret: RunnerDeliveryOptions['readSecret']): Promise<ForgeAuth | undefined> {
-  const [appId, installationId, privateKey] = await Promise.all([readSecret(GITHUB_APP_ENV.appId), readSecret(GITHUB_APP_ENV.installationId), readSecret(GITHUB_APP_ENV.privateKey)]);
-  if (appId === undefined && installationId === undefined && privateKey === undefined) return undefined;
-  if (!appId || !installationId || !privateKey) {
-    throw new ValidationError([{ field: 'SCAFFOLD_GITHUB_APP_*', message: 'a GitHub App needs its id, installation id and private key together' }]);
-  }
-  return { kind: 'app', appId, installationId, privateKey: `${privateKey}\n` };
 }
 
 /**
@@ -43,7 +35,7 @@ async function githubAppAuth(readSecret: RunnerDeliveryOptions['readSecret']): P
  * App, an installation token minted here (valid one hour) replaces them.
  */
 export async function runnerDelivery(settings: DeliverySettings, options: RunnerDeliveryOptions): Promise<{ delivery: PassDelivery; credentials: GitCredentials | undefined }> {
-  const app = settings.forge === 'github' ? await githubAppAuth(options.readSecret) : undefined;
+  const app = settings.forge === 'github' ? await githubAppAuth(options.readSecret, GITHUB_APP_ENV) : undefined;
   if (settings.mode === 'push' && !app) return { delivery: pushDelivery, credentials: options.credentials };
   const token = options.credentials?.kind === 'token' ? options.credentials.token : options.credentials?.kind === 'basic' ? options.credentials.password : undefined;
   const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);

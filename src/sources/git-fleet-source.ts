@@ -9,12 +9,12 @@
  * can read (and, for a removal or an upgrade, push to) on its own: no git
  * credentials are kept. Upgrades and removals are delivered through
  * ChangeDeliveries: pushed, or through a pull/merge request opened with the
- * service's forge token.
+ * service's forge token or GitHub App.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pushChangeDelivery, SERVICE_FORGE_ENV, type ChangeDeliveries, type ChangeDelivery } from '../delivery/change-delivery.js';
+import { pushChangeDelivery, SERVICE_FORGE_CREDENTIALS, type ChangeDeliveries, type ChangeDelivery } from '../delivery/change-delivery.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import { removalReviewText, upgradeReviewText, type FleetReviewText } from '../delivery/fleet-request-text.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
@@ -56,7 +56,7 @@ export interface GitFleetSourceDeps {
 
 /** Without forge credentials the service can only push. */
 const pushOnly: ChangeDeliveries = (settings) => {
-  if (settings !== undefined && settings.mode !== 'push') throw new UnavailableError(`this service is not configured to open pull requests (no forge token: ${SERVICE_FORGE_ENV.token})`);
+  if (settings !== undefined && settings.mode !== 'push') throw new UnavailableError(`this service is not configured to open pull requests (no forge credentials: ${SERVICE_FORGE_CREDENTIALS})`);
   return pushChangeDelivery;
 };
 
@@ -138,6 +138,7 @@ export class GitFleetSource implements FleetSource {
 
   async remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string; readonly delivery?: FleetDelivery }): Promise<FleetRemoval> {
     const delivery = this.#deliveries(target.delivery?.settings, target.repositoryUrl);
+    const credentials = await delivery.credentials?.();
     const removal = await this.#inClone(target, [`clusters/${target.cluster}`], async (workspace) => {
       const plan = await planRemoval(new FsRepoReader(workspace.dir), target.cluster, this.#reference);
       await writeTree(workspace.dir, new Map(), { remove: plan.remove });
@@ -150,7 +151,7 @@ export class GitFleetSource implements FleetSource {
       if (sha === undefined) return { ...plan, commit: await workspace.head() };
       const delivered = await this.#deliver(delivery, workspace, target, removalReviewText(plan, target.branch));
       return { ...plan, commit: delivered.sha, ...(delivered.request ? { request: delivered.request } : {}) };
-    }, undefined, delivery.credentials);
+    }, undefined, credentials);
     this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
     this.#logger.info(
       { cluster: removal.name, commit: removal.commit, removed: removal.remove.length, kept: removal.kept.length, requestedBy: target.requestedBy, ...(removal.request ? { request: removal.request.url } : {}) },
@@ -161,6 +162,7 @@ export class GitFleetSource implements FleetSource {
 
   async upgrade(target: Parameters<FleetSource['upgrade']>[0]): Promise<FleetUpgrade[]> {
     const delivery = target.dryRun ? pushChangeDelivery : this.#deliveries(target.delivery?.settings, target.repositoryUrl);
+    const credentials = await delivery.credentials?.();
     // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
     const upgrades = await this.#inClone(target, ['clusters'], async (workspace) => {
       const outcomes = await upgradeWorkTree(workspace.dir, {
@@ -200,7 +202,7 @@ export class GitFleetSource implements FleetSource {
           ...(request !== undefined ? { request } : {}),
         };
       });
-    }, [], delivery.credentials);
+    }, [], credentials);
     if (!target.dryRun) this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
     return upgrades;
   }
@@ -220,7 +222,7 @@ export class GitFleetSource implements FleetSource {
         workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(credentials ? { credentials } : {}), ...(target.signal ? { signal: target.signal } : {}) });
       } catch (error) {
         const why = credentials
-          ? `the service's forge token (${SERVICE_FORGE_ENV.token}) was refused for this repository`
+          ? `the service's forge credentials (${SERVICE_FORGE_CREDENTIALS}) were refused for this repository`
           : 'the fleet is only read from repositories reachable without credentials';
         throw anonymousReadFailure(error, why);
       }

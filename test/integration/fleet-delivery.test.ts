@@ -3,15 +3,19 @@
  * RolloutService, the real GitFleetSource writing with native git to a real
  * git daemon on loopback whose `main` is protected (GitHub's GH006 through a
  * pre-receive hook), and the forge double in front of the same bare
- * repository, driven through Octokit. Rollouts in PGlite.
+ * repository, driven through Octokit. Rollouts in PGlite. The service calls
+ * the forge with its token, or with its GitHub App (the double checks the
+ * App's signed JWT before minting the installation token).
  */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { forgeChangeDeliveries } from '../../src/delivery/change-delivery.js';
+import { forgeChangeDeliveries, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
+import type { ForgeAuth } from '../../src/delivery/create-delivery.js';
 import { PgRunStore } from '../../src/db/pg-run-store.js';
 import { CliGitRemote } from '../../src/git/cli-git-remote.js';
 import { renderWorkTree } from '../../src/git/render-work-tree.js';
@@ -27,12 +31,14 @@ import { type ForgeDouble, startForgeDouble } from '../support/forge-double.js';
 import { type GitDaemon, startGitDaemon } from '../support/git-server.js';
 import { git } from '../support/git.js';
 import { protectMain } from '../support/protected-branch.js';
-import { eventually } from '../support/runner.js';
+import { capturingLogger, eventually } from '../support/runner.js';
 import { unusedExecutor, unusedPreviewer } from '../support/unused-executor.js';
 
 const API_TOKEN = 'fleet-delivery-token-0123456789';
 const AUTH = { authorization: `Bearer ${API_TOKEN}` };
 const FORGE_TOKEN = 'forge-token-0123456789';
+/** What the double mints for the service's GitHub App (and then the only token it accepts). */
+const INSTALLATION_TOKEN = 'ghs_fleet-installation-token';
 const OWNER = 'acme';
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
 const CLUSTERS = ['eu-1', 'eu-2', 'eu-3'];
@@ -63,6 +69,10 @@ let appDeps: Parameters<typeof createHttpApp>[0];
 let repoCount = 0;
 /** The forge API the service's token belongs to: the current test's double (a service has one). */
 let serviceForgeApi = '';
+/** The service's forge credentials: its token, or (one test) its GitHub App. */
+let serviceAuth: ForgeAuth = { kind: 'token', token: FORGE_TOKEN };
+/** Everything the fleet source and its deliveries log. */
+const logs = capturingLogger();
 const doubles: ForgeDouble[] = [];
 
 interface Remote {
@@ -72,14 +82,14 @@ interface Remote {
   readonly forge: ForgeDouble;
 }
 
-/** A copy of the template at `acme/<name>.git`, its main protected, with a GitHub double in front. */
-async function newRemote(): Promise<Remote> {
+/** A copy of the template at `acme/<name>.git`, its main protected, with a GitHub double in front (with `githubApp`: the App installed there, minting INSTALLATION_TOKEN). */
+async function newRemote(githubApp?: { readonly appId: string; readonly installationId: string; readonly publicKey: KeyObject }): Promise<Remote> {
   const name = `fleet-${++repoCount}`;
   const dir = join(served, OWNER, `${name}.git`);
   await git(scratch, 'clone', '--quiet', '--bare', template, dir);
   for (const [key, value] of [['uploadpack.allowFilter', 'true'], ['uploadpack.allowAnySHA1InWant', 'true']] as const) await git(dir, 'config', key, value);
   await protectMain(dir);
-  const forge = await startForgeDouble({ forge: 'github', repoDir: dir, owner: OWNER, repo: name, token: FORGE_TOKEN });
+  const forge = await startForgeDouble({ forge: 'github', repoDir: dir, owner: OWNER, repo: name, token: githubApp ? INSTALLATION_TOKEN : FORGE_TOKEN, ...(githubApp ? { githubApp } : {}) });
   doubles.push(forge);
   serviceForgeApi = forge.apiUrl;
   return { dir, url: daemon.url(`${OWNER}/${name}.git`), seedSha: await git(dir, 'rev-parse', 'main'), forge };
@@ -138,8 +148,9 @@ before(async () => {
     reference: 'development',
     workRoot: scratch,
     ttlMs: 0,
+    logger: logs,
     verify: async () => ({ findings: [], notes: [], kustomizationsChecked: 0, summary: 'verified' }),
-    deliveries: (settings, url) => forgeChangeDeliveries({ auth: { kind: 'token', token: FORGE_TOKEN }, apiUrl: serviceForgeApi, pollIntervalMs: 50 })(settings, url),
+    deliveries: (settings, url) => forgeChangeDeliveries({ auth: serviceAuth, apiUrl: serviceForgeApi, pollIntervalMs: 50, logger: logs })(settings, url),
   });
   appDeps = { service, authenticator: new StaticTokenAuthenticator([API_TOKEN]), store, fleetSource, rolloutStore: store.rollouts() };
   app = await createHttpApp(appDeps);
@@ -300,6 +311,40 @@ describe('removals delivered through pull requests', () => {
     assert.equal(body.commit, pull.mergeSha);
     const left = await git(remote.dir, 'ls-tree', '--name-only', 'main', 'clusters/');
     assert.deepEqual(left.split('\n'), ['clusters/development', 'clusters/eu-1', 'clusters/eu-3']);
+  });
+
+  it('removes a cluster through a request the service’s GitHub App opens and merges, with the installation token it mints', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const remote = await newRemote({ appId: '123456', installationId: '7890123', publicKey });
+    // As the service reads it at start-up; the forge double only accepts the installation token it mints.
+    const configured = await serviceForgeAuth({
+      SCAFFOLD_FORGE_GITHUB_APP_ID: '123456',
+      SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID: '7890123',
+      SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY: pem,
+      SCAFFOLD_FORGE_API_URL: remote.forge.apiUrl,
+    });
+    assert.equal(configured.auth?.kind, 'app');
+    serviceAuth = configured.auth as ForgeAuth;
+    try {
+      const response = await remove(remote, 'eu-2', { delivery: pullRequests(remote, true) });
+      assert.equal(response.statusCode, 200, response.body);
+      const body = response.json<{ commit: string; request?: RequestBody }>();
+      const [pull] = remote.forge.pulls;
+      assert.ok(pull?.merged);
+      assert.equal(pull.head, 'scaffold/remove/eu-2');
+      assert.deepEqual(body.request, { number: pull.number, url: body.request?.url, state: 'merged' });
+      assert.equal(body.commit, await git(remote.dir, 'rev-parse', 'main'));
+      assert.equal(body.commit, pull.mergeSha);
+      assert.deepEqual((await git(remote.dir, 'ls-tree', '--name-only', 'main', 'clusters/')).split('\n'), ['clusters/development', 'clusters/eu-1', 'clusters/eu-3']);
+      const calls = remote.forge.calls.map((c) => `${c.method} ${c.path.replace(/\?.*/, '')} ${c.status}`);
+      assert.equal(calls[0], 'POST /app/installations/7890123/access_tokens 201', 'the App signed its JWT and got an installation token first');
+      assert.ok(!calls.some((c) => / 401$/.test(c)), calls.join('\n'));
+      assert.ok(calls.includes('POST /repos/acme/fleet-' + String(repoCount) + '/pulls 201'), calls.join('\n'));
+      assert.ok(!logs.text().includes('PRIVATE KEY') && !logs.text().includes(INSTALLATION_TOKEN), 'neither the key nor the installation token is logged');
+    } finally {
+      serviceAuth = { kind: 'token', token: FORGE_TOKEN };
+    }
   });
 
   it('answers 409 when the removal request is closed without being merged', async () => {

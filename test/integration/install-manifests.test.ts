@@ -175,7 +175,7 @@ describe('charts/gitops-scaffolder', () => {
     // The forge token from the operator's Secret, sent only to the API URL they set.
     const env = envOf(objects);
     assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });
-    assert.equal(serviceForgeAuth({ ...literalEnv(env), [SERVICE_FORGE_ENV.token]: 'from-the-secret' }).apiUrl, 'https://api.github.com');
+    assert.equal((await serviceForgeAuth({ ...literalEnv(env), [SERVICE_FORGE_ENV.token]: 'from-the-secret' })).apiUrl, 'https://api.github.com');
     const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'gitops-scaffolder') as unknown as { spec: { ingress: { from: unknown[] }[] } };
     const from = JSON.stringify(policy.spec.ingress[0]?.from);
     for (const ns of ['kubeopera-core', 'ingress-nginx', 'monitoring']) assert.ok(from.includes(`"${ns}"`), ns);
