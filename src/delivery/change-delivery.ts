@@ -81,6 +81,13 @@ export const SERVICE_FORGE_ENV = {
   githubApp: { appId: 'SCAFFOLD_FORGE_GITHUB_APP_ID', installationId: 'SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID', privateKey: 'SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY' },
 } as const;
 
+/** Every variable name the service reads for its forge credentials (the App's also as `NAME_FILE`). */
+export const SERVICE_FORGE_ENV_NAMES: readonly string[] = [
+  SERVICE_FORGE_ENV.token,
+  SERVICE_FORGE_ENV.apiUrl,
+  ...Object.values(SERVICE_FORGE_ENV.githubApp).flatMap((name) => [name, `${name}_FILE`]),
+];
+
 /** How messages name the service's forge credentials. */
 export const SERVICE_FORGE_CREDENTIALS = `${SERVICE_FORGE_ENV.token} or a GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), with ${SERVICE_FORGE_ENV.apiUrl}`;
 

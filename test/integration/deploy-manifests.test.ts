@@ -19,7 +19,7 @@ import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { ROUTE_PERMISSIONS } from '../../src/http/route-permissions.js';
 import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
-import { SERVICE_FORGE_ENV, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
+import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
 import { strictProblems } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -493,7 +493,7 @@ describe('deploy/base', () => {
       const config = await source('src/service/service-config.ts');
       const env = container().env ?? [];
       assert.equal(container().envFrom, undefined, 'every variable is listed explicitly');
-      const forgeEnv: readonly string[] = Object.values(SERVICE_FORGE_ENV);
+      const forgeEnv = SERVICE_FORGE_ENV_NAMES;
       for (const { name } of env) if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is a key of the service's environment schema`);
       assert.equal(new Set(env.map((e) => e.name)).size, env.length, 'no variable is set twice');
 
@@ -515,7 +515,7 @@ describe('deploy/base', () => {
       assert.equal(loaded.runnerImage, literal['SCAFFOLD_RUNNER_IMAGE']);
     });
 
-    it('takes the service\'s forge token from an optional Secret, so the service starts (pushing only) until an operator creates it with the API URL', () => {
+    it('takes the service\'s forge token from an optional Secret, so the service starts (pushing only) until an operator creates it with the API URL', async () => {
       const env = container().env ?? [];
       const token = env.find((e) => e.name === SERVICE_FORGE_ENV.token);
       assert.equal(token?.value, undefined, 'the token is never a literal');
@@ -523,8 +523,8 @@ describe('deploy/base', () => {
       // The API URL is the operator's to set with the Secret (deploy/README.md): none in the base.
       assert.equal(env.find((e) => e.name === SERVICE_FORGE_ENV.apiUrl), undefined);
       const literal = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
-      assert.deepEqual(serviceForgeAuth(literal), {}, 'without the Secret: no forge credentials, and no error');
-      assert.throws(() => serviceForgeAuth({ ...literal, [SERVICE_FORGE_ENV.token]: 'from-the-secret' }), /SCAFFOLD_FORGE_API_URL/, 'the Secret without the API URL stops the service with a message naming it');
+      assert.deepEqual(await serviceForgeAuth(literal), {}, 'without the Secret: no forge credentials, and no error');
+      await assert.rejects(serviceForgeAuth({ ...literal, [SERVICE_FORGE_ENV.token]: 'from-the-secret' }), /SCAFFOLD_FORGE_API_URL/, 'the Secret without the API URL stops the service with a message naming it');
     });
 
     it('runs runner pods as the base\'s scaffold-runner ServiceAccount in the Job namespace, which is also the default', () => {

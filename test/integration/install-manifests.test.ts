@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
-import { SERVICE_FORGE_ENV, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
+import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { helmTemplate } from '../support/helm-template.js';
 import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
@@ -53,10 +53,10 @@ const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string)
 async function assertServiceAccepts(env: readonly EnvVar[]): Promise<ReturnType<typeof loadServiceConfig>> {
   const config = await source('src/service/service-config.ts');
   // The forge token and its API are read by src/main.ts (serviceForgeAuth), beside the service config.
-  const forgeEnv: readonly string[] = Object.values(SERVICE_FORGE_ENV);
+  const forgeEnv = SERVICE_FORGE_ENV_NAMES;
   for (const { name } of env) if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is read by the service`);
   const fromSecret = env.some((e) => e.name === 'DATABASE_URL') ? { DATABASE_URL: 'postgresql://scaffolder@postgres.example:5432/scaffolder' } : {};
-  serviceForgeAuth(literalEnv(env));
+  await serviceForgeAuth(literalEnv(env));
   return loadServiceConfig({ ...literalEnv(env), ...fromSecret, KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/');
 }
 
