@@ -11,7 +11,7 @@ import { toRawDelivery } from './wire-views.js';
 
 /** The request field, described for the fleet's changes. */
 export const fleetDeliverySchema = deliverySchema.describe(
-  "How the change reaches the branch, as for a run. push (default): the service pushes it. pull_request: it goes on its own branch (an upgrade: `scaffold/upgrade/<rollout>/wave-<n>`, one request per wave; a removal: `scaffold/remove/<cluster>`) through a pull/merge request that must be merged (or is merged with auto_merge) before the rollout goes on or the removal answers. The forge API is called with the service's SCAFFOLD_FORGE_TOKEN.",
+  "How the change reaches the branch, as for a run. push (default): the service pushes it. pull_request: it goes on its own branch (an upgrade: `scaffold/upgrade/<rollout>/wave-<n>`, one request per wave; a removal: `scaffold/remove/<cluster>`) through a pull/merge request that must be merged (or is merged with auto_merge) before the rollout goes on or the removal answers. The forge API is called with the service's SCAFFOLD_FORGE_TOKEN or GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), only at SCAFFOLD_FORGE_API_URL.",
 );
 
 export const deliveryViewSchema = z.object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() });
