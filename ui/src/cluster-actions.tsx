@@ -3,6 +3,7 @@
  * shows what would change, then a confirmation starts the rollout) or remove it
  * (the operator types the cluster's name, as the API's `confirm` asks).
  */
+import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
 import { messageOf } from './components';
 import { previewUpgrade, removeCluster, startUpgrade, type Removal, type UpgradePreview } from './fleet-api';
@@ -10,19 +11,7 @@ import { navigate, paths } from './router';
 
 export function UpgradeAction({ name }: { name: string }) {
   const [preview, setPreview] = useState<UpgradePreview | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const run = async (step: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await step();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run } = useAction();
   const entry = preview?.clusters.find((c) => c.name === name);
   return (
     <div class="run-actions" data-testid="upgrade-action">
@@ -78,19 +67,10 @@ export function UpgradeAction({ name }: { name: string }) {
 export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (removal: Removal) => void }) {
   const [confirming, setConfirming] = useState(false);
   const [typed, setTyped] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const remove = async () => {
     if (typed !== name) return;
-    setBusy(true);
-    setError(null);
-    try {
-      onRemoved(await removeCluster(name, typed));
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    await run(async () => onRemoved(await removeCluster(name, typed)));
   };
   return (
     <div class="run-actions" data-testid="remove-action">

@@ -83,3 +83,21 @@ export function usePolledValue<T>(get: (signal: AbortSignal) => Promise<T>, inte
   );
   return { value, error };
 }
+
+/** A button's action: `run(step)` marks it busy, clears the last error, and keeps the error `step` throws. */
+export function useAction(): { readonly busy: boolean; readonly error: unknown; run(step: () => Promise<void>): Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = async (step: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await step();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}

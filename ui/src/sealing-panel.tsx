@@ -5,6 +5,7 @@
  * starts the existing rotation (`POST …/rotate`) for exactly those, with the
  * same input. What is pasted goes into those request bodies only.
  */
+import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
 import { ErrorBox } from './components';
 import { checkSealing, rotateCredentials, type ClusterCertificateInput, type SealedSecretEntry, type SealingSection } from './fleet-api';
@@ -42,22 +43,10 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
   const [mode, setMode] = useState<Mode>('certificate');
   const [text, setText] = useState('');
   const [checked, setChecked] = useState<{ section: SealingSection; input: ClusterCertificateInput } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const shown = checked?.section ?? sealing;
   const issue = text.trim() === '' ? undefined : mode === 'certificate' && !text.includes('-----BEGIN CERTIFICATE-----') ? 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).' : undefined;
 
-  const run = async (step: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await step();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
   const check = (event: Event) => {
     event.preventDefault();
     const input = inputOf(mode, text);
