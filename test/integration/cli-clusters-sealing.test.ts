@@ -6,36 +6,22 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
-import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExitZero as ok, runCli } from '../support/cli.js';
+import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
 
 const CLUSTER = 'eu-seal-1';
 const RABBITMQ = `clusters/${CLUSTER}/database/sealed/sealed-rabbitmq-credentials.yaml`;
 
-function ok(result: CliResult): CliResult {
-  assert.equal(result.code, 0, `exit ${result.code}\n${result.stdout}\n${result.stderr}`);
-  return result;
-}
-
 describe('generate-gitops-env clusters --cluster --cert', () => {
   let tmp: string;
   let repo: string;
-  const oldKey = createTestCertificate();
-  const newKey = createTestCertificate();
-  const oldFingerprint = parseSealingCertificate(oldKey.certificatePem).fingerprint;
-  const newFingerprint = parseSealingCertificate(newKey.certificatePem).fingerprint;
+  const keys = renewedKeys();
+  const { oldFingerprint, newFingerprint } = keys;
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'cli-clusters-sealing-'));
-    repo = join(tmp, 'repo');
-    await writeFile(join(tmp, 'old.pem'), oldKey.certificatePem);
-    await writeFile(join(tmp, 'new.pem'), newKey.certificatePem);
-    ok(await runCli(['init', repo]));
-    ok(await runCli(['render', '--repo', repo, '--cluster', CLUSTER, '--domain', `${CLUSTER}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem')]));
+    ({ tmp, repo } = await renderedUnderOldKey('cli-clusters-sealing-', CLUSTER, keys));
     // The controller renewed its key; every credential but rabbitmq-credentials was resealed under the new one.
     ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'tcr/registry-pull-secret']));
   });

@@ -6,12 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
-import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExitZero as ok, runCli } from '../support/cli.js';
+import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
 import { sealedSecretsIn, unsealAll } from '../support/runner.js';
 
 const CLUSTER = 'eu-rot-1';
@@ -32,26 +30,14 @@ async function clusterFiles(repo: string): Promise<Map<string, string>> {
   return files;
 }
 
-function ok(result: CliResult): CliResult {
-  assert.equal(result.code, 0, `exit ${result.code}\n${result.stdout}\n${result.stderr}`);
-  return result;
-}
-
 describe('generate-gitops-env rotate', () => {
   let tmp: string;
   let repo: string;
-  const oldKey = createTestCertificate();
-  const newKey = createTestCertificate();
-  const oldFingerprint = parseSealingCertificate(oldKey.certificatePem).fingerprint;
-  const newFingerprint = parseSealingCertificate(newKey.certificatePem).fingerprint;
+  const keys = renewedKeys();
+  const { newKey, oldFingerprint, newFingerprint } = keys;
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'cli-rotate-'));
-    repo = join(tmp, 'repo');
-    await writeFile(join(tmp, 'old.pem'), oldKey.certificatePem);
-    await writeFile(join(tmp, 'new.pem'), newKey.certificatePem);
-    ok(await runCli(['init', repo]));
-    ok(await runCli(['render', '--repo', repo, '--cluster', CLUSTER, '--domain', `${CLUSTER}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem')]));
+    ({ tmp, repo } = await renderedUnderOldKey('cli-rotate-', CLUSTER, keys));
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });

@@ -59,3 +59,9 @@ export function runCli(args: readonly string[], options: RunCliOptions = {}): Pr
     child.stdin.end(options.stdin ?? '');
   });
 }
+
+/** Asserts a CLI run exited 0, showing what it printed when it did not. */
+export function assertExitZero(result: CliResult): CliResult {
+  if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stdout}\n${result.stderr}`);
+  return result;
+}

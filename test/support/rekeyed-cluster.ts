@@ -1,0 +1,32 @@
+/**
+ * The start of a rotation, for CLI tests: a work tree with one cluster rendered
+ * under an old sealing key, and the certificate the controller serves after its
+ * key was renewed, both written as PEM files beside the repository.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { assertExitZero, runCli } from './cli.js';
+
+/** The old and the new key pair, with their certificates' fingerprints. */
+export function renewedKeys() {
+  const oldKey = createTestCertificate();
+  const newKey = createTestCertificate();
+  return { oldKey, newKey, oldFingerprint: parseSealingCertificate(oldKey.certificatePem).fingerprint, newFingerprint: parseSealingCertificate(newKey.certificatePem).fingerprint };
+}
+
+/**
+ * `init` and `render --cert old.pem` of `cluster` in a new temp directory.
+ * @returns the directory (holding old.pem and new.pem) and the repository in it
+ */
+export async function renderedUnderOldKey(prefix: string, cluster: string, keys: ReturnType<typeof renewedKeys>): Promise<{ tmp: string; repo: string }> {
+  const tmp = await mkdtemp(join(tmpdir(), prefix));
+  const repo = join(tmp, 'repo');
+  await writeFile(join(tmp, 'old.pem'), keys.oldKey.certificatePem);
+  await writeFile(join(tmp, 'new.pem'), keys.newKey.certificatePem);
+  assertExitZero(await runCli(['init', repo]));
+  assertExitZero(await runCli(['render', '--repo', repo, '--cluster', cluster, '--domain', `${cluster}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem')]));
+  return { tmp, repo };
+}
