@@ -19,7 +19,8 @@ import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';
-import { CARRY_WINDOW_MS, type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queuePrefix, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queuePrefix, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { Announcement, removalsOf } from './queue-announcement.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 
@@ -42,90 +43,12 @@ const DEFAULT_MAX_ATTEMPTS = 8;
 /** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
 const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
 
-/** How long a queued run leaves the carrying to an older announcement before it carries itself. */
-const CARRIER_PATIENCE_MS = 10_000;
-
 /**
  * How often a queued run looks whether it was carried: the further back in the
  * queue, the less often (every look is an `ls-remote`, and fifty runs looking
  * every second would keep two cores busy), at most every 4 s.
  */
 const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
-
-/** An announcement a push deletes. */
-interface QueueEntry {
-  readonly ref: string;
-  readonly sha: string;
-}
-
-/** Refspecs deleting `entries`, each under a lease: an announcement that moved since it was read is not deleted, and an atomic push fails whole. */
-function removalsOf(entries: readonly QueueEntry[]): { leases: string[]; deletions: string[] } {
-  return { leases: entries.map((entry) => `--force-with-lease=${entry.ref}:${entry.sha}`), deletions: entries.map((entry) => `:${entry.ref}`) };
-}
-
-/** This run's own announcement in the queue. */
-class Announcement {
-  #sha: string | undefined;
-  #at = 0;
-
-  constructor(
-    private readonly ws: PushingWorkspace,
-    readonly ref: string,
-  ) {}
-
-  get sha(): string | undefined {
-    return this.#sha;
-  }
-
-  /** Announces `head`, or renews the announcement once half the carry window has passed. */
-  async announce(head: string, signal: AbortSignal | undefined): Promise<void> {
-    if (this.#sha !== undefined && (this.#sha === head || Date.now() - this.#at < CARRY_WINDOW_MS / 2)) return;
-    const args = ['push', '--porcelain', '--no-verify', 'origin', `+${head}:${this.ref}`];
-    const result = await this.ws.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
-    // A remote that refuses the queue ref still takes the plain race: not worth failing the run for.
-    if (result.exitCode !== 0) return this.ws.logger.warn({ ref: this.ref }, 'the remote refused the landing-queue ref; racing alone');
-    this.#sha = head;
-    this.#at = Date.now();
-  }
-
-  /** The announcement as the landing push deletes it (only if it still points where we left it). */
-  get entry(): QueueEntry | undefined {
-    return this.#sha === undefined ? undefined : { ref: this.ref, sha: this.#sha };
-  }
-
-  /**
-   * Whether this run carries the queue now: it is the oldest fresh announcement
-   * (the others wait for it instead of all building the same chain); or the
-   * branch has not moved for {@link CARRIER_PATIENCE_MS} times its place in the
-   * queue (the oldest is slow or gone, and the next in line steps in first); or
-   * the branch moved twice since it looked first without this commit, so a
-   * carrier saw it and left it (its verify must run again).
-   */
-  mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
-    if (this.#sha === undefined) return true;
-    const place = this.place(queue);
-    if (place <= 0 || branch.moves >= 2) return true;
-    return Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS * place;
-  }
-
-  /** Its place among the fresh announcements (0: the oldest), -1 when it is not among them. */
-  place(queue: readonly QueuedCommit[]): number {
-    return queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS).findIndex((entry) => entry.ref === this.ref);
-  }
-
-  landed(): void {
-    this.#sha = undefined;
-  }
-
-  /** Best effort on the way out without landing: an owner that gave up is not carried. */
-  async withdraw(): Promise<void> {
-    const entry = this.entry;
-    if (entry === undefined) return;
-    const { leases, deletions } = removalsOf([entry]);
-    await this.ws.git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
-    this.#sha = undefined;
-  }
-}
 
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {

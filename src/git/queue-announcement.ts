@@ -1,0 +1,83 @@
+/**
+ * A run's own announcement in the landing queue (landing-queue.ts): made when
+ * its push would lose, renewed while it waits, deleted by the push that lands
+ * it, withdrawn when the run gives up; and the rule for when a waiting run
+ * stops waiting and carries the queue itself.
+ */
+import { CARRY_WINDOW_MS, type QueuedCommit } from './landing-queue.js';
+import type { PushingWorkspace } from './branch-push.js';
+
+/** How long a queued run leaves the carrying to an older announcement before it carries itself. */
+const CARRIER_PATIENCE_MS = 10_000;
+
+/** An announcement a push deletes. */
+export interface QueueEntry {
+  readonly ref: string;
+  readonly sha: string;
+}
+
+/** Refspecs deleting `entries`, each under a lease: an announcement that moved since it was read is not deleted, and an atomic push fails whole. */
+export function removalsOf(entries: readonly QueueEntry[]): { leases: string[]; deletions: string[] } {
+  return { leases: entries.map((entry) => `--force-with-lease=${entry.ref}:${entry.sha}`), deletions: entries.map((entry) => `:${entry.ref}`) };
+}
+
+/** This run's own announcement in the queue. */
+export class Announcement {
+  #sha: string | undefined;
+  #at = 0;
+
+  constructor(
+    private readonly ws: PushingWorkspace,
+    readonly ref: string,
+  ) {}
+
+  /** Announces `head`, or renews the announcement once half the carry window has passed. */
+  async announce(head: string, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#sha !== undefined && (this.#sha === head || Date.now() - this.#at < CARRY_WINDOW_MS / 2)) return;
+    const args = ['push', '--porcelain', '--no-verify', 'origin', `+${head}:${this.ref}`];
+    const result = await this.ws.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
+    // A remote that refuses the queue ref still takes the plain race: not worth failing the run for.
+    if (result.exitCode !== 0) return this.ws.logger.warn({ ref: this.ref }, 'the remote refused the landing-queue ref; racing alone');
+    this.#sha = head;
+    this.#at = Date.now();
+  }
+
+  /** The announcement as the landing push deletes it (only if it still points where we left it). */
+  get entry(): QueueEntry | undefined {
+    return this.#sha === undefined ? undefined : { ref: this.ref, sha: this.#sha };
+  }
+
+  /**
+   * Whether this run carries the queue now: it is the oldest fresh announcement
+   * (the others wait for it instead of all building the same chain); or the
+   * branch has not moved for {@link CARRIER_PATIENCE_MS} times its place in the
+   * queue (the oldest is slow or gone, and the next in line steps in first); or
+   * the branch moved twice since it looked first without this commit, so a
+   * carrier saw it and left it (its verify must run again).
+   */
+  mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
+    if (this.#sha === undefined) return true;
+    const place = this.place(queue);
+    if (place <= 0 || branch.moves >= 2) return true;
+    return Date.now() - Math.max(branch.movedAt, this.#at) > CARRIER_PATIENCE_MS * place;
+  }
+
+  /** Its place among the fresh announcements (0: the oldest), -1 when it is not among them. */
+  place(queue: readonly QueuedCommit[]): number {
+    return queue.filter((entry) => Date.now() - entry.committedAt <= CARRY_WINDOW_MS).findIndex((entry) => entry.ref === this.ref);
+  }
+
+  landed(): void {
+    this.#sha = undefined;
+  }
+
+  /** Best effort on the way out without landing: an owner that gave up is not carried. */
+  async withdraw(): Promise<void> {
+    const entry = this.entry;
+    if (entry === undefined) return;
+    const { leases, deletions } = removalsOf([entry]);
+    await this.ws.git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
+    this.#sha = undefined;
+  }
+}
+
