@@ -234,4 +234,31 @@ describe('landing queue', () => {
       await Promise.all([first.dispose(), dead.dispose(), carrier.dispose()]);
     }
   });
+
+  it('races alone, and still lands every commit, when the remote takes no atomic pushes', async () => {
+    const repo = await freshRepo('no-atomic.git');
+    const bare = join(served, repo);
+    await runGit(['config', 'receive.advertiseAtomic', 'false'], { cwd: bare });
+    const { logger, events } = recorder();
+    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
+    const [first, queued, carrier] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    try {
+      await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
+      await first.push();
+      // The carrier's commit is the older one, so it is first in line and carries at once.
+      await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
+      await writeCluster(queued, 'beta', passTrailers('run-q', 'beta'));
+      await announce(queued, passTrailers('run-q', 'beta'));
+      await carrier.push();
+      assert.ok(events.some((e) => e['push'] === 'lost' && e['queued'] === false), 'the carrier fell back to racing alone');
+      assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-c', 'nothing was carried without an atomic push');
+      assert.deepEqual(await queueRefs(bare), ['refs/scaffold-queue/main/run-q--infrastructure'], 'the carrier withdrew only its own announcement');
+      // The announced run lands its own commit.
+      await queued.push();
+      assert.equal(await git(bare, 'rev-list', '--count', 'main'), '4');
+      assert.equal(await git(bare, 'rev-list', '--merges', 'main'), '');
+    } finally {
+      await Promise.all([first.dispose(), queued.dispose(), carrier.dispose()]);
+    }
+  });
 });
