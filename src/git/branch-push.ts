@@ -99,30 +99,44 @@ type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; 
  */
 async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, signal: AbortSignal | undefined): Promise<WaitOutcome> {
   const tracking = `refs/remotes/origin/${ws.branch}`;
+  const call = signal ? { signal } : {};
   const before = await resolveRef(ws, tracking);
   let after = before;
   const branch = { movedAt: Date.now(), moves: 0 };
-  let seen = '';
+  let fetched = '';
   let queued: readonly QueuedCommit[] = [];
+  /** Fetches what `listing` shows; the commit this run landed as, if another run carried it. */
+  const refresh = async (listing: string, round: number): Promise<string | undefined> => {
+    fetched = listing;
+    await fetchBranch(ws, true, signal);
+    const tip = await resolveRef(ws, tracking);
+    // Moves count from the first look after the announcement: an earlier landing may not have seen it.
+    if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
+    after = tip;
+    const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
+    queued = await readQueue(ws, ws.branch);
+    return landed;
+  };
   for (let round = 0; ; round++) {
     if (round > 0) {
       const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued)));
       await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
-    const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) })).stdout;
-    if (listing !== seen) {
-      seen = listing;
-      await fetchBranch(ws, true, signal);
-      const tip = await resolveRef(ws, tracking);
-      // Moves count from the first look after the announcement: an earlier landing may not have seen it.
-      if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
-      after = tip;
-      const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
-      if (landed !== undefined) return { landed };
-      queued = await readQueue(ws, ws.branch);
+    const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
+    // Only a moved branch or a gone announcement ahead changes anything for a waiting run; newcomers queue behind it.
+    const refs = new Map(listing.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
+    const ahead = queued.slice(0, Math.max(0, own.place(queued)));
+    const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
+    const landed = changed ? await refresh(listing, round) : undefined;
+    if (landed !== undefined) return { landed };
+    if (!own.mayCarry(queued, branch)) continue;
+    // Its turn: carry everything announced up to now.
+    if (listing !== fetched) {
+      const carried = await refresh(listing, round);
+      if (carried !== undefined) return { landed: carried };
     }
-    if (own.mayCarry(queued, branch)) return { before, after, queued };
+    return { before, after, queued };
   }
 }
 

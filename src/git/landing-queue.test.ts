@@ -105,17 +105,17 @@ describe('landing queue', () => {
     try {
       await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
       await first.push();
-      // beta lost its race to alpha and announced its verified commit.
+      // gamma and then beta committed on the old base; beta lost its race to alpha and announced its verified commit.
+      await writeCluster(carrier, 'gamma', passTrailers('run-a2', 'gamma'));
       const betaCommit = await writeCluster(queued, 'beta', passTrailers('run-b', 'beta'), OTHER_AUTHOR);
       const betaTree = await git(queued.dir, 'rev-parse', `${betaCommit}:clusters/beta`);
       await announce(queued, passTrailers('run-b', 'beta'));
-      // gamma loses to alpha too, rebases, and lands itself with beta on top.
-      await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
+      // gamma, first in line (commits of one second are ordered by run id), rebases and lands itself with beta on top.
       const landed = await carrier.push();
       assert.equal(landed.attempts, 1, 'it saw the branch had moved, so it rebased and carried before its one push');
 
       const log = (await git(bare, 'log', '--format=%an|%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
-      assert.deepEqual(log.slice(0, 3), ['Other Run|run-b', 'Scaffold Bot|run-c', 'Scaffold Bot|run-a']);
+      assert.deepEqual(log.slice(0, 3), ['Other Run|run-b', 'Scaffold Bot|run-a2', 'Scaffold Bot|run-a']);
       assert.equal(await git(bare, 'rev-list', '--merges', 'main'), '');
       assert.equal(await git(bare, 'rev-parse', 'main:clusters/beta'), betaTree, 'the carried cluster tree is the one its run verified');
       assert.equal(await git(bare, 'rev-parse', 'main~1'), landed.sha, 'the carrier reports its own commit');
@@ -130,12 +130,12 @@ describe('landing queue', () => {
       assert.deepEqual(await queueRefs(bare), [], 'the owner leaves no announcement behind');
 
       // The carrier's next pass carries again: its chain of the first carry is no obstacle.
-      await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma', 'all'));
+      await writeCluster(carrier, 'gamma', passTrailers('run-a2', 'gamma', 'all'));
       await writeCluster(first, 'alpha', passTrailers('run-z', 'alpha', 'all'));
       await announce(first, passTrailers('run-z', 'alpha', 'all'));
       await carrier.push();
       const ids = (await git(bare, 'log', '-2', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
-      assert.deepEqual(ids, ['run-z', 'run-c']);
+      assert.deepEqual(ids, ['run-z', 'run-a2']);
     } finally {
       await Promise.all([first.dispose(), queued.dispose(), carrier.dispose()]);
     }
@@ -178,6 +178,8 @@ describe('landing queue', () => {
       await first.commit({ paths: ['clusters/development'], message: 'edit the reference', trailers: {}, author: AUTHOR });
       await first.push();
 
+      // zeta is first in line (the oldest commit; within one second, the first run id), so it carries without waiting.
+      await writeCluster(carrier, 'zeta', passTrailers('run-a', 'zeta'));
       // beta's commit also writes base/: not a cluster-only change.
       await writeCluster(outside, 'beta', passTrailers('run-b', 'beta'));
       await mkdir(join(outside.dir, 'base/infrastructure'), { recursive: true });
@@ -197,9 +199,8 @@ describe('landing queue', () => {
         await announce(w, trailers);
       }
 
-      await writeCluster(carrier, 'zeta', passTrailers('run-z', 'zeta'));
       await carrier.push();
-      assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-z', 'nothing was carried');
+      assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-a', 'nothing was carried');
       assert.equal((await queueRefs(bare)).length, 4, 'the announcements stay for their owners');
       const left = events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]).sort();
       assert.deepEqual(left, [
