@@ -10,6 +10,7 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
 import { RunMonitor } from '../service/run-monitor.js';
+import { contractRunOf } from '../service/scaffold-executor.contract.js';
 import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
@@ -22,25 +23,7 @@ const KUBECONFIG_TEXT = 'apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  
 let runCounter = 0;
 function runOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
   runCounter += 1;
-  const now = new Date();
-  return {
-    id: `r${runCounter}-01hzy3k8c`,
-    cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
-    repositoryUrl: 'https://git.example.net/platform/gitops.git',
-    branch: 'main',
-    reference: 'development',
-    status: 'pending',
-    step: 0,
-    message: '',
-    job: '',
-    commits: [],
-    attempt: 1,
-    createdAt: now,
-    updatedAt: now,
-    createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller',
-    sealing: 'kubeconfig',
-    ...overrides,
-  };
+  return contractRunOf({ id: `r${runCounter}-01hzy3k8c`, job: '', createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller', sealing: 'kubeconfig', ...overrides });
 }
 
 const SECRETS: RunSecrets = {

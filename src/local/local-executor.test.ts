@@ -9,7 +9,8 @@ import { UnavailableError, ValidationError } from '../errors.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { LocalExecutor, type LocalExecutorDeps } from './local-executor.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { contractRunOf } from '../service/scaffold-executor.contract.js';
+import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 
 // A stand-in for scaffold-runner. What it does depends on the cluster name's
 // prefix: ok-* succeeds and writes a result file, crash-* exits 3 without one,
@@ -73,24 +74,7 @@ const savedApiTokens = process.env.API_TOKENS;
 function runOf(prefix: string): ScaffoldRun {
   counter++;
   const id = `${prefix}-${counter}`;
-  const now = new Date();
-  return {
-    id,
-    cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' },
-    repositoryUrl: 'file:///srv/gitops.git',
-    branch: 'main',
-    reference: 'development',
-    status: 'pending',
-    step: 0,
-    message: '',
-    job: jobNameOf(id),
-    commits: [],
-    attempt: 1,
-    createdAt: now,
-    updatedAt: now,
-    createdBy: 'static:0',
-    sealing: 'certificate',
-  };
+  return contractRunOf({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl: 'file:///srv/gitops.git', createdBy: 'static:0' });
 }
 
 function executor(options: Partial<LocalExecutorDeps> = {}): LocalExecutor {

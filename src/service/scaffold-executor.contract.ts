@@ -48,9 +48,9 @@ export const CONTRACT_GITHUB_APP = {
   privateKey: '-----BEGIN RSA PRIVATE KEY-----\nMIIEcontract-SECRET-app-key\n-----END RSA PRIVATE KEY-----\n',
 } as const;
 
-/** A run as the service would hand it to an executor. */
+/** A pending run as the service would hand it to an executor (its Job named after its id); executor tests make theirs with it too. */
 export function contractRunOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
-  const id = randomUUID();
+  const id = overrides.id ?? randomUUID();
   const now = new Date();
   return {
     id,
