@@ -94,17 +94,29 @@ describe('landing queue', () => {
     await runGit(['commit', '--quiet', '--amend', '--no-edit', '--no-verify'], { cwd: dir, env: { ...identity, ...env } });
   }
 
+  /**
+   * A fresh repository on which alpha's run (`run-a`) has landed, and the
+   * working copies of two more runs, beta and gamma, still on the base it moved
+   * past: the start of every race below.
+   */
+  async function afterAlphaLanded(name: string, configure?: (bare: string) => Promise<unknown>) {
+    const repo = await freshRepo(name);
+    const bare = join(served, repo);
+    if (configure) await configure(bare);
+    const { logger, events } = recorder();
+    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
+    const [first, beta, gamma] = (await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c)))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
+    await first.push();
+    return { repo, bare, events, first, beta, gamma, dispose: () => Promise.all([first.dispose(), beta.dispose(), gamma.dispose()]) };
+  }
+
   const queueRefs = async (bare: string) => (await git(bare, 'for-each-ref', '--format=%(refname)', 'refs/scaffold-queue/')).split('\n').filter(Boolean);
 
   it('carries an announced commit onto the branch in the same push, and its owner finds it there', async () => {
-    const repo = await freshRepo('carry.git');
-    const bare = join(served, repo);
-    const { logger, events } = recorder();
-    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
-    const [first, queued, carrier] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    const race = await afterAlphaLanded('carry.git');
+    const { bare, events, first, beta: queued, gamma: carrier } = race;
     try {
-      await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
-      await first.push();
       // gamma and then beta committed on the old base; beta lost its race to alpha and announced its verified commit.
       await writeCluster(carrier, 'gamma', passTrailers('run-a2', 'gamma'));
       const betaCommit = await writeCluster(queued, 'beta', passTrailers('run-b', 'beta'), OTHER_AUTHOR);
@@ -137,7 +149,7 @@ describe('landing queue', () => {
       const ids = (await git(bare, 'log', '-2', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
       assert.deepEqual(ids, ['run-z', 'run-a2']);
     } finally {
-      await Promise.all([first.dispose(), queued.dispose(), carrier.dispose()]);
+      await race.dispose();
     }
   });
 
@@ -215,13 +227,9 @@ describe('landing queue', () => {
   });
 
   it('recording a run as lost withdraws its announcements first, so no later push carries its commit', async () => {
-    const repo = await freshRepo('fence.git');
-    const bare = join(served, repo);
-    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 } });
-    const [first, dead, carrier] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    const race = await afterAlphaLanded('fence.git');
+    const { repo, bare, beta: dead, gamma: carrier } = race;
     try {
-      await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
-      await first.push();
       // beta's runner announced its commit and was killed.
       await writeCluster(dead, 'beta', passTrailers('run-dead', 'beta'));
       await announce(dead, passTrailers('run-dead', 'beta'));
@@ -232,20 +240,14 @@ describe('landing queue', () => {
       await carrier.push();
       assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', 'the dead run never lands');
     } finally {
-      await Promise.all([first.dispose(), dead.dispose(), carrier.dispose()]);
+      await race.dispose();
     }
   });
 
   it('races alone, and still lands every commit, when the remote takes no atomic pushes', async () => {
-    const repo = await freshRepo('no-atomic.git');
-    const bare = join(served, repo);
-    await runGit(['config', 'receive.advertiseAtomic', 'false'], { cwd: bare });
-    const { logger, events } = recorder();
-    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
-    const [first, queued, carrier] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    const race = await afterAlphaLanded('no-atomic.git', (bare) => runGit(['config', 'receive.advertiseAtomic', 'false'], { cwd: bare }));
+    const { bare, events, beta: queued, gamma: carrier } = race;
     try {
-      await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
-      await first.push();
       // The carrier's commit is the older one, so it is first in line and carries at once.
       await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
       await writeCluster(queued, 'beta', passTrailers('run-q', 'beta'));
@@ -259,7 +261,7 @@ describe('landing queue', () => {
       assert.equal(await git(bare, 'rev-list', '--count', 'main'), '4');
       assert.equal(await git(bare, 'rev-list', '--merges', 'main'), '');
     } finally {
-      await Promise.all([first.dispose(), queued.dispose(), carrier.dispose()]);
+      await race.dispose();
     }
   });
 });
