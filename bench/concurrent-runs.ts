@@ -41,6 +41,13 @@ function recordingLogger(events: Record<string, unknown>[], bindings: Record<str
   };
 }
 
+/** "3× a; 1× b": how often each string occurs, in order of first occurrence. */
+function tally(items: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return [...counts].map(([item, n]) => `${n}× ${item}`).join('; ');
+}
+
 /** Reads `main:<path>` blobs from a bare repository in one `git cat-file --batch`. */
 async function readBlobs(repo: string, paths: readonly string[]): Promise<Map<string, string | undefined>> {
   const { stdout } = await git(repo, ['cat-file', '--batch'], paths.map((p) => `main:${p}\n`).join(''));
@@ -131,15 +138,13 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const succeeded = CONCURRENT - failures.length;
   log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`);
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
-  const leftReasons = new Map<string, number>();
-  for (const e of events) for (const item of e['push'] === 'left' ? (e['left'] as string[]) : []) leftReasons.set(item.replace(/^[^:]*: /, ''), (leftReasons.get(item.replace(/^[^:]*: /, '')) ?? 0) + 1);
-  const rejections = new Map<string, number>();
-  for (const e of events) for (const line of e['push'] === 'rejected' ? (e['lines'] as string[]) : []) {
-    const key = `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`;
-    rejections.set(key, (rejections.get(key) ?? 0) + 1);
-  }
-  if (rejections.size > 0) log(`concurrent-runs: rejected push lines: ${[...rejections].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
-  if (leftReasons.size > 0) log(`concurrent-runs: queued commits left for their owners: ${[...leftReasons].map(([why, n]) => `${n}× ${why}`).join('; ')}`);
+  // Why pushes were turned down, and why queued commits were left for their owners: "3× reason; 1× other".
+  const rejections = events.flatMap((e) =>
+    e['push'] === 'rejected' ? (e['lines'] as string[]).map((line) => `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`) : [],
+  );
+  const leftReasons = events.flatMap((e) => (e['push'] === 'left' ? (e['left'] as string[]).map((item) => item.replace(/^[^:]*: /, '')) : []));
+  if (rejections.length > 0) log(`concurrent-runs: rejected push lines: ${tally(rejections)}`);
+  if (leftReasons.length > 0) log(`concurrent-runs: queued commits left for their owners: ${tally(leftReasons)}`);
 
   const loadAfter = loadavg()[0]!;
   const spent = breakdown(events, verifyMs);
