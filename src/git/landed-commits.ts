@@ -15,6 +15,7 @@ import { withGitAuth } from './git-auth.js';
 import { runGit, toGitError } from './git-process.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { GitCredentials } from '../runner/ports.js';
+import { isRunId } from '../model/run-id.js';
 
 /** One scaffold pass's commit on the remote. */
 export interface LandedCommit {
@@ -37,9 +38,6 @@ export interface LandedCommitsQuery {
 /** Reads the run's commits off the remote branch. */
 export type LandedCommitsReader = (query: LandedCommitsQuery) => Promise<readonly LandedCommit[]>;
 
-/** Run ids are letters, digits, ".", "_", "-": only "." needs escaping in an extended regexp. */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /**
  * Fetches the branch (no blobs) into a scratch repository and lists the
  * commits carrying `Scaffold-Id: <runId>`, oldest first, the newest per pass.
@@ -48,7 +46,7 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  * @throws UnavailableError / AuthenticationError / NotFoundError as git reports them
  */
 export const readLandedCommits: LandedCommitsReader = async (query) => {
-  if (!RUN_ID.test(query.runId)) return [];
+  if (!isRunId(query.runId)) return [];
   const remote = parseRepositoryUrl(query.repositoryUrl);
   const scratch = await mkdtemp(join(query.scratchDir, 'landed-'));
   const timeoutMs = query.timeoutMs ?? 60_000;

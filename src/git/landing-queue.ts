@@ -26,6 +26,7 @@ import { clusterNameSchema } from '../model/cluster-spec.js';
 import { assertIdentity } from './git-identity.js';
 import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
+import { isRunId } from '../model/run-id.js';
 
 /** Announcements older than this are left for their owner (who renews at half of it). */
 export const CARRY_WINDOW_MS = 120_000;
@@ -59,7 +60,6 @@ export interface QueuedCommit extends PassTrailers {
   readonly message: string;
 }
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const PASS = /^(infrastructure|all)$/;
 const SHA = /^[0-9a-f]{40,64}$/;
 
@@ -82,7 +82,7 @@ const TRAILER_FORMAT = ['Scaffold-Id', 'Scaffold-Pass', 'Scaffold-Cluster', 'Sca
 
 function trailersFrom(fields: readonly string[]): PassTrailers | undefined {
   const [id = '', pass = '', cluster = '', reference = ''] = fields.map((field) => field.trim());
-  if (!RUN_ID.test(id) || !PASS.test(pass) || !clusterNameSchema.safeParse(cluster).success || !clusterNameSchema.safeParse(reference).success) return undefined;
+  if (!isRunId(id) || !PASS.test(pass) || !clusterNameSchema.safeParse(cluster).success || !clusterNameSchema.safeParse(reference).success) return undefined;
   return { id, pass, cluster, reference };
 }
 

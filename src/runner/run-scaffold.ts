@@ -26,6 +26,7 @@ import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
 import { rebaseNeedsReverify } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
+import { isRunId } from '../model/run-id.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers.
@@ -86,9 +87,6 @@ export interface ScaffoldRunOptions {
 
 const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
 
-/** A run id goes into a directory name and a commit trailer: no path separators, no line breaks. */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /**
  * Push attempts when the caller sets none. Each round of racing pushes lets only
  * one through, so the budget has to outlast a burst of concurrent runs (the
@@ -118,7 +116,7 @@ export class StepError extends Error {
  *   pushed before it, so callers can write a failed result and choose an exit code
  */
 export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOptions): Promise<RunResult> {
-  if (!RUN_ID.test(options.id)) {
+  if (!isRunId(options.id)) {
     throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
   }
   // Bad input is refused before anything is pushed: found at step 6, it would
