@@ -1,42 +1,16 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
-import { json, post, type RunStatus } from './api';
+import { json, post } from './api';
 import type { FleetReviewRequest, RunDelivery } from './review-requests';
+import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
+import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
+import type { LastRunView } from '../../src/http/routes/cluster-routes';
 
-export type ClusterKind = 'generated' | 'reference' | 'unmanaged';
-export type ClusterStatus = 'up_to_date' | 'behind' | 'unknown' | 'not_applicable';
+/** A SealedSecret, and a cluster's SealedSecrets compared with the certificate its controller serves now (null: not compared, see `reason`). */
+export type SealedSecretEntry = SealedSecretView;
+export type SealingSection = SealingView;
 
-export interface ClusterView {
-  readonly name: string;
-  readonly kind: ClusterKind;
-  readonly gitops_path: string;
-  readonly domain?: string;
-  readonly region?: string;
-  readonly role?: string;
-  readonly infra_provider?: string;
-  readonly dns_provider?: string;
-  readonly status: ClusterStatus;
-  readonly behind?: { readonly rendered_from?: string; readonly current?: string };
-  readonly provenance?: { readonly generator_version?: string; readonly reference?: string; readonly platform_commit?: string; readonly pass?: string; readonly files?: number };
-  readonly last_run?: { readonly id: string; readonly status: RunStatus; readonly created_at: string; readonly finished_at?: string; readonly commit?: string };
-  readonly sealing?: SealingSection;
-}
-
-export interface SealedSecretEntry {
-  readonly path: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly sealed_with?: string;
-}
-
-/** A cluster's SealedSecrets compared with the certificate its controller serves now (null: not compared, see `reason`). */
-export interface SealingSection {
-  readonly controller_certificate: { readonly fingerprint: string; readonly not_after: string } | null;
-  readonly reason?: string;
-  readonly sealed_secrets: number;
-  readonly stale: readonly SealedSecretEntry[];
-  readonly unknown: readonly SealedSecretEntry[];
-  readonly current_count: number | null;
-}
+/** A fleet entry as the service serves it: the shape the CLI prints too, with the last run and, in a detail, the sealing section. */
+export type ClusterView = FleetClusterView<LastRunView> & { readonly sealing?: SealingSection };
 
 /** What the sealing check and a rotation are given: the cluster's certificate, or its kubeconfig (sent for this request only). */
 export type ClusterCertificateInput = { readonly sealing: { readonly certificate: string } } | { readonly kubeconfig: { readonly inline: string } };

@@ -31,8 +31,8 @@ const removeClusterBodySchema = z.object({ delivery: fleetDeliverySchema.optiona
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;
 
-/** The run the service last started for a cluster. */
-interface LastRunView {
+/** The run the service last started for a cluster (the dashboard reads this shape too). */
+export interface LastRunView {
   readonly id: string;
   readonly status: RunStatus;
   readonly created_at: string;
