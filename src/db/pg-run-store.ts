@@ -106,19 +106,20 @@ export class PgRunStore implements RunStore {
       const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
            status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
-           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb)
+           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery, action)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15)
          RETURNING created_at`,
         [
           run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy,
           run.cluster.role ?? null, run.cluster.infra_provider ?? null, run.cluster.dns_provider ?? null,
-          run.delivery ? JSON.stringify(run.delivery) : null,
+          run.delivery ? JSON.stringify(run.delivery) : null, run.action ?? 'scaffold',
         ],
       );
       const createdAt = firstRow(rows).created_at;
       // What runOf would read back from the row just written (updated_at is the same now()).
       return {
         id: run.id,
+        action: run.action ?? 'scaffold',
         cluster: clusterOf(run.cluster.name, run.cluster.domain, run.cluster.region, run.cluster.role, run.cluster.infra_provider, run.cluster.dns_provider),
         repositoryUrl: run.repositoryUrl,
         branch: run.branch,
@@ -209,6 +210,7 @@ export class PgRunStore implements RunStore {
     if (update.message !== undefined) assign('message', update.message);
     if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
     if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
+    if (update.changes !== undefined) assign('changes', JSON.stringify(update.changes), '::jsonb');
     if (update.reviewRequests !== undefined) assign('review_requests', JSON.stringify(storedReviewRequestsOf(update.reviewRequests)), '::jsonb');
     if (update.attempt !== undefined) assign('attempt', update.attempt);
     if (update.job !== undefined) assign('job', update.job);

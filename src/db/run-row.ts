@@ -4,11 +4,12 @@
  */
 import type { DeliverySettings } from '../delivery/delivery.js';
 import { ValidationError } from '../errors.js';
-import type { RunCommit, RunReviewRequest, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunAction } from '../model/run-action.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at, delivery, review_requests`;
+  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes`;
 
 export interface RunRow {
   id: string;
@@ -29,7 +30,7 @@ export interface RunRow {
   gitops_path: string | null;
   commits: RunCommit[];
   attempt: number;
-  sealing: 'certificate' | 'kubeconfig';
+  sealing: RunSealing;
   created_by: string;
   created_at: Date;
   updated_at: Date;
@@ -37,6 +38,8 @@ export interface RunRow {
   finished_at: Date | null;
   delivery: DeliverySettings | null;
   review_requests: StoredReviewRequest[];
+  action: RunAction;
+  changes: RunChanges | null;
 }
 
 /** A review request as the `review_requests` column holds it (JSON: the time as ISO text). */
@@ -89,6 +92,7 @@ export function clusterOf(
 export function runOf(row: RunRow): ScaffoldRun {
   return {
     id: row.id,
+    action: row.action,
     cluster: clusterOf(row.cluster_name, row.cluster_domain, row.cluster_region, row.cluster_role, row.cluster_infra_provider, row.cluster_dns_provider),
     repositoryUrl: row.repository_url,
     branch: row.branch,
@@ -110,6 +114,7 @@ export function runOf(row: RunRow): ScaffoldRun {
     sealing: row.sealing,
     ...(row.delivery !== null ? { delivery: row.delivery } : {}),
     ...(row.review_requests.length > 0 ? { reviewRequests: row.review_requests.map(reviewRequestOf) } : {}),
+    ...(row.changes !== null ? { changes: row.changes } : {}),
   };
 }
 

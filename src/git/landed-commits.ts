@@ -16,10 +16,11 @@ import { runGit, toGitError } from './git-process.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { GitCredentials } from '../runner/ports.js';
 import { isRunId } from '../model/run-id.js';
+import { isRunPass, RUN_PASSES, type RunPass } from '../model/run-action.js';
 
 /** One scaffold pass's commit on the remote. */
 export interface LandedCommit {
-  readonly pass: 'infrastructure' | 'all';
+  readonly pass: RunPass;
   readonly sha: string;
 }
 
@@ -56,7 +57,7 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
       const call = { cwd: scratch, env: auth.env, secrets: auth.secrets, timeoutMs };
       const prefix = `refs/scaffold-queue/${query.branch}/${query.runId}--`;
       const listed = await runGit(['ls-remote', '--', remote.url, `${prefix}*`], call);
-      const announced = listed.stdout.split('\n').map((line) => line.split('\t')).filter(([sha = '', ref = '']) => /^[0-9a-f]{40,64}$/.test(sha) && /^(infrastructure|all)$/.test(ref.slice(prefix.length)) && ref.startsWith(prefix));
+      const announced = listed.stdout.split('\n').map((line) => line.split('\t')).filter(([sha = '', ref = '']) => /^[0-9a-f]{40,64}$/.test(sha) && isRunPass(ref.slice(prefix.length)) && ref.startsWith(prefix));
       if (announced.length > 0) {
         // Under a lease: a carrier that got there first landed it, and the fetch below sees that.
         await runGit(['push', '--porcelain', ...announced.map(([sha, ref]) => `--force-with-lease=${ref}:${sha}`), '--', remote.url, ...announced.map(([, ref]) => `:${ref}`)], { ...call, okExitCodes: [0, 1] });
@@ -74,9 +75,9 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
     const newestPerPass = new Map<LandedCommit['pass'], string>();
     for (const line of log.stdout.split('\n')) {
       const [sha = '', pass = ''] = line.trim().split(' ');
-      if ((pass === 'infrastructure' || pass === 'all') && /^[0-9a-f]{40,64}$/.test(sha) && !newestPerPass.has(pass)) newestPerPass.set(pass, sha);
+      if (isRunPass(pass) && /^[0-9a-f]{40,64}$/.test(sha) && !newestPerPass.has(pass)) newestPerPass.set(pass, sha);
     }
-    return (['infrastructure', 'all'] as const).flatMap((pass) => {
+    return RUN_PASSES.flatMap((pass) => {
       const sha = newestPerPass.get(pass);
       return sha === undefined ? [] : [{ pass, sha }];
     });

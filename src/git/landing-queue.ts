@@ -60,7 +60,7 @@ export interface QueuedCommit extends PassTrailers {
   readonly message: string;
 }
 
-const PASS = /^(infrastructure|all)$/;
+const PASS = /^(infrastructure|all|upgrade)$/;
 const SHA = /^[0-9a-f]{40,64}$/;
 
 /** The ref prefix of `branch`'s queue. */

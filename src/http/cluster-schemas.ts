@@ -3,6 +3,7 @@
  * the OpenAPI document. The view itself is built in `fleet/cluster-view.ts`,
  * shared with `generate-gitops-env clusters -o json`.
  */
+import { RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
@@ -97,7 +98,7 @@ export const clusterViewSchema = z.object({
       generator_version: z.string(),
       reference: z.string(),
       platform_commit: z.string(),
-      pass: z.enum(['infrastructure', 'all']),
+      pass: z.enum(RUN_PASSES),
       files: z.number().int().optional().describe('How many files the generator wrote.'),
     })
     .optional(),

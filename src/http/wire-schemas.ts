@@ -5,6 +5,7 @@
  * kubeconfig's fields, a certificate's window) is the service's single
  * validation (`model/run-inputs.ts`, `git/repository-url.ts`).
  */
+import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
@@ -223,8 +224,9 @@ export const errorSchema = z
 
 export const runViewSchema = z.object({
   id: z.string(),
+  action: z.enum(RUN_ACTIONS).describe('scaffold: the two-pass render; upgrade: rendered again from the current reference, credentials kept; remove: the generator\'s files deleted.'),
   status: z.enum(RUN_STATUSES),
-  step: z.number().int().describe('1–7 while running; 0 before the run started.'),
+  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
   cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
@@ -232,16 +234,20 @@ export const runViewSchema = z.object({
   reference: z.string(),
   job: z.string(),
   gitops_path: z.string().nullable(),
-  commits: z.array(z.object({ pass: z.enum(['infrastructure', 'all']), sha: z.string() })),
+  commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string() })),
   attempt: z.number().int(),
-  sealing: z.enum(['certificate', 'kubeconfig']),
+  sealing: z.enum(['certificate', 'kubeconfig', 'none']).describe('none: an upgrade or removal, which seal nothing.'),
+  changes: z
+    .object({ added: z.number().int(), modified: z.number().int(), removed: z.number().int(), credentials_kept: z.number().int().optional(), kept: z.array(z.string()).optional() })
+    .nullable()
+    .describe("An upgrade's or removal's commit, in files (kept: files of the cluster's directory a removal left, e.g. flux-system/); null for a scaffold or before the run ended."),
   delivery: z
     .object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() })
     .describe('How the passes reach the branch.'),
   review_requests: z
     .array(
       z.object({
-        pass: z.enum(['infrastructure', 'all']),
+        pass: z.enum(RUN_PASSES),
         forge: z.enum(['github', 'gitlab', 'gitea']),
         number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
         url: z.string().describe('The page a person reviews it on.'),
@@ -258,7 +264,7 @@ export const runViewSchema = z.object({
   finished_at: z.string().nullable(),
 });
 export const runStepSchema = z.object({
-  step: z.number().int().describe('1–7.'),
+  step: z.number().int().describe("1 to the action's step count."),
   name: z.string(),
   status: z.enum(STEP_STATUSES),
   started_at: z.string().optional(),
@@ -267,7 +273,7 @@ export const runStepSchema = z.object({
   message: z.string().optional().describe('Why the step was skipped or failed.'),
 });
 export const runDetailSchema = runViewSchema.extend({
-  steps: z.array(runStepSchema).describe("The seven steps, derived from the runner's log events."),
+  steps: z.array(runStepSchema).describe("The action's steps (seven for a scaffold), derived from the runner's log events."),
 });
 export const acceptedSchema = z.object({ id: z.string(), job: z.string(), status: z.enum(RUN_STATUSES), attempt: z.number().int() });
 export const listSchema = z.object({ items: z.array(runViewSchema), next_cursor: z.string().optional() });

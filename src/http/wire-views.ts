@@ -58,6 +58,7 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
 export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
   return {
     id: run.id,
+    action: run.action,
     status: run.status,
     step: run.step,
     step_name: run.stepName ?? null,
@@ -70,6 +71,16 @@ export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
     commits: run.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
     attempt: run.attempt,
     sealing: run.sealing,
+    changes:
+      run.changes === undefined
+        ? null
+        : {
+            added: run.changes.added,
+            modified: run.changes.modified,
+            removed: run.changes.removed,
+            ...(run.changes.credentialsKept !== undefined ? { credentials_kept: run.changes.credentialsKept } : {}),
+            ...(run.changes.kept !== undefined ? { kept: [...run.changes.kept] } : {}),
+          },
     delivery: {
       mode: run.delivery?.mode ?? 'push',
       auto_merge: run.delivery?.autoMerge ?? false,

@@ -1,11 +1,13 @@
 /**
- * The steps of a scaffold run, in order, numbered from 1 as in the design:
- * the one table every party reads. The runner runs them in this order (its
- * functions and skip rules are keyed by these names, in `runner/run-scaffold.ts`)
- * and logs each as `step`/`step_name` on its JSON events; the service, the
- * steps view and the dashboard derive the count, the names and the titles from
- * here, so adding a step is a row here and its function in the runner.
+ * The steps of a run, in order, numbered from 1 as in the design: the one
+ * table per action every party reads. The runner runs them in this order (its
+ * functions and skip rules are keyed by these names, in `runner/run-scaffold.ts`
+ * and `runner/run-fleet-change.ts`) and logs each as `step`/`step_name` on its
+ * JSON events; the service, the steps view and the dashboard derive the count,
+ * the names and the titles from here, so adding a step is a row here and its
+ * function in the runner.
  */
+import type { RunAction } from './run-action.js';
 
 /** One step: its event name and what a person is shown. */
 export interface ScaffoldStep {
@@ -13,7 +15,7 @@ export interface ScaffoldStep {
   readonly title: string;
 }
 
-/** Every step, in the order the runner runs them. */
+/** Every step of a scaffold, in the order the runner runs them. */
 export const SCAFFOLD_STEPS = [
   { name: 'clone', title: 'Clone the repository' },
   { name: 'render-infrastructure', title: 'Render the infrastructure layer' },
@@ -24,24 +26,57 @@ export const SCAFFOLD_STEPS = [
   { name: 'push-all', title: 'Commit and push everything' },
 ] as const satisfies readonly ScaffoldStep[];
 
-/** A step's event name. */
-export type StepName = (typeof SCAFFOLD_STEPS)[number]['name'];
+/** An upgrade: the cluster rendered again from the current reference, sealed credentials kept, verified. */
+export const UPGRADE_STEPS = [
+  { name: 'clone', title: 'Clone the repository' },
+  { name: 'render-upgrade', title: 'Render again from the reference, credentials kept' },
+  { name: 'push-upgrade', title: 'Commit and push the upgrade' },
+] as const satisfies readonly ScaffoldStep[];
 
-/** How many steps a run has. */
+/** A removal: the files the cluster's provenance lists, deleted in one commit. */
+export const REMOVE_STEPS = [
+  { name: 'clone', title: 'Clone the repository' },
+  { name: 'remove-files', title: "Remove the generator's files" },
+  { name: 'push-removal', title: 'Commit and push the removal' },
+] as const satisfies readonly ScaffoldStep[];
+
+const STEPS_BY_ACTION = { scaffold: SCAFFOLD_STEPS, upgrade: UPGRADE_STEPS, remove: REMOVE_STEPS } as const;
+
+/** The step table of a run that does `action` (absent: a scaffold). */
+export function stepsOf(action: RunAction = 'scaffold'): readonly ScaffoldStep[] {
+  return STEPS_BY_ACTION[action];
+}
+
+/** A scaffold step's event name. */
+export type StepName = (typeof SCAFFOLD_STEPS)[number]['name'];
+/** An upgrade step's event name. */
+export type UpgradeStepName = (typeof UPGRADE_STEPS)[number]['name'];
+/** A removal step's event name. */
+export type RemoveStepName = (typeof REMOVE_STEPS)[number]['name'];
+
+/** How many steps a scaffold has. */
 export const STEP_COUNT: number = SCAFFOLD_STEPS.length;
 
-/** A step's number, 1 to {@link STEP_COUNT}. */
+/** The most steps any action has: a step number is at most this. */
+const MAX_STEP_COUNT = Math.max(...Object.values(STEPS_BY_ACTION).map((steps) => steps.length));
+
+/** A step's number, 1 to the length of its action's table. */
 export type StepNumber = number;
 
-/** Each step's number and the name its log events carry. */
+/** Each scaffold step's number and the name its log events carry. */
 export const STEPS: Readonly<Record<number, StepName>> = Object.freeze(Object.fromEntries(SCAFFOLD_STEPS.map((step, index) => [index + 1, step.name])));
 
-/** The number of the step called `name`. */
+/** Each step's number and name for a run that does `action`. */
+export function stepNamesOf(action: RunAction = 'scaffold'): Readonly<Record<number, string>> {
+  return Object.fromEntries(stepsOf(action).map((step, index) => [index + 1, step.name]));
+}
+
+/** The number of the scaffold step called `name`. */
 export function stepNumberOf(name: StepName): StepNumber {
   return SCAFFOLD_STEPS.findIndex((step) => step.name === name) + 1;
 }
 
-/** Whether `value` is the number of a step. */
+/** Whether `value` is the number of a step of some action (an event's `step`). */
 export function isStepNumber(value: unknown): value is StepNumber {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= STEP_COUNT;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_STEP_COUNT;
 }

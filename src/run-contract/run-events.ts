@@ -6,6 +6,7 @@
  * readers always were: a field that does not fit is dropped, not the event.
  */
 import { z } from 'zod';
+import { RUN_PASSES } from '../model/run-action.js';
 import { isStepNumber } from '../model/scaffold-steps.js';
 
 /** The step events, in the order a step may emit them. */
@@ -20,7 +21,7 @@ const message = optional(z.string().transform((text) => text.slice(0, MAX_EVENT_
 const stepNumber = optional(z.number().refine(isStepNumber));
 const eventTime = optional(z.union([z.string(), z.number()]).transform((value) => new Date(value)).refine((date) => !Number.isNaN(date.getTime())));
 const durationMs = optional(z.number().refine((n) => Number.isFinite(n) && n >= 0).transform((n) => Math.round(n)));
-const pass = optional(z.enum(['infrastructure', 'all']));
+const pass = optional(z.enum(RUN_PASSES));
 const sha = optional(z.string().regex(/^[0-9a-f]{7,64}$/));
 
 /** A step started, finished, was skipped or failed. */
@@ -58,7 +59,7 @@ export const fluxReadinessEventSchema = z.object({ event: z.enum(FLUX_READINESS_
 export const reviewRequestEventSchema = z.object({
   event: z.literal('review_request'),
   forge: z.enum(['github', 'gitlab', 'gitea']),
-  pass: z.enum(['infrastructure', 'all']),
+  pass: z.enum(RUN_PASSES),
   number: z.number().int().positive(),
   // Only a web page: a value that is not http(s) is never shown as a link.
   url: z.string().max(2048).refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value)),

@@ -4,6 +4,7 @@
  * every reader.
  */
 import { z } from 'zod';
+import { RUN_PASSES } from '../model/run-action.js';
 import type { RunResult } from '../service/scaffold-run.js';
 
 /** The result JSON. */
@@ -11,7 +12,17 @@ export const runResultSchema = z.object({
   status: z.enum(['succeeded', 'failed']),
   message: z.string().default(''),
   gitops_path: z.string().optional(),
-  commits: z.array(z.object({ pass: z.enum(['infrastructure', 'all']), sha: z.string() })).optional(),
+  commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string() })).optional(),
+  /** An upgrade's or a removal's file counts. */
+  changes: z
+    .object({
+      added: z.number().int().min(0),
+      modified: z.number().int().min(0),
+      removed: z.number().int().min(0),
+      credentialsKept: z.number().int().min(0).optional(),
+      kept: z.array(z.string()).max(10_000).optional(),
+    })
+    .optional(),
   /** The step the run was on when it ended. */
   step: z.number().int().min(0).optional(),
 });

@@ -7,11 +7,14 @@
  */
 import { z } from 'zod';
 import { deliveryEnv } from '../delivery/delivery-settings.js';
+import { RUN_ACTIONS } from '../model/run-action.js';
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 
 /** Every variable of the contract, by meaning. */
 export const RUNNER_ENV = {
   id: 'SCAFFOLD_ID',
+  /** scaffold (default), upgrade or remove (`model/run-action.ts`). */
+  action: 'SCAFFOLD_ACTION',
   repoUrl: 'SCAFFOLD_REPO_URL',
   branch: 'SCAFFOLD_BRANCH',
   cluster: 'SCAFFOLD_CLUSTER',
@@ -63,6 +66,7 @@ export const RUNNER_ENV = {
 /** What every runner environment holds about its run (no secret), as the runner reads it. */
 export const runnerRunEnvSchema = z.object({
   [RUNNER_ENV.id]: z.string().min(1),
+  [RUNNER_ENV.action]: z.enum(RUN_ACTIONS).optional(),
   [RUNNER_ENV.repoUrl]: z.string().min(1),
   [RUNNER_ENV.branch]: z.string().min(1),
   [RUNNER_ENV.cluster]: z.string().min(1),
@@ -75,9 +79,10 @@ export const runnerRunEnvSchema = z.object({
 });
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
-export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'>): Record<string, string> {
+export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'>): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
+    ...(run.action !== 'scaffold' ? { [RUNNER_ENV.action]: run.action } : {}),
     [RUNNER_ENV.repoUrl]: run.repositoryUrl,
     [RUNNER_ENV.branch]: run.branch,
     [RUNNER_ENV.cluster]: run.cluster.name,

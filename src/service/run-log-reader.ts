@@ -66,7 +66,7 @@ export class RunLogReader {
       }
       if (lines.length < LOG_PAGE) break;
     }
-    return runStepsOf(timeline.events, run.status);
+    return runStepsOf(timeline.events, run.status, run.action);
   }
 
   /**

@@ -311,6 +311,7 @@ export class RunMonitor implements RunTracker {
       step: result.step ?? state.step,
       finishedAt: now,
       ...(result.gitops_path === undefined ? {} : { gitopsPath: result.gitops_path }),
+      ...(result.changes === undefined ? {} : { changes: result.changes }),
       // A run that never reported progress still gets a start time; one that did keeps it.
       ...(state.startedAt === undefined ? { startedAt: now } : {}),
     };

@@ -6,7 +6,8 @@
  * Only the step fields of an event are read (event, step, step_name, time,
  * duration_ms, msg); everything else on a line is ignored.
  */
-import { STEP_COUNT, STEPS } from '../model/scaffold-steps.js';
+import type { RunAction } from '../model/run-action.js';
+import { STEPS, stepNamesOf } from '../model/scaffold-steps.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import type { RunStatus } from './scaffold-run.js';
 
@@ -27,7 +28,7 @@ export interface RunStep {
   readonly message?: string;
 }
 
-/** The step names, numbered as in the design (the runner's {@link STEPS}). */
+/** A scaffold's step names, numbered as in the design (the runner's {@link STEPS}). */
 export const STEP_NAMES: Readonly<Record<number, string>> = STEPS;
 
 
@@ -50,15 +51,18 @@ interface MutableStep {
  *
  * @param lines - the stored lines, in order; `time` is when the service stored each
  * @param status - the run's status, to close steps of a final run
+ * @param action - what the run does: its step table
  */
-export function runStepsOf(lines: Iterable<{ readonly time: Date; readonly line: string }>, status: RunStatus): RunStep[] {
-  const steps: MutableStep[] = [];
-  for (let n = 1; n <= STEP_COUNT; n++) steps.push({ step: n, name: STEP_NAMES[n] ?? `step-${n}`, status: 'pending' });
+export function runStepsOf(lines: Iterable<{ readonly time: Date; readonly line: string }>, status: RunStatus, action: RunAction = 'scaffold'): RunStep[] {
+  const names = stepNamesOf(action);
+  const steps: MutableStep[] = Object.entries(names).map(([n, name]) => ({ step: Number(n), name, status: 'pending' }));
 
   for (const { time, line } of lines) {
     const event = parseStepEvent(line);
     if (event === undefined) continue;
-    const step = steps[event.step - 1] as MutableStep;
+    const step = steps[event.step - 1];
+    // A step number beyond this action's table is not this run's event.
+    if (step === undefined) continue;
     const at = event.time ?? time;
     switch (event.event) {
       case 'step_started':

@@ -4,18 +4,21 @@
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
-import type { RunCommit, RunReviewRequest, RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { RunAction } from '../model/run-action.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from './scaffold-run.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {
   readonly id: string;
+  /** @default 'scaffold' */
+  readonly action?: RunAction;
   readonly cluster: ClusterSpec;
   readonly repositoryUrl: string;
   readonly branch: string;
   readonly reference: string;
   readonly job: string;
   readonly createdBy: string;
-  readonly sealing: 'certificate' | 'kubeconfig';
+  readonly sealing: RunSealing;
   /** Absent: push. */
   readonly delivery?: DeliverySettings;
 }
@@ -28,6 +31,8 @@ export interface RunUpdate {
   readonly message?: string;
   readonly gitopsPath?: string;
   readonly commits?: readonly RunCommit[];
+  /** An upgrade's or removal's file counts (from its result). */
+  readonly changes?: RunChanges;
   /** The whole list (replaces the stored one). */
   readonly reviewRequests?: readonly RunReviewRequest[];
   readonly attempt?: number;

@@ -54,6 +54,7 @@ export function contractRunOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun
   const now = new Date();
   return {
     id,
+    action: 'scaffold',
     cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
     repositoryUrl: 'https://git.example.net/platform/gitops.git',
     branch: 'main',

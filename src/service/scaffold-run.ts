@@ -5,6 +5,7 @@
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ForgeName } from '../delivery/forge-client.js';
+import type { RunAction, RunPass } from '../model/run-action.js';
 
 /** Lifecycle of a run. `pending` and `running` are active; the rest are final. */
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -14,13 +15,13 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
 
 /** A commit a run pushed. */
 export interface RunCommit {
-  readonly pass: 'infrastructure' | 'all';
+  readonly pass: RunPass;
   readonly sha: string;
 }
 
 /** A pull/merge request a run opened or reused for a pass (`pull_request` delivery), as last reported. */
 export interface RunReviewRequest {
-  readonly pass: 'infrastructure' | 'all';
+  readonly pass: RunPass;
   readonly forge: ForgeName;
   /** GitHub and Gitea: the pull number; GitLab: the merge request iid. */
   readonly number: number;
@@ -51,13 +52,28 @@ export interface RunResult {
   readonly message: string;
   readonly gitops_path?: string;
   readonly commits?: readonly RunCommit[];
-  /** The step the run was on when it ended (1–7). */
+  /** The step the run was on when it ended (1 to its action's step count). */
   readonly step?: number;
+  /** An upgrade or removal: the files its commit added, changed and deleted (counts), absent for a scaffold. */
+  readonly changes?: RunChanges;
+}
+
+/** What an upgrade's or a removal's commit changed, in files; all zero when there was nothing to commit. */
+export interface RunChanges {
+  readonly added: number;
+  readonly modified: number;
+  readonly removed: number;
+  /** An upgrade: sealed credentials carried over byte for byte. */
+  readonly credentialsKept?: number;
+  /** A removal: files under the cluster's directory left in place (not the generator's, e.g. flux-system/). */
+  readonly kept?: readonly string[];
 }
 
 /** A run, as stored. Holds no credential: secrets travel separately (`RunSecrets`). */
 export interface ScaffoldRun {
   readonly id: string;
+  /** What the run does to the cluster's directory. */
+  readonly action: RunAction;
   readonly cluster: ClusterSpec;
   readonly repositoryUrl: string;
   readonly branch: string;
@@ -77,13 +93,18 @@ export interface ScaffoldRun {
   readonly finishedAt?: Date;
   /** Which caller created the run (service identity), for the audit trail. */
   readonly createdBy: string;
-  /** How the sealing certificate is obtained: from the request or from the cluster. */
-  readonly sealing: 'certificate' | 'kubeconfig';
+  /** How the sealing certificate is obtained: from the request or from the cluster; `none` for an upgrade or a removal, which seal nothing. */
+  readonly sealing: RunSealing;
   /** How passes reach the branch; absent: pushed straight to it. */
   readonly delivery?: DeliverySettings;
   /** The pull/merge requests of its passes, in the order they were first reported; absent: none (push delivery). */
   readonly reviewRequests?: readonly RunReviewRequest[];
+  /** An upgrade or removal that ended: what its commit changed. */
+  readonly changes?: RunChanges;
 }
+
+/** Where a run's sealing certificate comes from. */
+export type RunSealing = 'certificate' | 'kubeconfig' | 'none';
 
 /**
  * Secrets a run needs, kept out of the database: in Kubernetes mode they go into

@@ -21,6 +21,7 @@ function runOf(patch: Partial<ScaffoldRun> = {}): ScaffoldRun {
   const now = new Date();
   return {
     id: 'run-1',
+    action: 'scaffold',
     cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
     repositoryUrl: 'file:///srv/gitops.git',
     branch: 'main',
