@@ -41,7 +41,8 @@ import { GitCatalogSource } from './sources/git-catalog-source.js';
 import { GitClusterGraphSource } from './sources/git-cluster-graph-source.js';
 import { GitFleetSource } from './sources/git-fleet-source.js';
 import { KubeControllerCertificateSource } from './kubernetes/kube-controller-certificate-source.js';
-import { forgeChangeDeliveries, serviceForgeAuth } from './delivery/change-delivery.js';
+import { serviceForgeAuth } from './delivery/service-forge-auth.js';
+import { fleetRunSecrets } from './delivery/fleet-run-secrets.js';
 import type { FleetSource } from './service/fleet-source.js';
 import { GitScaffoldPreviewer } from './sources/git-scaffold-previewer.js';
 import { ensureDefaultRepository } from './embedded/local-scaffold.js';
@@ -108,7 +109,6 @@ const defaultPlugins: ServePlugins = {
       reference: config.referenceEnvironment,
       logger: logger.child({ component: 'fleet' }),
       workRoot: config.dataDir,
-      deliveries: forgeChangeDeliveries({ ...(await serviceForgeAuth(process.env)), logger: logger.child({ component: 'fleet' }) }),
     }),
 };
 
@@ -206,6 +206,8 @@ export async function startService(
       reference: config.referenceEnvironment,
       logger: logger.child({ component: 'service' }),
       tracker: monitor,
+      // Upgrade and removal runs open their requests with the service's own forge credentials, never a caller's.
+      fleetRunSecrets: fleetRunSecrets(await serviceForgeAuth(process.env)),
       kubeconfigSecretRefs: config.executor === 'kubernetes',
       repositoryPolicy: {
         scp: false,

@@ -18,7 +18,6 @@ interface RolloutRow {
   state: Rollout['state'];
   failure: Rollout['failure'] | null;
   delivery: Rollout['delivery'] | null;
-  requests: Rollout['requests'] | null;
   created_at: Date | string;
   finished_at: Date | string | null;
 }
@@ -36,8 +35,8 @@ export class PgRolloutStore implements RolloutStore {
   async createRollout(rollout: Rollout): Promise<void> {
     try {
       await this.#client.query(
-        `INSERT INTO upgrade_rollouts (id, repository_url, branch, requested_by, wave_size, waves, clusters, state, failure, created_at, finished_at, delivery, requests)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9::jsonb, $10, $11, $12::jsonb, $13::jsonb)`,
+        `INSERT INTO upgrade_rollouts (id, repository_url, branch, requested_by, wave_size, waves, clusters, state, failure, created_at, finished_at, delivery)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9::jsonb, $10, $11, $12::jsonb)`,
         [
           rollout.id,
           rollout.repositoryUrl,
@@ -51,7 +50,6 @@ export class PgRolloutStore implements RolloutStore {
           rollout.createdAt,
           rollout.finishedAt ?? null,
           jsonOrNull(rollout.delivery),
-          jsonOrNull(rollout.requests),
         ],
       );
     } catch (error) {
@@ -61,13 +59,12 @@ export class PgRolloutStore implements RolloutStore {
 
   async saveRollout(rollout: Rollout): Promise<void> {
     try {
-      await this.#client.query(`UPDATE upgrade_rollouts SET clusters = $2::jsonb, state = $3, failure = $4::jsonb, finished_at = $5, requests = $6::jsonb WHERE id = $1`, [
+      await this.#client.query(`UPDATE upgrade_rollouts SET clusters = $2::jsonb, state = $3, failure = $4::jsonb, finished_at = $5 WHERE id = $1`, [
         rollout.id,
         JSON.stringify(rollout.clusters),
         rollout.state,
         failureOf(rollout),
         rollout.finishedAt ?? null,
-        jsonOrNull(rollout.requests),
       ]);
     } catch (error) {
       throw translatePgError(error);
@@ -97,7 +94,6 @@ function rolloutOf(row: RolloutRow): Rollout {
       state: row.state,
       ...(row.failure !== null ? { failure: row.failure } : {}),
       ...(row.delivery !== null ? { delivery: row.delivery } : {}),
-      ...(row.requests !== null ? { requests: row.requests } : {}),
       createdAt: dateOf(row.created_at),
     ...(row.finished_at !== null ? { finishedAt: dateOf(row.finished_at) } : {}),
   };

@@ -12,6 +12,7 @@ import type { RandomBytes } from '../gitops/random-string.js';
 import { renderCluster } from '../gitops/render-cluster.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { readClusterRegistry, type ClusterEntry } from './cluster-registry.js';
+import { registeredClusterSpec } from './registered-cluster-spec.js';
 import { SharedPlatformReader } from './shared-platform-reader.js';
 
 /** What an upgrade found for one cluster. */
@@ -81,14 +82,7 @@ async function upgradeOne(shared: SharedPlatformReader, reader: RepoReader, entr
   let result;
   try {
     result = await renderCluster(shared.forCluster(entry.name, before), {
-      cluster: {
-        name: entry.name,
-        domain: entry.attributes.domain ?? '',
-        region: entry.attributes.region ?? '',
-        ...(entry.attributes.role !== undefined ? { role: entry.attributes.role } : {}),
-        ...(entry.attributes.infraProvider !== undefined ? { infra_provider: entry.attributes.infraProvider } : {}),
-        ...(entry.attributes.dnsProvider !== undefined ? { dns_provider: entry.attributes.dnsProvider } : {}),
-      },
+      cluster: registeredClusterSpec(entry),
       reference,
       pass: provenance.pass,
       generatorVersion: options.generatorVersion,

@@ -7,8 +7,8 @@ import { RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
-import { deliveryViewSchema, reviewRequestSchema } from './fleet-delivery-wire.js';
-import { RUN_STATUSES, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
+import { deliveryViewSchema } from './fleet-delivery-wire.js';
+import { RUN_STATUSES, acceptedSchema, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
 
 const repositoryQuery = {
   repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
@@ -120,11 +120,10 @@ export const fleetSchema = z.union([
 ]);
 
 export const removalSchema = z.object({
+  run: acceptedSchema.describe('The removal run (action `remove`): follow it under /api/v1/scaffolds/{id} for its steps, log, commit and pull request.'),
   cluster: z.string(),
-  commit: z.string().describe('The commit that removed the files, on the branch (the merge commit of a merged request).'),
-  removed: z.array(z.string()),
+  removed: z.array(z.string()).describe('The files the run removes, as the branch holds them now.'),
   kept: z.array(z.string()).describe('Files under the cluster path the generator did not write; left in place.'),
   flux_bootstrap: z.boolean().describe('Whether a flux-system/ written by flux bootstrap is among the kept files.'),
-  delivery: deliveryViewSchema.describe('How the removal reached the branch.'),
-  request: reviewRequestSchema.optional().describe('pull_request delivery: the merged request the removal went through.'),
+  delivery: deliveryViewSchema.describe('How the run delivers the removal.'),
 });

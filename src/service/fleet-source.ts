@@ -1,12 +1,11 @@
 /**
  * The fleet port: the clusters of a target repository as its provenance files
- * record them, one cluster's SealedSecrets, and decommissioning one of them
- * as a commit. Used by `GET /api/v1/clusters`, `GET /api/v1/clusters/{name}`
- * and `DELETE /api/v1/clusters/{name}`; implemented by
- * `sources/git-fleet-source.ts`.
+ * record them, one cluster's SealedSecrets, and what an upgrade or a removal
+ * would change. Read only: upgrades and removals are written by runs. Used by
+ * `GET /api/v1/clusters[/{name}]`, `POST /api/v1/upgrades` (dry run, targets)
+ * and `DELETE /api/v1/clusters/{name}` (the plan it answers with); implemented
+ * by `sources/git-fleet-source.ts`.
  */
-import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
-import type { UpgradeWave } from '../delivery/fleet-request-text.js';
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { RemovalPlan } from '../fleet/plan-removal.js';
 import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
@@ -28,30 +27,8 @@ export interface Fleet {
   readonly commit: string;
 }
 
-/** How a change reaches the branch (absent settings: one push), and who hears about its request. */
-export interface FleetDelivery {
-  readonly settings?: DeliverySettings;
-  /** Told when the change's pull/merge request is opened or reused, merged, or found closed. */
-  readonly onRequest?: (request: ReviewRequestRef) => void | Promise<void>;
-}
-
-/** A removal as delivered. */
-export interface FleetRemoval extends RemovalPlan {
-  /** The commit that removed the files, on the branch (the merge commit of a merged request). */
-  readonly commit: string;
-  /** The pull/merge request it was delivered through (pull_request mode). */
-  readonly request?: ReviewRequestRef;
-}
-
-/** One cluster's upgrade as reported: its diff summary and, when written, the pushed commit. */
-export type FleetUpgrade = Pick<ClusterUpgrade, 'name' | 'status' | 'added' | 'modified' | 'removed' | 'credentialsKept' | 'message'> & {
-  /** Verification findings of a render that failed (it was not written). */
-  readonly findings?: readonly string[];
-  /** The pushed commit of a written cluster (one commit per cluster). */
-  readonly commit?: string;
-  /** The request its wave was delivered through (pull_request mode). */
-  readonly request?: ReviewRequestRef;
-};
+/** What an upgrade would change in one cluster: its diff summary. */
+export type FleetUpgrade = Pick<ClusterUpgrade, 'name' | 'status' | 'added' | 'modified' | 'removed' | 'credentialsKept' | 'message'>;
 
 /** Reads and changes the fleet of a repository. */
 export interface FleetSource {
@@ -69,33 +46,19 @@ export interface FleetSource {
    */
   sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]>;
   /**
-   * Checks that changes to `repositoryUrl` can be delivered as `settings` ask, before anything starts.
-   * @throws UnavailableError when this service cannot (pull_request without forge credentials)
-   */
-  checkDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void;
-  /**
-   * Deletes the generator's files of `clusters/<cluster>/` in one commit and
-   * delivers it: one push, or a request on `scaffold/remove/<cluster>` merged
-   * before this returns.
+   * What removing `clusters/<cluster>/` would delete and keep, read from the branch head; nothing is written.
    * @throws ValidationError for the reference environment
    * @throws NotFoundError when the cluster does not exist
    * @throws ConflictError when it has no provenance file list
-   * @throws UnavailableError when the repository cannot be read or pushed to
-   * @throws ForbiddenError when the branch refuses a direct push (use pull_request)
-   * @throws ConflictError when its request was closed without being merged
+   * @throws UnavailableError when the repository cannot be read
    */
-  remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string; readonly delivery?: FleetDelivery }): Promise<FleetRemoval>;
+  planRemoval(target: FleetTarget & { readonly cluster: string }): Promise<RemovalPlan>;
   /**
-   * Re-renders `clusters` from the current reference with their recorded
-   * identity, keeps sealed credentials, verifies each, and (unless `dryRun`)
-   * commits each changed cluster on its own and delivers them together (one
-   * push, or one request per wave on `scaffold/upgrade/<rollout>/wave-<n>`,
-   * merged before this returns). Up-to-date clusters get
-   * no commit; a cluster that fails is reported and left as it was.
+   * What re-rendering `clusters` from the current reference with their
+   * recorded identity would change (sealed credentials kept, nothing written).
+   * Writing is an upgrade run's (one per cluster).
    * @throws NotFoundError / ValidationError for a named cluster that is missing, the reference or unmanaged
-   * @throws UnavailableError when the repository cannot be read or pushed to
+   * @throws UnavailableError when the repository cannot be read
    */
-  upgrade(
-    target: FleetTarget & { readonly clusters: readonly string[]; readonly dryRun: boolean; readonly requestedBy: string; readonly delivery?: FleetDelivery & { readonly wave: UpgradeWave } },
-  ): Promise<FleetUpgrade[]>;
+  previewUpgrade(target: FleetTarget & { readonly clusters: readonly string[] }): Promise<FleetUpgrade[]>;
 }

@@ -5,34 +5,49 @@
  * previous one succeeded; a failure stops the rollout and the record says
  * which cluster failed, why, and which never started.
  *
- * One cluster's upgrade is one commit written by the service through the same
- * git edge as a removal (FleetSource), not a runner Job: a wave is one clone,
- * its clusters upgraded and committed one by one, then delivered as the
- * request's `delivery` says: one push, or one pull/merge request per wave that
- * must be merged before the next wave starts (a request closed unmerged fails
- * the wave). The rollout record keeps each cluster's outcome (its commit, "up
- * to date", or the failure) and each wave's request.
+ * One cluster's upgrade is one run (action `upgrade`): a runner process, a
+ * Kubernetes Job in production, listed, logged, cancelled and retried like a
+ * scaffold. It lands one commit, delivered as the rollout's `delivery` says:
+ * pushed (through the landing queue when runs race), or through its own
+ * pull/merge request that must be merged before the run, and so its wave,
+ * succeeds. The rollout record names each cluster's run and keeps its outcome
+ * (its commit, "up to date", or the failure).
  */
 import { randomUUID } from 'node:crypto';
-import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 import { AppError, ValidationError } from '../errors.js';
 import { upgradeTargets } from '../fleet/plan-upgrade.js';
-import { nextRolloutStep, planWaves, type WaveRunStatus } from '../fleet/rollout-waves.js';
+import { registeredClusterSpec } from '../fleet/registered-cluster-spec.js';
+import { nextRolloutStep, planWaves } from '../fleet/rollout-waves.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { FleetSource, FleetTarget, FleetUpgrade } from './fleet-source.js';
+import type { ClusterSpec } from '../model/cluster-spec.js';
+import type { Caller } from './authenticator.js';
+import type { FleetSource, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
+import { isFinal, type ScaffoldRun } from './scaffold-run.js';
+import type { FleetRunRequest } from './scaffold-service.js';
 
-/** A wave's delivery: the rollout's settings, which wave it is, and who hears about its request. */
-type FleetWaveDelivery = NonNullable<Parameters<FleetSource['upgrade']>[0]['delivery']>;
+/** How a rollout starts and follows its runs: the ScaffoldService. */
+export interface RolloutRuns {
+  startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun>;
+  /** @throws NotFoundError */
+  get(id: string): Promise<ScaffoldRun>;
+  /** @throws ValidationError / UnavailableError when a fleet run could not deliver as `settings` ask */
+  checkFleetDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void;
+}
 
 /** Collaborators of {@link RolloutService}. */
 export interface RolloutServiceDeps {
   readonly store: RolloutStore;
   readonly fleet: FleetSource;
+  readonly runs: RolloutRuns;
   /** @default silentLogger */
   readonly logger?: Logger;
   /** @default randomUUID */
   readonly newId?: () => string;
+  /** How often a wave's runs are looked at. @default 1000 */
+  readonly pollMs?: number;
 }
 
 /** What a caller asks for. */
@@ -42,28 +57,32 @@ export interface UpgradeRequest {
   readonly clusters: readonly string[] | 'all';
   readonly waveSize: number;
   readonly requestedBy: string;
-  /** Absent: one push per wave. */
+  /** Absent: each run pushes. */
   readonly delivery?: DeliverySettings;
 }
 
-/** At most this many clusters in one rollout: the record is written whole after each wave. */
+/** At most this many clusters in one rollout: the record is written whole after each change. */
 export const MAX_ROLLOUT_CLUSTERS = 5000;
 
 /** Starts, drives and reads rollouts. */
 export class RolloutService {
   readonly #store: RolloutStore;
   readonly #fleet: FleetSource;
+  readonly #runs: RolloutRuns;
   readonly #logger: Logger;
   readonly #newId: () => string;
+  readonly #pollMs: number;
   readonly #driving = new Set<Promise<void>>();
-  /** Aborted by {@link stop}: ends waits for a wave's request, which may last days. */
+  /** Aborted by {@link stop}: ends the wait for a wave's runs, which may last days (a request awaiting review). */
   readonly #stopping = new AbortController();
 
   constructor(deps: RolloutServiceDeps) {
     this.#store = deps.store;
     this.#fleet = deps.fleet;
+    this.#runs = deps.runs;
     this.#logger = deps.logger ?? silentLogger;
     this.#newId = deps.newId ?? randomUUID;
+    this.#pollMs = deps.pollMs ?? 1000;
   }
 
   /**
@@ -81,12 +100,15 @@ export class RolloutService {
   /** What each cluster would change; nothing is written or recorded. */
   async preview(request: Omit<UpgradeRequest, 'waveSize'>, signal?: AbortSignal): Promise<FleetUpgrade[]> {
     const clusters = await this.targets(request, signal);
-    return this.#fleet.upgrade({ repositoryUrl: request.repositoryUrl, branch: request.branch, clusters, dryRun: true, requestedBy: request.requestedBy, ...(signal ? { signal } : {}) });
+    return this.#fleet.previewUpgrade({ repositoryUrl: request.repositoryUrl, branch: request.branch, clusters, ...(signal ? { signal } : {}) });
   }
 
-  /** Records the rollout and drives it in the background; the returned record shows it before its first wave. */
+  /**
+   * Records the rollout and drives it in the background; the returned record shows it before its first wave.
+   * @throws ValidationError / UnavailableError when its runs could not deliver as `delivery` asks
+   */
   async start(request: UpgradeRequest): Promise<Rollout> {
-    this.#fleet.checkDelivery(request.delivery, request.repositoryUrl);
+    this.#runs.checkFleetDelivery(request.delivery, request.repositoryUrl);
     const waves = planWaves(await this.targets(request), request.waveSize);
     const clusters: Record<string, RolloutCluster> = {};
     for (const name of waves.flat()) clusters[name] = { status: 'pending' };
@@ -110,8 +132,9 @@ export class RolloutService {
 
   /**
    * Drives again the rollouts a stopped service left `running` (the service is
-   * their one writer). The clusters of the wave under way are upgraded again:
-   * one whose commit was pushed before the stop is then up to date (no second commit).
+   * their one writer). The runs of the wave under way went on without it (the
+   * run monitor follows them); the rollout follows them again, and starts the
+   * ones its clusters never got.
    */
   async resume(): Promise<number> {
     const running = await this.#store.runningRollouts();
@@ -131,10 +154,7 @@ export class RolloutService {
     while (this.#driving.size > 0) await Promise.all([...this.#driving]);
   }
 
-  /**
-   * Shutdown: a pushed wave under way finishes; a wave waiting for its request
-   * stops waiting and stays `running`, so {@link resume} reuses the open request.
-   */
+  /** Shutdown: the drivers stop following their runs, which go on; the rollouts stay `running` for {@link resume}. */
   async stop(): Promise<void> {
     this.#stopping.abort();
     await this.idle();
@@ -148,10 +168,8 @@ export class RolloutService {
 
   async #drive(initial: Rollout): Promise<void> {
     let rollout = initial;
-    const target: FleetTarget = { repositoryUrl: rollout.repositoryUrl, branch: rollout.branch };
-    for (;;) {
-      const statuses: Record<string, WaveRunStatus> = {};
-      for (const [name, cluster] of Object.entries(rollout.clusters)) if (cluster.status !== 'pending') statuses[name] = cluster.status;
+    while (!this.#stopping.signal.aborted) {
+      const statuses = Object.fromEntries(Object.entries(rollout.clusters).flatMap(([name, c]) => (c.status === 'pending' ? [] : [[name, c.status] as const])));
       const step = nextRolloutStep(rollout.waves, statuses);
       if (step.kind === 'done' || step.kind === 'stopped') {
         const failure = step.kind === 'stopped' ? { wave: step.wave, failed: step.failed, notStarted: step.notStarted } : undefined;
@@ -160,53 +178,88 @@ export class RolloutService {
         this.#logger.info({ rollout: rollout.id, state: rollout.state, ...(failure !== undefined ? { stoppedAt: failure.wave, failed: failure.failed } : {}) }, 'rollout finished');
         return;
       }
-      // This driver awaits each wave it starts, so a wave is only found waiting after a stop (resume): its unfinished clusters start again.
+      // A wave found waiting (after a resume) follows the runs it has and starts those it never got.
       const clusters = step.kind === 'start' ? step.clusters : step.waitingFor;
-      rollout = await this.#save(rollout, Object.fromEntries(clusters.map((name) => [name, { status: 'running' } as RolloutCluster])));
-      const wave = step.wave;
-      // The record names the wave's request as soon as it is opened, and follows it to merged or closed.
-      const onRequest = async (request: ReviewRequestRef): Promise<void> => {
-        rollout = { ...rollout, requests: { ...rollout.requests, [String(wave)]: request } };
-        await this.#store.saveRollout(rollout);
-      };
-      const delivery = { ...(rollout.delivery !== undefined ? { settings: rollout.delivery } : {}), wave: { rolloutId: rollout.id, wave, waves: rollout.waves.length }, onRequest };
-      // Only a wave delivered through a request is cut short by a stop: a push is over in moments.
-      const signal = rollout.delivery?.mode === 'pull_request' ? { signal: this.#stopping.signal } : {};
-      const outcomes = await this.#runWave({ ...target, delivery, ...signal }, clusters, rollout.requestedBy);
-      if (outcomes === undefined) return;
-      rollout = await this.#save(rollout, outcomes);
+      rollout = await this.#save(rollout, await this.#startRuns(rollout, clusters));
+      rollout = await this.#follow(rollout, clusters);
     }
   }
 
-  /** Upgrades one wave; an error of the git edge fails each of its clusters with that message; undefined when stopped. */
-  async #runWave(target: FleetTarget & { readonly delivery: FleetWaveDelivery }, clusters: readonly string[], requestedBy: string): Promise<Record<string, RolloutCluster> | undefined> {
+  /** Starts one upgrade run per cluster without one; a cluster whose run cannot start fails with the reason (e.g. another active run: 409). */
+  async #startRuns(rollout: Rollout, clusters: readonly string[]): Promise<Record<string, RolloutCluster>> {
+    const unstarted = clusters.filter((name) => rollout.clusters[name]?.run === undefined);
+    if (unstarted.length === 0) return {};
+    let specs: Map<string, ClusterSpec>;
     try {
-      const upgrades = await this.#fleet.upgrade({ ...target, clusters, dryRun: false, requestedBy });
-      const byName = new Map(upgrades.map((u) => [u.name, u]));
-      return Object.fromEntries(clusters.map((name) => [name, clusterOutcome(byName.get(name))]));
+      specs = await this.#registeredSpecs(rollout);
     } catch (error) {
-      if (target.signal?.aborted) {
-        this.#logger.info({ clusters }, 'wave left waiting for its request: the service is stopping');
-        return undefined;
+      const message = error instanceof AppError ? error.message : 'the repository could not be read';
+      if (!(error instanceof AppError)) this.#logger.error({ rollout: rollout.id, err: error }, 'wave could not start');
+      return Object.fromEntries(unstarted.map((name) => [name, { status: 'failed', message } satisfies RolloutCluster]));
+    }
+    const started: Record<string, RolloutCluster> = {};
+    for (const name of unstarted) {
+      const cluster = specs.get(name);
+      if (cluster === undefined) {
+        started[name] = { status: 'failed', message: `clusters/${name} is no longer a generated cluster of the repository` };
+        continue;
       }
-      const message = error instanceof AppError ? error.message : 'the upgrade could not be written';
-      if (!(error instanceof AppError)) this.#logger.error({ err: error, clusters }, 'wave failed');
-      return Object.fromEntries(clusters.map((name) => [name, { status: 'failed', message } satisfies RolloutCluster]));
+      try {
+        const run = await this.#runs.startFleetRun(
+          { action: 'upgrade', cluster, repositoryUrl: rollout.repositoryUrl, branch: rollout.branch, ...(rollout.delivery !== undefined ? { delivery: rollout.delivery } : {}) },
+          { identity: rollout.requestedBy },
+        );
+        started[name] = { status: 'running', run: run.id };
+        this.#logger.info({ rollout: rollout.id, cluster: name, run: run.id }, 'upgrade run started');
+      } catch (error) {
+        started[name] = { status: 'failed', message: error instanceof AppError ? error.message : 'the upgrade run could not be started' };
+        if (!(error instanceof AppError)) this.#logger.error({ rollout: rollout.id, cluster: name, err: error }, 'upgrade run could not be started');
+      }
+    }
+    return started;
+  }
+
+  /** The generated clusters of the rollout's branch, as their provenance records them now. */
+  async #registeredSpecs(rollout: Rollout): Promise<Map<string, ClusterSpec>> {
+    const fleet = await this.#fleet.fleet({ repositoryUrl: rollout.repositoryUrl, branch: rollout.branch, signal: this.#stopping.signal });
+    return new Map(fleet.clusters.filter((c) => c.kind === 'generated').map((c) => [c.name, registeredClusterSpec(c)]));
+  }
+
+  /** Follows the wave's runs until each has ended (or the service stops), recording each outcome as it comes. */
+  async #follow(initial: Rollout, clusters: readonly string[]): Promise<Rollout> {
+    let rollout = initial;
+    for (;;) {
+      const following = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
+      if (following.length === 0 || this.#stopping.signal.aborted) return rollout;
+      const ended: Record<string, RolloutCluster> = {};
+      for (const name of following) {
+        const cluster = rollout.clusters[name]!;
+        const run = await this.#runs.get(cluster.run!).catch((error: unknown) => {
+          // A run that is gone (never expected: runs are kept) cannot succeed.
+          this.#logger.warn({ rollout: rollout.id, cluster: name, run: cluster.run, err: error }, 'upgrade run could not be read');
+          return undefined;
+        });
+        if (run === undefined) ended[name] = { status: 'failed', run: cluster.run!, message: `its run ${cluster.run!} could not be read` };
+        else if (isFinal(run.status)) ended[name] = clusterOutcome(run);
+      }
+      if (Object.keys(ended).length > 0) rollout = await this.#save(rollout, ended);
+      else await interruptibleSleep(this.#pollMs, this.#stopping.signal);
     }
   }
 
   async #save(rollout: Rollout, changed: Record<string, RolloutCluster>): Promise<Rollout> {
+    if (Object.keys(changed).length === 0) return rollout;
     const next = { ...rollout, clusters: { ...rollout.clusters, ...changed } };
     await this.#store.saveRollout(next);
     return next;
   }
 }
 
-function clusterOutcome(upgrade: FleetUpgrade | undefined): RolloutCluster {
-  if (upgrade === undefined) return { status: 'failed', message: 'the upgrade did not report this cluster' };
-  const counts = { added: upgrade.added.length, modified: upgrade.modified.length, removed: upgrade.removed.length };
-  if (upgrade.status === 'failed') return { status: 'failed', message: upgrade.message ?? 'the upgrade failed', ...(upgrade.findings !== undefined ? { findings: upgrade.findings } : {}) };
-  if (upgrade.status === 'up_to_date') return { status: 'succeeded', outcome: 'up_to_date', ...counts };
-  if (upgrade.commit === undefined) return { status: 'failed', message: 'the upgraded tree was not committed', ...counts };
-  return { status: 'succeeded', outcome: 'upgraded', commit: upgrade.commit, ...counts };
+/** A cluster's outcome from its ended upgrade run. */
+function clusterOutcome(run: ScaffoldRun): RolloutCluster {
+  const counts = run.changes === undefined ? {} : { added: run.changes.added, modified: run.changes.modified, removed: run.changes.removed };
+  if (run.status !== 'succeeded') return { status: run.status === 'cancelled' ? 'cancelled' : 'failed', run: run.id, message: run.message, ...counts };
+  const commit = run.commits.find((c) => c.pass === 'upgrade')?.sha;
+  if (commit === undefined) return { status: 'succeeded', run: run.id, outcome: 'up_to_date', ...counts };
+  return { status: 'succeeded', run: run.id, outcome: 'upgraded', commit, ...counts };
 }

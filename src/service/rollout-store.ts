@@ -3,13 +3,15 @@
  * while its waves run, read back by `GET /api/v1/upgrades/{id}`. Implemented
  * by `db/pg-rollout-store.ts`.
  */
-import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 import type { WaveRunStatus } from '../fleet/rollout-waves.js';
 
 /** One cluster's upgrade in a rollout. */
 export interface RolloutCluster {
   readonly status: WaveRunStatus;
-  /** `upgraded`: one commit was pushed; `up_to_date`: nothing to write, no commit. */
+  /** The run that upgrades it (absent until its wave starts, or when the run could not start). */
+  readonly run?: string;
+  /** `upgraded`: its run landed one commit; `up_to_date`: nothing to write, no commit. */
   readonly outcome?: 'upgraded' | 'up_to_date';
   /** The pushed commit of an upgraded cluster. */
   readonly commit?: string;
@@ -18,8 +20,6 @@ export interface RolloutCluster {
   readonly removed?: number;
   /** Why it failed. */
   readonly message?: string;
-  /** Verification findings of a tree that failed (it was not written). */
-  readonly findings?: readonly string[];
 }
 
 /** Where a rollout stopped. */
@@ -43,10 +43,8 @@ export interface Rollout {
   readonly clusters: Readonly<Record<string, RolloutCluster>>;
   readonly state: 'running' | 'succeeded' | 'failed';
   readonly failure?: RolloutFailure;
-  /** How each wave reaches the branch; absent: one push per wave. */
+  /** How each run's commit reaches the branch; absent: pushed. */
   readonly delivery?: DeliverySettings;
-  /** pull_request mode: each wave's request (key: the wave, from 0), as last seen. */
-  readonly requests?: Readonly<Record<string, ReviewRequestRef>>;
   readonly createdAt: Date;
   readonly finishedAt?: Date;
 }
@@ -55,7 +53,7 @@ export interface Rollout {
 export interface RolloutStore {
   /** @throws ConflictError when the id exists */
   createRollout(rollout: Rollout): Promise<void>;
-  /** Replaces the clusters, requests, state, failure and finish time of a stored rollout. */
+  /** Replaces the clusters, state, failure and finish time of a stored rollout. */
   saveRollout(rollout: Rollout): Promise<void>;
   getRollout(id: string): Promise<Rollout | undefined>;
   /** Rollouts still `running` (a driver was stopped with the service), oldest first. */

@@ -14,6 +14,8 @@ import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationErr
 import { silentLogger, type Logger } from '../logger.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
+import type { RunAction } from '../model/run-action.js';
+import type { FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
 import { RequestResolver, type RequestResolverDeps } from './request-resolver.js';
 import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
@@ -41,7 +43,29 @@ export interface ScaffoldServiceDeps extends RequestResolverDeps {
   readonly tracker?: RunTracker;
   /** How often a followed log re-reads the store. @default 500 */
   readonly logPollMs?: number;
+  /** What an upgrade or removal run is given to reach the forge (the service's own credentials). @default push only */
+  readonly fleetRunSecrets?: FleetRunSecrets;
 }
+
+/**
+ * An upgrade or a removal, as the rollout or the removal route starts it: the
+ * cluster as the repository's registry records it (checked there: generated,
+ * not the reference), where, and how its commit is delivered.
+ */
+export interface FleetRunRequest {
+  readonly action: Exclude<RunAction, 'scaffold'>;
+  readonly cluster: ClusterSpec;
+  readonly repositoryUrl: string;
+  readonly branch: string;
+  /** Absent: pushed. */
+  readonly delivery?: DeliverySettings;
+}
+
+/** Without forge credentials a fleet run can only push. */
+const pushOnlyFleetRuns: FleetRunSecrets = (settings) => {
+  if (settings !== undefined && settings.mode !== 'push') throw new UnavailableError('this service is not configured to open pull requests for upgrades and removals (no forge credentials)');
+  return {};
+};
 
 /** The run lifecycle use cases. */
 export class ScaffoldService {
@@ -55,6 +79,7 @@ export class ScaffoldService {
   readonly #tracker: RunTracker | undefined;
   readonly #resolver: RequestResolver;
   readonly #logs: RunLogReader;
+  readonly #fleetRunSecrets: FleetRunSecrets;
 
   constructor(deps: ScaffoldServiceDeps) {
     this.#store = deps.store;
@@ -67,6 +92,26 @@ export class ScaffoldService {
     this.#tracker = deps.tracker;
     this.#resolver = new RequestResolver(deps);
     this.#logs = new RunLogReader(deps.store, deps.logPollMs ?? 500);
+    this.#fleetRunSecrets = deps.fleetRunSecrets ?? pushOnlyFleetRuns;
+  }
+
+  /**
+   * Checks that upgrade and removal runs can deliver as `settings` ask, before anything starts.
+   * @throws ValidationError / UnavailableError as {@link startFleetRun} would
+   */
+  checkFleetDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void {
+    this.#fleetRunSecrets(settings, repositoryUrl);
+  }
+
+  /**
+   * Starts an upgrade or a removal of one cluster as a run. It carries the
+   * service's own forge credentials (pull_request delivery), never a caller's.
+   * @throws ValidationError / UnavailableError when the delivery cannot be made with them
+   * @throws ConflictError when the cluster already has an active run
+   */
+  async startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun> {
+    const secrets = this.#fleetRunSecrets(request.delivery, request.repositoryUrl);
+    return this.#startRun({ ...request, reference: this.#reference, secrets, caller, attempt: 1 });
   }
 
   /**
@@ -176,20 +221,30 @@ export class ScaffoldService {
     if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
     if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
     await this.#assertStopped(previous);
-    const issues: FieldIssue[] = [];
-    this.#resolver.checkInputs(previous.cluster, request.secrets, issues);
-    if (issues.length > 0) throw new ValidationError(issues);
+    if (previous.action !== 'scaffold' && Object.values(request.secrets).some((value) => value !== undefined)) {
+      throw new ValidationError([{ field: 'secrets', message: "a retry of an upgrade or removal run takes no credentials: it uses the service's own" }]);
+    }
+    const secrets = previous.action === 'scaffold' ? this.#retrySecrets(previous, request) : this.#fleetRunSecrets(previous.delivery, previous.repositoryUrl);
     return this.#startRun({
+      action: previous.action,
       cluster: previous.cluster,
       repositoryUrl: previous.repositoryUrl,
       branch: previous.branch,
       reference: previous.reference,
-      secrets: request.secrets,
+      secrets,
       caller,
       attempt: previous.attempt + 1,
       retryOf: previous.id,
       ...(previous.delivery ? { delivery: previous.delivery } : {}),
     });
+  }
+
+  /** A scaffold's retry carries its secrets again, under the same rules as a new request. */
+  #retrySecrets(previous: ScaffoldRun, request: RetryRequest): RunSecrets {
+    const issues: FieldIssue[] = [];
+    this.#resolver.checkInputs(previous.cluster, request.secrets, issues);
+    if (issues.length > 0) throw new ValidationError(issues);
+    return request.secrets;
   }
 
   /**
@@ -222,6 +277,7 @@ export class ScaffoldService {
   }
 
   async #startRun(input: {
+    action?: RunAction;
     cluster: ClusterSpec;
     repositoryUrl: string;
     branch: string;
@@ -233,15 +289,18 @@ export class ScaffoldService {
     delivery?: DeliverySettings;
   }): Promise<ScaffoldRun> {
     const id = this.#idGenerator();
+    const action = input.action ?? 'scaffold';
     let run = await this.#store.create({
       id,
+      action,
       cluster: input.cluster,
       repositoryUrl: input.repositoryUrl,
       branch: input.branch,
       reference: input.reference,
       job: jobNameOf(id),
       createdBy: input.caller.identity,
-      sealing: input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
+      // An upgrade keeps every sealed credential and a removal deletes files: neither seals.
+      sealing: action !== 'scaffold' ? 'none' : input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
       ...(input.delivery ? { delivery: input.delivery } : {}),
     });
     if (input.attempt !== 1 || input.retryOf !== undefined) {
@@ -266,8 +325,8 @@ export class ScaffoldService {
     }
     if (job !== run.job) run = (await this.#store.update(id, { job }, ACTIVE_STATUSES)) ?? run;
     this.#logger.info(
-      { run: id, cluster: run.cluster.name, by: input.caller.identity, attempt: run.attempt, ...(input.retryOf === undefined ? {} : { retryOf: input.retryOf }) },
-      'scaffold run started',
+      { run: id, action, cluster: run.cluster.name, by: input.caller.identity, attempt: run.attempt, ...(input.retryOf === undefined ? {} : { retryOf: input.retryOf }) },
+      `${action} run started`,
     );
     this.#tracker?.track(run);
     return run;

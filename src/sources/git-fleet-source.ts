@@ -6,34 +6,25 @@
  * changes at the pace of runs.
  *
  * Like the catalog and graph sources, this reaches repositories the service
- * can read (and, for a removal or an upgrade, push to) on its own: no git
- * credentials are kept. Upgrades and removals are delivered through
- * ChangeDeliveries: pushed, or through a pull/merge request opened with the
- * service's forge token or GitHub App.
+ * can read on its own: no git credentials are kept. It only reads: an upgrade
+ * or a removal is written by a run (action `upgrade` / `remove`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pushChangeDelivery, SERVICE_FORGE_CREDENTIALS, type ChangeDeliveries, type ChangeDelivery } from '../delivery/change-delivery.js';
-import type { DeliverySettings } from '../delivery/delivery.js';
-import { removalReviewText, upgradeReviewText, type FleetReviewText } from '../delivery/fleet-request-text.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
-import { writeTree } from '../git/write-tree.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planRemoval } from '../fleet/plan-removal.js';
 import { readClusterSealedSecrets } from '../fleet/sealing-freshness.js';
 import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
-import { UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { GitCredentials, GitRemote, GitWorkspace } from '../runner/ports.js';
+import type { GitRemote, GitWorkspace } from '../runner/ports.js';
 import { packageVersion } from '../package-paths.js';
-import type { Fleet, FleetDelivery, FleetRemoval, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';
+import type { RemovalPlan } from '../fleet/plan-removal.js';
+import type { Fleet, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';
 import { platformCommitOf } from '../git/render-work-tree.js';
-import { removalMessage } from '../workspace/remove-work-tree.js';
-import { upgradeMessage } from '../workspace/upgrade-message.js';
 import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';
-import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 
 /** Collaborators of {@link GitFleetSource}. */
 export interface GitFleetSourceDeps {
@@ -48,19 +39,9 @@ export interface GitFleetSourceDeps {
   readonly ttlMs?: number;
   /** @default Date.now */
   readonly now?: () => number;
-  /** Verifies an upgraded cluster before it is committed. @default createWorkTreeVerifier() */
-  readonly verify?: WorkTreeVerify;
-  /** How upgrades and removals reach the branch. @default push only (pull_request is refused) */
-  readonly deliveries?: ChangeDeliveries;
 }
 
-/** Without forge credentials the service can only push. */
-const pushOnly: ChangeDeliveries = (settings) => {
-  if (settings !== undefined && settings.mode !== 'push') throw new UnavailableError(`this service is not configured to open pull requests (no forge credentials: ${SERVICE_FORGE_CREDENTIALS})`);
-  return pushChangeDelivery;
-};
-
-/** Reads a repository's fleet and removes clusters from it; implements the service's FleetSource. */
+/** Reads a repository's fleet and what changing it would do; implements the service's FleetSource. */
 export class GitFleetSource implements FleetSource {
   readonly #git: GitRemote;
   readonly #reference: string;
@@ -68,8 +49,6 @@ export class GitFleetSource implements FleetSource {
   readonly #workRoot: string;
   readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #verify: WorkTreeVerify | undefined;
-  readonly #deliveries: ChangeDeliveries;
   readonly #cache = new Map<string, { reading: Promise<Fleet>; expires: number }>();
   readonly #sealedSecrets = new Map<string, Promise<readonly SealedSecretRecord[]>>();
 
@@ -80,12 +59,6 @@ export class GitFleetSource implements FleetSource {
     this.#workRoot = deps.workRoot ?? tmpdir();
     this.#ttlMs = Math.max(0, deps.ttlMs ?? 10_000);
     this.#now = deps.now ?? Date.now;
-    this.#verify = deps.verify;
-    this.#deliveries = deps.deliveries ?? pushOnly;
-  }
-
-  checkDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void {
-    this.#deliveries(settings, repositoryUrl);
   }
 
   fleet(target: FleetTarget): Promise<Fleet> {
@@ -136,95 +109,27 @@ export class GitFleetSource implements FleetSource {
     return reading;
   }
 
-  async remove(target: FleetTarget & { readonly cluster: string; readonly requestedBy: string; readonly delivery?: FleetDelivery }): Promise<FleetRemoval> {
-    const delivery = this.#deliveries(target.delivery?.settings, target.repositoryUrl);
-    const credentials = await delivery.credentials?.();
-    const removal = await this.#inClone(target, [`clusters/${target.cluster}`], async (workspace) => {
-      const plan = await planRemoval(new FsRepoReader(workspace.dir), target.cluster, this.#reference);
-      await writeTree(workspace.dir, new Map(), { remove: plan.remove });
-      const sha = await workspace.commit({
-        paths: plan.remove,
-        message: removalMessage(plan),
-        trailers: { 'Scaffold-Cluster': plan.name, 'Scaffold-Action': 'remove', 'Requested-By': target.requestedBy },
-        author: { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' },
-      });
-      if (sha === undefined) return { ...plan, commit: await workspace.head() };
-      const delivered = await this.#deliver(delivery, workspace, target, removalReviewText(plan, target.branch));
-      return { ...plan, commit: delivered.sha, ...(delivered.request ? { request: delivered.request } : {}) };
-    }, undefined, credentials);
-    this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
-    this.#logger.info(
-      { cluster: removal.name, commit: removal.commit, removed: removal.remove.length, kept: removal.kept.length, requestedBy: target.requestedBy, ...(removal.request ? { request: removal.request.url } : {}) },
-      'cluster removed',
-    );
-    return removal;
+  planRemoval(target: FleetTarget & { readonly cluster: string }): Promise<RemovalPlan> {
+    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => planRemoval(new FsRepoReader(workspace.dir), target.cluster, this.#reference));
   }
 
-  async upgrade(target: Parameters<FleetSource['upgrade']>[0]): Promise<FleetUpgrade[]> {
-    const delivery = target.dryRun ? pushChangeDelivery : this.#deliveries(target.delivery?.settings, target.repositoryUrl);
-    const credentials = await delivery.credentials?.();
+  async previewUpgrade(target: FleetTarget & { readonly clusters: readonly string[] }): Promise<FleetUpgrade[]> {
     // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
-    const upgrades = await this.#inClone(target, ['clusters'], async (workspace) => {
-      const outcomes = await upgradeWorkTree(workspace.dir, {
-        reference: this.#reference,
-        clusters: target.clusters,
-        dryRun: target.dryRun,
-        generatorVersion: packageVersion(),
-        ...(this.#verify !== undefined ? { verify: this.#verify } : {}),
-      });
-      const written = outcomes.filter((o) => o.written);
-      for (const outcome of written) {
-        await workspace.commit({
-          paths: [...outcome.added, ...outcome.modified, ...outcome.removed],
-          message: upgradeMessage(outcome, this.#reference),
-          trailers: { 'Scaffold-Cluster': outcome.name, 'Scaffold-Action': 'upgrade', 'Requested-By': target.requestedBy },
-          author: { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' },
-        });
-      }
-      // Like a removal, a writer in between is rebased over (each commit touches only its cluster), so the shas are read after delivery.
-      const wave = target.delivery?.wave ?? { rolloutId: 'direct', wave: 0, waves: 1 };
-      const delivered = written.length === 0 ? undefined : await this.#deliver(delivery, workspace, target, upgradeReviewText(wave, written, this.#reference, target.branch));
-      const commits = new Map<string, string | undefined>();
-      for (const outcome of written) commits.set(outcome.name, await workspace.lastCommitTouching([`clusters/${outcome.name}`]));
-      return outcomes.map(({ name, status, added, modified, removed, credentialsKept, message, findings }): FleetUpgrade => {
-        const commit = commits.get(name);
-        const request = commit !== undefined ? delivered?.request : undefined;
-        return {
-          name,
-          status,
-          added,
-          modified,
-          removed,
-          credentialsKept,
-          ...(message !== undefined ? { message } : {}),
-          ...(findings !== undefined ? { findings } : {}),
-          ...(commit !== undefined ? { commit } : {}),
-          ...(request !== undefined ? { request } : {}),
-        };
-      });
-    }, [], credentials);
-    if (!target.dryRun) this.#cache.delete(JSON.stringify([target.repositoryUrl, target.branch]));
-    return upgrades;
-  }
-
-  /** Delivers the workspace's new commits: one push, or a request described by `text` (see ChangeDelivery). */
-  #deliver(delivery: ChangeDelivery, workspace: GitWorkspace, target: FleetTarget & { readonly delivery?: FleetDelivery }, text: FleetReviewText) {
-    const onRequest = target.delivery?.onRequest;
-    return delivery.deliver({ ...text, workspace, branch: target.branch, ...(onRequest ? { onRequest } : {}), ...(target.signal ? { signal: target.signal } : {}) });
+    return this.#inClone(target, ['clusters'], async (workspace) => {
+      const plans = await upgradeWorkTree(workspace.dir, { reference: this.#reference, clusters: target.clusters, dryRun: true, generatorVersion: packageVersion() });
+      return plans.map(({ name, status, added, modified, removed, credentialsKept, message }): FleetUpgrade => ({ name, status, added, modified, removed, credentialsKept, ...(message !== undefined ? { message } : {}) }));
+    }, []);
   }
 
   /** `topLevelExcept`: also check out every top-level directory but these (see CloneOptions.sparseTopLevelExcept). */
-  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>, topLevelExcept?: readonly string[], credentials?: GitCredentials): Promise<T> {
+  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>, topLevelExcept?: readonly string[]): Promise<T> {
     const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
     try {
       let workspace: GitWorkspace;
       try {
-        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(credentials ? { credentials } : {}), ...(target.signal ? { signal: target.signal } : {}) });
+        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(target.signal ? { signal: target.signal } : {}) });
       } catch (error) {
-        const why = credentials
-          ? `the service's forge credentials (${SERVICE_FORGE_CREDENTIALS}) were refused for this repository`
-          : 'the fleet is only read from repositories reachable without credentials';
-        throw anonymousReadFailure(error, why);
+        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials');
       }
       try {
         return await work(workspace);

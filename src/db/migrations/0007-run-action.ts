@@ -5,7 +5,7 @@
  */
 import type { Migration } from '../migrate.js';
 
-/** Adds `action` (scaffold, upgrade, remove) and nullable `changes` (jsonb) to `scaffold_runs`; `sealing` may be `none`. */
+/** Adds `action` (scaffold, upgrade, remove) and nullable `changes` (jsonb) to `scaffold_runs`; `sealing` may be `none`; a rollout no longer keeps per-wave requests. */
 export const runActionMigration: Migration = {
   version: 7,
   name: 'run-action',
@@ -14,5 +14,7 @@ export const runActionMigration: Migration = {
     `ALTER TABLE scaffold_runs ADD COLUMN changes jsonb`,
     `ALTER TABLE scaffold_runs DROP CONSTRAINT scaffold_runs_sealing_check`,
     `ALTER TABLE scaffold_runs ADD CONSTRAINT scaffold_runs_sealing_check CHECK (sealing IN ('certificate', 'kubeconfig', 'none'))`,
+    // A rollout's pull requests are its runs' now (each run's review_requests).
+    `ALTER TABLE upgrade_rollouts DROP COLUMN requests`,
   ],
 };

@@ -3,7 +3,7 @@
  * is behind the reference (`GET /api/v1/clusters`, also in the Flux Operator's
  * ExternalService input shape), one cluster with its SealedSecrets (and,
  * through `sealing-check-route.ts`, which are sealed with an older
- * certificate), and decommissioning one.
+ * certificate), and decommissioning one as a run.
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -15,10 +15,11 @@ import type { FleetSource } from '../../service/fleet-source.js';
 import type { ScaffoldService } from '../../service/scaffold-service.js';
 import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
-import type { RouteContext } from '../route-context.js';
+import { API, type RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
-import { withoutCredentials } from '../wire-views.js';
-import { deliveryView, fleetDeliveryOf, fleetDeliverySchema, requestView } from '../fleet-delivery-wire.js';
+import { acceptedView, withoutCredentials } from '../wire-views.js';
+import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
+import { registeredClusterSpec } from '../../fleet/registered-cluster-spec.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
 const BASE = '/api/v1/clusters';
@@ -152,15 +153,15 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     `${BASE}/:name`,
     {
       schema: {
-        summary: "Decommission a cluster: one commit removing the files the generator wrote under clusters/NAME/",
+        summary: "Decommission a cluster: a run removing the files the generator wrote under clusters/NAME/",
         description:
-          "`confirm` must repeat the name. Only the files the cluster's provenance lists are removed; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. Refused for the reference environment (400) and while the cluster has an active run (409). The commit (it is not a run; its trailers name the cluster and the caller) is delivered as the optional JSON body's `delivery` says: pushed directly (default; a protected branch answers 403 pointing at pull_request mode), or through a pull/merge request on `scaffold/remove/<cluster>` that the call waits to see merged (`request`; a request closed without merge answers 409). An open request from an earlier call is reused.",
+          "`confirm` must repeat the name. Starts a run (action `remove`: a runner Job, listed under /api/v1/scaffolds with its steps and log) that removes, in one commit, only the files the cluster's provenance lists; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. 202 with the run and what it removes and keeps as the branch holds them now (`Location` is the run). Refused for the reference environment (400), a directory the generator did not write (409) and while the cluster has an active run (409). The commit is delivered as the optional JSON body's `delivery` says: pushed (default; a protected branch fails the run with a message pointing at pull_request mode), or through a pull/merge request on `scaffold/<cluster>/remove`, opened with the service's forge credentials, that must be merged before the run succeeds.",
         tags: ['fleet'],
         params: clusterParamsSchema,
         querystring: removeClusterQuerySchema,
         // Fastify hands an absent body over as null.
         body: removeClusterBodySchema.nullish(),
-        response: { 200: removalSchema, ...errorResponses },
+        response: { 202: removalSchema, ...errorResponses },
       },
     },
     async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string }; Body: z.infer<typeof removeClusterBodySchema> | null | undefined }>, reply) => {
@@ -169,20 +170,27 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       if (request.query.confirm !== name) throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
       const repository = await target(request.query);
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
+      service.checkFleetDelivery(delivery, repository.repositoryUrl);
       for (const status of ['pending', 'running'] as const) {
         const active = (await service.list({ cluster: name, status, limit: 10 })).runs.find((r) => r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
         if (active !== undefined) throw new ConflictError(`cluster ${name} has an active run (${active.id}, ${active.status}): remove it once that run has ended`);
       }
-      const removal = await source().remove({ ...repository, cluster: name, requestedBy: caller.identity, signal: signalOf(reply), ...(delivery !== undefined ? { delivery: { settings: delivery } } : {}) });
-      return {
-        cluster: removal.name,
-        commit: removal.commit,
-        removed: [...removal.remove],
-        kept: [...removal.kept],
-        flux_bootstrap: removal.fluxBootstrap,
-        delivery: deliveryView(delivery),
-        ...(removal.request !== undefined ? { request: requestView(removal.request) } : {}),
-      };
+      // The plan refuses the reference and a directory without provenance before any run starts; the run plans again from what it clones.
+      const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
+      const entry = (await source().fleet({ ...repository, signal: signalOf(reply) })).clusters.find((c) => c.name === name);
+      if (entry === undefined) throw new NotFoundError(`clusters/${name} does not exist in the repository`);
+      const run = await service.startFleetRun({ action: 'remove', cluster: registeredClusterSpec(entry), ...repository, ...(delivery !== undefined ? { delivery } : {}) }, caller);
+      return reply
+        .status(202)
+        .header('location', `${API}/${run.id}`)
+        .send({
+          run: acceptedView(run),
+          cluster: plan.name,
+          removed: [...plan.remove],
+          kept: [...plan.kept],
+          flux_bootstrap: plan.fluxBootstrap,
+          delivery: deliveryView(delivery),
+        });
     },
   );
 }

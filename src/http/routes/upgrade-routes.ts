@@ -15,7 +15,7 @@ import { branchSchema, type ScaffoldService } from '../../service/scaffold-servi
 import type { RouteContext } from '../route-context.js';
 import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
-import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema, requestView, reviewRequestSchema } from '../fleet-delivery-wire.js';
+import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
 
 const BASE = '/api/v1/upgrades';
 
@@ -56,20 +56,17 @@ const rolloutSchema = z.object({
     z.object({
       name: z.string(),
       wave: z.number().int(),
-      status: z.enum(RUN_STATUSES).describe('`pending` until its wave starts.'),
+      status: z.enum(RUN_STATUSES).describe('`pending` until its wave starts; then its run\'s status.'),
+      run_id: z.string().optional().describe('The upgrade run of this cluster (GET /api/v1/scaffolds/{id}: its steps, log, commit and pull request); absent until its wave starts, or when the run could not start.'),
       outcome: z.enum(['upgraded', 'up_to_date']).optional().describe('`up_to_date`: nothing to write, no commit.'),
       commit: z.string().optional().describe('The one commit that upgraded this cluster.'),
       added: z.number().int().optional(),
       modified: z.number().int().optional(),
       removed: z.number().int().optional(),
-      message: z.string().optional().describe('Why it failed.'),
-      findings: z.array(z.string()).optional().describe('Verification findings of a render that failed (it was not written).'),
+      message: z.string().optional().describe('Why it failed (its run\'s message).'),
     }),
   ),
-  delivery: deliveryViewSchema.describe('How each wave reaches the branch.'),
-  requests: z
-    .array(reviewRequestSchema.extend({ wave: z.number().int() }))
-    .describe('pull_request delivery: each wave’s request (wave from 0), as last seen: `open` while the rollout waits for it, then `merged` or `closed`.'),
+  delivery: deliveryViewSchema.describe("How each run's commit reaches the branch; with pull_request each run opens its own request (see the run)."),
   failure: z
     .object({ wave: z.number().int(), failed: z.array(z.string()), not_started: z.array(z.string()) })
     .optional()
@@ -101,14 +98,11 @@ function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
     waves: rollout.waves.map((w) => [...w]),
     clusters: rollout.waves.flatMap((names, wave) =>
       names.map((name) => {
-        const { findings, ...cluster } = rollout.clusters[name] ?? { status: 'pending' as const };
-        return { name, wave, ...cluster, ...(findings !== undefined ? { findings: [...findings] } : {}) };
+        const { run, ...cluster } = rollout.clusters[name] ?? { status: 'pending' as const };
+        return { name, wave, ...cluster, ...(run !== undefined ? { run_id: run } : {}) };
       }),
     ),
     delivery: deliveryView(rollout.delivery),
-    requests: Object.entries(rollout.requests ?? {})
-      .map(([wave, request]) => ({ wave: Number(wave), ...requestView(request) }))
-      .sort((a, b) => a.wave - b.wave),
     ...(rollout.failure !== undefined ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } } : {}),
     created_at: rollout.createdAt.toISOString(),
     ...(rollout.finishedAt !== undefined ? { finished_at: rollout.finishedAt.toISOString() } : {}),
@@ -127,12 +121,12 @@ async function refuseActiveRuns(service: ScaffoldService, repository: { reposito
 /** Registers the upgrade routes; without a fleet source and a rollout store they answer 404 saying so. */
 export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetSource | undefined, rolloutStore: RolloutStore | undefined): void {
   const { app, service, callerOf, signalOf } = context;
-  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, logger: context.logger }) : undefined;
+  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, runs: service, logger: context.logger }) : undefined;
   const available = (): RolloutService => {
     if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
     return rollouts;
   };
-  // Rollouts a stopped service left running go on; one under way finishes its pushed wave before the app (and the store under it) closes, one waiting for a request stops waiting.
+  // Rollouts a stopped service left running go on following their runs; at close the drivers stop following (the runs go on) before the store closes.
   app.addHook('onReady', async () => {
     await rollouts?.resume().catch((error: unknown) => context.logger.error({ err: error }, 'rollouts could not be resumed'));
   });
@@ -144,7 +138,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       schema: {
         summary: 'Upgrade generated clusters from the current reference, in waves',
         description:
-          'Each cluster is re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the cluster and the caller); an up-to-date cluster gets no commit. The service writes the commits itself through its git edge (like a removal), one clone per wave, delivered as `delivery` says: one push per wave, or one pull/merge request per wave (`requests`) that must be merged before the next wave starts; a request closed without merge fails its wave and stops the rollout. A direct push refused by a protected branch fails the wave with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL); a wave starts only when every upgrade of the previous one succeeded, and a failure stops the rollout (`failure`). With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
+          'Each cluster is upgraded by its own run (action `upgrade`: a runner Job, listed under /api/v1/scaffolds with its steps and log): re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the run and the cluster); an up-to-date cluster gets no commit. Each run delivers as `delivery` says: pushed, or through its own pull/merge request (branch `scaffold/<cluster>/upgrade`, opened with the service\'s forge credentials) that must be merged before the run succeeds; a request closed without merge fails the run. A direct push refused by a protected branch fails the run with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL; each cluster names its `run_id`); a wave starts only when every run of the previous one succeeded, and a failure stops the rollout (`failure`). 409 while one of the clusters has an active run. With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
         tags: ['fleet'],
         body: upgradeRequestSchema,
         response: { 200: previewSchema, 202: rolloutSchema, ...errorResponses },

@@ -1,0 +1,191 @@
+/**
+ * The rollout driver over its ports: rollouts in PGlite, the fleet and the
+ * runs as doubles the test drives (a run ends when the test says so), so each
+ * rule of the waves is seen without a runner: one run per cluster, the next
+ * wave only after every run of this one succeeded, a failure stops the
+ * rollout, and a resumed driver follows the runs it had started.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { PgRunStore } from '../db/pg-run-store.js';
+import type { ClusterEntry } from '../fleet/cluster-registry.js';
+import type { FleetSource } from './fleet-source.js';
+import { RolloutService, type RolloutRuns } from './rollout-service.js';
+import type { RolloutStore } from './rollout-store.js';
+import type { RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { FleetRunRequest } from './scaffold-service.js';
+import { eventually } from '../../test/support/runner.js';
+
+const REPO = { repositoryUrl: 'file:///srv/gitops.git', branch: 'main' };
+
+const entry = (name: string, kind: ClusterEntry['kind'] = 'generated'): ClusterEntry => ({
+  name,
+  kind,
+  gitopsPath: `clusters/${name}`,
+  attributes: kind === 'generated' ? { domain: `${name}.example.net`, region: 'eu-west-1', role: 'edge' } : {},
+  freshness: kind === 'generated' ? 'behind' : 'not_applicable',
+});
+
+/** A fleet of `names` (and the reference), read-only. */
+function fleetOf(names: string[]): FleetSource & { clusters: ClusterEntry[] } {
+  const clusters = [entry('development', 'reference'), ...names.map((n) => entry(n))];
+  return {
+    clusters,
+    fleet: async () => ({ clusters, commit: 'a'.repeat(40) }),
+    sealedSecrets: async () => [],
+    planRemoval: () => Promise.reject(new Error('not used')),
+    previewUpgrade: () => Promise.reject(new Error('not used')),
+  };
+}
+
+/** Runs the test ends by hand; starting one for a cluster in `busy` fails like the store's one-active-run rule. */
+class RunsDouble implements RolloutRuns {
+  readonly runs = new Map<string, ScaffoldRun>();
+  readonly started: FleetRunRequest[] = [];
+  readonly busy = new Set<string>();
+  #next = 0;
+
+  async startFleetRun(request: FleetRunRequest, caller: { identity: string }): Promise<ScaffoldRun> {
+    if (this.busy.has(request.cluster.name)) throw new ConflictError(`cluster ${request.cluster.name} already has an active run`);
+    this.started.push(request);
+    const now = new Date();
+    const run: ScaffoldRun = {
+      id: `run-${++this.#next}`,
+      action: request.action,
+      cluster: request.cluster,
+      repositoryUrl: request.repositoryUrl,
+      branch: request.branch,
+      reference: 'development',
+      status: 'pending',
+      step: 0,
+      message: '',
+      job: `scaffold-run-${this.#next}`,
+      commits: [],
+      attempt: 1,
+      createdAt: now,
+      updatedAt: now,
+      createdBy: caller.identity,
+      sealing: 'none',
+    };
+    this.runs.set(run.id, run);
+    return run;
+  }
+
+  async get(id: string): Promise<ScaffoldRun> {
+    const run = this.runs.get(id);
+    if (run === undefined) throw new NotFoundError(`no run ${id}`);
+    return run;
+  }
+
+  checkFleetDelivery(): void {}
+
+  /** Ends the run of `cluster`: succeeded with a commit (or none: up to date), or failed/cancelled with `message`. */
+  end(cluster: string, status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled'>, options: { commit?: string; message?: string } = {}): void {
+    const run = [...this.runs.values()].find((r) => r.cluster.name === cluster && (r.status === 'pending' || r.status === 'running'));
+    assert.ok(run, `an active run for ${cluster}`);
+    this.runs.set(run.id, {
+      ...run,
+      status,
+      message: options.message ?? '',
+      commits: options.commit !== undefined ? [{ pass: 'upgrade', sha: options.commit }] : [],
+      ...(status === 'succeeded' ? { changes: options.commit !== undefined ? { added: 0, modified: 2, removed: 0, credentialsKept: 4 } : { added: 0, modified: 0, removed: 0, credentialsKept: 4 } } : {}),
+    });
+  }
+
+  startedFor = (): string[] => this.started.map((r) => r.cluster.name);
+}
+
+describe('RolloutService', () => {
+  let pg: PgRunStore;
+  let store: RolloutStore;
+
+  before(async () => {
+    pg = await PgRunStore.open();
+    store = pg.rollouts();
+  });
+  after(async () => pg?.close());
+
+  const serviceWith = (fleet: FleetSource, runs: RolloutRuns) => new RolloutService({ store, fleet, runs, pollMs: 10 });
+  const rolloutWhen = (service: RolloutService, id: string, what: string, test: (r: NonNullable<Awaited<ReturnType<RolloutService['getRollout']>>>) => boolean) =>
+    eventually(what, async () => {
+      const rollout = await service.getRollout(id);
+      return rollout !== undefined && test(rollout) ? rollout : undefined;
+    });
+
+  it('starts one upgrade run per cluster of a wave, with its recorded spec, and the next wave only once every run succeeded', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2', 'eu-3']), runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 2, requestedBy: 'alice', delivery: { mode: 'push' } });
+    assert.deepEqual(rollout.waves, [['eu-1', 'eu-2'], ['eu-3']]);
+
+    await rolloutWhen(service, rollout.id, 'wave 1 running', (r) => r.clusters['eu-2']?.run !== undefined);
+    assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2']);
+    assert.deepEqual(runs.started[0], { action: 'upgrade', cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1', role: 'edge' }, ...REPO, delivery: { mode: 'push' } });
+    assert.equal([...runs.runs.values()][0]?.createdBy, 'alice');
+
+    runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
+    await rolloutWhen(service, rollout.id, 'eu-1 recorded', (r) => r.clusters['eu-1']?.status === 'succeeded');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2'], 'wave 2 waits for eu-2');
+
+    runs.end('eu-2', 'succeeded');
+    await rolloutWhen(service, rollout.id, 'wave 2 started', (r) => r.clusters['eu-3']?.run !== undefined);
+    runs.end('eu-3', 'succeeded', { commit: '3'.repeat(40) });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout finished', (r) => r.state !== 'running');
+    assert.equal(done.state, 'succeeded');
+    assert.deepEqual(done.clusters['eu-1'], { status: 'succeeded', run: 'run-1', outcome: 'upgraded', commit: '1'.repeat(40), added: 0, modified: 2, removed: 0 });
+    assert.deepEqual(done.clusters['eu-2'], { status: 'succeeded', run: 'run-2', outcome: 'up_to_date', added: 0, modified: 0, removed: 0 });
+    assert.equal(done.clusters['eu-3']?.run, 'run-3');
+    await service.idle();
+  });
+
+  it('a failed run stops the rollout after its wave: it says which cluster failed and why, and later waves never start', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2', 'eu-3']), runs);
+    const rollout = await service.start({ ...REPO, clusters: ['eu-1', 'eu-2', 'eu-3'], waveSize: 2, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'wave 1 running', (r) => r.clusters['eu-2']?.run !== undefined);
+    runs.end('eu-1', 'failed', { message: 'step 2 (render-upgrade) failed: clusters/eu-1/…/sealed-db.yaml would be sealed again' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal((await service.getRollout(rollout.id))?.state, 'running', 'the wave runs to its end');
+    runs.end('eu-2', 'succeeded', { commit: '2'.repeat(40) });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
+    assert.equal(done.state, 'failed');
+    assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-3'] });
+    assert.match(done.clusters['eu-1']?.message ?? '', /would be sealed again/);
+    assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2']);
+    await service.idle();
+  });
+
+  it('a cluster whose run cannot start (another active run) fails its wave with the reason', async () => {
+    const runs = new RunsDouble();
+    runs.busy.add('eu-1');
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2']), runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
+    assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-2'] });
+    assert.deepEqual(done.clusters['eu-1'], { status: 'failed', message: 'cluster eu-1 already has an active run' });
+    assert.deepEqual(runs.startedFor(), []);
+    await service.idle();
+  });
+
+  it('stopped and resumed, a driver follows the runs it had started instead of starting them again', async () => {
+    const runs = new RunsDouble();
+    const fleet = fleetOf(['eu-1', 'eu-2']);
+    const first = serviceWith(fleet, runs);
+    const rollout = await first.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(first, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    await first.stop();
+    assert.equal((await first.getRollout(rollout.id))?.state, 'running');
+
+    const second = serviceWith(fleet, runs);
+    assert.equal(await second.resume(), 1);
+    runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
+    await rolloutWhen(second, rollout.id, 'eu-2 running', (r) => r.clusters['eu-2']?.run !== undefined);
+    runs.end('eu-2', 'succeeded', { commit: '2'.repeat(40) });
+    const done = await rolloutWhen(second, rollout.id, 'the rollout finished', (r) => r.state !== 'running');
+    assert.equal(done.state, 'succeeded');
+    assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2'], 'eu-1 was not started twice');
+    await second.stop();
+  });
+});
