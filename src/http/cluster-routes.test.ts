@@ -17,27 +17,21 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
-import type { ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
 import { git } from '../../test/support/git.js';
-import { filesAt } from '../../test/support/runner.js';
+import { unusedExecutor, unusedPreviewer } from '../../test/support/unused-executor.js';
 import { createHttpApp } from './create-http-app.js';
 
 const TOKEN = 'fleet-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
 
-const unusedExecutor: ScaffoldExecutor = {
-  start: async () => Promise.reject(new Error('not used')),
-  inspect: async () => ({ state: 'missing' }),
-  logs: async function* () {},
-  cancel: async () => undefined,
-};
-const unusedPreviewer: ScaffoldPreviewer = { preview: async () => Promise.reject(new Error('not used')) };
+/** Runs the service started: the executor records them. */
+const started: { run: ScaffoldRun; secrets: RunSecrets }[] = [];
 
 interface Fleet {
   commit: string;
@@ -78,7 +72,9 @@ describe('/api/v1/clusters', () => {
     await writeFluxBootstrap(work, 'eu-2');
     await commitAndPush('Two clusters');
     store = await PgRunStore.open();
-    const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    // Runs are started, not run: what a removal run does is test/integration/fleet-runs.test.ts's.
+    const executor = { ...unusedExecutor, start: async (run: ScaffoldRun, secrets: RunSecrets) => (started.push({ run, secrets }), { job: run.job }) };
+    const service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
     app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource });
   });
@@ -156,22 +152,41 @@ describe('/api/v1/clusters', () => {
     assert.equal(await git(bare, 'rev-parse', 'main'), head);
   });
 
-  it('DELETE removes only the generated files in one pushed commit, keeps flux-system/ and leaves the rest untouched', async () => {
-    const before = await Promise.all(['base', 'clusters/development', 'clusters/eu-1'].map((p) => git(bare, 'rev-parse', `main:${p}`)));
+  it('DELETE starts a removal run of the cluster as recorded, answering 202 with the run and what it removes and keeps', async () => {
+    const head = await git(bare, 'rev-parse', 'main');
     const response = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
-    assert.equal(response.statusCode, 200, response.body);
-    const body = response.json<{ cluster: string; commit: string; removed: string[]; kept: string[]; flux_bootstrap: boolean }>();
+    assert.equal(response.statusCode, 202, response.body);
+    const body = response.json<{ run: { id: string; status: string }; cluster: string; removed: string[]; kept: string[]; flux_bootstrap: boolean; delivery: { mode: string } }>();
+    assert.equal(response.headers.location, `/api/v1/scaffolds/${body.run.id}`);
     assert.equal(body.cluster, 'eu-2');
-    assert.equal(body.commit, await git(bare, 'rev-parse', 'main'));
     assert.ok(body.removed.includes('clusters/eu-2/provenance.yaml'));
     assert.equal(body.flux_bootstrap, true);
     assert.deepEqual(body.kept, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml']);
-    assert.deepEqual(await filesAt(bare, 'main', 'clusters/eu-2'), body.kept);
-    assert.deepEqual(await Promise.all(['base', 'clusters/development', 'clusters/eu-1'].map((p) => git(bare, 'rev-parse', `main:${p}`))), before);
-    const message = await git(bare, 'log', '-1', '--format=%B', 'main');
-    assert.match(message, /^Remove cluster eu-2/);
-    assert.match(message, /Requested-By: static:/);
-    const after = await get<Fleet>('/api/v1/clusters');
-    assert.equal(after.clusters.find((c) => c.name === 'eu-2')?.kind, 'unmanaged');
+    assert.deepEqual(body.delivery, { mode: 'push', auto_merge: false });
+    const [start] = started.splice(0);
+    assert.ok(start);
+    assert.deepEqual(
+      { action: start.run.action, cluster: start.run.cluster, sealing: start.run.sealing, createdBy: start.run.createdBy, repositoryUrl: start.run.repositoryUrl },
+      { action: 'remove', cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' }, sealing: 'none', createdBy: 'static:0', repositoryUrl: url },
+    );
+    assert.deepEqual(start.secrets, {}, 'a removal run carries no caller credential');
+    const run = await get<{ action: string; sealing: string; steps: { name: string }[] }>(`/api/v1/scaffolds/${body.run.id}`);
+    assert.equal(run.action, 'remove');
+    assert.deepEqual(run.steps.map((s) => s.name), ['clone', 'remove-files', 'push-removal']);
+    assert.equal(await git(bare, 'rev-parse', 'main'), head, 'the service itself writes nothing');
+    const again = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
+    assert.equal(again.statusCode, 409, again.body);
+  });
+
+  it('DELETE with pull_request refuses a service without forge credentials before any run starts', async () => {
+    const response = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/clusters/eu-1?confirm=eu-1&repository_url=https%3A%2F%2Fgithub.com%2Facme%2Fgitops.git',
+      headers: AUTH,
+      payload: { delivery: { mode: 'pull_request', forge: 'github', api_url: 'https://api.github.com' } },
+    });
+    assert.equal(response.statusCode, 503, response.body);
+    assert.match(response.body, /no forge credentials/);
+    assert.equal(started.length, 0);
   });
 });
