@@ -19,7 +19,7 @@ import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { ROUTE_PERMISSIONS } from '../../src/http/route-permissions.js';
 import { API_GROUP } from '../../src/service/authorizer.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
-import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
+import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/service-forge-auth.js';
 import { strictProblems } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
-import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/change-delivery.js';
+import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/service-forge-auth.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { helmTemplate } from '../support/helm-template.js';
 import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
