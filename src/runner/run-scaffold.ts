@@ -23,7 +23,7 @@ import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
-import { rebaseNeedsReverify } from './reverify-after-rebase.js';
+import { afterRebaseCheck } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 import { isRunId } from '../model/run-id.js';
 import { cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass } from './run-git.js';
@@ -118,12 +118,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     if (report.findings.length > 0) throw new VerificationError(report.findings);
   };
 
-  /** The gate holds after a rebase too: a tree whose inputs others changed is verified again before it is pushed. */
-  const afterRebase = (pass: RenderPass) => async (changed: readonly string[]) => {
-    const again = deps.verify !== undefined && rebaseNeedsReverify(changed, options.cluster.name, reference);
-    log.info({ event: 'reverify', pass, changed: changed.length, verified: again }, again ? 'rebased onto changed shared inputs; verifying again' : 'rebased onto other clusters only; verify result stands');
-    if (again) await verifyTree();
-  };
+  const afterRebase = (pass: RenderPass) => afterRebaseCheck({ cluster: options.cluster.name, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) });
 
   const render = async (pass: RenderPass, certificatePem?: string) => {
     const { result, changes } = await workspace!.render({
