@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * Composition root of `scaffold-runner`: one scaffold run as one process (a
- * Kubernetes Job in production, a child process in embedded mode).
+ * Composition root of `scaffold-runner`: one run as one process (a
+ * Kubernetes Job in production, a child process in embedded mode): a
+ * scaffold, or with --action (SCAFFOLD_ACTION) an upgrade or a removal.
  *
- * Every flag can also come from the environment (`SCAFFOLD_REPO_URL`, …).
+ * Every flag can also come from the environment (`SCAFFOLD_REPO_URL`, …; see `cli/runner-flags.ts`).
  * Credentials come only from the environment or files, never from flags, since
  * arguments are visible in the process list. Logs are one JSON event a line on
  * stdout (human-readable on a terminal); the result JSON goes to --result-file
@@ -12,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { createWorkTreeVerifier } from './workspace/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
@@ -27,12 +28,15 @@ import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
 import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
 import { packageVersion } from './package-paths.js';
 import { createPinoLogger } from './pino-logger.js';
-import { failedResult, runScaffold, StepError, verifierFor } from './runner/run-scaffold.js';
+import { runScaffold, verifierFor } from './runner/run-scaffold.js';
+import { runFleetChange } from './runner/run-fleet-change.js';
+import { failedResult, StepError } from './runner/step-runner.js';
+import type { CredentialRotation } from './gitops/sealed-credentials.js';
+import { booleanFromEnv, rotationNames, runnerCommand, type RunnerFlags } from './cli/runner-flags.js';
 import type { GitCredentials } from './runner/ports.js';
 import type { RunResult } from './service/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { FIELD_FLAGS } from './cli/flag-names.js';
-import { requiredFlagsHelp } from './cli/required-flags-help.js';
 import { terminalOutput } from './cli/terse-run-output.js';
 import { readInputFile, secretFromEnvOrFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
@@ -51,62 +55,8 @@ const RUNNER_FIELDS: RunInputFields = { cluster: 'cluster', certificate: '--cert
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
-interface RunnerFlags {
-  id?: string;
-  repoUrl: string;
-  branch: string;
-  cluster: string;
-  domain: string;
-  role?: string;
-  infraProvider?: string;
-  dnsProvider?: string;
-  region: string;
-  reference: string;
-  kubeconfig?: string;
-  cert?: string;
-  sealedSecretsNamespace: string;
-  sealedSecretsName: string;
-  resultFile?: string;
-  workDir?: string;
-  leaseFile?: string;
-  controllerTimeout: string;
-  registryAuth?: string;
-  rotateCredentials: boolean;
-  rotateOnly?: string;
-  waitReady: boolean;
-  readyTimeout: string;
-  delivery: string;
-  forge?: string;
-  forgeApiUrl?: string;
-  autoMerge: boolean;
-  mergePollInterval: string;
-  logLevel: string;
-}
-
-function option(flags: string, description: string, env: string, fallback?: string): Option {
-  const o = new Option(flags, description).env(env);
-  return fallback === undefined ? o : o.default(fallback);
-}
-
 async function readSecretFile(path: string, what: string): Promise<string> {
   return (await readInputFile(path, what)).trim();
-}
-
-/** A boolean switch from the environment: unset or empty is false. */
-function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
-  const value = (env[name] ?? '').trim().toLowerCase();
-  if (value === '' || value === 'false' || value === '0' || value === 'no') return false;
-  if (value === 'true' || value === '1' || value === 'yes') return true;
-  throw new ValidationError([{ field: name, message: 'must be true or false' }]);
-}
-
-/** `--rotate-only a,ns/b`: credential names as scaffold.yaml declares them (a DNS label, optionally after a namespace). */
-function rotationNames(value: string | undefined): readonly string[] | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const names = value.split(',').map((n) => n.trim());
-  const bad = names.filter((n) => !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n));
-  if (bad.length > 0) throw new ValidationError([{ field: '--rotate-only', message: `not credential names: ${bad.map((n) => JSON.stringify(n)).join(', ')}` }]);
-  return names;
 }
 
 async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredentials | undefined> {
@@ -154,59 +104,61 @@ async function writeResultOrSay(path: string | undefined, result: RunResult, log
 }
 
 function program(env: NodeJS.ProcessEnv): Command {
-  return new Command('scaffold-runner')
-    .description("Scaffold one cluster's GitOps tree in two passes: infrastructure first, then everything sealed with the cluster's own key.")
-    .version(packageVersion())
-    .exitOverride()
-    .showHelpAfterError()
-    .configureHelp(requiredFlagsHelp)
-    .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
-    .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
-    .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, 'main'))
-    .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
-    .addOption(option('--domain <domain>', "the cluster's DNS domain", RUNNER_ENV.domain).makeOptionMandatory())
-    .addOption(option('--region <region>', "the cluster's region", RUNNER_ENV.region).makeOptionMandatory())
-    .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", RUNNER_ENV.role))
-    .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", RUNNER_ENV.infraProvider))
-    .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", RUNNER_ENV.dnsProvider))
-    .addOption(option('--reference <name>', 'reference environment', RUNNER_ENV.reference, 'development'))
-    .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate)", RUNNER_ENV.kubeconfigFile))
-    .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", RUNNER_ENV.certificateFile))
-    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', RUNNER_ENV.sealedSecretsNamespace, 'kube-system'))
-    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, 'sealed-secrets-controller'))
-    .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
-    .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
-    // Not .env(): commander turns a boolean flag on whenever its variable is set, so
-    // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
-    .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false)').default(false))
-    .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY)'))
-    // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
-    .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
-    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))
-    .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
-    .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
-    .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
-    // Not .env(), for the reason given at --rotate-credentials.
-    .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))
-    .addOption(option('--merge-poll-interval <duration>', 'how often to look at an open request', 'SCAFFOLD_MERGE_POLL_INTERVAL', '15s'))
-    .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', RUNNER_ENV.resultFile))
-    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', RUNNER_ENV.workDir))
-    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', RUNNER_ENV.leaseFile))
-    .addOption(option('--log-level <level>', 'debug, info, warn or error', RUNNER_ENV.logLevel, 'info'))
-    .action(async (flags: RunnerFlags) => {
-      const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
-      const id = flags.id ?? randomUUID();
-      // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
-      const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
-      try {
-        await scaffold(flags, id, env, logger);
-      } finally {
-        await lease?.release();
-      }
-    });
+  return runnerCommand(async (flags) => {
+    const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
+    const id = flags.id ?? randomUUID();
+    // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
+    const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
+    try {
+      await run(flags, id, env, logger);
+    } finally {
+      await lease?.release();
+    }
+  });
 }
 
-async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+/** What a scaffold needs beyond the common flags, checked before step 1: nothing is cloned for a request that can only fail. */
+interface ScaffoldInputs {
+  readonly cluster: ClusterSpec;
+  readonly certificatePem?: string;
+  readonly registryAuth?: string;
+  readonly rotateCredentials: CredentialRotation;
+}
+
+/** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
+async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, cluster: ClusterSpec, kubeconfig: KubeConfigSource | undefined, waitReady: boolean): Promise<ScaffoldInputs> {
+  const certificatePem = env[RUNNER_ENV.certificatePem] || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
+  // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
+  if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
+    throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
+  }
+  const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
+  const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
+  const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+  const checked = runInputIssues(
+    {
+      cluster,
+      reference: flags.reference,
+      ...(certificatePem === undefined ? {} : { certificatePem }),
+      ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+    },
+    RUNNER_FIELDS,
+  );
+  if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
+  return { cluster: checked.cluster, rotateCredentials, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
+}
+
+/** An upgrade's or a removal's rules: it seals nothing, so it needs no certificate or kubeconfig and takes no rotation. */
+function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean): void {
+  const parsed = clusterNameSchema.safeParse(flags.cluster);
+  if (!parsed.success) throw new ValidationError([{ field: '--cluster', message: parsed.error.issues[0]!.message }]);
+  if (flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined) {
+    throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `an ${flags.action} keeps every sealed credential byte for byte: rotate credentials with a scaffold run` }]);
+  }
+  if (waitReady && flags.action === 'remove') throw new ValidationError([{ field: '--wait-ready', message: 'a removal leaves nothing of the cluster for its Flux to make Ready' }]);
+}
+
+async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   let cluster: ClusterSpec = {
     name: flags.cluster,
     domain: flags.domain,
@@ -221,7 +173,6 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
       const parsed = clusterNameSchema.safeParse(value);
       if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
     }
-    const certificatePem = env[RUNNER_ENV.certificatePem] || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
     const kubeconfigData = env[RUNNER_ENV.kubeconfigData];
     const kubeconfig: KubeConfigSource | undefined = kubeconfigData
       ? { kind: 'inline', yaml: kubeconfigData }
@@ -233,25 +184,9 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     if (waitReady && kubeconfig === undefined) {
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
     }
-    // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
-    if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
-      throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
-    }
-    const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
-    const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
-    const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
-    // The service's rules, under the runner's flag names, before step 1: nothing is cloned for a request that can only fail.
-    const checked = runInputIssues(
-      {
-        cluster,
-        reference: flags.reference,
-        ...(certificatePem === undefined ? {} : { certificatePem }),
-        ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
-      },
-      RUNNER_FIELDS,
-    );
-    if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-    cluster = checked.cluster;
+    const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, cluster, kubeconfig, waitReady) : undefined;
+    if (scaffolding) cluster = scaffolding.cluster;
+    else checkFleetChangeInputs(flags, env, waitReady);
     const deliverySettings = parseDeliverySettings(
       { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
       { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
@@ -265,7 +200,6 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     });
     const workRoot = flags.workDir;
     if (workRoot) await mkdir(workRoot, { recursive: true, mode: 0o700 });
-    const certificates = kubeconfig ? new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) : undefined;
     // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
     // local executor does the same: abort the step in flight (git, the wait) so
     // the run still writes its result and removes its working copy.
@@ -273,45 +207,41 @@ async function scaffold(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, 
     const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
     process.once('SIGTERM', onTerm);
     process.once('SIGINT', onTerm);
-    const scaffolded = await runScaffold(
-      {
-        // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
-        git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
-        logger,
-        delivery,
-        verify: verifierFor(createWorkTreeVerifier()),
-        ...(certificates ? { certificates } : {}),
-        ...(workRoot ? { workRoot } : {}),
-      },
-      {
-        id,
-        repositoryUrl: flags.repoUrl,
-        branch: flags.branch,
-        cluster,
-        reference: flags.reference,
-        controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
-        controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
-        generatorVersion: packageVersion(),
-        rotateCredentials,
-        ...(certificatePem ? { certificatePem } : {}),
-        ...(registryAuth ? { registryAuth } : {}),
-        ...(credentials ? { credentials } : {}),
-        signal: stop.signal,
-      },
-    );
+    const deps = {
+      // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
+      git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
+      logger,
+      delivery,
+      verify: verifierFor(createWorkTreeVerifier()),
+      ...(workRoot ? { workRoot } : {}),
+    };
+    const common = { id, repositoryUrl: flags.repoUrl, branch: flags.branch, cluster, reference: flags.reference, generatorVersion: packageVersion(), ...(credentials ? { credentials } : {}), signal: stop.signal };
+    const done = scaffolding
+      ? await runScaffold(
+          { ...deps, ...(kubeconfig ? { certificates: new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) } : {}) },
+          {
+            ...common,
+            controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
+            controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
+            rotateCredentials: scaffolding.rotateCredentials,
+            ...(scaffolding.certificatePem ? { certificatePem: scaffolding.certificatePem } : {}),
+            ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
+          },
+        )
+      : await runFleetChange(deps, { ...common, action: flags.action === 'upgrade' ? 'upgrade' : 'remove' });
     if (waitReady) {
       // Flux may apply a later commit (another run's) that contains this run's: that counts.
       const containment = commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
       try {
         result = await waitForFluxReady(
           { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: cluster.name }) },
-          { result: scaffolded, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },
+          { result: done, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },
         );
       } finally {
         await containment.dispose();
       }
     } else {
-      result = scaffolded;
+      result = done;
     }
   } catch (error) {
     result = failedResult(error, cluster);

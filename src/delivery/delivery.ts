@@ -3,7 +3,7 @@
  * reads. `push` pushes it there directly; `pull_request` puts it on its own
  * branch, opens a pull/merge request and waits until it is merged.
  */
-import type { RenderPass } from '../gitops/render-cluster.js';
+import type { RunPass } from '../model/run-action.js';
 import type { GitWorkspace } from '../runner/ports.js';
 import type { ForgeName } from './forge-client.js';
 
@@ -27,6 +27,8 @@ export interface PassSummary {
   readonly removed: readonly string[];
   /** One line: what the pre-push gate said. */
   readonly verify: string;
+  /** A removal: the cluster's files it leaves in place (not the generator's). */
+  readonly kept?: readonly string[];
 }
 
 /** One committed pass to deliver. */
@@ -34,7 +36,10 @@ export interface DeliverPassRequest {
   readonly workspace: GitWorkspace;
   readonly runId: string;
   readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
-  readonly pass: RenderPass;
+  /** A scaffold's `infrastructure` or `all`, an upgrade's or a removal's one commit. */
+  readonly pass: RunPass;
+  /** The reference environment the pass was rendered from (an upgrade's request names it). */
+  readonly reference?: string;
   /** The branch the cluster's Flux reads. */
   readonly branch: string;
   readonly summary: PassSummary;

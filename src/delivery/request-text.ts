@@ -1,7 +1,8 @@
 /**
  * What a pass's pull/merge request says: pure text from the pass and its
  * summary, so reviewers see the cluster, the files and the verify result
- * without opening the diff.
+ * without opening the diff. A pass is a scaffold's (`infrastructure`, `all`)
+ * or an upgrade run's or a removal run's one commit.
  */
 import type { DeliverPassRequest } from './delivery.js';
 
@@ -18,10 +19,18 @@ export function labelsOf(pass: string): string[] {
   return ['gitops-scaffolder', `scaffold-pass:${pass}`];
 }
 
-export function titleOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass'>): string {
-  return request.pass === 'infrastructure'
-    ? `Scaffold ${request.cluster.name}: infrastructure layer (pass 1 of 2)`
-    : `Scaffold ${request.cluster.name}: all layers, credentials sealed (pass 2 of 2)`;
+export function titleOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'reference'>): string {
+  const { cluster, pass } = request;
+  switch (pass) {
+    case 'infrastructure':
+      return `Scaffold ${cluster.name}: infrastructure layer (pass 1 of 2)`;
+    case 'all':
+      return `Scaffold ${cluster.name}: all layers, credentials sealed (pass 2 of 2)`;
+    case 'upgrade':
+      return `Upgrade ${cluster.name} from the reference ${request.reference ?? 'development'}`;
+    case 'remove':
+      return `Remove ${cluster.name}: the generator's files`;
+  }
 }
 
 /** A Markdown list of `files` under `title`, the first {@link MAX_FILES_LISTED} named. */
@@ -32,8 +41,9 @@ export function fileList(title: string, files: readonly string[]): string[] {
   return [`### ${title} (${files.length})`, '', ...shown, ''];
 }
 
-export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'runId' | 'summary' | 'branch'>): string {
+export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'runId' | 'summary' | 'branch' | 'reference'>): string {
   const { cluster, pass, summary } = request;
+  if (pass === 'upgrade' || pass === 'remove') return fleetChangeBody(request);
   const why =
     pass === 'infrastructure'
       ? "The layers that bring up the cluster's Sealed Secrets controller; nothing is sealed yet. The run waits for this request to be merged: the second pass needs the controller's certificate, and the cluster's Flux reads only `" +
@@ -51,4 +61,25 @@ export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'r
     '',
     `Run \`${request.runId}\`, opened by gitops-scaffolder.`,
   ].join('\n');
+}
+
+/** An upgrade run's or a removal run's request: what its one commit does to the cluster's directory. */
+function fleetChangeBody(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'runId' | 'summary' | 'branch' | 'reference'>): string {
+  const { cluster, summary } = request;
+  const what =
+    request.pass === 'upgrade'
+      ? [
+          `Re-renders **${cluster.name}** from the reference environment \`${request.reference ?? 'development'}\` with its recorded identity and attributes; every sealed credential is kept byte for byte.`,
+          '',
+          ...fileList('Files written', summary.written),
+          ...fileList('Files removed', summary.removed),
+          `**Verify:** ${summary.verify}`,
+        ]
+      : [
+          `Decommissions **${cluster.name}**: deletes the files gitops-scaffolder generated under \`clusters/${cluster.name}/\`. Once merged into \`${request.branch}\`, the cluster's Flux prunes what they deployed.`,
+          '',
+          ...fileList('Files removed', summary.removed),
+          ...fileList('Files kept (not written by gitops-scaffolder)', summary.kept ?? []),
+        ];
+  return [...what, '', `Run \`${request.runId}\`, opened by gitops-scaffolder.`].join('\n');
 }

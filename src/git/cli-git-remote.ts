@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
-import type { RenderPass } from '../gitops/render-cluster.js';
+import type { RunPass } from '../model/run-action.js';
 import { passCommitOf } from './pass-commit.js';
 import { renderWorkTree } from './render-work-tree.js';
 import { repoPath, sparseDir } from './repo-paths.js';
@@ -139,7 +139,7 @@ class CliGitWorkspace implements GitWorkspace {
     return renderWorkTree(this.dir, options);
   }
 
-  passCommit(cluster: string, pass: RenderPass): Promise<string | undefined> {
+  passCommit(cluster: string, pass: RunPass): Promise<string | undefined> {
     return passCommitOf(this.dir, cluster, pass);
   }
 

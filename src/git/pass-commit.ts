@@ -6,7 +6,7 @@
  */
 import { dirname } from 'node:path';
 import { runGit } from './git-process.js';
-import type { RenderPass } from '../gitops/render-cluster.js';
+import type { RunPass } from '../model/run-action.js';
 
 /**
  * The newest commit on HEAD that touched `clusters/<cluster>` and carries the
@@ -15,7 +15,7 @@ import type { RenderPass } from '../gitops/render-cluster.js';
  * @param cluster - a validated cluster name (a DNS-1123 label: no regex metacharacters but "-")
  * @returns its SHA, or undefined when there is none or `dir` is not a git working copy
  */
-export async function passCommitOf(dir: string, cluster: string, pass: RenderPass): Promise<string | undefined> {
+export async function passCommitOf(dir: string, cluster: string, pass: RunPass): Promise<string | undefined> {
   if (!/^[a-z0-9-]+$/.test(cluster)) return undefined;
   const result = await runGit(
     [

@@ -2,7 +2,8 @@
  * Ports the scaffold run needs from the outside world. Declared here, by their
  * consumer; implemented in `git/` and `kubernetes/`; swapped in tests.
  */
-import type { RenderOptions, RenderPass, RenderResult } from '../gitops/render-cluster.js';
+import type { RenderOptions, RenderResult } from '../gitops/render-cluster.js';
+import type { RunPass } from '../model/run-action.js';
 
 /** How to authenticate to a git remote. Never logged, never written to .git/config. */
 export type GitCredentials =
@@ -118,11 +119,11 @@ export interface GitWorkspace {
    */
   render(options: WorkTreeRenderOptions): Promise<WorkTreeRender>;
   /**
-   * The commit a scaffold pass of `cluster` landed as: the newest on HEAD that
+   * The commit a pass of `cluster` (a scaffold's, an upgrade's, a removal's) landed as: the newest on HEAD that
    * touched `clusters/<cluster>` with the trailers `Scaffold-Pass: <pass>` and
    * `Scaffold-Cluster: <cluster>`; undefined when there is none.
    */
-  passCommit(cluster: string, pass: RenderPass): Promise<string | undefined>;
+  passCommit(cluster: string, pass: RunPass): Promise<string | undefined>;
   /** Removes the working copy from disk. */
   dispose(): Promise<void>;
 }

@@ -13,9 +13,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { isAppError, ValidationError, VerificationError } from '../errors.js';
+import { ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { clusterNameSchema, parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
+import { parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
 import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
@@ -23,22 +23,16 @@ import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
-import { pushDelivery } from '../delivery/push-delivery.js';
-import { rebaseNeedsReverify } from './reverify-after-rebase.js';
+import { afterRebaseCheck } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 import { isRunId } from '../model/run-id.js';
+import { cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass } from './run-git.js';
+import { runSteps, StepError, type StepWork } from './step-runner.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
-// re-exported here for the runner's callers.
+// re-exported here for the runner's callers, with the step runner's error and result.
 export { STEPS, type StepNumber };
-
-/** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
-interface StepWork {
-  readonly message: () => string;
-  /** A reason to skip the step, or undefined/empty to run it. */
-  readonly skip?: () => string | undefined;
-  readonly run: () => Promise<unknown>;
-}
+export { failedResult, StepError } from './step-runner.js';
 
 /** Checks a rendered work tree before it is committed; returns one finding a line. */
 export type WorkTreeVerifier = (dir: string, cluster: string, signal?: AbortSignal) => Promise<{ findings: readonly string[] }>;
@@ -85,30 +79,6 @@ export interface ScaffoldRunOptions {
   readonly signal?: AbortSignal;
 }
 
-const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
-
-/**
- * Push attempts when the caller sets none. Each round of racing pushes lets only
- * one through, so the budget has to outlast a burst of concurrent runs (the
- * design's figure is 20 into one repository; 8 attempts lost runs there), with
- * the remote's jittered backoff spreading the rounds out.
- */
-const DEFAULT_PUSH_ATTEMPTS = 30;
-
-/** The error a step ended with, and which step. */
-export class StepError extends Error {
-  /** Commits the run had pushed before the step failed. */
-  commits: readonly RunCommit[] = [];
-
-  constructor(
-    readonly step: StepNumber,
-    override readonly cause: unknown,
-  ) {
-    super(`step ${step} (${STEPS[step]}) failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-    this.name = 'StepError';
-  }
-}
-
 /**
  * Runs the steps of the table, in order, skipping those whose rule says so.
  * @returns the succeeded result
@@ -142,37 +112,13 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
   const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `scaffold-${options.id}-`));
 
-  const step = async <T>(n: StepNumber, message: string, work: () => Promise<T>): Promise<T> => {
-    const started = now();
-    log.info({ event: 'step_started', step: n, step_name: STEPS[n] }, message);
-    try {
-      // Steps that do not take the signal themselves (render, commit) still stop here.
-      options.signal?.throwIfAborted();
-      const value = await work();
-      log.info({ event: 'step_finished', step: n, step_name: STEPS[n], duration_ms: now() - started }, `${STEPS[n]} done`);
-      return value;
-    } catch (error) {
-      log.error(
-        { event: 'step_failed', step: n, step_name: STEPS[n], duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
-        `${STEPS[n]} failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      throw new StepError(n, error);
-    }
-  };
-  const skip = (n: StepNumber, why: string) => log.info({ event: 'step_skipped', step: n, step_name: STEPS[n] }, why);
-
   const verifyTree = async () => {
     if (!deps.verify) return;
     const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
     if (report.findings.length > 0) throw new VerificationError(report.findings);
   };
 
-  /** The gate holds after a rebase too: a tree whose inputs others changed is verified again before it is pushed. */
-  const afterRebase = (pass: RenderPass) => async (changed: readonly string[]) => {
-    const again = deps.verify !== undefined && rebaseNeedsReverify(changed, options.cluster.name, reference);
-    log.info({ event: 'reverify', pass, changed: changed.length, verified: again }, again ? 'rebased onto changed shared inputs; verifying again' : 'rebased onto other clusters only; verify result stands');
-    if (again) await verifyTree();
-  };
+  const afterRebase = (pass: RenderPass) => afterRebaseCheck({ cluster: options.cluster.name, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) });
 
   const render = async (pass: RenderPass, certificatePem?: string) => {
     const { result, changes } = await workspace!.render({
@@ -201,7 +147,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   };
 
   const commitAndPush = async (pass: RenderPass): Promise<void> => {
-    const sha = await workspace!.commit({
+    const committed = await workspace!.commit({
       paths: [gitopsPath],
       message:
         pass === 'infrastructure'
@@ -211,7 +157,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name, 'Scaffold-Reference': reference },
       author: options.author ?? DEFAULT_AUTHOR,
     });
-    if (sha === undefined) {
+    if (committed === undefined) {
       // Nothing new: report the commit this pass landed as. The newest commit
       // touching the path is that only for the pass that wrote the current tree;
       // on a rerun the infrastructure pass was superseded by the full one.
@@ -222,8 +168,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);
       return;
     }
-    const delivery = deps.delivery ?? pushDelivery;
-    const pushed = await delivery.deliver({
+    const delivery = {
       workspace: workspace!,
       runId: options.id,
       cluster: options.cluster,
@@ -233,12 +178,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
       afterRebase: afterRebase(pass),
       ...(options.signal ? { signal: options.signal } : {}),
-    });
-    commits.push({ pass, sha: pushed.sha });
-    log.info(
-      { event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true, delivery: delivery.mode, ...(pushed.request ? { request: pushed.request } : {}) },
-      `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
-    );
+    };
+    commits.push({ pass, sha: await deliverPass(deps.delivery, delivery, log) });
   };
 
   // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
@@ -250,15 +191,14 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   let certificatePem = options.certificatePem;
   const work: Readonly<Record<StepName, StepWork>> = {
     clone: {
-      message: () => `cloning ${branch} (sparse: base/, clusters/${reference}/, ${gitopsPath}/)`,
+      message: () => cloneMessage({ branch, reference, cluster: options.cluster.name }),
       run: async () => {
-        workspace = await deps.git.clone({
+        workspace = await cloneForRun(deps.git, {
           url: options.repositoryUrl,
           branch,
-          dir: join(workRoot, 'repo'),
-          sparsePaths: ['base', `clusters/${reference}`, gitopsPath],
-          // The platform's shared roots, whatever the catalog calls them; never the other clusters.
-          sparseTopLevelExcept: ['clusters'],
+          workRoot,
+          reference,
+          cluster: options.cluster.name,
           ...(options.credentials ? { credentials: options.credentials } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         });
@@ -298,13 +238,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   };
 
   try {
-    for (const [index, { name }] of SCAFFOLD_STEPS.entries()) {
-      const n = index + 1;
-      const { skip: skipRule, message, run } = work[name];
-      const why = skipRule?.();
-      if (why) skip(n, why);
-      else await step(n, message(), run);
-    }
+    await runSteps(SCAFFOLD_STEPS, work, { log, now, ...(options.signal ? { signal: options.signal } : {}) });
 
     const result: RunResult = {
       status: 'succeeded',
@@ -322,20 +256,6 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     await workspace?.dispose().catch(() => undefined);
     await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-/** The failed-run result for an error out of {@link runScaffold}. Never carries a credential: messages don't. */
-export function failedResult(error: unknown, cluster: ClusterSpec): RunResult {
-  const step = error instanceof StepError ? error.step : undefined;
-  const cause = error instanceof StepError ? error.cause : error;
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return {
-    status: 'failed',
-    message: step ? `step ${step} (${STEPS[step]}) failed: ${message}` : message,
-    ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
-    commits: error instanceof StepError ? error.commits : [],
-    ...(step ? { step } : {}),
-  };
 }
 
 /** Adapts a repository verifier to the run's pre-push gate. */

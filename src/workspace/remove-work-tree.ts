@@ -8,6 +8,8 @@ import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { runGit } from '../git/git-process.js';
 import { writeTree } from '../git/write-tree.js';
 import { planRemoval, type RemovalPlan } from '../fleet/plan-removal.js';
+import { PROVENANCE_FILE } from '../gitops/provenance.js';
+import { parseReferenceName } from '../model/cluster-spec.js';
 
 /** Inputs of {@link removeWorkTree}. */
 export interface RemoveWorkTreeOptions {
@@ -48,4 +50,19 @@ export function removalMessage(plan: RemovalPlan): string {
   const lines = [`Remove cluster ${plan.name}`, '', `Deletes the ${plan.remove.length} file(s) gitops-scaffolder generated under ${plan.gitopsPath}/.`];
   if (plan.kept.length > 0) lines.push(`Keeps ${plan.kept.length} file(s) it did not write${plan.fluxBootstrap ? ', flux bootstrap\'s flux-system/ among them' : ''}.`);
   return lines.join('\n');
+}
+
+/** What is under a cluster's directory in the working tree at `dir`, and whether the generator's provenance is among it. */
+export interface ClusterLeftovers {
+  /** Repository-relative files, sorted. */
+  readonly files: readonly string[];
+  /** False once a removal landed (only files the generator did not write are left), or for a directory it never wrote. */
+  readonly generated: boolean;
+}
+
+/** Reads {@link ClusterLeftovers} of `clusters/<cluster>/`: what a rerun of a removal finds. */
+export async function clusterLeftovers(dir: string, cluster: string): Promise<ClusterLeftovers> {
+  const reader = new FsRepoReader(dir);
+  const gitopsPath = `clusters/${parseReferenceName(cluster, 'cluster')}`;
+  return { files: await reader.list(gitopsPath), generated: (await reader.read(`${gitopsPath}/${PROVENANCE_FILE}`)) !== undefined };
 }

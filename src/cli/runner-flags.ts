@@ -1,0 +1,117 @@
+/**
+ * The flags of `scaffold-runner`, each also read from its environment
+ * variable (`SCAFFOLD_REPO_URL`, …; see `run-contract/runner-inputs.ts`), and
+ * the rules that read switches from the environment. Credentials never come
+ * from flags: arguments are visible in the process list.
+ */
+import { Command, Option } from 'commander';
+import { ValidationError } from '../errors.js';
+import { packageVersion } from '../package-paths.js';
+import { RUN_ACTIONS, type RunAction } from '../model/run-action.js';
+import { DELIVERY_ENV } from '../delivery/delivery-settings.js';
+import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
+import { requiredFlagsHelp } from './required-flags-help.js';
+
+/** The parsed flags. */
+export interface RunnerFlags {
+  id?: string;
+  action: RunAction;
+  repoUrl: string;
+  branch: string;
+  cluster: string;
+  domain: string;
+  role?: string;
+  infraProvider?: string;
+  dnsProvider?: string;
+  region: string;
+  reference: string;
+  kubeconfig?: string;
+  cert?: string;
+  sealedSecretsNamespace: string;
+  sealedSecretsName: string;
+  resultFile?: string;
+  workDir?: string;
+  leaseFile?: string;
+  controllerTimeout: string;
+  registryAuth?: string;
+  rotateCredentials: boolean;
+  rotateOnly?: string;
+  waitReady: boolean;
+  readyTimeout: string;
+  delivery: string;
+  forge?: string;
+  forgeApiUrl?: string;
+  autoMerge: boolean;
+  mergePollInterval: string;
+  logLevel: string;
+}
+
+function option(flags: string, description: string, env: string, fallback?: string): Option {
+  const o = new Option(flags, description).env(env);
+  return fallback === undefined ? o : o.default(fallback);
+}
+
+/** A boolean switch from the environment: unset or empty is false. */
+export function booleanFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? '').trim().toLowerCase();
+  if (value === '' || value === 'false' || value === '0' || value === 'no') return false;
+  if (value === 'true' || value === '1' || value === 'yes') return true;
+  throw new ValidationError([{ field: name, message: 'must be true or false' }]);
+}
+
+/** `--rotate-only a,ns/b`: credential names as scaffold.yaml declares them (a DNS label, optionally after a namespace). */
+export function rotationNames(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const names = value.split(',').map((n) => n.trim());
+  const bad = names.filter((n) => !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n));
+  if (bad.length > 0) throw new ValidationError([{ field: '--rotate-only', message: `not credential names: ${bad.map((n) => JSON.stringify(n)).join(', ')}` }]);
+  return names;
+}
+
+/** The `scaffold-runner` command with every flag, running `action` with the parsed flags. */
+export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Command {
+  return new Command('scaffold-runner')
+    .description(
+      "Scaffold one cluster's GitOps tree in two passes: infrastructure first, then everything sealed with the cluster's own key. " +
+        'With --action upgrade or remove: render a generated cluster again from the reference (credentials kept), or remove the files the generator wrote, in one commit.',
+    )
+    .version(packageVersion())
+    .exitOverride()
+    .showHelpAfterError()
+    .configureHelp(requiredFlagsHelp)
+    .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
+    .addOption(option('--action <action>', 'scaffold (two passes), upgrade (one cluster rendered again from the reference, credentials kept) or remove (its generated files deleted)', RUNNER_ENV.action, 'scaffold').choices(RUN_ACTIONS))
+    .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
+    .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, 'main'))
+    .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
+    .addOption(option('--domain <domain>', "the cluster's DNS domain", RUNNER_ENV.domain).makeOptionMandatory())
+    .addOption(option('--region <region>', "the cluster's region", RUNNER_ENV.region).makeOptionMandatory())
+    .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", RUNNER_ENV.role))
+    .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", RUNNER_ENV.infraProvider))
+    .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", RUNNER_ENV.dnsProvider))
+    .addOption(option('--reference <name>', 'reference environment', RUNNER_ENV.reference, 'development'))
+    .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate; --wait-ready reads its Flux)", RUNNER_ENV.kubeconfigFile))
+    .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", RUNNER_ENV.certificateFile))
+    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', RUNNER_ENV.sealedSecretsNamespace, 'kube-system'))
+    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, 'sealed-secrets-controller'))
+    .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
+    .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
+    // Not .env(): commander turns a boolean flag on whenever its variable is set, so
+    // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
+    .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false; scaffold only)').default(false))
+    .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY; scaffold only)'))
+    // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
+    .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
+    .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))
+    .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
+    .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
+    .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
+    // Not .env(), for the reason given at --rotate-credentials.
+    .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))
+    .addOption(option('--merge-poll-interval <duration>', 'how often to look at an open request', 'SCAFFOLD_MERGE_POLL_INTERVAL', '15s'))
+    .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', RUNNER_ENV.resultFile))
+    .addOption(option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', RUNNER_ENV.workDir))
+    .addOption(option('--lease-file <file>', 'a file renewed every few seconds while the run works, removed at its end (the run\'s owner lease)', RUNNER_ENV.leaseFile))
+    .addOption(option('--log-level <level>', 'debug, info, warn or error', RUNNER_ENV.logLevel, 'info'))
+    .action(action);
+}

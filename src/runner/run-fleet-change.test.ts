@@ -1,0 +1,221 @@
+/**
+ * Upgrade and removal runs against a real bare repository served by a real
+ * `git daemon` on loopback: three generated clusters behind their reference
+ * (an overlay patch edited after they were rendered), the real pre-push gate
+ * (kubectl kustomize, the CRD schemas), native git. Once through the
+ * `scaffold-runner` binary with SCAFFOLD_ACTION=upgrade and neither a
+ * certificate nor a kubeconfig.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CliGitRemote } from '../git/cli-git-remote.js';
+import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
+import type { RunResult } from '../service/scaffold-run.js';
+import { type GitDaemon, startGitDaemon } from '../../test/support/git-server.js';
+import { git } from '../../test/support/git.js';
+import { createGeneratedFleet, REFERENCE_PATCH } from '../../test/support/generated-fleet.js';
+import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
+import { runFleetChange, type FleetChangeOptions } from './run-fleet-change.js';
+import { failedResult, StepError } from './step-runner.js';
+import { verifierFor } from './run-scaffold.js';
+
+const CLUSTERS = ['eu-1', 'eu-2', 'eu-3'];
+/** eu-3 also holds flux bootstrap's flux-system/, which no removal deletes. */
+const BOOTSTRAPPED = 'eu-3';
+/** A SealedSecret the generator wrote (not a sealed/ directory's kustomization). */
+const SEALED_FILE = /\/sealed\/sealed-[^/]+\.yaml$/;
+
+let scratch: string;
+let served: string;
+let template: string;
+let daemon: GitDaemon;
+let remotes = 0;
+const verify = verifierFor(createWorkTreeVerifier());
+
+interface Remote {
+  readonly dir: string;
+  readonly url: string;
+  readonly base: string;
+}
+
+async function newRemote(): Promise<Remote> {
+  const name = `fleet-${++remotes}.git`;
+  const dir = join(served, name);
+  await git(scratch, 'clone', '--quiet', '--bare', template, dir);
+  await git(dir, 'config', 'uploadpack.allowFilter', 'true');
+  await git(dir, 'config', 'uploadpack.allowAnySHA1InWant', 'true');
+  return { dir, url: daemon.url(name), base: await git(dir, 'rev-parse', 'main') };
+}
+
+function options(remote: Remote, action: FleetChangeOptions['action'], cluster: string, id = `run-${action}-${cluster}-${remotes}`): FleetChangeOptions {
+  return { id, action, repositoryUrl: remote.url, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'eu-west-1' }, generatorVersion: 'test' };
+}
+
+function run(logger: CapturingLogger, opts: FleetChangeOptions): Promise<RunResult> {
+  return runFleetChange({ git: new CliGitRemote({ logger }), logger, verify, workRoot: scratch }, opts);
+}
+
+function stepEvents(logger: CapturingLogger): string[] {
+  return logger.lines.filter((l) => /^step_/.test(String(l.fields['event']))).map((l) => `${String(l.fields['event'])}:${String(l.fields['step'])}:${String(l.fields['step_name'])}`);
+}
+
+/** Files changed between two commits, repository-relative. */
+async function changedFiles(bare: string, from: string, to: string): Promise<string[]> {
+  return (await git(bare, 'diff', '--name-only', from, to)).split('\n').filter(Boolean);
+}
+
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'gs-fleet-change-'));
+  served = join(scratch, 'served');
+  await mkdir(served);
+  template = join(scratch, 'template.git');
+  await createGeneratedFleet(join(scratch, 'work'), template, { clusters: CLUSTERS, fluxBootstrapped: [BOOTSTRAPPED] });
+  daemon = await startGitDaemon({ baseDir: served });
+});
+
+after(async () => {
+  await daemon?.stop();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('runFleetChange: upgrade', () => {
+  it("lands one commit re-rendering only that cluster, credentials byte-identical, and a rerun commits nothing", async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const sealedBefore = [...(await treeAt(remote.dir, 'main', 'clusters/eu-2'))].filter(([path]) => SEALED_FILE.test(path));
+    assert.ok(sealedBefore.length > 0, 'the cluster has sealed credentials');
+
+    const result = await run(logger, options(remote, 'upgrade', 'eu-2', 'upgrade-eu-2'));
+
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.equal(commits.length, 1, commits.map((c) => c.subject).join(' | '));
+    const [commit] = commits;
+    assert.deepEqual(
+      { ...commit!.trailers },
+      { 'Scaffold-Id': 'upgrade-eu-2', 'Scaffold-Pass': 'upgrade', 'Scaffold-Cluster': 'eu-2', 'Scaffold-Reference': 'development', 'Scaffold-Action': 'upgrade' },
+    );
+    assert.match(commit!.subject, /^Upgrade cluster eu-2/);
+    const changed = await changedFiles(remote.dir, remote.base, 'main');
+    assert.ok(changed.length > 0);
+    for (const path of changed) assert.match(path, /^clusters\/eu-2\//);
+    assert.match(await git(remote.dir, 'show', 'main:clusters/eu-2/apps/tcr-api-replicas.yaml'), /replicas: 4/, 'the edited reference patch reached eu-2');
+    const sealedAfter = [...(await treeAt(remote.dir, 'main', 'clusters/eu-2'))].filter(([path]) => SEALED_FILE.test(path));
+    assert.deepEqual(sealedAfter, sealedBefore, 'every sealed credential byte-identical');
+
+    assert.equal(result.status, 'succeeded');
+    assert.equal(result.gitops_path, 'clusters/eu-2');
+    assert.deepEqual(result.commits, [{ pass: 'upgrade', sha: commit!.sha }]);
+    assert.equal(result.step, 3);
+    const diff = await git(remote.dir, 'diff', '--name-status', remote.base, 'main');
+    const count = (status: string) => diff.split('\n').filter((line) => line.startsWith(status)).length;
+    assert.deepEqual(result.changes, { added: count('A'), modified: count('M'), removed: count('D'), credentialsKept: sealedBefore.length });
+    assert.deepEqual(stepEvents(logger), [
+      'step_started:1:clone', 'step_finished:1:clone',
+      'step_started:2:render-upgrade', 'step_finished:2:render-upgrade',
+      'step_started:3:push-upgrade', 'step_finished:3:push-upgrade',
+    ]);
+    assert.ok(logger.lines.some((l) => l.fields['event'] === 'file_change'), 'one file_change summary line');
+
+    const again = capturingLogger();
+    const rerun = await run(again, options(remote, 'upgrade', 'eu-2', 'upgrade-eu-2-again'));
+    assert.equal(rerun.status, 'succeeded');
+    assert.deepEqual(rerun.commits, []);
+    assert.match(rerun.message, /clusters\/eu-2 is up to date with the reference: nothing to commit/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
+  });
+
+  for (const [cluster, why] of [['development', /reference environment/], ['eu-9', /clusters\/eu-9 does not exist/]] as const) {
+    it(`fails at step 2 for ${cluster} and pushes nothing`, async () => {
+      const remote = await newRemote();
+      const logger = capturingLogger();
+      const error = await run(logger, options(remote, 'upgrade', cluster)).then(
+        () => assert.fail('the run should fail'),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof StepError);
+      assert.equal(error.step, 2);
+      const result = failedResult(error, { name: cluster });
+      assert.equal(result.status, 'failed');
+      assert.equal(result.step, 2);
+      assert.match(result.message, /^step 2 \(render-upgrade\) failed: /);
+      assert.match(result.message, why);
+      assert.deepEqual(result.commits, []);
+      assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
+      assert.ok(stepEvents(logger).includes('step_failed:2:render-upgrade'));
+    });
+  }
+});
+
+describe('runFleetChange: remove', () => {
+  it("removes only the generator's files, keeps flux-system/, other clusters and base/, and a rerun succeeds with the same commit", async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const bootstrap = (await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`)).filter((p) => p.includes('/flux-system/'));
+    assert.ok(bootstrap.length > 0);
+    const others = await treeAt(remote.dir, 'main', 'clusters/eu-1');
+    const base = await git(remote.dir, 'rev-parse', 'main:base');
+
+    const result = await run(logger, options(remote, 'remove', BOOTSTRAPPED, 'remove-eu-3'));
+
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.equal(commits.length, 1);
+    const [commit] = commits;
+    assert.equal(commit!.trailers['Scaffold-Pass'], 'remove');
+    assert.equal(commit!.trailers['Scaffold-Action'], 'remove');
+    assert.equal(commit!.trailers['Scaffold-Cluster'], BOOTSTRAPPED);
+    assert.equal(commit!.trailers['Scaffold-Id'], 'remove-eu-3');
+    assert.match(commit!.subject, /^Remove cluster eu-3/);
+    assert.deepEqual(await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`), bootstrap, 'only flux-system/ is left');
+    const removed = await changedFiles(remote.dir, remote.base, 'main');
+    for (const path of removed) assert.match(path, /^clusters\/eu-3\//);
+    assert.deepEqual(await treeAt(remote.dir, 'main', 'clusters/eu-1'), others);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main:base'), base);
+    assert.equal(await git(remote.dir, 'show', `main:${REFERENCE_PATCH}`).then((t) => t.length > 0), true);
+
+    assert.equal(result.status, 'succeeded');
+    assert.deepEqual(result.commits, [{ pass: 'remove', sha: commit!.sha }]);
+    assert.deepEqual(result.changes, { added: 0, modified: 0, removed: removed.length, kept: bootstrap });
+    assert.deepEqual(
+      stepEvents(logger).filter((e) => e.startsWith('step_finished')),
+      ['step_finished:1:clone', 'step_finished:2:remove-files', 'step_finished:3:push-removal'],
+    );
+
+    const rerun = await run(capturingLogger(), options(remote, 'remove', BOOTSTRAPPED, 'remove-eu-3'));
+    assert.equal(rerun.status, 'succeeded');
+    assert.deepEqual(rerun.commits, [{ pass: 'remove', sha: commit!.sha }], 'the rerun reports the commit that removed it');
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha);
+  });
+
+  it('refuses the reference environment at step 2', async () => {
+    const remote = await newRemote();
+    const error = await run(capturingLogger(), options(remote, 'remove', 'development')).catch((e: unknown) => e);
+    assert.ok(error instanceof StepError);
+    assert.equal(error.step, 2);
+    assert.match(failedResult(error, { name: 'development' }).message, /^step 2 \(remove-files\) failed: .*reference environment/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
+  });
+});
+
+describe('scaffold-runner --action upgrade', () => {
+  it('upgrades one cluster with neither a certificate nor a kubeconfig and reports the commit', async () => {
+    const remote = await newRemote();
+    const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+    const runnerTmp = await mkdtemp(join(scratch, 'tmp-'));
+    const outcome = await runRunner({
+      args: ['--repo-url', remote.url, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1', '--id', 'cli-upgrade-eu-1', '--result-file', resultFile],
+      env: { SCAFFOLD_ACTION: 'upgrade', TMPDIR: runnerTmp },
+      resultFile,
+    });
+    assert.equal(outcome.code, 0, describeOutcome(outcome));
+    const [commit] = await commitsOf(remote.dir, 'main', remote.base);
+    assert.ok(commit);
+    assert.equal(commit.trailers['Scaffold-Pass'], 'upgrade');
+    assert.equal(outcome.result?.status, 'succeeded');
+    assert.deepEqual(outcome.result?.commits, [{ pass: 'upgrade', sha: commit.sha }]);
+    assert.ok((outcome.result?.changes?.modified ?? 0) + (outcome.result?.changes?.added ?? 0) > 0);
+    assert.deepEqual(outcome.nonJsonLines, []);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * One upgrade run or removal run: the three steps of `UPGRADE_STEPS` /
+ * `REMOVE_STEPS` (`model/scaffold-steps.ts`), one commit of pass `upgrade` or
+ * `remove`, delivered like a scaffold pass (pushed through the landing queue,
+ * or through a pull/merge request on `scaffold/<cluster>/<pass>`).
+ *
+ * Like a scaffold, every step is safe to repeat: a rerun after a crash clones
+ * what the remote has; an upgrade that already landed renders the same bytes
+ * and commits nothing, a removal that already landed finds nothing left.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValidationError, VerificationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { PassDelivery } from '../delivery/delivery.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { passOfAction, type RunAction } from '../model/run-action.js';
+import { isRunId } from '../model/run-id.js';
+import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
+import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
+import { removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
+import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
+import { afterRebaseCheck } from './reverify-after-rebase.js';
+import { cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass } from './run-git.js';
+import type { WorkTreeVerifier } from './run-scaffold.js';
+import { runSteps, StepError, type StepWork } from './step-runner.js';
+
+/** What a fleet run does. */
+export type FleetAction = Exclude<RunAction, 'scaffold'>;
+
+/** Collaborators of a fleet run. */
+export interface FleetChangeDeps {
+  readonly git: GitRemote;
+  /** The pre-push gate of an upgrade; skipped when absent. */
+  readonly verify?: WorkTreeVerifier;
+  readonly logger: Logger;
+  /** How the commit reaches the branch. @default push straight to it */
+  readonly delivery?: PassDelivery;
+  /** Where working copies go. @default the OS temp dir */
+  readonly workRoot?: string;
+  readonly now?: () => number;
+}
+
+/** Which cluster to upgrade or remove, and where. */
+export interface FleetChangeOptions {
+  readonly id: string;
+  readonly action: FleetAction;
+  readonly repositoryUrl: string;
+  /** @default 'main' */
+  readonly branch?: string;
+  readonly credentials?: GitCredentials;
+  /** The cluster; its domain and region only name it in a request (an upgrade renders its recorded identity). */
+  readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
+  /** @default 'development' */
+  readonly reference?: string;
+  readonly generatorVersion: string;
+  /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
+  readonly author?: GitIdentity;
+  /** @default 30 */
+  readonly pushAttempts?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs the action's steps: clone, change (render again or remove), commit and deliver.
+ * @returns the succeeded result, with the commit (none when there was nothing to do) and the file counts
+ * @throws StepError carrying the failed step, the original error and the commits pushed before it
+ */
+export async function runFleetChange(deps: FleetChangeDeps, options: FleetChangeOptions): Promise<RunResult> {
+  if (!isRunId(options.id)) {
+    throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
+  }
+  const named = clusterNameSchema.safeParse(options.cluster.name);
+  if (!named.success) throw new ValidationError([{ field: 'cluster', message: named.error.issues[0]?.message ?? 'is not a cluster name' }]);
+  const { action, signal } = options;
+  const cluster = options.cluster.name;
+  const pass = passOfAction(action);
+  const now = deps.now ?? Date.now;
+  const log = deps.logger.child({ run_id: options.id, cluster, action });
+  const branch = options.branch ?? 'main';
+  const reference = options.reference ?? 'development';
+  const gitopsPath = `clusters/${cluster}`;
+  const commits: RunCommit[] = [];
+  let workspace: GitWorkspace | undefined;
+  let change: FleetChange | undefined;
+  const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `${action}-${options.id}-`));
+
+  /** The run's gate over its working copy: throws the findings. */
+  const verifyTree = async () => {
+    const report = await deps.verify!(workspace!.dir, cluster, signal);
+    if (report.findings.length > 0) throw new VerificationError(report.findings);
+  };
+  // upgradeWorkTree's shape of the same gate (it restores the tree itself on findings).
+  const gate: WorkTreeVerify | undefined = deps.verify
+    ? async (dir) => ({ findings: (await deps.verify!(dir, cluster, signal)).findings, notes: [], kustomizationsChecked: 0, summary: '' })
+    : undefined;
+
+  const clone: StepWork = {
+    message: () => cloneMessage({ branch, reference, cluster }),
+    run: async () => {
+      workspace = await cloneForRun(deps.git, { url: options.repositoryUrl, branch, workRoot, reference, cluster, ...(options.credentials ? { credentials: options.credentials } : {}), ...(signal ? { signal } : {}) });
+    },
+  };
+  const plan = (work: typeof upgradeChange) => async () => {
+    change = await work({ workspace: workspace!, cluster, reference, generatorVersion: options.generatorVersion, ...(gate ? { verify: gate } : {}) });
+    const { added, modified, removed, credentialsKept, kept } = change.changes;
+    // Counts and names only: a credential's value never reaches the log.
+    log.info(
+      { event: 'file_change', pass, added, modified, removed, ...(credentialsKept !== undefined ? { credentials_kept: credentialsKept } : {}), ...(kept !== undefined ? { kept: kept.length } : {}) },
+      change.nothing ?? `${gitopsPath}: ${added} file(s) added, ${modified} modified, ${removed} removed${credentialsKept !== undefined ? `; ${credentialsKept} sealed credential(s) kept` : ''}${kept !== undefined ? `; ${kept.length} kept` : ''}`,
+    );
+  };
+  const push: StepWork = {
+    skip: () => change?.nothing,
+    message: () => `committing and pushing the ${action === 'upgrade' ? 'upgrade' : 'removal'} of ${gitopsPath}`,
+    run: async () => {
+      const committed = await workspace!.commit({
+        paths: change!.paths,
+        message: change!.message,
+        // Scaffold-Reference: what the upgrade's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+        trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': cluster, 'Scaffold-Reference': reference, 'Scaffold-Action': action },
+        author: options.author ?? DEFAULT_AUTHOR,
+      });
+      if (committed === undefined) {
+        const existing = await workspace!.passCommit(cluster, pass);
+        if (existing) commits.push({ pass, sha: existing });
+        log.info({ event: 'commit', pass, sha: existing, pushed: false }, `the ${pass} is already on the remote; nothing to commit`);
+        return;
+      }
+      const request = {
+        workspace: workspace!,
+        runId: options.id,
+        cluster: options.cluster,
+        pass,
+        reference,
+        branch,
+        summary: change!.summary,
+        maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
+        // A removal renders nothing to verify again; an upgrade's tree is verified again over changed inputs.
+        ...(action === 'upgrade' ? { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) }) } : {}),
+        ...(signal ? { signal } : {}),
+      };
+      commits.push({ pass, sha: await deliverPass(deps.delivery, request, log) });
+    },
+  };
+
+  try {
+    const context = { log, now, ...(signal ? { signal } : {}) };
+    if (action === 'upgrade') {
+      const work: Record<UpgradeStepName, StepWork> = { clone, 'render-upgrade': { message: () => `rendering ${gitopsPath} again from ${reference}, sealed credentials kept`, run: plan(upgradeChange) }, 'push-upgrade': push };
+      await runSteps(UPGRADE_STEPS, work, context);
+    } else {
+      const work: Record<RemoveStepName, StepWork> = { clone, 'remove-files': { message: () => `removing the files the provenance of ${gitopsPath} lists`, run: plan(removalChange) }, 'push-removal': push };
+      await runSteps(REMOVE_STEPS, work, context);
+    }
+    if (change?.landed !== undefined) commits.push({ pass, sha: change.landed });
+    const result: RunResult = {
+      status: 'succeeded',
+      message: change?.nothing ?? `${action === 'upgrade' ? 'upgraded' : 'removed'} ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
+      gitops_path: gitopsPath,
+      commits,
+      step: (action === 'upgrade' ? UPGRADE_STEPS : REMOVE_STEPS).length,
+      ...(change ? { changes: change.changes } : {}),
+    };
+    log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
+    return result;
+  } catch (error) {
+    if (error instanceof StepError) error.commits = [...commits];
+    throw error;
+  } finally {
+    await workspace?.dispose().catch(() => undefined);
+    await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

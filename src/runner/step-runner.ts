@@ -1,0 +1,90 @@
+/**
+ * Running a step table (`model/scaffold-steps.ts`) the way every run does:
+ * each step logged as `step_started` / `step_finished` / `step_skipped` /
+ * `step_failed` with its number and name, a failure wrapped in a StepError that
+ * says which step, and the failed result written from it. A scaffold and a
+ * fleet change (upgrade, removal) differ only in their tables and the work of
+ * each row.
+ */
+import { isAppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import type { ScaffoldStep, StepNumber } from '../model/scaffold-steps.js';
+import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+
+/** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
+export interface StepWork {
+  readonly message: () => string;
+  /** A reason to skip the step, or undefined/empty to run it. */
+  readonly skip?: () => string | undefined;
+  readonly run: () => Promise<unknown>;
+}
+
+/** The error a step ended with, and which step. */
+export class StepError extends Error {
+  /** Commits the run had pushed before the step failed. */
+  commits: readonly RunCommit[] = [];
+
+  constructor(
+    readonly step: StepNumber,
+    override readonly cause: unknown,
+    /** The step's event name (its row of the action's table). */
+    readonly stepName: string,
+  ) {
+    super(`step ${step} (${stepName}) failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StepError';
+  }
+}
+
+/** How steps are run: where they log, the clock, and the run's cancellation. */
+export interface StepContext {
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs the rows of `table` in order, each through its entry in `work`, skipping
+ * those whose rule says so.
+ * @throws StepError carrying the step, its name and the original error
+ */
+export async function runSteps<Name extends string>(table: readonly (ScaffoldStep & { readonly name: Name })[], work: Readonly<Record<Name, StepWork>>, context: StepContext): Promise<void> {
+  const { log, now, signal } = context;
+  for (const [index, { name }] of table.entries()) {
+    const step = index + 1;
+    const { skip, message, run } = work[name];
+    const why = skip?.();
+    if (why) {
+      log.info({ event: 'step_skipped', step, step_name: name }, why);
+      continue;
+    }
+    const started = now();
+    log.info({ event: 'step_started', step, step_name: name }, message());
+    try {
+      // Steps that do not take the signal themselves (render, commit) still stop here.
+      signal?.throwIfAborted();
+      await run();
+      log.info({ event: 'step_finished', step, step_name: name, duration_ms: now() - started }, `${name} done`);
+    } catch (error) {
+      log.error(
+        { event: 'step_failed', step, step_name: name, duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
+        `${name} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw new StepError(step, error, name);
+    }
+  }
+}
+
+/** The failed-run result for an error out of a run. Never carries a credential: messages don't. */
+export function failedResult(error: unknown, cluster: { readonly name: string }): RunResult {
+  const step = error instanceof StepError ? error.step : undefined;
+  const cause = error instanceof StepError ? error.cause : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return {
+    status: 'failed',
+    message: error instanceof StepError ? `step ${error.step} (${error.stepName}) failed: ${message}` : message,
+    ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
+    commits: error instanceof StepError ? error.commits : [],
+    ...(step ? { step } : {}),
+  };
+}
