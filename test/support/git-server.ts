@@ -226,13 +226,16 @@ export async function startGitHttpServer(options: {
   readonly baseDir: string;
   readonly username: string;
   readonly password: string;
+  /** A public repository: fetches need no credentials, pushes still do. @default false */
+  readonly publicRead?: boolean;
 }): Promise<GitHttpServer> {
   const expected = `Basic ${Buffer.from(`${options.username}:${options.password}`, 'utf8').toString('base64')}`;
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
     const authorization = req.headers.authorization;
     requests.push({ ...(authorization !== undefined ? { authorization } : {}), path: req.url ?? '' });
-    if (authorization !== expected) {
+    const fetching = /(\?service=|\/)git-upload-pack$/.test(req.url ?? '');
+    if (authorization !== expected && !(options.publicRead === true && fetching)) {
       req.resume();
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"', 'Content-Type': 'text/plain' }).end('authentication required\n');
       return;

@@ -4,6 +4,7 @@
  * the LocalExecutor and the RunMonitor, the real GitFleetSource and HTTP app.
  * Upgrades and removals are runs, so testing them means running the runner.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { FleetRunSecrets } from '../../src/delivery/fleet-run-secrets.js';
@@ -43,6 +44,7 @@ export interface LocalFleetServiceOptions {
 }
 
 export async function startLocalFleetService(options: LocalFleetServiceOptions): Promise<LocalFleetService> {
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const store = await PgRunStore.open();
   const executor = new LocalExecutor({
     runnerCommand: { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src/runner-cli.ts')] },
