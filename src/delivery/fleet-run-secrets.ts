@@ -4,13 +4,16 @@
  * a caller's. They go only with a pull_request delivery, and only to the one
  * forge API they belong to: a request whose repository (or `api_url`) points
  * elsewhere is refused, as a caller could otherwise name a host of theirs and
- * receive the token. A push goes with the service's own git access, as before.
+ * receive the token. A push carries the token only to an https repository on
+ * the token's own forge; otherwise it goes with no credentials (a repository
+ * that takes anonymous pushes, or an ssh key in the runner's environment).
  */
 import { UnavailableError, ValidationError } from '../errors.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { RunSecrets } from '../service/scaffold-run.js';
 import { checkApiUrl, defaultApiUrl } from './delivery-settings.js';
 import type { DeliverySettings } from './delivery.js';
+import { FORGES } from './forge-client.js';
 import { SERVICE_FORGE_CREDENTIALS, type ServiceForgeAuth } from './service-forge-auth.js';
 
 /** The secrets of a fleet run delivered as `settings` ask to `repositoryUrl`. @throws as {@link fleetRunSecrets} says */
@@ -23,8 +26,11 @@ export type FleetRunSecrets = (settings: DeliverySettings | undefined, repositor
  */
 export function fleetRunSecrets(service: ServiceForgeAuth): FleetRunSecrets {
   return (settings, repositoryUrl) => {
-    if (settings === undefined || settings.mode === 'push') return {};
     const { auth, apiUrl } = service;
+    if (settings === undefined || settings.mode === 'push') {
+      // A push needs no API; the token goes along only to an https repository on its own forge. An App's token is minted for a request's run only.
+      return auth?.kind === 'token' && apiUrl !== undefined && onForgeOf(repositoryUrl, apiUrl) ? { repositoryCredentials: { token: auth.token } } : {};
+    }
     if (auth === undefined || apiUrl === undefined || settings.forge === undefined) {
       throw new UnavailableError(`pull_request delivery of upgrades and removals needs the service to have forge credentials (${SERVICE_FORGE_CREDENTIALS})`);
     }
@@ -39,4 +45,11 @@ export function fleetRunSecrets(service: ServiceForgeAuth): FleetRunSecrets {
     if (settings.forge !== 'github') throw new ValidationError([{ field: 'delivery.forge', message: `the service's GitHub App cannot open requests on ${settings.forge}` }]);
     return { githubApp: { appId: auth.appId, installationId: auth.installationId, privateKey: auth.privateKey } };
   };
+}
+
+/** Whether `repositoryUrl` is an https repository of the forge whose API is `apiUrl` (whichever kind of forge it is). */
+function onForgeOf(repositoryUrl: string, apiUrl: string): boolean {
+  if (parseRepositoryUrl(repositoryUrl, 'repository_url').kind !== 'https') return false;
+  const bound = checkApiUrl(apiUrl);
+  return FORGES.some((forge) => checkApiUrl(defaultApiUrl(forge, repositoryUrl)) === bound);
 }

@@ -35,7 +35,9 @@ describe('the service forge token', () => {
     assert.throws(() => none({ mode: 'pull_request', forge: 'github' }, URL), (error: unknown) => error instanceof UnavailableError && /SCAFFOLD_FORGE_TOKEN or a GitHub App/.test(error.message));
 
     const secrets = fleetRunSecrets(await serviceForgeAuth({ SCAFFOLD_FORGE_TOKEN: 'ghp_0123456789', SCAFFOLD_FORGE_API_URL: 'https://api.github.com' }));
-    assert.deepEqual(secrets({ mode: 'push' }, URL), {}, 'a push goes with the service git access, not the token');
+    assert.deepEqual(secrets({ mode: 'push' }, URL), { repositoryCredentials: { token: 'ghp_0123456789' } }, 'a push to its own forge carries the token');
+    assert.deepEqual(secrets(undefined, 'https://git.attacker.example/acme/gitops.git'), {}, 'a push elsewhere carries nothing');
+    assert.deepEqual(secrets(undefined, 'ssh://git@github.com/acme/gitops.git'), {});
     assert.deepEqual(secrets({ mode: 'pull_request', forge: 'github' }, URL), { repositoryCredentials: { token: 'ghp_0123456789' } });
     // A repository on another host would get the token sent to that host's API, or git would send it there: refused.
     assert.throws(() => secrets({ mode: 'pull_request', forge: 'github' }, 'https://git.attacker.example/acme/gitops.git'), refusedFor('delivery.api_url', 'ghp_0123456789'));
