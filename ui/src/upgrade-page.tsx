@@ -65,8 +65,8 @@ export function UpgradePage({ id }: { id: string }) {
                     {c.run_id === undefined ? (
                       <span class="muted">{rollout.state === 'running' ? 'waiting for its wave' : 'not started'}</span>
                     ) : (
-                      <a href={paths.run(c.run_id)} onClick={onLinkClick} data-testid="upgrade-run-link">
-                        <span class="sr-only">The upgrade run of {c.name}: </span>
+                      // The name starts with the visible text (an sr-only span inside would stretch the link's box out of the table cell).
+                      <a href={paths.run(c.run_id)} onClick={onLinkClick} aria-label={`${c.run_id.slice(0, 8)}: the upgrade run of ${c.name}`} data-testid="upgrade-run-link">
                         <code>{c.run_id.slice(0, 8)}</code>
                       </a>
                     )}
