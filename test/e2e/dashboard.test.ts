@@ -707,6 +707,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const removed = page.getByTestId('removed');
     await removed.waitFor({ timeout: 30_000 });
     assert.match((await removed.textContent()) ?? '', new RegExp(`The removal run will delete [1-9]\\d* files the generator wrote under clusters/${OK_CLUSTER.name}/ in one commit, pushed to the branch`));
+    await checkpoint('19a3-removal-started', t);
     await removed.getByTestId('removal-run-link').click();
     await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
     await page.getByRole('heading', { name: `Removal of ${OK_CLUSTER.name}`, level: 1 }).waitFor();
@@ -724,6 +725,14 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const fleet = await api<{ clusters: { name: string }[] }>('/api/v1/clusters');
     assert.ok(!fleet.body.clusters.some((c) => c.name === OK_CLUSTER.name), JSON.stringify(fleet.body));
     await checkpoint('20-fleet-after-removal', t);
+
+    // The run list names what each run did: the upgrade and the removal sit beside the scaffolds, with their own step counts.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    const removalRow = page.locator('tr[data-action="remove"]', { hasText: OK_CLUSTER.name });
+    await removalRow.waitFor({ timeout: 10_000 });
+    assert.match((await removalRow.textContent()) ?? '', /removal.*succeeded.*3\/3 Commit and push the removal/s);
+    assert.match((await page.locator('tr[data-action="upgrade"]', { hasText: WAITING_CLUSTER.name }).textContent()) ?? '', /upgrade.*succeeded.*3\/3 Commit and push the upgrade/s);
+    await checkpoint('21-runs-with-fleet-runs', t);
   });
 
   it('lists a pull_request run\'s requests on its page with their pass, link and state, following a merge live', async (t) => {
