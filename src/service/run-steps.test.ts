@@ -81,6 +81,31 @@ describe('runStepsOf', () => {
     assert.equal(runStepsOf(lines, 'running')[3]?.status, 'running');
   });
 
+  it("gives an upgrade run its three named steps, and a removal its own, ignoring a step number beyond them", () => {
+    const lines = [
+      event(0, { event: 'step_started', step: 1, step_name: 'clone' }),
+      event(20, { event: 'step_finished', step: 1, step_name: 'clone' }),
+      event(20, { event: 'step_started', step: 2, step_name: 'render-upgrade' }),
+      event(900, { event: 'step_finished', step: 2, step_name: 'render-upgrade' }),
+      event(900, { event: 'step_started', step: 3, step_name: 'push-upgrade' }),
+      event(1000, { event: 'commit', step: 3, pass: 'upgrade', sha: 'a'.repeat(40) }),
+      event(1000, { event: 'step_finished', step: 3, step_name: 'push-upgrade' }),
+      event(1000, { event: 'step_started', step: 6 }),
+    ];
+    const upgrade = runStepsOf(lines, 'succeeded', 'upgrade');
+    assert.deepEqual(upgrade.map((s) => [s.step, s.name, s.status]), [
+      [1, 'clone', 'succeeded'],
+      [2, 'render-upgrade', 'succeeded'],
+      [3, 'push-upgrade', 'succeeded'],
+    ]);
+    assert.equal(upgrade[1]?.durationMs, 880);
+    assert.deepEqual(runStepsOf([], 'pending', 'remove').map((s) => [s.step, s.name, s.status]), [
+      [1, 'clone', 'pending'],
+      [2, 'remove-files', 'pending'],
+      [3, 'push-removal', 'pending'],
+    ]);
+  });
+
   it('falls back to the stored time and ignores what is not a step event', () => {
     const lines = [
       { time: at(0), line: '{"event":"step_started","step":1}' },

@@ -43,6 +43,8 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const created = await store().create(input);
       assert.deepEqual(created, {
         id: input.id,
+        // A run created without an action is a scaffold.
+        action: 'scaffold',
         cluster: input.cluster,
         repositoryUrl: input.repositoryUrl,
         branch: input.branch,
@@ -126,6 +128,27 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual(listed?.reviewRequests, [merged, second], 'the list carries them too');
       // Other updates leave them alone.
       assert.deepEqual((await store().update(run.id, { message: 'waiting' }))?.reviewRequests, [merged, second]);
+    });
+
+    it('keeps what an upgrade or a removal run does: its action, sealing none, and the changes its commit made', async () => {
+      const upgrade = await store().create({ ...newRun(), action: 'upgrade', sealing: 'none' });
+      assert.deepEqual([upgrade.action, upgrade.sealing, upgrade.changes], ['upgrade', 'none', undefined]);
+      assert.deepEqual(await store().get(upgrade.id), upgrade);
+      const changes = { added: 2, modified: 5, removed: 1, credentialsKept: 3 };
+      const upgraded = await store().update(upgrade.id, { status: 'succeeded', step: 3, commits: [{ pass: 'upgrade', sha: 'd'.repeat(40) }], changes });
+      assert.deepEqual(upgraded?.changes, changes);
+      assert.deepEqual(upgraded?.commits, [{ pass: 'upgrade', sha: 'd'.repeat(40) }]);
+      assert.deepEqual(await store().get(upgrade.id), upgraded);
+
+      const removal = await store().create({ ...newRun(), action: 'remove', sealing: 'none' });
+      const removed = { added: 0, modified: 0, removed: 41, kept: [`clusters/${removal.cluster.name}/flux-system/gotk-sync.yaml`] };
+      await store().update(removal.id, { status: 'running', step: 2 });
+      // Other updates leave the changes alone once written.
+      await store().update(removal.id, { changes: removed });
+      const read = await store().update(removal.id, { status: 'succeeded', step: 3, message: 'removed' });
+      assert.deepEqual([read?.action, read?.sealing, read?.changes], ['remove', 'none', removed]);
+      const listed = (await store().list({ cluster: removal.cluster.name })).runs[0];
+      assert.deepEqual([listed?.action, listed?.changes], ['remove', removed], 'the list carries them too');
     });
 
     it('get of an unknown id is undefined', async () => {

@@ -228,7 +228,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByLabel('API token').fill(API_TOKEN);
     await checkpoint('01-login', t);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Scaffold runs' }).waitFor();
+    await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
     assert.ok(!page.url().includes(API_TOKEN), 'the token must never be in the URL');
 
     // Three runs at once, started through the API while the list is open.
@@ -257,6 +257,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     const okText = (await okRow.textContent()) ?? '';
     assert.match(okText, /succeeded/);
     assert.match(okText, /7\/7/);
+    assert.equal(await okRow.getAttribute('data-action'), 'scaffold');
 
     runs.ok = await waitForFinal(okId);
     runs.failing = await waitForFinal(failingId);
@@ -657,10 +658,21 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByRole('button', { name: 'Yes, upgrade it' }).click();
     await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
     await page.locator('table[data-state="succeeded"]').waitFor({ timeout: 60_000 });
-    assert.match((await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
-    assert.equal(await page.getByTestId('wave-requests').count(), 0, 'a pushed rollout lists no pull requests');
+    const rolloutRow = page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`);
+    assert.match((await rolloutRow.textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
     await checkpoint('18-upgrade-rollout', t);
-    await page.getByRole('link', { name: 'Fleet', exact: true }).first().click();
+    // The cluster's upgrade is a run: its page shows its three steps, its one commit and what it changed.
+    await rolloutRow.getByTestId('upgrade-run-link').click();
+    await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
+    await page.getByRole('heading', { name: `Upgrade of ${WAITING_CLUSTER.name}`, level: 1 }).waitFor();
+    await page.locator('h1 [data-status="succeeded"]').waitFor({ timeout: 30_000 });
+    assert.deepEqual(await attributes(page.locator('ol.timeline > li'), 'data-status'), ['succeeded', 'succeeded', 'succeeded']);
+    assert.equal(await page.locator('[data-testid="commit-sha"]').count(), 1);
+    assert.match((await page.getByTestId('run-changes').textContent()) ?? '', /0 added.*[1-9]\d* modified.*0 removed/s);
+    // Kept credentials are named only when the runner reported them.
+    for (const kept of await page.getByTestId('credentials-kept').allTextContents()) assert.match(kept, /\d+ sealed credentials? kept byte for byte/);
+    await checkpoint('18a-upgrade-run', t);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
     await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"][data-status="up_to_date"]`).waitFor({ timeout: 30_000 });
 
     // The cluster page, by keyboard from the list.
@@ -691,15 +703,36 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await confirm.fill(OK_CLUSTER.name);
     await checkpoint('19-cluster-remove', t);
     await page.keyboard.press('Enter');
-    await page.getByRole('status').filter({ hasText: 'Removed: commit' }).waitFor({ timeout: 60_000 });
-    assert.equal(await page.getByTestId('removal-request').count(), 0, 'a pushed removal names no request');
-    await page.getByRole('link', { name: 'Back to the fleet' }).click();
+    // The DELETE starts a removal run (202): the page says what it will delete and keep, and links to it.
+    const removed = page.getByTestId('removed');
+    await removed.waitFor({ timeout: 30_000 });
+    assert.match((await removed.textContent()) ?? '', new RegExp(`The removal run will delete [1-9]\\d* files the generator wrote under clusters/${OK_CLUSTER.name}/ in one commit, pushed to the branch`));
+    await checkpoint('19a3-removal-started', t);
+    await removed.getByTestId('removal-run-link').click();
+    await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
+    await page.getByRole('heading', { name: `Removal of ${OK_CLUSTER.name}`, level: 1 }).waitFor();
+    await page.locator('h1 [data-status="succeeded"]').waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('ol.timeline > li').count(), 3);
+    assert.equal(await page.locator('[data-testid="commit-sha"]').count(), 1);
+    assert.match((await page.getByTestId('run-changes').textContent()) ?? '', /[1-9]\d* removed/);
+    assert.equal(await page.locator('.graph-panel').count(), 0, 'a removal leaves no graph to draw');
+    await checkpoint('19b-removal-run', t);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
     await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
     await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`).waitFor({ timeout: 20_000 });
-    assert.equal(await okRow.count(), 0, 'the removed cluster is gone from the list');
+    // The fleet is read from the branch at most every 10 s (and the page polls as often): the removal shows within two reads.
+    await okRow.waitFor({ state: 'detached', timeout: 30_000 });
     const fleet = await api<{ clusters: { name: string }[] }>('/api/v1/clusters');
     assert.ok(!fleet.body.clusters.some((c) => c.name === OK_CLUSTER.name), JSON.stringify(fleet.body));
     await checkpoint('20-fleet-after-removal', t);
+
+    // The run list names what each run did: the upgrade and the removal sit beside the scaffolds, with their own step counts.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    const removalRow = page.locator('tr[data-action="remove"]', { hasText: OK_CLUSTER.name });
+    await removalRow.waitFor({ timeout: 10_000 });
+    assert.match((await removalRow.textContent()) ?? '', /removal.*succeeded.*3\/3 Commit and push the removal/s);
+    assert.match((await page.locator('tr[data-action="upgrade"]', { hasText: WAITING_CLUSTER.name }).textContent()) ?? '', /upgrade.*succeeded.*3\/3 Commit and push the upgrade/s);
+    await checkpoint('21-runs-with-fleet-runs', t);
   });
 
   it('lists a pull_request run\'s requests on its page with their pass, link and state, following a merge live', async (t) => {

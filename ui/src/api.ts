@@ -8,52 +8,13 @@
 import type { ReviewRequest, RunDelivery } from './review-requests';
 import type { DeliveryBody } from './delivery-values';
 import type { KubeconfigSource, RepositoryCredentials, SecretsBody } from './secret-values';
+import type { Run, RunDetail, RunStatus } from './run-types';
 
 export type { ReviewRequest, RunDelivery };
+export type { Run, RunAction, RunChangesView, RunDetail, RunStatus, RunStep, StepStatus } from './run-types';
 
 const TOKEN_KEY = 'gitops-scaffolder.token';
 const API = '/api/v1/scaffolds';
-
-export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';
-
-export interface RunStep {
-  readonly step: number;
-  readonly name: string;
-  readonly status: StepStatus;
-  readonly started_at?: string;
-  readonly finished_at?: string;
-  readonly duration_ms?: number;
-  readonly message?: string;
-}
-
-export interface Run {
-  readonly id: string;
-  readonly status: RunStatus;
-  readonly step: number;
-  readonly step_name: string | null;
-  readonly message: string;
-  readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
-  readonly repository: { readonly url: string; readonly branch: string };
-  readonly reference: string;
-  readonly job: string;
-  readonly gitops_path: string | null;
-  readonly commits: readonly { readonly pass: 'infrastructure' | 'all'; readonly sha: string }[];
-  readonly attempt: number;
-  readonly sealing: 'certificate' | 'kubeconfig';
-  readonly delivery?: RunDelivery;
-  /** Empty for push delivery; absent from a service older than the field. */
-  readonly review_requests?: readonly ReviewRequest[];
-  readonly created_by: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly started_at: string | null;
-  readonly finished_at: string | null;
-}
-
-export interface RunDetail extends Run {
-  readonly steps: readonly RunStep[];
-}
 
 export type FileChange = 'added' | 'modified' | 'removed' | 'unchanged';
 

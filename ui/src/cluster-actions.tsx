@@ -1,7 +1,8 @@
 /**
  * What an operator can do to a generated cluster: upgrade it (a dry run first
  * shows what would change, then a confirmation starts the rollout) or remove it
- * (the operator types the cluster's name, as the API's `confirm` asks).
+ * (the operator types the cluster's name, as the API's `confirm` asks, and a
+ * removal run starts).
  */
 import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
@@ -92,8 +93,8 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             <strong>Remove {name}?</strong>
           </p>
           <p id="remove-explained">
-            This pushes one commit that deletes the files the generator wrote under <code>clusters/{name}/</code>. Flux on the cluster then prunes what they
-            deployed. Type the cluster name to confirm.
+            This starts a removal run: one commit that deletes the files the generator wrote under <code>clusters/{name}/</code>, followed on the run's page.
+            Flux on the cluster then prunes what they deployed. Type the cluster name to confirm.
           </p>
           <div class="field inline">
             <label for="remove-confirm">Cluster name</label>
@@ -107,7 +108,7 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             />
           </div>
           <button type="submit" class="danger" disabled={busy || typed !== name}>
-            {busy ? 'Removing…' : `Remove ${name}`}
+            {busy ? 'Starting the removal…' : `Remove ${name}`}
           </button>
           <button
             type="button"

@@ -3,13 +3,12 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { RemoveAction, UpgradeAction } from './cluster-actions';
-import { ClusterStatusBadge, ErrorBox, ReviewStateBadge, StatusBadge } from './components';
+import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
 import { getCluster, type Removal } from './fleet-api';
 import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
-import { RequestLink } from './request-table';
-import { shownRemovalRequest } from './review-requests';
 import { onLinkClick, paths } from './router';
+import { removalStarted } from './run-action-view';
 import { SealingPanel } from './sealing-panel';
 
 export function ClusterPage({ name }: { name: string }) {
@@ -108,22 +107,35 @@ export function ClusterPage({ name }: { name: string }) {
   );
 }
 
-/** What the DELETE answered: the commit, and the pull/merge request it went through when the removal was delivered by one. */
+/** What the DELETE answered (202): the removal run it started, what that run will delete and keep, and the run's page, which follows it to its commit. */
 function Removed({ removal }: { removal: Removal }) {
-  const request = shownRemovalRequest(removal);
+  const shown = removalStarted(removal);
   return (
-    <p class="card" role="status" data-testid="removed">
-      Removed: commit <code>{removal.commit.slice(0, 12)}</code> deleted the cluster's generated files
-      {request === undefined ? (
-        '.'
-      ) : (
-        <span data-testid="removal-request">
-          , through <RequestLink request={request} /> <ReviewStateBadge state={request.state} />.
-        </span>
-      )}{' '}
-      <a href={paths.fleet} onClick={onLinkClick}>
-        Back to the fleet
-      </a>
-    </p>
+    <section class="card" role="status" aria-labelledby="removal-heading" data-testid="removed">
+      <h2 id="removal-heading">Removal started</h2>
+      <p>{shown.summary}</p>
+      {shown.kept.length > 0 && (
+        <div data-testid="removal-kept">
+          <p>Kept, as they are not the generator's:</p>
+          <ul class="kept-files">
+            {shown.kept.map((file) => (
+              <li key={file}>
+                <code class="wrap">{file}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
+      <p>
+        <a href={paths.run(removal.run.id)} onClick={onLinkClick} data-testid="removal-run-link">
+          Follow the removal run <code>{removal.run.id.slice(0, 8)}</code>
+        </a>{' '}
+        ·{' '}
+        <a href={paths.fleet} onClick={onLinkClick}>
+          Back to the fleet
+        </a>
+      </p>
+    </section>
   );
 }

@@ -1,6 +1,7 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
 import { json, post } from './api';
-import type { FleetReviewRequest, RunDelivery } from './review-requests';
+import type { Removal } from './run-types';
+import type { RunDelivery } from './review-requests';
 import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
 import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
 import type { LastRunView } from '../../src/http/routes/cluster-routes';
@@ -49,24 +50,15 @@ export interface Rollout {
     readonly added?: number;
     readonly modified?: number;
     readonly removed?: number;
+    /** The cluster's upgrade run, whose page shows its steps, commit and pull request; absent until its wave starts. */
+    readonly run_id?: string;
   }[];
   /** How each wave reaches the branch; absent from a service older than the field. */
   readonly delivery?: RunDelivery;
-  /** pull_request delivery: each wave's request (wave from 0), as last seen. */
-  readonly requests?: readonly (FleetReviewRequest & { readonly wave: number })[];
   readonly failure?: unknown;
 }
 
-export interface Removal {
-  readonly cluster: string;
-  readonly commit: string;
-  readonly removed: readonly string[];
-  readonly kept: readonly string[];
-  readonly flux_bootstrap: boolean;
-  readonly delivery?: RunDelivery;
-  /** The merged pull/merge request the removal went through (pull_request delivery). */
-  readonly request?: FleetReviewRequest;
-}
+export type { Removal };
 
 const CLUSTERS = '/api/v1/clusters';
 const UPGRADES = '/api/v1/upgrades';
@@ -103,7 +95,7 @@ export function rotateCredentials(name: string, credentials: readonly string[], 
   return json(`${CLUSTERS}/${encodeURIComponent(name)}/rotate`, post({ credentials, ...input }));
 }
 
-/** One pushed commit removing the cluster's generated files; `confirm` must repeat the name. */
+/** Starts the run removing the cluster's generated files (202); `confirm` must repeat the name. */
 export function removeCluster(name: string, confirm: string): Promise<Removal> {
   return json(`${CLUSTERS}/${encodeURIComponent(name)}?${new URLSearchParams({ confirm }).toString()}`, { method: 'DELETE' });
 }

@@ -1,11 +1,11 @@
-/** A table of pull/merge requests (a run's passes, a rollout's waves): what each one delivered, its link and its state. */
+/** A table of a run's pull/merge requests (a scaffold's passes, an upgrade's or a removal's one): what each one delivered, its link and its state. */
 import type { ComponentChildren } from 'preact';
 import { ReviewStateBadge } from './components';
 import type { ShownRequest } from './review-requests';
 
 export interface RequestRow {
   readonly request: ShownRequest;
-  /** The first column: the pass or the wave the request delivered. */
+  /** The first column: the pass the request delivered. */
   readonly what: ComponentChildren;
 }
 

@@ -1,14 +1,15 @@
 /**
- * What the dashboard shows of pull/merge requests: a run's (which pass), an
- * upgrade rollout's (which wave) and a removal's, each with the forge's own
+ * What the dashboard shows of a run's pull/merge requests: which pass each
+ * delivered (a scaffold's two, an upgrade's or a removal's one), with the forge's own
  * way of naming the request (`#12` on GitHub and Gitea, `!12` on GitLab), its
  * state, and a link only to an http(s) page. Pure, so it is tested without a
  * browser.
  */
+import type { RunPass } from '../../src/model/run-action.js';
 
 /** A pull/merge request one of a run's passes went through (`delivery.mode` pull_request), as the API sends it. */
 export interface ReviewRequest {
-  readonly pass: 'infrastructure' | 'all';
+  readonly pass: RunPass;
   readonly forge: 'github' | 'gitlab' | 'gitea';
   readonly number: number;
   readonly url: string;
@@ -44,12 +45,12 @@ export interface ShownRequest {
 }
 
 export interface ShownReviewRequest extends ShownRequest {
-  /** "Pass 1: infrastructure layer" / "Pass 2: all layers". */
+  /** "Pass 1: infrastructure layer" / "Pass 2: all layers" / "The upgrade" / "The removal". */
   readonly pass: string;
   readonly updatedAt: string;
 }
 
-const PASSES: Readonly<Record<ReviewRequest['pass'], string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers' };
+const PASSES: Readonly<Record<RunPass, string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers', upgrade: 'The upgrade', remove: 'The removal' };
 const FORGES: Readonly<Record<string, string>> = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' };
 
 function webPage(url: string): string | undefined {
@@ -82,42 +83,4 @@ export function shownReviewRequests(run: RunRequests): readonly ShownReviewReque
 /** Whether the run delivers through requests, so the page has a place for them even before the first is opened. */
 export function deliversThroughRequests(run: RunRequests): boolean {
   return run.delivery?.mode === 'pull_request' || (run.review_requests ?? []).length > 0;
-}
-
-/** A pull/merge request of a fleet change (an upgrade wave, a removal), as the API sends it: the forge is the change's `delivery.forge`. */
-export interface FleetReviewRequest {
-  readonly number: number;
-  readonly url: string;
-  readonly state: ReviewRequest['state'];
-}
-
-/** The fields of a rollout this view reads. */
-interface RolloutRequests {
-  readonly delivery?: RunDelivery;
-  readonly waves: readonly (readonly string[])[];
-  readonly requests?: readonly (FleetReviewRequest & { readonly wave: number })[];
-}
-
-export interface ShownWaveRequest extends ShownRequest {
-  /** "Wave 1", counted from 1 as the page counts waves. */
-  readonly wave: string;
-  /** The clusters the wave's request upgrades. */
-  readonly clusters: readonly string[];
-}
-
-/** Each wave's request, in wave order (a wave not started yet has none). */
-export function shownWaveRequests(rollout: RolloutRequests): readonly ShownWaveRequest[] {
-  return [...(rollout.requests ?? [])]
-    .sort((a, b) => a.wave - b.wave)
-    .map((request) => ({ ...shownRequest(rollout.delivery?.forge, request), key: `wave-${request.wave}`, wave: `Wave ${request.wave + 1}`, clusters: rollout.waves[request.wave] ?? [] }));
-}
-
-/** Whether the rollout's waves go through requests, so its page has a place for them before the first is opened. */
-export function rolloutDeliversThroughRequests(rollout: RolloutRequests): boolean {
-  return rollout.delivery?.mode === 'pull_request' || (rollout.requests ?? []).length > 0;
-}
-
-/** The request a removal went through (DELETE's `request`), or undefined when it was pushed. */
-export function shownRemovalRequest(removal: { readonly delivery?: RunDelivery; readonly request?: FleetReviewRequest }): ShownRequest | undefined {
-  return removal.request === undefined ? undefined : shownRequest(removal.delivery?.forge, removal.request);
 }

@@ -3,13 +3,16 @@
  * active (after a confirmation), or retry it once it failed or was cancelled.
  * A retry is a new run; the service never stores secrets, so the retry form
  * asks again for the ones this run used (its certificate or kubeconfig, and
- * optionally a registry pull secret, a repository token or a GitHub App).
+ * optionally a registry pull secret, a repository token or a GitHub App); an
+ * upgrade or a removal seals nothing, so its retry asks only for repository credentials.
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, cancelRun, retryRun, type RunDetail } from './api';
 import { messageOf } from './components';
 import { navigate, paths } from './router';
+import { actionName } from './run-action-view';
 import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
+import { sealingModesOf } from './secret-values';
 
 export function RunActions({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
   const active = run.status === 'pending' || run.status === 'running';
@@ -65,7 +68,7 @@ function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => voi
 }
 
 function RetryAction({ run }: { run: RunDetail }) {
-  const modes: readonly SealingMode[] = run.sealing === 'certificate' ? ['certificate'] : ['kubeconfig-inline', 'kubeconfig-secret'];
+  const modes: readonly SealingMode[] = sealingModesOf(run.sealing);
   // The runner reads a GitHub App only for pull requests on GitHub, as the run was started.
   const githubApp = run.delivery?.mode === 'pull_request' && run.delivery.forge === 'github';
   const [open, setOpen] = useState(false);
@@ -123,8 +126,17 @@ function RetryAction({ run }: { run: RunDetail }) {
         Retry {run.cluster.name}
       </h2>
       <p class="hint">
-        A new run (attempt {run.attempt + 1}) with the same cluster, repository, branch and reference. The service keeps no secret, so give this run’s{' '}
-        {run.sealing === 'certificate' ? 'sealing certificate' : 'kubeconfig'} again.
+        {run.sealing === 'none' ? (
+          <>
+            A new {actionName(run.action)} run (attempt {run.attempt + 1}) of the same cluster, repository and branch. It seals nothing, so it needs no certificate or kubeconfig; give the
+            repository credentials again if the branch needs them (the service keeps no secret).
+          </>
+        ) : (
+          <>
+            A new run (attempt {run.attempt + 1}) with the same cluster, repository, branch and reference. The service keeps no secret, so give this run’s{' '}
+            {run.sealing === 'certificate' ? 'sealing certificate' : 'kubeconfig'} again.
+          </>
+        )}
       </p>
       {issues.has('form') && <p class="error-box" role="alert">{issues.get('form')}</p>}
       <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} githubApp={githubApp} />

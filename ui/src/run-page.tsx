@@ -1,11 +1,13 @@
 /**
- * One scaffold run: its status and error, the seven steps as a timeline, the
- * commits it pushed, its pull/merge requests (pull_request delivery), the Flux graph of the tree it produced and its live log.
+ * One run (a scaffold, an upgrade or a removal): its status and error, its
+ * action's steps as a timeline, the commits it pushed, an upgrade's or a
+ * removal's changes, its pull/merge requests (pull_request delivery), the Flux
+ * graph of the tree it produced (not for a removal) and its live log.
  * The run is polled every 1.5 s until it is final.
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, getRun, type RunDetail } from './api';
-import { ErrorBox, StatusBadge, StepBadge } from './components';
+import { ActionBadge, ErrorBox, StatusBadge, StepBadge } from './components';
 import { formatDateTime, formatDuration, runDuration } from './format';
 import { GraphPanel } from './graph-panel';
 import { useNow, usePolling, useTitle } from './hooks';
@@ -15,7 +17,9 @@ import { commitUrl } from './repository-links';
 import { RequestTable } from './request-table';
 import { deliversThroughRequests, shownReviewRequests } from './review-requests';
 import { RunActions } from './run-actions';
-import { shownSteps, STEP_TITLES, type ShownStep } from './steps';
+import { runHeading, sealingShown } from './run-action-view';
+import { RunChanges } from './run-changes';
+import { shownSteps, stepTitle, type ShownStep } from './steps';
 
 const POLL_MS = 1500;
 
@@ -29,7 +33,7 @@ export function RunPage({ id }: { id: string }) {
   const now = useNow();
   const final = run !== null && run.status !== 'pending' && run.status !== 'running';
   const missing = error instanceof ApiError && error.status === 404;
-  useTitle(run === null ? 'Run' : `${run.cluster.name} (${run.status})`);
+  useTitle(run === null ? 'Run' : `${runHeading(run)} (${run.status})`);
 
   usePolling(
     async (signal) => {
@@ -58,7 +62,7 @@ export function RunPage({ id }: { id: string }) {
             Runs
           </a>
         </p>
-        <h1 tabIndex={-1}>Scaffold run</h1>
+        <h1 tabIndex={-1}>Run</h1>
         {error === null ? <p class="muted">Loading run {id}…</p> : <ErrorBox title={missing ? 'No such run' : 'The run could not be loaded'} error={error} />}
       </>
     );
@@ -75,10 +79,10 @@ export function RunPage({ id }: { id: string }) {
       </p>
       <div class="page-head run-head">
         <h1 tabIndex={-1}>
-          {run.cluster.name} <StatusBadge status={run.status} />
+          {runHeading(run)} <StatusBadge status={run.status} />
         </h1>
         <p class="lede">
-          {run.cluster.domain} · {run.cluster.region} · run <code>{run.id}</code>
+          <ActionBadge action={run.action} /> {run.cluster.domain} · {run.cluster.region} · run <code>{run.id}</code>
           {run.attempt > 1 ? ` · attempt ${run.attempt}` : ''}
         </p>
       </div>
@@ -90,7 +94,7 @@ export function RunPage({ id }: { id: string }) {
 
       {run.status === 'failed' || run.status === 'cancelled' ? (
         <div class="error-box run-error" role="alert" data-testid="run-error">
-          <p class="error-title">{run.status === 'failed' ? `The run failed${run.step > 0 ? ` at step ${run.step} (${run.step_name ?? STEP_TITLES[run.step] ?? ''})` : ''}` : 'The run was cancelled'}</p>
+          <p class="error-title">{run.status === 'failed' ? `The run failed${run.step > 0 ? ` at step ${run.step} (${run.step_name ?? stepTitle(run.action, run.step) ?? ''})` : ''}` : 'The run was cancelled'}</p>
           <p>{run.message}</p>
         </div>
       ) : (
@@ -104,7 +108,7 @@ export function RunPage({ id }: { id: string }) {
       <div class="run-grid">
         <section class="card timeline-card" aria-labelledby="timeline-heading">
           <h2 id="timeline-heading">Steps</h2>
-          <Timeline steps={shownSteps(run)} now={now} />
+          <Timeline action={run.action} steps={shownSteps(run)} now={now} />
         </section>
 
         <div class="run-side">
@@ -122,7 +126,7 @@ export function RunPage({ id }: { id: string }) {
                 <code>clusters/{run.reference}</code>
               </dd>
               <dt>Sealing</dt>
-              <dd>{run.sealing === 'certificate' ? 'certificate from the request (steps 4–5 skipped)' : "fetched from the cluster's controller"}</dd>
+              <dd>{sealingShown(run)}</dd>
               <dt>Created</dt>
               <dd>
                 {formatDateTime(run.created_at)} <span class="muted">by {run.created_by}</span>
@@ -140,8 +144,10 @@ export function RunPage({ id }: { id: string }) {
             </dl>
           </section>
 
+          <RunChanges run={run} />
+
           <section class="card" aria-labelledby="commits-heading">
-            <h2 id="commits-heading">Commits</h2>
+            <h2 id="commits-heading">{run.action === 'scaffold' ? 'Commits' : 'Commit'}</h2>
             {run.commits.length === 0 ? (
               <p class="muted">{final ? 'This run pushed no commit.' : 'None yet.'}</p>
             ) : (
@@ -171,7 +177,8 @@ export function RunPage({ id }: { id: string }) {
         </div>
       </div>
 
-      <GraphPanel run={run} />
+      {/* A removal leaves no tree to draw. */}
+      {run.action !== 'remove' && <GraphPanel run={run} />}
       <LogPanel runId={run.id} active={!final} />
     </>
   );
@@ -210,7 +217,7 @@ function CommitSha({ repository, sha }: { repository: string; sha: string }) {
   );
 }
 
-function Timeline({ steps, now }: { steps: readonly ShownStep[]; now: number }) {
+function Timeline({ action, steps, now }: { action: RunDetail['action']; steps: readonly ShownStep[]; now: number }) {
   return (
     <ol class="timeline">
       {steps.map((step) => {
@@ -223,7 +230,7 @@ function Timeline({ steps, now }: { steps: readonly ShownStep[]; now: number }) 
             <div class="step-body">
               <p class="step-title">
                 <span class="sr-only">Step {step.step}: </span>
-                {STEP_TITLES[step.step] ?? step.name} <code class="step-name">{step.name}</code>
+                {stepTitle(action, step.step) ?? step.name} <code class="step-name">{step.name}</code>
               </p>
               <p class="step-meta">
                 <StepBadge status={step.status} />

@@ -1,11 +1,12 @@
-/** The list of scaffold runs, newest first, refreshed every two seconds. */
+/** The list of runs (scaffolds, upgrades, removals), newest first, refreshed every two seconds. */
 import { useRef, useState } from 'preact/hooks';
 import { listRuns, type Run, type RunStatus } from './api';
-import { ErrorBox, StatusBadge } from './components';
+import { ActionBadge, ErrorBox, StatusBadge } from './components';
 import { formatAge, formatDateTime, formatDuration, runDuration } from './format';
 import { useNow, usePolling, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
-import { STEP_TITLES } from './steps';
+import { actionName } from './run-action-view';
+import { stepCount, stepTitle } from './steps';
 
 const POLL_MS = 2000;
 type Filter = 'all' | 'active' | RunStatus;
@@ -41,7 +42,7 @@ export function RunsPage() {
         for (const run of page.items) {
           next.set(run.id, run.status);
           const before = previous?.get(run.id);
-          if (previous !== null && before !== run.status) changes.push(before === undefined ? `New run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`);
+          if (previous !== null && before !== run.status) changes.push(before === undefined ? `New ${actionName(run.action)} run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`);
         }
         known.current = next;
         if (changes.length > 0) setAnnouncement(changes.slice(0, 5).join(' '));
@@ -68,7 +69,7 @@ export function RunsPage() {
   return (
     <>
       <div class="page-head">
-        <h1 tabIndex={-1}>Scaffold runs</h1>
+        <h1 tabIndex={-1}>Runs</h1>
         <p class="lede">
           {runs === null ? 'Loading…' : `${runs.length} run${runs.length === 1 ? '' : 's'}, ${inFlight} in flight.`}{' '}
           <span class="muted">Updates every {POLL_MS / 1000} s{updatedAt === null ? '' : `; last at ${new Date(updatedAt).toLocaleTimeString()}`}.</span>
@@ -98,7 +99,7 @@ export function RunsPage() {
 
       {runs !== null && runs.length === 0 && (
         <div class="empty card">
-          <p>No scaffold runs yet.</p>
+          <p>No runs yet.</p>
           <p>
             Start one with <code>POST /api/v1/scaffolds</code>, or preview one with the{' '}
             <a href={paths.dryRun} onClick={onLinkClick}>
@@ -111,10 +112,11 @@ export function RunsPage() {
       {runs !== null && runs.length > 0 && (
         <div class="table-wrap">
           <table class="runs">
-            <caption class="sr-only">Scaffold runs, newest first{shown.length === runs.length ? '' : ` (${shown.length} of ${runs.length} shown)`}</caption>
+            <caption class="sr-only">Runs, newest first{shown.length === runs.length ? '' : ` (${shown.length} of ${runs.length} shown)`}</caption>
             <thead>
               <tr>
                 <th scope="col">Cluster</th>
+                <th scope="col">Action</th>
                 <th scope="col">Status</th>
                 <th scope="col">Current step</th>
                 <th scope="col">Age</th>
@@ -126,13 +128,16 @@ export function RunsPage() {
               {shown.map((run) => {
                 const duration = runDuration(run, now);
                 return (
-                  <tr key={run.id} data-run-id={run.id} data-status={run.status}>
+                  <tr key={run.id} data-run-id={run.id} data-status={run.status} data-action={run.action}>
                     <th scope="row">
                       <a href={paths.run(run.id)} onClick={onLinkClick} class="run-link">
                         {run.cluster.name}
                       </a>
                       <span class="sub">{run.cluster.domain} · {run.cluster.region}</span>
                     </th>
+                    <td>
+                      <ActionBadge action={run.action} />
+                    </td>
                     <td>
                       <StatusBadge status={run.status} />
                     </td>
@@ -141,7 +146,10 @@ export function RunsPage() {
                         <span class="muted">not started</span>
                       ) : (
                         <>
-                          <span class="step-count">{run.step}/7</span> {STEP_TITLES[run.step] ?? run.step_name}
+                          <span class="step-count">
+                            {run.step}/{stepCount(run.action)}
+                          </span>{' '}
+                          {stepTitle(run.action, run.step) ?? run.step_name}
                         </>
                       )}
                     </td>

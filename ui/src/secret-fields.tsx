@@ -49,6 +49,7 @@ const MODE_LABELS: Readonly<Record<SealingMode, string>> = {
   certificate: 'The certificate (PEM)',
   'kubeconfig-inline': 'A kubeconfig: the runner waits for the controller and fetches it',
   'kubeconfig-secret': 'A kubeconfig Secret in the service’s cluster',
+  none: 'None: the run seals nothing',
 };
 
 export function SecretFields({ values, onChange, issues, modes = ['certificate', 'kubeconfig-inline', 'kubeconfig-secret'], credentials = true, githubApp = false }: Props) {
@@ -81,51 +82,55 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
     target.value = '';
   };
 
+  // An upgrade's or a removal's retry seals nothing: no certificate, kubeconfig or registry pull secret to ask for.
+  const seals = values.mode !== 'none';
   return (
     <>
-      <fieldset>
-        <legend>Sealing</legend>
-        {modes.length > 1 && (
-          <div class="field radio-group" role="radiogroup" aria-labelledby="sealing-mode-label">
-            <p id="sealing-mode-label" class="label">
-              How the runner gets the cluster’s sealing certificate
-            </p>
-            {modes.map((mode) => (
-              <div class="radio" key={mode}>
-                <input type="radio" id={`sealing-mode-${mode}`} name="sealing-mode" value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
-                <label for={`sealing-mode-${mode}`}>{MODE_LABELS[mode]}</label>
-              </div>
-            ))}
-          </div>
-        )}
-        {values.mode === 'certificate' && (
-          <>
-            {textarea(
-              'sealing-certificate',
-              'certificate',
-              'Sealing certificate, PEM (required)',
-              <>
-                The new cluster's Sealed Secrets public certificate (<code>kubeseal --fetch-cert</code>). It is public; steps 4–5 are then skipped.
-              </>,
-            )}
-            <div class="file-field">
-              <label for="certificate-file">Or load it from a file</label>
-              <input id="certificate-file" type="file" accept=".pem,.crt,.cert,text/plain,application/x-pem-file" onChange={loadCertificate} />
+      {seals && (
+        <fieldset>
+          <legend>Sealing</legend>
+          {modes.length > 1 && (
+            <div class="field radio-group" role="radiogroup" aria-labelledby="sealing-mode-label">
+              <p id="sealing-mode-label" class="label">
+                How the runner gets the cluster’s sealing certificate
+              </p>
+              {modes.map((mode) => (
+                <div class="radio" key={mode}>
+                  <input type="radio" id={`sealing-mode-${mode}`} name="sealing-mode" value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
+                  <label for={`sealing-mode-${mode}`}>{MODE_LABELS[mode]}</label>
+                </div>
+              ))}
             </div>
-          </>
-        )}
-        {values.mode === 'kubeconfig-inline' && textarea('kubeconfig-inline', 'kubeconfig', 'Kubeconfig (required)', 'The new cluster’s kubeconfig. Sent to the runner for this run only, never stored.', 6)}
-        {values.mode === 'kubeconfig-secret' && (
-          <div class="field-row">
-            {input('kubeconfig-secret-namespace', 'secretNamespace', 'Secret namespace (required)', 'Where the Secret lives in the service’s cluster.')}
-            {input('kubeconfig-secret-name', 'secretName', 'Secret name (required)', 'The Secret holding the kubeconfig.')}
-            {input('kubeconfig-secret-key', 'secretKey', 'Secret key (required)', 'The key of the kubeconfig in the Secret.')}
-          </div>
-        )}
-      </fieldset>
+          )}
+          {values.mode === 'certificate' && (
+            <>
+              {textarea(
+                'sealing-certificate',
+                'certificate',
+                'Sealing certificate, PEM (required)',
+                <>
+                  The new cluster's Sealed Secrets public certificate (<code>kubeseal --fetch-cert</code>). It is public; steps 4–5 are then skipped.
+                </>,
+              )}
+              <div class="file-field">
+                <label for="certificate-file">Or load it from a file</label>
+                <input id="certificate-file" type="file" accept=".pem,.crt,.cert,text/plain,application/x-pem-file" onChange={loadCertificate} />
+              </div>
+            </>
+          )}
+          {values.mode === 'kubeconfig-inline' && textarea('kubeconfig-inline', 'kubeconfig', 'Kubeconfig (required)', 'The new cluster’s kubeconfig. Sent to the runner for this run only, never stored.', 6)}
+          {values.mode === 'kubeconfig-secret' && (
+            <div class="field-row">
+              {input('kubeconfig-secret-namespace', 'secretNamespace', 'Secret namespace (required)', 'Where the Secret lives in the service’s cluster.')}
+              {input('kubeconfig-secret-name', 'secretName', 'Secret name (required)', 'The Secret holding the kubeconfig.')}
+              {input('kubeconfig-secret-key', 'secretKey', 'Secret key (required)', 'The key of the kubeconfig in the Secret.')}
+            </div>
+          )}
+        </fieldset>
+      )}
       <fieldset>
-        <legend>Registry and repository access (optional)</legend>
-        {textarea('registry-auth', 'registryAuth', 'Registry pull secret (.dockerconfigjson)', 'Your own pull secret instead of a generated one. Sealed into the tree, never stored.', 3)}
+        <legend>{seals ? 'Registry and repository access (optional)' : 'Repository access (optional)'}</legend>
+        {seals && textarea('registry-auth', 'registryAuth', 'Registry pull secret (.dockerconfigjson)', 'Your own pull secret instead of a generated one. Sealed into the tree, never stored.', 3)}
         {credentials && (
           <div class="field-row">
             {input('repository-username', 'username', 'Repository user name', 'For an https repository that needs a token.')}

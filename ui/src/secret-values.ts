@@ -9,7 +9,13 @@
  * are dropped once the run was accepted ({@link clearedSecrets}).
  */
 
-export type SealingMode = 'certificate' | 'kubeconfig-inline' | 'kubeconfig-secret';
+/** `none`: the retry of an upgrade or a removal, which seals nothing (no certificate, kubeconfig or registry pull secret to give). */
+export type SealingMode = 'certificate' | 'kubeconfig-inline' | 'kubeconfig-secret' | 'none';
+
+/** The modes a retry offers: the way the retried run got its certificate (`sealing` of the run), or none at all. */
+export function sealingModesOf(sealing: 'certificate' | 'kubeconfig' | 'none'): readonly SealingMode[] {
+  return sealing === 'certificate' ? ['certificate'] : sealing === 'kubeconfig' ? ['kubeconfig-inline', 'kubeconfig-secret'] : ['none'];
+}
 
 /** Access to the new cluster: a Secret in the service's cluster, or the kubeconfig text. */
 export type KubeconfigSource = { readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string } } | { readonly inline: string };
@@ -113,10 +119,12 @@ export function secretsRequest(values: SecretValues, githubApp = false): Secrets
         ? { secretRef: { namespace: values.secretNamespace.trim(), name: values.secretName.trim(), key: values.secretKey.trim() } }
         : undefined;
   const credentials = credentialsOf(values, githubApp);
+  // A run that seals nothing has no use for a registry pull secret: it would be sealed into the tree.
+  const registryAuth = values.mode === 'none' ? '' : values.registryAuth.trim();
   return {
     ...(values.mode === 'certificate' ? { sealing: { certificate: trimmedCertificate === '' ? '' : `${trimmedCertificate}\n` } } : {}),
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
-    ...(values.registryAuth.trim() === '' ? {} : { registry_pull_secret: { dockerconfigjson: values.registryAuth.trim() } }),
+    ...(registryAuth === '' ? {} : { registry_pull_secret: { dockerconfigjson: registryAuth } }),
     ...(credentials === undefined ? {} : { repository: { credentials } }),
   };
 }
@@ -129,12 +137,12 @@ export function secretIssues(values: SecretValues, githubApp = false): Map<strin
     else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----')) issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
   } else if (values.mode === 'kubeconfig-inline') {
     if (values.kubeconfig.trim() === '') issues.set('kubeconfig-inline', 'Paste the new cluster’s kubeconfig.');
-  } else {
+  } else if (values.mode === 'kubeconfig-secret') {
     if (!DNS_LABEL.test(values.secretNamespace.trim())) issues.set('kubeconfig-secret-namespace', 'Enter the namespace of the Secret (a DNS label).');
     if (values.secretName.trim() === '') issues.set('kubeconfig-secret-name', 'Enter the name of the Secret.');
     if (!/^[-._a-zA-Z0-9]+$/.test(values.secretKey.trim())) issues.set('kubeconfig-secret-key', 'Enter the Secret’s key holding the kubeconfig.');
   }
-  if (values.registryAuth.trim() !== '') {
+  if (values.mode !== 'none' && values.registryAuth.trim() !== '') {
     try {
       JSON.parse(values.registryAuth);
     } catch {

@@ -1,16 +1,24 @@
 /**
- * The runner's steps as the page shows them: their titles, and their
- * states made consistent with the run's summary. The API derives step states
- * from log events, so a step that has not logged yet is `pending` even when
- * the summary already tells its fate: 4–5 are skipped from the start of a run
- * that was given its certificate, and nothing after a failure (or a
- * cancellation) will run.
+ * The runner's steps as the page shows them: their titles, from the step
+ * table of the run's action, and their states made consistent with the run's
+ * summary. The API derives step states from log events, so a step that has not
+ * logged yet is `pending` even when the summary already tells its fate: 4–5 are
+ * skipped from the start of a scaffold that was given its certificate, and
+ * nothing after a failure (or a cancellation) will run.
  */
-import { SCAFFOLD_STEPS, stepNumberOf } from '../../src/model/scaffold-steps';
-import type { RunDetail, RunStep, StepStatus } from './api';
+import type { RunAction } from '../../src/model/run-action.js';
+import { stepNumberOf, stepsOf } from '../../src/model/scaffold-steps.js';
+import type { RunDetail, RunStep, StepStatus } from './run-types.js';
 
-/** How the dashboard names the runner's steps (`step_name` in the API): the run contract's titles. */
-export const STEP_TITLES: Readonly<Record<number, string>> = Object.fromEntries(SCAFFOLD_STEPS.map((step, index) => [index + 1, step.title]));
+/** How the dashboard names step `step` of a run that does `action` (`step_name` in the API): the run contract's title; undefined beyond the table. */
+export function stepTitle(action: RunAction, step: number): string | undefined {
+  return stepsOf(action)[step - 1]?.title;
+}
+
+/** How many steps a run that does `action` has. */
+export function stepCount(action: RunAction): number {
+  return stepsOf(action).length;
+}
 
 /**
  * A step's state on the page: the API's, plus "not run" for steps a final run
@@ -22,14 +30,14 @@ export interface ShownStep extends Omit<RunStep, 'status'> {
   readonly status: ShownStepStatus;
 }
 
-/** Steps 4–5 fetch the certificate; a run given one never runs them. */
+/** A scaffold's steps 4–5 fetch the certificate; a scaffold given one never runs them (an upgrade's or removal's steps are other steps). */
 const CERTIFICATE_STEPS = new Set([stepNumberOf('wait-for-sealing-controller'), stepNumberOf('fetch-sealing-certificate')]);
 
 /** The run's steps with the states its summary implies. */
-export function shownSteps(run: Pick<RunDetail, 'status' | 'sealing' | 'steps'>): ShownStep[] {
+export function shownSteps(run: Pick<RunDetail, 'action' | 'status' | 'sealing' | 'steps'>): ShownStep[] {
   const final = run.status === 'failed' || run.status === 'cancelled';
   return run.steps.map((step): ShownStep => {
-    if (step.status === 'pending' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(step.step)) {
+    if (step.status === 'pending' && run.action === 'scaffold' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(step.step)) {
       return { ...step, status: 'skipped', message: step.message ?? 'The sealing certificate came with the request.' };
     }
     // The step in flight when the run was cancelled was stopped by it (the runner reports the stop as its failure).

@@ -1,13 +1,12 @@
 /**
  * One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each
- * cluster's outcome, and, when it is delivered through pull requests, each
- * wave's request with its state, followed until the rollout ends.
+ * cluster's outcome, followed until the rollout ends. Each cluster's upgrade is
+ * a run: its row links to the run's page, which shows its steps, its commit
+ * and, when delivered through one, its pull request.
  */
 import { ErrorBox } from './components';
-import { getUpgrade, type Rollout } from './fleet-api';
+import { getUpgrade } from './fleet-api';
 import { usePolledValue, useTitle } from './hooks';
-import { RequestTable } from './request-table';
-import { rolloutDeliversThroughRequests, shownWaveRequests } from './review-requests';
 import { onLinkClick, paths } from './router';
 
 export function UpgradePage({ id }: { id: string }) {
@@ -29,6 +28,7 @@ export function UpgradePage({ id }: { id: string }) {
         </p>
       </div>
       {error !== null && <ErrorBox title="The upgrade could not be read" error={error} />}
+      {rollout?.delivery?.mode === 'pull_request' && <p class="hint">Each wave's clusters go through pull requests: each one is on its cluster's run page, and the next wave starts once they are merged.</p>}
       {rollout !== null && (
         <div class="table-wrap">
           <table class="runs" data-state={rollout.state}>
@@ -39,6 +39,7 @@ export function UpgradePage({ id }: { id: string }) {
                 <th scope="col">Wave</th>
                 <th scope="col">Status</th>
                 <th scope="col">Outcome</th>
+                <th scope="col">Run</th>
               </tr>
             </thead>
             <tbody>
@@ -60,33 +61,23 @@ export function UpgradePage({ id }: { id: string }) {
                     {c.outcome === 'up_to_date' && 'already up to date'}
                     {c.message !== undefined && <span class="sub">{c.message}</span>}
                   </td>
+                  <td>
+                    {c.run_id === undefined ? (
+                      <span class="muted">{rollout.state === 'running' ? 'waiting for its wave' : 'not started'}</span>
+                    ) : (
+                      // The name starts with the visible text (an sr-only span inside would stretch the link's box out of the table cell).
+                      <a href={paths.run(c.run_id)} onClick={onLinkClick} aria-label={`${c.run_id.slice(0, 8)}: the upgrade run of ${c.name}`} data-testid="upgrade-run-link">
+                        <code>{c.run_id.slice(0, 8)}</code>
+                      </a>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      {rollout !== null && rolloutDeliversThroughRequests(rollout) && <WaveRequests rollout={rollout} />}
     </>
   );
 }
 
-/** Each wave's pull/merge request: the next wave starts only once it is merged. */
-function WaveRequests({ rollout }: { rollout: Rollout }) {
-  const requests = shownWaveRequests(rollout);
-  return (
-    <section class="card" aria-labelledby="wave-requests-heading" data-testid="wave-requests">
-      <h2 id="wave-requests-heading">Pull requests</h2>
-      <p class="hint">One request per wave{rollout.delivery?.auto_merge === true ? ', merged by the service once its checks pass' : ''}; the next wave starts once it is merged.</p>
-      {requests.length === 0 ? (
-        <p class="muted">{rollout.state === 'running' ? 'None opened yet.' : 'This rollout opened no request.'}</p>
-      ) : (
-        <RequestTable
-          caption="Pull and merge requests of this rollout's waves"
-          column="Wave"
-          rows={requests.map((request) => ({ request, what: <>{request.wave}<span class="sub">{request.clusters.join(', ')}</span></> }))}
-        />
-      )}
-    </section>
-  );
-}

@@ -1,0 +1,84 @@
+/**
+ * What the dashboard says about what a run does (`action`: a scaffold, an
+ * upgrade, a removal) and, for an upgrade or a removal, what its one commit
+ * changed, and what a removal started from the cluster page will do. Pure and
+ * free of the browser (types only), so it is tested under Node.
+ */
+import type { RunAction } from '../../src/model/run-action.js';
+import type { Removal, Run, RunChangesView } from './run-types.js';
+
+const ACTION_NAMES: Readonly<Record<RunAction, string>> = { scaffold: 'scaffold', upgrade: 'upgrade', remove: 'removal' };
+
+/** The action as a noun: scaffold, upgrade, removal. */
+export function actionName(action: RunAction): string {
+  return ACTION_NAMES[action];
+}
+
+/** The run page's title: "Upgrade of eu-prod-1". */
+export function runHeading(run: { readonly action: RunAction; readonly cluster: { readonly name: string } }): string {
+  const name = actionName(run.action);
+  return `${name.charAt(0).toUpperCase()}${name.slice(1)} of ${run.cluster.name}`;
+}
+
+/** How the run gets its sealing certificate, as the summary says it. */
+export function sealingShown(run: Pick<Run, 'action' | 'sealing'>): string {
+  if (run.sealing === 'certificate') return 'certificate from the request (steps 4–5 skipped)';
+  if (run.sealing === 'kubeconfig') return "fetched from the cluster's controller";
+  return run.action === 'upgrade' ? 'none: an upgrade keeps every sealed credential as it is' : `none: a ${actionName(run.action)} seals nothing`;
+}
+
+/** An upgrade's or a removal's changes as the run page lists them. */
+export interface ShownChanges {
+  /** Each count, in the order added, modified, removed (empty until they are known). */
+  readonly files: readonly (readonly ['added' | 'modified' | 'removed', number])[];
+  /** One line: "1 added, 4 modified, 0 removed", or why there is none. */
+  readonly summary: string;
+  /** An upgrade: "3 sealed credentials kept byte for byte". */
+  readonly credentialsKept?: string;
+  /** A removal: the files of the cluster's directory it left in place. */
+  readonly kept: readonly string[];
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** What the run's commit changed; undefined for a scaffold (its commits are its passes). */
+export function shownChanges(run: Pick<Run, 'action' | 'status' | 'changes'>): ShownChanges | undefined {
+  if (run.action === 'scaffold') return undefined;
+  const changes: RunChangesView | null = run.changes;
+  if (changes === null) {
+    const active = run.status === 'pending' || run.status === 'running';
+    return { files: [], summary: active ? 'known once the run ends' : 'none: the run ended without a commit', kept: [] };
+  }
+  const files = [
+    ['added', changes.added],
+    ['modified', changes.modified],
+    ['removed', changes.removed],
+  ] as const;
+  const total = changes.added + changes.modified + changes.removed;
+  // A removal only deletes: its line says so without two zeros.
+  const summary =
+    total === 0 ? (run.action === 'upgrade' ? 'nothing changed: already up to date' : 'nothing removed') : run.action === 'remove' && changes.added + changes.modified === 0 ? `${changes.removed} removed` : files.map(([change, n]) => `${n} ${change}`).join(', ');
+  return {
+    files,
+    summary,
+    ...(changes.credentials_kept === undefined ? {} : { credentialsKept: `${plural(changes.credentials_kept, 'sealed credential')} kept byte for byte` }),
+    kept: changes.kept ?? [],
+  };
+}
+
+/** What the cluster page shows once a removal run started. */
+export interface RemovalStarted {
+  readonly summary: string;
+  readonly kept: readonly string[];
+  readonly fluxBootstrap?: string;
+}
+
+export function removalStarted(removal: Removal): RemovalStarted {
+  const through =
+    removal.delivery?.mode === 'pull_request' ? `through a pull request ${removal.delivery.auto_merge ? 'merged once its checks pass' : 'a person merges'}` : 'pushed to the branch';
+  return {
+    summary: `The removal run will delete ${plural(removal.removed.length, 'file')} the generator wrote under clusters/${removal.cluster}/ in one commit, ${through}.`,
+    kept: removal.kept,
+    ...(removal.flux_bootstrap ? { fluxBootstrap: 'The flux-system/ written by flux bootstrap is kept: remove it with Flux (flux uninstall) once the cluster is gone.' } : {}),
+  };
+}

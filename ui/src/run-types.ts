@@ -1,0 +1,34 @@
+/**
+ * The run as the service serves it, typed from the server's own wire schemas
+ * (`runViewSchema`, `runDetailSchema`), so the dashboard and the API cannot
+ * drift. Types only and free of the browser, so the pure view modules (tested
+ * under Node) can use them.
+ */
+import type { z } from 'zod';
+import type { runDetailSchema, runViewSchema } from '../../src/http/wire-schemas.js';
+import type { RunAction } from '../../src/model/run-action.js';
+import type { RunDelivery } from './review-requests.js';
+
+export type { RunAction };
+/** A run (`GET /api/v1/scaffolds`): a scaffold, an upgrade or a removal. */
+export type Run = z.output<typeof runViewSchema>;
+/** A run with its steps (`GET /api/v1/scaffolds/{id}`): its action's table, seven for a scaffold, three for an upgrade or a removal. */
+export type RunDetail = z.output<typeof runDetailSchema>;
+export type RunStep = RunDetail['steps'][number];
+export type RunStatus = Run['status'];
+export type StepStatus = RunStep['status'];
+/** An upgrade's or a removal's commit, in files; null for a scaffold or before it ended. */
+export type RunChangesView = NonNullable<Run['changes']>;
+
+/** What `DELETE /api/v1/clusters/{name}` answers (202): the removal run it started, and what it will remove and keep. */
+export interface Removal {
+  readonly run: { readonly id: string; readonly job: string; readonly status: RunStatus; readonly attempt: number };
+  readonly cluster: string;
+  /** The files the generator wrote, which the run deletes. */
+  readonly removed: readonly string[];
+  /** Files under the cluster's directory the run leaves (not the generator's, e.g. flux-system/). */
+  readonly kept: readonly string[];
+  /** Whether flux bootstrap wrote a flux-system/ there (kept, and reported). */
+  readonly flux_bootstrap: boolean;
+  readonly delivery?: RunDelivery;
+}
