@@ -48,6 +48,8 @@ export interface RolloutServiceDeps {
   readonly newId?: () => string;
   /** How often a wave's runs are looked at. @default 1000 */
   readonly pollMs?: number;
+  /** Told of each upgrade run started (the runs-created metric). */
+  readonly onRunStarted?: (run: ScaffoldRun) => void;
 }
 
 /** What a caller asks for. */
@@ -72,6 +74,7 @@ export class RolloutService {
   readonly #logger: Logger;
   readonly #newId: () => string;
   readonly #pollMs: number;
+  readonly #onRunStarted: ((run: ScaffoldRun) => void) | undefined;
   readonly #driving = new Set<Promise<void>>();
   /** Aborted by {@link stop}: ends the wait for a wave's runs, which may last days (a request awaiting review). */
   readonly #stopping = new AbortController();
@@ -83,6 +86,7 @@ export class RolloutService {
     this.#logger = deps.logger ?? silentLogger;
     this.#newId = deps.newId ?? randomUUID;
     this.#pollMs = deps.pollMs ?? 1000;
+    this.#onRunStarted = deps.onRunStarted;
   }
 
   /**
@@ -210,6 +214,7 @@ export class RolloutService {
           { identity: rollout.requestedBy },
         );
         started[name] = { status: 'running', run: run.id };
+        this.#onRunStarted?.(run);
         this.#logger.info({ rollout: rollout.id, cluster: name, run: run.id }, 'upgrade run started');
       } catch (error) {
         started[name] = { status: 'failed', message: error instanceof AppError ? error.message : 'the upgrade run could not be started' };

@@ -180,6 +180,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const entry = (await source().fleet({ ...repository, signal: signalOf(reply) })).clusters.find((c) => c.name === name);
       if (entry === undefined) throw new NotFoundError(`clusters/${name} does not exist in the repository`);
       const run = await service.startFleetRun({ action: 'remove', cluster: registeredClusterSpec(entry), ...repository, ...(delivery !== undefined ? { delivery } : {}) }, caller);
+      context.runsCreated.inc({ kind: 'remove' });
       return reply
         .status(202)
         .header('location', `${API}/${run.id}`)

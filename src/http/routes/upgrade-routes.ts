@@ -121,7 +121,7 @@ async function refuseActiveRuns(service: ScaffoldService, repository: { reposito
 /** Registers the upgrade routes; without a fleet source and a rollout store they answer 404 saying so. */
 export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetSource | undefined, rolloutStore: RolloutStore | undefined): void {
   const { app, service, callerOf, signalOf } = context;
-  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, runs: service, logger: context.logger }) : undefined;
+  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, runs: service, logger: context.logger, onRunStarted: () => context.runsCreated.inc({ kind: 'upgrade' }) }) : undefined;
   const available = (): RolloutService => {
     if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
     return rollouts;
