@@ -1,10 +1,11 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
 import { json, post } from './api';
 import type { Removal } from './run-types';
-import type { RunDelivery } from './review-requests';
 import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
 import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
 import type { LastRunView } from '../../src/http/routes/cluster-routes';
+import type { rolloutSchema } from '../../src/http/routes/upgrade-routes';
+import type { z } from 'zod';
 
 /** A SealedSecret, and a cluster's SealedSecrets compared with the certificate its controller serves now (null: not compared, see `reason`). */
 export type SealedSecretEntry = SealedSecretView;
@@ -34,29 +35,8 @@ export interface UpgradePreview {
   }[];
 }
 
-export interface Rollout {
-  readonly id: string;
-  readonly state: string;
-  readonly repository: { readonly url: string; readonly branch: string };
-  readonly requested_by?: string;
-  readonly waves: readonly (readonly string[])[];
-  readonly clusters: readonly {
-    readonly name: string;
-    readonly wave: number;
-    readonly status: string;
-    readonly outcome?: string;
-    readonly commit?: string;
-    readonly message?: string;
-    readonly added?: number;
-    readonly modified?: number;
-    readonly removed?: number;
-    /** The cluster's upgrade run, whose page shows its steps, commit and pull request; absent until its wave starts. */
-    readonly run_id?: string;
-  }[];
-  /** How each wave reaches the branch; absent from a service older than the field. */
-  readonly delivery?: RunDelivery;
-  readonly failure?: unknown;
-}
+/** An upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves, each cluster's outcome and run. */
+export type Rollout = z.output<typeof rolloutSchema>;
 
 export type { Removal };
 

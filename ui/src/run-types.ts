@@ -5,9 +5,9 @@
  * under Node) can use them.
  */
 import type { z } from 'zod';
+import type { removalSchema } from '../../src/http/cluster-schemas.js';
 import type { runDetailSchema, runViewSchema } from '../../src/http/wire-schemas.js';
 import type { RunAction } from '../../src/model/run-action.js';
-import type { RunDelivery } from './review-requests.js';
 
 export type { RunAction };
 /** A run (`GET /api/v1/scaffolds`): a scaffold, an upgrade or a removal. */
@@ -21,14 +21,4 @@ export type StepStatus = RunStep['status'];
 export type RunChangesView = NonNullable<Run['changes']>;
 
 /** What `DELETE /api/v1/clusters/{name}` answers (202): the removal run it started, and what it will remove and keep. */
-export interface Removal {
-  readonly run: { readonly id: string; readonly job: string; readonly status: RunStatus; readonly attempt: number };
-  readonly cluster: string;
-  /** The files the generator wrote, which the run deletes. */
-  readonly removed: readonly string[];
-  /** Files under the cluster's directory the run leaves (not the generator's, e.g. flux-system/). */
-  readonly kept: readonly string[];
-  /** Whether flux bootstrap wrote a flux-system/ there (kept, and reported). */
-  readonly flux_bootstrap: boolean;
-  readonly delivery?: RunDelivery;
-}
+export type Removal = z.output<typeof removalSchema>;

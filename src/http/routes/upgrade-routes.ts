@@ -45,7 +45,8 @@ const previewSchema = z.object({
   ),
 });
 
-const rolloutSchema = z.object({
+/** A rollout as the API shows it (the dashboard types its view from this). */
+export const rolloutSchema = z.object({
   id: z.string(),
   state: z.enum(['running', 'succeeded', 'failed']),
   repository: z.object({ url: z.string(), branch: z.string() }),
