@@ -218,4 +218,18 @@ describe('scaffold-runner --action upgrade', () => {
     assert.ok((outcome.result?.changes?.modified ?? 0) + (outcome.result?.changes?.added ?? 0) > 0);
     assert.deepEqual(outcome.nonJsonLines, []);
   });
+
+  it('refuses rotation flags for a removal before cloning: bad input, nothing pushed', async () => {
+    const remote = await newRemote();
+    const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+    const outcome = await runRunner({
+      args: ['--action', 'remove', '--rotate-credentials', '--repo-url', remote.url, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1', '--result-file', resultFile],
+      env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
+      resultFile,
+    });
+    assert.equal(outcome.code, 2, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'failed');
+    assert.match(outcome.result?.message ?? '', /--rotate-credentials\/--rotate-only.*keeps every sealed credential/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
+  });
 });
