@@ -8,9 +8,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { VerificationError } from '../errors.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
 import type { RunResult } from '../service/scaffold-run.js';
@@ -125,6 +126,25 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(rerun.commits, []);
     assert.match(rerun.message, /clusters\/eu-2 is up to date with the reference: nothing to commit/);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
+  });
+
+  it('fails at step 2 with the findings when the re-rendered tree fails verification, and pushes nothing', async () => {
+    const remote = await newRemote();
+    // The reference's patch made invalid (a Deployment's replicas must be an integer): every render from it fails the gate.
+    const work = join(scratch, `broken-${remotes}`);
+    await git(scratch, 'clone', '--quiet', remote.dir, work);
+    await writeFile(join(work, REFERENCE_PATCH), (await readFile(join(work, REFERENCE_PATCH), 'utf8')).replace(/replicas: \d+/, 'replicas: many'));
+    await git(work, 'commit', '--quiet', '-am', 'a broken reference patch');
+    await git(work, 'push', '--quiet', 'origin', 'main');
+    const base = await git(remote.dir, 'rev-parse', 'main');
+
+    const error = await run(capturingLogger(), options(remote, 'upgrade', 'eu-1')).catch((e: unknown) => e);
+    assert.ok(error instanceof StepError);
+    assert.equal(error.step, 2);
+    assert.ok(error.cause instanceof VerificationError, String(error.cause));
+    assert.ok(error.cause.findings.some((finding) => /replicas/.test(finding)), error.cause.findings.join('\n'));
+    assert.match(failedResult(error, { name: 'eu-1' }).message, /^step 2 \(render-upgrade\) failed: \d+ verification finding/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), base);
   });
 
   for (const [cluster, why] of [['development', /reference environment/], ['eu-9', /clusters\/eu-9 does not exist/]] as const) {
