@@ -128,6 +128,20 @@ describe('runFleetChange: upgrade', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
   });
 
+  it('lands two concurrent upgrades of different clusters, one commit each (the landing queue takes pass upgrade)', async () => {
+    const remote = await newRemote();
+    const results = await Promise.all(['eu-1', 'eu-2'].map((cluster) => run(capturingLogger(), options(remote, 'upgrade', cluster, `together-${cluster}`))));
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.equal(commits.length, 2, commits.map((c) => c.subject).join(' | '));
+    for (const [index, cluster] of ['eu-1', 'eu-2'].entries()) {
+      const commit = commits.find((c) => c.trailers['Scaffold-Cluster'] === cluster);
+      assert.ok(commit, `${cluster}'s upgrade landed`);
+      assert.deepEqual(results[index]!.commits, [{ pass: 'upgrade', sha: commit.sha }]);
+      const touched = (await git(remote.dir, 'diff-tree', '--no-commit-id', '--name-only', '-r', commit.sha)).split('\n');
+      for (const path of touched) assert.ok(path.startsWith(`clusters/${cluster}/`), `${commit.sha} touches only ${cluster}: ${path}`);
+    }
+  });
+
   it('fails at step 2 with the findings when the re-rendered tree fails verification, and pushes nothing', async () => {
     const remote = await newRemote();
     // The reference's patch made invalid (a Deployment's replicas must be an integer): every render from it fails the gate.
