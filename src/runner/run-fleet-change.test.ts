@@ -13,9 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VerificationError } from '../errors.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
+import { createForgeClient } from '../delivery/create-delivery.js';
+import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
 import type { RunResult } from '../service/scaffold-run.js';
 import { type GitDaemon, startGitDaemon } from '../../test/support/git-server.js';
+import { startForgeDouble } from '../../test/support/forge-double.js';
+import { protectMain } from '../../test/support/protected-branch.js';
 import { git } from '../../test/support/git.js';
 import { createGeneratedFleet, REFERENCE_PATCH } from '../../test/support/generated-fleet.js';
 import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
@@ -42,8 +46,9 @@ interface Remote {
   readonly base: string;
 }
 
-async function newRemote(): Promise<Remote> {
-  const name = `fleet-${++remotes}.git`;
+/** A copy of the template; below `owner/` when a forge double hosts it (the forge client reads owner and name from the URL). */
+async function newRemote(owner?: string): Promise<Remote> {
+  const name = `${owner ? `${owner}/` : ''}fleet-${++remotes}.git`;
   const dir = join(served, name);
   await git(scratch, 'clone', '--quiet', '--bare', template, dir);
   await git(dir, 'config', 'uploadpack.allowFilter', 'true');
@@ -221,6 +226,32 @@ describe('runFleetChange: remove', () => {
     assert.equal(rerun.status, 'succeeded');
     assert.deepEqual(rerun.commits, [{ pass: 'remove', sha: commit!.sha }], 'the rerun reports the commit that removed it');
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha);
+  });
+
+  it("goes through a pull request on scaffold/<cluster>/remove when main is protected, titled and listing the kept files", async () => {
+    const remote = await newRemote('acme');
+    await protectMain(remote.dir);
+    const forge = await startForgeDouble({ forge: 'github', repoDir: remote.dir, owner: 'acme', repo: `fleet-${remotes}`, token: 'forge-token' });
+    try {
+      const logger = capturingLogger();
+      const client = createForgeClient({ forge: 'github', apiUrl: forge.apiUrl, repositoryUrl: remote.url, auth: { kind: 'token', token: 'forge-token' }, logger });
+      const delivery = new PullRequestDelivery({ forge: client, autoMerge: true, pollIntervalMs: 50, logger });
+      const result = await runFleetChange({ git: new CliGitRemote({ logger }), logger, delivery, workRoot: scratch }, options(remote, 'remove', BOOTSTRAPPED));
+
+      const [pull] = forge.pulls;
+      assert.ok(pull && forge.pulls.length === 1);
+      assert.equal(pull.title, "Remove eu-3: the generator's files");
+      assert.equal(pull.head, 'scaffold/eu-3/remove');
+      assert.deepEqual(pull.labels, ['gitops-scaffolder', 'scaffold-pass:remove']);
+      assert.match(pull.body, /Files kept \(not written by gitops-scaffolder\)/);
+      assert.match(pull.body, /flux-system\//);
+      assert.ok(pull.merged);
+      const main = await git(remote.dir, 'rev-parse', 'main');
+      assert.deepEqual(result.commits, [{ pass: 'remove', sha: main }]);
+      assert.ok((await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/')));
+    } finally {
+      await forge.stop();
+    }
   });
 
   it('refuses the reference environment at step 2', async () => {
