@@ -22,7 +22,8 @@ import { startForgeDouble } from '../../test/support/forge-double.js';
 import { protectMain } from '../../test/support/protected-branch.js';
 import { git } from '../../test/support/git.js';
 import { createGeneratedFleet, REFERENCE_PATCH } from '../../test/support/generated-fleet.js';
-import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
+import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, startRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
+import { startKubeApiDouble } from '../../test/support/kube-api-double.js';
 import { runFleetChange, type FleetChangeOptions } from './run-fleet-change.js';
 import { failedResult, StepError } from './step-runner.js';
 import { verifierFor } from './run-scaffold.js';
@@ -307,6 +308,35 @@ describe('scaffold-runner --action upgrade', () => {
     assert.deepEqual(outcome.result?.commits, [{ pass: 'upgrade', sha: commit.sha }]);
     assert.ok((outcome.result?.changes?.modified ?? 0) + (outcome.result?.changes?.added ?? 0) > 0);
     assert.deepEqual(outcome.nonJsonLines, []);
+  });
+
+  it('with --wait-ready and only a kubeconfig, succeeds once Flux is Ready at the upgrade commit', async () => {
+    const remote = await newRemote();
+    const kube = await startKubeApiDouble();
+    try {
+      const kubeconfig = await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')));
+      const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+      kube.setKustomization('flux-system', 'flux-system', { spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' }, path: './clusters/eu-2' }, status: {} });
+      const runner = startRunner({
+        args: ['--action', 'upgrade', '--repo-url', remote.url, '--cluster', 'eu-2', '--domain', 'eu-2.example.net', '--region', 'eu-west-1', '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '60s', '--result-file', resultFile],
+        env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
+      });
+      const waiting = await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
+      const commit = await git(remote.dir, 'rev-parse', 'main');
+      assert.notEqual(commit, remote.base);
+      assert.equal(waiting['commit'], commit, 'waits for the upgrade commit');
+      kube.setKustomization('flux-system', 'flux-system', {
+        status: { lastAppliedRevision: `main@sha1:${commit}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${commit}` }] },
+      });
+      const exit = await runner.exited;
+      assert.equal(exit.code, 0, describeOutcome({ code: exit.code, stdout: runner.stdout(), stderr: runner.stderr() }));
+      const result = JSON.parse(await readFile(resultFile, 'utf8')) as RunResult;
+      assert.equal(result.status, 'succeeded');
+      assert.deepEqual(result.commits, [{ pass: 'upgrade', sha: commit }]);
+      assert.match(result.message, new RegExp(`Flux Ready at ${commit.slice(0, 12)}`));
+    } finally {
+      await kube.stop();
+    }
   });
 
   it('refuses rotation flags for a removal before cloning: bad input, nothing pushed', async () => {
