@@ -8,16 +8,22 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { VerificationError } from '../errors.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
+import { createForgeClient } from '../delivery/create-delivery.js';
+import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
 import type { RunResult } from '../service/scaffold-run.js';
 import { type GitDaemon, startGitDaemon } from '../../test/support/git-server.js';
+import { startForgeDouble } from '../../test/support/forge-double.js';
+import { protectMain } from '../../test/support/protected-branch.js';
 import { git } from '../../test/support/git.js';
 import { createGeneratedFleet, REFERENCE_PATCH } from '../../test/support/generated-fleet.js';
-import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
+import { capturingLogger, commitsOf, describeOutcome, filesAt, runRunner, startRunner, treeAt, type CapturingLogger } from '../../test/support/runner.js';
+import { startKubeApiDouble } from '../../test/support/kube-api-double.js';
 import { runFleetChange, type FleetChangeOptions } from './run-fleet-change.js';
 import { failedResult, StepError } from './step-runner.js';
 import { verifierFor } from './run-scaffold.js';
@@ -41,13 +47,25 @@ interface Remote {
   readonly base: string;
 }
 
-async function newRemote(): Promise<Remote> {
-  const name = `fleet-${++remotes}.git`;
+/** A copy of the template; below `owner/` when a forge double hosts it (the forge client reads owner and name from the URL). */
+async function newRemote(owner?: string): Promise<Remote> {
+  const name = `${owner ? `${owner}/` : ''}fleet-${++remotes}.git`;
   const dir = join(served, name);
   await git(scratch, 'clone', '--quiet', '--bare', template, dir);
   await git(dir, 'config', 'uploadpack.allowFilter', 'true');
   await git(dir, 'config', 'uploadpack.allowAnySHA1InWant', 'true');
   return { dir, url: daemon.url(name), base: await git(dir, 'rev-parse', 'main') };
+}
+
+/** Commits what `change` does to a clone of `remote` and pushes it. @returns the remote's new main */
+async function pushChange(remote: Remote, message: string, change: (work: string) => Promise<void>): Promise<string> {
+  const work = await mkdtemp(join(scratch, 'change-'));
+  await git(scratch, 'clone', '--quiet', remote.dir, work);
+  await change(work);
+  await git(work, 'add', '--all');
+  await git(work, 'commit', '--quiet', '-m', message);
+  await git(work, 'push', '--quiet', 'origin', 'main');
+  return git(remote.dir, 'rev-parse', 'main');
 }
 
 function options(remote: Remote, action: FleetChangeOptions['action'], cluster: string, id = `run-${action}-${cluster}-${remotes}`): FleetChangeOptions {
@@ -127,6 +145,36 @@ describe('runFleetChange: upgrade', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
   });
 
+  it('lands two concurrent upgrades of different clusters, one commit each (the landing queue takes pass upgrade)', async () => {
+    const remote = await newRemote();
+    const results = await Promise.all(['eu-1', 'eu-2'].map((cluster) => run(capturingLogger(), options(remote, 'upgrade', cluster, `together-${cluster}`))));
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.equal(commits.length, 2, commits.map((c) => c.subject).join(' | '));
+    for (const [index, cluster] of ['eu-1', 'eu-2'].entries()) {
+      const commit = commits.find((c) => c.trailers['Scaffold-Cluster'] === cluster);
+      assert.ok(commit, `${cluster}'s upgrade landed`);
+      assert.deepEqual(results[index]!.commits, [{ pass: 'upgrade', sha: commit.sha }]);
+      const touched = (await git(remote.dir, 'diff-tree', '--no-commit-id', '--name-only', '-r', commit.sha)).split('\n');
+      for (const path of touched) assert.ok(path.startsWith(`clusters/${cluster}/`), `${commit.sha} touches only ${cluster}: ${path}`);
+    }
+  });
+
+  it('fails at step 2 with the findings when the re-rendered tree fails verification, and pushes nothing', async () => {
+    const remote = await newRemote();
+    // The reference's patch made invalid (a Deployment's replicas must be an integer): every render from it fails the gate.
+    const base = await pushChange(remote, 'a broken reference patch', async (work) => {
+      await writeFile(join(work, REFERENCE_PATCH), (await readFile(join(work, REFERENCE_PATCH), 'utf8')).replace(/replicas: \d+/, 'replicas: many'));
+    });
+
+    const error = await run(capturingLogger(), options(remote, 'upgrade', 'eu-1')).catch((e: unknown) => e);
+    assert.ok(error instanceof StepError);
+    assert.equal(error.step, 2);
+    assert.ok(error.cause instanceof VerificationError, String(error.cause));
+    assert.ok(error.cause.findings.some((finding) => /replicas/.test(finding)), error.cause.findings.join('\n'));
+    assert.match(failedResult(error, { name: 'eu-1' }).message, /^step 2 \(render-upgrade\) failed: \d+ verification finding/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), base);
+  });
+
   for (const [cluster, why] of [['development', /reference environment/], ['eu-9', /clusters\/eu-9 does not exist/]] as const) {
     it(`fails at step 2 for ${cluster} and pushes nothing`, async () => {
       const remote = await newRemote();
@@ -189,6 +237,32 @@ describe('runFleetChange: remove', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha);
   });
 
+  it("goes through a pull request on scaffold/<cluster>/remove when main is protected, titled and listing the kept files", async () => {
+    const remote = await newRemote('acme');
+    await protectMain(remote.dir);
+    const forge = await startForgeDouble({ forge: 'github', repoDir: remote.dir, owner: 'acme', repo: `fleet-${remotes}`, token: 'forge-token' });
+    try {
+      const logger = capturingLogger();
+      const client = createForgeClient({ forge: 'github', apiUrl: forge.apiUrl, repositoryUrl: remote.url, auth: { kind: 'token', token: 'forge-token' }, logger });
+      const delivery = new PullRequestDelivery({ forge: client, autoMerge: true, pollIntervalMs: 50, logger });
+      const result = await runFleetChange({ git: new CliGitRemote({ logger }), logger, delivery, workRoot: scratch }, options(remote, 'remove', BOOTSTRAPPED));
+
+      const [pull] = forge.pulls;
+      assert.ok(pull && forge.pulls.length === 1);
+      assert.equal(pull.title, "Remove eu-3: the generator's files");
+      assert.equal(pull.head, 'scaffold/eu-3/remove');
+      assert.deepEqual(pull.labels, ['gitops-scaffolder', 'scaffold-pass:remove']);
+      assert.match(pull.body, /Files kept \(not written by gitops-scaffolder\)/);
+      assert.match(pull.body, /flux-system\//);
+      assert.ok(pull.merged);
+      const main = await git(remote.dir, 'rev-parse', 'main');
+      assert.deepEqual(result.commits, [{ pass: 'remove', sha: main }]);
+      assert.ok((await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/')));
+    } finally {
+      await forge.stop();
+    }
+  });
+
   it('refuses the reference environment at step 2', async () => {
     const remote = await newRemote();
     const error = await run(capturingLogger(), options(remote, 'remove', 'development')).catch((e: unknown) => e);
@@ -197,6 +271,23 @@ describe('runFleetChange: remove', () => {
     assert.match(failedResult(error, { name: 'development' }).message, /^step 2 \(remove-files\) failed: .*reference environment/);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
   });
+});
+
+describe('runFleetChange: a directory the generator did not write', () => {
+  for (const [action, why] of [['upgrade', /has no provenance.yaml: it was not generated by gitops-scaffolder, so there is nothing to re-render/], ['remove', /has no provenance.yaml: it was not generated by gitops-scaffolder, so nothing in it is the generator's to remove/]] as const) {
+    it(`is refused by ${action} at step 2, nothing pushed`, async () => {
+      const remote = await newRemote();
+      const base = await pushChange(remote, 'a hand-made cluster', async (work) => {
+        await mkdir(join(work, 'clusters/hand-made'), { recursive: true });
+        await writeFile(join(work, 'clusters/hand-made/kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+      });
+      const error = await run(capturingLogger(), options(remote, action, 'hand-made')).catch((e: unknown) => e);
+      assert.ok(error instanceof StepError);
+      assert.equal(error.step, 2);
+      assert.match(failedResult(error, { name: 'hand-made' }).message, why);
+      assert.equal(await git(remote.dir, 'rev-parse', 'main'), base);
+    });
+  }
 });
 
 describe('scaffold-runner --action upgrade', () => {
@@ -217,5 +308,48 @@ describe('scaffold-runner --action upgrade', () => {
     assert.deepEqual(outcome.result?.commits, [{ pass: 'upgrade', sha: commit.sha }]);
     assert.ok((outcome.result?.changes?.modified ?? 0) + (outcome.result?.changes?.added ?? 0) > 0);
     assert.deepEqual(outcome.nonJsonLines, []);
+  });
+
+  it('with --wait-ready and only a kubeconfig, succeeds once Flux is Ready at the upgrade commit', async () => {
+    const remote = await newRemote();
+    const kube = await startKubeApiDouble();
+    try {
+      const kubeconfig = await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')));
+      const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+      kube.setKustomization('flux-system', 'flux-system', { spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' }, path: './clusters/eu-2' }, status: {} });
+      const runner = startRunner({
+        args: ['--action', 'upgrade', '--repo-url', remote.url, '--cluster', 'eu-2', '--domain', 'eu-2.example.net', '--region', 'eu-west-1', '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '60s', '--result-file', resultFile],
+        env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
+      });
+      const waiting = await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
+      const commit = await git(remote.dir, 'rev-parse', 'main');
+      assert.notEqual(commit, remote.base);
+      assert.equal(waiting['commit'], commit, 'waits for the upgrade commit');
+      kube.setKustomization('flux-system', 'flux-system', {
+        status: { lastAppliedRevision: `main@sha1:${commit}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${commit}` }] },
+      });
+      const exit = await runner.exited;
+      assert.equal(exit.code, 0, describeOutcome({ code: exit.code, stdout: runner.stdout(), stderr: runner.stderr() }));
+      const result = JSON.parse(await readFile(resultFile, 'utf8')) as RunResult;
+      assert.equal(result.status, 'succeeded');
+      assert.deepEqual(result.commits, [{ pass: 'upgrade', sha: commit }]);
+      assert.match(result.message, new RegExp(`Flux Ready at ${commit.slice(0, 12)}`));
+    } finally {
+      await kube.stop();
+    }
+  });
+
+  it('refuses rotation flags for a removal before cloning: bad input, nothing pushed', async () => {
+    const remote = await newRemote();
+    const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
+    const outcome = await runRunner({
+      args: ['--action', 'remove', '--rotate-credentials', '--repo-url', remote.url, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1', '--result-file', resultFile],
+      env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
+      resultFile,
+    });
+    assert.equal(outcome.code, 2, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'failed');
+    assert.match(outcome.result?.message ?? '', /--rotate-credentials\/--rotate-only.*keeps every sealed credential/);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
   });
 });

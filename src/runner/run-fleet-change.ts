@@ -8,24 +8,20 @@
  * what the remote has; an upgrade that already landed renders the same bytes
  * and commits nothing, a removal that already landed finds nothing left.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PassDelivery } from '../delivery/delivery.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type RunAction } from '../model/run-action.js';
-import { isRunId } from '../model/run-id.js';
 import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
-import { cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass } from './run-git.js';
+import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass, finishRun, runScratch } from './run-git.js';
 import type { WorkTreeVerifier } from './run-scaffold.js';
-import { runSteps, StepError, type StepWork } from './step-runner.js';
+import { runSteps, type StepWork } from './step-runner.js';
 
 /** What a fleet run does. */
 export type FleetAction = Exclude<RunAction, 'scaffold'>;
@@ -69,9 +65,7 @@ export interface FleetChangeOptions {
  * @throws StepError carrying the failed step, the original error and the commits pushed before it
  */
 export async function runFleetChange(deps: FleetChangeDeps, options: FleetChangeOptions): Promise<RunResult> {
-  if (!isRunId(options.id)) {
-    throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
-  }
+  assertRunId(options.id);
   const named = clusterNameSchema.safeParse(options.cluster.name);
   if (!named.success) throw new ValidationError([{ field: 'cluster', message: named.error.issues[0]?.message ?? 'is not a cluster name' }]);
   const { action, signal } = options;
@@ -85,7 +79,7 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
   const commits: RunCommit[] = [];
   let workspace: GitWorkspace | undefined;
   let change: FleetChange | undefined;
-  const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `${action}-${options.id}-`));
+  const workRoot = await runScratch(deps.workRoot, action, options.id);
 
   /** The run's gate over its working copy: throws the findings. */
   const verifyTree = async () => {
@@ -146,7 +140,7 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     },
   };
 
-  try {
+  return finishRun(async () => {
     const context = { log, now, ...(signal ? { signal } : {}) };
     if (action === 'upgrade') {
       const work: Record<UpgradeStepName, StepWork> = { clone, 'render-upgrade': { message: () => `rendering ${gitopsPath} again from ${reference}, sealed credentials kept`, run: plan(upgradeChange) }, 'push-upgrade': push };
@@ -166,11 +160,5 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     };
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
     return result;
-  } catch (error) {
-    if (error instanceof StepError) error.commits = [...commits];
-    throw error;
-  } finally {
-    await workspace?.dispose().catch(() => undefined);
-    await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
-  }
+  }, { workRoot, commits, workspace: () => workspace });
 }

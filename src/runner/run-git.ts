@@ -1,10 +1,17 @@
 /**
- * The git side every run shares, whatever its action: the sparse clone of
- * step 1, the defaults of its commits, and the delivery of a committed pass
- * with the `commit` event that reports it.
+ * The git side every run shares, whatever its action: its scratch directory
+ * and the clean-up after it, the sparse clone of step 1, the defaults of its
+ * commits, and the delivery of a committed pass with the `commit` event that
+ * reports it.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { isRunId } from '../model/run-id.js';
+import type { RunCommit } from '../service/scaffold-run.js';
+import { StepError } from './step-runner.js';
 import type { DeliverPassRequest, PassDelivery } from '../delivery/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
@@ -68,4 +75,42 @@ export async function deliverPass(delivery: PassDelivery | undefined, request: D
     `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
   );
   return pushed.sha;
+}
+
+/**
+ * Refuses an id that is not a run id, first thing: it names the run's scratch directory and every commit trailer.
+ * @throws ValidationError
+ */
+export function assertRunId(id: string): void {
+  if (!isRunId(id)) throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
+}
+
+/** A run's own scratch directory below `parent` (default: the OS temp dir). */
+export function runScratch(parent: string | undefined, prefix: string, id: string): Promise<string> {
+  return mkdtemp(join(parent ?? tmpdir(), `${prefix}-${id}-`));
+}
+
+/** What a run leaves to clean up, read when it ends. */
+export interface RunLeftovers {
+  readonly workRoot: string;
+  readonly workspace: () => GitWorkspace | undefined;
+  /** The commits pushed so far: a failed step reports them. */
+  readonly commits: readonly RunCommit[];
+}
+
+/**
+ * Runs a run's steps and ends it the same way whatever happened: a StepError
+ * carries the commits pushed before it, and the working copy and the scratch
+ * directory are removed.
+ */
+export async function finishRun<T>(work: () => Promise<T>, leftovers: RunLeftovers): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StepError) error.commits = [...leftovers.commits];
+    throw error;
+  } finally {
+    await leftovers.workspace()?.dispose().catch(() => undefined);
+    await rm(leftovers.workRoot, { recursive: true, force: true }).catch(() => undefined);
+  }
 }

@@ -10,9 +10,6 @@
  * the remote has, re-renders to the same bytes (credentials kept), and commits
  * nothing that is already there.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
@@ -25,9 +22,8 @@ import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
-import { isRunId } from '../model/run-id.js';
-import { cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass } from './run-git.js';
-import { runSteps, StepError, type StepWork } from './step-runner.js';
+import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass, finishRun, runScratch } from './run-git.js';
+import { runSteps, type StepWork } from './step-runner.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers, with the step runner's error and result.
@@ -86,9 +82,7 @@ export interface ScaffoldRunOptions {
  *   pushed before it, so callers can write a failed result and choose an exit code
  */
 export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOptions): Promise<RunResult> {
-  if (!isRunId(options.id)) {
-    throw new ValidationError([{ field: 'id', message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit' }]);
-  }
+  assertRunId(options.id);
   // Bad input is refused before anything is pushed: found at step 6, it would
   // leave the cluster with only its first pass on the remote.
   const now = deps.now ?? Date.now;
@@ -110,7 +104,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   let workspace: GitWorkspace | undefined;
   /** What the last render changed, for a pull request's description. */
   let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
-  const workRoot = await mkdtemp(join(deps.workRoot ?? tmpdir(), `scaffold-${options.id}-`));
+  const workRoot = await runScratch(deps.workRoot, 'scaffold', options.id);
 
   const verifyTree = async () => {
     if (!deps.verify) return;
@@ -237,7 +231,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     'push-all': { message: () => 'committing and pushing every layer', run: () => commitAndPush('all') },
   };
 
-  try {
+  return finishRun(async () => {
     await runSteps(SCAFFOLD_STEPS, work, { log, now, ...(options.signal ? { signal: options.signal } : {}) });
 
     const result: RunResult = {
@@ -249,13 +243,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     };
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
     return result;
-  } catch (error) {
-    if (error instanceof StepError) error.commits = [...commits];
-    throw error;
-  } finally {
-    await workspace?.dispose().catch(() => undefined);
-    await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
-  }
+  }, { workRoot, commits, workspace: () => workspace });
 }
 
 /** Adapts a repository verifier to the run's pre-push gate. */
