@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +22,7 @@ import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
+import { editReferenceReplicas } from '../../test/support/generated-fleet.js';
 import { git } from '../../test/support/git.js';
 import { unusedExecutor, unusedPreviewer } from '../../test/support/unused-executor.js';
 import { createHttpApp } from './create-http-app.js';
@@ -30,7 +31,6 @@ const TOKEN = 'upgrade-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
 const CLUSTERS = ['eu-1', 'eu-2', 'eu-3'];
-const PATCH = 'clusters/development/apps/tcr-api-replicas.yaml';
 
 describe('/api/v1/upgrades', () => {
   let tmp: string;
@@ -40,15 +40,6 @@ describe('/api/v1/upgrades', () => {
   let app: FastifyInstance;
   let appDeps: Parameters<typeof createHttpApp>[0];
 
-  const setReplicas = async (from: number, to: number) => {
-    // The service pushed upgrades since: start from the branch as it is.
-    await git(work, 'pull', '--quiet', '--ff-only', bare, 'main');
-    const patch = join(work, PATCH);
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace(`replicas: ${from}`, `replicas: ${to}`));
-    await git(work, 'add', '--all');
-    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', `${to} API replicas`);
-    await git(work, 'push', '--quiet', bare, 'main:main');
-  };
   const post = (body: unknown) => app.inject({ method: 'POST', url: '/api/v1/upgrades', headers: AUTH, payload: body as object });
   const head = () => git(bare, 'rev-parse', 'main');
   before(async () => {
@@ -70,7 +61,7 @@ describe('/api/v1/upgrades', () => {
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
     appDeps = { service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, rolloutStore: store.rollouts() };
     app = await createHttpApp(appDeps);
-    await setReplicas(3, 4);
+    await editReferenceReplicas(work, bare, 3, 4);
   });
 
   after(async () => {

@@ -8,13 +8,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FleetRunSecrets } from '../../src/delivery/fleet-run-secrets.js';
 import { type ForgeDouble, startForgeDouble } from '../support/forge-double.js';
-import { createGeneratedFleet, REFERENCE_PATCH } from '../support/generated-fleet.js';
+import { createGeneratedFleet, editReferenceReplicas } from '../support/generated-fleet.js';
 import { type GitHttpServer, startGitHttpServer } from '../support/git-server.js';
 import { git } from '../support/git.js';
 import { startLocalFleetService, type LocalFleetService } from '../support/local-fleet-service.js';
@@ -91,14 +91,6 @@ describe('upgrades and removals as runs, pushed', () => {
   const head = () => git(bare, 'rev-parse', 'main');
   /** Every sealed credential of the fleet, as `mode type blob path` lines. */
   const sealed = async () => (await git(bare, 'ls-tree', '-r', 'main', 'clusters')).split('\n').filter((line) => line.includes('/sealed/sealed-'));
-  const editReference = async (from: number, to: number) => {
-    await git(work, 'pull', '--quiet', '--ff-only', bare, 'main');
-    const patch = join(work, REFERENCE_PATCH);
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace(`replicas: ${from}`, `replicas: ${to}`));
-    await git(work, 'add', '--all');
-    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', `${to} API replicas`);
-    await git(work, 'push', '--quiet', bare, 'main:main');
-  };
 
   before(async () => {
     work = join(scratch, 'push-work');
@@ -149,7 +141,7 @@ describe('upgrades and removals as runs, pushed', () => {
   });
 
   it('a cluster whose upgrade fails stops the rollout after its wave, saying which and why; later waves never start', async () => {
-    await editReference(4, 5);
+    await editReferenceReplicas(work, bare, 4, 5);
     // eu-1 lost a sealed credential: rendering it again would seal a new one, which an upgrade never does.
     await git(work, 'pull', '--quiet', '--ff-only', bare, 'main');
     const [lost] = (await git(work, 'ls-files', 'clusters/eu-1')).split('\n').filter((path) => path.includes('/sealed/sealed-'));

@@ -48,3 +48,16 @@ export async function createGeneratedFleet(work: string, bare: string, options: 
   for (const [key, value] of [['uploadpack.allowFilter', 'true'], ['uploadpack.allowAnySHA1InWant', 'true'], ['receive.denyNonFastForwards', 'true']] as const) await git(bare, 'config', key, value);
   return git(bare, 'rev-parse', 'main');
 }
+
+/**
+ * Changes the reference's API replicas from `from` to `to` in one commit pushed to `bare`,
+ * starting from the branch as it is (runs may have pushed since).
+ */
+export async function editReferenceReplicas(work: string, bare: string, from: number, to: number): Promise<void> {
+  await git(work, 'pull', '--quiet', '--ff-only', bare, 'main');
+  const patch = join(work, REFERENCE_PATCH);
+  await writeFile(patch, (await readFile(patch, 'utf8')).replace(`replicas: ${from}`, `replicas: ${to}`));
+  await git(work, 'add', '--all');
+  await git(work, '-c', 'user.name=test', '-c', 'user.email=test@example.invalid', 'commit', '--quiet', '-m', `${to} API replicas`);
+  await git(work, 'push', '--quiet', bare, 'main:main');
+}

@@ -9,6 +9,7 @@ import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
 import { removalStarted } from './run-action-view';
+import { KeptFiles } from './run-changes';
 import { SealingPanel } from './sealing-panel';
 
 export function ClusterPage({ name }: { name: string }) {
@@ -114,18 +115,7 @@ function Removed({ removal }: { removal: Removal }) {
     <section class="card" role="status" aria-labelledby="removal-heading" data-testid="removed">
       <h2 id="removal-heading">Removal started</h2>
       <p>{shown.summary}</p>
-      {shown.kept.length > 0 && (
-        <div data-testid="removal-kept">
-          <p>Kept, as they are not the generator's:</p>
-          <ul class="kept-files">
-            {shown.kept.map((file) => (
-              <li key={file}>
-                <code class="wrap">{file}</code>
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <KeptFiles files={shown.kept} testId="removal-kept" lead="Kept, as they are not the generator's:" />
       {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
       <p>
         <a href={paths.run(removal.run.id)} onClick={onLinkClick} data-testid="removal-run-link">

@@ -23,18 +23,24 @@ export function RunChanges({ run }: { run: RunDetail }) {
           {shown.credentialsKept !== undefined && <p data-testid="credentials-kept">{shown.credentialsKept}.</p>}
         </>
       )}
-      {shown.kept.length > 0 && (
-        <div data-testid="kept-files">
-          <p>Kept: not the generator's files, so the removal left them.</p>
-          <ul class="kept-files">
-            {shown.kept.map((file) => (
-              <li key={file}>
-                <code class="wrap">{file}</code>
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <KeptFiles files={shown.kept} testId="kept-files" lead="Kept: not the generator's files, so the removal left them." />
     </section>
+  );
+}
+
+/** The files a removal leaves under the cluster's directory (flux bootstrap's among them), after `lead`; nothing when there are none. */
+export function KeptFiles({ files, lead, testId }: { files: readonly string[]; lead: string; testId: string }) {
+  if (files.length === 0) return null;
+  return (
+    <div data-testid={testId}>
+      <p>{lead}</p>
+      <ul class="kept-files">
+        {files.map((file) => (
+          <li key={file}>
+            <code class="wrap">{file}</code>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
