@@ -186,6 +186,22 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
       assert.equal((await settled(executor, run)).state, 'succeeded');
     });
 
+    it('hands an upgrade run its action and no secret it was not given, and records its changes', async () => {
+      const { executor } = under();
+      const run = contractRunOf({ action: 'upgrade', sealing: 'none' });
+      await executor.start(run, {});
+      const { env, files } = await under().runnerView(run);
+      assert.equal(env[RUNNER_ENV.action], 'upgrade');
+      assert.deepEqual(Object.values(files), [], 'no secret file');
+      for (const name of [RUNNER_ENV.certificatePem, RUNNER_ENV.kubeconfigData, RUNNER_ENV.gitToken, RUNNER_ENV.certificateFile, RUNNER_ENV.kubeconfigFile]) assert.equal(env[name], undefined, name);
+      const changes = { added: 0, modified: 2, removed: 0, credentialsKept: 4 };
+      await under().play(run, { lines: [], result: { status: 'succeeded', message: 'upgraded', commits: [{ pass: 'upgrade', sha: 'a'.repeat(40) }], step: 3, changes } });
+      const state = await settled(executor, run);
+      assert.ok(state.state === 'succeeded');
+      assert.deepEqual(state.result.changes, changes);
+      assert.deepEqual(state.result.commits, [{ pass: 'upgrade', sha: 'a'.repeat(40) }]);
+    });
+
     it('is the fence: after cancel resolves, the run is no longer active, so nothing of it may still push', async () => {
       const { executor } = under();
       const run = contractRunOf();
