@@ -153,7 +153,7 @@ function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, wait
   const parsed = clusterNameSchema.safeParse(flags.cluster);
   if (!parsed.success) throw new ValidationError([{ field: '--cluster', message: parsed.error.issues[0]!.message }]);
   if (flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined) {
-    throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `an ${flags.action} keeps every sealed credential byte for byte: rotate credentials with a scaffold run` }]);
+    throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} sealed credentials, it never seals them anew: rotate credentials with a scaffold run` }]);
   }
   if (waitReady && flags.action === 'remove') throw new ValidationError([{ field: '--wait-ready', message: 'a removal leaves nothing of the cluster for its Flux to make Ready' }]);
 }

@@ -349,7 +349,7 @@ describe('scaffold-runner --action upgrade', () => {
     });
     assert.equal(outcome.code, 2, describeOutcome(outcome));
     assert.equal(outcome.result?.status, 'failed');
-    assert.match(outcome.result?.message ?? '', /--rotate-credentials\/--rotate-only.*keeps every sealed credential/);
+    assert.match(outcome.result?.message ?? '', /--rotate-credentials\/--rotate-only: a removal deletes sealed credentials, it never seals them anew/);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
   });
 });
