@@ -178,6 +178,21 @@ describe('/api/v1/clusters', () => {
     assert.equal(again.statusCode, 409, again.body);
   });
 
+  it('a failed removal run is retried as a removal with no caller credential: one offered is refused', async () => {
+    const failed = (await store.list({ cluster: 'eu-2', status: 'pending' })).runs[0];
+    assert.ok(failed, 'the removal run of the previous case');
+    await store.update(failed.id, { status: 'failed', message: 'the push was refused', finishedAt: new Date() });
+    const retry = (payload: object) => app.inject({ method: 'POST', url: `/api/v1/scaffolds/${failed.id}/retry`, headers: AUTH, payload });
+    const offered = await retry({ repository: { credentials: { token: 'ghp_callers-own-token' } } });
+    assert.equal(offered.statusCode, 400, offered.body);
+    assert.match(offered.body, /takes no credentials: it uses the service's own/);
+    assert.ok(!offered.body.includes('ghp_callers-own-token'));
+    const accepted = await retry({});
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const [start] = started.splice(0);
+    assert.deepEqual([start?.run.action, start?.run.attempt, start?.run.sealing, start?.secrets], ['remove', 2, 'none', {}]);
+  });
+
   it('DELETE with pull_request refuses a service without forge credentials before any run starts', async () => {
     const response = await app.inject({
       method: 'DELETE',

@@ -96,15 +96,14 @@ describe('a removal started from the cluster page', () => {
 });
 
 describe('retrying an upgrade or a removal', () => {
-  it('offers no sealing input for a run that seals nothing, and the service accepts a body without one', () => {
+  it('asks for nothing for a run that seals nothing, and sends nothing: the service uses its own forge credentials', () => {
     assert.deepEqual(sealingModesOf('none'), ['none']);
     assert.deepEqual(sealingModesOf('certificate'), ['certificate']);
     assert.deepEqual(sealingModesOf('kubeconfig'), ['kubeconfig-inline', 'kubeconfig-secret']);
     const values = { ...EMPTY_SECRETS, mode: 'none' as const, token: 'ghp_example', certificate: 'left over', registryAuth: '{"auths":{}}' };
     assert.deepEqual(secretIssues(values), new Map(), 'nothing to ask for');
     const body = secretsRequest(values);
-    assert.deepEqual(body, { repository: { credentials: { token: 'ghp_example' } } }, 'no certificate, kubeconfig or registry secret: nothing is sealed');
+    assert.deepEqual(body, {}, 'no certificate, kubeconfig, registry secret or repository token');
     assert.ok(retryRequestSchema.safeParse(body).success);
-    assert.deepEqual(secretsRequest({ ...EMPTY_SECRETS, mode: 'none' }), {});
   });
 });

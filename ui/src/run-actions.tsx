@@ -3,8 +3,9 @@
  * active (after a confirmation), or retry it once it failed or was cancelled.
  * A retry is a new run; the service never stores secrets, so the retry form
  * asks again for the ones this run used (its certificate or kubeconfig, and
- * optionally a registry pull secret, a repository token or a GitHub App); an
- * upgrade or a removal seals nothing, so its retry asks only for repository credentials.
+ * optionally a registry pull secret, a repository token or a GitHub App). An
+ * upgrade or a removal asks for nothing: it seals nothing, and it reaches the
+ * repository with the service's own forge credentials, as its first attempt did.
  */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, cancelRun, retryRun, type RunDetail } from './api';
@@ -78,15 +79,17 @@ function RetryAction({ run }: { run: RunDetail }) {
   const [error, setError] = useState<unknown>(null);
   const heading = useRef<HTMLHeadingElement>(null);
 
+  // An upgrade or a removal takes no caller credential (the service refuses any): the retry sends none.
+  const fleetRun = run.sealing === 'none';
   const submit = async (event: Event) => {
     event.preventDefault();
-    const found = secretIssues(secrets, githubApp);
+    const found = fleetRun ? new Map<string, string>() : secretIssues(secrets, githubApp);
     setIssues(found);
     if (found.size > 0) return;
     setBusy(true);
     setError(null);
     try {
-      const accepted = await retryRun(run.id, secretsRequest(secrets, githubApp));
+      const accepted = await retryRun(run.id, fleetRun ? {} : secretsRequest(secrets, githubApp));
       setSecrets(clearedSecrets);
       navigate(paths.run(accepted.id));
     } catch (caught) {
@@ -126,10 +129,10 @@ function RetryAction({ run }: { run: RunDetail }) {
         Retry {run.cluster.name}
       </h2>
       <p class="hint">
-        {run.sealing === 'none' ? (
+        {fleetRun ? (
           <>
-            A new {actionName(run.action)} run (attempt {run.attempt + 1}) of the same cluster, repository and branch. It seals nothing, so it needs no certificate or kubeconfig; give the
-            repository credentials again if the branch needs them (the service keeps no secret).
+            A new {actionName(run.action)} run (attempt {run.attempt + 1}) of the same cluster, repository and branch. It seals nothing and reaches the repository with the
+            service&rsquo;s own forge credentials, as the first attempt did: there is nothing to give again.
           </>
         ) : (
           <>
@@ -139,7 +142,7 @@ function RetryAction({ run }: { run: RunDetail }) {
         )}
       </p>
       {issues.has('form') && <p class="error-box" role="alert">{issues.get('form')}</p>}
-      <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} githubApp={githubApp} />
+      {!fleetRun && <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} githubApp={githubApp} />}
       {error !== null && (
         <p class="error-box" role="alert">
           Could not retry the run: {messageOf(error)}

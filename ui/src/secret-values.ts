@@ -111,6 +111,8 @@ function credentialsOf(values: SecretValues, githubApp: boolean): RepositoryCred
  * @param githubApp whether the request can use a GitHub App (pull_request delivery on GitHub): otherwise its fields are not sent
  */
 export function secretsRequest(values: SecretValues, githubApp = false): SecretsBody {
+  // A run that seals nothing (an upgrade, a removal) uses the service's own forge credentials: the service refuses any other.
+  if (values.mode === 'none') return {};
   const trimmedCertificate = values.certificate.trim();
   const kubeconfig: KubeconfigSource | undefined =
     values.mode === 'kubeconfig-inline'
@@ -119,8 +121,7 @@ export function secretsRequest(values: SecretValues, githubApp = false): Secrets
         ? { secretRef: { namespace: values.secretNamespace.trim(), name: values.secretName.trim(), key: values.secretKey.trim() } }
         : undefined;
   const credentials = credentialsOf(values, githubApp);
-  // A run that seals nothing has no use for a registry pull secret: it would be sealed into the tree.
-  const registryAuth = values.mode === 'none' ? '' : values.registryAuth.trim();
+  const registryAuth = values.registryAuth.trim();
   return {
     ...(values.mode === 'certificate' ? { sealing: { certificate: trimmedCertificate === '' ? '' : `${trimmedCertificate}\n` } } : {}),
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
