@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { FleetSource } from './fleet-source.js';
@@ -166,6 +166,31 @@ describe('RolloutService', () => {
     assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-2'] });
     assert.deepEqual(done.clusters['eu-1'], { status: 'failed', message: 'cluster eu-1 already has an active run' });
     assert.deepEqual(runs.startedFor(), []);
+    await service.idle();
+  });
+
+  it('a store that does not answer for a while fails nothing: the driver asks again', async () => {
+    const runs = new RunsDouble();
+    let outage = 0;
+    const flaky: RolloutRuns = {
+      startFleetRun: (request, caller) => runs.startFleetRun(request, caller),
+      checkFleetDelivery: () => undefined,
+      get: async (id) => {
+        if (outage > 0) {
+          outage--;
+          throw new UnavailableError('the run store is unavailable');
+        }
+        return runs.get(id);
+      },
+    };
+    const service = serviceWith(fleetOf(['eu-1']), flaky);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    outage = 5;
+    runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout finished', (r) => r.state !== 'running');
+    assert.equal(done.state, 'succeeded');
+    assert.equal(outage, 0, 'the outage was met');
     await service.idle();
   });
 

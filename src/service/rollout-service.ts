@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliverySettings } from '../delivery/delivery.js';
-import { AppError, ValidationError } from '../errors.js';
+import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import { upgradeTargets } from '../fleet/plan-upgrade.js';
 import { registeredClusterSpec } from '../fleet/registered-cluster-spec.js';
 import { nextRolloutStep, planWaves } from '../fleet/rollout-waves.js';
@@ -239,13 +239,16 @@ export class RolloutService {
       const ended: Record<string, RolloutCluster> = {};
       for (const name of following) {
         const cluster = rollout.clusters[name]!;
-        const run = await this.#runs.get(cluster.run!).catch((error: unknown) => {
-          // A run that is gone (never expected: runs are kept) cannot succeed.
+        let run: ScaffoldRun;
+        try {
+          run = await this.#runs.get(cluster.run!);
+        } catch (error) {
+          // A run that is gone (never expected: runs are kept) cannot succeed; a store that did not answer is asked again next time.
           this.#logger.warn({ rollout: rollout.id, cluster: name, run: cluster.run, err: error }, 'upgrade run could not be read');
-          return undefined;
-        });
-        if (run === undefined) ended[name] = { status: 'failed', run: cluster.run!, message: `its run ${cluster.run!} could not be read` };
-        else if (isFinal(run.status)) ended[name] = clusterOutcome(run);
+          if (error instanceof NotFoundError) ended[name] = { status: 'failed', run: cluster.run!, message: `its run ${cluster.run!} no longer exists` };
+          continue;
+        }
+        if (isFinal(run.status)) ended[name] = clusterOutcome(run);
       }
       if (Object.keys(ended).length > 0) rollout = await this.#save(rollout, ended);
       else await interruptibleSleep(this.#pollMs, this.#stopping.signal);
