@@ -157,6 +157,19 @@ describe('RolloutService', () => {
     await service.idle();
   });
 
+  it('an operator cancelling the wave’s run stops the rollout like a failure', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2']), runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    runs.end('eu-1', 'cancelled', { message: 'cancelled by oidc:bob' });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
+    assert.deepEqual([done.state, done.clusters['eu-1']?.status, done.clusters['eu-1']?.message], ['failed', 'cancelled', 'cancelled by oidc:bob']);
+    assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-2'] });
+    assert.deepEqual(runs.startedFor(), ['eu-1']);
+    await service.idle();
+  });
+
   it('a cluster whose run cannot start (another active run) fails its wave with the reason', async () => {
     const runs = new RunsDouble();
     runs.busy.add('eu-1');
