@@ -654,6 +654,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.locator('#upgrade-question').waitFor({ timeout: 60_000 });
     assert.match((await page.locator('#upgrade-question').textContent()) ?? '', /0 added, [1-9]\d* modified, 0 removed file/);
     assert.match((await page.getByTestId('upgrade-action').textContent()) ?? '', /modified: clusters\/eu-wait-1\/infrastructure\/ingress-nginx-replicas\.yaml/);
+    // Pushed unless the operator asks for a pull request.
+    assert.equal(await page.locator('#upgrade-delivery').textContent(), `The upgrade lands as one commit touching only clusters/${WAITING_CLUSTER.name}/, pushed straight to the branch.`);
     await checkpoint('17-upgrade-preview', t);
     await page.getByRole('button', { name: 'Yes, upgrade it' }).click();
     await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
@@ -701,6 +703,26 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await confirm.fill('eu-prod');
     assert.ok(await remove.isDisabled(), 'a partial name does not enable the removal');
     await confirm.fill(OK_CLUSTER.name);
+    // Through a pull request: the forge is asked for before anything is sent, then the service's refusal (the embedded
+    // repository is a local path, on no forge) shows in the action's error box, and nothing is removed.
+    const removeAction = page.getByTestId('remove-action');
+    const explained = page.locator('#remove-explained');
+    assert.match((await explained.textContent()) ?? '', new RegExp(`under clusters/${OK_CLUSTER.name}/, pushed straight to the branch, followed`));
+    await removeAction.getByRole('radio', { name: `Open a pull/merge request on scaffold/${OK_CLUSTER.name}/remove (a protected branch)` }).check();
+    assert.match((await explained.textContent()) ?? '', new RegExp(`through a pull request on scaffold/${OK_CLUSTER.name}/remove that must be merged, followed`));
+    await remove.click();
+    await removeAction.getByText('Choose who hosts the repository').waitFor();
+    assert.equal(await focusedAttribute('id'), 'remove-delivery-forge');
+    assert.equal(await removeAction.getByRole('alert').count(), 0, 'nothing was sent');
+    await removeAction.getByRole('combobox', { name: 'Forge (required)' }).selectOption('github');
+    await remove.click();
+    const refusal = removeAction.getByRole('alert');
+    await refusal.waitFor({ timeout: 10_000 });
+    assert.equal(await refusal.textContent(), 'Could not remove the cluster: delivery.mode: pull_request needs a repository hosted on a forge, not a local path');
+    assert.equal(await page.getByTestId('removed').count(), 0);
+    await checkpoint('19-cluster-remove-pull-request-refused', t);
+    await removeAction.getByRole('radio', { name: 'Push the commit to the branch' }).check();
+    await confirm.focus();
     await checkpoint('19-cluster-remove', t);
     await page.keyboard.press('Enter');
     // The DELETE starts a removal run (202): the page says what it will delete and keep, and links to it.

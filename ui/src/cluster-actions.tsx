@@ -2,18 +2,29 @@
  * What an operator can do to a generated cluster: upgrade it (a dry run first
  * shows what would change, then a confirmation starts the rollout) or remove it
  * (the operator types the cluster's name, as the API's `confirm` asks, and a
- * removal run starts).
+ * removal run starts). Each confirmation also asks how the commit reaches the
+ * branch: pushed, or through a pull/merge request the service opens.
  */
 import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
 import { messageOf } from './components';
 import { previewUpgrade, removeCluster, startUpgrade, type Removal, type UpgradePreview } from './fleet-api';
+import { fleetConfirmation } from './fleet-delivery';
+import { useFleetDelivery } from './fleet-delivery-choice';
 import { navigate, paths } from './router';
+
+/** One stable ref callback: Preact calls it on mount only, so choosing a delivery (a re-render) does not pull the focus back. */
+const focusOnMount = (element: HTMLElement | null) => element?.focus();
 
 export function UpgradeAction({ name }: { name: string }) {
   const [preview, setPreview] = useState<UpgradePreview | null>(null);
   const { busy, error, run } = useAction();
+  const delivery = useFleetDelivery('upgrade', name);
   const entry = preview?.clusters.find((c) => c.name === name);
+  const upgrade = () => {
+    const body = delivery.take();
+    if (body !== null) void run(async () => navigate(paths.upgrade((await startUpgrade(name, body)).id)));
+  };
   return (
     <div class="run-actions" data-testid="upgrade-action">
       {preview === null ? (
@@ -41,17 +52,31 @@ export function UpgradeAction({ name }: { name: string }) {
             </ul>
           )}
           {entry?.status === 'changed' && (
+            <>
+              {delivery.fields}
+              <p id="upgrade-delivery">{fleetConfirmation('upgrade', name, delivery.values)}</p>
+            </>
+          )}
+          {entry?.status === 'changed' && (
             <button
               type="button"
               class="primary"
               disabled={busy}
-              ref={(element) => element?.focus()}
-              onClick={() => void run(async () => navigate(paths.upgrade((await startUpgrade(name)).id)))}
+              ref={focusOnMount}
+              onClick={upgrade}
             >
               {busy ? 'Starting…' : 'Yes, upgrade it'}
             </button>
           )}
-          <button type="button" class="secondary" disabled={busy} onClick={() => setPreview(null)}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={busy}
+            onClick={() => {
+              setPreview(null);
+              delivery.reset();
+            }}
+          >
             {entry?.status === 'changed' ? 'Not now' : 'Close'}
           </button>
         </div>
@@ -69,9 +94,12 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
   const [confirming, setConfirming] = useState(false);
   const [typed, setTyped] = useState('');
   const { busy, error, run } = useAction();
+  const delivery = useFleetDelivery('remove', name);
   const remove = async () => {
     if (typed !== name) return;
-    await run(async () => onRemoved(await removeCluster(name, typed)));
+    const body = delivery.take();
+    if (body === null) return;
+    await run(async () => onRemoved(await removeCluster(name, typed, body)));
   };
   return (
     <div class="run-actions" data-testid="remove-action">
@@ -92,10 +120,8 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
           <p id="remove-question">
             <strong>Remove {name}?</strong>
           </p>
-          <p id="remove-explained">
-            This starts a removal run: one commit that deletes the files the generator wrote under <code>clusters/{name}/</code>, followed on the run's page.
-            Flux on the cluster then prunes what they deployed. Type the cluster name to confirm.
-          </p>
+          <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
+          {delivery.fields}
           <div class="field inline">
             <label for="remove-confirm">Cluster name</label>
             <input
@@ -103,7 +129,7 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
               autoComplete="off"
               spellcheck={false}
               value={typed}
-              ref={(element) => element?.focus()}
+              ref={focusOnMount}
               onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
             />
           </div>
@@ -117,6 +143,7 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             onClick={() => {
               setConfirming(false);
               setTyped('');
+              delivery.reset();
             }}
           >
             Keep it

@@ -1,34 +1,40 @@
-/** The start form's delivery section: push, or pull/merge requests on a forge (docs/delivery.md). */
-import { FORGES, type DeliveryValues } from './delivery-values';
+/** The delivery section of the start form and of a cluster's upgrade and removal: push, or pull/merge requests on a forge (docs/delivery.md). */
+import { FORGES, SCAFFOLD_DELIVERY_WORDING, type DeliveryValues, type DeliveryWording } from './delivery-values';
 import { describedBy, FieldNotes } from './secret-fields';
 
 interface Props {
   readonly values: DeliveryValues;
   readonly onChange: (values: DeliveryValues) => void;
+  /** Keyed by the start form's ids (`delivery-forge`, `delivery-api-url`), whatever `idPrefix` is. */
   readonly issues: ReadonlyMap<string, string>;
+  /** Its inputs' ids start with this (default `delivery`): a page showing two sections keeps their ids apart. */
+  readonly idPrefix?: string;
+  /** @default the start form's words for a run's two passes */
+  readonly wording?: DeliveryWording;
 }
 
-const MODES: readonly { readonly mode: DeliveryValues['mode']; readonly label: string }[] = [
-  { mode: 'push', label: 'Push each pass to the branch' },
-  { mode: 'pull_request', label: 'Open a pull/merge request per pass (a protected branch)' },
+const MODES: readonly { readonly mode: DeliveryValues['mode']; readonly label: keyof DeliveryWording }[] = [
+  { mode: 'push', label: 'push' },
+  { mode: 'pull_request', label: 'pullRequest' },
 ];
 
 const invalid = (issue: string | undefined): 'true' | undefined => (issue === undefined ? undefined : 'true');
 
-export function DeliveryFields({ values, onChange, issues }: Props) {
+export function DeliveryFields({ values, onChange, issues, idPrefix = 'delivery', wording = SCAFFOLD_DELIVERY_WORDING }: Props) {
+  const id = (name: string) => `${idPrefix}-${name}`;
   const forgeIssue = issues.get('delivery-forge');
   const apiIssue = issues.get('delivery-api-url');
   return (
-    <fieldset data-testid="delivery-fields">
+    <fieldset data-testid={id('fields')}>
       <legend>Delivery</legend>
-      <div class="field radio-group" role="radiogroup" aria-labelledby="delivery-mode-label">
-        <p id="delivery-mode-label" class="label">
-          How the two passes reach the branch
+      <div class="field radio-group" role="radiogroup" aria-labelledby={id('mode-label')}>
+        <p id={id('mode-label')} class="label">
+          {wording.question}
         </p>
         {MODES.map(({ mode, label }) => (
           <div class="radio" key={mode}>
-            <input type="radio" id={`delivery-mode-${mode}`} name="delivery-mode" value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
-            <label for={`delivery-mode-${mode}`}>{label}</label>
+            <input type="radio" id={id(`mode-${mode}`)} name={id('mode')} value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
+            <label for={id(`mode-${mode}`)}>{wording[label]}</label>
           </div>
         ))}
       </div>
@@ -36,13 +42,13 @@ export function DeliveryFields({ values, onChange, issues }: Props) {
         <>
           <div class="field-row">
             <div class="field">
-              <label for="delivery-forge">Forge (required)</label>
+              <label for={id('forge')}>Forge (required)</label>
               <select
-                id="delivery-forge"
+                id={id('forge')}
                 name="forge"
                 value={values.forge}
                 onChange={(event) => onChange({ ...values, forge: (event.currentTarget as HTMLSelectElement).value as DeliveryValues['forge'] })}
-                aria-describedby={describedBy('delivery-forge', forgeIssue)}
+                aria-describedby={describedBy(id('forge'), forgeIssue)}
                 aria-invalid={invalid(forgeIssue)}
               >
                 <option value="">Choose…</option>
@@ -52,12 +58,12 @@ export function DeliveryFields({ values, onChange, issues }: Props) {
                   </option>
                 ))}
               </select>
-              <FieldNotes id="delivery-forge" hint="Who hosts the repository; its API opens the requests." issue={forgeIssue} />
+              <FieldNotes id={id('forge')} hint={wording.forgeHint} issue={forgeIssue} />
             </div>
             <div class="field">
-              <label for="delivery-api-url">Forge API URL</label>
+              <label for={id('api-url')}>Forge API URL</label>
               <input
-                id="delivery-api-url"
+                id={id('api-url')}
                 name="apiUrl"
                 type="url"
                 inputMode="url"
@@ -65,15 +71,15 @@ export function DeliveryFields({ values, onChange, issues }: Props) {
                 spellcheck={false}
                 value={values.apiUrl}
                 onInput={(event) => onChange({ ...values, apiUrl: (event.currentTarget as HTMLInputElement).value })}
-                aria-describedby={describedBy('delivery-api-url', apiIssue)}
+                aria-describedby={describedBy(id('api-url'), apiIssue)}
                 aria-invalid={invalid(apiIssue)}
               />
-              <FieldNotes id="delivery-api-url" hint="Empty: derived from the repository URL (e.g. api.github.com for github.com)." issue={apiIssue} />
+              <FieldNotes id={id('api-url')} hint="Empty: derived from the repository URL (e.g. api.github.com for github.com)." issue={apiIssue} />
             </div>
           </div>
           <div class="field checkbox">
-            <input type="checkbox" id="delivery-auto-merge" checked={values.autoMerge} onChange={(event) => onChange({ ...values, autoMerge: (event.currentTarget as HTMLInputElement).checked })} />
-            <label for="delivery-auto-merge">Merge each request once its checks pass (otherwise the run waits for a person to merge it)</label>
+            <input type="checkbox" id={id('auto-merge')} checked={values.autoMerge} onChange={(event) => onChange({ ...values, autoMerge: (event.currentTarget as HTMLInputElement).checked })} />
+            <label for={id('auto-merge')}>{wording.autoMerge}</label>
           </div>
         </>
       )}

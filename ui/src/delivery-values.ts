@@ -26,6 +26,23 @@ export interface DeliveryBody {
 
 export const EMPTY_DELIVERY: DeliveryValues = { mode: 'push', forge: '', autoMerge: false, apiUrl: '' };
 
+/** What the delivery section says: the start form's words for a run's two passes, or a fleet action's for its one commit. */
+export interface DeliveryWording {
+  readonly question: string;
+  readonly push: string;
+  readonly pullRequest: string;
+  readonly forgeHint: string;
+  readonly autoMerge: string;
+}
+
+export const SCAFFOLD_DELIVERY_WORDING: DeliveryWording = {
+  question: 'How the two passes reach the branch',
+  push: 'Push each pass to the branch',
+  pullRequest: 'Open a pull/merge request per pass (a protected branch)',
+  forgeHint: 'Who hosts the repository; its API opens the requests.',
+  autoMerge: 'Merge each request once its checks pass (otherwise the run waits for a person to merge it)',
+};
+
 export const FORGES: readonly { readonly value: Forge; readonly label: string }[] = [
   { value: 'github', label: 'GitHub' },
   { value: 'gitlab', label: 'GitLab' },

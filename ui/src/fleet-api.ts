@@ -1,5 +1,7 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
 import { json, post } from './api';
+import type { DeliveryBody } from './delivery-values';
+import { CLUSTERS_API as CLUSTERS, removalRequest, upgradeRequestBody, UPGRADES_API as UPGRADES } from './fleet-delivery';
 import type { Removal } from './run-types';
 import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
 import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
@@ -40,9 +42,6 @@ export type Rollout = z.output<typeof rolloutSchema>;
 
 export type { Removal };
 
-const CLUSTERS = '/api/v1/clusters';
-const UPGRADES = '/api/v1/upgrades';
-
 export function listClusters(signal?: AbortSignal): Promise<Fleet> {
   return json(CLUSTERS, { signal: signal ?? null });
 }
@@ -51,14 +50,14 @@ export function getCluster(name: string, signal?: AbortSignal): Promise<ClusterV
   return json(`${CLUSTERS}/${encodeURIComponent(name)}`, { signal: signal ?? null });
 }
 
-/** What upgrading the cluster would change; nothing is written. */
+/** What upgrading the cluster would change; nothing is written (so no delivery is asked). */
 export function previewUpgrade(name: string): Promise<UpgradePreview> {
   return json(UPGRADES, post({ clusters: [name], dry_run: true }));
 }
 
-/** Starts the rollout; resolves with it (its id names the page that follows it). */
-export function startUpgrade(name: string): Promise<Rollout> {
-  return json(UPGRADES, post({ clusters: [name], dry_run: false }));
+/** Starts the rollout, its commit delivered as `delivery` says (absent: pushed); resolves with it (its id names the page that follows it). */
+export function startUpgrade(name: string, delivery?: DeliveryBody): Promise<Rollout> {
+  return json(UPGRADES, post(upgradeRequestBody(name, delivery)));
 }
 
 export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {
@@ -75,7 +74,8 @@ export function rotateCredentials(name: string, credentials: readonly string[], 
   return json(`${CLUSTERS}/${encodeURIComponent(name)}/rotate`, post({ credentials, ...input }));
 }
 
-/** Starts the run removing the cluster's generated files (202); `confirm` must repeat the name. */
-export function removeCluster(name: string, confirm: string): Promise<Removal> {
-  return json(`${CLUSTERS}/${encodeURIComponent(name)}?${new URLSearchParams({ confirm }).toString()}`, { method: 'DELETE' });
+/** Starts the run removing the cluster's generated files (202), its commit delivered as `delivery` says (absent: pushed); `confirm` must repeat the name. */
+export function removeCluster(name: string, confirm: string, delivery?: DeliveryBody): Promise<Removal> {
+  const { path, init } = removalRequest(name, confirm, delivery);
+  return json(path, init);
 }

@@ -27,7 +27,7 @@ const BASE = '/api/v1/clusters';
 const NOT_ASKED = "the controller is not asked on GET: POST /api/v1/clusters/{name}/sealing-check with the cluster's kubeconfig or its certificate";
 
 /** A DELETE's optional JSON body. */
-const removeClusterBodySchema = z.object({ delivery: fleetDeliverySchema.optional() }).strict();
+export const removeClusterBodySchema = z.object({ delivery: fleetDeliverySchema.optional() }).strict();
 
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;

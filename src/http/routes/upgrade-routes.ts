@@ -19,7 +19,7 @@ import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema 
 
 const BASE = '/api/v1/upgrades';
 
-const upgradeRequestSchema = z
+export const upgradeRequestSchema = z
   .object({
     clusters: z
       .union([z.literal('all'), z.array(clusterNameSchema).min(1, 'must name at least one cluster').max(5000, 'at most 5000 clusters')])
