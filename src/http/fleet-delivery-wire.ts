@@ -1,26 +1,21 @@
 /**
  * `delivery` on the fleet's writes (`POST /api/v1/upgrades`,
  * `DELETE /api/v1/clusters/{name}`): the same request field as a run's,
- * checked by the same rule, and the requests a change went through.
+ * checked by the same rule, and how it is shown.
  */
 import { z } from 'zod';
-import type { DeliverySettings, ReviewRequestRef } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../delivery/delivery.js';
 import { checkDelivery } from '../service/request-resolver.js';
 import { deliverySchema } from './wire-schemas.js';
 import { toRawDelivery } from './wire-views.js';
 
 /** The request field, described for the fleet's changes. */
 export const fleetDeliverySchema = deliverySchema.describe(
-  "How the change reaches the branch, as for a run. push (default): the service pushes it. pull_request: it goes on its own branch (an upgrade: `scaffold/upgrade/<rollout>/wave-<n>`, one request per wave; a removal: `scaffold/remove/<cluster>`) through a pull/merge request that must be merged (or is merged with auto_merge) before the rollout goes on or the removal answers. The forge API is called with the service's SCAFFOLD_FORGE_TOKEN or GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), only at SCAFFOLD_FORGE_API_URL.",
+  "How each run's commit reaches the branch, as for a scaffold. push (default): the run pushes it. pull_request: it goes on its own branch (`scaffold/<cluster>/upgrade` or `scaffold/<cluster>/remove`) through a pull/merge request that must be merged (or is merged with auto_merge) before the run succeeds, and so before a rollout's next wave starts. The runs reach the forge with the service's SCAFFOLD_FORGE_TOKEN or GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), only for repositories on the forge of SCAFFOLD_FORGE_API_URL.",
 );
 
 export const deliveryViewSchema = z.object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() });
 
-export const reviewRequestSchema = z.object({
-  number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
-  url: z.string(),
-  state: z.enum(['open', 'merged', 'closed']),
-});
 
 /**
  * The checked settings of a fleet change (undefined: push).
@@ -38,5 +33,3 @@ export function deliveryView(settings: DeliverySettings | undefined): z.infer<ty
     ...(settings?.apiUrl ? { api_url: settings.apiUrl } : {}),
   };
 }
-
-export const requestView = (request: ReviewRequestRef): z.infer<typeof reviewRequestSchema> => ({ number: request.number, url: request.url, state: request.state });
