@@ -42,6 +42,7 @@ import { readInputFile, secretFromEnvOrFile } from './read-input-file.js';
 import { holdLease } from './run-contract/run-lease.js';
 import { runnerDelivery } from './delivery/runner-delivery.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
+import { boundedResult } from './run-contract/run-result.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
@@ -81,7 +82,8 @@ async function writeResult(path: string | undefined, result: RunResult): Promise
       return;
     }
   }
-  await writeFile(target, `${JSON.stringify(result)}\n`, { mode: 0o600 });
+  // Bounded for every executor alike: a Job's termination message keeps only its first 4096 bytes.
+  await writeFile(target, `${JSON.stringify(boundedResult(result))}\n`, { mode: 0o600 });
 }
 
 /**

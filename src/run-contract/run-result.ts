@@ -27,6 +27,42 @@ export const runResultSchema = z.object({
   step: z.number().int().min(0).optional(),
 });
 
+/**
+ * What a result may weigh, as written: Kubernetes keeps at most 4096 bytes of
+ * a container's termination message and cuts the rest, which would leave a
+ * finished run without a readable result.
+ */
+export const RESULT_MAX_BYTES = 4096;
+
+/**
+ * `result` made to fit in `maxBytes` of JSON (and its newline): first the
+ * tail of a removal's kept-file list goes (the run's log and the DELETE
+ * answer have the whole list; the message says how many were kept), then the
+ * end of the message (a long list of verification findings), marked `…`.
+ * Status, commits and counts always stay.
+ */
+export function boundedResult(result: RunResult, maxBytes = RESULT_MAX_BYTES): RunResult {
+  const sizeOf = (r: RunResult): number => Buffer.byteLength(`${JSON.stringify(r)}\n`, 'utf8');
+  let excess = sizeOf(result) - maxBytes;
+  if (excess <= 0) return result;
+  let bounded = result;
+  const kept = result.changes?.kept;
+  if (result.changes !== undefined && kept !== undefined && kept.length > 0) {
+    let count = kept.length;
+    // Each path costs its JSON string and a comma.
+    for (let freed = 0; count > 0 && freed < excess; count--) freed += Buffer.byteLength(JSON.stringify(kept[count - 1]), 'utf8') + 1;
+    bounded = { ...result, changes: { ...result.changes, kept: kept.slice(0, count) } };
+    excess = sizeOf(bounded) - maxBytes;
+  }
+  if (excess <= 0) return bounded;
+  // Characters are cut, bytes counted: one character is 1 to 6 bytes in the JSON, so cut by the bytes still over / 6 until it fits.
+  let message = bounded.message;
+  for (let over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes; over > 0 && message.length > 0; over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes) {
+    message = message.slice(0, Math.max(0, message.length - Math.max(1, Math.floor(over / 6))));
+  }
+  return { ...bounded, message: `${message}…` };
+}
+
 /** The result in `text`, or undefined when `text` is not a result (empty, cut short, malformed). */
 export function parseRunResult(text: string | undefined): RunResult | undefined {
   if (!text) return undefined;

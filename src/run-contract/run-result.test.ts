@@ -1,0 +1,42 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RunResult } from '../service/scaffold-run.js';
+import { boundedResult, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
+
+const written = (result: RunResult): string => `${JSON.stringify(boundedResult(result))}\n`;
+
+describe('boundedResult', () => {
+  const commits = [{ pass: 'remove' as const, sha: 'a'.repeat(40) }];
+
+  it('leaves a result that fits as it is', () => {
+    const result: RunResult = { status: 'succeeded', message: 'removed clusters/eu-1', commits, step: 3, changes: { added: 0, modified: 0, removed: 31, kept: ['clusters/eu-1/flux-system/gotk-sync.yaml'] } };
+    assert.equal(boundedResult(result), result);
+  });
+
+  it('fits a removal that kept hundreds of files into a termination message, keeping status, commit, counts and the first paths', () => {
+    const kept = Array.from({ length: 400 }, (_, i) => `clusters/eu-1/hand-written/manifest-${String(i).padStart(3, '0')}.yaml`);
+    const result: RunResult = { status: 'succeeded', message: 'removed clusters/eu-1: 31 file(s); 400 kept', commits, step: 3, changes: { added: 0, modified: 0, removed: 31, kept } };
+    const text = written(result);
+    assert.ok(Buffer.byteLength(text) <= RESULT_MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
+    const read = parseRunResult(text);
+    assert.ok(read);
+    assert.deepEqual([read.status, read.commits, read.changes?.removed, read.message], ['succeeded', commits, 31, result.message]);
+    const shown = read.changes?.kept ?? [];
+    assert.ok(shown.length > 20 && shown.length < 400, String(shown.length));
+    assert.deepEqual(shown, kept.slice(0, shown.length));
+  });
+
+  it('cuts a failure message of many findings (quotes, newlines, non-ASCII) to fit, marked with …', () => {
+    const findings = Array.from({ length: 300 }, (_, i) => `clusters/eu-1/apps/"app-${i}".yaml: ✗ field spec.interval is required\n`).join('');
+    const result: RunResult = { status: 'failed', message: `step 2 (render-upgrade) failed: ${findings}`, commits: [], step: 2 };
+    const text = written(result);
+    assert.ok(Buffer.byteLength(text) <= RESULT_MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
+    assert.ok(Buffer.byteLength(text) > RESULT_MAX_BYTES - 64, 'not cut far more than needed');
+    const read = parseRunResult(text);
+    assert.ok(read);
+    assert.equal(read.status, 'failed');
+    assert.equal(read.step, 2);
+    assert.ok(read.message.endsWith('…'));
+    assert.ok(result.message.startsWith(read.message.slice(0, -1)));
+  });
+});
