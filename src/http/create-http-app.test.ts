@@ -614,6 +614,15 @@ describe('createHttpApp', () => {
       assert.deepEqual(h.executor.starts.at(-1)?.secrets.rotateCredentials, ['tcr/tcr-database', 'rabbitmq-credentials']);
     });
 
+    it('does not rotate a cluster its latest run removed: that would render it back', async () => {
+      const cluster = nextCluster();
+      const removal = await store.create({ id: `remove-${cluster.name}`, action: 'remove', cluster, repositoryUrl: 'https://git.example.net/platform/gitops.git', branch: 'main', reference: 'development', job: `scaffold-remove-${cluster.name}`, createdBy: 'static:0', sealing: 'none' });
+      await store.update(removal.id, { status: 'succeeded', message: 'removed', finishedAt: new Date() });
+      const refused = await h.app.inject({ method: 'POST', url: `/api/v1/clusters/${cluster.name}/rotate`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.match(refused.body, new RegExp(`was removed by run ${removal.id}`));
+    });
+
     it('retries a cancelled run as a new run with attempt 2, requiring the secrets again', async () => {
       const cluster = nextCluster();
       const accepted = (await post(h.app, validBody(cluster))).json();

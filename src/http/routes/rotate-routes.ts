@@ -7,7 +7,7 @@
  * so apart from the rotated SealedSecrets it commits only what the current
  * reference changes.
  */
-import { NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { API, type RouteContext } from '../route-context.js';
 import { acceptedSchema, clusterParamsSchema, errorResponses, rotateRequestSchema } from '../wire-schemas.js';
 import { acceptedView, secretsOf } from '../wire-views.js';
@@ -22,7 +22,7 @@ export function registerRotateRoutes(context: RouteContext): void {
       schema: {
         summary: "Rotate a cluster's sealed credentials as a run",
         description:
-          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. 409 while the cluster has an active run.",
+          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. 409 while the cluster has an active run, and when its latest run removed it.",
         tags: ['clusters'],
         params: clusterParamsSchema,
         body: rotateRequestSchema,
@@ -34,6 +34,8 @@ export function registerRotateRoutes(context: RouteContext): void {
       const { name } = request.params;
       const latest = (await service.list({ cluster: name, limit: 1 })).runs[0];
       if (latest === undefined) throw new NotFoundError(`no run has scaffolded cluster ${name}: scaffold it first`);
+      // Rotating renders the whole cluster again: after a removal that would bring it back.
+      if (latest.action === 'remove') throw new ConflictError(`cluster ${name} was removed by run ${latest.id} (${latest.status}): scaffold it again before rotating its credentials`);
       const repository = request.body.repository;
       const run = await service.create(
         {
