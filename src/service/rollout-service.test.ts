@@ -106,7 +106,7 @@ describe('RolloutService', () => {
   });
   after(async () => pg?.close());
 
-  const serviceWith = (fleet: FleetSource, runs: RolloutRuns) => new RolloutService({ store, fleet, runs, pollMs: 10 });
+  const serviceWith = (fleet: FleetSource, runs: RolloutRuns, maxActiveRuns?: number) => new RolloutService({ store, fleet, runs, pollMs: 10, ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}) });
   const rolloutWhen = (service: RolloutService, id: string, what: string, test: (r: NonNullable<Awaited<ReturnType<RolloutService['getRollout']>>>) => boolean) =>
     eventually(what, async () => {
       const rollout = await service.getRollout(id);
@@ -154,6 +154,28 @@ describe('RolloutService', () => {
     assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-3'] });
     assert.match(done.clusters['eu-1']?.message ?? '', /would be sealed again/);
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2']);
+    await service.idle();
+  });
+
+  it('a wave larger than the limit of active runs starts the rest as runs end, never more at once', async () => {
+    const runs = new RunsDouble();
+    const names = ['eu-1', 'eu-2', 'eu-3', 'eu-4', 'eu-5'];
+    const service = serviceWith(fleetOf(names), runs, 2);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 5, requestedBy: 'alice' });
+    const active = () => [...runs.runs.values()].filter((r) => r.status === 'pending').map((r) => r.cluster.name);
+    await rolloutWhen(service, rollout.id, 'two runs', (r) => r.clusters['eu-2']?.run !== undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(active(), ['eu-1', 'eu-2']);
+    for (const [ending, next] of [['eu-1', 'eu-3'], ['eu-2', 'eu-4'], ['eu-3', 'eu-5']] as const) {
+      runs.end(ending, 'succeeded', { commit: '1'.repeat(40) });
+      await rolloutWhen(service, rollout.id, `${next} started`, (r) => r.clusters[next]?.run !== undefined);
+      assert.ok(active().length <= 2, active().join(', '));
+    }
+    runs.end('eu-4', 'succeeded');
+    runs.end('eu-5', 'succeeded');
+    const done = await rolloutWhen(service, rollout.id, 'the rollout finished', (r) => r.state !== 'running');
+    assert.equal(done.state, 'succeeded');
+    assert.deepEqual(runs.startedFor(), names);
     await service.idle();
   });
 

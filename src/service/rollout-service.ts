@@ -48,6 +48,8 @@ export interface RolloutServiceDeps {
   readonly newId?: () => string;
   /** How often a wave's runs are looked at. @default 1000 */
   readonly pollMs?: number;
+  /** At most this many upgrade runs active at once; a larger wave starts the rest as runs end. @default 20 */
+  readonly maxActiveRuns?: number;
   /** Told of each upgrade run started (the runs-created metric). */
   readonly onRunStarted?: (run: ScaffoldRun) => void;
 }
@@ -63,6 +65,9 @@ export interface UpgradeRequest {
   readonly delivery?: DeliverySettings;
 }
 
+/** Runs of one rollout active at once, unless configured: enough to keep runners busy, few enough not to flood the cluster with Jobs. */
+export const DEFAULT_MAX_ACTIVE_RUNS = 20;
+
 /** At most this many clusters in one rollout: the record is written whole after each change. */
 export const MAX_ROLLOUT_CLUSTERS = 5000;
 
@@ -74,6 +79,7 @@ export class RolloutService {
   readonly #logger: Logger;
   readonly #newId: () => string;
   readonly #pollMs: number;
+  readonly #maxActiveRuns: number;
   readonly #onRunStarted: ((run: ScaffoldRun) => void) | undefined;
   readonly #driving = new Set<Promise<void>>();
   /** Aborted by {@link stop}: ends the wait for a wave's runs, which may last days (a request awaiting review). */
@@ -86,6 +92,7 @@ export class RolloutService {
     this.#logger = deps.logger ?? silentLogger;
     this.#newId = deps.newId ?? randomUUID;
     this.#pollMs = deps.pollMs ?? 1000;
+    this.#maxActiveRuns = Math.max(1, deps.maxActiveRuns ?? DEFAULT_MAX_ACTIVE_RUNS);
     this.#onRunStarted = deps.onRunStarted;
   }
 
@@ -184,14 +191,41 @@ export class RolloutService {
       }
       // A wave found waiting (after a resume) follows the runs it has and starts those it never got.
       const clusters = step.kind === 'start' ? step.clusters : step.waitingFor;
-      rollout = await this.#save(rollout, await this.#startRuns(rollout, clusters));
-      rollout = await this.#follow(rollout, clusters);
+      rollout = await this.#runWave(rollout, clusters);
     }
   }
 
-  /** Starts one upgrade run per cluster without one; a cluster whose run cannot start fails with the reason (e.g. another active run: 409). */
+  /**
+   * Runs a wave's clusters, at most {@link RolloutServiceDeps.maxActiveRuns}
+   * runs at once (a wave of 1,000 is not 1,000 Jobs at once), starting the
+   * rest as those end, and records each outcome as it comes. Returns once every
+   * cluster of the wave has one, or when the service stops.
+   */
+  async #runWave(initial: Rollout, clusters: readonly string[]): Promise<Rollout> {
+    let rollout = initial;
+    while (!this.#stopping.signal.aborted) {
+      rollout = await this.#save(rollout, await this.#startRuns(rollout, clusters));
+      const following = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
+      if (following.length === 0) return rollout;
+      const ended = await this.#ended(rollout, following);
+      if (Object.keys(ended).length > 0) rollout = await this.#save(rollout, ended);
+      else await interruptibleSleep(this.#pollMs, this.#stopping.signal);
+    }
+    return rollout;
+  }
+
+  /**
+   * Starts an upgrade run for the clusters of `clusters` that have none yet, as
+   * many as the limit of active runs leaves room for; a cluster whose run cannot
+   * start fails with the reason (e.g. another active run: 409).
+   */
   async #startRuns(rollout: Rollout, clusters: readonly string[]): Promise<Record<string, RolloutCluster>> {
-    const unstarted = clusters.filter((name) => rollout.clusters[name]?.run === undefined);
+    const waiting = clusters.filter((name) => {
+      const cluster = rollout.clusters[name];
+      return cluster?.run === undefined && (cluster?.status === 'pending' || cluster?.status === 'running');
+    });
+    const active = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined).length;
+    const unstarted = waiting.slice(0, Math.max(0, this.#maxActiveRuns - active));
     if (unstarted.length === 0) return {};
     let specs: Map<string, ClusterSpec>;
     try {
@@ -230,29 +264,23 @@ export class RolloutService {
     return new Map(fleet.clusters.filter((c) => c.kind === 'generated').map((c) => [c.name, registeredClusterSpec(c)]));
   }
 
-  /** Follows the wave's runs until each has ended (or the service stops), recording each outcome as it comes. */
-  async #follow(initial: Rollout, clusters: readonly string[]): Promise<Rollout> {
-    let rollout = initial;
-    for (;;) {
-      const following = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
-      if (following.length === 0 || this.#stopping.signal.aborted) return rollout;
-      const ended: Record<string, RolloutCluster> = {};
-      for (const name of following) {
-        const cluster = rollout.clusters[name]!;
-        let run: ScaffoldRun;
-        try {
-          run = await this.#runs.get(cluster.run!);
-        } catch (error) {
-          // A run that is gone (never expected: runs are kept) cannot succeed; a store that did not answer is asked again next time.
-          this.#logger.warn({ rollout: rollout.id, cluster: name, run: cluster.run, err: error }, 'upgrade run could not be read');
-          if (error instanceof NotFoundError) ended[name] = { status: 'failed', run: cluster.run!, message: `its run ${cluster.run!} no longer exists` };
-          continue;
-        }
-        if (isFinal(run.status)) ended[name] = clusterOutcome(run);
+  /** The outcomes of the runs of `following` that have ended. */
+  async #ended(rollout: Rollout, following: readonly string[]): Promise<Record<string, RolloutCluster>> {
+    const ended: Record<string, RolloutCluster> = {};
+    for (const name of following) {
+      const id = rollout.clusters[name]!.run!;
+      let run: ScaffoldRun;
+      try {
+        run = await this.#runs.get(id);
+      } catch (error) {
+        // A run that is gone (never expected: runs are kept) cannot succeed; a store that did not answer is asked again next time.
+        this.#logger.warn({ rollout: rollout.id, cluster: name, run: id, err: error }, 'upgrade run could not be read');
+        if (error instanceof NotFoundError) ended[name] = { status: 'failed', run: id, message: `its run ${id} no longer exists` };
+        continue;
       }
-      if (Object.keys(ended).length > 0) rollout = await this.#save(rollout, ended);
-      else await interruptibleSleep(this.#pollMs, this.#stopping.signal);
+      if (isFinal(run.status)) ended[name] = clusterOutcome(run);
     }
+    return ended;
   }
 
   async #save(rollout: Rollout, changed: Record<string, RolloutCluster>): Promise<Rollout> {
