@@ -7,7 +7,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
 import { sealingView } from '../../fleet/sealing-freshness.js';
 import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
@@ -20,6 +20,7 @@ import { errorResponses } from '../wire-schemas.js';
 import { acceptedView, withoutCredentials } from '../wire-views.js';
 import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
 import { registeredClusterSpec } from '../../fleet/registered-cluster-spec.js';
+import { refuseActiveRuns } from './active-runs.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
 const BASE = '/api/v1/clusters';
@@ -171,10 +172,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const repository = await target(request.query);
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
       service.checkFleetDelivery(delivery, repository.repositoryUrl);
-      for (const status of ['pending', 'running'] as const) {
-        const active = (await service.list({ cluster: name, status, limit: 10 })).runs.find((r) => r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
-        if (active !== undefined) throw new ConflictError(`cluster ${name} has an active run (${active.id}, ${active.status}): remove it once that run has ended`);
-      }
+      await refuseActiveRuns(service, repository, [name], 'remove');
       // The plan refuses the reference and a directory without provenance before any run starts; the run plans again from what it clones.
       const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
       const entry = (await source().fleet({ ...repository, signal: signalOf(reply) })).clusters.find((c) => c.name === name);

@@ -6,13 +6,14 @@
  * routes (also their part of the OpenAPI document).
  */
 import { z } from 'zod';
-import { ConflictError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { clusterNameSchema } from '../../model/cluster-spec.js';
 import type { FleetSource, FleetUpgrade } from '../../service/fleet-source.js';
 import { RolloutService } from '../../service/rollout-service.js';
 import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
-import { branchSchema, type ScaffoldService } from '../../service/scaffold-service.js';
+import { branchSchema } from '../../service/scaffold-service.js';
 import type { RouteContext } from '../route-context.js';
+import { refuseActiveRuns } from './active-runs.js';
 import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
 import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
@@ -110,15 +111,6 @@ function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
   };
 }
 
-/** A run writing one of the clusters would race the upgrade's commit: refused like a removal (409). */
-async function refuseActiveRuns(service: ScaffoldService, repository: { repositoryUrl: string; branch: string }, clusters: readonly string[]): Promise<void> {
-  const wanted = new Set(clusters);
-  for (const status of ['pending', 'running'] as const) {
-    const active = (await service.list({ status, limit: 1000 })).runs.find((r) => wanted.has(r.cluster.name) && r.repositoryUrl === repository.repositoryUrl && r.branch === repository.branch);
-    if (active !== undefined) throw new ConflictError(`cluster ${active.cluster.name} has an active run (${active.id}, ${active.status}): upgrade it once that run has ended`);
-  }
-}
-
 /** Registers the upgrade routes; without a fleet source and a rollout store they answer 404 saying so. */
 export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetSource | undefined, rolloutStore: RolloutStore | undefined): void {
   const { app, service, callerOf, signalOf } = context;
@@ -153,7 +145,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const clusters = await rollout.targets({ ...repository, clusters: body.clusters }, signalOf(reply));
       const target = { ...repository, clusters, requestedBy: caller.identity };
       const delivery = fleetDeliveryOf(body.delivery, repository.repositoryUrl);
-      if (!body.dry_run) await refuseActiveRuns(service, repository, clusters);
+      if (!body.dry_run) await refuseActiveRuns(service, repository, clusters, 'upgrade');
       if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
       const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
       return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
