@@ -64,7 +64,7 @@ const MAX_STEP_COUNT = Math.max(...Object.values(STEPS_BY_ACTION).map((steps) =>
 export type StepNumber = number;
 
 /** Each scaffold step's number and the name its log events carry. */
-export const STEPS: Readonly<Record<number, StepName>> = Object.freeze(Object.fromEntries(SCAFFOLD_STEPS.map((step, index) => [index + 1, step.name])));
+export const STEPS: Readonly<Record<number, StepName>> = Object.freeze(stepNamesOf('scaffold') as Record<number, StepName>);
 
 /** Each step's number and name for a run that does `action`. */
 export function stepNamesOf(action: RunAction = 'scaffold'): Readonly<Record<number, string>> {

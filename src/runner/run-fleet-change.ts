@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { PassDelivery } from '../delivery/delivery.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type RunAction } from '../model/run-action.js';
-import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
+import { REMOVE_STEPS, stepsOf, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
@@ -155,7 +155,7 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
       message: change?.nothing ?? `${action === 'upgrade' ? 'upgraded' : 'removed'} ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
       gitops_path: gitopsPath,
       commits,
-      step: (action === 'upgrade' ? UPGRADE_STEPS : REMOVE_STEPS).length,
+      step: stepsOf(action).length,
       ...(change ? { changes: change.changes } : {}),
     };
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);

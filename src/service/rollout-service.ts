@@ -205,7 +205,7 @@ export class RolloutService {
     let rollout = initial;
     while (!this.#stopping.signal.aborted) {
       rollout = await this.#save(rollout, await this.#startRuns(rollout, clusters));
-      const following = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
+      const following = runningOf(rollout, clusters);
       if (following.length === 0) return rollout;
       const ended = await this.#ended(rollout, following);
       if (Object.keys(ended).length > 0) rollout = await this.#save(rollout, ended);
@@ -224,7 +224,7 @@ export class RolloutService {
       const cluster = rollout.clusters[name];
       return cluster?.run === undefined && (cluster?.status === 'pending' || cluster?.status === 'running');
     });
-    const active = clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined).length;
+    const active = runningOf(rollout, clusters).length;
     const unstarted = waiting.slice(0, Math.max(0, this.#maxActiveRuns - active));
     if (unstarted.length === 0) return {};
     let specs: Map<string, ClusterSpec>;
@@ -289,6 +289,11 @@ export class RolloutService {
     await this.#store.saveRollout(next);
     return next;
   }
+}
+
+/** The clusters of `clusters` whose upgrade run is under way. */
+function runningOf(rollout: Rollout, clusters: readonly string[]): string[] {
+  return clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
 }
 
 /** A cluster's outcome from its ended upgrade run. */
