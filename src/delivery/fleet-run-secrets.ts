@@ -32,7 +32,7 @@ export function fleetRunSecrets(service: ServiceForgeAuth): FleetRunSecrets {
       return auth?.kind === 'token' && apiUrl !== undefined && onForgeOf(repositoryUrl, apiUrl) ? { repositoryCredentials: { token: auth.token } } : {};
     }
     if (auth === undefined || apiUrl === undefined || settings.forge === undefined) {
-      throw new UnavailableError(`pull_request delivery of upgrades and removals needs the service to have forge credentials (${SERVICE_FORGE_CREDENTIALS})`);
+      throw new UnavailableError(`this service has no forge credentials: pull_request delivery of upgrades and removals needs ${SERVICE_FORGE_CREDENTIALS}`);
     }
     const bound = checkApiUrl(apiUrl);
     const asked = checkApiUrl(settings.apiUrl ?? defaultApiUrl(settings.forge, repositoryUrl));

@@ -15,7 +15,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { RunAction } from '../model/run-action.js';
-import type { FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
+import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
 import { RequestResolver, type RequestResolverDeps } from './request-resolver.js';
 import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
@@ -61,11 +61,7 @@ export interface FleetRunRequest {
   readonly delivery?: DeliverySettings;
 }
 
-/** Without forge credentials a fleet run can only push. */
-const pushOnlyFleetRuns: FleetRunSecrets = (settings) => {
-  if (settings !== undefined && settings.mode !== 'push') throw new UnavailableError('this service is not configured to open pull requests for upgrades and removals (no forge credentials)');
-  return {};
-};
+
 
 /** The run lifecycle use cases. */
 export class ScaffoldService {
@@ -92,7 +88,8 @@ export class ScaffoldService {
     this.#tracker = deps.tracker;
     this.#resolver = new RequestResolver(deps);
     this.#logs = new RunLogReader(deps.store, deps.logPollMs ?? 500);
-    this.#fleetRunSecrets = deps.fleetRunSecrets ?? pushOnlyFleetRuns;
+    // Without forge credentials a fleet run can only push.
+    this.#fleetRunSecrets = deps.fleetRunSecrets ?? fleetRunSecrets({});
   }
 
   /**
