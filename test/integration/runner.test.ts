@@ -649,7 +649,11 @@ describe('20 runners at once into one repository', () => {
     }
     const attempts = logger.lines.filter((l) => l.fields['event'] === 'commit').map((l) => Number(l.fields['attempts']));
     assert.equal(attempts.length, 40);
-    assert.ok(Math.max(...attempts) > 1, 'the runs really raced (some pushes were rebased and retried)');
+    // The runs raced: some found the branch moved after they cloned and landed through the queue or
+    // a rebase. Whether two pushes also collided (attempts > 1) depends on timing; the landing queue
+    // usually prevents it, so that is not asserted here (cli-git-remote.test.ts forces it).
+    const raced = logger.lines.filter((l) => ['queued', 'lost', 'carried'].includes(String(l.fields['push'])));
+    assert.ok(raced.length > 0, 'the runs really raced (some commits were rebased onto others that landed first)');
   });
 });
 
