@@ -110,7 +110,7 @@ describe('runGit', () => {
   it('kills git when the timeout passes', async () => {
     const started = Date.now();
     await assert.rejects(runGit(shell('sleep 5'), { cwd: tmpdir(), timeoutMs: 100 }), TimeoutError);
-    assert.ok(Date.now() - started < 2000);
+    assert.ok(Date.now() - started < 4000, 'did not wait for sleep 5');
   });
 
   it('kills git when the signal aborts, rejecting with its reason', async () => {

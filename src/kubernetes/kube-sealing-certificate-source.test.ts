@@ -60,7 +60,7 @@ describe('KubeSealingCertificateSource', () => {
       const flipped = Date.now();
       double.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', true);
       await waiting;
-      assert.ok(Date.now() - flipped < 1000, 'resolved by the MODIFIED event, not by a later re-list');
+      assert.ok(Date.now() - flipped < 3000, 'resolved by the MODIFIED event, not by a later re-list');
       const lists = double.requests.slice(from).filter((r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && !r.query['watch']);
       assert.equal(lists.length, 1, 'one list, then the watch');
       const watches = double.requests.filter(
@@ -114,7 +114,7 @@ describe('KubeSealingCertificateSource', () => {
         new KubeSealingCertificateSource({ kubeConfig: refused }).waitForController({ namespace: 'kube-system', name: 'x' }, { timeoutMs: 10_000 }),
         (error: unknown) => error instanceof UnavailableError && /401/.test(error.message) && !error.message.includes('revoked'),
       );
-      assert.ok(Date.now() - started < 2000);
+      assert.ok(Date.now() - started < 5000, 'did not wait for the timeout');
     });
 
     it('keeps waiting through a transient API failure', async () => {
