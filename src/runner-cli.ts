@@ -128,7 +128,20 @@ interface ScaffoldInputs {
 }
 
 /** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
-async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, cluster: ClusterSpec, kubeconfig: KubeConfigSource | undefined, waitReady: boolean): Promise<ScaffoldInputs> {
+async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeconfig: KubeConfigSource | undefined, waitReady: boolean): Promise<ScaffoldInputs> {
+  const missing = [
+    ...(flags.domain === undefined ? [{ field: '--domain', message: "is required for a scaffold: the cluster's DNS domain" }] : []),
+    ...(flags.region === undefined ? [{ field: '--region', message: "is required for a scaffold: the cluster's region" }] : []),
+  ];
+  if (missing.length > 0) throw new ValidationError(missing);
+  const cluster: ClusterSpec = {
+    name: flags.cluster,
+    domain: flags.domain!,
+    region: flags.region!,
+    ...(flags.role !== undefined ? { role: flags.role } : {}),
+    ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
+    ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
+  };
   const certificatePem = env[RUNNER_ENV.certificatePem] || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
   // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
   if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
@@ -161,14 +174,6 @@ function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, wait
 }
 
 async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
-  let cluster: ClusterSpec = {
-    name: flags.cluster,
-    domain: flags.domain,
-    region: flags.region,
-    ...(flags.role !== undefined ? { role: flags.role } : {}),
-    ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
-    ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
-  };
   let result: RunResult;
   try {
     for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
@@ -186,9 +191,8 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     if (waitReady && kubeconfig === undefined) {
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
     }
-    const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, cluster, kubeconfig, waitReady) : undefined;
-    if (scaffolding) cluster = scaffolding.cluster;
-    else checkFleetChangeInputs(flags, env, waitReady);
+    const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, kubeconfig, waitReady) : undefined;
+    if (!scaffolding) checkFleetChangeInputs(flags, env, waitReady);
     const deliverySettings = parseDeliverySettings(
       { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
       { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
@@ -217,12 +221,13 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       verify: verifierFor(createWorkTreeVerifier()),
       ...(workRoot ? { workRoot } : {}),
     };
-    const common = { id, repositoryUrl: flags.repoUrl, branch: flags.branch, cluster, reference: flags.reference, generatorVersion: packageVersion(), ...(credentials ? { credentials } : {}), signal: stop.signal };
+    const common = { id, repositoryUrl: flags.repoUrl, branch: flags.branch, reference: flags.reference, generatorVersion: packageVersion(), ...(credentials ? { credentials } : {}), signal: stop.signal };
     const done = scaffolding
       ? await runScaffold(
           { ...deps, ...(kubeconfig ? { certificates: new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) } : {}) },
           {
             ...common,
+            cluster: scaffolding.cluster,
             controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
             controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
             rotateCredentials: scaffolding.rotateCredentials,
@@ -230,13 +235,13 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
             ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
           },
         )
-      : await runFleetChange(deps, { ...common, action: flags.action === 'upgrade' ? 'upgrade' : 'remove' });
+      : await runFleetChange(deps, { ...common, cluster: { name: flags.cluster }, action: flags.action === 'upgrade' ? 'upgrade' : 'remove' });
     if (waitReady) {
       // Flux may apply a later commit (another run's) that contains this run's: that counts.
       const containment = commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
       try {
         result = await waitForFluxReady(
-          { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: cluster.name }) },
+          { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: flags.cluster }) },
           { result: done, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },
         );
       } finally {
@@ -246,7 +251,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       result = done;
     }
   } catch (error) {
-    result = failedResult(error, cluster);
+    result = failedResult(error, { name: flags.cluster });
     logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
     const cause = error instanceof StepError ? error.cause : error;
     process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;

@@ -19,11 +19,12 @@ export interface RunnerFlags {
   repoUrl: string;
   branch: string;
   cluster: string;
-  domain: string;
+  /** Required for a scaffold; an upgrade or a removal uses the cluster's recorded identity. */
+  domain?: string;
   role?: string;
   infraProvider?: string;
   dnsProvider?: string;
-  region: string;
+  region?: string;
   reference: string;
   kubeconfig?: string;
   cert?: string;
@@ -84,8 +85,8 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
     .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, 'main'))
     .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
-    .addOption(option('--domain <domain>', "the cluster's DNS domain", RUNNER_ENV.domain).makeOptionMandatory())
-    .addOption(option('--region <region>', "the cluster's region", RUNNER_ENV.region).makeOptionMandatory())
+    .addOption(option('--domain <domain>', "the cluster's DNS domain (required for a scaffold; an upgrade or a removal uses the recorded one)", RUNNER_ENV.domain))
+    .addOption(option('--region <region>', "the cluster's region (required for a scaffold; an upgrade or a removal uses the recorded one)", RUNNER_ENV.region))
     .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", RUNNER_ENV.role))
     .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", RUNNER_ENV.infraProvider))
     .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", RUNNER_ENV.dnsProvider))

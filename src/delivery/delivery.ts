@@ -35,7 +35,8 @@ export interface PassSummary {
 export interface DeliverPassRequest {
   readonly workspace: GitWorkspace;
   readonly runId: string;
-  readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
+  /** The cluster; a scaffold's request names its domain and region too. */
+  readonly cluster: { readonly name: string; readonly domain?: string; readonly region?: string };
   /** A scaffold's `infrastructure` or `all`, an upgrade's or a removal's one commit. */
   readonly pass: RunPass;
   /** The reference environment the pass was rendered from (an upgrade's request names it). */

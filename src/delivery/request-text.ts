@@ -44,6 +44,7 @@ export function fileList(title: string, files: readonly string[]): string[] {
 export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'runId' | 'summary' | 'branch' | 'reference'>): string {
   const { cluster, pass, summary } = request;
   if (pass === 'upgrade' || pass === 'remove') return fleetChangeBody(request);
+  const where = [cluster.domain, cluster.region].filter((part) => part !== undefined && part !== '');
   const why =
     pass === 'infrastructure'
       ? "The layers that bring up the cluster's Sealed Secrets controller; nothing is sealed yet. The run waits for this request to be merged: the second pass needs the controller's certificate, and the cluster's Flux reads only `" +
@@ -51,7 +52,7 @@ export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'r
         '`.'
       : "Every layer, with credentials sealed by the cluster's own Sealed Secrets key.";
   return [
-    `Cluster **${cluster.name}** (${cluster.domain}, ${cluster.region}), pass \`${pass}\`.`,
+    `Cluster **${cluster.name}**${where.length > 0 ? ` (${where.join(', ')})` : ''}, pass \`${pass}\`.`,
     '',
     why,
     '',

@@ -86,6 +86,7 @@ describe('the fleet core', () => {
     const removal = await planRemoval(memoryRepoReader(withOwn), 'eu-1', 'development');
     assert.deepEqual(removal.kept, ['clusters/eu-1/flux-system/gotk-sync.yaml', 'clusters/eu-1/notes.md']);
     assert.equal(removal.fluxBootstrap, true);
+    assert.deepEqual(removal.spec, { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, 'the run is recorded with the identity provenance holds');
     assert.ok(removal.remove.includes('clusters/eu-1/provenance.yaml'));
     assert.ok(removal.remove.every((p) => p.startsWith('clusters/eu-1/')));
     await assert.rejects(planRemoval(memoryRepoReader(files), 'development', 'development'), ValidationError);

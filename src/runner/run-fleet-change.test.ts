@@ -69,7 +69,7 @@ async function pushChange(remote: Remote, message: string, change: (work: string
 }
 
 function options(remote: Remote, action: FleetChangeOptions['action'], cluster: string, id = `run-${action}-${cluster}-${remotes}`): FleetChangeOptions {
-  return { id, action, repositoryUrl: remote.url, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'eu-west-1' }, generatorVersion: 'test' };
+  return { id, action, repositoryUrl: remote.url, cluster: { name: cluster }, generatorVersion: 'test' };
 }
 
 function run(logger: CapturingLogger, opts: FleetChangeOptions): Promise<RunResult> {
@@ -291,12 +291,12 @@ describe('runFleetChange: a directory the generator did not write', () => {
 });
 
 describe('scaffold-runner --action upgrade', () => {
-  it('upgrades one cluster with neither a certificate nor a kubeconfig and reports the commit', async () => {
+  it('upgrades one cluster by name alone (no certificate, kubeconfig, domain or region) and reports the commit', async () => {
     const remote = await newRemote();
     const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
     const runnerTmp = await mkdtemp(join(scratch, 'tmp-'));
     const outcome = await runRunner({
-      args: ['--repo-url', remote.url, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1', '--id', 'cli-upgrade-eu-1', '--result-file', resultFile],
+      args: ['--repo-url', remote.url, '--cluster', 'eu-1', '--id', 'cli-upgrade-eu-1', '--result-file', resultFile],
       env: { SCAFFOLD_ACTION: 'upgrade', TMPDIR: runnerTmp },
       resultFile,
     });

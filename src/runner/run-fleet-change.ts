@@ -47,8 +47,8 @@ export interface FleetChangeOptions {
   /** @default 'main' */
   readonly branch?: string;
   readonly credentials?: GitCredentials;
-  /** The cluster; its domain and region only name it in a request (an upgrade renders its recorded identity). */
-  readonly cluster: { readonly name: string; readonly domain: string; readonly region: string };
+  /** The cluster, by name: an upgrade renders its recorded identity, a removal needs no more. */
+  readonly cluster: { readonly name: string };
   /** @default 'development' */
   readonly reference?: string;
   readonly generatorVersion: string;

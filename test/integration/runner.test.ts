@@ -746,6 +746,17 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     assert.match(outcome.result?.message ?? '', /--repo-url/);
   });
 
+  it('exits 2 for a scaffold without --domain and --region, naming both, and pushes nothing', async () => {
+    const remote = await newRemote();
+    const outcome = await refused(['--repo-url', daemon.url(remote.name), '--cluster', CLUSTER.name, '--cert', certFile]);
+    assert.equal(outcome.code, 2, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'failed');
+    assert.match(outcome.result?.message ?? '', /--domain: is required for a scaffold/);
+    assert.match(outcome.result?.message ?? '', /--region: is required for a scaffold/);
+    assert.equal(outcome.result?.step, undefined, 'refused before step 1');
+    assert.equal((await scaffoldCommits(remote.dir)).length, 0);
+  });
+
   it('exits 75 (transient) when the remote cannot be reached', async () => {
     const port = await closedPort();
     const outcome = await refused([...clusterArgs(`git://127.0.0.1:${port}/nowhere.git`), '--cert', certFile]);

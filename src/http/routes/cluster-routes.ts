@@ -19,7 +19,6 @@ import { API, type RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
 import { acceptedView, withoutCredentials } from '../wire-views.js';
 import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
-import { registeredClusterSpec } from '../../fleet/registered-cluster-spec.js';
 import { refuseActiveRuns } from './active-runs.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
@@ -173,11 +172,10 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
       service.checkFleetDelivery(delivery, repository.repositoryUrl);
       await refuseActiveRuns(service, repository, [name], 'remove');
-      // The plan refuses the reference and a directory without provenance before any run starts; the run plans again from what it clones.
+      // The plan refuses the reference, a missing cluster and a directory without provenance before any run
+      // starts, and names the cluster as recorded; the run plans again from what it clones.
       const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
-      const entry = (await source().fleet({ ...repository, signal: signalOf(reply) })).clusters.find((c) => c.name === name);
-      if (entry === undefined) throw new NotFoundError(`clusters/${name} does not exist in the repository`);
-      const run = await service.startFleetRun({ action: 'remove', cluster: registeredClusterSpec(entry), ...repository, ...(delivery !== undefined ? { delivery } : {}) }, caller);
+      const run = await service.startFleetRun({ action: 'remove', cluster: plan.spec, ...repository, ...(delivery !== undefined ? { delivery } : {}) }, caller);
       context.runsCreated.inc({ kind: 'remove' });
       return reply
         .status(202)
