@@ -19,7 +19,7 @@ import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
-import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass, finishRun, runScratch } from './run-git.js';
+import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import type { WorkTreeVerifier } from './run-scaffold.js';
 import { runSteps, type StepWork } from './step-runner.js';
 
@@ -110,20 +110,15 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     skip: () => change?.nothing,
     message: () => `committing and pushing the ${action === 'upgrade' ? 'upgrade' : 'removal'} of ${gitopsPath}`,
     run: async () => {
-      const committed = await workspace!.commit({
-        paths: change!.paths,
-        message: change!.message,
-        // Scaffold-Reference: what the upgrade's verify read, so a concurrent run may carry it (git/landing-queue.ts).
-        trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': cluster, 'Scaffold-Reference': reference, 'Scaffold-Action': action },
-        author: options.author ?? DEFAULT_AUTHOR,
-      });
-      if (committed === undefined) {
-        const existing = await workspace!.passCommit(cluster, pass);
-        if (existing) commits.push({ pass, sha: existing });
-        log.info({ event: 'commit', pass, sha: existing, pushed: false }, `the ${pass} is already on the remote; nothing to commit`);
-        return;
-      }
-      const request = {
+      const landed = await landPass(deps.delivery, {
+        commit: {
+          paths: change!.paths,
+          message: change!.message,
+          // Scaffold-Reference: what the upgrade's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+          trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': cluster, 'Scaffold-Reference': reference, 'Scaffold-Action': action },
+          author: options.author ?? DEFAULT_AUTHOR,
+        },
+        landedBefore: () => workspace!.passCommit(cluster, pass),
         workspace: workspace!,
         runId: options.id,
         cluster: options.cluster,
@@ -135,8 +130,8 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
         // A removal renders nothing to verify again; an upgrade's tree is verified again over changed inputs.
         ...(action === 'upgrade' ? { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) }) } : {}),
         ...(signal ? { signal } : {}),
-      };
-      commits.push({ pass, sha: await deliverPass(deps.delivery, request, log) });
+      }, log);
+      if (landed) commits.push({ pass, sha: landed });
     },
   };
 

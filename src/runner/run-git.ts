@@ -14,7 +14,7 @@ import type { RunCommit } from '../service/scaffold-run.js';
 import { StepError } from './step-runner.js';
 import type { DeliverPassRequest, PassDelivery } from '../delivery/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
-import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
+import type { CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
 
 export const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
 
@@ -75,6 +75,26 @@ export async function deliverPass(delivery: PassDelivery | undefined, request: D
     `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
   );
   return pushed.sha;
+}
+
+/** A pass to commit in the request's workspace and deliver. */
+export interface PassToLand extends DeliverPassRequest {
+  readonly commit: CommitOptions;
+  /** The commit this pass landed as earlier, for a rerun that finds nothing new to commit. */
+  readonly landedBefore: () => Promise<string | undefined>;
+}
+
+/**
+ * Commits the pass and delivers it; when there is nothing to commit (a rerun
+ * after it landed), reports the commit it landed as instead.
+ * @returns the pass's commit on the branch, undefined when nothing to commit and none is found
+ */
+export async function landPass(delivery: PassDelivery | undefined, pass: PassToLand, log: Logger): Promise<string | undefined> {
+  const { commit, landedBefore, ...request } = pass;
+  if ((await request.workspace.commit(commit)) !== undefined) return deliverPass(delivery, request, log);
+  const existing = await landedBefore();
+  log.info({ event: 'commit', pass: request.pass, sha: existing, pushed: false }, `pass ${request.pass} is already on the remote; nothing to commit`);
+  return existing;
 }
 
 /**

@@ -22,7 +22,7 @@ import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../delivery/delivery.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
-import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, deliverPass, finishRun, runScratch } from './run-git.js';
+import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import { runSteps, type StepWork } from './step-runner.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
@@ -141,28 +141,22 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   };
 
   const commitAndPush = async (pass: RenderPass): Promise<void> => {
-    const committed = await workspace!.commit({
-      paths: [gitopsPath],
-      message:
-        pass === 'infrastructure'
-          ? `Scaffold ${options.cluster.name}: infrastructure layer\n\nFirst pass for ${options.cluster.domain} (${options.cluster.region}): the layers that bring up\nthe cluster's Sealed Secrets controller. Nothing is sealed yet.`
-          : `Scaffold ${options.cluster.name}: all layers, credentials sealed\n\nSecond pass for ${options.cluster.domain} (${options.cluster.region}): every layer, with\ncredentials sealed by the cluster's own Sealed Secrets key.`,
-      // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
-      trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name, 'Scaffold-Reference': reference },
-      author: options.author ?? DEFAULT_AUTHOR,
-    });
-    if (committed === undefined) {
-      // Nothing new: report the commit this pass landed as. The newest commit
-      // touching the path is that only for the pass that wrote the current tree;
-      // on a rerun the infrastructure pass was superseded by the full one.
-      const existing =
+    const landed = await landPass(deps.delivery, {
+      commit: {
+        paths: [gitopsPath],
+        message:
+          pass === 'infrastructure'
+            ? `Scaffold ${options.cluster.name}: infrastructure layer\n\nFirst pass for ${options.cluster.domain} (${options.cluster.region}): the layers that bring up\nthe cluster's Sealed Secrets controller. Nothing is sealed yet.`
+            : `Scaffold ${options.cluster.name}: all layers, credentials sealed\n\nSecond pass for ${options.cluster.domain} (${options.cluster.region}): every layer, with\ncredentials sealed by the cluster's own Sealed Secrets key.`,
+        // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+        trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name, 'Scaffold-Reference': reference },
+        author: options.author ?? DEFAULT_AUTHOR,
+      },
+      // The newest commit touching the path is the pass's only for the pass that
+      // wrote the current tree; on a rerun the infrastructure pass was superseded by the full one.
+      landedBefore: async () =>
         (await workspace!.passCommit(options.cluster.name, pass)) ??
-        (pass === 'all' || !supersededInfrastructure ? await workspace!.lastCommitTouching([gitopsPath]) : undefined);
-      if (existing) commits.push({ pass, sha: existing });
-      log.info({ event: 'commit', pass, sha: existing, pushed: false }, `pass ${pass} is already on the remote; nothing to commit`);
-      return;
-    }
-    const delivery = {
+        (pass === 'all' || !supersededInfrastructure ? await workspace!.lastCommitTouching([gitopsPath]) : undefined),
       workspace: workspace!,
       runId: options.id,
       cluster: options.cluster,
@@ -172,8 +166,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
       afterRebase: afterRebase(pass),
       ...(options.signal ? { signal: options.signal } : {}),
-    };
-    commits.push({ pass, sha: await deliverPass(deps.delivery, delivery, log) });
+    }, log);
+    if (landed) commits.push({ pass, sha: landed });
   };
 
   // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
