@@ -1,9 +1,11 @@
 /**
  * FleetSource over git: a partial, sparse clone of the branch (`clusters/`,
  * or one cluster's directory for a removal, plus the top-level files), read
- * with the pure fleet core. Answers are kept for a short while per (repository,
- * branch): the dashboard and a ResourceSetInputProvider poll, and a fleet
- * changes at the pace of runs.
+ * with the pure fleet core. An answer is kept per (repository, branch) and
+ * reused while the branch still points at the commit it was read from: the
+ * dashboard and a ResourceSetInputProvider poll, a fleet changes at the pace of
+ * runs, and an `ls-remote` costs a round trip where a clone costs seconds. So
+ * a run that lands shows in the next read, not after a cache expires.
  *
  * Like the catalog and graph sources, this reaches repositories the service
  * can read on its own: no git credentials are kept. It only reads: an upgrade
@@ -18,6 +20,7 @@ import { planRemoval } from '../fleet/plan-removal.js';
 import { readClusterSealedSecrets } from '../fleet/sealing-freshness.js';
 import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
+import { readBranchHead, type BranchHeadReader } from '../git/branch-head.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote, GitWorkspace } from '../runner/ports.js';
 import { packageVersion } from '../package-paths.js';
@@ -35,10 +38,25 @@ export interface GitFleetSourceDeps {
   readonly logger?: Logger;
   /** Where clones are made (each removed after use). @default os.tmpdir() */
   readonly workRoot?: string;
-  /** How long a fleet read is reused for the same repository and branch. @default 10000 */
+  /**
+   * How long a fleet read is reused without asking where the branch points
+   * (a burst of requests asks once); after that it is reused while the branch
+   * head is unchanged. @default 2000
+   */
   readonly ttlMs?: number;
+  /** Where a branch points now. @default readBranchHead (`git ls-remote`) */
+  readonly branchHead?: BranchHeadReader;
   /** @default Date.now */
   readonly now?: () => number;
+}
+
+/** A fleet read, kept while its branch does not move. */
+interface FleetReading {
+  readonly reading: Promise<Fleet>;
+  /** The branch head it was read at, once read. */
+  commit?: string;
+  /** When the branch was last seen at `commit` (infinite while the read is in flight). */
+  checked: number;
 }
 
 /** Reads a repository's fleet and what changing it would do; implements the service's FleetSource. */
@@ -49,7 +67,8 @@ export class GitFleetSource implements FleetSource {
   readonly #workRoot: string;
   readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { reading: Promise<Fleet>; expires: number }>();
+  readonly #branchHead: BranchHeadReader;
+  readonly #cache = new Map<string, FleetReading>();
   readonly #sealedSecrets = new Map<string, Promise<readonly SealedSecretRecord[]>>();
 
   constructor(deps: GitFleetSourceDeps) {
@@ -57,19 +76,31 @@ export class GitFleetSource implements FleetSource {
     this.#reference = deps.reference;
     this.#logger = deps.logger ?? silentLogger;
     this.#workRoot = deps.workRoot ?? tmpdir();
-    this.#ttlMs = Math.max(0, deps.ttlMs ?? 10_000);
+    this.#ttlMs = Math.max(0, deps.ttlMs ?? 2000);
+    this.#branchHead = deps.branchHead ?? readBranchHead;
     this.#now = deps.now ?? Date.now;
   }
 
-  fleet(target: FleetTarget): Promise<Fleet> {
+  async fleet(target: FleetTarget): Promise<Fleet> {
     const key = JSON.stringify([target.repositoryUrl, target.branch]);
     const cached = this.#cache.get(key);
-    if (cached !== undefined && cached.expires > this.#now()) return cached.reading;
-    const entry = { reading: this.#read(target), expires: Number.POSITIVE_INFINITY };
+    if (cached !== undefined) {
+      if (cached.commit === undefined || cached.checked + this.#ttlMs > this.#now()) return cached.reading;
+      // A head that cannot be read is no answer: the read below says what is wrong.
+      const head = await this.#branchHead({ repositoryUrl: target.repositoryUrl, branch: target.branch, ...(target.signal ? { signal: target.signal } : {}) }).catch(() => undefined);
+      if (head === cached.commit && this.#cache.get(key) === cached) {
+        cached.checked = this.#now();
+        return cached.reading;
+      }
+      const newer = this.#cache.get(key);
+      if (newer !== undefined && newer !== cached) return newer.reading;
+    }
+    const entry: FleetReading = { reading: this.#read(target), checked: Number.POSITIVE_INFINITY };
     this.#cache.set(key, entry);
     entry.reading.then(
-      () => {
-        entry.expires = this.#now() + this.#ttlMs;
+      (fleet) => {
+        entry.commit = fleet.commit;
+        entry.checked = this.#now();
       },
       () => {
         if (this.#cache.get(key) === entry) this.#cache.delete(key);

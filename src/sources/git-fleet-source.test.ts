@@ -1,0 +1,132 @@
+/**
+ * How long a fleet answer is reused, over a real repository (file://), real
+ * clones and a real `git ls-remote`: a landed run shows in the next read, and
+ * an unchanged branch costs no clone.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ValidationError } from '../errors.js';
+import { readBranchHead, type BranchHeadReader } from '../git/branch-head.js';
+import { CliGitRemote } from '../git/cli-git-remote.js';
+import { initPlatformRepository } from '../git/seed-repository.js';
+import { renderWorkTree } from '../git/render-work-tree.js';
+import { platformDir } from '../package-paths.js';
+import type { GitRemote } from '../runner/ports.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import { createBareRepository } from '../../test/support/git-server.js';
+import { git } from '../../test/support/git.js';
+import { GitFleetSource } from './git-fleet-source.js';
+
+const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
+
+describe('GitFleetSource: reusing a fleet read', () => {
+  let tmp: string;
+  let work: string;
+  let bare: string;
+  let url: string;
+  const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
+
+  const commitAndPush = async (message: string) => {
+    await git(work, 'add', '--all');
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', message);
+    await git(work, 'push', '--quiet', bare, 'main:main');
+  };
+
+  /** A source whose clones and head reads are counted, on a clock the test moves. */
+  const counted = () => {
+    const real = new CliGitRemote({});
+    const counts = { clones: 0, heads: 0 };
+    const clock = { now: 1_000_000 };
+    const gitRemote: GitRemote = { clone: (options) => (counts.clones++, real.clone(options)) };
+    const branchHead: BranchHeadReader = (query) => (counts.heads++, readBranchHead(query));
+    const source = new GitFleetSource({ git: gitRemote, branchHead, reference: 'development', workRoot: tmp, ttlMs: 2000, now: () => clock.now });
+    return { source, counts, clock };
+  };
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'fleet-source-'));
+    work = join(tmp, 'work');
+    bare = join(tmp, 'gitops.git');
+    url = pathToFileURL(bare).href;
+    await createBareRepository(bare);
+    await initPlatformRepository(work, platformDir());
+    await renderWorkTree(work, { cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
+    await commitAndPush('One cluster');
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('answers a burst from one clone, and an unchanged branch from one ls-remote instead of a clone', async () => {
+    const { source, counts, clock } = counted();
+    const target = { repositoryUrl: url, branch: 'main' };
+    const [first, second] = await Promise.all([source.fleet(target), source.fleet(target)]);
+    assert.equal(first, second);
+    assert.equal(await source.fleet(target), first, 'within the reuse window: the same answer');
+    assert.deepEqual(counts, { clones: 1, heads: 0 });
+    clock.now += 60_000;
+    assert.equal(await source.fleet(target), first, 'the branch did not move: the same answer');
+    assert.deepEqual(counts, { clones: 1, heads: 1 });
+  });
+
+  it('reads again as soon as the branch moved: a landed run shows in the next read, not after a cache expires', async () => {
+    const { source, counts, clock } = counted();
+    const target = { repositoryUrl: url, branch: 'main' };
+    const before = await source.fleet(target);
+    assert.deepEqual(before.clusters.filter((c) => c.kind === 'generated').map((c) => c.name), ['eu-1']);
+
+    await renderWorkTree(work, { cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
+    await commitAndPush('A second cluster lands');
+    clock.now += 2001;
+    const after = await source.fleet(target);
+    assert.notEqual(after.commit, before.commit);
+    assert.equal(after.commit, await git(bare, 'rev-parse', 'main'));
+    assert.deepEqual(after.clusters.filter((c) => c.kind === 'generated').map((c) => c.name), ['eu-1', 'eu-2']);
+    assert.deepEqual(counts, { clones: 2, heads: 1 });
+  });
+});
+
+describe('readBranchHead', () => {
+  let tmp: string;
+  let bare: string;
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'branch-head-'));
+    bare = join(tmp, 'repo.git');
+    await createBareRepository(bare);
+    const work = join(tmp, 'work');
+    await mkdir(work);
+    await git(work, 'init', '--quiet', '--initial-branch', 'main');
+    await writeFile(join(work, 'README.md'), 'x\n');
+    await git(work, 'add', '--all');
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', 'first');
+    await git(work, 'push', '--quiet', bare, 'main:main');
+    // A branch whose name ends like main's ref, at another commit: ls-remote lists it too, and first.
+    await git(work, ...IDENTITY, 'commit', '--quiet', '--allow-empty', '-m', 'second');
+    await git(work, 'push', '--quiet', bare, 'main:refs/heads/feature/refs/heads/main');
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('names the exact branch head, not a branch that only ends like it, and undefined for a branch that does not exist', async () => {
+    const repositoryUrl = pathToFileURL(bare).href;
+    const main = await git(bare, 'rev-parse', 'main');
+    assert.notEqual(main, await git(bare, 'rev-parse', 'refs/heads/feature/refs/heads/main'));
+    assert.equal(await readBranchHead({ repositoryUrl, branch: 'main' }), main);
+    assert.equal(await readBranchHead({ repositoryUrl, branch: 'nope' }), undefined);
+  });
+
+  it('refuses a URL the repository policy refuses, before running git', async () => {
+    const marker = join(tmp, 'ext-ran');
+    await assert.rejects(readBranchHead({ repositoryUrl: `ext::sh -c touch% ${marker}`, branch: 'main' }), ValidationError);
+    await assert.rejects(access(marker), 'the ext command never ran');
+  });
+});
