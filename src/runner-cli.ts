@@ -129,15 +129,17 @@ interface ScaffoldInputs {
 
 /** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
 async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeconfig: KubeConfigSource | undefined, waitReady: boolean): Promise<ScaffoldInputs> {
-  const missing = [
-    ...(flags.domain === undefined ? [{ field: '--domain', message: "is required for a scaffold: the cluster's DNS domain" }] : []),
-    ...(flags.region === undefined ? [{ field: '--region', message: "is required for a scaffold: the cluster's region" }] : []),
-  ];
-  if (missing.length > 0) throw new ValidationError(missing);
+  const { domain, region } = flags;
+  if (domain === undefined || region === undefined) {
+    throw new ValidationError([
+      ...(domain === undefined ? [{ field: '--domain', message: "is required for a scaffold: the cluster's DNS domain" }] : []),
+      ...(region === undefined ? [{ field: '--region', message: "is required for a scaffold: the cluster's region" }] : []),
+    ]);
+  }
   const cluster: ClusterSpec = {
     name: flags.cluster,
-    domain: flags.domain!,
-    region: flags.region!,
+    domain,
+    region,
     ...(flags.role !== undefined ? { role: flags.role } : {}),
     ...(flags.infraProvider !== undefined ? { infra_provider: flags.infraProvider } : {}),
     ...(flags.dnsProvider !== undefined ? { dns_provider: flags.dnsProvider } : {}),
