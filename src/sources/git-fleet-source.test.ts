@@ -42,8 +42,16 @@ describe('GitFleetSource: reusing a fleet read', () => {
     const real = new CliGitRemote({});
     const counts = { clones: 0, heads: 0 };
     const clock = { now: 1_000_000 };
-    const gitRemote: GitRemote = { clone: (options) => (counts.clones++, real.clone(options)) };
-    const branchHead: BranchHeadReader = (query) => (counts.heads++, readBranchHead(query));
+    const gitRemote: GitRemote = {
+      clone: (options) => {
+        counts.clones++;
+        return real.clone(options);
+      },
+    };
+    const branchHead: BranchHeadReader = (query) => {
+      counts.heads++;
+      return readBranchHead(query);
+    };
     const source = new GitFleetSource({ git: gitRemote, branchHead, reference: 'development', workRoot: tmp, ttlMs: 2000, now: () => clock.now });
     return { source, counts, clock };
   };
