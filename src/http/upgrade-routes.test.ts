@@ -19,13 +19,19 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import type { ScaffoldRun } from '../service/scaffold-run.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { editReferenceReplicas } from '../../test/support/generated-fleet.js';
 import { git } from '../../test/support/git.js';
+import { eventually } from '../../test/support/runner.js';
 import { unusedExecutor, unusedPreviewer } from '../../test/support/unused-executor.js';
 import { createHttpApp } from './create-http-app.js';
+import type { rolloutSchema } from './routes/upgrade-routes.js';
+import type { z } from 'zod';
+
+type Rollout = z.output<typeof rolloutSchema>;
 
 const TOKEN = 'upgrade-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -99,5 +105,37 @@ describe('/api/v1/upgrades', () => {
     const paths = response.json<{ paths: Record<string, Record<string, unknown>> }>().paths;
     assert.ok(paths['/api/v1/upgrades']?.post);
     assert.ok(paths['/api/v1/upgrades/{id}']?.get);
+    assert.ok(paths['/api/v1/upgrades/{id}/cancel']?.post);
+  });
+
+  it('cancel stops a rollout: its run under way is cancelled saying by whom, the next wave never starts; a second cancel is 409', async () => {
+    // Runs that start and never end by themselves: only the cancel ends eu-1's.
+    const started: string[] = [];
+    const executor = { ...unusedExecutor, start: async (run: ScaffoldRun) => (started.push(run.cluster.name), { job: run.job }) };
+    const service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => pathToFileURL(bare).href } });
+    const running = await createHttpApp({ ...appDeps, service });
+    try {
+      const call = (method: 'GET' | 'POST', url: string) => running.inject({ method, url, headers: AUTH, ...(method === 'POST' ? { payload: {} } : {}) });
+      const accepted = await running.inject({ method: 'POST', url: '/api/v1/upgrades', headers: AUTH, payload: { clusters: ['eu-1', 'eu-2'], wave_size: 1 } });
+      assert.equal(accepted.statusCode, 202, accepted.body);
+      const id = accepted.json<Rollout>().id;
+      const firstRun = await eventually('eu-1 has its run', async () => (await call('GET', `/api/v1/upgrades/${id}`)).json<Rollout>().clusters.find((c) => c.name === 'eu-1')?.run_id);
+
+      const cancelled = await call('POST', `/api/v1/upgrades/${id}/cancel`);
+      assert.equal(cancelled.statusCode, 200, cancelled.body);
+      const body = cancelled.json<Rollout>();
+      assert.equal(body.state, 'cancelled');
+      assert.ok(body.finished_at);
+      assert.deepEqual(body.clusters.map((c) => [c.name, c.status, c.run_id, c.message]), [
+        ['eu-1', 'cancelled', firstRun, 'cancelled by static:0'],
+        ['eu-2', 'pending', undefined, undefined],
+      ]);
+      assert.equal((await store.get(firstRun))?.status, 'cancelled');
+      assert.deepEqual(started, ['eu-1'], 'the second wave never started');
+      assert.equal((await call('POST', `/api/v1/upgrades/${id}/cancel`)).statusCode, 409);
+      assert.equal((await call('POST', '/api/v1/upgrades/nope/cancel')).statusCode, 404);
+    } finally {
+      await running.close();
+    }
   });
 });

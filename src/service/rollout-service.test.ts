@@ -78,6 +78,15 @@ class RunsDouble implements RolloutRuns {
     return run;
   }
 
+  /** Like ScaffoldService.cancel: an active run becomes cancelled at once, saying by whom; a final one is a conflict. */
+  async cancel(id: string, caller: { identity: string }): Promise<ScaffoldRun> {
+    const run = await this.get(id);
+    if (run.status !== 'pending' && run.status !== 'running') throw new ConflictError(`scaffold run ${id} is already ${run.status}`);
+    const cancelled: ScaffoldRun = { ...run, status: 'cancelled', message: `cancelled by ${caller.identity}` };
+    this.runs.set(id, cancelled);
+    return cancelled;
+  }
+
   checkFleetDelivery(): void {}
 
   /** Ends the run of `cluster`: succeeded with a commit (or none: up to date), or failed/cancelled with `message`. */
@@ -192,6 +201,47 @@ describe('RolloutService', () => {
     await service.idle();
   });
 
+  it('cancelling the rollout cancels the runs under way, starts no other, and records it cancelled; a run that already ended keeps its outcome', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2', 'eu-3', 'eu-4']), runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 3, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'wave 1 running', (r) => ['eu-1', 'eu-2', 'eu-3'].every((n) => r.clusters[n]?.run !== undefined));
+    runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
+    await rolloutWhen(service, rollout.id, 'eu-1 recorded', (r) => r.clusters['eu-1']?.status === 'succeeded');
+
+    const cancelled = await service.cancel(rollout.id, { identity: 'oidc:bob' });
+    assert.equal(cancelled.state, 'cancelled');
+    assert.ok(cancelled.finishedAt instanceof Date);
+    assert.equal(cancelled.failure, undefined, 'a cancel is no failure');
+    assert.deepEqual(
+      ['eu-1', 'eu-2', 'eu-3', 'eu-4'].map((n) => [n, cancelled.clusters[n]?.status, cancelled.clusters[n]?.message]),
+      [
+        ['eu-1', 'succeeded', undefined],
+        ['eu-2', 'cancelled', 'cancelled by oidc:bob'],
+        ['eu-3', 'cancelled', 'cancelled by oidc:bob'],
+        ['eu-4', 'pending', undefined],
+      ],
+    );
+    assert.deepEqual([...runs.runs.values()].map((r) => [r.cluster.name, r.status]), [['eu-1', 'succeeded'], ['eu-2', 'cancelled'], ['eu-3', 'cancelled']]);
+    assert.deepEqual(await service.getRollout(rollout.id), cancelled, 'what the call answers is what is stored');
+    await service.idle();
+    assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2', 'eu-3'], 'wave 2 never started');
+    await assert.rejects(service.cancel(rollout.id, { identity: 'oidc:bob' }), (e: Error) => e instanceof ConflictError && /already cancelled/.test(e.message));
+    await assert.rejects(service.cancel('no-such-rollout', { identity: 'oidc:bob' }), NotFoundError);
+  });
+
+  it('cancels a running rollout that no driver follows (a service stopping), in the call', async () => {
+    const runs = new RunsDouble();
+    const fleet = fleetOf(['eu-1', 'eu-2']);
+    const first = serviceWith(fleet, runs);
+    const rollout = await first.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(first, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    await first.stop();
+    const cancelled = await serviceWith(fleet, runs).cancel(rollout.id, { identity: 'oidc:bob' });
+    assert.deepEqual([cancelled.state, cancelled.clusters['eu-1']?.status, cancelled.clusters['eu-2']?.status], ['cancelled', 'cancelled', 'pending']);
+    assert.deepEqual(runs.startedFor(), ['eu-1']);
+  });
+
   it('a cluster whose run cannot start (another active run) fails its wave with the reason', async () => {
     const runs = new RunsDouble();
     runs.busy.add('eu-1');
@@ -210,6 +260,7 @@ describe('RolloutService', () => {
     const flaky: RolloutRuns = {
       startFleetRun: (request, caller) => runs.startFleetRun(request, caller),
       checkFleetDelivery: () => undefined,
+      cancel: (id, caller) => runs.cancel(id, caller),
       get: async (id) => {
         if (outage > 0) {
           outage--;

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliverySettings } from '../delivery/delivery.js';
-import { AppError, NotFoundError, ValidationError } from '../errors.js';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { upgradeTargets } from '../fleet/plan-upgrade.js';
 import { registeredClusterSpec } from '../fleet/registered-cluster-spec.js';
 import { nextRolloutStep, planWaves } from '../fleet/rollout-waves.js';
@@ -33,6 +33,8 @@ export interface RolloutRuns {
   startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun>;
   /** @throws NotFoundError */
   get(id: string): Promise<ScaffoldRun>;
+  /** @throws NotFoundError; ConflictError when the run is already final */
+  cancel(id: string, caller: Caller): Promise<ScaffoldRun>;
   /** @throws ValidationError / UnavailableError when a fleet run could not deliver as `settings` ask */
   checkFleetDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void;
 }
@@ -82,6 +84,10 @@ export class RolloutService {
   readonly #maxActiveRuns: number;
   readonly #onRunStarted: ((run: ScaffoldRun) => void) | undefined;
   readonly #driving = new Set<Promise<void>>();
+  /** The driver of each rollout this process drives. */
+  readonly #drivers = new Map<string, Promise<void>>();
+  /** Rollouts an operator asked to cancel, with who asked; their drivers act on it. */
+  readonly #cancelling = new Map<string, Caller>();
   /** Aborted by {@link stop}: ends the wait for a wave's runs, which may last days (a request awaiting review). */
   readonly #stopping = new AbortController();
 
@@ -160,6 +166,28 @@ export class RolloutService {
     return this.#store.getRollout(id);
   }
 
+  /**
+   * Cancels a running rollout: no further run starts, the runs under way are
+   * cancelled (each says by whom), and the rollout is recorded `cancelled`.
+   * Resolves once its driver has done so (within a poll interval).
+   * @throws NotFoundError; ConflictError when the rollout has already ended
+   */
+  async cancel(id: string, caller: Caller): Promise<Rollout> {
+    const rollout = await this.#store.getRollout(id);
+    if (rollout === undefined) throw new NotFoundError(`upgrade rollout ${id} does not exist`);
+    if (rollout.state !== 'running') throw new ConflictError(`upgrade rollout ${id} is already ${rollout.state}`);
+    this.#logger.info({ rollout: id, by: caller.identity }, 'rollout cancel requested');
+    const driver = this.#drivers.get(id);
+    if (driver === undefined) {
+      // No driver here (it failed, or the service is stopping): cancel it in this call.
+      await this.#finishCancelled(rollout, caller);
+    } else {
+      if (!this.#cancelling.has(id)) this.#cancelling.set(id, caller);
+      await driver;
+    }
+    return (await this.#store.getRollout(id)) ?? rollout;
+  }
+
   /** Resolves when no rollout is being driven (shutdown, tests). */
   async idle(): Promise<void> {
     while (this.#driving.size > 0) await Promise.all([...this.#driving]);
@@ -174,12 +202,22 @@ export class RolloutService {
   #launch(rollout: Rollout): void {
     const driving = this.#drive(rollout).catch((error: unknown) => this.#logger.error({ rollout: rollout.id, err: error }, 'rollout driver failed'));
     this.#driving.add(driving);
-    void driving.finally(() => this.#driving.delete(driving));
+    this.#drivers.set(rollout.id, driving);
+    void driving.finally(() => {
+      this.#driving.delete(driving);
+      if (this.#drivers.get(rollout.id) === driving) this.#drivers.delete(rollout.id);
+      this.#cancelling.delete(rollout.id);
+    });
   }
 
   async #drive(initial: Rollout): Promise<void> {
     let rollout = initial;
     while (!this.#stopping.signal.aborted) {
+      const cancelledBy = this.#cancelling.get(rollout.id);
+      if (cancelledBy !== undefined) {
+        await this.#finishCancelled(rollout, cancelledBy);
+        return;
+      }
       const statuses = Object.fromEntries(Object.entries(rollout.clusters).flatMap(([name, c]) => (c.status === 'pending' ? [] : [[name, c.status] as const])));
       const step = nextRolloutStep(rollout.waves, statuses);
       if (step.kind === 'done' || step.kind === 'stopped') {
@@ -203,7 +241,7 @@ export class RolloutService {
    */
   async #runWave(initial: Rollout, clusters: readonly string[]): Promise<Rollout> {
     let rollout = initial;
-    while (!this.#stopping.signal.aborted) {
+    while (!this.#stopping.signal.aborted && !this.#cancelling.has(rollout.id)) {
       rollout = await this.#save(rollout, await this.#startRuns(rollout, clusters));
       const following = runningOf(rollout, clusters);
       if (following.length === 0) return rollout;
@@ -256,6 +294,32 @@ export class RolloutService {
       }
     }
     return started;
+  }
+
+  /**
+   * Cancels the rollout's runs under way and records it `cancelled`: each
+   * cancelled cluster keeps its run and that run's outcome (a run that ended
+   * before its cancel keeps its own); clusters never started stay `pending`.
+   */
+  async #finishCancelled(rollout: Rollout, caller: Caller): Promise<void> {
+    const under = Object.entries(rollout.clusters).flatMap(([name, c]) => (c.status === 'running' && c.run !== undefined ? [name] : []));
+    const stopped: Record<string, RolloutCluster> = {};
+    for (const name of under) {
+      const id = rollout.clusters[name]!.run!;
+      try {
+        await this.#runs.cancel(id, caller);
+      } catch (error) {
+        // Already final (ConflictError): its own outcome is read below.
+        if (!(error instanceof ConflictError)) {
+          this.#logger.warn({ rollout: rollout.id, cluster: name, run: id, err: error }, 'upgrade run could not be cancelled');
+          stopped[name] = { status: 'cancelled', run: id, message: `the rollout was cancelled by ${caller.identity}; its run could not be stopped: ${error instanceof AppError ? error.message : 'an internal error'}` };
+        }
+      }
+    }
+    const ended = await this.#ended(rollout, under.filter((name) => stopped[name] === undefined));
+    const cancelled: Rollout = { ...rollout, clusters: { ...rollout.clusters, ...ended, ...stopped }, state: 'cancelled', finishedAt: new Date() };
+    await this.#store.saveRollout(cancelled);
+    this.#logger.info({ rollout: rollout.id, state: 'cancelled', by: caller.identity, runsCancelled: under.length }, 'rollout cancelled');
   }
 
   /** The generated clusters of the rollout's branch, as their provenance records them now. */

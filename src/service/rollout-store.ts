@@ -41,7 +41,8 @@ export interface Rollout {
   readonly waves: readonly (readonly string[])[];
   /** Every cluster of every wave; `pending` until its wave starts. */
   readonly clusters: Readonly<Record<string, RolloutCluster>>;
-  readonly state: 'running' | 'succeeded' | 'failed';
+  /** `cancelled`: an operator stopped it (POST …/cancel); its runs under way were cancelled, later ones never started. */
+  readonly state: 'running' | 'succeeded' | 'failed' | 'cancelled';
   readonly failure?: RolloutFailure;
   /** How each run's commit reaches the branch; absent: pushed. */
   readonly delivery?: DeliverySettings;

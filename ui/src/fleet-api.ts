@@ -64,6 +64,11 @@ export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {
   return json(`${UPGRADES}/${encodeURIComponent(id)}`, { signal: signal ?? null });
 }
 
+/** Cancels a running rollout; resolves with it recorded cancelled. @throws ApiError (409 when it has already ended) */
+export function cancelUpgrade(id: string): Promise<Rollout> {
+  return json(`${UPGRADES}/${encodeURIComponent(id)}/cancel`, post({}));
+}
+
 /** The cluster with its SealedSecrets compared with the controller's certificate. */
 export function checkSealing(name: string, input: ClusterCertificateInput): Promise<ClusterView> {
   return json(`${CLUSTERS}/${encodeURIComponent(name)}/sealing-check`, post(input));

@@ -2,16 +2,22 @@
  * One upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves and each
  * cluster's outcome, followed until the rollout ends. Each cluster's upgrade is
  * a run: its row links to the run's page, which shows its steps, its commit
- * and, when delivered through one, its pull request.
+ * and, when delivered through one, its pull request. A running rollout can be
+ * cancelled from here.
  */
+import { useState } from 'preact/hooks';
 import { ErrorBox } from './components';
-import { getUpgrade } from './fleet-api';
+import { getUpgrade, type Rollout } from './fleet-api';
 import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
+import { UpgradeCancel } from './upgrade-cancel';
 
 export function UpgradePage({ id }: { id: string }) {
   useTitle('Upgrade');
-  const { value: rollout, error } = usePolledValue((signal) => getUpgrade(id, signal), 2000, (current) => current === null || current.state === 'running', id);
+  const { value: polled, error } = usePolledValue((signal) => getUpgrade(id, signal), 2000, (current) => current === null || current.state === 'running', id);
+  // The cancel's answer shows at once; the poll, which stops once the rollout ended, may still hold it running.
+  const [cancelled, setCancelled] = useState<Rollout | null>(null);
+  const rollout = cancelled?.id === id ? cancelled : polled;
 
   return (
     <>
@@ -28,6 +34,7 @@ export function UpgradePage({ id }: { id: string }) {
         </p>
       </div>
       {error !== null && <ErrorBox title="The upgrade could not be read" error={error} />}
+      {rollout?.state === 'running' && <UpgradeCancel id={id} onCancelled={setCancelled} />}
       {rollout?.delivery?.mode === 'pull_request' && <p class="hint">Each wave's clusters go through pull requests: each one is on its cluster's run page, and the next wave starts once they are merged.</p>}
       {rollout !== null && (
         <div class="table-wrap">

@@ -49,7 +49,7 @@ const previewSchema = z.object({
 /** A rollout as the API shows it (the dashboard types its view from this). */
 export const rolloutSchema = z.object({
   id: z.string(),
-  state: z.enum(['running', 'succeeded', 'failed']),
+  state: z.enum(['running', 'succeeded', 'failed', 'cancelled']),
   repository: z.object({ url: z.string(), branch: z.string() }),
   requested_by: z.string(),
   wave_size: z.number().int(),
@@ -168,5 +168,20 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       void reply.header('cache-control', 'private, no-cache');
       return rolloutView(rollout);
     },
+  );
+
+  app.post(
+    `${BASE}/:id/cancel`,
+    {
+      schema: {
+        summary: 'Cancel an upgrade rollout: no further run starts, and its runs under way are cancelled',
+        description:
+          'Answers once the rollout is recorded `cancelled` (within about a second): each cluster whose run was under way shows that run `cancelled` with who cancelled it; a run that had already ended keeps its outcome; clusters of later waves stay `pending`, never started. Commits that already landed stay: upgrade those clusters again, or leave them. 409 when the rollout has already ended.',
+        tags: ['fleet'],
+        params: z.object({ id: z.string().min(1).max(64) }),
+        response: { 200: rolloutSchema, ...errorResponses },
+      },
+    },
+    async (request) => rolloutView(await available().cancel(request.params.id, callerOf(request))),
   );
 }
