@@ -223,9 +223,39 @@ describe('upgrades and removals as runs, through pull requests', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seed);
   });
 
+  it('cancelling a rollout whose run waits for its request stops that runner and starts no later wave; the request stays open for a retry', async () => {
+    const started = await api.startRollout({ clusters: ['eu-1', 'eu-2'], wave_size: 1, delivery: pullRequests() });
+    const [opened] = await eventually('eu-1’s request', () => (forge.pulls.length === 1 ? [...forge.pulls] : undefined), 120_000);
+    assert.equal(opened?.head, 'scaffold/eu-1/upgrade');
+    const runId = (await api.rollout(started.id)).clusters[0]!.run_id!;
+    assert.equal((await api.run(runId)).status, 'running', 'the run waits for the merge');
+    // The waiting runner polls its request (every 100 ms here).
+    const polls = () => forge.calls.filter((c) => c.method === 'GET' && c.path.endsWith(`/pulls/${opened!.number}`)).length;
+    await eventually('the runner polling its request', () => (polls() >= 2 ? true : undefined));
+
+    const response = await api.inject('POST', `/api/v1/upgrades/${started.id}/cancel`, {});
+    assert.equal(response.statusCode, 200, response.body);
+    const cancelled = response.json<RolloutBody>();
+    assert.equal(cancelled.state, 'cancelled');
+    assert.deepEqual(cancelled.clusters.map((c) => [c.name, c.status]), [['eu-1', 'cancelled'], ['eu-2', 'pending']]);
+    assert.match(cancelled.clusters[0]?.message ?? '', /^cancelled by /);
+    const run = await api.runEnded(runId);
+    assert.equal(run.status, 'cancelled');
+    // Its process was stopped: after a last poll in flight, no more.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const polled = polls();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(polls(), polled, 'the runner no longer polls its request');
+    assert.deepEqual(forge.pulls.map((p) => [p.head, p.state]), [['scaffold/eu-1/upgrade', 'open']], 'eu-2 never opened one; eu-1’s stays open');
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seed);
+    // Abandoned: closed by hand, as the docs say, so the next rollout opens a request of its own.
+    forge.close(opened!.number);
+  });
+
   it('each upgrade run opens its own request; the second wave starts only once every request of the first is merged', async () => {
+    const earlier = forge.pulls.length;
     const started = await api.startRollout({ clusters: 'all', wave_size: 2, delivery: pullRequests() });
-    const opened = await eventually('the first wave’s two requests', () => (forge.pulls.length === 2 ? [...forge.pulls] : undefined), 120_000);
+    const opened = await eventually('the first wave’s two requests', () => (forge.pulls.length === earlier + 2 ? forge.pulls.slice(earlier) : undefined), 120_000);
     assert.deepEqual(opened.map((p) => p.head).sort(), ['scaffold/eu-1/upgrade', 'scaffold/eu-2/upgrade']);
     for (const pull of opened) assert.match(pull.title, /^Upgrade eu-\d/);
     const waiting = await api.rollout(started.id);
@@ -239,13 +269,13 @@ describe('upgrades and removals as runs, through pull requests', () => {
 
     await forge.merge(opened[0]!.number);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    assert.equal(forge.pulls.length, 2, 'wave 2 waits for the whole of wave 1');
+    assert.equal(forge.pulls.length, earlier + 2, 'wave 2 waits for the whole of wave 1');
     forge.onOpened = (pull) => void setTimeout(() => void forge.merge(pull.number), 100);
     await forge.merge(opened[1]!.number);
     const rollout = await api.finished(started.id);
     assert.equal(rollout.state, 'succeeded', JSON.stringify(rollout));
-    assert.equal(forge.pulls.length, 3);
-    assert.equal(forge.pulls[2]?.head, 'scaffold/eu-3/upgrade');
+    assert.equal(forge.pulls.length, earlier + 3);
+    assert.equal(forge.pulls[earlier + 2]?.head, 'scaffold/eu-3/upgrade');
     for (const cluster of rollout.clusters) {
       assert.equal(cluster.outcome, 'upgraded');
       await git(remote.dir, 'merge-base', '--is-ancestor', cluster.commit!, 'main');
