@@ -8,10 +8,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import { type AddressInfo, type Socket, connect, createServer as createNetServer } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { devNull, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runGit } from '../../src/git/git-process.js';
+import { freePort, startWatchedServer } from './watched-server.js';
 
 /** The servers run with no system or user git configuration, like the product's own git. */
 function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -23,17 +24,6 @@ function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
     LC_ALL: 'C',
     ...extra,
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port: number): Promise<boolean> {
@@ -55,14 +45,6 @@ export interface GitDaemon {
   stop(): Promise<void>;
 }
 
-/*
- * sh keeps the test process's pipe on fd 3 and hands it to a watcher: when the
- * pipe closes (stop(), or the test process ending in any way) the watcher
- * kills the daemon. An asynchronous list's stdin is /dev/null in a
- * non-interactive shell, hence the explicit fd. sh exits with the daemon.
- */
-const WATCHED_DAEMON = 'exec 3<&0; git daemon "$@" </dev/null & d=$!; (cat <&3 >/dev/null; kill "$d" 2>/dev/null) & wait "$d"';
-
 /**
  * Starts `git daemon --reuseaddr --export-all --enable=receive-pack` on a free
  * loopback port serving the repositories below `baseDir`, and waits until it
@@ -73,52 +55,16 @@ export async function startGitDaemon(options: { readonly baseDir: string }): Pro
   // A free port can be taken between probing it and the daemon binding it; try again.
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
-    const child = spawn(
-      'sh',
-      [
-        '-c',
-        WATCHED_DAEMON,
-        'sh',
-        '--reuseaddr',
-        '--export-all',
-        '--enable=receive-pack',
-        '--informative-errors',
-        `--base-path=${options.baseDir}`,
-        '--listen=127.0.0.1',
-        `--port=${port}`,
-      ],
-      { env: serverEnv(), stdio: ['pipe', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    let alive = true;
-    void exited.then(() => (alive = false));
-
-    const deadline = Date.now() + 5000;
-    while (alive && Date.now() < deadline && !(await canConnect(port))) await new Promise((r) => setTimeout(r, 20));
-    if (alive && (await canConnect(port))) {
-      child.unref();
-      (child.stdin as unknown as Socket).unref();
-      (child.stderr as unknown as Socket).unref();
-      let stopped: Promise<void> | undefined;
-      return {
-        url: (repo) => `git://127.0.0.1:${port}/${repo.replace(/^\/+/, '')}`,
-        stop() {
-          stopped ??= (async () => {
-            // Waiting for the exit must keep the event loop alive, which the unref'd handles no longer do.
-            child.ref();
-            (child.stdin as unknown as Socket).ref();
-            child.stdin.end();
-            await exited;
-          })();
-          return stopped;
-        },
-      };
-    }
-    child.stdin.end();
-    await exited;
-    lastError = new Error(`git daemon did not start on port ${port}: ${stderr.trim()}`);
+    const started = await startWatchedServer({
+      command: 'git daemon "$@"',
+      args: ['--reuseaddr', '--export-all', '--enable=receive-pack', '--informative-errors', `--base-path=${options.baseDir}`, '--listen=127.0.0.1', `--port=${port}`],
+      env: serverEnv(),
+      ready: () => canConnect(port),
+      timeoutMs: 5000,
+      pollMs: 20,
+    });
+    if ('stop' in started) return { url: (repo) => `git://127.0.0.1:${port}/${repo.replace(/^\/+/, '')}`, stop: started.stop };
+    lastError = new Error(`git daemon did not start on port ${port}: ${started.failed}`);
   }
   throw lastError ?? new Error('git daemon did not start');
 }

@@ -2,22 +2,10 @@
  * Test support: a real OCI registry, Debian's `docker-registry` (the CNCF
  * Distribution registry), on a free loopback port with filesystem storage.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { type AddressInfo, type Socket, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, startWatchedServer } from './watched-server.js';
 
 // ---------------------------------------------------------------------------
 // The registry
@@ -27,9 +15,6 @@ export interface Registry {
   readonly host: string;
   stop(): Promise<void>;
 }
-
-/** sh keeps the test's pipe on fd 3; when it closes, for whatever reason, the watcher kills the registry. */
-const WATCHED_REGISTRY = 'exec 3<&0; docker-registry serve "$1" </dev/null & r=$!; (cat <&3 >/dev/null; kill "$r" 2>/dev/null) & wait "$r"';
 
 async function registryAnswers(host: string): Promise<boolean> {
   try {
@@ -60,35 +45,17 @@ export async function startRegistry(dir: string, auth?: Record<string, unknown>)
         ...(auth ? { auth } : {}),
       }),
     );
-    const child = spawn('sh', ['-c', WATCHED_REGISTRY, 'sh', config], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    let alive = true;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    void exited.then(() => (alive = false));
-    const deadline = Date.now() + 15_000;
-    while (alive && Date.now() < deadline && !(await registryAnswers(host))) await new Promise((r) => setTimeout(r, 50));
-    if (alive && (await registryAnswers(host))) {
-      child.unref();
-      (child.stdin as unknown as Socket).unref();
-      (child.stderr as unknown as Socket).unref();
-      let stopped: Promise<void> | undefined;
-      return {
-        host,
-        stop() {
-          stopped ??= (async () => {
-            child.ref();
-            (child.stdin as unknown as Socket).ref();
-            child.stdin.end();
-            await exited;
-          })();
-          return stopped;
-        },
-      };
-    }
-    child.stdin.end();
-    await exited;
-    lastError = stderr.trim() || `no answer on ${host}`;
+    // Stops with the test process even without stop() (watched-server.ts).
+    const started = await startWatchedServer({
+      command: 'docker-registry serve "$1"',
+      args: [config],
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      ready: () => registryAnswers(host),
+      timeoutMs: 15_000,
+      pollMs: 50,
+    });
+    if ('stop' in started) return { host, stop: started.stop };
+    lastError = started.failed || `no answer on ${host}`;
   }
   throw new Error(`docker-registry did not start: ${lastError}`);
 }
