@@ -34,6 +34,7 @@ import {
   describeOutcome,
   eventually,
   filesAt,
+  outcomeOf,
   runRunner,
   sealedSecretsIn,
   secretNeedles,
@@ -303,15 +304,8 @@ describe('scaffold-runner through git http-backend with basic auth', () => {
     assert.equal(workRoots.length, 1, 'the run works in one temp directory');
     const workspaceGit = await gitMetadataOf(join(ownTmp, workRoots[0]!, 'repo', '.git'));
     assert.match(workspaceGit, /\[remote "origin"\]/);
-    const exit = await runner.exited;
-    const outcome: RunnerOutcome = {
-      ...exit,
-      events: runner.events,
-      nonJsonLines: runner.nonJsonLines,
-      stdout: runner.stdout(),
-      stderr: runner.stderr(),
-      result: JSON.parse(await readFile(resultFile, 'utf8')) as RunResult,
-    };
+    const outcome = await outcomeOf(runner, resultFile);
+    assert.ok(outcome.result, describeOutcome(outcome));
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     assertJsonLines(outcome);
     assert.deepEqual(stepEvents(outcome.events), EXPECTED_STEPS_WITH_CERT);
@@ -381,15 +375,8 @@ describe('scaffold-runner against the Kubernetes API double (steps 4-5)', () => 
     assert.deepEqual(proxied, []);
 
     kube.setDeploymentAvailable(CONTROLLER.namespace, CONTROLLER.name, true);
-    const exit = await runner.exited;
-    const outcome: RunnerOutcome = {
-      ...exit,
-      events: runner.events,
-      nonJsonLines: runner.nonJsonLines,
-      stdout: runner.stdout(),
-      stderr: runner.stderr(),
-      result: JSON.parse(await readFile(resultFile, 'utf8')) as RunResult,
-    };
+    const outcome = await outcomeOf(runner, resultFile);
+    assert.ok(outcome.result, describeOutcome(outcome));
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     assertJsonLines(outcome);
     assert.deepEqual(stepEvents(outcome.events), EXPECTED_STEPS_WITH_KUBE);

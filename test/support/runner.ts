@@ -149,13 +149,17 @@ export interface RunnerOutcome extends RunnerExit {
 }
 
 /** Runs `scaffold-runner` to the end; `resultFile` (if given) is read afterwards. */
-export async function runRunner(options: StartRunnerOptions & { readonly resultFile?: string }): Promise<RunnerOutcome> {
-  const runner = startRunner(options);
+export function runRunner(options: StartRunnerOptions & { readonly resultFile?: string }): Promise<RunnerOutcome> {
+  return outcomeOf(startRunner(options), options.resultFile);
+}
+
+/** Waits for a started runner to exit; `resultFile` (if given) is read afterwards. */
+export async function outcomeOf(runner: RunnerProcess, resultFile?: string): Promise<RunnerOutcome> {
   const exit = await runner.exited;
   let result: RunResult | undefined;
-  if (options.resultFile) {
+  if (resultFile) {
     try {
-      result = JSON.parse(await readFile(options.resultFile, 'utf8')) as RunResult;
+      result = JSON.parse(await readFile(resultFile, 'utf8')) as RunResult;
     } catch {
       result = undefined;
     }
