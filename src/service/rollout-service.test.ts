@@ -230,13 +230,19 @@ describe('RolloutService', () => {
     await assert.rejects(service.cancel('no-such-rollout', { identity: 'oidc:bob' }), NotFoundError);
   });
 
-  it('cancels a running rollout that no driver follows (a service stopping), in the call', async () => {
+  /** A rollout over eu-1 and eu-2 in waves of one, eu-1's run under way, whose driver then stopped with its service. */
+  const leftRunning = async () => {
     const runs = new RunsDouble();
     const fleet = fleetOf(['eu-1', 'eu-2']);
     const first = serviceWith(fleet, runs);
     const rollout = await first.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
     await rolloutWhen(first, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
     await first.stop();
+    return { runs, fleet, first, rollout };
+  };
+
+  it('cancels a running rollout that no driver follows (a service stopping), in the call', async () => {
+    const { runs, fleet, rollout } = await leftRunning();
     const cancelled = await serviceWith(fleet, runs).cancel(rollout.id, { identity: 'oidc:bob' });
     assert.deepEqual([cancelled.state, cancelled.clusters['eu-1']?.status, cancelled.clusters['eu-2']?.status], ['cancelled', 'cancelled', 'pending']);
     assert.deepEqual(runs.startedFor(), ['eu-1']);
@@ -281,12 +287,7 @@ describe('RolloutService', () => {
   });
 
   it('stopped and resumed, a driver follows the runs it had started instead of starting them again', async () => {
-    const runs = new RunsDouble();
-    const fleet = fleetOf(['eu-1', 'eu-2']);
-    const first = serviceWith(fleet, runs);
-    const rollout = await first.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
-    await rolloutWhen(first, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
-    await first.stop();
+    const { runs, fleet, first, rollout } = await leftRunning();
     assert.equal((await first.getRollout(rollout.id))?.state, 'running');
 
     const second = serviceWith(fleet, runs);
