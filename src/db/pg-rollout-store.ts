@@ -80,6 +80,15 @@ export class PgRolloutStore implements RolloutStore {
     const { rows } = await this.#client.query<RolloutRow>(`SELECT * FROM upgrade_rollouts WHERE state = 'running' ORDER BY created_at`);
     return rows.map(rolloutOf);
   }
+
+  async listRollouts(options: { readonly limit: number; readonly state?: Rollout['state'] }): Promise<Rollout[]> {
+    // upgrade_rollouts_created_at serves the order; the state filter is on few rows.
+    const { rows } = await this.#client.query<RolloutRow>(
+      `SELECT * FROM upgrade_rollouts WHERE $1::text IS NULL OR state = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [options.state ?? null, options.limit],
+    );
+    return rows.map(rolloutOf);
+  }
 }
 
 function rolloutOf(row: RolloutRow): Rollout {

@@ -57,6 +57,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'POST /api/v1/clusters/:name/sealing-check': { resource: 'clusters', verb: 'update', nameParam: 'name' },
   'POST /api/v1/clusters/:name/rotate': { resource: 'clusters', verb: 'update', nameParam: 'name' },
   'POST /api/v1/upgrades': { resource: 'clusters', verb: 'update' },
+  'GET /api/v1/upgrades': { resource: 'clusters', verb: 'list' },
   'GET /api/v1/upgrades/:id': { resource: 'clusters', verb: 'get' },
   'POST /api/v1/upgrades/:id/cancel': { resource: 'clusters', verb: 'update' },
   'GET /metrics': { path: '/metrics', verb: 'get' },

@@ -106,9 +106,10 @@ describe('/api/v1/upgrades', () => {
     assert.ok(paths['/api/v1/upgrades']?.post);
     assert.ok(paths['/api/v1/upgrades/{id}']?.get);
     assert.ok(paths['/api/v1/upgrades/{id}/cancel']?.post);
+    assert.ok(paths['/api/v1/upgrades']?.get);
   });
 
-  it('cancel stops a rollout: its run under way is cancelled saying by whom, the next wave never starts; a second cancel is 409', async () => {
+  it('cancel stops a rollout: its run under way is cancelled saying by whom, the next wave never starts; a second cancel is 409; the list shows it', async () => {
     // Runs that start and never end by themselves: only the cancel ends eu-1's.
     const started: string[] = [];
     const executor = { ...unusedExecutor, start: async (run: ScaffoldRun) => (started.push(run.cluster.name), { job: run.job }) };
@@ -134,6 +135,18 @@ describe('/api/v1/upgrades', () => {
       assert.deepEqual(started, ['eu-1'], 'the second wave never started');
       assert.equal((await call('POST', `/api/v1/upgrades/${id}/cancel`)).statusCode, 409);
       assert.equal((await call('POST', '/api/v1/upgrades/nope/cancel')).statusCode, 404);
+
+      // The list finds it, newest first, summed up; a state filter leaves it out or keeps it.
+      const list = async (query: string) => {
+        const response = await call('GET', `/api/v1/upgrades${query}`);
+        assert.equal(response.statusCode, 200, response.body);
+        return response.json<{ rollouts: { id: string; state: string; waves: number; requested_by: string; clusters: Record<string, number> }[] }>().rollouts;
+      };
+      const [newest] = await list('');
+      assert.deepEqual(newest, { ...newest, id, state: 'cancelled', waves: 2, requested_by: 'static:0', clusters: { total: 2, cancelled: 1, pending: 1 } });
+      assert.ok(!(await list('?state=running')).some((r) => r.id === id));
+      assert.deepEqual((await list('?state=cancelled&limit=1')).map((r) => r.id), [id]);
+      for (const bad of ['?limit=0', '?limit=101', '?state=paused']) assert.equal((await call('GET', `/api/v1/upgrades${bad}`)).statusCode, 400, bad);
     } finally {
       await running.close();
     }

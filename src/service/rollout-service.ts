@@ -166,6 +166,11 @@ export class RolloutService {
     return this.#store.getRollout(id);
   }
 
+  /** The newest rollouts, newest first (a running one to follow or cancel, a finished one to read). */
+  listRollouts(options: { readonly limit: number; readonly state?: Rollout['state'] }): Promise<Rollout[]> {
+    return this.#store.listRollouts(options);
+  }
+
   /**
    * Cancels a running rollout: no further run starts, the runs under way are
    * cancelled (each says by whom), and the rollout is recorded `cancelled`.

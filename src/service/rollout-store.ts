@@ -59,4 +59,6 @@ export interface RolloutStore {
   getRollout(id: string): Promise<Rollout | undefined>;
   /** Rollouts still `running` (a driver was stopped with the service), oldest first. */
   runningRollouts(): Promise<Rollout[]>;
+  /** The newest `limit` rollouts, newest first, only those in `state` when it is given. */
+  listRollouts(options: { readonly limit: number; readonly state?: Rollout['state'] }): Promise<Rollout[]>;
 }

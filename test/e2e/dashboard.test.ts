@@ -660,6 +660,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByRole('button', { name: 'Yes, upgrade it' }).click();
     await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
     await page.locator('table[data-state="succeeded"]').waitFor({ timeout: 60_000 });
+    const rolloutPath = new URL(page.url()).pathname;
     const rolloutRow = page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"]`);
     assert.match((await rolloutRow.textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
     await checkpoint('18-upgrade-rollout', t);
@@ -676,6 +677,12 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await checkpoint('18a-upgrade-run', t);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
     await page.locator(`tr[data-cluster="${WAITING_CLUSTER.name}"][data-status="up_to_date"]`).waitFor({ timeout: 30_000 });
+    // The upgrade just run heads the list of upgrades under the fleet, linked to its page.
+    const newestUpgrade = page.getByTestId('upgrades-list').locator('tbody tr').first();
+    await newestUpgrade.waitFor({ timeout: 15_000 });
+    assert.equal(await newestUpgrade.getAttribute('data-state'), 'succeeded');
+    assert.equal(await newestUpgrade.getByRole('link').getAttribute('href'), rolloutPath);
+    assert.match((await newestUpgrade.textContent()) ?? '', /1 succeeded\s*1 in 1 wave/);
 
     // The cluster page, by keyboard from the list.
     await page.locator('main h1').focus();

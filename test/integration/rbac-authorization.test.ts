@@ -49,7 +49,7 @@ const binding = (name: string, role: string, subject: { kind: string; name: stri
 });
 
 /** Which table entries each shipped role allows: the verb table of docs/security.md. */
-const VIEWER = ['GET /api/v1/scaffolds', 'GET /api/v1/scaffolds/:id', 'GET /api/v1/scaffolds/:id/graph', 'GET /api/v1/scaffolds/:id/logs', 'GET /api/v1/clusters', 'GET /api/v1/clusters/:name', 'GET /api/v1/upgrades/:id'];
+const VIEWER = ['GET /api/v1/scaffolds', 'GET /api/v1/scaffolds/:id', 'GET /api/v1/scaffolds/:id/graph', 'GET /api/v1/scaffolds/:id/logs', 'GET /api/v1/clusters', 'GET /api/v1/clusters/:name', 'GET /api/v1/upgrades', 'GET /api/v1/upgrades/:id'];
 const OPERATOR = [...VIEWER, 'POST /api/v1/scaffolds', 'GET /api/v1/catalog', 'POST /api/v1/scaffolds/:id/retry', 'POST /api/v1/scaffolds/:id/cancel'];
 const ADMIN = [...OPERATOR, 'DELETE /api/v1/clusters/:name', 'POST /api/v1/clusters/:name/rotate', 'POST /api/v1/clusters/:name/sealing-check', 'POST /api/v1/upgrades', 'POST /api/v1/upgrades/:id/cancel'];
 

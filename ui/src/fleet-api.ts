@@ -6,7 +6,7 @@ import type { Removal } from './run-types';
 import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
 import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
 import type { LastRunView } from '../../src/http/routes/cluster-routes';
-import type { rolloutSchema } from '../../src/http/routes/upgrade-routes';
+import type { rolloutListSchema, rolloutSchema } from '../../src/http/routes/upgrade-routes';
 import type { z } from 'zod';
 
 /** A SealedSecret, and a cluster's SealedSecrets compared with the certificate its controller serves now (null: not compared, see `reason`). */
@@ -40,6 +40,9 @@ export interface UpgradePreview {
 /** An upgrade rollout (`GET /api/v1/upgrades/{id}`): its waves, each cluster's outcome and run. */
 export type Rollout = z.output<typeof rolloutSchema>;
 
+/** A rollout summed up, as `GET /api/v1/upgrades` lists it. */
+export type RolloutSummary = z.output<typeof rolloutListSchema>['rollouts'][number];
+
 export type { Removal };
 
 export function listClusters(signal?: AbortSignal): Promise<Fleet> {
@@ -62,6 +65,11 @@ export function startUpgrade(name: string, delivery?: DeliveryBody): Promise<Rol
 
 export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {
   return json(`${UPGRADES}/${encodeURIComponent(id)}`, { signal: signal ?? null });
+}
+
+/** The newest rollouts, newest first. */
+export async function listUpgrades(signal?: AbortSignal): Promise<readonly RolloutSummary[]> {
+  return (await json<{ rollouts: RolloutSummary[] }>(`${UPGRADES}?limit=10`, { signal: signal ?? null })).rollouts;
 }
 
 /** Cancels a running rollout; resolves with it recorded cancelled. @throws ApiError (409 when it has already ended) */

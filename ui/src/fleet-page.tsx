@@ -1,9 +1,10 @@
-/** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run. */
+/** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run; then the newest upgrades. */
 import { ClusterStatusBadge, ErrorBox, SrOnly, StatusBadge } from './components';
 import { listClusters } from './fleet-api';
 import { formatAge, formatDateTime } from './format';
 import { useNow, usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
+import { UpgradesList } from './upgrades-list';
 
 const POLL_MS = 10_000;
 
@@ -98,6 +99,7 @@ export function FleetPage() {
           </table>
         </div>
       )}
+      <UpgradesList now={now} />
     </>
   );
 }

@@ -1,8 +1,9 @@
 /**
  * Upgrade rollouts: `POST /api/v1/upgrades` re-renders generated clusters from
  * the current reference in waves (or, with `dry_run`, says what each would
- * change), and `GET /api/v1/upgrades/{id}` shows a rollout's waves, each
- * cluster's outcome and where it stopped. Wire shapes live here, with the
+ * change), `GET /api/v1/upgrades/{id}` shows a rollout's waves, each
+ * cluster's outcome and where it stopped, `GET /api/v1/upgrades` lists the
+ * newest, and `…/cancel` stops one. Wire shapes live here, with the
  * routes (also their part of the OpenAPI document).
  */
 import { z } from 'zod';
@@ -46,10 +47,12 @@ const previewSchema = z.object({
   ),
 });
 
+const ROLLOUT_STATES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+
 /** A rollout as the API shows it (the dashboard types its view from this). */
 export const rolloutSchema = z.object({
   id: z.string(),
-  state: z.enum(['running', 'succeeded', 'failed', 'cancelled']),
+  state: z.enum(ROLLOUT_STATES),
   repository: z.object({ url: z.string(), branch: z.string() }),
   requested_by: z.string(),
   wave_size: z.number().int(),
@@ -76,6 +79,29 @@ export const rolloutSchema = z.object({
   created_at: z.string(),
   finished_at: z.string().optional(),
 });
+
+export const rolloutListQuerySchema = z.object({
+  state: z.enum(ROLLOUT_STATES).optional().describe('Only rollouts in this state, e.g. `running` to find one to cancel.'),
+  limit: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+});
+
+/** The newest rollouts, each summed up (GET one for its clusters). */
+export const rolloutListSchema = z.object({
+  rollouts: z.array(
+    rolloutSchema.pick({ id: true, state: true, repository: true, requested_by: true, wave_size: true, created_at: true, finished_at: true }).extend({
+      waves: z.number().int().describe('How many waves.'),
+      clusters: z.object({ total: z.number().int() }).catchall(z.number().int()).describe('How many clusters, and how many are in each status (`pending`, `running`, `succeeded`, `failed`, `cancelled`; absent: none).'),
+    }),
+  ),
+});
+
+function summaryView(rollout: Rollout): z.infer<typeof rolloutListSchema>['rollouts'][number] {
+  const { id, state, repository, requested_by, wave_size, created_at, finished_at } = rolloutView(rollout);
+  const statuses = Object.values(rollout.clusters).map((c) => c.status);
+  const counts: Record<string, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return { id, state, repository, requested_by, wave_size, created_at, ...(finished_at !== undefined ? { finished_at } : {}), waves: rollout.waves.length, clusters: { total: statuses.length, ...counts } };
+}
 
 function previewView(upgrades: readonly FleetUpgrade[]): z.infer<typeof previewSchema> {
   return {
@@ -149,6 +175,25 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
       const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
       return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
+    },
+  );
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        summary: 'The newest upgrade rollouts, newest first',
+        description: 'Each summed up: its state, who started it, its waves and how many clusters are in each status. `?state=running` lists the ones under way (to follow or cancel).',
+        tags: ['fleet'],
+        querystring: rolloutListQuerySchema,
+        response: { 200: rolloutListSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { state, limit } = request.query;
+      const rollouts = await available().listRollouts({ limit, ...(state !== undefined ? { state } : {}) });
+      void reply.header('cache-control', 'private, no-cache');
+      return { rollouts: rollouts.map(summaryView) };
     },
   );
 
