@@ -27,7 +27,10 @@ export function isRunPass(value: unknown): value is RunPass {
   return typeof value === 'string' && (RUN_PASSES as readonly string[]).includes(value);
 }
 
+/** What a fleet run does to a generated cluster: everything but a scaffold. */
+export type FleetAction = Exclude<RunAction, 'scaffold'>;
+
 /** The one pass a fleet run (upgrade, remove) commits. */
-export function passOfAction(action: Exclude<RunAction, 'scaffold'>): RunPass {
+export function passOfAction(action: FleetAction): RunPass {
   return action;
 }

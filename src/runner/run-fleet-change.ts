@@ -12,7 +12,7 @@ import { ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PassDelivery } from '../delivery/delivery.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import { passOfAction, type RunAction } from '../model/run-action.js';
+import { passOfAction, type FleetAction } from '../model/run-action.js';
 import { REMOVE_STEPS, stepsOf, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
 import type { RunCommit, RunResult } from '../service/scaffold-run.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
@@ -22,9 +22,6 @@ import { afterRebaseCheck } from './reverify-after-rebase.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import type { WorkTreeVerifier } from './run-scaffold.js';
 import { runSteps, type StepWork } from './step-runner.js';
-
-/** What a fleet run does. */
-export type FleetAction = Exclude<RunAction, 'scaffold'>;
 
 /** Collaborators of a fleet run. */
 export interface FleetChangeDeps {

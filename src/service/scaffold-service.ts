@@ -14,7 +14,7 @@ import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationErr
 import { silentLogger, type Logger } from '../logger.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { RunAction } from '../model/run-action.js';
+import type { FleetAction, RunAction } from '../model/run-action.js';
 import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
 import { RequestResolver, type RequestResolverDeps } from './request-resolver.js';
@@ -53,15 +53,13 @@ export interface ScaffoldServiceDeps extends RequestResolverDeps {
  * not the reference), where, and how its commit is delivered.
  */
 export interface FleetRunRequest {
-  readonly action: Exclude<RunAction, 'scaffold'>;
+  readonly action: FleetAction;
   readonly cluster: ClusterSpec;
   readonly repositoryUrl: string;
   readonly branch: string;
   /** Absent: pushed. */
   readonly delivery?: DeliverySettings;
 }
-
-
 
 /** The run lifecycle use cases. */
 export class ScaffoldService {

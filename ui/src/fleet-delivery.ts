@@ -6,9 +6,11 @@
  * sentences that confirm them. Pure and free of the browser, so it is tested
  * under Node against the service's request schemas.
  */
+import { reviewBranchOf } from '../../src/delivery/request-text.js';
+import { passOfAction, type FleetAction } from '../../src/model/run-action.js';
 import type { DeliveryBody, DeliveryValues, DeliveryWording } from './delivery-values.js';
 
-export type FleetAction = 'upgrade' | 'remove';
+export type { FleetAction };
 
 export const CLUSTERS_API = '/api/v1/clusters';
 export const UPGRADES_API = '/api/v1/upgrades';
@@ -17,7 +19,7 @@ const NOUNS: Readonly<Record<FleetAction, string>> = { upgrade: 'upgrade', remov
 
 /** The branch the action's request comes from (the runner's, docs/api.md "Fleet delivery"). */
 export function requestBranch(action: FleetAction, cluster: string): string {
-  return `scaffold/${cluster}/${action}`;
+  return reviewBranchOf(cluster, passOfAction(action));
 }
 
 /** How the change reaches the branch, as a confirmation says it. */
