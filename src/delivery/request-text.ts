@@ -4,7 +4,7 @@
  * without opening the diff. A pass is a scaffold's (`infrastructure`, `all`)
  * or an upgrade run's or a removal run's one commit.
  */
-import type { DeliverPassRequest } from './delivery.js';
+import type { DeliverPassRequest, PassSummary } from './delivery.js';
 
 /** How many file names the description lists before summing up the rest. */
 const MAX_FILES_LISTED = 50;
@@ -41,6 +41,11 @@ export function fileList(title: string, files: readonly string[]): string[] {
   return [`### ${title} (${files.length})`, '', ...shown, ''];
 }
 
+/** What a rendered pass wrote and removed, and what verify said. */
+function renderedLines(summary: PassSummary): string[] {
+  return [...fileList('Files written', summary.written), ...fileList('Files removed', summary.removed), `**Verify:** ${summary.verify}`];
+}
+
 export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'runId' | 'summary' | 'branch' | 'reference'>): string {
   const { cluster, pass, summary } = request;
   if (pass === 'upgrade' || pass === 'remove') return fleetChangeBody(request);
@@ -56,9 +61,7 @@ export function bodyOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'r
     '',
     why,
     '',
-    ...fileList('Files written', summary.written),
-    ...fileList('Files removed', summary.removed),
-    `**Verify:** ${summary.verify}`,
+    ...renderedLines(summary),
     '',
     `Run \`${request.runId}\`, opened by gitops-scaffolder.`,
   ].join('\n');
@@ -72,9 +75,7 @@ function fleetChangeBody(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 
       ? [
           `Re-renders **${cluster.name}** from the reference environment \`${request.reference ?? 'development'}\` with its recorded identity and attributes; every sealed credential is kept byte for byte.`,
           '',
-          ...fileList('Files written', summary.written),
-          ...fileList('Files removed', summary.removed),
-          `**Verify:** ${summary.verify}`,
+          ...renderedLines(summary),
         ]
       : [
           `Decommissions **${cluster.name}**: deletes the files gitops-scaffolder generated under \`clusters/${cluster.name}/\`. Once merged into \`${request.branch}\`, the cluster's Flux prunes what they deployed.`,

@@ -78,11 +78,10 @@ export async function runSteps<Name extends string>(table: readonly (ScaffoldSte
 /** The failed-run result for an error out of a run. Never carries a credential: messages don't. */
 export function failedResult(error: unknown, cluster: { readonly name: string }): RunResult {
   const step = error instanceof StepError ? error.step : undefined;
-  const cause = error instanceof StepError ? error.cause : error;
-  const message = cause instanceof Error ? cause.message : String(cause);
   return {
     status: 'failed',
-    message: error instanceof StepError ? `step ${error.step} (${error.stepName}) failed: ${message}` : message,
+    // A StepError's own message already says "step N (name) failed: …".
+    message: error instanceof Error ? error.message : String(error),
     ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
     commits: error instanceof StepError ? error.commits : [],
     ...(step ? { step } : {}),
