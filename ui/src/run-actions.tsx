@@ -10,6 +10,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, cancelRun, retryRun, type RunDetail } from './api';
 import { messageOf } from './components';
+import { ConfirmedAction } from './confirmed-action';
 import { navigate, paths } from './router';
 import { actionName } from './run-action-view';
 import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
@@ -24,47 +25,28 @@ export function RunActions({ run, onChanged }: { run: RunDetail; onChanged: () =
 }
 
 function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
-  const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const confirm = async () => {
-    setBusy(true);
-    setError(null);
+  const cancel = async () => {
     try {
       await cancelRun(run.id);
-      setConfirming(false);
       onChanged();
     } catch (caught) {
-      setError(caught);
       // 409: it finished meanwhile; the next poll shows how.
       if (caught instanceof ApiError && caught.status === 409) onChanged();
-    } finally {
-      setBusy(false);
+      throw caught;
     }
   };
   return (
-    <div class="run-actions" data-testid="run-actions">
-      {!confirming ? (
-        <button type="button" class="danger" onClick={() => setConfirming(true)}>
-          Cancel the run
-        </button>
-      ) : (
-        <div class="confirm" role="group" aria-labelledby="cancel-question">
-          <p id="cancel-question">Cancel this run? Its job is stopped; commits already pushed stay.</p>
-          <button type="button" class="danger" onClick={() => void confirm()} disabled={busy} ref={(element) => element?.focus()}>
-            {busy ? 'Cancelling…' : 'Yes, cancel it'}
-          </button>
-          <button type="button" class="secondary" onClick={() => setConfirming(false)} disabled={busy}>
-            Keep it running
-          </button>
-        </div>
-      )}
-      {error !== null && (
-        <p class="error-box" role="alert">
-          Could not cancel the run: {messageOf(error)}
-        </p>
-      )}
-    </div>
+    <ConfirmedAction
+      id="cancel-question"
+      testId="run-actions"
+      label="Cancel the run"
+      question="Cancel this run? Its job is stopped; commits already pushed stay."
+      yes="Yes, cancel it"
+      busy="Cancelling…"
+      keep="Keep it running"
+      failure="Could not cancel the run"
+      act={cancel}
+    />
   );
 }
 

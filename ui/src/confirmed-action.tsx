@@ -1,0 +1,58 @@
+/**
+ * A destructive button that asks first: pressed, it turns into a question
+ * with "yes" (focused) and "keep" buttons; "yes" runs the action and shows its
+ * error, if any, under the question. Cancelling a run and cancelling an
+ * upgrade both look and behave this way.
+ */
+import { useState } from 'preact/hooks';
+import { messageOf } from './components';
+import { useAction } from './hooks';
+
+export interface ConfirmedActionProps {
+  /** The id of the question, for aria-labelledby. */
+  readonly id: string;
+  readonly testId: string;
+  readonly label: string;
+  readonly question: string;
+  readonly yes: string;
+  readonly busy: string;
+  readonly keep: string;
+  /** What the error box starts with: "Could not …". */
+  readonly failure: string;
+  /** The action; a throw shows under the question. */
+  readonly act: () => Promise<void>;
+}
+
+export function ConfirmedAction(props: ConfirmedActionProps) {
+  const [confirming, setConfirming] = useState(false);
+  const { busy, error, run } = useAction();
+  const confirm = () =>
+    run(async () => {
+      await props.act();
+      setConfirming(false);
+    });
+  return (
+    <div class="run-actions" data-testid={props.testId}>
+      {!confirming ? (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          {props.label}
+        </button>
+      ) : (
+        <div class="confirm" role="group" aria-labelledby={props.id}>
+          <p id={props.id}>{props.question}</p>
+          <button type="button" class="danger" onClick={() => void confirm()} disabled={busy} ref={(element) => element?.focus()}>
+            {busy ? props.busy : props.yes}
+          </button>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)} disabled={busy}>
+            {props.keep}
+          </button>
+        </div>
+      )}
+      {error !== null && (
+        <p class="error-box" role="alert">
+          {props.failure}: {messageOf(error)}
+        </p>
+      )}
+    </div>
+  );
+}
