@@ -83,8 +83,7 @@ export class RolloutService {
   readonly #pollMs: number;
   readonly #maxActiveRuns: number;
   readonly #onRunStarted: ((run: ScaffoldRun) => void) | undefined;
-  readonly #driving = new Set<Promise<void>>();
-  /** The driver of each rollout this process drives. */
+  /** The driver of each rollout this process drives (one at most: two would start its runs twice). */
   readonly #drivers = new Map<string, Promise<void>>();
   /** Rollouts an operator asked to cancel, with who asked; their drivers act on it. */
   readonly #cancelling = new Map<string, Caller>();
@@ -195,7 +194,7 @@ export class RolloutService {
 
   /** Resolves when no rollout is being driven (shutdown, tests). */
   async idle(): Promise<void> {
-    while (this.#driving.size > 0) await Promise.all([...this.#driving]);
+    while (this.#drivers.size > 0) await Promise.all([...this.#drivers.values()]);
   }
 
   /** Shutdown: the drivers stop following their runs, which go on; the rollouts stay `running` for {@link resume}. */
@@ -205,12 +204,11 @@ export class RolloutService {
   }
 
   #launch(rollout: Rollout): void {
+    if (this.#drivers.has(rollout.id)) return;
     const driving = this.#drive(rollout).catch((error: unknown) => this.#logger.error({ rollout: rollout.id, err: error }, 'rollout driver failed'));
-    this.#driving.add(driving);
     this.#drivers.set(rollout.id, driving);
     void driving.finally(() => {
-      this.#driving.delete(driving);
-      if (this.#drivers.get(rollout.id) === driving) this.#drivers.delete(rollout.id);
+      this.#drivers.delete(rollout.id);
       this.#cancelling.delete(rollout.id);
     });
   }
