@@ -95,12 +95,24 @@ export const rolloutListSchema = z.object({
   ),
 });
 
+/** The fields a rollout and its summary share. */
+function headerView(rollout: Rollout) {
+  return {
+    id: rollout.id,
+    state: rollout.state,
+    repository: { url: withoutCredentials(rollout.repositoryUrl), branch: rollout.branch },
+    requested_by: rollout.requestedBy,
+    wave_size: rollout.waveSize,
+    created_at: rollout.createdAt.toISOString(),
+    ...(rollout.finishedAt !== undefined ? { finished_at: rollout.finishedAt.toISOString() } : {}),
+  };
+}
+
 function summaryView(rollout: Rollout): z.infer<typeof rolloutListSchema>['rollouts'][number] {
-  const { id, state, repository, requested_by, wave_size, created_at, finished_at } = rolloutView(rollout);
   const statuses = Object.values(rollout.clusters).map((c) => c.status);
   const counts: Record<string, number> = {};
   for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
-  return { id, state, repository, requested_by, wave_size, created_at, ...(finished_at !== undefined ? { finished_at } : {}), waves: rollout.waves.length, clusters: { total: statuses.length, ...counts } };
+  return { ...headerView(rollout), waves: rollout.waves.length, clusters: { total: statuses.length, ...counts } };
 }
 
 function previewView(upgrades: readonly FleetUpgrade[]): z.infer<typeof previewSchema> {
@@ -118,11 +130,7 @@ function previewView(upgrades: readonly FleetUpgrade[]): z.infer<typeof previewS
 
 function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
   return {
-    id: rollout.id,
-    state: rollout.state,
-    repository: { url: withoutCredentials(rollout.repositoryUrl), branch: rollout.branch },
-    requested_by: rollout.requestedBy,
-    wave_size: rollout.waveSize,
+    ...headerView(rollout),
     waves: rollout.waves.map((w) => [...w]),
     clusters: rollout.waves.flatMap((names, wave) =>
       names.map((name) => {
@@ -132,8 +140,6 @@ function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
     ),
     delivery: deliveryView(rollout.delivery),
     ...(rollout.failure !== undefined ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } } : {}),
-    created_at: rollout.createdAt.toISOString(),
-    ...(rollout.finishedAt !== undefined ? { finished_at: rollout.finishedAt.toISOString() } : {}),
   };
 }
 
