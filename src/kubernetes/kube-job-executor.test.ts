@@ -132,7 +132,8 @@ describe('KubeJobExecutor', () => {
       });
       assert.deepEqual(pod['volumes'], [
         { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
-        { name: 'tmp', emptyDir: {} },
+        // The scratch space is bounded: a runaway clone is evicted, not the node's disk filled.
+        { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
       ]);
 
       const runner = container(job);

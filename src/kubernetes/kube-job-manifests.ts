@@ -21,6 +21,13 @@ const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
 // by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
 const RUNNER_UID = 65532;
 
+/**
+ * The runner's scratch space: one partial clone and two rendered passes. A
+ * fleet repository of a thousand clusters is a few hundred MiB checked out;
+ * beyond this the kubelet evicts the pod instead of filling the node's disk.
+ */
+export const RUNNER_TMP_SIZE_LIMIT = '2Gi';
+
 const DEFAULT_RESOURCES: V1ResourceRequirements = {
   requests: { cpu: '100m', memory: '256Mi' },
   limits: { cpu: '1', memory: '1Gi' },
@@ -147,7 +154,8 @@ export function jobManifestOf(run: ScaffoldRun, labels: Record<string, string>, 
           volumes: [
             { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
             // The clone and the generated tree live here (the root filesystem is read-only).
-            { name: 'tmp', emptyDir: {} },
+            // Bounded: a hostile or runaway repository is evicted, not the node's disk filled.
+            { name: 'tmp', emptyDir: { sizeLimit: RUNNER_TMP_SIZE_LIMIT } },
           ],
         },
       },

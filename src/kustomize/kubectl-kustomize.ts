@@ -1,7 +1,7 @@
 /**
  * KustomizeBuilder on `kubectl kustomize`: the kustomize that ships inside
- * kubectl (v5.5 with kubectl 1.32) builds offline and is what CI asserts is on
- * PATH (DESIGN.md, "Real components"). Each call is one process; nothing is
+ * kubectl (v5.7.1 with kubectl 1.35, the runner image's and the tests', closest
+ * to what kustomize-controller v1.9 embeds) builds offline. Each call is one process; nothing is
  * cached here, because the working tree may change between calls and the
  * verify run already builds each directory once.
  */

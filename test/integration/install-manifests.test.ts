@@ -1,8 +1,8 @@
 /**
  * The two ways to install: the Helm chart (charts/gitops-scaffolder) and the
- * complete kustomize overlay (deploy/overlays/example). Both are rendered (the
- * chart through test/support/helm-template.ts, as no helm binary is installable
- * here; the overlay with the real `kubectl kustomize`) and every object is
+ * complete kustomize overlay (deploy/overlays/example). Both are rendered by the
+ * real tools (the chart by helm v4, `helm lint --strict` first; the overlay by
+ * `kubectl kustomize`) and every object is
  * validated strictly; the chart's defaults must install what deploy/base does,
  * and the service must accept the environment each one sets.
  */
@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { SERVICE_FORGE_ENV, SERVICE_FORGE_ENV_NAMES, serviceForgeAuth } from '../../src/delivery/service-forge-auth.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
-import { helmTemplate } from '../support/helm-template.js';
+import { helmLintStrict, helmTemplate } from '../support/helm.js';
 import { parseManifests, strictProblems, type ManifestObject } from '../support/strict-manifests.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -122,6 +122,10 @@ describe('charts/gitops-scaffolder', () => {
     base = parseManifests(await new KubectlKustomize().build(ROOT, 'deploy/base'));
   });
 
+  it('passes `helm lint --strict`', async () => {
+    assert.match(await helmLintStrict(CHART), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
   it('is versioned with the package', async () => {
     const chart = parse(await source('charts/gitops-scaffolder/Chart.yaml')) as { version: string; appVersion: string };
     const version = (JSON.parse(await source('package.json')) as { version: string }).version;
@@ -183,8 +187,36 @@ describe('charts/gitops-scaffolder', () => {
     assert.deepEqual(bindings, ['gitops-scaffolder-admins', 'gitops-scaffolder-auth-delegator', 'gitops-scaffolder-operators', 'gitops-scaffolder-viewers']);
   });
 
+  it('limits both pods\' egress as deploy/base does: DNS and the listed TCP ports, never the cloud metadata address', async () => {
+    const objects = await render();
+    interface Policy { spec: { policyTypes: string[]; egress?: { to: { ipBlock?: { cidr: string; except?: string[] } }[]; ports: { protocol: string; port: number }[] }[] } }
+    const policy = (from: readonly ManifestObject[], name: string): Policy => from.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === name) as unknown as Policy;
+    for (const name of ['gitops-scaffolder', 'scaffold-runner']) {
+      const chart = policy(objects, name);
+      assert.deepEqual(chart.spec.policyTypes, ['Ingress', 'Egress'], name);
+      assert.deepEqual(chart.spec.egress, policy(base, name).spec.egress, `${name}: the chart's egress is deploy/base's`);
+      const tcp = (chart.spec.egress ?? []).flatMap((rule) => rule.ports.filter((p) => p.protocol === 'TCP').map((p) => p.port));
+      assert.ok(!tcp.includes(80), `${name}: no plain http out`);
+      const blocks = (chart.spec.egress ?? []).flatMap((rule) => rule.to.map((peer) => peer.ipBlock)).filter((b) => b !== undefined);
+      assert.ok(blocks.length > 0 && blocks.every((b) => (b.except ?? []).some((e) => e.startsWith('169.254.169.254') || e.startsWith('fd00:ec2::254'))), `${name}: metadata address excluded`);
+    }
+    const open = await render({ networkPolicy: { egress: { enabled: false } } });
+    assert.deepEqual(policy(open, 'scaffold-runner').spec.policyTypes, ['Ingress']);
+  });
+
+  it('pins the service and runner images by digest when given one, and the service accepts the pinned runner image', async () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const objects = await render({ image: { repository: 'ghcr.io/kubeopera/gitops-scaffolder', digest }, runnerImage: { repository: 'ghcr.io/kubeopera/scaffold-runner', digest } });
+    const pod = podOf(objects) as PodTemplate & { containers: { image?: string }[] };
+    assert.equal(pod.containers[0]?.image, `ghcr.io/kubeopera/gitops-scaffolder:0.1.0@${digest}`);
+    const config = await assertServiceAccepts(envOf(objects));
+    assert.equal(config.runnerImage, `ghcr.io/kubeopera/scaffold-runner:0.1.0@${digest}`);
+    await assert.rejects(render({ runnerImage: { repository: 'ghcr.io/kubeopera/scaffold-runner', digest: 'latest' } }), /digest/);
+  });
+
   it('refuses to render without the shared repository (required), and drops what is switched off', async () => {
-    await assert.rejects(render({ defaultGitopsRepoUrl: '' }), /defaultGitopsRepoUrl is required/);
+    // values.schema.json refuses it before the template's own `required` would.
+    await assert.rejects(render({ defaultGitopsRepoUrl: '' }), /defaultGitopsRepoUrl': minLength/);
     const bare = await render({ rbac: { create: false, accessRoles: false }, networkPolicy: { enabled: false }, namespaces: { create: false } });
     assert.deepEqual([...new Set(bare.map((o) => o.kind))].sort(), ['Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
   });
