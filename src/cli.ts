@@ -23,12 +23,12 @@ import { registerUpgradeCommand } from './cli/upgrade-command.js';
 import { registerRemoveCommand } from './cli/remove-command.js';
 import { registerRotateCommand } from './cli/rotate-command.js';
 import { requiredFlagsHelp } from './cli/required-flags-help.js';
+import { applyCliConventions, unknownFlagError } from './cli/cli-conventions.js';
 
 function program(): Command {
   const cli = new Command('generate-gitops-env')
     .description("Render, verify and draw a cluster's Flux GitOps tree; seal secrets for its Sealed Secrets controller.")
     .version(packageVersion())
-    .showHelpAfterError()
     .configureHelp(requiredFlagsHelp)
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -45,11 +45,18 @@ function program(): Command {
   registerRotateCommand(cli);
   registerCompletionCommand(cli);
 
-  return cli;
+  return applyCliConventions(cli);
 }
 
 try {
-  await program().parseAsync(process.argv);
+  const cli = program();
+  const unknown = unknownFlagError(cli, process.argv.slice(2));
+  if (unknown !== undefined) {
+    say(unknown);
+    process.exitCode = EXIT_BAD_INPUT;
+  } else {
+    await cli.parseAsync(process.argv);
+  }
 } catch (error) {
   if (error instanceof CommanderError) {
     // commander already printed the usage problem (or the help text).

@@ -53,6 +53,7 @@ import { packageVersion } from './package-paths.js';
 import { registerScaffoldCommand } from './scaffold-command.js';
 import { registerCompletionCommand } from './cli/completion-command.js';
 import { requiredFlagsHelp } from './cli/required-flags-help.js';
+import { applyCliConventions, unknownFlagError } from './cli/cli-conventions.js';
 
 /**
  * Implementations the generator owner plugs in. Each is a small factory so it
@@ -305,14 +306,18 @@ export function buildProgram(plugins: ServePlugins = defaultPlugins): Command {
     .description("Writes a new cluster's Flux tree into Git and pushes it: the HTTP service.")
     .version(packageVersion())
     .configureHelp(requiredFlagsHelp)
-    .showHelpAfterError()
     // Usage errors exit 2 like the other binaries, not commander's 1 (see main()).
     .exitOverride();
   program
     .command('serve')
-    .description('Run the HTTP service (configuration from the environment: PORT, API_TOKENS, DATABASE_URL, EXECUTOR, …)')
-    .action(async () => {
-      const config = loadServiceConfig(process.env);
+    .description('Run the HTTP service (configuration from the environment: PORT, API_TOKENS, DATABASE_URL, EXECUTOR, …; a flag wins over its variable)')
+    .option('--port <port>', 'port to listen on (PORT)')
+    .option('--host <address>', 'address to listen on (HOST)')
+    .option('--data-dir <dir>', 'where embedded mode keeps its database, repository, key and token (DATA_DIR)')
+    .action(async (flags: { port?: string; host?: string; dataDir?: string }) => {
+      // The flags are the same settings as their variables, checked by the same schema (a bad --port names PORT).
+      const fromFlags = { PORT: flags.port, HOST: flags.host, DATA_DIR: flags.dataDir };
+      const config = loadServiceConfig({ ...process.env, ...Object.fromEntries(Object.entries(fromFlags).filter(([, v]) => v !== undefined)) });
       const running = await startService(config, { plugins });
       let signals = 0;
       const stop = (signal: NodeJS.Signals): void => {
@@ -326,13 +331,19 @@ export function buildProgram(plugins: ServePlugins = defaultPlugins): Command {
     });
   registerScaffoldCommand(program);
   registerCompletionCommand(program);
-  return program;
+  return applyCliConventions(program);
 }
 
 /** Runs the CLI; configuration errors exit 2 with one line per bad variable. */
 export async function main(argv: readonly string[] = process.argv): Promise<void> {
   try {
-    await buildProgram().parseAsync([...argv]);
+    const program = buildProgram();
+    const unknown = unknownFlagError(program, argv.slice(2));
+    if (unknown !== undefined) {
+      process.stderr.write(`${unknown}\n`);
+      process.exit(2);
+    }
+    await program.parseAsync([...argv]);
   } catch (error) {
     // commander already printed the usage problem, the help or the version.
     if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);

@@ -78,7 +78,7 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     )
     .version(packageVersion())
     .exitOverride()
-    .showHelpAfterError()
+    .showHelpAfterError("(run 'scaffold-runner --help' for usage)")
     .configureHelp(requiredFlagsHelp)
     .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
     .addOption(option('--action <action>', 'scaffold (two passes), upgrade (one cluster rendered again from the reference, credentials kept) or remove (its generated files deleted)', RUNNER_ENV.action, 'scaffold').choices(RUN_ACTIONS))

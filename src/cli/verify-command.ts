@@ -1,7 +1,11 @@
 /**
  * `generate-gitops-env verify`: checks a tree before it is pushed.
  */
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { NotFoundError } from '../errors.js';
+import { parseReferenceName } from '../model/cluster-spec.js';
 import { verifyWorkTree } from '../workspace/verify-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { parseTargetFlux } from '../verify/flux-version.js';
@@ -18,7 +22,14 @@ export function registerVerifyCommand(program: Command): void {
     .option('--target-flux <version>', "the Flux minor version the clusters run, e.g. 2.8 or 2.9 (default: scaffold.yaml's targetFlux, else 2.9)")
     .addOption(outputOption())
     .action(async (opts: { repo: string; cluster?: string; targetFlux?: string; output: OutputFormat }) => {
-      const report = await verifyWorkTree(await existingDirectory(opts.repo), {
+      const repo = await existingDirectory(opts.repo);
+      // A cluster that is not there is bad input (exit 2, as `remove` says it), not a finding about a tree.
+      if (opts.cluster !== undefined) {
+        const gitopsPath = `clusters/${parseReferenceName(opts.cluster, '--cluster')}`;
+        const info = await lstat(join(repo, gitopsPath)).catch(() => undefined);
+        if (info?.isDirectory() !== true) throw new NotFoundError(`${gitopsPath} does not exist in the repository`);
+      }
+      const report = await verifyWorkTree(repo, {
         ...(opts.cluster !== undefined ? { cluster: opts.cluster } : {}),
         ...(opts.targetFlux !== undefined ? { targetFlux: parseTargetFlux(opts.targetFlux, '--target-flux') } : {}),
       });

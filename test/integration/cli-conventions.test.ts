@@ -57,6 +57,40 @@ describe('CLI conventions', () => {
     }
   });
 
+  it('reports a mistyped flag as unknown, with the flag it was meant to be, before any missing required flag; one line of usage, exit 2', async () => {
+    const typo = await runCli(['render', '--repo', repo, '--cluster', 'eu-prod-1', '--domian', 'eu-prod-1.example.net', '--region', 'eu-west-1']);
+    assertExit(typo, 2);
+    assert.match(typo.stderr, /^error: unknown option '--domian'\n\(Did you mean --domain\?\)\n\(run 'generate-gitops-env render --help' for usage\)\n$/);
+    const missing = await runCli(['render', '--repo', repo]);
+    assertExit(missing, 2);
+    assert.match(missing.stderr, /required option '--cluster <name>' not specified/);
+    assert.doesNotMatch(missing.stderr, /Usage:/, 'a hint, not the whole help');
+    // A value given with an unknown flag is never echoed: it may be a credential.
+    const secret = await runCli(['seal', '--tokn=s3cret-value']);
+    assertExit(secret, 2);
+    assert.ok(!secret.stderr.includes('s3cret-value'));
+    const serve = await runCli(['serve', '--prot', '9000'], { binary: 'main' });
+    assertExit(serve, 2);
+    assert.match(serve.stderr, /unknown option '--prot'\n\(Did you mean --port\?\)/);
+  });
+
+  it('exits 2 for a cluster the repository does not have, in verify as in remove', async () => {
+    for (const command of ['verify', 'remove']) {
+      const result = await runCli([command, '--repo', repo, '--cluster', 'nope']);
+      assertExit(result, 2);
+      assert.match(result.stderr, /clusters\/nope does not exist in the repository/, command);
+    }
+  });
+
+  it('has a version subcommand beside --version', async () => {
+    const { version } = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const binary of ['cli', 'main'] as const) {
+      const result = await runCli(['version'], { binary });
+      assertExit(result, 0);
+      assert.equal(result.stdout, `${version}\n`, binary);
+    }
+  });
+
   it('marks required flags in help', async () => {
     const help = await runCli(['render', '--help']);
     assertExit(help, 0);
