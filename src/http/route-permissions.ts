@@ -21,7 +21,9 @@
  * | GET /api/v1/clusters/{name}             | clusters          | get    |
  * | POST /api/v1/upgrades, …/{name}/rotate  | clusters          | update |
  * | POST …/{name}/sealing-check             | clusters          | update |
+ * | GET /api/v1/upgrades                    | clusters          | list   |
  * | GET /api/v1/upgrades/{id}               | clusters          | get    |
+ * | POST /api/v1/upgrades/{id}/cancel       | clusters          | update |
  * | DELETE /api/v1/clusters/{name}          | clusters          | delete |
  * | GET /metrics (unless METRICS_PUBLIC)    | nonResourceURL /metrics | get |
  *
