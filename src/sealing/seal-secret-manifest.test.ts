@@ -2,26 +2,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { ValidationError } from '../errors.js';
-import { scopeLabel } from './seal.js';
+import { controllerUnseal } from '../../test/support/controller-unseal.js';
 import { scopeOfSealedSecret, type SealedSecretObject } from './sealed-secret.js';
 import { sealSecretManifest } from './seal-secret-manifest.js';
 import { parseSealingCertificate } from './sealing-certificate.js';
 import { createTestCertificate } from './test-certificate.js';
-import { unsealValue } from './unseal.js';
 
 const key = createTestCertificate();
 const certificate = parseSealingCertificate(key.certificatePem);
 
-/** Parses the output and unseals it as the controller would: label from the SealedSecret's own metadata. */
+/** Parses the output and unseals it as the controller would (independent code: label from the SealedSecret's own metadata). */
 function unsealOutput(yamlText: string): { obj: SealedSecretObject; values: Record<string, string> } {
   const obj = parse(yamlText) as SealedSecretObject;
-  const label = scopeLabel(scopeOfSealedSecret(obj), obj.metadata.namespace, obj.metadata.name);
-  const values = Object.fromEntries(
-    Object.entries(obj.spec.encryptedData).map(([k, ciphertext]) => [
-      k,
-      unsealValue({ privateKey: key.privateKey, label, ciphertext }).toString('utf8'),
-    ]),
-  );
+  const values = Object.fromEntries(Object.entries(controllerUnseal(obj, key.privateKey)).map(([k, v]) => [k, v.toString('utf8')]));
   return { obj, values };
 }
 
