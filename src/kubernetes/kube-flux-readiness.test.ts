@@ -44,6 +44,21 @@ describe('KubeFluxReadiness', () => {
   });
   // Each test in its own namespace: the double is shared.
   const fresh = () => `flux-${++namespace}`;
+  /**
+   * Resolves once the waiter has listed `ns`'s Kustomizations `more` more times
+   * than when called: a state set after this has been seen before it changed, on
+   * a slow machine too (a fixed sleep would pass without the waiter ever seeing it).
+   */
+  const polled = async (ns: string, more = 1): Promise<void> => {
+    const path = `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${ns}/kustomizations`;
+    const count = (): number => double.requests.filter((r) => r.path === path).length;
+    const target = count() + more;
+    const deadline = Date.now() + 10_000;
+    while (count() < target) {
+      if (Date.now() > deadline) throw new Error(`the waiter did not list ${ns} ${more} more time(s) within 10 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
 
   it('resolves once every Kustomization of the source is Ready at the pushed commit, reporting each change', async () => {
     const ns = fresh();
@@ -57,13 +72,13 @@ describe('KubeFluxReadiness', () => {
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const waiting = readiness.waitForReady({ namespace: ns, source, commit: COMMIT }, { timeoutMs: 5000, onProgress: (s) => progress.push(s) });
 
-    await new Promise((r) => setTimeout(r, 150));
+    await polled(ns);
     double.setKustomization(ns, 'flux-system', readyAt(COMMIT));
     // The sync applies the new layer in the same reconciliation.
     double.setKustomization(ns, 'apps', { spec: { sourceRef: ref, path: './clusters/eu-1/apps' }, ...status('False', 'DependencyNotReady', "dependency 'flux-system/infrastructure' is not ready") });
-    await new Promise((r) => setTimeout(r, 150));
+    await polled(ns);
     double.setKustomization(ns, 'infrastructure', readyAt(COMMIT));
-    await new Promise((r) => setTimeout(r, 150));
+    await polled(ns);
     double.setKustomization(ns, 'apps', readyAt(COMMIT));
 
     const final = await waiting;
@@ -129,7 +144,8 @@ describe('KubeFluxReadiness', () => {
     double.setKustomization(ns, 'flux-system', status('False', 'BuildFailed', 'kustomize build failed', OLDER));
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const waiting = readiness.waitForReady({ namespace: ns, source: { ...SOURCE, namespace: ns }, commit: COMMIT }, { timeoutMs: 5000 });
-    await new Promise((r) => setTimeout(r, 150));
+    // Seen failing twice, and still waiting: the failure of an older revision did not end the wait.
+    await polled(ns, 2);
     double.setKustomization(ns, 'flux-system', readyAt(COMMIT));
     assert.equal((await waiting).length, 1);
   });
@@ -145,7 +161,8 @@ describe('KubeFluxReadiness', () => {
       { namespace: ns, source: { ...SOURCE, namespace: ns }, commit: COMMIT, contains: async (other) => (asked.push(other), other === LATER) },
       { timeoutMs: 5000 },
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // apps at an older commit has been seen (and flux-system's LATER asked about) before apps moves.
+    await polled(ns, 2);
     double.setKustomization(ns, 'apps', readyAt(LATER));
     const final = await waiting;
     assert.deepEqual(final.map((s) => s.phase), ['ready', 'ready']);
@@ -157,7 +174,9 @@ describe('KubeFluxReadiness', () => {
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const stop = new AbortController();
     const waiting = readiness.waitForReady({ namespace: ns, source: { ...SOURCE, namespace: ns }, commit: COMMIT }, { timeoutMs: 10_000, signal: stop.signal });
-    setTimeout(() => stop.abort(new Error('cancelled')), 100);
+    // Aborted while it is really waiting (after its first list), not before it started.
+    await polled(ns);
+    stop.abort(new Error('cancelled'));
     await assert.rejects(waiting, /cancelled/);
   });
 });

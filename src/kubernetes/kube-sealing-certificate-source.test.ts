@@ -39,6 +39,20 @@ describe('KubeSealingCertificateSource', () => {
   });
 
   describe('waitForController', () => {
+    /**
+     * Resolves once the double has received a request to `namespace`'s Deployments
+     * matching `watch` (a list or a watch) since `from`: the waiter is then really
+     * waiting, on a slow machine too, where a fixed sleep could end before it asked.
+     */
+    const asked = async (namespace: string, watch: boolean, from = 0): Promise<void> => {
+      const path = `/apis/apps/v1/namespaces/${namespace}/deployments`;
+      const deadline = Date.now() + 10_000;
+      while (!double.requests.slice(from).some((r) => r.path === path && (r.query['watch'] === 'true') === watch)) {
+        if (Date.now() > deadline) throw new Error(`no ${watch ? 'watch' : 'list'} of ${path} within 10 s`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+
     it('returns at once when the Deployment is already Available', async () => {
       double.setDeploymentAvailable('sealed-secrets', 'ready-now', true);
       await source.waitForController({ namespace: 'sealed-secrets', name: 'ready-now' }, { timeoutMs: 2000 });
@@ -55,7 +69,8 @@ describe('KubeSealingCertificateSource', () => {
         .then(() => {
           resolved = true;
         });
-      await new Promise((r) => setTimeout(r, 300));
+      // It has listed (Available=False) and is watching: only now does "not resolved" mean something.
+      await asked('kube-system', true, from);
       assert.equal(resolved, false, 'must not resolve while Available=False');
       const flipped = Date.now();
       double.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', true);
@@ -72,8 +87,10 @@ describe('KubeSealingCertificateSource', () => {
     });
 
     it('waits for a Deployment that does not exist yet', async () => {
+      const from = double.requests.length;
       const waiting = source.waitForController({ namespace: 'late', name: 'sealed-secrets' }, { timeoutMs: 5000 });
-      await new Promise((r) => setTimeout(r, 250));
+      // Seen missing first: the Deployment appears while the waiter watches.
+      await asked('late', true, from);
       double.setDeploymentAvailable('late', 'sealed-secrets', true);
       await waiting;
     });
@@ -102,8 +119,11 @@ describe('KubeSealingCertificateSource', () => {
     it('stops when the signal aborts, with the signal reason', async () => {
       double.setDeploymentAvailable('kube-system', 'aborted', false);
       const controller = new AbortController();
+      const from = double.requests.length;
       const waiting = source.waitForController({ namespace: 'kube-system', name: 'aborted' }, { timeoutMs: 10_000, signal: controller.signal });
-      setTimeout(() => controller.abort(new Error('run cancelled')), 150);
+      // Aborted while it watches, not before it started.
+      await asked('kube-system', true, from);
+      controller.abort(new Error('run cancelled'));
       await assert.rejects(waiting, /run cancelled/);
     });
 
@@ -120,8 +140,11 @@ describe('KubeSealingCertificateSource', () => {
     it('keeps waiting through a transient API failure', async () => {
       double.setDeploymentAvailable('flaky', 'sealed-secrets', false);
       double.injectFailure({ method: 'GET', path: /^\/apis\/apps\/v1\/namespaces\/flaky\/deployments$/, code: 503, times: 1 });
+      const from = double.requests.length;
       const waiting = source.waitForController({ namespace: 'flaky', name: 'sealed-secrets' }, { timeoutMs: 5000 });
-      setTimeout(() => double.setDeploymentAvailable('flaky', 'sealed-secrets', true), 300);
+      // The 503 was served and the waiter went on to watch: the failure did not end the wait.
+      await asked('flaky', true, from);
+      double.setDeploymentAvailable('flaky', 'sealed-secrets', true);
       await waiting;
     });
   });
