@@ -211,10 +211,24 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
     // local executor does the same: abort the step in flight (git, the wait) so
     // the run still writes its result and removes its working copy.
+    // A signal often arrives twice: Ctrl-C reaches the whole foreground process
+    // group, and a wrapper in it (`npx tsx`, npm) relays its copy to us too. With
+    // `once`, that copy found no handler and killed the runner (130) before it
+    // wrote its result or removed its working copy. Copies within a second are
+    // the same request; a signal sent later is someone insisting: leave now.
     const stop = new AbortController();
-    const onTerm = (signal: NodeJS.Signals) => stop.abort(new CancelledError(`the runner received ${signal}`));
-    process.once('SIGTERM', onTerm);
-    process.once('SIGINT', onTerm);
+    let stoppingSince: number | undefined;
+    const onTerm = (signal: NodeJS.Signals): void => {
+      if (stoppingSince === undefined) {
+        stoppingSince = performance.now();
+        stop.abort(new CancelledError(`the runner received ${signal}`));
+      } else if (performance.now() - stoppingSince > 1000) {
+        process.stderr.write(`scaffold-runner: ${signal} again: exiting without cleaning up\n`);
+        process.exit(EXIT_CANCELLED);
+      }
+    };
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onTerm);
     const deps = {
       // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
       git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
@@ -254,8 +268,9 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     }
   } catch (error) {
     result = failedResult(error, { name: flags.cluster });
-    logger.error({ event: 'run_finished', status: 'failed', step: result.step, commits: result.commits }, result.message);
     const cause = error instanceof StepError ? error.cause : error;
+    // The result file keeps the contract's two outcomes (the service records cancels itself); the log says what happened.
+    logger.error({ event: 'run_finished', status: cause instanceof CancelledError ? 'cancelled' : 'failed', step: result.step, commits: result.commits }, result.message);
     process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
     return;
   }

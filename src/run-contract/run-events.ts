@@ -42,7 +42,7 @@ export const commitEventSchema = z.object({ event: z.literal('commit'), pass, sh
 export const warningEventSchema = z.object({ event: z.literal('warning'), msg: message });
 
 /** The run ended; its result follows in the result file. */
-export const finishedEventSchema = z.object({ event: z.literal('run_finished'), status: optional(z.enum(['succeeded', 'failed'])), step: stepNumber, msg: message });
+export const finishedEventSchema = z.object({ event: z.literal('run_finished'), status: optional(z.enum(['succeeded', 'failed', 'cancelled'])), step: stepNumber, msg: message });
 
 /** The result could not be written (e.g. a full disk): the event stream is the only report. */
 export const resultNotWrittenEventSchema = z.object({ event: z.literal('result_not_written'), msg: message });

@@ -65,7 +65,11 @@ export async function runSteps<Name extends string>(table: readonly (ScaffoldSte
       signal?.throwIfAborted();
       await run();
       log.info({ event: 'step_finished', step, step_name: name, duration_ms: now() - started }, `${name} done`);
-    } catch (error) {
+    } catch (thrown) {
+      // A cancel also signals the run's children (git, kubectl share its process
+      // group): a child killed by it fails the step with its own error, but the
+      // run ended because it was cancelled, and says so.
+      const error: unknown = signal?.aborted === true && signal.reason !== undefined ? signal.reason : thrown;
       log.error(
         { event: 'step_failed', step, step_name: name, duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
         `${name} failed: ${error instanceof Error ? error.message : String(error)}`,
