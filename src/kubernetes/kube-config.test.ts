@@ -93,7 +93,7 @@ describe('loadKubeConfig', () => {
   });
 
   it('reports malformed YAML by position only, never quoting the text', () => {
-    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: `users:\n- name: x\n  user:\n    token: ${TOKEN}\n   bad: [` }), /not valid YAML at line \d+/);
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: `users:\n- name: x\n  user:\n    token: ${TOKEN}\n   bad: [` }), /invalid YAML at line \d+/);
   });
 
   it('names a missing context, cluster or user', () => {

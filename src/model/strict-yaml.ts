@@ -13,7 +13,7 @@
  * null); callers rebuild their own typed object from it and hand only that on.
  * Messages name the field, the position and the construct, never a value.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, type Document, type Node } from 'yaml';
 import type { FieldIssue } from '../errors.js';
 
 /** The YAML 1.2 core schema's tags; anything else (`!custom`, `!!binary`, `!!set`, `!!timestamp`, `!!merge`) is refused. */
@@ -29,15 +29,11 @@ function childPath(path: string, key: unknown): string {
   return /^[A-Za-z0-9_-]+$/.test(name) ? (path ? `${path}.${name}` : name) : `${path}[${JSON.stringify(name)}]`;
 }
 
-/**
- * Parses one YAML (or JSON) document under the core schema and refuses every
- * construct whose meaning depends on the reader. `field` names the input in
- * messages (`kubeconfig.inline`, `scaffold.yaml`).
- */
-export function parseStrictYaml(text: string, field: string): StrictYaml {
-  const lineCounter = new LineCounter();
-  // YAML 1.2 core: no implicit merge keys, no `yes`/`no` booleans, no timestamps or binary.
-  const doc = parseDocument(text, { version: '1.2', schema: 'core', merge: false, uniqueKeys: true, lineCounter, prettyErrors: false });
+/** Parser options: YAML 1.2 core, no implicit merge keys, no `yes`/`no` booleans, no timestamps or binary, unique keys. */
+const OPTIONS = { version: '1.2', schema: 'core', merge: false, uniqueKeys: true, prettyErrors: false } as const;
+
+/** The plain value of one parsed document, or why it is refused. */
+function strictValueOf(doc: Document.Parsed, lineCounter: LineCounter, field: string): StrictYaml {
   const position = (offset: number | undefined): string => {
     if (offset === undefined) return '';
     const { line, col } = lineCounter.linePos(offset);
@@ -46,7 +42,7 @@ export function parseStrictYaml(text: string, field: string): StrictYaml {
   const at = (offset: number | undefined): string => (offset === undefined ? '' : ` at ${position(offset)}`);
   // The parser's own messages quote the source line, which may hold a secret: position only.
   const firstError = doc.errors[0];
-  if (firstError !== undefined) return { ok: false, issues: [{ field, message: `not valid YAML${at(firstError.pos[0])}` }] };
+  if (firstError !== undefined) return { ok: false, issues: [{ field, message: `invalid YAML${at(firstError.pos[0])}` }] };
   if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
     return { ok: false, issues: [{ field, message: 'declares a YAML version other than 1.2; remove the %YAML directive' }] };
   }
@@ -89,4 +85,30 @@ export function parseStrictYaml(text: string, field: string): StrictYaml {
   if (issues.length === 0 && firstWarning !== undefined) issues.push({ field, message: `has a YAML construct loaders read differently${at(firstWarning.pos[0])}` });
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, value: doc.toJS({ maxAliasCount: 0 }) as unknown };
+}
+
+/**
+ * Parses one YAML (or JSON) document under the core schema and refuses every
+ * construct whose meaning depends on the reader. `field` names the input in
+ * messages (`kubeconfig.inline`, `scaffold.yaml`).
+ */
+export function parseStrictYaml(text: string, field: string): StrictYaml {
+  const lineCounter = new LineCounter();
+  return strictValueOf(parseDocument(text, { ...OPTIONS, lineCounter }), lineCounter, field);
+}
+
+/**
+ * The plain values of every non-empty document of a YAML stream, each held to
+ * the rules of {@link parseStrictYaml}. Issues name `field` and the line
+ * within the whole text.
+ */
+export function parseStrictYamlDocuments(text: string, field: string): { readonly ok: true; readonly values: unknown[] } | { readonly ok: false; readonly issues: FieldIssue[] } {
+  const lineCounter = new LineCounter();
+  const values: unknown[] = [];
+  for (const doc of parseAllDocuments(text, { ...OPTIONS, lineCounter })) {
+    const read = strictValueOf(doc, lineCounter, field);
+    if (!read.ok) return read;
+    if (read.value !== null && read.value !== undefined) values.push(read.value);
+  }
+  return { ok: true, values };
 }
