@@ -17,16 +17,15 @@
  * whose references dangle or whose dependsOn has a cycle.
  */
 import { z } from 'zod';
-import { parseDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
 import type { FieldIssue } from '../errors.js';
 import { fieldIssuesOf } from '../model/cluster-spec.js';
+import { parseStrictYaml } from '../model/strict-yaml.js';
 import { credentialSpecSchema, FLUX_CREDENTIAL_LAYER, FLUX_NAMESPACE } from './credential-schema.js';
 import { fluxInstanceSpecSchema } from './flux-instance-schema.js';
 import { layerCatalogIssues } from './layer-catalog-issues.js';
 import { clusterAttributesSchema, layerDefaultsSchema, layerSpecSchema } from './layer-catalog-schema.js';
 import { platformPrerequisitesShape } from './platform-prerequisites.js';
-import { plainValueOf } from './yaml.js';
 
 // Each section's schema lives with its concept; importers keep this one module path.
 export * from './credential-schema.js';
@@ -57,11 +56,11 @@ export const PLATFORM_DESCRIPTOR_PATH = 'scaffold.yaml';
  */
 export function parsePlatformDescriptor(text: string | undefined): PlatformDescriptor {
   if (text === undefined) return platformDescriptorSchema.parse({ apiVersion: 'gitops-scaffolder.io/v1alpha1', kind: 'Platform' });
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
-    throw new ValidationError([{ field: PLATFORM_DESCRIPTOR_PATH, message: `invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}` }]);
-  }
-  const result = platformDescriptorSchema.safeParse(plainValueOf(doc, PLATFORM_DESCRIPTOR_PATH));
+  // The target repository's text, read as plain data only (no aliases, anchors, merge keys or custom
+  // tags: strict-yaml.ts); the schema then builds the descriptor the render uses from it.
+  const parsed = parseStrictYaml(text, PLATFORM_DESCRIPTOR_PATH);
+  if (!parsed.ok) throw new ValidationError(parsed.issues);
+  const result = platformDescriptorSchema.safeParse(parsed.value);
   if (!result.success) throw new ValidationError(fieldIssuesOf(result.error, PLATFORM_DESCRIPTOR_PATH));
   const seen = new Set<string>();
   for (const c of result.data.credentials) {

@@ -8,6 +8,7 @@ import { parseDocument, type Document } from 'yaml';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { ClusterIdentity } from './cluster-identity.js';
 import type { RepoReader } from './repo-reader.js';
+import { parseStrictYamlDocuments } from '../model/strict-yaml.js';
 import { parseYamlDocuments } from './yaml.js';
 import { isRecord } from '../model/is-record.js';
 
@@ -73,6 +74,15 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
   for (const path of paths) files.set(path.slice(root.length + 1), (await reader.read(path)) ?? '');
 
   const invalid = (file: string, message: string) => new ValidationError([{ field: `${root}/${file}`, message }]);
+  // The ConfigMap, the Flux Kustomizations and flux/kustomization.yaml are interpreted here (identity,
+  // path, dependsOn, resources) and re-emitted with edits, so they are plain data only (no aliases,
+  // anchors, merge keys or custom tags: model/strict-yaml.ts); what the render checks is then what it
+  // writes and what Flux applies. The layers' own manifests (HelmRelease values and the like) are
+  // copied for kustomize and Flux, whose YAML readers resolve anchors themselves: they keep theirs.
+  const strict = (rel: string, text: string): void => {
+    const read = parseStrictYamlDocuments(text, `${root}/${rel}`);
+    if (!read.ok) throw new ValidationError(read.issues);
+  };
   const layers: ReferenceLayer[] = [];
   const fluxKustomizationFiles = new Set<string>();
   let configMapFile: string | undefined;
@@ -91,11 +101,13 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
     const metadata = isRecord(object.metadata) ? object.metadata : {};
     const file = rel.slice('flux/'.length);
     if (object.kind === 'ConfigMap' && metadata.name === CLUSTER_CONFIG_NAME) {
+      strict(rel, text);
       configMapFile = file;
       configMap = parseDocument(text);
       continue;
     }
     if (object.kind !== 'Kustomization' || typeof object.apiVersion !== 'string' || !object.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')) continue;
+    strict(rel, text);
     fluxKustomizationFiles.add(file);
     if (!fromFlux) continue;
     const spec = isRecord(object.spec) ? object.spec : {};
@@ -121,6 +133,7 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
   if (identity.name !== reference) throw invalid(`flux/${configMapFile}`, `data.cluster_name is ${JSON.stringify(identity.name)}, expected ${JSON.stringify(reference)}`);
 
   const fluxKustomization = files.get('flux/kustomization.yaml');
+  if (fluxKustomization !== undefined) strict('flux/kustomization.yaml', fluxKustomization);
   const fluxObject = fluxKustomization ? parseYamlDocuments(fluxKustomization, `${root}/flux/kustomization.yaml`)[0] : undefined;
   const fluxResources = isRecord(fluxObject) && Array.isArray(fluxObject.resources) ? fluxObject.resources.map(String) : [];
 

@@ -7,7 +7,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -181,6 +184,47 @@ describe('the sealing section of a cluster', () => {
     const missing = await check('nowhere', { kubeconfig: { inline: kubeconfig } });
     assert.equal(missing.statusCode, 404, missing.body);
     assert.equal(double.requests.length, from, 'no request reached the cluster');
+  });
+
+  it('refuses an exec hidden behind a YAML alias before it runs: no command, no request, no host file sent as a Bearer token', async () => {
+    // The attack as reported: an ExecCredential whose token is a host file, sent to a server the caller chose.
+    const hostFile = join(tmp, 'host-secret');
+    await writeFile(hostFile, 'SECRET-host-file-content');
+    const marker = join(tmp, 'sealing-check-exec-ran');
+    const seen: (string | undefined)[] = [];
+    const capture = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      response.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
+    try {
+      const script = `touch ${marker}; printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(cat ${hostFile})"`;
+      const user = JSON.stringify({ name: 'evil', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', script], interactiveMode: 'Never' } } });
+      const server = `http://127.0.0.1:${(capture.address() as AddressInfo).port}`;
+      const from = double.requests.length;
+      for (const parked of [`preferences: {x: &u ${user}}`, `extensions: [{name: x, extension: &u ${user}}]`]) {
+        const aliased = [
+          'apiVersion: v1',
+          'kind: Config',
+          parked,
+          `clusters: [{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]`,
+          'users: [*u]',
+          'contexts: [{name: c, context: {cluster: c, user: evil}}]',
+          'current-context: c',
+          '',
+        ].join('\n');
+        const refused = await check('eu-1', { kubeconfig: { inline: aliased } });
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.match(refused.body, /"field":"kubeconfig\.inline"/);
+        assert.match(refused.body, /YAML alias \(\*name\) at users\[0\]/);
+        assert.ok(!refused.body.includes('SECRET-host-file-content'));
+      }
+      assert.equal(existsSync(marker), false, 'the exec command never ran');
+      assert.deepEqual(seen, [], 'no request reached the server the caller chose, so no Bearer token left');
+      assert.equal(double.requests.length, from);
+    } finally {
+      await new Promise<void>((resolve) => capture.close(() => resolve()));
+    }
   });
 
   it('names none once the stale one is resealed and pushed: nothing read at the older commit is reused', async () => {

@@ -85,7 +85,7 @@ describe('loadKubeConfig', () => {
 
   it('answers an alias bomb with a validation error, not a crash', () => {
     const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`)].join('\n');
-    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: bomb }), /YAML aliases/);
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: bomb }), /YAML alias/);
   });
 
   it('loads inline YAML', () => {
@@ -93,7 +93,7 @@ describe('loadKubeConfig', () => {
   });
 
   it('reports malformed YAML by position only, never quoting the text', () => {
-    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: `users:\n- name: x\n  user:\n    token: ${TOKEN}\n   bad: [` }), /not valid YAML at line \d+/);
+    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: `users:\n- name: x\n  user:\n    token: ${TOKEN}\n   bad: [` }), /invalid YAML at line \d+/);
   });
 
   it('names a missing context, cluster or user', () => {

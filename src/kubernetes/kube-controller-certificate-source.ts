@@ -1,10 +1,11 @@
 /**
- * ControllerCertificateSource over the Kubernetes API: the caller's inline
- * kubeconfig goes through `loadKubeConfig` (the inline-data-only policy of
- * `model/kubeconfig-policy.ts`, so no `exec` or file path ever runs on the
- * service's host), then the certificate is fetched the way kubeseal does it,
- * through the API server's service proxy (KubeSealingCertificateSource).
+ * ControllerCertificateSource over the Kubernetes API: the kubeconfig the
+ * policy rebuilt from the caller's text (`model/kubeconfig-policy.ts`: inline
+ * data only, so no `exec` or file path ever runs on the service's host) is
+ * handed to client-node, then the certificate is fetched the way kubeseal does
+ * it, through the API server's service proxy (KubeSealingCertificateSource).
  */
+import type { InlineKubeconfig } from '../model/kubeconfig-policy.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { ControllerCertificateSource, ControllerRef } from '../service/controller-certificate-source.js';
 import { loadKubeConfig } from './kube-config.js';
@@ -24,8 +25,8 @@ export class KubeControllerCertificateSource implements ControllerCertificateSou
     this.#logger = deps.logger ?? silentLogger;
   }
 
-  fetch(kubeconfig: string, controller: ControllerRef, options: { readonly signal?: AbortSignal }): Promise<string> {
-    const kubeConfig = loadKubeConfig({ kind: 'inline', yaml: kubeconfig });
+  fetch(kubeconfig: InlineKubeconfig, controller: ControllerRef, options: { readonly signal?: AbortSignal }): Promise<string> {
+    const kubeConfig = loadKubeConfig({ kind: 'rebuilt', kubeconfig, label: 'kubeconfig.inline' });
     return new KubeSealingCertificateSource({ kubeConfig, logger: this.#logger }).fetchCertificate(controller, options);
   }
 }

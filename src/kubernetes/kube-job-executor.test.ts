@@ -182,8 +182,9 @@ describe('KubeJobExecutor', () => {
       }
     });
 
-    it('copies a kubeconfig from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {
-      double.setSecret('clusters', 'eu-prod-1-kubeconfig', { value: KUBECONFIG_TEXT });
+    it('copies the kubeconfig rebuilt from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {
+      // preferences and extensions are accepted and dropped: the Job gets what the policy rebuilt, not what the Secret held.
+      double.setSecret('clusters', 'eu-prod-1-kubeconfig', { value: `${KUBECONFIG_TEXT}preferences: {colors: true}\nextensions:\n- name: x\n  extension: {a: b}\n` });
       const run = runOf({ sealing: 'kubeconfig' });
       const name = `scaffold-${run.id}`;
       await executor.start(run, {
@@ -191,7 +192,7 @@ describe('KubeJobExecutor', () => {
         certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
       });
       const copied = decoded(double.getObject('secrets', NS, name));
-      assert.equal(copied['kubeconfig'], KUBECONFIG_TEXT);
+      assert.deepEqual(JSON.parse(copied['kubeconfig'] ?? ''), { apiVersion: 'v1', kind: 'Config', clusters: [], users: [{ name: 'admin', user: { token: 'SECRET-cluster-token' } }], contexts: [] });
       assert.match(copied['cert.pem'] ?? '', /BEGIN CERTIFICATE/);
       assert.ok(double.requests.some((r) => r.method === 'GET' && r.path === '/api/v1/namespaces/clusters/secrets/eu-prod-1-kubeconfig'));
       const env = Object.fromEntries((container(double.getObject('jobs', NS, name) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
@@ -264,6 +265,18 @@ describe('KubeJobExecutor', () => {
       await assert.rejects(
         executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'exec-kubeconfig', key: 'value' } }),
         (error: unknown) => error instanceof ValidationError && /users\[0\]\.user\.exec runs a command/.test(error.message),
+      );
+      assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
+      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+    });
+
+    it('refuses a kubeconfig Secret that hides an exec behind a YAML alias, before any Job exists', async () => {
+      // The anchor is parked where the old policy never looked; js-yaml would resolve `*u` into users[0].
+      double.setSecret('clusters', 'aliased-kubeconfig', { value: 'apiVersion: v1\nkind: Config\npreferences:\n  x: &u {name: u, user: {exec: {command: sh, apiVersion: client.authentication.k8s.io/v1}}}\nusers: [*u]\n' });
+      const run = runOf({ sealing: 'kubeconfig' });
+      await assert.rejects(
+        executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'aliased-kubeconfig', key: 'value' } }),
+        (error: unknown) => error instanceof ValidationError && error.issues.every((i) => i.field === 'kubeconfig.secretRef') && /YAML alias \(\*name\) at users\[0\]/.test(error.message),
       );
       assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);

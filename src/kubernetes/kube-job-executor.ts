@@ -15,7 +15,7 @@
 import { BatchV1Api, CoreV1Api, Log, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
+import { inlineKubeconfigText, readKubeconfig } from '../model/kubeconfig-policy.js';
 import { runOptionsEnvOf, SECRET_FILES } from '../run-contract/runner-inputs.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
@@ -215,10 +215,11 @@ export class KubeJobExecutor implements ScaffoldExecutor {
       if (!value) {
         throw new ValidationError([{ field: 'kubeconfig.secretRef.key', message: `Secret ${ref} has no key "${kubeconfig.key}"` }]);
       }
-      // Decoded only to hold it to the inline-data policy before any Job exists; copied as is.
-      const refused = kubeconfigIssues(Buffer.from(value, 'base64').toString('utf8'), 'kubeconfig.secretRef');
-      if (refused.length > 0) throw new ValidationError(refused.map((issue) => ({ field: issue.field, message: `Secret ${ref}: ${issue.message}` })));
-      data[SECRET_FILES.kubeconfig.key] = value;
+      // Rebuilt from inline data only before any Job exists, and the rebuilt kubeconfig is what the
+      // Job's Secret holds: nothing the policy did not construct itself travels on to the runner.
+      const reading = readKubeconfig(Buffer.from(value, 'base64').toString('utf8'), 'kubeconfig.secretRef');
+      if (!reading.ok) throw new ValidationError(reading.issues.map((issue) => ({ field: issue.field, message: `Secret ${ref}: ${issue.message}` })));
+      data[SECRET_FILES.kubeconfig.key] = Buffer.from(inlineKubeconfigText(reading.kubeconfig), 'utf8').toString('base64');
     }
     return data;
   }

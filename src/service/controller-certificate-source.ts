@@ -6,6 +6,7 @@
  * server with the kubeconfig the caller sent, used for this one request and
  * never stored. Implemented by `kubernetes/kube-controller-certificate-source.ts`.
  */
+import type { InlineKubeconfig } from '../model/kubeconfig-policy.js';
 
 /** The controller's Service (the runner's SealingControllerRef, named here so the service layer stays off the runner). */
 export interface ControllerRef {
@@ -16,11 +17,11 @@ export interface ControllerRef {
 /** Fetches a controller's certificate with a caller's kubeconfig. */
 export interface ControllerCertificateSource {
   /**
-   * @param kubeconfig inline kubeconfig text; held to the inline-data-only policy before anything reads it
+   * @param kubeconfig the caller's kubeconfig as the policy rebuilt it (`readKubeconfig`), never the caller's text
    * @returns the PEM text the controller serves
-   * @throws ValidationError for a kubeconfig the policy refuses or that names no usable context (never quoting it)
+   * @throws ValidationError for a kubeconfig that names no usable context (never quoting it)
    * @throws NotFoundError when the controller's Service or its certificate endpoint is missing
    * @throws UnavailableError when the API server or the controller cannot answer
    */
-  fetch(kubeconfig: string, controller: ControllerRef, options: { readonly signal?: AbortSignal }): Promise<string>;
+  fetch(kubeconfig: InlineKubeconfig, controller: ControllerRef, options: { readonly signal?: AbortSignal }): Promise<string>;
 }

@@ -715,6 +715,31 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     assert.equal((await scaffoldCommits(remote.dir)).length, 0);
   });
 
+  it('refuses an exec hidden behind a YAML alias or merge key (the old policy passed it and step 4 ran it after step 3 pushed): exit 2, nothing ran, nothing pushed', async () => {
+    const remote = await newRemote();
+    const marker = join(scratch, 'aliased-exec-ran');
+    const exec = `{apiVersion: client.authentication.k8s.io/v1, command: sh, args: ["-c", "touch ${marker}"]}`;
+    const head = ['apiVersion: v1', 'kind: Config', 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]', 'contexts: [{name: c, context: {cluster: c, user: u}}]', 'current-context: c'];
+    const variants: [Record<string, string>, string, RegExp][] = [
+      // The whole user entry parked under preferences, pulled into users by an alias; handed over as the Job's env.
+      [{ SCAFFOLD_KUBECONFIG_DATA: '' }, [...head, `preferences: {x: &u {name: u, user: {exec: ${exec}}}}`, 'users: [*u]', ''].join('\n'), /YAML alias \(\*name\) at users\[0\]/],
+      // The user's body parked under extensions, merged in with `<<`; handed over as a --kubeconfig file.
+      [{}, [...head, `extensions: [{name: x, extension: &b {exec: ${exec}}}]`, 'users: [{name: u, user: {<<: *b}}]', ''].join('\n'), /YAML merge key \(<<\) at users\[0\]\.user/],
+    ];
+    for (const [env, kubeconfig, pattern] of variants) {
+      const file = join(scratch, 'aliased.kubeconfig');
+      await writeFile(file, kubeconfig);
+      const viaEnv = 'SCAFFOLD_KUBECONFIG_DATA' in env;
+      // A short controller timeout: where the kubeconfig is accepted (the old code), step 4 gives up quickly after running the exec.
+      const outcome = await refused([...clusterArgs(daemon.url(remote.name)), '--controller-timeout', '3s', ...(viaEnv ? [] : ['--kubeconfig', file])], viaEnv ? { SCAFFOLD_KUBECONFIG_DATA: kubeconfig } : {});
+      assert.equal(outcome.code, 2, describeOutcome(outcome));
+      assert.match(outcome.result?.message ?? '', pattern);
+      assert.equal(outcome.result?.step, undefined, 'refused before step 1');
+    }
+    await assert.rejects(access(marker), 'the exec command never ran');
+    assert.equal((await scaffoldCommits(remote.dir)).length, 0, 'nothing was pushed');
+  });
+
   it('exits 2 for a cluster named like the reference environment and for an empty .dockerconfigjson, naming the flag', async () => {
     const remote = await newRemote();
     const reserved = await refused([...clusterArgs(daemon.url(remote.name), { ...CLUSTER, name: 'development' }), '--cert', certFile]);

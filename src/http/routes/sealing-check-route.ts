@@ -4,14 +4,15 @@
  * naming those sealed with an older one (to reseal with `rotate`).
  *
  * A POST, not a GET parameter: the kubeconfig is a credential, so it travels
- * in the body (never in a URL, which proxies and access logs keep), is held to
- * the inline-data-only policy before anything loads it, is used for this
+ * in the body (never in a URL, which proxies and access logs keep), is rebuilt
+ * from inline data only by the kubeconfig policy (only that rebuilt object
+ * reaches the Kubernetes client, never the caller's text), is used for this
  * request only and is never stored or logged. The caller may send the
  * certificate instead (`kubeseal --fetch-cert`), as for a scaffold.
  */
 import type { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import { kubeconfigIssues } from '../../model/kubeconfig-policy.js';
+import { readKubeconfig } from '../../model/kubeconfig-policy.js';
 import { parseSealingCertificate, type SealingCertificate } from '../../sealing/sealing-certificate.js';
 import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
 import { clusterParamsSchema, clusterViewSchema, sealingCheckRequestSchema } from '../cluster-schemas.js';
@@ -75,14 +76,14 @@ export function registerSealingCheckRoute(context: RouteContext, detail: Cluster
         const certificate = parseSealingCertificate(sealing.certificate, 'sealing.certificate', now);
         compare = async () => ({ certificate });
       } else {
-        const text = kubeconfig!.inline;
-        const refused = kubeconfigIssues(text, 'kubeconfig.inline');
-        if (refused.length > 0) throw new ValidationError(refused);
+        const reading = readKubeconfig(kubeconfig!.inline, 'kubeconfig.inline');
+        if (!reading.ok) throw new ValidationError(reading.issues);
+        const rebuilt = reading.kubeconfig;
         const where = `Service ${controller.namespace}/${controller.name}`;
         compare =
           certificates === undefined
             ? async () => ({ reason: 'this service does not reach clusters (no controller certificate source is configured): send sealing.certificate' })
-            : () => fetched(() => certificates.fetch(text, controller, { signal: signalOf(reply) }), where, now, signalOf(reply));
+            : () => fetched(() => certificates.fetch(rebuilt, controller, { signal: signalOf(reply) }), where, now, signalOf(reply));
       }
       const query = { ...(repository?.url !== undefined ? { repository_url: repository.url } : {}), ...(repository?.branch !== undefined ? { branch: repository.branch } : {}) };
       const view = await detail(request.params.name, query, signalOf(reply), compare);
