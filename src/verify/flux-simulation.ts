@@ -11,6 +11,7 @@ import { checkCrdAvailability } from './crd-availability.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
+import { checkSealedSecretScopes } from './sealed-secret-scope.js';
 import { checkServiceHosts } from './service-hosts.js';
 import { checkWorkloadReferences } from './workload-references.js';
 
@@ -35,6 +36,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
     findings: [
       ...crds.findings,
       ...checkHealthCheckTargets(kustomizations),
+      ...checkSealedSecretScopes({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
       ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}) }),
       ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
       ...hosts.findings,

@@ -1,0 +1,130 @@
+/**
+ * verify's rules for what a real cluster trips on, each checked on a tree the
+ * real renderer wrote from a shipped platform, broken by one probe edit: the
+ * finding names the file, the object and the fix. Each probe runs on its own
+ * copy of the rendered repository; the untouched copies pass verify.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { renderWorkTree } from '../git/render-work-tree.js';
+import { initPlatformRepository } from '../git/seed-repository.js';
+import { platformDir } from '../package-paths.js';
+import { scopeLabel } from '../sealing/seal.js';
+import { sealSecretManifest } from '../sealing/seal-secret-manifest.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
+import { unsealValue } from '../sealing/unseal.js';
+import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
+
+const controller = createTestCertificate();
+const certificate = parseSealingCertificate(controller.certificatePem);
+const verify = createWorkTreeVerifier();
+const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
+const C = `clusters/${CLUSTER.name}`;
+
+let tmp: string;
+/** platform/default with eu-prod-1 rendered (both passes' output, sealed with the test key). */
+let rendered: string;
+let copies = 0;
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'verify-rules-'));
+  rendered = join(tmp, 'default');
+  await initPlatformRepository(rendered, platformDir());
+  await renderWorkTree(rendered, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
+});
+
+after(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** A fresh copy of the rendered repository. */
+async function copyOf(source: string): Promise<string> {
+  const dir = join(tmp, `probe-${copies++}`);
+  await cp(source, dir, { recursive: true });
+  return dir;
+}
+
+async function edit(dir: string, file: string, change: (text: string) => string): Promise<void> {
+  const path = join(dir, file);
+  const before = await readFile(path, 'utf8');
+  const after = change(before);
+  assert.notEqual(after, before, `the probe edit changes ${file}`);
+  await writeFile(path, after);
+}
+
+/** verify's findings for the cluster after the probe edit. */
+async function findingsAfter(probe: (dir: string) => Promise<void>, source = rendered, cluster = CLUSTER.name): Promise<readonly string[]> {
+  const dir = await copyOf(source);
+  await probe(dir);
+  return (await verify(dir, { cluster })).findings;
+}
+
+describe('the rendered default platform', () => {
+  it('passes verify untouched', async () => {
+    assert.deepEqual(await findingsAfter(async () => {}), []);
+  });
+});
+
+describe('SealedSecret scope: built where it was sealed for', () => {
+  it('fails SealedSecrets a namePrefix renames, and the references that then dangle', async () => {
+    const lines = await findingsAfter((dir) => edit(dir, `${C}/apps/sealed/kustomization.yaml`, (t) => `${t}namePrefix: x-\n`));
+    const fix = (name: string) =>
+      `${C}/apps: SealedSecret tcr/x-${name}: sealed for tcr/${name} (strict scope, spec.template.metadata) but built as tcr/x-${name}: the controller decrypts with the applied namespace/name, so unsealing fails and Secret tcr/x-${name} is never created. Keep it out of the namePrefix/nameSuffix/namespace transform (or targetNamespace) that renames it, or reseal it for tcr/x-${name}`;
+    assert.ok(lines.includes(fix('tcr-database')), lines.join('\n'));
+    assert.ok(lines.includes(fix('registry-pull-secret')), lines.join('\n'));
+    // Nothing else creates tcr-database: the workloads reading it now read nothing.
+    const dangling = lines.filter((l) => l.includes('Secret tcr/tcr-database does not exist'));
+    assert.ok(dangling.length > 0, lines.join('\n'));
+  });
+
+  it('fails a SealedSecret whose metadata was moved to another namespace by hand, and keeps the Secret its built name gives', async () => {
+    const lines = await findingsAfter((dir) =>
+      edit(dir, `${C}/database/sealed/sealed-rabbitmq-credentials.yaml`, (t) => t.replace(/^( {2}namespace: )database$/m, '$1tcr')),
+    );
+    assert.ok(
+      lines.includes(
+        `${C}/database: SealedSecret tcr/rabbitmq-credentials: sealed for database/rabbitmq-credentials (strict scope, spec.template.metadata) but built as tcr/rabbitmq-credentials: the controller decrypts with the applied namespace/name, so unsealing fails and Secret tcr/rabbitmq-credentials is never created. Keep it out of the namePrefix/nameSuffix/namespace transform (or targetNamespace) that renames it, or reseal it for tcr/rabbitmq-credentials`,
+      ),
+      lines.join('\n'),
+    );
+    // RabbitMQ in database reads database/rabbitmq-credentials, which the template (not the controller) still names.
+    assert.ok(lines.some((l) => l.includes('Secret database/rabbitmq-credentials does not exist')), lines.join('\n'));
+  });
+
+  it('accepts a namespace-wide SealedSecret renamed within its namespace, and fails one moved out of it', async () => {
+    const seal = (name: string) =>
+      sealSecretManifest(`apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\n  namespace: tcr\nstringData:\n  token: s3cret\n`, { certificate, scope: 'namespace-wide' });
+    // What `generate-gitops-env seal --scope namespace-wide` writes, in its own directory under apps with a transform.
+    const add = async (dir: string, transform: string): Promise<void> => {
+      await mkdir(join(dir, C, 'apps/extra'));
+      await writeFile(join(dir, C, 'apps/extra/extra.yaml'), seal('extra-token'));
+      await writeFile(join(dir, C, 'apps/extra/kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [extra.yaml]\n${transform}\n`);
+      await edit(dir, `${C}/apps/kustomization.yaml`, (t) => t.replace('  - sealed\n', '  - sealed\n  - extra\n'));
+    };
+    assert.deepEqual(await findingsAfter((dir) => add(dir, 'namePrefix: renamed-')), []);
+    assert.deepEqual(await findingsAfter((dir) => add(dir, 'namespace: database')), [
+      `${C}/apps: SealedSecret database/extra-token: sealed for tcr (namespace-wide scope, spec.template.metadata) but built as database: the controller decrypts with the applied namespace, so unsealing fails and Secret database/extra-token is never created. Keep it out of the namePrefix/nameSuffix/namespace transform (or targetNamespace) that renames it, or reseal it for database`,
+    ]);
+  });
+
+  it('re-seals a kept credential for its new namespace after scaffold.yaml moves it, instead of keeping the file sealed for the old one', async () => {
+    const dir = await copyOf(rendered);
+    const file = join(dir, C, 'database/sealed/sealed-rabbitmq-credentials.yaml');
+    const before = await readFile(file, 'utf8');
+    await edit(dir, 'scaffold.yaml', (t) => t.replace('  - name: rabbitmq-credentials\n    namespace: database\n', '  - name: rabbitmq-credentials\n    namespace: queue\n'));
+    const { result } = await renderWorkTree(dir, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
+    assert.equal(result.credentials.find((c) => c.name === 'rabbitmq-credentials')?.action, 'generated');
+    const after = await readFile(file, 'utf8');
+    assert.notEqual(after, before);
+    const sealed = parse(after) as { metadata: { namespace: string; name: string }; spec: { encryptedData: Record<string, string> } };
+    assert.equal(sealed.metadata.namespace, 'queue');
+    for (const ciphertext of Object.values(sealed.spec.encryptedData)) {
+      unsealValue({ privateKey: controller.privateKey, label: scopeLabel('strict', 'queue', 'rabbitmq-credentials'), ciphertext });
+    }
+  });
+});
