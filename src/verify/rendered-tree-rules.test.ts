@@ -128,3 +128,63 @@ describe('SealedSecret scope: built where it was sealed for', () => {
     }
   });
 });
+
+/** A file added to the apps layer of the rendered cluster, listed in its kustomization. */
+async function addToApps(dir: string, name: string, yaml: string): Promise<void> {
+  await writeFile(join(dir, C, 'apps', name), yaml);
+  await edit(dir, `${C}/apps/kustomization.yaml`, (t) => t.replace('  - sealed\n', `  - sealed\n  - ${name}\n`));
+}
+
+/** Makes infrastructure wait for kube-prometheus-stack, whose chart installs the monitoring CRDs. */
+const waitForPrometheus = (dir: string) =>
+  edit(dir, `${C}/flux/infrastructure.yaml`, (t) =>
+    t.replace('  healthChecks:\n', '  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: kube-prometheus-stack\n      namespace: monitoring\n'),
+  );
+
+const builderMonitor = (namespace: string, port: string, namespaceSelector = '') =>
+  `apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: tcr-builder\n  namespace: ${namespace}\nspec:\n${namespaceSelector}  selector:\n    matchLabels:\n      app.kubernetes.io/name: tcr-builder\n  endpoints:\n    - port: ${port}\n`;
+
+describe('CRDs in time: only through a dependency that waits for the release installing them', () => {
+  it('fails a ServiceMonitor in apps while infrastructure does not wait for kube-prometheus-stack, and accepts it once a healthCheck names the release', async () => {
+    const monitor = builderMonitor('tcr', 'metrics');
+    assert.deepEqual(await findingsAfter((dir) => addToApps(dir, 'monitor.yaml', monitor)), [
+      `${C}/apps: ServiceMonitor tcr/tcr-builder: monitoring.coreos.com/ServiceMonitor does not exist yet when Kustomization flux-system/apps applies it: its CRD comes from HelmRelease monitoring/kube-prometheus-stack in Kustomization flux-system/infrastructure, which does not wait for it (no spec.wait: true, no healthCheck on it), so flux-system/apps starts once flux-system/infrastructure is applied, before the chart has installed the CRD, and its first reconciles fail. Add a healthCheck on HelmRelease monitoring/kube-prometheus-stack (or spec.wait: true) to Kustomization flux-system/infrastructure`,
+    ]);
+    assert.deepEqual(
+      await findingsAfter(async (dir) => {
+        await addToApps(dir, 'monitor.yaml', monitor);
+        await waitForPrometheus(dir);
+      }),
+      [],
+    );
+    // spec.wait: true waits for every release it applies.
+    assert.deepEqual(
+      await findingsAfter(async (dir) => {
+        await addToApps(dir, 'monitor.yaml', monitor);
+        await edit(dir, `${C}/flux/infrastructure.yaml`, (t) => t.replace('  healthChecks:\n', '  wait: true\n  healthChecks:\n'));
+      }),
+      [],
+    );
+  });
+});
+
+describe('ServiceMonitor ports: in the namespaces the monitor selects from', () => {
+  const withMonitor = (yaml: string) => async (dir: string) => {
+    await waitForPrometheus(dir);
+    await addToApps(dir, 'monitor.yaml', yaml);
+  };
+
+  it('fails a monitor whose selector matches Services only outside its own namespace', async () => {
+    assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'metrics'))), [
+      `${C}/apps: ServiceMonitor monitoring/tcr-builder: selects no Service in monitoring (its own namespace; no spec.namespaceSelector), though Services in tcr match its selector: nothing is scraped. Add spec.namespaceSelector.matchNames: [tcr]`,
+    ]);
+  });
+
+  it('checks the port against the Services of namespaceSelector.matchNames and of any: true', async () => {
+    const matchTcr = '  namespaceSelector:\n    matchNames: [tcr]\n';
+    assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'metrics', matchTcr))), []);
+    const wrongPort = `${C}/apps: ServiceMonitor monitoring/tcr-builder: endpoints[0].port "prom" is not a port of the Services it selects ("http", "metrics"): nothing is scraped. Use one of those names`;
+    assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'prom', matchTcr))), [wrongPort]);
+    assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'prom', '  namespaceSelector:\n    any: true\n'))), [wrongPort]);
+  });
+});
