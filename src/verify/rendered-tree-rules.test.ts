@@ -10,7 +10,10 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
+import { ValidationError } from '../errors.js';
 import { renderWorkTree } from '../git/render-work-tree.js';
+import { fluxOwnerConflict } from '../gitops/flux-instance-plan.js';
 import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { scopeLabel } from '../sealing/seal.js';
@@ -80,6 +83,15 @@ describe('SealedSecret scope: built where it was sealed for', () => {
     // Nothing else creates tcr-database: the workloads reading it now read nothing.
     const dangling = lines.filter((l) => l.includes('Secret tcr/tcr-database does not exist'));
     assert.ok(dangling.length > 0, lines.join('\n'));
+  });
+
+  it('resolves HelmRelease valuesFrom and Flux source secretRef against the Secrets SealedSecrets create, by built name', async () => {
+    const chart =
+      'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: private\n  namespace: tcr\nspec:\n  interval: 1h\n  url: https://charts.example.net\n  secretRef:\n    name: registry-pull-secret\n---\n' +
+      'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: extras\n  namespace: tcr\nspec:\n  interval: 30m\n  chart:\n    spec:\n      chart: extras\n      sourceRef:\n        kind: HelmRepository\n        name: private\n  valuesFrom:\n    - kind: Secret\n      name: tcr-database\n      valuesKey: DATABASE_PASSWORD\n      targetPath: database.password\n    - kind: Secret\n      name: tcr-values\n';
+    assert.deepEqual(await findingsAfter((dir) => addToApps(dir, 'extras.yaml', chart)), [
+      `${C}/apps: HelmRelease tcr/extras: spec.valuesFrom[1]: Secret tcr/tcr-values does not exist in the cluster's tree: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.secrets`,
+    ]);
   });
 
   it('fails a SealedSecret whose metadata was moved to another namespace by hand, and keeps the Secret its built name gives', async () => {
@@ -186,5 +198,87 @@ describe('ServiceMonitor ports: in the namespaces the monitor selects from', () 
     const wrongPort = `${C}/apps: ServiceMonitor monitoring/tcr-builder: endpoints[0].port "prom" is not a port of the Services it selects ("http", "metrics"): nothing is scraped. Use one of those names`;
     assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'prom', matchTcr))), [wrongPort]);
     assert.deepEqual(await findingsAfter(withMonitor(builderMonitor('monitoring', 'prom', '  namespaceSelector:\n    any: true\n'))), [wrongPort]);
+  });
+});
+
+describe('Gateway API backendRefs: Services the tree or a declared release creates', () => {
+  /** platform/matrix-example with a Talos and an EKS tooling cluster rendered. */
+  let matrix: string;
+  const TALOS = { name: 'tooling-proxmox', domain: 'tooling-proxmox.example.net', region: 'fra-dc2', role: 'tooling', infra_provider: 'proxmox', dns_provider: 'digitalocean' };
+  const EKS = { name: 'tooling-aws', domain: 'tooling-aws.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
+  before(async () => {
+    matrix = join(tmp, 'matrix');
+    await initPlatformRepository(matrix, platformDir('matrix-example'));
+    for (const cluster of [TALOS, EKS]) await renderWorkTree(matrix, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
+  });
+
+  /** The Services the tooling charts create, declared in the copy's scaffold.yaml; hubble-ui only where the cilium values turn on hubble.ui. */
+  const declareServices = (dir: string) =>
+    edit(dir, 'scaffold.yaml', (t) =>
+      t
+        .replace('  - chart: cilium\n', '  - chart: cilium\n    services: [{ name: hubble-ui, enabledBy: hubble.ui.enabled }]\n')
+        .replace('  - chart: minio\n    services: [{ name: "{release}" }]\n', '  - chart: minio\n    services: [{ name: "{release}" }, { name: "{release}-console" }]\n')
+        .replace('  - chart: harbor\n', '  - chart: harbor\n    services: [{ name: "{release}" }]\n')
+        .replace('  - chart: grafana\n', '  - chart: grafana\n    services: [{ name: "{release}" }]\n'),
+    );
+  const vault =
+    "cc-routes: HTTPRoute vault/vault: spec.rules[0].backendRefs[0]: Service vault/vault is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)";
+
+  it('fails the Hubble route on EKS, whose Cilium values do not turn on hubble-ui, and accepts it on Talos', async () => {
+    assert.deepEqual(await findingsAfter(declareServices, matrix, TALOS.name), [vault]);
+    assert.deepEqual(await findingsAfter(declareServices, matrix, EKS.name), [
+      "cc-observability-routes: HTTPRoute kube-system/hubble: spec.rules[0].backendRefs[0]: Service kube-system/hubble-ui is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)",
+      vault,
+    ]);
+  });
+
+  it('fails a backendRef into another namespace without a ReferenceGrant there, and accepts it with one', async () => {
+    const crossNamespace = async (dir: string) => {
+      await declareServices(dir);
+      await edit(dir, 'cc-observability-routes/routes.yaml', (t) => t.replace('        - name: hubble-ui\n', '        - name: grafana\n          namespace: observability\n'));
+    };
+    assert.deepEqual(await findingsAfter(crossNamespace, matrix, TALOS.name), [
+      'cc-observability-routes: HTTPRoute kube-system/hubble: spec.rules[0].backendRefs[0]: Service observability/grafana is in another namespace and no ReferenceGrant in observability allows HTTPRoutes from kube-system: the reference is refused (RefNotPermitted). Add one to observability, or move the route next to the Service',
+      vault,
+    ]);
+    const grant =
+      '---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: hubble-route\n  namespace: observability\nspec:\n  from:\n    - { group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: kube-system }\n  to:\n    - { group: "", kind: Service, name: grafana }\n';
+    assert.deepEqual(
+      await findingsAfter(async (dir) => {
+        await crossNamespace(dir);
+        await edit(dir, 'cc-observability-routes/routes.yaml', (t) => `${t}${grant}`);
+      }, matrix, TALOS.name),
+      [vault],
+    );
+  });
+});
+
+describe('one owner of Flux: a FluxInstance or flux bootstrap, never both', () => {
+  const SYNC_URL = 'https://git.example.net/fleet.git';
+  const bootstrap = async (dir: string) => {
+    await writeFluxBootstrap(dir, CLUSTER.name);
+    await edit(dir, `${C}/kustomization.yaml`, (t) => t.replace(/^resources:\n/m, 'resources:\n  - flux-system\n'));
+  };
+
+  it('fails a FluxInstance rendered beside a bootstrap flux-system/, with the migration steps', async () => {
+    const lines = await findingsAfter(async (dir) => {
+      await renderWorkTree(dir, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: SYNC_URL });
+      await bootstrap(dir);
+    });
+    assert.deepEqual(lines, [`${C}/flux-system: Kustomization flux-system/flux-system: ${fluxOwnerConflict(C)}`]);
+    // Bootstrap alone passes.
+    assert.deepEqual(await findingsAfter(bootstrap), []);
+  });
+
+  it('refuses to render --flux-instance into a cluster path flux bootstrap owns, with the same message, writing nothing', async () => {
+    const dir = await copyOf(rendered);
+    await bootstrap(dir);
+    const before = await readFile(join(dir, C, 'flux/kustomization.yaml'), 'utf8');
+    await assert.rejects(
+      renderWorkTree(dir, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: SYNC_URL }),
+      (error: unknown) => error instanceof ValidationError && error.issues.some((i) => i.field === 'flux-instance' && i.message === fluxOwnerConflict(C)),
+    );
+    assert.equal(await readFile(join(dir, C, 'flux/kustomization.yaml'), 'utf8'), before);
+    await assert.rejects(readFile(join(dir, C, 'flux/flux-instance.yaml')), { code: 'ENOENT' });
   });
 });

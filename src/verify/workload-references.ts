@@ -92,7 +92,9 @@ function objectReferencesOf(object: Record<string, unknown>): Reference[] {
       (v.kind === 'Secret' || v.kind === 'ConfigMap') && v.optional !== true && typeof v.name === 'string' ? [{ kind: v.kind, name: v.name, path: ['spec', 'valuesFrom', i] }] : [],
     );
   }
-  if (group === 'source.toolkit.fluxcd.io' && isRecord(spec.secretRef) && typeof spec.secretRef.name === 'string') {
+  // The cluster's own sync source reads the Secret `flux bootstrap` (or whoever installs the FluxInstance) creates outside Git.
+  const clusterSync = nameOf(object) === 'flux-system' && metadataOf(object).namespace === 'flux-system';
+  if (group === 'source.toolkit.fluxcd.io' && !clusterSync && isRecord(spec.secretRef) && typeof spec.secretRef.name === 'string') {
     return [{ kind: 'Secret', name: spec.secretRef.name, path: ['spec', 'secretRef'] }];
   }
   return [];
