@@ -73,6 +73,15 @@ describe('the rendered default platform', () => {
   });
 });
 
+/** A HelmRelease in tcr reading `secrets` through valuesFrom, from a HelmRepository whose credentials are the sealed registry-pull-secret. */
+function extrasRelease(secrets: readonly string[]): string {
+  return (
+    'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: private\n  namespace: tcr\nspec:\n  interval: 1h\n  url: https://charts.example.net\n  secretRef:\n    name: registry-pull-secret\n---\n' +
+    'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: extras\n  namespace: tcr\nspec:\n  interval: 30m\n  chart:\n    spec:\n      chart: extras\n      sourceRef:\n        kind: HelmRepository\n        name: private\n  valuesFrom:\n' +
+    secrets.map((name) => `    - kind: Secret\n      name: ${name}\n`).join('')
+  );
+}
+
 describe('SealedSecret scope: built where it was sealed for', () => {
   it('fails SealedSecrets a namePrefix renames, and the references that then dangle', async () => {
     const lines = await findingsAfter((dir) => edit(dir, `${C}/apps/sealed/kustomization.yaml`, (t) => `${t}namePrefix: x-\n`));
@@ -86,10 +95,7 @@ describe('SealedSecret scope: built where it was sealed for', () => {
   });
 
   it('resolves HelmRelease valuesFrom and Flux source secretRef against the Secrets SealedSecrets create, by built name', async () => {
-    const chart =
-      'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: private\n  namespace: tcr\nspec:\n  interval: 1h\n  url: https://charts.example.net\n  secretRef:\n    name: registry-pull-secret\n---\n' +
-      'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: extras\n  namespace: tcr\nspec:\n  interval: 30m\n  chart:\n    spec:\n      chart: extras\n      sourceRef:\n        kind: HelmRepository\n        name: private\n  valuesFrom:\n    - kind: Secret\n      name: tcr-database\n      valuesKey: DATABASE_PASSWORD\n      targetPath: database.password\n    - kind: Secret\n      name: tcr-values\n';
-    assert.deepEqual(await findingsAfter((dir) => addToApps(dir, 'extras.yaml', chart)), [
+    assert.deepEqual(await findingsAfter((dir) => addToApps(dir, 'extras.yaml', extrasRelease(['tcr-database', 'tcr-values']))), [
       `${C}/apps: HelmRelease tcr/extras: spec.valuesFrom[1]: Secret tcr/tcr-values does not exist in the cluster's tree: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.secrets`,
     ]);
   });
@@ -118,7 +124,16 @@ describe('SealedSecret scope: built where it was sealed for', () => {
       await writeFile(join(dir, C, 'apps/extra/kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [extra.yaml]\n${transform}\n`);
       await edit(dir, `${C}/apps/kustomization.yaml`, (t) => t.replace('  - sealed\n', '  - sealed\n  - extra\n'));
     };
-    assert.deepEqual(await findingsAfter((dir) => add(dir, 'namePrefix: renamed-')), []);
+    // Renamed within its namespace it still unseals, into the Secret its built name gives (the controller ignores spec.template's name).
+    const readsSecret = (name: string) => (dir: string) => addToApps(dir, 'extras.yaml', extrasRelease([name]));
+    const renamed = (name: string) => async (dir: string) => {
+      await add(dir, 'namePrefix: renamed-');
+      await readsSecret(name)(dir);
+    };
+    assert.deepEqual(await findingsAfter(renamed('renamed-extra-token')), []);
+    assert.deepEqual(await findingsAfter(renamed('extra-token')), [
+      `${C}/apps: HelmRelease tcr/extras: spec.valuesFrom[0]: Secret tcr/extra-token does not exist in the cluster's tree: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.secrets`,
+    ]);
     assert.deepEqual(await findingsAfter((dir) => add(dir, 'namespace: database')), [
       `${C}/apps: SealedSecret database/extra-token: sealed for tcr (namespace-wide scope, spec.template.metadata) but built as database: the controller decrypts with the applied namespace, so unsealing fails and Secret database/extra-token is never created. Keep it out of the namePrefix/nameSuffix/namespace transform (or targetNamespace) that renames it, or reseal it for database`,
     ]);
