@@ -13,6 +13,26 @@ import { parseYamlDocuments } from './yaml.js';
 /** The FluxInstance's file as `flux/kustomization.yaml` lists it. */
 export const FLUX_INSTANCE_RESOURCE = FLUX_INSTANCE_FILE.slice('flux/'.length);
 
+/** What `flux bootstrap` writes into the cluster path: Flux's controllers, which its sync keeps applying. */
+export const FLUX_BOOTSTRAP_COMPONENTS = 'flux-system/gotk-components.yaml';
+
+/**
+ * Why a cluster path may not hold both a FluxInstance and flux bootstrap's
+ * flux-system/, and how to move from one to the other: the Flux Operator's
+ * migration (fluxcd.control-plane.io/operator/flux-bootstrap-migration) takes
+ * over the running controllers first and removes flux-system/ from Git last.
+ * Shared by the render that refuses to write it and verify that refuses it.
+ */
+export function fluxOwnerConflict(clusterDir: string): string {
+  return (
+    `a FluxInstance beside flux bootstrap's ${clusterDir}/flux-system/ (gotk-components.yaml): the Flux Operator and the bootstrap sync both manage the same controllers and keep undoing each other's changes. Keep one owner. ` +
+    'To move to the Flux Operator: (1) install it into flux-system (helm install flux-operator oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator --namespace flux-system); ' +
+    `(2) kubectl apply the FluxInstance, with the sync of ${clusterDir}/flux-system/gotk-sync.yaml (same URL, ref, path ${clusterDir}, pullSecret flux-system), and wait until it is Ready; ` +
+    '(3) check that `flux trace kustomization flux-system -n flux-system` reports it is no longer managed by the bootstrap sync, so nothing prunes the controllers; ' +
+    `(4) only then delete ${clusterDir}/flux-system/ from Git and from the entry point's resources, and commit the FluxInstance. To stay with flux bootstrap, leave the FluxInstance out`
+  );
+}
+
 /** A FluxInstance the render writes. */
 export interface PlannedFluxInstance {
   readonly yaml: string;
@@ -40,7 +60,9 @@ function existingFluxInstance(text: string | undefined): { url?: string; ref?: s
 /**
  * The FluxInstance to write: when asked for, when scaffold.yaml enables it, or
  * when the cluster (else the reference, the template) already has one.
- * @throws ValidationError when one is wanted and nothing gives its sync URL
+ * @param bootstrapped - the cluster path holds flux bootstrap's flux-system/ (gotk-components.yaml)
+ * @throws ValidationError when one is wanted and nothing gives its sync URL, or
+ *   beside flux bootstrap's flux-system/ ({@link fluxOwnerConflict})
  */
 export function planFluxInstance(
   options: Pick<RenderOptions, 'fluxInstance' | 'syncUrl' | 'syncRef' | 'syncSecret'>,
@@ -48,12 +70,14 @@ export function planFluxInstance(
   reference: ReferenceEnvironment,
   clusterName: string,
   existingText: string | undefined,
+  bootstrapped = false,
 ): PlannedFluxInstance | undefined {
   const before =
     existingFluxInstance(existingText) ??
     (reference.fluxResources.some((r) => r.replace(/^\.\//, '') === FLUX_INSTANCE_RESOURCE) ? existingFluxInstance(reference.files.get(FLUX_INSTANCE_FILE)) : undefined);
   const wantsInstance = options.fluxInstance ?? (descriptor.fluxInstance?.enabled === true || before !== undefined);
   if (!wantsInstance) return undefined;
+  if (bootstrapped) throw new ValidationError([{ field: 'flux-instance', message: fluxOwnerConflict(`clusters/${clusterName}`) }]);
   const syncUrl = options.syncUrl ?? descriptor.fluxInstance?.sync.url ?? before?.url;
   if (syncUrl === undefined) {
     throw new ValidationError([

@@ -37,6 +37,12 @@ const chartServiceSchema = z
     labels: z.record(z.string(), z.string()).default({}),
     /** Its named ports, which ServiceMonitors scrape. */
     ports: z.array(z.string().min(1)).default([]),
+    /**
+     * A dotted path into the HelmRelease's `values` that must be `true` for the
+     * chart to create it (cilium's hubble-ui: `hubble.ui.enabled`); without
+     * it, every release of the chart creates the Service.
+     */
+    enabledBy: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted path into the chart values, e.g. hubble.ui.enabled').optional(),
   })
   .strict();
 

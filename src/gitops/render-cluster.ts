@@ -15,7 +15,7 @@ import { sealClusterCredentials } from './cluster-credentials.js';
 import { renderEntryPoint } from './cluster-entry-point.js';
 import { identityLeftovers, rewriteIdentity } from './cluster-identity.js';
 import { renderFluxDirectory } from './flux-directory.js';
-import { planFluxInstance } from './flux-instance-plan.js';
+import { FLUX_BOOTSTRAP_COMPONENTS, planFluxInstance } from './flux-instance-plan.js';
 import { isCarriedOver } from './generated-paths.js';
 import { resolveClusterAttributes } from './layer-catalog.js';
 import { renderLayerOverlays } from './layer-overlays.js';
@@ -65,7 +65,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const attributes = resolveClusterAttributes(descriptor.attributes, cluster, previous?.cluster ?? {});
   const resolvedCluster: ClusterSpec = { ...cluster, ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))) };
 
-  const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE));
+  const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE), existing.has(FLUX_BOOTSTRAP_COMPONENTS));
   const syncKind = fluxInstance?.syncKind;
 
   const planned = fromCatalog

@@ -5,11 +5,15 @@
  * A CRD is there in time when it is built in, applied by the same
  * Kustomization (Flux applies CRDs first), or installed by a Kustomization it
  * depends on, directly or not: as a CRD object, or by a HelmRelease of a
- * chart scaffold.yaml declares (charts cannot be rendered offline). The root
- * sync runs before every layer, so it may hold only kinds that exist already.
+ * chart scaffold.yaml declares (charts cannot be rendered offline). A chart's
+ * CRDs count only when that Kustomization waits for its release (`spec.wait:
+ * true`, or a healthCheck naming it) and is reached through dependsOn: Flux
+ * calls a Kustomization Ready once applied, while helm-controller installs the
+ * chart later. The root sync runs before every layer, so it may hold only
+ * kinds that exist already.
  */
 import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
-import { dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
+import { appliedNamespace, dependencyClosure, groupKindOf, groupOf, helmReleasesOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
 import { isFluxGroup, isKubernetesGroup } from './builtin-kinds.js';
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
@@ -38,19 +42,45 @@ export function crdObjectsOf(objects: readonly Record<string, unknown>[]): Set<s
 
 /**
  * `group/Kind`s the Kustomization installs through something it applies and
- * waits for: a HelmRelease of a declared chart, or a Flux Kustomization of
+ * must wait for: a HelmRelease of a declared chart, or a Flux Kustomization of
  * another artifact that scaffold.yaml `artifacts` declares. Each maps to that object.
  */
-export function deferredCrdsOf(kustomization: AppliedKustomization, prerequisites: PlatformPrerequisites): Map<string, string> {
-  const out = new Map<string, string>();
+export function deferredInstallersOf(kustomization: AppliedKustomization, prerequisites: PlatformPrerequisites): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
   for (const release of helmReleasesOf(kustomization.objects, kustomization.object)) {
-    for (const crd of prerequisites.charts?.find((c) => c.chart === release.chart)?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(release.object));
+    for (const crd of prerequisites.charts?.find((c) => c.chart === release.chart)?.crds ?? []) if (!out.has(crd)) out.set(crd, release.object);
   }
   for (const object of kustomization.objects) {
     if (object.kind !== 'Kustomization' || groupOf(object.apiVersion) !== 'kustomize.toolkit.fluxcd.io') continue;
-    for (const crd of prerequisites.artifacts?.find((a) => a.kustomization === nameOf(object))?.crds ?? []) if (!out.has(crd)) out.set(crd, objectLabel(object));
+    for (const crd of prerequisites.artifacts?.find((a) => a.kustomization === nameOf(object))?.crds ?? []) if (!out.has(crd)) out.set(crd, object);
   }
   return out;
+}
+
+/** {@link deferredInstallersOf}, each installer as its label. */
+export function deferredCrdsOf(kustomization: AppliedKustomization, prerequisites: PlatformPrerequisites): Map<string, string> {
+  return new Map([...deferredInstallersOf(kustomization, prerequisites)].map(([crd, object]) => [crd, objectLabel(object)]));
+}
+
+/**
+ * Whether Kustomization `k` becomes Ready only once `installer` (a HelmRelease
+ * or Flux Kustomization it applies) is Ready: `spec.wait: true` waits for
+ * everything applied, a healthCheck for what it names. Without either, Ready
+ * means "applied": the chart's CRDs are installed some time later, by
+ * helm-controller, while everything depending on `k` already runs.
+ */
+export function waitsFor(k: AppliedKustomization, installer: Record<string, unknown>): boolean {
+  const spec = specOf(k.object);
+  if (spec.wait === true) return true;
+  const namespace = appliedNamespace(installer, k.object);
+  return (Array.isArray(spec.healthChecks) ? spec.healthChecks : []).some(
+    (check) =>
+      isRecord(check) &&
+      check.kind === installer.kind &&
+      check.name === nameOf(installer) &&
+      (typeof check.apiVersion !== 'string' || groupOf(check.apiVersion) === groupOf(installer.apiVersion)) &&
+      (typeof check.namespace !== 'string' || check.namespace === namespace),
+  );
 }
 
 function exists(group: string): boolean {
@@ -65,7 +95,7 @@ export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: F
   const provided = new Set(prerequisites.provided?.crds ?? []);
   const byKey = new Map(kustomizations.map((k) => [k.key, k]));
   const own = new Map(kustomizations.map((k) => [k.key, crdObjectsOf(k.objects)]));
-  const fromCharts = new Map(kustomizations.map((k) => [k.key, deferredCrdsOf(k, prerequisites)]));
+  const fromCharts = new Map(kustomizations.map((k) => [k.key, deferredInstallersOf(k, prerequisites)]));
   /** Who installs a kind anywhere in the cluster: the fix names it. */
   const installer = (groupKind: string): string | undefined => {
     for (const k of kustomizations) if (own.get(k.key)!.has(groupKind) || fromCharts.get(k.key)!.has(groupKind)) return k.key;
@@ -96,12 +126,21 @@ export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: F
 
   for (const k of kustomizations) {
     const closure = dependencyClosure(k.key, byKey);
+    // A chart's CRDs are there for k only behind a dependsOn edge (Flux waits
+    // for that Kustomization's Ready) into a Kustomization that waits for the
+    // release. The Kustomization that creates k applies it before it is Ready.
+    const behindDependsOn = new Set([k.key, ...closure].flatMap((key) => byKey.get(key)?.dependsOn ?? []));
     const available = new Set([...own.get(k.key)!, ...provided]);
+    /** CRDs a dependency's release installs that k does not wait for → that dependency. */
+    const unwaited = new Map<string, string>();
     const releases: string[] = [];
     for (const dep of closure) {
       for (const crd of own.get(dep) ?? []) available.add(crd);
-      for (const crd of fromCharts.get(dep)?.keys() ?? []) available.add(crd);
       const applied = byKey.get(dep);
+      for (const [crd, installer] of fromCharts.get(dep) ?? []) {
+        if (applied !== undefined && behindDependsOn.has(dep) && waitsFor(applied, installer)) available.add(crd);
+        else if (!unwaited.has(crd)) unwaited.set(crd, dep);
+      }
       if (applied) releases.push(...helmReleasesOf(applied.objects, applied.object).map((r) => `${objectLabel(r.object)} (chart ${r.chart})`));
     }
     const reported = new Set<string>();
@@ -117,12 +156,18 @@ export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: F
       }
       const by = installer(groupKind);
       const sameRelease = fromCharts.get(k.key)!.get(groupKind);
+      const dep = unwaited.get(groupKind);
+      const depInstaller = dep !== undefined ? fromCharts.get(dep)!.get(groupKind)! : undefined;
       const fix =
         sameRelease !== undefined
-          ? `its CRD comes from ${sameRelease} in the same Kustomization, installed only after the dry run of everything it applies: move ${objectLabel(object)} into a Kustomization that depends on ${k.key}`
-          : by !== undefined
-            ? `add dependsOn ${by} (which installs it) to Kustomization ${k.key}`
-            : `no Kustomization of ${clusterDir} installs it: add its CRD to a layer ${k.key} depends on, declare the chart that installs it in scaffold.yaml charts, or list it in scaffold.yaml provided.crds`;
+          ? `its CRD comes from ${objectLabel(sameRelease)} in the same Kustomization, installed only after the dry run of everything it applies: move ${objectLabel(object)} into a Kustomization that depends on ${k.key}`
+          : dep !== undefined && depInstaller !== undefined && !waitsFor(byKey.get(dep)!, depInstaller)
+            ? `its CRD comes from ${objectLabel(depInstaller)} in Kustomization ${dep}, which does not wait for it (no spec.wait: true, no healthCheck on it), so ${k.key} starts once ${dep} is applied, before the chart has installed the CRD, and its first reconciles fail. Add a healthCheck on ${objectLabel(depInstaller)} (or spec.wait: true) to Kustomization ${dep}`
+            : dep !== undefined
+              ? `its CRD comes from ${objectLabel(depInstaller!)} in Kustomization ${dep}, which creates ${k.key} before that is Ready: add dependsOn ${dep} to Kustomization ${k.key}`
+              : by !== undefined
+                ? `add dependsOn ${by} (which installs it) to Kustomization ${k.key}`
+                : `no Kustomization of ${clusterDir} installs it: add its CRD to a layer ${k.key} depends on, declare the chart that installs it in scaffold.yaml charts, or list it in scaffold.yaml provided.crds`;
       findings.push({ file: k.dir, object: objectLabel(object), message: `${groupKind} does not exist yet when Kustomization ${k.key} applies it: ${fix}` });
     }
   }

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { fluxOwnerConflict } from '../gitops/flux-instance-plan.js';
 import { formatFinding } from './finding.js';
 import { checkFluxBootstrap, type FluxBootstrapInput } from './flux-bootstrap-presence.js';
 
@@ -35,5 +36,14 @@ describe('checkFluxBootstrap', () => {
     }
     // No entry point: Flux generates one that takes in every directory.
     assert.deepEqual(check({ files }), []);
+  });
+
+  it('fails a FluxInstance beside bootstrap\'s flux-system/, printing the migration to the Flux Operator', () => {
+    const lines = check({ files: [...BOOTSTRAP, ...OURS], entryPoint: { file: `${DIR}/kustomization.yaml`, resources: ['flux', 'flux-system'] }, fluxInstance: true });
+    assert.deepEqual(lines, [`${DIR}/flux-system: Kustomization flux-system/flux-system: ${fluxOwnerConflict(DIR)}`]);
+    assert.match(lines[0]!, /install it into flux-system .*kubectl apply the FluxInstance.*flux trace kustomization flux-system.*only then delete clusters\/eu-prod-1\/flux-system\//);
+    // Either owner alone is fine.
+    assert.deepEqual(check({ files: [...BOOTSTRAP, ...OURS], entryPoint: { file: `${DIR}/kustomization.yaml`, resources: ['flux', 'flux-system'] } }), []);
+    assert.deepEqual(check({ files: OURS, fluxInstance: true }), []);
   });
 });

@@ -4,8 +4,10 @@
  * kustomization.yaml), and its sync Kustomization, pointed at the cluster path
  * with `prune: true`, garbage-collects whatever the path stops applying: a
  * commit that loses flux-system/, or an entry point that does not list it,
- * makes Flux delete itself.
+ * makes Flux delete itself. And Flux has one owner: a FluxInstance (the Flux
+ * Operator) beside bootstrap's controllers makes both manage them.
  */
+import { FLUX_BOOTSTRAP_COMPONENTS, fluxOwnerConflict } from '../gitops/flux-instance-plan.js';
 import type { ClusterSnapshot } from './cluster-history.js';
 import type { Finding } from './finding.js';
 
@@ -35,7 +37,7 @@ function normalize(entry: string): string {
   return entry.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
 }
 
-/** Findings for a lost or unlisted flux-system/, one line each. */
+/** Findings for a lost or unlisted flux-system/, or one kept beside a FluxInstance, one line each. */
 export function checkFluxBootstrap(input: FluxBootstrapInput): Finding[] {
   const { clusterDir } = input;
   const dir = `${clusterDir}/${FLUX_BOOTSTRAP_DIR}`;
@@ -53,6 +55,10 @@ export function checkFluxBootstrap(input: FluxBootstrapInput): Finding[] {
       });
     }
     return findings;
+  }
+
+  if (input.fluxInstance && input.files.includes(`${clusterDir}/${FLUX_BOOTSTRAP_COMPONENTS}`)) {
+    findings.push({ file: dir, object: SYNC_OBJECT, message: fluxOwnerConflict(clusterDir) });
   }
 
   const entryPoint = input.entryPoint;

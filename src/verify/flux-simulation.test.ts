@@ -91,6 +91,8 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
   it('fails a healthCheck naming an object the Kustomization does not build', async () => {
     const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/infrastructure.yaml', (t) => t.replace('name: sealed-secrets\n      namespace: kube-system', 'name: sealed-secrets\n      namespace: sealed-secrets')));
     assert.deepEqual(lines, [
+      // The check no longer names the release, so nothing makes infrastructure wait for the SealedSecret CRD.
+      'clusters/demo/apps: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret does not exist yet when Kustomization flux-system/apps applies it: its CRD comes from HelmRelease kube-system/sealed-secrets in Kustomization flux-system/infrastructure, which does not wait for it (no spec.wait: true, no healthCheck on it), so flux-system/apps starts once flux-system/infrastructure is applied, before the chart has installed the CRD, and its first reconciles fail. Add a healthCheck on HelmRelease kube-system/sealed-secrets (or spec.wait: true) to Kustomization flux-system/infrastructure',
       `${INFRA}: spec.healthChecks[1] waits for HelmRelease sealed-secrets/sealed-secrets, which clusters/demo/infrastructure does not build: the Kustomization never becomes Ready. Name an object it applies (its HelmReleases: ingress-nginx/ingress-nginx, kube-system/sealed-secrets), or move the check to the Kustomization that applies it`,
     ]);
   });

@@ -11,6 +11,8 @@ import { checkCrdAvailability } from './crd-availability.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
+import { checkSealedSecretScopes } from './sealed-secret-scope.js';
+import { checkRouteBackends } from './route-backends.js';
 import { checkServiceHosts } from './service-hosts.js';
 import { checkWorkloadReferences } from './workload-references.js';
 
@@ -31,15 +33,18 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
   const { clusterDir, kustomizations, prerequisites } = input;
   const crds = checkCrdAvailability(input);
   const hosts = checkServiceHosts(kustomizations, prerequisites.charts);
+  const routes = checkRouteBackends(kustomizations, prerequisites.charts);
   return {
     findings: [
       ...crds.findings,
       ...checkHealthCheckTargets(kustomizations),
+      ...checkSealedSecretScopes({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
       ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}) }),
       ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
       ...hosts.findings,
+      ...routes.findings,
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
     ],
-    notes: [...crds.notes, ...hosts.notes],
+    notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };
 }

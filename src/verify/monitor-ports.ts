@@ -6,13 +6,17 @@
  * Services and workloads in the tree, and the Services scaffold.yaml declares
  * for a chart (cert-manager's chart names its port `http-metrics` since
  * v1.21). Monitors are the ServiceMonitor/PodMonitor objects and the ones a
- * kube-prometheus-stack HelmRelease declares in its values.
+ * kube-prometheus-stack HelmRelease declares in its values. A monitor selects
+ * in its own namespace unless `namespaceSelector` names others (`matchNames`)
+ * or all (`any: true`); one whose selector matches only Services elsewhere
+ * scrapes nothing either.
  */
 import type { ChartSpec } from '../gitops/platform-prerequisites.js';
 import { appliedNamespace, groupOf, helmReleasesOf, metadataOf, specOf, type AppliedKustomization } from './applied-object.js';
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
+import { releaseServicesOf } from './release-services.js';
 
 /** A Service or Pod template as the check matches it. */
 interface Target {
@@ -64,9 +68,7 @@ function targetsOf(kustomizations: readonly AppliedKustomization[], charts: read
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
       if (release.namespace === undefined) continue;
-      for (const service of charts.find((c) => c.chart === release.chart)?.services ?? []) {
-        services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
-      }
+      for (const service of releaseServicesOf(release.object, release.chart, charts)) services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
     }
   }
   return { services, pods };
@@ -117,8 +119,22 @@ export function checkMonitorPorts(kustomizations: readonly AppliedKustomization[
     const namespaceSelector = isRecord(monitor.spec.namespaceSelector) ? monitor.spec.namespaceSelector : {};
     const namespaces = namespaceSelector.any === true ? undefined : Array.isArray(namespaceSelector.matchNames) ? namespaceSelector.matchNames.map(String) : [monitor.namespace];
     const pool = monitor.kind === 'ServiceMonitor' ? services : pods;
-    const selected = pool.filter((t) => (namespaces === undefined || namespaces.includes(t.namespace)) && selects(monitor.spec.selector, t.labels));
-    if (selected.length === 0) continue;
+    const matching = pool.filter((t) => selects(monitor.spec.selector, t.labels));
+    // Prometheus looks only in the namespaces the monitor names: its own unless namespaceSelector says otherwise.
+    const selected = matching.filter((t) => namespaces === undefined || namespaces.includes(t.namespace));
+    if (selected.length === 0) {
+      const elsewhere = [...new Set(matching.map((t) => t.namespace))].sort();
+      if (elsewhere.length > 0 && namespaces !== undefined) {
+        const kinds = monitor.kind === 'ServiceMonitor' ? 'Services' : 'Pods';
+        const looked = Array.isArray(namespaceSelector.matchNames) ? `${namespaces.join(', ')} (spec.namespaceSelector.matchNames)` : `${monitor.namespace} (its own namespace; no spec.namespaceSelector)`;
+        findings.push({
+          file: monitor.file,
+          object: monitor.label,
+          message: `selects no ${monitor.kind === 'ServiceMonitor' ? 'Service' : 'Pod'} in ${looked}, though ${kinds} in ${elsewhere.join(', ')} match its selector: nothing is scraped. Add spec.namespaceSelector.matchNames: [${[...new Set([...(Array.isArray(namespaceSelector.matchNames) ? namespaces : []), ...elsewhere])].join(', ')}]`,
+        });
+      }
+      continue;
+    }
     const available = [...new Set(selected.flatMap((t) => t.ports))].sort();
     const field = monitor.kind === 'ServiceMonitor' ? 'endpoints' : 'podMetricsEndpoints';
     records(monitor.spec[field]).forEach((endpoint, i) => {

@@ -14,6 +14,7 @@ import { appliedNamespace, dependencyClosure, groupKindOf, groupOf, helmReleases
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
+import { releaseServicesOf } from './release-services.js';
 
 /** Flux's own Services, there since its installation, before the root sync applies anything. */
 const FLUX_SERVICES = new Set(['source-controller', 'notification-controller', 'webhook-receiver', 'kustomize-controller', 'helm-controller', 'image-reflector-controller', 'image-automation-controller', 'source-watcher']);
@@ -27,7 +28,7 @@ function eachString(value: unknown, visit: (text: string) => void): void {
 }
 
 /** `namespace/name` of every Service → the Kustomizations applying it (or the release/operand creating it). */
-function servicesOf(kustomizations: readonly AppliedKustomization[], charts: readonly ChartSpec[]): Map<string, Set<string>> {
+export function servicesOf(kustomizations: readonly AppliedKustomization[], charts: readonly ChartSpec[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   const add = (namespace: string | undefined, name: string, key: string): void => {
     if (namespace === undefined) return;
@@ -44,9 +45,7 @@ function servicesOf(kustomizations: readonly AppliedKustomization[], charts: rea
       }
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
-      for (const service of charts.find((c) => c.chart === release.chart)?.services ?? []) {
-        add(release.namespace, service.name.replaceAll('{release}', nameOf(release.object)), k.key);
-      }
+      for (const service of releaseServicesOf(release.object, release.chart, charts)) add(release.namespace, service.name, k.key);
     }
   }
   return out;

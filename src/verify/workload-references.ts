@@ -3,9 +3,11 @@
  * Pod then never starts (CreateContainerConfigError, a volume that cannot
  * mount, an image it cannot pull) and the Kustomization's health check times
  * out. A reference resolves when the cluster's tree holds the object in the
- * same namespace: a Secret or ConfigMap, a SealedSecret that unseals into it,
- * a cert-manager Certificate or an ExternalSecret that writes it, or an
- * entry of scaffold.yaml `provided`. References marked optional are skipped.
+ * same namespace: a Secret or ConfigMap, a SealedSecret that unseals into it
+ * (named as built, and only when built for the scope it was sealed for), a
+ * cert-manager Certificate or an ExternalSecret that writes it, or an entry of
+ * scaffold.yaml `provided`. HelmRelease `valuesFrom` and Flux source
+ * `secretRef` are read the same way. References marked optional are skipped.
  */
 import type { ProvidedSpec } from '../gitops/platform-prerequisites.js';
 import { appliedNamespace, metadataOf, nameOf, specOf, type AppliedKustomization } from './applied-object.js';
@@ -13,6 +15,7 @@ import { fieldPath } from './field-path.js';
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
+import { isSealedSecret, scopeMismatch } from './sealed-secret-scope.js';
 
 type RefKind = 'Secret' | 'ConfigMap';
 
@@ -74,15 +77,38 @@ function referencesOf(spec: Record<string, unknown>, base: string[]): Reference[
   return refs;
 }
 
+/**
+ * Every required Secret/ConfigMap reference of an object, all read in its own
+ * namespace: a workload's pod spec, a HelmRelease's `valuesFrom` (helm-controller
+ * fails the release without it), a Flux source's `secretRef` (its credentials).
+ */
+function objectReferencesOf(object: Record<string, unknown>): Reference[] {
+  const pod = podSpecOf(object);
+  if (pod) return referencesOf(pod.spec, pod.path);
+  const spec = specOf(object);
+  const group = typeof object.apiVersion === 'string' ? object.apiVersion.split('/')[0] : '';
+  if (object.kind === 'HelmRelease' && group === 'helm.toolkit.fluxcd.io') {
+    return list(spec.valuesFrom).flatMap((v, i) =>
+      (v.kind === 'Secret' || v.kind === 'ConfigMap') && v.optional !== true && typeof v.name === 'string' ? [{ kind: v.kind, name: v.name, path: ['spec', 'valuesFrom', i] }] : [],
+    );
+  }
+  // The cluster's own sync source reads the Secret `flux bootstrap` (or whoever installs the FluxInstance) creates outside Git.
+  const clusterSync = nameOf(object) === 'flux-system' && metadataOf(object).namespace === 'flux-system';
+  if (group === 'source.toolkit.fluxcd.io' && !clusterSync && isRecord(spec.secretRef) && typeof spec.secretRef.name === 'string') {
+    return [{ kind: 'Secret', name: spec.secretRef.name, path: ['spec', 'secretRef'] }];
+  }
+  return [];
+}
+
 /** `Kind namespace/name` of every Secret and ConfigMap the objects create, directly or through a controller. */
 function createdBy(object: Record<string, unknown>, namespace: string | undefined): string[] {
   const spec = specOf(object);
   if (object.kind === 'Secret' || object.kind === 'ConfigMap') return namespace ? [`${object.kind} ${namespace}/${nameOf(object)}`] : [];
-  if (object.kind === 'SealedSecret') {
-    const template = isRecord(spec.template) ? metadataOf(spec.template) : {};
-    const ns = typeof template.namespace === 'string' ? template.namespace : namespace;
-    const name = typeof template.name === 'string' ? template.name : nameOf(object);
-    return ns ? [`Secret ${ns}/${name}`] : [];
+  if (isSealedSecret(object)) {
+    // The controller names the Secret after the SealedSecret as applied, never
+    // after spec.template (Unseal sets both from the SealedSecret's own
+    // metadata), and creates none when the values were sealed for another scope.
+    return namespace && scopeMismatch(object, namespace) === undefined ? [`Secret ${namespace}/${nameOf(object)}`] : [];
   }
   if (object.kind === 'Certificate' && typeof spec.secretName === 'string' && namespace) return [`Secret ${namespace}/${spec.secretName}`];
   if (object.kind === 'ExternalSecret' && namespace) {
@@ -114,10 +140,9 @@ export function checkWorkloadReferences(input: WorkloadReferencesInput): Finding
   const findings: Finding[] = [];
   for (const k of input.kustomizations) {
     for (const object of k.objects) {
-      const pod = podSpecOf(object);
       const namespace = appliedNamespace(object, k.object);
-      if (!pod || namespace === undefined) continue;
-      for (const ref of referencesOf(pod.spec, pod.path)) {
+      if (namespace === undefined) continue;
+      for (const ref of objectReferencesOf(object)) {
         // Kubernetes creates this one in every namespace.
         if (ref.kind === 'ConfigMap' && ref.name === 'kube-root-ca.crt') continue;
         if (ref.name.includes('${') || created.has(`${ref.kind} ${namespace}/${ref.name}`)) continue;
@@ -125,7 +150,7 @@ export function checkWorkloadReferences(input: WorkloadReferencesInput): Finding
         findings.push({
           file: k.dir,
           object: objectLabel({ ...object, metadata: { ...metadataOf(object), namespace } }),
-          message: `${fieldPath(ref.path)}: ${ref.kind} ${namespace}/${ref.name} does not exist in the cluster's tree${elsewhere.length > 0 ? ` (only ${elsewhere.sort().join(', ')}: a Pod reads its own namespace only)` : ''}: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.${ref.kind === 'Secret' ? 'secrets' : 'configMaps'}`,
+          message: `${fieldPath(ref.path)}: ${ref.kind} ${namespace}/${ref.name} does not exist in the cluster's tree${elsewhere.length > 0 ? ` (only ${elsewhere.sort().join(', ')}: ${podSpecOf(object) ? 'a Pod reads' : `a ${String(object.kind)} reads`} its own namespace only)` : ''}: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.${ref.kind === 'Secret' ? 'secrets' : 'configMaps'}`,
         });
       }
     }
