@@ -11,6 +11,7 @@ import { checkCrdAvailability } from './crd-availability.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
+import { checkReleaseOptions } from './release-options.js';
 import { checkServiceHosts } from './service-hosts.js';
 import { checkWorkloadReferences } from './workload-references.js';
 
@@ -39,6 +40,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
       ...hosts.findings,
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
+      ...checkReleaseOptions(kustomizations, prerequisites),
     ],
     notes: [...crds.notes, ...hosts.notes],
   };
