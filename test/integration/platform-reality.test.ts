@@ -245,3 +245,19 @@ describe('the default platform against its pinned releases', () => {
     }
   });
 });
+
+describe('the fleet ResourceSetInputProvider example of docs/api.md', () => {
+  it('is valid against the Flux Operator CRD and lifts filter.limit above the operator default of 100 inputs', async () => {
+    const api = await readFile(join(PACKAGE_ROOT, 'docs/api.md'), 'utf8');
+    const block = [...api.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('kind: ResourceSetInputProvider'))!;
+    const provider = parse(block) as Obj & { spec: { filter?: { limit?: number } } };
+    assert.deepEqual(await validator.validate(provider), { status: 'checked', issues: [] });
+    const crd = parse(await readFile(join(crdDir, 'fluxcd.controlplane.io_resourcesetinputproviders.yaml'), 'utf8')) as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } };
+    const at = (value: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], value);
+    const operatorDefault = at(crd.spec.versions[0]!.schema.openAPIV3Schema, 'properties', 'spec', 'properties', 'filter', 'properties', 'limit', 'default') as number;
+    assert.equal(operatorDefault, 100);
+    assert.ok((provider.spec.filter?.limit ?? operatorDefault) > operatorDefault, 'a fleet past 100 clusters would be cut silently');
+    // The token's lifetime is explained next to it.
+    assert.match(api, /--audience gitops-scaffolder --duration/);
+  });
+});
