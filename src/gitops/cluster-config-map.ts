@@ -10,7 +10,21 @@ import type { PlatformDescriptor } from './platform-descriptor.js';
 import type { ReferenceEnvironment } from './reference-environment.js';
 import { documentToYaml } from './yaml.js';
 
-export function renderClusterConfig(reference: ReferenceEnvironment, cluster: ClusterSpec, attributes: ResolvedAttributes, descriptor: PlatformDescriptor): string {
+/**
+ * The cluster-config key naming the kind of the platform repository's source,
+ * for Kustomizations of the shared roots that read it themselves
+ * (`kind: ${flux_source_kind:=GitRepository}`): set only when a FluxInstance
+ * syncs from an OCI artifact, whose source is an OCIRepository.
+ */
+export const FLUX_SOURCE_KIND_KEY = 'flux_source_kind';
+
+export function renderClusterConfig(
+  reference: ReferenceEnvironment,
+  cluster: ClusterSpec,
+  attributes: ResolvedAttributes,
+  descriptor: PlatformDescriptor,
+  syncKind?: string,
+): string {
   const doc = parseDocument(rewriteIdentity(documentToYaml(reference.configMap), reference.identity, cluster));
   doc.setIn(['data', 'cluster_name'], cluster.name);
   doc.setIn(['data', 'cluster_domain'], cluster.domain);
@@ -26,6 +40,8 @@ export function renderClusterConfig(reference: ReferenceEnvironment, cluster: Cl
     const entries = value !== undefined ? descriptor.attributes?.[name]?.config?.[value] : undefined;
     for (const [key, text] of Object.entries(entries ?? {})) doc.setIn(['data', key], text);
   }
+  if (syncKind !== undefined && syncKind !== 'GitRepository') doc.setIn(['data', FLUX_SOURCE_KIND_KEY], syncKind);
+  else if (doc.hasIn(['data', FLUX_SOURCE_KIND_KEY])) doc.deleteIn(['data', FLUX_SOURCE_KIND_KEY]);
   // Flux re-reconciles every Kustomization substituting from a watched ConfigMap
   // as soon as it changes, instead of waiting out the interval.
   doc.setIn(['metadata', 'labels', 'reconcile.fluxcd.io/watch'], 'Enabled');

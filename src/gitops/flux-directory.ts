@@ -37,7 +37,7 @@ export function renderFluxDirectory(input: FluxDirectoryInput): [string, string]
   const { reference, cluster, fromCatalog, layers, included, fluxInstance, fluxSealed } = input;
   const files = new Map<string, string>();
   for (const layer of included) files.set(`flux/${layer.file}`, layer.render());
-  files.set(`flux/${reference.configMapFile}`, renderClusterConfig(reference, cluster, input.attributes, input.descriptor));
+  files.set(`flux/${reference.configMapFile}`, renderClusterConfig(reference, cluster, input.attributes, input.descriptor, fluxInstance?.syncKind));
   if (fluxInstance) files.set(FLUX_INSTANCE_FILE, fluxInstance.yaml);
 
   // What flux/kustomization.yaml lists. Without a catalog: the reference's order,

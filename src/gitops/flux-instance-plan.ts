@@ -70,6 +70,7 @@ export function planFluxInstance(
   reference: ReferenceEnvironment,
   clusterName: string,
   existingText: string | undefined,
+  infraProvider: string | undefined,
   bootstrapped = false,
 ): PlannedFluxInstance | undefined {
   const before =
@@ -78,6 +79,7 @@ export function planFluxInstance(
   const wantsInstance = options.fluxInstance ?? (descriptor.fluxInstance?.enabled === true || before !== undefined);
   if (!wantsInstance) return undefined;
   if (bootstrapped) throw new ValidationError([{ field: 'flux-instance', message: fluxOwnerConflict(`clusters/${clusterName}`) }]);
+  assertCniBeforeFlux(descriptor, infraProvider);
   const syncUrl = options.syncUrl ?? descriptor.fluxInstance?.sync.url ?? before?.url;
   if (syncUrl === undefined) {
     throw new ValidationError([
@@ -93,4 +95,26 @@ export function planFluxInstance(
     ...(syncRef !== undefined ? { syncRef } : {}),
     ...(pullSecret !== undefined ? { pullSecret } : {}),
   });
+}
+
+/**
+ * A FluxInstance needs Pods to run before anything it syncs does: the Flux
+ * Operator and the controllers it installs are ordinary Pods, which stay
+ * Pending on nodes without a CNI. A row whose CNI only comes from the bootstrap
+ * layer (`attributes.infra_provider.platform.<value>.cni: bootstrap`) can never
+ * get there, so it is refused here rather than pushed to a cluster that stalls.
+ * @throws ValidationError naming the infrastructure provider
+ */
+function assertCniBeforeFlux(descriptor: PlatformDescriptor, infraProvider: string | undefined): void {
+  if (infraProvider === undefined) return;
+  if (descriptor.attributes?.infra_provider?.platform[infraProvider]?.cni !== 'bootstrap') return;
+  throw new ValidationError([
+    {
+      field: 'flux-instance',
+      message:
+        `infrastructure provider ${infraProvider} has no CNI until Flux runs its bootstrap layer (scaffold.yaml attributes.infra_provider.platform.${infraProvider}.cni: bootstrap), ` +
+        'but the Flux Operator and its controllers are Pods that need a CNI to start: nothing would ever run. ' +
+        'Create the cluster with its CNI installed (a Helm chart under the release name and namespace of the bootstrap layer\'s HelmRelease, which then upgrades it in place) and set cni: cluster',
+    },
+  ]);
 }

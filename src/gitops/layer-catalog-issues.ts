@@ -51,6 +51,12 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
     }
   }
 
+  for (const value of Object.keys(attributes.infra_provider?.platform ?? {})) {
+    if (!attributes.infra_provider!.values.includes(value)) {
+      at(`attributes.infra_provider.platform.${value}`, `${JSON.stringify(value)} is not one of the values (${attributes.infra_provider!.values.join(', ')})`);
+    }
+  }
+
   const layers = descriptor.layers;
   if (layers === undefined) return issues;
   if (layers.length === 0) at('layers', 'must list at least one layer (or be left out: the layers are then the reference environment\'s)');

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { clusterAttributeSchema, clusterNameSchema } from '../model/cluster-spec.js';
 import { FLUX_NAMESPACE } from './credential-schema.js';
+import { groupKindSchema } from './platform-prerequisites.js';
 
 /** A Flux duration, as the CRDs' pattern has it: `30s`, `5m`, `1h30m`. */
 export const durationSchema = z.string({ error: 'must be a string' }).regex(/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/, 'must be a duration such as 30s, 5m or 1h30m');
@@ -33,9 +34,27 @@ const attributeSchema = z
   })
   .strict();
 
-/** The infrastructure providers, and which of them are self-hosted (the cluster runs its own data services). */
+/**
+ * What one infrastructure provider brings before Flux runs. `cni: bootstrap`
+ * means the cluster is created without one and the bootstrap layer installs
+ * it: Flux's own controllers (and the Flux Operator) are Pods that need a CNI,
+ * so such a row cannot be rendered with a FluxInstance. `crds` are the CRDs
+ * the platform installs and upgrades itself (GKE's Gateway API): the tree must
+ * not apply its own, older copies over them, and verify counts them as there.
+ */
+export const infraPlatformSchema = z
+  .object({
+    cni: z.enum(['cluster', 'bootstrap'], { error: 'must be cluster (there before Flux) or bootstrap (installed by the bootstrap layer)' }).default('cluster'),
+    crds: z.array(groupKindSchema).default([]),
+  })
+  .strict();
+
+/** The infrastructure providers, which of them are self-hosted (the cluster runs its own data services), and what each brings. */
 const infraProviderAttributeSchema = attributeSchema
-  .extend({ selfHosted: z.array(clusterAttributeSchema).default([]) })
+  .extend({
+    selfHosted: z.array(clusterAttributeSchema).default([]),
+    platform: z.record(clusterAttributeSchema, infraPlatformSchema).default({}),
+  })
   .strict();
 
 /** The cluster attributes the catalog selects layers by. */
@@ -137,6 +156,7 @@ export const layerSpecSchema = z
   .strict();
 
 export type ClusterAttributes = z.infer<typeof clusterAttributesSchema>;
+export type InfraPlatform = z.infer<typeof infraPlatformSchema>;
 export type LayerCondition = z.infer<typeof layerConditionSchema>;
 export type LayerDefaults = z.infer<typeof layerDefaultsSchema>;
 export type LayerSpec = z.infer<typeof layerSpecSchema>;

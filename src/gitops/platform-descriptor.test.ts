@@ -120,6 +120,36 @@ describe('parsePlatformDescriptor', () => {
     ]);
   });
 
+  it('records per pinned release the tag read, the options it accepts and the CRDs its controller needs, and per infrastructure its CNI and managed CRDs', () => {
+    const descriptor = parsePlatformDescriptor(readFileSync(join(platformDir('matrix-example'), 'scaffold.yaml'), 'utf8'));
+    const externalDns = descriptor.charts?.find((c) => c.chart === 'external-dns')?.releases ?? [];
+    assert.deepEqual(externalDns.map((r) => `${r.version} ${r.checked}`), [
+      '1.21.1 kubernetes-sigs/external-dns@external-dns-helm-chart-1.21.1',
+      '1.16.1 kubernetes-sigs/external-dns@external-dns-helm-chart-1.16.1',
+    ]);
+    const providers = (version: string) => externalDns.find((r) => r.version === version)!.options.find((o) => o.name === 'provider')!.allowed;
+    assert.ok(!providers('1.21.1').includes('digitalocean') && !providers('1.21.1').includes('designate') && providers('1.21.1').includes('webhook'));
+    assert.ok(providers('1.16.1').includes('designate'));
+    assert.ok(descriptor.charts?.find((c) => c.chart === 'cilium')?.releases[0]?.requires.includes('gateway.networking.k8s.io/TLSRoute'));
+    assert.deepEqual(descriptor.artifacts?.find((a) => a.kustomization === 'gateway-api-tlsroute')?.crds, ['gateway.networking.k8s.io/TLSRoute']);
+    const platform = descriptor.attributes?.infra_provider?.platform ?? {};
+    assert.deepEqual(Object.keys(platform).sort(), ['aws', 'digitalocean', 'gcp', 'openstack', 'proxmox']);
+    assert.ok(Object.values(platform).every((p) => p.cni === 'cluster'));
+    assert.ok(platform.gcp!.crds.includes('gateway.networking.k8s.io/Gateway'));
+  });
+
+  it('refuses release facts and infrastructure rows it cannot trust', () => {
+    const chart = (release: string) => `${HEADER}charts:\n  - chart: external-dns\n    releases:\n${release}`;
+    rejects(chart('      - { version: 1.21.1, checked: external-dns-1.21.1 }\n'), /checked: must be owner\/repo@tag/);
+    rejects(chart('      - { version: 1.21.1, checked: a/b@t }\n      - { version: 1.21.1, checked: a/b@u }\n'), /must not list a version twice/);
+    rejects(chart('      - { version: 1.21.1, checked: a/b@t, options: [{ name: provider, values: ["provider..name"], allowed: [aws] }] }\n'), /must be a dotted values path/);
+    rejects(chart('      - { version: 1.21.1, checked: a/b@t, requires: [TLSRoute] }\n'), /must be group\/Kind/);
+    const infra = (row: string) => `${HEADER}attributes:\n  infra_provider:\n    values: [aws, gcp]\n    platform:\n${row}`;
+    rejects(infra('      azure: { cni: cluster }\n'), /scaffold\.yaml\.attributes\.infra_provider\.platform\.azure: "azure" is not one of the values \(aws, gcp\)/);
+    rejects(infra('      aws: { cni: flux }\n'), /must be cluster \(there before Flux\) or bootstrap/);
+    assert.equal(parsePlatformDescriptor(infra('      aws: {}\n')).attributes?.infra_provider?.platform.aws?.cni, 'cluster');
+  });
+
   it('fills in the layer defaults and leaves the catalog out when there is none', () => {
     const descriptor = parsePlatformDescriptor(HEADER);
     assert.equal(descriptor.layers, undefined);

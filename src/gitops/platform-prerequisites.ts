@@ -8,6 +8,10 @@
  *   creates. Charts cannot be rendered offline, so this is the only way verify
  *   knows that a HelmRelease of cert-manager makes `cert-manager.io`
  *   Certificates applicable, or creates a Service with port `http-metrics`.
+ *   Per pinned release (`releases`), the upstream tag these facts were read
+ *   at, the values options the release accepts (external-dns's providers:
+ *   1.21.1 has no `digitalocean`) and the CRDs that must exist before its
+ *   controller starts (Cilium's operator looks for TLSRoute once, at start).
  * - `artifacts`: per Flux Kustomization that applies another source (the
  *   Gateway API's CRDs from its own repository), the CRDs it installs.
  * - `bootstrap`: the layer every other one depends on, and what it must
@@ -16,9 +20,10 @@
  *   (a cloud's own CRDs, a Secret an operator creates).
  */
 import { z } from 'zod';
+import type { InfraPlatform } from './layer-catalog-schema.js';
 
 /** `group/Kind`, the way a CRD is named in findings (`cert-manager.io/Certificate`). */
-const groupKindSchema = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Z][A-Za-z0-9]*$/, 'must be group/Kind, e.g. cert-manager.io/Certificate');
+export const groupKindSchema = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Z][A-Za-z0-9]*$/, 'must be group/Kind, e.g. cert-manager.io/Certificate');
 
 /** `namespace/name` of an object the infrastructure provides. */
 const namespacedNameSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be namespace/name');
@@ -46,6 +51,36 @@ const chartServiceSchema = z
   })
   .strict();
 
+/**
+ * One option a chart release reads from its values, and every value the
+ * release accepts for it: a value outside the list is what the pinned
+ * binary refuses at start (external-dns's `--provider` is a strict enum).
+ */
+export const releaseOptionSchema = z
+  .object({
+    /** What the option is called in findings (`provider`). */
+    name: z.string().min(1),
+    /** The values paths that set it, dotted, first match wins (`provider.name`, then `provider` as a string). */
+    values: z.array(z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted values path such as provider.name')).min(1),
+    allowed: z.array(z.string().min(1)).min(1),
+  })
+  .strict();
+
+/** What one pinned release of a chart was checked for, at which upstream tag. */
+export const chartReleaseSchema = z
+  .object({
+    /** The chart version a HelmRelease pins (`spec.chart.spec.version`). */
+    version: z.string().min(1),
+    /** The application version the chart ships (its Chart.yaml appVersion). */
+    appVersion: z.string().min(1).optional(),
+    /** Where the facts were read: `owner/repo@tag`. */
+    checked: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+@\S+$/, 'must be owner/repo@tag, the upstream tag the facts were read at'),
+    options: z.array(releaseOptionSchema).default([]),
+    /** CRDs that must exist before the release's controller starts; one that appears later is not seen until a restart. */
+    requires: z.array(groupKindSchema).default([]),
+  })
+  .strict();
+
 /** What one Helm chart installs that the tree cannot show. */
 export const chartSpecSchema = z
   .object({
@@ -55,6 +90,11 @@ export const chartSpecSchema = z
     services: z.array(chartServiceSchema).default([]),
     /** Custom resources its operator turns into Services, `{name}` standing for the resource's name. */
     operands: z.array(z.object({ kind: groupKindSchema, services: z.array(chartServiceSchema).min(1) }).strict()).default([]),
+    /** The pinned releases whose options and prerequisites were checked upstream. */
+    releases: z
+      .array(chartReleaseSchema)
+      .default([])
+      .refine((releases) => new Set(releases.map((r) => r.version)).size === releases.length, 'must not list a version twice'),
   })
   .strict();
 
@@ -98,6 +138,8 @@ export const platformPrerequisitesShape = {
 };
 
 export type ChartSpec = z.infer<typeof chartSpecSchema>;
+export type ChartRelease = z.infer<typeof chartReleaseSchema>;
+export type ReleaseOption = z.infer<typeof releaseOptionSchema>;
 export type ArtifactSpec = z.infer<typeof artifactSpecSchema>;
 export type BootstrapSpec = z.infer<typeof bootstrapSpecSchema>;
 export type ProvidedSpec = z.infer<typeof providedSpecSchema>;
@@ -110,4 +152,22 @@ export interface PlatformPrerequisites {
   readonly artifacts?: readonly ArtifactSpec[];
   readonly bootstrap?: BootstrapSpec;
   readonly provided?: ProvidedSpec;
+  /** scaffold.yaml `attributes.infra_provider.platform`: per infrastructure provider, what it brings before Flux. */
+  readonly infraPlatforms?: Readonly<Record<string, InfraPlatform>>;
+}
+
+/**
+ * The prerequisites of one cluster, given its infrastructure provider: the
+ * CRDs that provider installs itself count as provided, and the bootstrap
+ * layer need not install them (GKE's Gateway API CRDs).
+ */
+export function prerequisitesForInfra(prerequisites: PlatformPrerequisites, infraProvider: string | undefined): PlatformPrerequisites {
+  const managed = infraProvider !== undefined ? (prerequisites.infraPlatforms?.[infraProvider]?.crds ?? []) : [];
+  if (managed.length === 0) return prerequisites;
+  const provided = prerequisites.provided ?? { secrets: [], configMaps: [], crds: [] };
+  return {
+    ...prerequisites,
+    provided: { ...provided, crds: [...new Set([...provided.crds, ...managed])] },
+    ...(prerequisites.bootstrap ? { bootstrap: { ...prerequisites.bootstrap, crds: prerequisites.bootstrap.crds.filter((crd) => !managed.includes(crd)) } } : {}),
+  };
 }

@@ -174,7 +174,8 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
       'flux-instance.yaml',
     ]);
     const instance = parse(git.tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!) as { spec: { sync: unknown } };
-    assert.deepEqual(instance.spec.sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH });
+    // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with, even without --sync-secret.
+    assert.deepEqual(instance.spec.sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH, pullSecret: 'flux-system' });
     assert.match(git.tree.get(`${GITOPS_PATH}/flux/apps.yaml`)!, /sourceRef:\n {4}kind: GitRepository\n/);
     const oci = await render(platform, { fluxInstance: true, syncUrl: 'oci://registry.example.net/tcr/gitops' });
     assert.match(oci.tree.get(`${GITOPS_PATH}/flux/apps.yaml`)!, /sourceRef:\n {4}kind: OCIRepository\n {4}name: flux-system\n/);
@@ -200,7 +201,7 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
     const { tree, fluxInstance } = await render(files);
     assert.equal(fluxInstance, true);
     const sync = (parse(tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!) as { spec: { sync: unknown } }).spec.sync;
-    assert.deepEqual(sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH });
+    assert.deepEqual(sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH, pullSecret: 'flux-system' });
     assert.equal((parse(tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources.filter((r) => r === 'flux-instance.yaml').length, 1);
     const without = await render(files, { fluxInstance: false });
     assert.ok(!without.tree.has(`${GITOPS_PATH}/flux/flux-instance.yaml`));

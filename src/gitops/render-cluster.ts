@@ -65,7 +65,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const attributes = resolveClusterAttributes(descriptor.attributes, cluster, previous?.cluster ?? {});
   const resolvedCluster: ClusterSpec = { ...cluster, ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))) };
 
-  const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE), existing.has(FLUX_BOOTSTRAP_COMPONENTS));
+  const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE), attributes.infra_provider, existing.has(FLUX_BOOTSTRAP_COMPONENTS));
   const syncKind = fluxInstance?.syncKind;
 
   const planned = fromCatalog

@@ -13,6 +13,7 @@ import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
 import { checkSealedSecretScopes } from './sealed-secret-scope.js';
 import { checkRouteBackends } from './route-backends.js';
+import { checkReleaseOptions } from './release-options.js';
 import { checkServiceHosts } from './service-hosts.js';
 import { checkWorkloadReferences } from './workload-references.js';
 
@@ -44,6 +45,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...hosts.findings,
       ...routes.findings,
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
+      ...checkReleaseOptions(kustomizations, prerequisites),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };

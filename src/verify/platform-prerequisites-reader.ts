@@ -15,9 +15,17 @@ export async function readPrerequisites(reader: RepoReader): Promise<{ value: Pl
   const text = await reader.read(PLATFORM_DESCRIPTOR_PATH);
   if (text === undefined) return { value: {}, findings: [] };
   try {
-    const { targetFlux, charts, artifacts, bootstrap, provided } = parsePlatformDescriptor(text);
+    const { targetFlux, charts, artifacts, bootstrap, provided, attributes } = parsePlatformDescriptor(text);
+    const infraPlatforms = attributes?.infra_provider?.platform;
     return {
-      value: { ...(targetFlux !== undefined ? { targetFlux } : {}), ...(charts !== undefined ? { charts } : {}), ...(artifacts ? { artifacts } : {}), ...(bootstrap ? { bootstrap } : {}), ...(provided ? { provided } : {}) },
+      value: {
+        ...(targetFlux !== undefined ? { targetFlux } : {}),
+        ...(charts !== undefined ? { charts } : {}),
+        ...(artifacts ? { artifacts } : {}),
+        ...(bootstrap ? { bootstrap } : {}),
+        ...(provided ? { provided } : {}),
+        ...(infraPlatforms && Object.keys(infraPlatforms).length > 0 ? { infraPlatforms } : {}),
+      },
       findings: [],
     };
   } catch (error) {

@@ -34,6 +34,7 @@ import { manifestDocuments } from './manifest-documents.js';
 import { objectLabel } from './object-label.js';
 import type { ObjectValidator } from './object-validator.js';
 import { readPrerequisites } from './platform-prerequisites-reader.js';
+import { prerequisitesForInfra } from '../gitops/platform-prerequisites.js';
 import { checkRawDocuments, type RawDocument } from './raw-document-checks.js';
 import { simulateFlux } from './flux-simulation.js';
 import { strictSubstitution } from './flux-version.js';
@@ -344,7 +345,10 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     }
 
     // --- Flux's apply order on a fresh cluster -------------------------------
-    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: prerequisites.value, ...(root.ok ? { rootObjects: root.objects } : {}) });
+    // What the cluster's infrastructure provider installs itself (cluster-config infra_provider) counts as there.
+    const infraProvider = configMaps.get(`${DEFAULT_NAMESPACE}/cluster-config`)?.infra_provider;
+    const clusterPrerequisites = prerequisitesForInfra(prerequisites.value, typeof infraProvider === 'string' ? infraProvider : undefined);
+    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: clusterPrerequisites, ...(root.ok ? { rootObjects: root.objects } : {}) });
     findings.push(...simulated.findings);
     for (const note of simulated.notes) notes.add(note);
 

@@ -118,7 +118,7 @@ describe('issue 11: the shipped platforms reconcile in Flux order on a fresh clu
   });
 
   it('defect: nothing installs the Gateway API CRDs the Gateways of platform-config need', async () => {
-    await withEdit(matrix, 'bootstrap/base/kustomization.yaml', (t) => t.replace('  - gateway-api.yaml\n', ''), async () => {
+    await withEdit(matrix, 'bootstrap/aws/kustomization.yaml', (t) => t.replace('  - ../gateway-api\n', ''), async () => {
       const lines = await findings(matrix, 'env-aws');
       assert.ok(lines.includes('platform-config: Gateway gateway/gw-ext: gateway.networking.k8s.io/Gateway does not exist yet when Kustomization flux-system/platform-config applies it: no Kustomization of clusters/env-aws installs it: add its CRD to a layer flux-system/platform-config depends on, declare the chart that installs it in scaffold.yaml charts, or list it in scaffold.yaml provided.crds'), lines.join('\n'));
       assert.ok(lines.some((l) => l.startsWith('clusters/env-aws/flux/bootstrap.yaml: Kustomization flux-system/bootstrap: does not install gateway.networking.k8s.io/Gateway')), lines.join('\n'));
