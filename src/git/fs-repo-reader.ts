@@ -1,20 +1,22 @@
 /**
- * RepoReader over a working tree on disk. Every path is checked to stay inside
- * the repository before it is touched, and again after the file system
- * resolved it: a symbolic link that leads out of the tree is refused, not
- * followed (clones are also checked as a whole by `work-tree-guard.ts`; this
- * covers trees on disk that no clone produced, such as the CLI's `--repo`).
+ * RepoReader over a working tree on disk, for trees that are checked out (the
+ * runner's clone after a render, the CLI's `--repo`). Every path is resolved
+ * inside the tree component by component (`confined-path.ts`): a link chain
+ * that leaves the tree, however it is spelled, is refused by its repository
+ * path before anything outside is looked at. A file is opened with
+ * `O_NOFOLLOW | O_NONBLOCK` and read only when `fstat` says it is a regular
+ * file: a FIFO can neither block a read (and with it a thread of the file
+ * system pool) nor be read. Where a commit is at hand, `git-object-reader.ts`
+ * reads the objects instead.
  */
-import { readFile, readdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
-import { ValidationError } from '../errors.js';
+import { constants } from 'node:fs';
+import { open, readdir, realpath } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
+import { escapingLinkError, resolveConfined, specialFileError } from './confined-path.js';
 
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** Reads the working tree rooted at `root` (an absolute directory). */
 export class FsRepoReader implements RepoReader {
@@ -22,56 +24,78 @@ export class FsRepoReader implements RepoReader {
 
   constructor(private readonly root: string) {}
 
-  /** `path` (already checked lexically) resolved by the file system, refused when it lands outside the tree. */
-  async #confined(path: string): Promise<string> {
-    const full = join(this.root, path);
-    const real = await realpath(full);
-    const root = await (this.#realRoot ??= realpath(this.root));
-    const rel = relative(root, real);
-    if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) || rel.split(sep)[0] === '.git') {
-      throw new ValidationError([{ field: 'repository', message: `${path} is a symbolic link (or lies below one) that leaves the work tree` }]);
-    }
-    return real;
+  #root(): Promise<string> {
+    return (this.#realRoot ??= realpath(this.root));
   }
 
   async read(path: string): Promise<string | undefined> {
+    const bytes = await this.readBytes(path);
+    return bytes?.toString('utf8');
+  }
+
+  /** The file's bytes, or undefined when there is no such file (a directory is none either). */
+  async readBytes(path: string): Promise<Buffer | undefined> {
+    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path));
+    if (!resolved.found || resolved.stats.isDirectory()) return undefined;
+    if (!resolved.stats.isFile()) throw specialFileError(path);
+    let handle;
     try {
-      return await readFile(await this.#confined(assertRepoPath(path)), 'utf8');
+      handle = await open(resolved.absolute, OPEN_FLAGS);
     } catch (error) {
-      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      const code = (error as NodeJS.ErrnoException).code;
+      // Swapped for a link after it was resolved: refused, never followed.
+      if (code === 'ELOOP' || code === 'EMLINK') throw escapingLinkError(path);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       throw error;
+    }
+    try {
+      if (!(await handle.stat()).isFile()) throw specialFileError(path);
+      return await handle.readFile();
+    } finally {
+      await handle.close();
     }
   }
 
+  /**
+   * Regular files below `dir`, and links that resolve inside the tree to
+   * regular files (read through {@link read}). A link that leaves the tree is
+   * refused; links to directories are not descended into; FIFOs, sockets and
+   * devices are not files.
+   */
   async list(dir: string): Promise<string[]> {
     const prefix = dir === '' || dir === '.' ? '' : assertRepoPath(dir.replace(/\/+$/, ''));
-    let base: string;
+    const root = await this.#root();
+    let base = root;
+    if (prefix !== '') {
+      const resolved = await resolveConfined(root, prefix);
+      if (!resolved.found || !resolved.stats.isDirectory()) return [];
+      base = resolved.absolute;
+    }
     let entries;
     try {
-      base = prefix === '' ? await (this.#realRoot ??= realpath(this.root)) : await this.#confined(prefix);
       entries = await readdir(base, { recursive: true, withFileTypes: true });
     } catch (error) {
-      if (isMissing(error)) return [];
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw error;
     }
     const files: string[] = [];
     for (const entry of entries) {
-      // Dirent types come from lstat: links are neither listed nor descended into.
-      if (!entry.isFile()) continue;
       const below = relative(base, join(entry.parentPath, entry.name)).split(sep).join('/');
       const rel = prefix === '' ? below : `${prefix}/${below}`;
       if (rel.split('/').includes('.git')) continue;
-      files.push(rel);
+      // Dirent types come from lstat: a link is resolved here, inside the tree, never by readdir.
+      if (entry.isFile()) files.push(rel);
+      else if (entry.isSymbolicLink()) {
+        const resolved = await resolveConfined(root, rel);
+        if (resolved.found && resolved.stats.isFile()) files.push(rel);
+      }
     }
     return files.sort();
   }
 
   async isDirectory(path: string): Promise<boolean> {
-    try {
-      return (await stat(await this.#confined(assertRepoPath(path.replace(/\/+$/, ''))))).isDirectory();
-    } catch (error) {
-      if (isMissing(error)) return false;
-      throw error;
-    }
+    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path.replace(/\/+$/, '')));
+    return resolved.found && resolved.stats.isDirectory();
   }
 }

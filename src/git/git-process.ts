@@ -5,7 +5,8 @@
  * every failure becomes an error from the shared vocabulary with git's output
  * redacted, because those messages reach logs, API responses and result files.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { devNull } from 'node:os';
 import {
@@ -272,4 +273,12 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * A long-running git (`cat-file --batch`) whose pipes the caller speaks over,
+ * with the same fixed environment as {@link runGit}. The caller ends it.
+ */
+export function spawnGitProcess(args: readonly string[], cwd: string): ChildProcessByStdio<Writable, Readable, null> {
+  return spawn('git', [...args], { cwd, env: baseEnvironment(), stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true });
 }

@@ -7,6 +7,8 @@
 export interface RepoReader {
   /** File content as UTF-8, or undefined when there is no such file. */
   read(path: string): Promise<string | undefined>;
+  /** The same file's bytes, for readers that copy files as they are (a tree materialized for kustomize). */
+  readBytes?(path: string): Promise<Buffer | undefined>;
   /**
    * Every file below `dir` (recursively, repository-relative paths, sorted),
    * or an empty list when the directory does not exist. `.git` is never listed.

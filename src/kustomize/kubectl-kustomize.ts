@@ -87,7 +87,8 @@ export class KubectlKustomize implements KustomizeBuilder {
     // `./` keeps kustomize from reading a path such as `github.com/x/y` as a remote URL.
     const target = dir === '.' ? '.' : `./${dir.replace(/\/+$/, '')}`;
     return await new Promise<string>((resolve, reject) => {
-      const child = spawn(this.#kubectl, ['kustomize', target], {
+      // Root-only (kustomize's default, said out loud): a kustomization loads files only from below its own directory.
+      const child = spawn(this.#kubectl, ['kustomize', '--load-restrictor', 'LoadRestrictionsRootOnly', target], {
         cwd: repoRoot,
         shell: false,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,10 +8,11 @@
  * catalog changes rarely. Like the graph source, this reads repositories the
  * service can reach on its own (no credentials are kept).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
+import { withGitObjectReader } from '../git/git-object-reader.js';
 import { parsePlatformDescriptor, PLATFORM_DESCRIPTOR_PATH } from '../gitops/platform-descriptor.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -100,10 +101,8 @@ export class GitCatalogSource implements CatalogSource {
       }
       try {
         const commit = await workspace.head().catch(() => '');
-        const text = await readFile(join(workspace.dir, PLATFORM_DESCRIPTOR_PATH), 'utf8').catch((error: unknown) => {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-          throw error;
-        });
+        // From the commit's objects: a scaffold.yaml that is a link is refused, never followed.
+        const text = await withGitObjectReader(workspace.dir, (reader) => reader.read(PLATFORM_DESCRIPTOR_PATH));
         let descriptor;
         try {
           descriptor = parsePlatformDescriptor(text);

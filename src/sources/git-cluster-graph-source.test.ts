@@ -1,12 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
 import type { CloneOptions, GitRemote, GitWorkspace } from '../runner/ports.js';
 import type { ScaffoldRun } from '../service/scaffold-run.js';
 import { GitClusterGraphSource } from './git-cluster-graph-source.js';
+import { gitSync } from '../../test/support/git.js';
 
 const SHA = 'a'.repeat(40);
 
@@ -49,7 +50,13 @@ class FakeGit implements GitRemote {
   async clone(options: CloneOptions): Promise<GitWorkspace> {
     this.clones.push(options);
     if (this.failWith) throw this.failWith;
-    await mkdir(join(options.dir, this.withCluster ? 'clusters/eu-prod-1' : 'base'), { recursive: true });
+    // A real repository: the source reads the commit's objects, not the files.
+    const tree = this.withCluster ? 'clusters/eu-prod-1' : 'base';
+    await mkdir(join(options.dir, tree), { recursive: true });
+    await writeFile(join(options.dir, tree, 'kustomization.yaml'), 'resources: []\n');
+    gitSync(options.dir, 'init', '--quiet');
+    gitSync(options.dir, 'add', '--all');
+    gitSync(options.dir, 'commit', '--quiet', '-m', 'tree');
     return {
       dir: options.dir,
       head: async () => SHA,

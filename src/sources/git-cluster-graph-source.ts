@@ -8,13 +8,14 @@
  * long as the run), so this reads repositories the service can reach on its
  * own: the embedded default repository, or any remote readable without them.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { instance, type Viz } from '@viz-js/viz';
 import { AppError, AuthenticationError, ConflictError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { GitObjectRepoReader } from '../git/git-object-reader.js';
 import { runGit } from '../git/git-process.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
 import { renderGraph } from '../graph/graph-format.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -32,8 +33,8 @@ export interface GitClusterGraphSourceDeps {
   readonly workRoot?: string;
   /** Graphs kept in memory. @default 64 */
   readonly cacheSize?: number;
-  /** Reads the graph of `clusters/<cluster>` in a work tree. @default clusterGraph (kubectl kustomize) */
-  readonly readGraph?: (dir: string, cluster: string) => Promise<FluxGraph>;
+  /** Reads the graph of `clusters/<cluster>` through the clone's git objects. @default clusterGraph (kubectl kustomize on a copy) */
+  readonly readGraph?: (dir: string, cluster: string, reader: RepoReader) => Promise<FluxGraph>;
   /** Upper bound for the checkout of the run's commit. @default 120000 */
   readonly checkoutTimeoutMs?: number;
 }
@@ -44,7 +45,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
   readonly #logger: Logger;
   readonly #workRoot: string;
   readonly #cacheSize: number;
-  readonly #readGraph: (dir: string, cluster: string) => Promise<FluxGraph>;
+  readonly #readGraph: (dir: string, cluster: string, reader: RepoReader) => Promise<FluxGraph>;
   readonly #checkoutTimeoutMs: number;
   /** Graphs by (repository, commit, cluster), and reads in progress; least recently used first. */
   readonly #cache = new Map<string, Promise<FluxGraph>>();
@@ -116,18 +117,23 @@ export class GitClusterGraphSource implements ClusterGraphSource {
           }
         }
         const at = sha === undefined ? `the head of ${run.branch}` : `commit ${sha.slice(0, 12)}`;
-        if (!existsSync(join(workspace.dir, 'clusters', cluster))) {
-          throw new NotFoundError(`clusters/${cluster} is not in the repository at ${at}: scaffold run ${run.id} has not pushed its tree`);
-        }
+        // The commit's objects (the checkout above ran no guard): a link is refused by its path, never followed.
+        const reader = new GitObjectRepoReader(workspace.dir);
         let graph: FluxGraph;
         try {
-          graph = await this.#readGraph(workspace.dir, cluster);
+          if (!(await reader.isDirectory(`clusters/${cluster}`))) {
+            throw new NotFoundError(`clusters/${cluster} is not in the repository at ${at}: scaffold run ${run.id} has not pushed its tree`);
+          }
+          graph = await this.#readGraph(workspace.dir, cluster, reader);
         } catch (error) {
+          if (error instanceof NotFoundError) throw error;
           if (error instanceof ValidationError) {
             throw new ConflictError(`clusters/${cluster} at ${at} does not build: ${error.message}`, { cause: error });
           }
           if (error instanceof TimeoutError) throw new UnavailableError(error.message, { cause: error });
           throw error;
+        } finally {
+          reader.close();
         }
         this.#logger.debug({ run: run.id, cluster, sha, ms: Date.now() - started }, 'cluster graph read');
         return graph;

@@ -14,7 +14,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { withGitObjectReader } from '../git/git-object-reader.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planRemoval } from '../fleet/plan-removal.js';
 import { readClusterSealedSecrets } from '../fleet/sealing-freshness.js';
@@ -115,7 +115,8 @@ export class GitFleetSource implements FleetSource {
     const started = Date.now();
     return this.#inClone(target, ['clusters'], async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
-      const clusters = await readClusterRegistry(new FsRepoReader(workspace.dir), { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) });
+      // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
+      const clusters = await withGitObjectReader(workspace.dir, (reader) => readClusterRegistry(reader, { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) }));
       const commit = await workspace.head();
       this.#logger.debug({ branch: target.branch, commit, clusters: clusters.length, ms: Date.now() - started }, 'fleet read');
       return { clusters, commit, ...(platformCommit !== undefined ? { platformCommit } : {}) };
@@ -128,7 +129,7 @@ export class GitFleetSource implements FleetSource {
    * an unchanged branch costs no clone (a clone of one cluster is ~0.5 s).
    */
   sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]> {
-    const read = () => this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => readClusterSealedSecrets(new FsRepoReader(workspace.dir), target.cluster));
+    const read = () => this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => withGitObjectReader(workspace.dir, (reader) => readClusterSealedSecrets(reader, target.cluster)));
     if (target.commit === undefined) return read();
     const key = JSON.stringify([target.repositoryUrl, target.branch, target.cluster, target.commit]);
     const cached = this.#sealedSecrets.get(key);
@@ -141,7 +142,7 @@ export class GitFleetSource implements FleetSource {
   }
 
   planRemoval(target: FleetTarget & { readonly cluster: string }): Promise<RemovalPlan> {
-    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => planRemoval(new FsRepoReader(workspace.dir), target.cluster, this.#reference));
+    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => withGitObjectReader(workspace.dir, (reader) => planRemoval(reader, target.cluster, this.#reference)));
   }
 
   async previewUpgrade(target: FleetTarget & { readonly clusters: readonly string[] }): Promise<FleetUpgrade[]> {

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { GitObjectRepoReader } from '../git/git-object-reader.js';
 import { renderCluster } from '../gitops/render-cluster.js';
 import type { GitRemote } from '../runner/ports.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
@@ -45,8 +45,9 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
         ...(input.signal ? { signal: input.signal } : {}),
       });
+      // The clone's git objects, not its files: a link is refused by its path, whatever it points at.
+      const reader = new GitObjectRepoReader(workspace.dir);
       try {
-        const reader = new FsRepoReader(workspace.dir);
         const before = await filesBefore(reader, gitopsPath);
         const platformCommit = await platformCommitOf(workspace.dir, input.reference);
         const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate', this.deps.now?.() ?? new Date()) : undefined;
@@ -62,6 +63,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         });
         return { gitopsPath, files: previewFiles(before, result) };
       } finally {
+        reader.close();
         await workspace.dispose().catch(() => undefined);
       }
     } finally {

@@ -16,7 +16,7 @@ import { appliedNamespace, groupOf, helmReleasesOf, metadataOf, specOf, type App
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
-import { releaseServicesOf } from './release-services.js';
+import { configMapsOf, releaseServicesOf } from './release-services.js';
 
 /** A Service or Pod template as the check matches it. */
 interface Target {
@@ -51,6 +51,7 @@ function podTemplate(object: Record<string, unknown>): Record<string, unknown> |
 function targetsOf(kustomizations: readonly AppliedKustomization[], charts: readonly ChartSpec[]): { services: Target[]; pods: Target[] } {
   const services: Target[] = [];
   const pods: Target[] = [];
+  const configMaps = configMapsOf(kustomizations);
   for (const k of kustomizations) {
     for (const object of k.objects) {
       const namespace = appliedNamespace(object, k.object);
@@ -68,7 +69,7 @@ function targetsOf(kustomizations: readonly AppliedKustomization[], charts: read
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
       if (release.namespace === undefined) continue;
-      for (const service of releaseServicesOf(release.object, release.chart, charts)) services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
+      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps)) services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
     }
   }
   return { services, pods };

@@ -227,34 +227,28 @@ describe('Gateway API backendRefs: Services the tree or a declared release creat
     for (const cluster of [TALOS, EKS]) await renderWorkTree(matrix, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
   });
 
-  /** The Services the tooling charts create, declared in the copy's scaffold.yaml; hubble-ui only where the cilium values turn on hubble.ui. */
-  const declareServices = (dir: string) =>
-    edit(dir, 'scaffold.yaml', (t) =>
-      t
-        .replace('  - chart: cilium\n', '  - chart: cilium\n    services: [{ name: hubble-ui, enabledBy: hubble.ui.enabled }]\n')
-        .replace('  - chart: minio\n    services: [{ name: "{release}" }]\n', '  - chart: minio\n    services: [{ name: "{release}" }, { name: "{release}-console" }]\n')
-        .replace('  - chart: harbor\n', '  - chart: harbor\n    services: [{ name: "{release}" }]\n')
-        .replace('  - chart: grafana\n', '  - chart: grafana\n    services: [{ name: "{release}" }]\n'),
-    );
-  const vault =
-    "cc-routes: HTTPRoute vault/vault: spec.rules[0].backendRefs[0]: Service vault/vault is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)";
+  /** A Hubble UI route added to the layer every tooling cluster gets (the platform itself routes to Hubble only from its talos layer). */
+  const hubbleRoute = (backend: string) =>
+    `---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: hubble-ops\n  namespace: kube-system\nspec:\n  parentRefs:\n    - { name: gw-int, namespace: gateway, sectionName: https }\n  hostnames: [hubble-ops.example.net]\n  rules:\n    - backendRefs:\n${backend}`;
+  const addRoute = (backend: string) => (dir: string) => edit(dir, 'cc-observability-routes/routes.yaml', (t) => `${t}${hubbleRoute(backend)}`);
 
-  it('fails the Hubble route on EKS, whose Cilium values do not turn on hubble-ui, and accepts it on Talos', async () => {
-    assert.deepEqual(await findingsAfter(declareServices, matrix, TALOS.name), [vault]);
-    assert.deepEqual(await findingsAfter(declareServices, matrix, EKS.name), [
-      "cc-observability-routes: HTTPRoute kube-system/hubble: spec.rules[0].backendRefs[0]: Service kube-system/hubble-ui is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)",
-      vault,
+  it('passes the platform untouched on both infrastructures', async () => {
+    assert.deepEqual(await findingsAfter(async () => {}, matrix, TALOS.name), []);
+    assert.deepEqual(await findingsAfter(async () => {}, matrix, EKS.name), []);
+  });
+
+  it('fails a Hubble route on EKS, whose Cilium values do not turn on hubble-ui, and accepts it on Talos', async () => {
+    const toHubble = addRoute('        - { name: hubble-ui, port: 80 }\n');
+    assert.deepEqual(await findingsAfter(toHubble, matrix, TALOS.name), []);
+    assert.deepEqual(await findingsAfter(toHubble, matrix, EKS.name), [
+      "cc-observability-routes: HTTPRoute kube-system/hubble-ops: spec.rules[0].backendRefs[0]: Service kube-system/hubble-ui is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)",
     ]);
   });
 
   it('fails a backendRef into another namespace without a ReferenceGrant there, and accepts it with one', async () => {
-    const crossNamespace = async (dir: string) => {
-      await declareServices(dir);
-      await edit(dir, 'cc-observability-routes/routes.yaml', (t) => t.replace('        - name: hubble-ui\n', '        - name: grafana\n          namespace: observability\n'));
-    };
+    const crossNamespace = addRoute('        - { name: grafana, namespace: observability, port: 80 }\n');
     assert.deepEqual(await findingsAfter(crossNamespace, matrix, TALOS.name), [
-      'cc-observability-routes: HTTPRoute kube-system/hubble: spec.rules[0].backendRefs[0]: Service observability/grafana is in another namespace and no ReferenceGrant in observability allows HTTPRoutes from kube-system: the reference is refused (RefNotPermitted). Add one to observability, or move the route next to the Service',
-      vault,
+      'cc-observability-routes: HTTPRoute kube-system/hubble-ops: spec.rules[0].backendRefs[0]: Service observability/grafana is in another namespace and no ReferenceGrant in observability allows HTTPRoutes from kube-system: the reference is refused (RefNotPermitted). Add one to observability, or move the route next to the Service',
     ]);
     const grant =
       '---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: hubble-route\n  namespace: observability\nspec:\n  from:\n    - { group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: kube-system }\n  to:\n    - { group: "", kind: Service, name: grafana }\n';
@@ -263,7 +257,7 @@ describe('Gateway API backendRefs: Services the tree or a declared release creat
         await crossNamespace(dir);
         await edit(dir, 'cc-observability-routes/routes.yaml', (t) => `${t}${grant}`);
       }, matrix, TALOS.name),
-      [vault],
+      [],
     );
   });
 });

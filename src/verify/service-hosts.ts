@@ -14,7 +14,7 @@ import { appliedNamespace, dependencyClosure, groupKindOf, groupOf, helmReleases
 import type { Finding } from './finding.js';
 import { isRecord } from '../model/is-record.js';
 import { objectLabel } from './object-label.js';
-import { releaseServicesOf } from './release-services.js';
+import { configMapsOf, releaseServicesOf } from './release-services.js';
 
 /** Flux's own Services, there since its installation, before the root sync applies anything. */
 const FLUX_SERVICES = new Set(['source-controller', 'notification-controller', 'webhook-receiver', 'kustomize-controller', 'helm-controller', 'image-reflector-controller', 'image-automation-controller', 'source-watcher']);
@@ -37,6 +37,7 @@ export function servicesOf(kustomizations: readonly AppliedKustomization[], char
     out.get(id)!.add(key);
   };
   const operands = charts.flatMap((c) => c.operands);
+  const configMaps = configMapsOf(kustomizations);
   for (const k of kustomizations) {
     for (const object of k.objects) {
       if (object.kind === 'Service' && groupOf(object.apiVersion) === '') add(appliedNamespace(object, k.object), nameOf(object), k.key);
@@ -45,7 +46,7 @@ export function servicesOf(kustomizations: readonly AppliedKustomization[], char
       }
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
-      for (const service of releaseServicesOf(release.object, release.chart, charts)) add(release.namespace, service.name, k.key);
+      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps)) add(release.namespace, service.name, k.key);
     }
   }
   return out;

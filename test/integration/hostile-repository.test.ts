@@ -7,7 +7,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +19,7 @@ import { platformDir } from '../../src/package-paths.js';
 import { createPino } from '../../src/pino-logger.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { runCli } from '../support/cli.js';
 import { gitSync as git } from '../support/git.js';
 
 const TOKEN = 'hostile-caller-token-0123456789';
@@ -35,7 +38,7 @@ async function hostileRepository(root: string, name: string, attack: (work: stri
   return pathToFileURL(bare).href;
 }
 
-describe('a hostile caller against the real service', { timeout: 120_000 }, () => {
+describe('a hostile caller against the real service', { timeout: 300_000 }, () => {
   let root: string;
   let hostDir: string;
   let service: RunningService;
@@ -186,5 +189,200 @@ describe('a hostile caller against the real service', { timeout: 120_000 }, () =
     const response = await post(request(urls.plain as string), '?dry_run=true');
     assert.equal(response.statusCode, 200, response.body.slice(0, 500));
     assert.ok((response.json() as { files: unknown[] }).files.length > 10);
+  });
+});
+
+/**
+ * The link chain: `u -> .` beside the link, then `u` k times and `..` k times
+ * before the host path. As text it stays inside the tree (each `..` undoes a
+ * `u`); the kernel expands each `u` to the same directory, then climbs k levels
+ * out and walks down to `hostPath`. k = 20 reaches `/` from any clone the
+ * service makes and stays under the kernel's 40 links.
+ */
+async function linkChain(work: string, link: string, hostPath: string): Promise<void> {
+  const dir = join(work, link, '..');
+  await mkdir(dir, { recursive: true });
+  await symlink('.', join(dir, 'u')).catch(() => undefined);
+  await rm(join(work, link), { force: true });
+  await symlink(`${'u/'.repeat(20)}${'../'.repeat(20)}${hostPath.replace(/^\/+/, '')}`, join(work, link));
+}
+
+describe('a chain of links and FIFOs of the host, through every reader', { timeout: 600_000 }, () => {
+  const SENTINEL = `HOST-SENTINEL-${process.pid}-chain`;
+  let root: string;
+  let hostDir: string;
+  let service: RunningService;
+  const fifos: string[] = [];
+  const urls: Record<string, string> = {};
+  const branches = ['f1', 'f2', 'f3', 'f4', 'f5'];
+  const certificate = createTestCertificate({}).certificatePem;
+  const auth = { authorization: `Bearer ${TOKEN}` };
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'hostile-chain-'));
+    hostDir = join(root, 'host-secrets');
+    await mkdir(join(hostDir, 'build'), { recursive: true });
+    // A descriptor of the host's with a catalog to hand back, a host directory kustomize would build, a FIFO.
+    await writeFile(join(hostDir, 'scaffold.yaml'), `attributes:\n  role:\n    values: [${SENTINEL}]\n`);
+    await writeFile(join(hostDir, 'tls.key'), `${SENTINEL}\n`);
+    await writeFile(join(hostDir, 'build', 'kustomization.yaml'), 'resources: [configmap.yaml]\n');
+    await writeFile(join(hostDir, 'build', 'configmap.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: host\n  namespace: tcr\ndata:\n  secret: ${SENTINEL}\n`);
+    execFileSync('mkfifo', [join(hostDir, 'pipe')]);
+    fifos.push(join(hostDir, 'pipe'));
+
+    urls.descriptorChain = await hostileRepository(root, 'descriptor-chain', (work) => linkChain(work, 'scaffold.yaml', join(hostDir, 'scaffold.yaml')));
+    urls.descriptorFifo = await hostileRepository(root, 'descriptor-fifo', (work) => linkChain(work, 'scaffold.yaml', join(hostDir, 'pipe')));
+    for (const branch of branches) git(join(root, 'descriptor-fifo-work'), 'push', '--quiet', 'origin', `HEAD:${branch}`);
+    urls.kustomizeChain = await hostileRepository(root, 'kustomize-chain', async (work) => {
+      await linkChain(work, 'base/apps/host', join(hostDir, 'build'));
+      await writeFile(join(work, 'base', 'apps', 'kustomization.yaml'), `${(await import('node:fs')).readFileSync(join(work, 'base', 'apps', 'kustomization.yaml'), 'utf8')}  - host\n`);
+    });
+    urls.fileChain = await hostileRepository(root, 'file-chain', (work) => linkChain(work, 'clusters/eu-prod-9/provenance.yaml', join(hostDir, 'tls.key')));
+    urls.missingChain = await hostileRepository(root, 'missing-chain', (work) => linkChain(work, 'clusters/eu-prod-9/provenance.yaml', join(hostDir, 'no-such-file')));
+    urls.kustomizationFifo = await hostileRepository(root, 'kustomization-fifo', (work) => linkChain(work, 'clusters/eu-prod-9/kustomization.yaml', join(hostDir, 'pipe')));
+    urls.plain = await hostileRepository(root, 'plain', async (work) => {
+      await writeFile(join(work, 'README.md'), 'nothing hostile\n');
+    });
+
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: TOKEN,
+      DATA_DIR: join(root, 'data'),
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'silent',
+      ALLOWED_REPOSITORY_URLS: Object.values(urls).join(','),
+    });
+    service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }) });
+  });
+
+  after(async () => {
+    // Whatever blocked on a FIFO (a reader without the protection) gets its end of file, so nothing is left hanging.
+    for (const fifo of fifos) {
+      try {
+        await (await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).close();
+      } catch {
+        // Nobody is reading it.
+      }
+    }
+    await service?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** `request` answered within `ms`, or a failure saying it hung. */
+  async function within<T>(ms: number, what: string, request: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([request, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} hung for ${ms} ms`)), ms)))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const catalog = (url: string, branch = 'main') =>
+    service.app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(url)}&branch=${branch}`, headers: auth });
+  const post = (url: string, query = '') =>
+    service.app.inject({
+      method: 'POST',
+      url: `/api/v1/scaffolds${query}`,
+      headers: auth,
+      payload: { cluster: { name: 'eu-prod-9', domain: 'eu-prod-9.example.net', region: 'eu-west-1' }, repository: { url }, sealing: { certificate } },
+    });
+  const refusedByPath = (body: string, path: string) => {
+    assert.ok(!body.includes(SENTINEL), body);
+    assert.ok(!body.includes(hostDir), 'the answer does not tell where the link points');
+    const error = (JSON.parse(body) as { error: { fields?: { field: string; message: string }[] } }).error;
+    assert.equal(error.fields?.[0]?.field, 'repository', body);
+    assert.match(error.fields?.[0]?.message ?? '', new RegExp(`${path.replace(/[.]/g, '\\.')} is a symbolic link`));
+  };
+
+  it('GET /api/v1/catalog refuses a scaffold.yaml that reaches a host descriptor through a chain of links, handing back none of it', async () => {
+    const answer = await within(60_000, 'the catalog', catalog(urls.descriptorChain as string));
+    assert.equal(answer.statusCode, 400, answer.body);
+    refusedByPath(answer.body, 'scaffold.yaml');
+  });
+
+  it('refuses five catalog requests whose scaffold.yaml leads to a host FIFO at once, and a dry run still answers in its normal time', async () => {
+    const plainStarted = Date.now();
+    const baseline = await post(urls.plain as string, '?dry_run=true');
+    const normal = Date.now() - plainStarted;
+    assert.equal(baseline.statusCode, 200, baseline.body.slice(0, 300));
+
+    const catalogStarted = Date.now();
+    assert.equal((await catalog(urls.plain as string)).statusCode, 200);
+    const oneCatalog = Date.now() - catalogStarted;
+
+    // Five branches, five reads (the catalog shares a read only within one repository and branch): more than
+    // libuv's four file-system threads, each of which a blocking read of a FIFO would hold for good.
+    const answers = branches.map((branch) => catalog(urls.descriptorFifo as string, branch));
+    const pending = answers.map((answer, i) => within(60_000, `the catalog of ${branches[i] as string}`, answer));
+    // Refused at once, they settle; were they to block, they would all be past their clone by then.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(answers), new Promise((resolve) => (timer = setTimeout(resolve, oneCatalog * 5)))]);
+    clearTimeout(timer);
+    const started = Date.now();
+    const dryRun = await within(Math.max(60_000, normal * 4), 'a dry run beside five FIFO requests', post(urls.plain as string, '?dry_run=true'));
+    assert.equal(dryRun.statusCode, 200, dryRun.body.slice(0, 300));
+    assert.ok(Date.now() - started < Math.max(30_000, normal * 4), `the dry run took ${Date.now() - started} ms beside the FIFO requests, ${normal} ms alone`);
+    for (const answer of await Promise.all(pending)) {
+      assert.equal(answer.statusCode, 400, answer.body);
+      refusedByPath(answer.body, 'scaffold.yaml');
+    }
+  });
+
+  it('refuses a dry run and fails a run at its clone where kustomize would build a host directory through a chain of links', async () => {
+    const dryRun = await within(120_000, 'the dry run', post(urls.kustomizeChain as string, '?dry_run=true'));
+    assert.equal(dryRun.statusCode, 400, dryRun.body.slice(0, 300));
+    refusedByPath(dryRun.body, 'base/apps/host');
+
+    const accepted = await post(urls.kustomizeChain as string);
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const id = accepted.json().id as string;
+    let run: { status: string; step: number; message: string } | undefined;
+    for (let i = 0; i < 1200 && (run === undefined || ['pending', 'running'].includes(run.status)); i++) {
+      if (run !== undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: auth })).json();
+    }
+    assert.equal(run?.status, 'failed', JSON.stringify(run));
+    assert.equal(run?.step, 1, run?.message);
+    assert.match(run?.message ?? '', /base\/apps\/host is a symbolic link .* leaves the work tree/);
+    const logs = await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}/logs`, headers: auth });
+    assert.ok(!logs.body.includes(SENTINEL) && !logs.body.includes(hostDir));
+    assert.equal(git(root, '--git-dir', join(root, 'kustomize-chain.git'), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
+  });
+
+  it('answers a dry run the same whether the host file a chain names exists or not (no oracle), and a kustomization linked to a FIFO without hanging', async () => {
+    const existing = await within(120_000, 'the dry run', post(urls.fileChain as string, '?dry_run=true'));
+    const missing = await within(120_000, 'the dry run', post(urls.missingChain as string, '?dry_run=true'));
+    assert.equal(existing.statusCode, 400, existing.body.slice(0, 300));
+    refusedByPath(existing.body, 'clusters/eu-prod-9/provenance.yaml');
+    assert.equal(missing.statusCode, existing.statusCode);
+    assert.equal(missing.body, existing.body);
+
+    const fifo = await within(60_000, 'the dry run', post(urls.kustomizationFifo as string, '?dry_run=true'));
+    assert.equal(fifo.statusCode, 400, fifo.body.slice(0, 300));
+    refusedByPath(fifo.body, 'clusters/eu-prod-9/kustomization.yaml');
+  });
+
+  it('generate-gitops-env verify refuses a work tree with the chain, and one holding a FIFO, by path and without hanging', async () => {
+    const chained = join(root, 'kustomize-chain-work');
+    const chain = await runCli(['verify', '--repo', chained], { timeoutMs: 120_000 });
+    assert.notEqual(chain.code, 0, chain.stdout);
+    assert.notEqual(chain.code, null, 'verify ended by itself');
+    assert.match(chain.stderr, /base\/apps\/host is a symbolic link \(or lies below one\) that leaves the work tree/);
+    assert.ok(!`${chain.stdout}${chain.stderr}`.includes(SENTINEL) && !`${chain.stdout}${chain.stderr}`.includes(hostDir));
+
+    const piped = join(root, 'plain-work');
+    execFileSync('mkfifo', [join(piped, 'clusters', 'development', 'extra.yaml')]);
+    fifos.push(join(piped, 'clusters', 'development', 'extra.yaml'));
+    const fifo = await runCli(['verify', '--repo', piped], { timeoutMs: 60_000 });
+    assert.notEqual(fifo.code, null, 'verify ended by itself');
+    assert.notEqual(fifo.code, 0);
+    assert.match(fifo.stderr, /clusters\/development\/extra\.yaml is not a regular file/);
+
+    const graph = await runCli(['graph', '--repo', chained, '--cluster', 'development'], { timeoutMs: 120_000 });
+    assert.notEqual(graph.code, 0);
+    assert.match(graph.stderr, /base\/apps\/host is a symbolic link/);
+    assert.ok(!`${graph.stdout}${graph.stderr}`.includes(SENTINEL));
   });
 });

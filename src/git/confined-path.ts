@@ -1,0 +1,82 @@
+/**
+ * Resolves a repository path inside a work tree the way the kernel would, one
+ * component at a time, without ever touching anything outside the tree.
+ *
+ * A lexical check is not enough: with `clusters/u -> .`, the text
+ * `clusters/u/u/../../../x` stays inside the tree, yet the kernel expands each
+ * `u` to `clusters` first and then climbs three levels, out of it. Here `..`
+ * is applied to the directory actually reached (never to the text), each
+ * component is `lstat`ed before it is used, and a link is expanded into the
+ * components still to walk. As soon as a step would leave the root the path is
+ * refused, before the outside is looked at, so the answer is the same whether
+ * or not anything exists out there (no oracle for the host's files).
+ */
+import { lstat, readlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { join } from 'node:path';
+import { ValidationError } from '../errors.js';
+
+/** Links followed while resolving one path before it counts as a loop (the kernel's MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+/** The one message for a path whose links leave the tree: never where they lead, nor whether that exists. */
+export function escapingLinkError(path: string): ValidationError {
+  return new ValidationError([{ field: 'repository', message: `${path} is a symbolic link (or lies below one) that leaves the work tree` }]);
+}
+
+/** A path that is not a regular file or directory (a FIFO, socket or device): never opened for reading. */
+export function specialFileError(path: string): ValidationError {
+  return new ValidationError([{ field: 'repository', message: `${path} is not a regular file (a FIFO, socket or device); the repository may hold only files, directories and links` }]);
+}
+
+/** Where a path led, inside the tree. */
+export type ConfinedPath =
+  | { readonly found: true; readonly absolute: string; readonly stats: Stats }
+  | { readonly found: false };
+
+/**
+ * Resolves `path` (repository-relative, POSIX) below `realRoot` (an absolute
+ * path free of links, from `realpath`).
+ *
+ * @returns the absolute path reached and its `lstat` (never a link), or `found: false` when a component is missing inside the tree
+ * @throws ValidationError (field `repository`) naming `path` when a link leaves the tree, leads into `.git`, is absolute, or the links loop
+ */
+export async function resolveConfined(realRoot: string, path: string): Promise<ConfinedPath> {
+  const pending = path.split('/').reverse();
+  const reached: string[] = [];
+  let stats: Stats | undefined;
+  let links = 0;
+  while (pending.length > 0) {
+    const part = pending.pop() as string;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      // Above the root is outside, whatever is there.
+      if (reached.length === 0) throw escapingLinkError(path);
+      reached.pop();
+      stats = undefined;
+      continue;
+    }
+    if (reached.length === 0 && part === '.git') throw escapingLinkError(path);
+    const candidate = join(realRoot, ...reached, part);
+    try {
+      stats = await lstat(candidate);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false };
+      throw error;
+    }
+    if (stats.isSymbolicLink()) {
+      if (++links > MAX_LINKS) throw new ValidationError([{ field: 'repository', message: `${path} goes through a loop of symbolic links` }]);
+      const target = await readlink(candidate);
+      // An absolute target names the host's file system, never the tree's.
+      if (target.startsWith('/')) throw escapingLinkError(path);
+      pending.push(...target.split('/').reverse());
+      stats = undefined;
+      continue;
+    }
+    if (pending.some((rest) => rest !== '' && rest !== '.') && !stats.isDirectory()) return { found: false };
+    reached.push(part);
+  }
+  stats ??= await lstat(join(realRoot, ...reached));
+  return { found: true, absolute: join(realRoot, ...reached), stats };
+}

@@ -1,0 +1,78 @@
+/**
+ * The confined reader of a work tree on disk: links resolved the way the
+ * kernel does, refused by their repository path when they leave the tree
+ * (the same answer whether or not the host file exists), FIFOs refused
+ * without blocking, loops ending in an error.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValidationError } from '../errors.js';
+import { FsRepoReader } from './fs-repo-reader.js';
+
+describe('FsRepoReader', () => {
+  let scratch: string;
+  let repo: string;
+  let reader: FsRepoReader;
+
+  before(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'fs-repo-reader-'));
+    repo = join(scratch, 'repo');
+    await mkdir(join(repo, 'clusters', 'eu'), { recursive: true });
+    await writeFile(join(scratch, 'host.yaml'), 'HOST-BYTES\n');
+    await writeFile(join(repo, 'clusters', 'eu', 'kustomization.yaml'), 'resources: []\n');
+    await symlink('.', join(repo, 'clusters', 'u'));
+    // Inside as text (clusters/u/u/../../host.yaml), two levels out through the kernel.
+    await symlink('u/u/../../host.yaml', join(repo, 'clusters', 'existing'));
+    await symlink('u/u/../../no-such-file', join(repo, 'clusters', 'missing'));
+    await symlink('loop-b', join(repo, 'clusters', 'loop-a'));
+    await symlink('loop-a', join(repo, 'clusters', 'loop-b'));
+    await symlink(join(scratch, 'host.yaml'), join(repo, 'clusters', 'absolute'));
+    await symlink('eu/kustomization.yaml', join(repo, 'clusters', 'inside'));
+    await symlink('../.git', join(repo, 'clusters', 'git'));
+    execFileSync('mkfifo', [join(repo, 'clusters', 'eu', 'pipe.yaml')]);
+    reader = new FsRepoReader(repo);
+  });
+
+  after(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  const refusal = async (path: string): Promise<string> => {
+    let message = '';
+    await assert.rejects(reader.read(path), (error: unknown) => error instanceof ValidationError && ((message = error.message), true));
+    return message;
+  };
+
+  it('refuses a chain of links that stays inside as text and leaves through the kernel, the same whether the host file exists or not', async () => {
+    const existing = await refusal('clusters/existing');
+    assert.equal(existing, 'repository: clusters/existing is a symbolic link (or lies below one) that leaves the work tree');
+    assert.equal((await refusal('clusters/missing')).replace('missing', 'existing'), existing);
+    assert.ok(!existing.includes(scratch));
+    await assert.rejects(reader.list('clusters'), /clusters\/[a-z]+ is a symbolic link \(or lies below one\) that leaves the work tree/);
+  });
+
+  it('refuses absolute targets and links into .git, and ends a loop with an error', async () => {
+    assert.match(await refusal('clusters/absolute'), /clusters\/absolute is a symbolic link/);
+    assert.match(await refusal('clusters/git/config'), /clusters\/git\/config is a symbolic link/);
+    assert.match(await refusal('clusters/loop-a'), /loop of symbolic links/);
+  });
+
+  it('refuses a FIFO at once instead of blocking on it', async () => {
+    const started = Date.now();
+    assert.match(await refusal('clusters/eu/pipe.yaml'), /clusters\/eu\/pipe\.yaml is not a regular file/);
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  it('reads files and links that stay inside the tree, and lists regular files only', async () => {
+    assert.equal(await reader.read('clusters/inside'), 'resources: []\n');
+    assert.equal(await reader.read('clusters/u/u/eu/kustomization.yaml'), 'resources: []\n');
+    assert.equal(await reader.read('clusters/nothing'), undefined);
+    assert.equal(await reader.read('clusters/eu'), undefined);
+    assert.equal(await reader.isDirectory('clusters/u'), true);
+    assert.deepEqual(await reader.list('clusters/eu'), ['clusters/eu/kustomization.yaml']);
+  });
+});

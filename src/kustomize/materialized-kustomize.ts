@@ -1,0 +1,95 @@
+/**
+ * KustomizeBuilder over a tree we write ourselves. `kubectl kustomize` opens
+ * files through the kernel, which follows links wherever they lead; so it
+ * never sees the repository's working copy. The files the repository reader
+ * hands out (`git-object-reader.ts` or the confined `fs-repo-reader.ts`, both
+ * refusing links that leave the tree, FIFOs and devices) are written once into
+ * a scratch directory that holds no link at all, each kustomization's paths
+ * are checked to stay inside it (`verify/kustomization-paths.ts`; with no
+ * links, the text is what the kernel resolves), and kustomize builds there
+ * with its root-only load restrictor. One copy serves every build of a verify.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { RepoReader } from '../gitops/repo-reader.js';
+import { assertKustomizationConfined, isKustomizationFile } from '../verify/kustomization-paths.js';
+import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
+import { KubectlKustomize } from './kubectl-kustomize.js';
+
+/** Files written at once while materializing. */
+const WRITES_IN_FLIGHT = 16;
+
+/** Options of {@link MaterializedKustomize}. */
+export interface MaterializedKustomizeOptions {
+  /** Builds in the materialized tree. @default new KubectlKustomize() */
+  readonly kustomize?: KustomizeBuilder;
+  /** Where the scratch directory is made. @default os.tmpdir() */
+  readonly scratchRoot?: string;
+}
+
+/** Copies `reader`'s files into the empty directory `into`, checking every kustomization on the way. */
+export async function materializeTree(reader: RepoReader, into: string): Promise<number> {
+  const paths = await reader.list('');
+  const made = new Set<string>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const path = paths[next++] as string;
+      const bytes = reader.readBytes !== undefined ? await reader.readBytes(path) : Buffer.from((await reader.read(path)) ?? '', 'utf8');
+      if (bytes === undefined) continue;
+      if (isKustomizationFile(path)) assertKustomizationConfined(path, bytes.toString('utf8'));
+      const target = join(into, ...path.split('/'));
+      const parent = dirname(target);
+      if (!made.has(parent)) {
+        await mkdir(parent, { recursive: true });
+        made.add(parent);
+      }
+      // wx: the scratch directory is ours and empty; nothing there is followed or overwritten.
+      await writeFile(target, bytes, { flag: 'wx' });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, paths.length) }, worker));
+  return paths.length;
+}
+
+/**
+ * Builds kustomizations of `reader`'s repository in a copy of it. The
+ * `repoRoot` a caller passes is not used: builds run in the copy. Call
+ * {@link dispose} when done.
+ */
+export class MaterializedKustomize implements KustomizeBuilder {
+  readonly #reader: RepoReader;
+  readonly #kustomize: KustomizeBuilder;
+  readonly #scratchRoot: string;
+  #tree: Promise<string> | undefined;
+  #scratch: string | undefined;
+
+  constructor(reader: RepoReader, options: MaterializedKustomizeOptions = {}) {
+    this.#reader = reader;
+    this.#kustomize = options.kustomize ?? new KubectlKustomize();
+    this.#scratchRoot = options.scratchRoot ?? tmpdir();
+  }
+
+  async build(_repoRoot: string, dir: string, signal?: AbortSignal): Promise<string> {
+    const root = await (this.#tree ??= this.#materialize());
+    return this.#kustomize.build(root, dir, signal);
+  }
+
+  async #materialize(): Promise<string> {
+    const scratch = await mkdtemp(join(this.#scratchRoot, 'gitops-kustomize-'));
+    this.#scratch = scratch;
+    const root = join(scratch, 'repo');
+    await mkdir(root);
+    await materializeTree(this.#reader, root);
+    return root;
+  }
+
+  /** Removes the copy. */
+  async dispose(): Promise<void> {
+    const scratch = this.#scratch;
+    this.#tree = undefined;
+    this.#scratch = undefined;
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  }
+}
