@@ -1,6 +1,9 @@
 /**
  * What a run actually landed on its branch, read from the remote: the commits
- * whose `Scaffold-Id` trailer names the run. Used when a runner died before it
+ * whose `Scaffold-Id` trailer names the run and whose `Scaffold-Mac` holds
+ * under the service's key for that run, attempt, cluster and the commit's tree
+ * at `clusters/<cluster>` (queue-auth.ts); a commit planted with the run's
+ * trailers but without the key is not the run's. Used when a runner died before it
  * could report its pushes (SIGKILL mid-push: the remote may have taken the
  * commit while the runner never heard back), so the run is recorded with what
  * is there rather than with what its log last said.
@@ -17,6 +20,8 @@ import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { GitCredentials } from '../runner/ports.js';
 import { isRunId } from '../model/run-id.js';
 import { isRunPass, RUN_PASSES, type RunPass } from '../model/run-action.js';
+import { parseQueueRef, queuePrefix } from './landing-queue.js';
+import { MAC_TRAILER, passCommitAuthentic } from './queue-auth.js';
 
 /** One scaffold pass's commit on the remote. */
 export interface LandedCommit {
@@ -29,6 +34,11 @@ export interface LandedCommitsQuery {
   readonly repositoryUrl: string;
   readonly branch: string;
   readonly runId: string;
+  /** The run's attempt and cluster, which its commits' MAC covers. */
+  readonly attempt: number;
+  readonly cluster: string;
+  /** The key the service gave the run's runner. */
+  readonly queueKey: Buffer;
   readonly credentials?: GitCredentials;
   /** A directory to make a scratch repository in; removed again. */
   readonly scratchDir: string;
@@ -55,9 +65,11 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
     await runGit(['init', '--quiet', '--bare', scratch], { cwd: query.scratchDir });
     const fetched = await withGitAuth(remote, query.credentials, async (auth) => {
       const call = { cwd: scratch, env: auth.env, secrets: auth.secrets, timeoutMs };
-      const prefix = `refs/scaffold-queue/${query.branch}/${query.runId}--`;
-      const listed = await runGit(['ls-remote', '--', remote.url, `${prefix}*`], call);
-      const announced = listed.stdout.split('\n').map((line) => line.split('\t')).filter(([sha = '', ref = '']) => /^[0-9a-f]{40,64}$/.test(sha) && isRunPass(ref.slice(prefix.length)) && ref.startsWith(prefix));
+      const listed = await runGit(['ls-remote', '--', remote.url, `${queuePrefix(query.branch)}${query.runId}--*`], call);
+      const announced = listed.stdout
+        .split('\n')
+        .map((line) => line.split('\t'))
+        .filter(([sha = '', ref = '']) => /^[0-9a-f]{40,64}$/.test(sha) && parseQueueRef(query.branch, ref)?.id === query.runId);
       if (announced.length > 0) {
         // Under a lease: a carrier that got there first landed it, and the fetch below sees that.
         await runGit(['push', '--porcelain', ...announced.map(([sha, ref]) => `--force-with-lease=${ref}:${sha}`), '--', remote.url, ...announced.map(([, ref]) => `:${ref}`)], { ...call, okExitCodes: [0, 1] });
@@ -69,13 +81,26 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
       throw toGitError(['fetch'], fetched);
     }
     const log = await runGit(
-      ['log', '--format=%H %(trailers:key=Scaffold-Pass,valueonly,separator=%x2C)', '--extended-regexp', `--grep=^Scaffold-Id: ${query.runId.replaceAll('.', '\\.')}$`, 'FETCH_HEAD'],
+      [
+        'log',
+        `--format=%H %(trailers:key=Scaffold-Pass,valueonly,separator=%x2C) %(trailers:key=${MAC_TRAILER},valueonly,separator=%x2C)`,
+        '--extended-regexp',
+        `--grep=^Scaffold-Id: ${query.runId.replaceAll('.', '\\.')}$`,
+        'FETCH_HEAD',
+      ],
       { cwd: scratch },
     );
+    const candidates = log.stdout
+      .split('\n')
+      .map((line) => line.trim().split(' '))
+      .filter(([sha = '', pass = '']) => isRunPass(pass) && /^[0-9a-f]{40,64}$/.test(sha));
+    const trees = candidates.length === 0 ? [] : (await runGit(['cat-file', '--batch-check=%(objectname)'], { cwd: scratch, input: candidates.map(([sha]) => `${sha}:clusters/${query.cluster}\n`).join('') })).stdout.split('\n');
     const newestPerPass = new Map<LandedCommit['pass'], string>();
-    for (const line of log.stdout.split('\n')) {
-      const [sha = '', pass = ''] = line.trim().split(' ');
-      if (isRunPass(pass) && /^[0-9a-f]{40,64}$/.test(sha) && !newestPerPass.has(pass)) newestPerPass.set(pass, sha);
+    for (const [i, [sha = '', pass = '', mac = '']] of candidates.entries()) {
+      const line = trees[i] ?? '';
+      const clusterTree = line.endsWith(' missing') ? '' : line;
+      const fields = { id: query.runId, attempt: query.attempt, pass, cluster: query.cluster, clusterTree };
+      if (isRunPass(pass) && !newestPerPass.has(pass) && passCommitAuthentic(query.queueKey, fields, mac)) newestPerPass.set(pass, sha);
     }
     return RUN_PASSES.flatMap((pass) => {
       const sha = newestPerPass.get(pass);
