@@ -22,6 +22,7 @@ import type { GitResult } from './git-process.js';
 import { ALWAYS_RESERVED, type CarriedChain, type PassTrailers, type QueueGit, type QueueListing, type QueueSightings, carryQueued, inQueueOf, landedPassCommit, passTrailersOf, queuePrefix, queueRefspec, readQueue } from './landing-queue.js';
 import { Announcement, removalsOf } from './queue-announcement.js';
 import type { QueueAuth } from './queue-auth.js';
+import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 
@@ -41,6 +42,8 @@ export interface PushingWorkspace extends QueueGit {
   readonly auth: QueueAuth;
   /** When this process first saw each announcement. */
   readonly sightings: QueueSightings;
+  /** The fence of the run whose pass commit is pushed (one per workspace). */
+  attemptFence(trailers: PassTrailers): AttemptFence;
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -58,7 +61,7 @@ const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
   const call = signal ? { signal } : {};
-  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch)] : [])];
+  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch), fenceRefspec(ws.branch)] : [])];
   await ws.git(['fetch', '--quiet', '--no-tags', '--prune', '--filter=blob:none', 'origin', ...refspecs], { ...call, network: true });
 }
 
@@ -156,29 +159,37 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
   const tracking = `refs/remotes/origin/${branch}`;
   const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
-  const own = trailers ? new Announcement(ws, trailers) : undefined;
+  // Pass commits under the service's key are fenced: every push moves the attempt's fence under a lease (attempt-fence.ts).
+  const fence = trailers !== undefined && ws.auth.shared ? ws.attemptFence(trailers) : undefined;
+  const own = trailers ? new Announcement(ws, trailers, fence) : undefined;
   let queue = own !== undefined;
   let chain: CarriedChain | undefined;
   /** One push: HEAD, or the chain carrying queued commits (atomically deleting their announcements). Undefined when it lost the race. */
   const attemptPush = async (attempt: number): Promise<PushResult | undefined> => {
     const head = await ws.head();
     const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(chain?.unlandable ?? []), ...(own?.entry ? [own.entry] : [])]);
-    const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
+    const move = fence?.enabled ? await fence.move(ws, signal) : undefined;
+    const atomic = deletions.length > 0 || move !== undefined;
+    const args = ['push', '--porcelain', '--no-verify', ...(atomic ? ['--atomic', ...leases, ...(move?.args ?? [])] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...(move ? [move.refspec] : []), ...deletions];
     const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
     const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
     if (result.exitCode === 0 && rejected.length === 0) {
+      move?.landed();
       own?.landed();
       const carried = chain?.carried.length ?? 0;
       logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
       return { sha: head, attempts: attempt };
     }
     if (/does not support --atomic/.test(result.stderr)) {
-      // No atomic pushes, no safe queue: race alone from here on.
+      // No atomic pushes, no safe queue and no fence: race alone from here on.
       queue = false;
+      fence?.disable();
       await own?.withdraw();
       return undefined;
     }
     logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected }, 'push rejected');
+    // Fenced by the service (its runner was declared gone): nothing more of this attempt may land.
+    if (move) await fence!.assertOpen(ws, signal);
     // The porcelain lines say why (hook declined, protected branch); keep them in the message.
     if (!rejected.some((line) => LOST_RACE.test(line))) throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
     if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
@@ -225,8 +236,11 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       await rebaseOntoTracking(ws, signal);
       if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));
       const others = { commits: queued.commits.filter((entry) => entry.id !== trailers?.id), malformed: queued.malformed };
-      const rules = { auth: ws.auth, sightings: ws.sightings, reserved: new Set<string>([...ALWAYS_RESERVED, ...(trailers ? [trailers.reference] : [])]), now: Date.now() };
-      chain = queue ? await carryQueued(ws, others, await ws.head(), ws.committer(), rules) : undefined;
+      chain = undefined;
+      if (queue) {
+        const rules = { auth: ws.auth, sightings: ws.sightings, reserved: new Set<string>([...ALWAYS_RESERVED, ...(trailers ? [trailers.reference] : [])]), now: Date.now(), branch, fences: await readFences(ws, branch) };
+        chain = await carryQueued(ws, others, await ws.head(), ws.committer(), rules);
+      }
       if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
       if (chain && chain.unlandable.length > 0) logger.info({ push: 'refused', refused: chain.unlandable.map(({ ref, reason }) => `${ref.slice(queuePrefix(branch).length)}: ${reason}`) }, 'announcements that can never land are deleted');
       if (chain && chain.carried.length === 0 && chain.unlandable.length === 0) chain = undefined;

@@ -23,7 +23,8 @@ import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
-import { QueueSightings } from './landing-queue.js';
+import { type PassTrailers, QueueSightings } from './landing-queue.js';
+import { AttemptFence, fenceRef } from './attempt-fence.js';
 import { MAC_TRAILER, type QueueAuth, ownQueueAuth, passCommitMac } from './queue-auth.js';
 
 /** Dependencies of {@link CliGitRemote}. */
@@ -104,6 +105,8 @@ interface GitCall {
 /** A sparse, partial working copy; every command runs with the remote's credentials because any of them may fetch a missing blob. */
 class CliGitWorkspace implements GitWorkspace {
   private lastAuthor: GitIdentity | undefined;
+  /** The fence of the run this workspace pushes for, made with its first fenced push. */
+  private fence: AttemptFence | undefined;
   /** What the credentials look like in output, for errors built outside runGit. */
   private secrets: readonly string[] = [];
 
@@ -238,6 +241,12 @@ class CliGitWorkspace implements GitWorkspace {
       fail: (args, result) => this.fail(args, result),
       auth: state.auth,
       sightings: state.sightings,
+      attemptFence: (trailers: PassTrailers) => {
+        const owner = { cluster: trailers.cluster, attempt: state.auth.attempt, id: trailers.id };
+        const ref = fenceRef(state.branch, owner);
+        if (this.fence?.ref !== ref) this.fence = new AttemptFence(ref, owner);
+        return this.fence;
+      },
     };
     return pushHead(workspace, options);
   }
@@ -255,6 +264,8 @@ class CliGitWorkspace implements GitWorkspace {
   }
 
   async dispose(): Promise<void> {
+    // The run is done with the branch: its fence goes (best effort; the service closes what a dead runner left open).
+    await this.fence?.remove(this).catch(() => undefined);
     await rm(this.state.dir, { recursive: true, force: true });
   }
 }

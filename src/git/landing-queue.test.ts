@@ -18,6 +18,7 @@ import { runGit } from './git-process.js';
 import { CARRY_WINDOW_MS, type CarryRules, type QueuedCommit, QueueSightings, carryRefusal, queueRef } from './landing-queue.js';
 import { readLandedCommits } from './landed-commits.js';
 import { type QueueAuth, announcementMac } from './queue-auth.js';
+import { fenceCommit, fenceRef } from './attempt-fence.js';
 
 const AUTHOR = { name: 'Scaffold Bot', email: 'bot@example.invalid' };
 const OTHER_AUTHOR = { name: 'Other Run', email: 'other@example.invalid' };
@@ -98,7 +99,10 @@ describe('landing queue', () => {
     const issuedAt = options.issuedAt ?? Date.now();
     const mac = announcementMac(options.key ?? KEY, { branch: 'main', id, attempt: 1, pass, cluster: trailers['Scaffold-Cluster']!, parent, tree, sha, issuedAt });
     const ref = queueRef('main', { id, pass, attempt: 1, issuedAt, mac });
-    await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`);
+    // With its attempt's fence open, as its runner's announcing push leaves it.
+    const owner = { cluster: trailers['Scaffold-Cluster']!, attempt: 1, id };
+    const fence = await fenceCommit({ git: (args, call) => runGit(args, { cwd: ws.dir, ...(call?.input === undefined ? {} : { input: call.input }), ...(call?.env ? { env: call.env } : {}) }) }, 'open', owner, undefined);
+    await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`, `+${fence}:${fenceRef('main', owner)}`);
     return ref;
   }
 
@@ -299,7 +303,8 @@ describe('landing queue', () => {
       attempt: 1, issuedAt: Date.now(), authentic: true, author: AUTHOR, authorDate: '0 +0000', message: 'm',
     };
     const own = [{ mode: '100644', path: 'clusters/beta/kustomization.yaml' }];
-    const rules = (): CarryRules => ({ auth: AUTH, sightings, reserved: new Set(['development', 'base', 'flux-system']), now: entry.issuedAt });
+    const fences = { open: new Set([fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' })]), newestAttempt: new Map([['beta', 1]]) };
+    const rules = (): CarryRules => ({ auth: AUTH, sightings, reserved: new Set(['development', 'base', 'flux-system']), now: entry.issuedAt, branch: 'main', fences });
     assert.equal(carryRefusal(entry, own, new Set(), rules()), undefined, 'first seen: carried');
     clock += CARRY_WINDOW_MS + 1;
     assert.deepEqual(carryRefusal(entry, own, new Set(), rules()), { reason: 'announced too long ago', unlandable: true });

@@ -39,6 +39,7 @@ import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
 import { isRunId } from '../model/run-id.js';
 import { type QueueAuth, announcementAuthentic } from './queue-auth.js';
+import { type FenceView, fenceRef } from './attempt-fence.js';
 
 /** Announcements older than this are never carried (their owner renews at half of it), and deleted. */
 export const CARRY_WINDOW_MS = 120_000;
@@ -315,6 +316,9 @@ export interface CarryRules {
   readonly reserved: ReadonlySet<string>;
   /** ms since the epoch. */
   readonly now: number;
+  readonly branch: string;
+  /** The branch's attempt fences (attempt-fence.ts). */
+  readonly fences: FenceView;
 }
 
 const never = (reason: string): Refusal => ({ reason, unlandable: true });
@@ -327,6 +331,9 @@ export function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; 
   // Age by the issuer's MAC-covered clock and by this carrier's own, never by the commit's dates.
   if (entry.issuedAt - rules.now > MAX_CLOCK_SKEW_MS) return never('announced in the future');
   if (rules.now - entry.issuedAt > CARRY_WINDOW_MS || rules.sightings.age(entry.ref) > CARRY_WINDOW_MS) return never('announced too long ago');
+  // Only the live, latest attempt of a cluster may still land anything.
+  if (!rules.fences.open.has(fenceRef(rules.branch, entry))) return never('its attempt is fenced: the service recorded it, or it ended');
+  if ((rules.fences.newestAttempt.get(entry.cluster) ?? 0) > entry.attempt) return never('a newer attempt of its cluster has started');
   if (entry.parents.length !== 1) return never('not a single-parent commit');
   if (!isIdentity(entry.author)) return never('its author is not a valid identity');
   // Its own change, read from its tree diff: regular files inside its cluster's directory only (no symlink, no submodule).

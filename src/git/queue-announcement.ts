@@ -7,6 +7,7 @@
 import { CARRY_WINDOW_MS, MAX_CLOCK_SKEW_MS, type PassTrailers, type QueuedCommit, queueRef } from './landing-queue.js';
 import type { PushingWorkspace } from './branch-push.js';
 import { announcementMac } from './queue-auth.js';
+import type { AttemptFence } from './attempt-fence.js';
 
 /** How long a queued run leaves the carrying to an older announcement before it carries itself. */
 const CARRIER_PATIENCE_MS = 10_000;
@@ -31,6 +32,8 @@ export class Announcement {
   constructor(
     private readonly ws: PushingWorkspace,
     private readonly trailers: PassTrailers,
+    /** Moved in the same atomic push: an attempt the service fenced announces nothing more. */
+    private readonly fence?: AttemptFence,
   ) {}
 
   /** The ref it is announced under now (undefined before it is). */
@@ -52,12 +55,14 @@ export class Announcement {
     const ref = queueRef(branch, { id: this.trailers.id, pass: this.trailers.pass, attempt: auth.attempt, issuedAt, mac: announcementMac(auth.key, fields) });
     const previous = this.entry;
     const replace = previous === undefined ? [] : [`--force-with-lease=${previous.ref}:${previous.sha}`, `:${previous.ref}`];
-    const args = ['push', '--porcelain', '--no-verify', ...replace.slice(0, 1), 'origin', `${head}:${ref}`, ...replace.slice(1)];
-    const result = await this.ws.git(args, { okExitCodes: [0, 1], network: true, ...(signal ? { signal } : {}) });
+    const move = this.fence?.enabled ? await this.fence.move(this.ws, signal) : undefined;
+    const args = ['push', '--porcelain', '--no-verify', ...(move ? ['--atomic', ...move.args] : []), ...replace.slice(0, 1), 'origin', `${head}:${ref}`, ...(move ? [move.refspec] : []), ...replace.slice(1)];
+    const result = await this.ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+    const created = result.stdout.split('\n').some((line) => line.startsWith('*') && line.includes(ref));
+    if (move && created) move.landed();
+    if (move && !created && !/does not support --atomic/.test(result.stderr)) await this.fence!.assertOpen(this.ws, signal);
     // A remote that refuses the queue ref still takes the plain race: not worth failing the run for.
-    if (result.exitCode !== 0 && !result.stdout.split('\n').some((line) => line.startsWith('*') && line.includes(ref))) {
-      return this.ws.logger.warn({ ref }, 'the remote refused the landing-queue ref; racing alone');
-    }
+    if (!created) return this.ws.logger.warn({ ref }, 'the remote refused the landing-queue ref; racing alone');
     this.#sha = head;
     this.#ref = ref;
     this.#at = Date.now();
