@@ -88,6 +88,12 @@ describe('landing queue', () => {
     return sha;
   }
 
+  /** `ws`'s git as the queue's helpers call it. */
+  const queueGitOf = (ws: GitWorkspace) => ({
+    git: (args: readonly string[], call?: { readonly input?: string; readonly env?: Readonly<Record<string, string>> }) =>
+      runGit(args, { cwd: ws.dir, ...(call?.input === undefined ? {} : { input: call.input }), ...(call?.env ? { env: call.env } : {}) }),
+  });
+
   /**
    * Puts `ws`'s HEAD in the queue, as its run does after losing a race: under a
    * ref whose name holds the issue time and the MAC over what a carrier relies on.
@@ -101,7 +107,7 @@ describe('landing queue', () => {
     const ref = queueRef('main', { id, pass, attempt: 1, issuedAt, mac });
     // With its attempt's fence open, as its runner's announcing push leaves it.
     const owner = { cluster: trailers['Scaffold-Cluster']!, attempt: 1, id };
-    const fence = await fenceCommit({ git: (args, call) => runGit(args, { cwd: ws.dir, ...(call?.input === undefined ? {} : { input: call.input }), ...(call?.env ? { env: call.env } : {}) }) }, 'open', owner, undefined);
+    const fence = await fenceCommit(queueGitOf(ws), 'open', owner, undefined);
     await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`, `+${fence}:${fenceRef('main', owner)}`);
     return ref;
   }
@@ -208,8 +214,10 @@ describe('landing queue', () => {
 
   /**
    * One refusal: after alpha landed, beta's run announces a commit `plant`
-   * makes, and gamma lands. Beta's commit must not reach main, its
-   * announcement must be gone, and the carrier must say why.
+   * makes, and gamma lands. Each scenario breaks exactly one rule, so the
+   * carrier's reason is that rule's; without it the commit would be carried.
+   * Beta's commit must not reach main, its announcement must be gone, and the
+   * carrier must say why.
    */
   async function refusedScenario(name: string, expected: string, plant: (ws: GitWorkspace) => Promise<void>): Promise<void> {
     const race = await afterAlphaLanded(name);
@@ -218,18 +226,35 @@ describe('landing queue', () => {
       await plant(beta);
       await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
       await gamma.push();
+      assert.deepEqual(refusedBy(events), { 'run-b': expected });
+      const ids = (await git(bare, 'log', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids, ['run-c', 'run-a'], "nothing of beta's run is on main: only gamma's and alpha's commits on the seed");
+      assert.equal(await git(bare, 'rev-list', '--count', 'main'), '3');
       assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', "beta's commit is not on main");
       assert.equal(await git(bare, 'rev-parse', 'main:clusters/development/kustomization.yaml'), await git(bare, 'rev-parse', 'main~2:clusters/development/kustomization.yaml'), 'the reference environment is untouched');
-      assert.deepEqual(refusedBy(events), { 'run-b': expected });
+      assert.deepEqual(await queueRefs(bare), [], 'the carrier deleted the announcement it refused');
     } finally {
       await race.dispose();
     }
   }
 
   it('refuses an announcement for the reference environment, MAC and all', async () => {
+    // Its trailers name beta as its reference, so only the carrier's own reserved set says no.
     await refusedScenario('refuse-reference.git', 'its cluster development is reserved', async (beta) => {
-      await writeCluster(beta, 'development', passTrailers('run-b', 'development'));
-      await announce(beta, passTrailers('run-b', 'development'), { issuedAt: aheadOfCarrier() });
+      await writeCluster(beta, 'development', passTrailers('run-b', 'development', 'infrastructure', 'beta'));
+      await announce(beta, passTrailers('run-b', 'development', 'infrastructure', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it("refuses a commit planted under a live run's announcement: its Scaffold-Id and MAC are the run's, its commit is not", async () => {
+    await refusedScenario('refuse-live-id.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // Someone who may push replaces the run's commit under its ref: same parent, same trailers, their own content.
+      await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [planted]\n');
+      await git(beta.dir, 'add', 'clusters/beta');
+      await amend(beta.dir);
+      await git(beta.dir, 'push', '--quiet', '--force', 'origin', `HEAD:${ref}`);
     });
   });
 
@@ -286,6 +311,28 @@ describe('landing queue', () => {
     } finally {
       await race.dispose();
     }
+  });
+
+  /** Moves `owner`'s fence on the remote to a new `state` commit, as the runner of a newer attempt or the service does. */
+  async function setFence(ws: GitWorkspace, state: 'open' | 'closed', owner: { cluster: string; attempt: number; id: string }): Promise<void> {
+    const commit = await fenceCommit(queueGitOf(ws), state, owner, undefined);
+    await git(ws.dir, 'push', '--quiet', 'origin', `+${commit}:${fenceRef('main', owner)}`);
+  }
+
+  it('refuses an announcement whose attempt the service fenced', async () => {
+    await refusedScenario('refuse-fenced.git', 'its attempt is fenced: the service recorded it, or it ended', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      await setFence(beta, 'closed', { cluster: 'beta', attempt: 1, id: 'run-b' });
+    });
+  });
+
+  it('refuses an announcement of a cluster whose newer attempt has started', async () => {
+    await refusedScenario('refuse-superseded.git', 'a newer attempt of its cluster has started', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      await setFence(beta, 'open', { cluster: 'beta', attempt: 2, id: 'run-b2' });
+    });
   });
 
   it('refuses a planted announcement: a MAC made without the service key', async () => {
