@@ -30,6 +30,10 @@ import { AllowAllAuthorizer } from './service/static-authorizer.js';
 import type { CatalogSource } from './service/catalog-source.js';
 import type { ClusterGraphSource } from './service/cluster-graph-source.js';
 import { readLandedCommits } from './git/landed-commits.js';
+import { parseQueueKey } from './git/queue-auth.js';
+import { ensureQueueKey } from './embedded/queue-key.js';
+import { secretFromEnvOrFile } from './read-input-file.js';
+import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { LocalExecutor, type RunnerCommand } from './local/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
 import type { ScaffoldExecutor } from './service/scaffold-executor.js';
@@ -167,9 +171,12 @@ export async function startService(
       return kubeConfig;
     };
 
+    // The landing queue's key for the service and its runners: SCAFFOLD_QUEUE_KEY(_FILE), else kept in the data directory.
+    const queueKey = (await secretFromEnvOrFile(process.env, RUNNER_ENV.queueKey)) ?? (await ensureQueueKey(config.dataDir));
+    parseQueueKey(queueKey, RUNNER_ENV.queueKey);
     let executor: ScaffoldExecutor;
     if (config.executor === 'local') {
-      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits });
+      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits, queueKey });
       cleanups.unshift(() => local.close());
       executor = local;
     } else {
@@ -178,6 +185,7 @@ export async function startService(
         namespace: config.jobNamespace,
         image: config.runnerImage,
         serviceAccountName: config.runnerServiceAccount,
+        queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });
     }

@@ -44,6 +44,7 @@ import { runnerDelivery } from './delivery/runner-delivery.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
 import { boundedResult } from './run-contract/run-result.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
+import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js';
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -70,6 +71,15 @@ async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredential
   if (!token) return undefined;
   const username = await secretFromEnvOrFile(env, RUNNER_ENV.gitUsername);
   return { kind: 'token', token, ...(username ? { username } : {}) };
+}
+
+/** The landing queue's key and this run's attempt: the service's shared key, else one of this process's own (git/queue-auth.ts). */
+async function queueAuthFrom(env: NodeJS.ProcessEnv): Promise<QueueAuth> {
+  const attemptText = env[RUNNER_ENV.attempt];
+  if (attemptText !== undefined && !/^[1-9][0-9]{0,5}$/.test(attemptText)) throw new ValidationError([{ field: RUNNER_ENV.attempt, message: 'must be a positive integer' }]);
+  const attempt = attemptText === undefined ? 1 : Number(attemptText);
+  const key = await secretFromEnvOrFile(env, RUNNER_ENV.queueKey);
+  return key === undefined ? ownQueueAuth(attempt) : { key: parseQueueKey(key, RUNNER_ENV.queueKey), shared: true, attempt };
 }
 
 async function writeResult(path: string | undefined, result: RunResult): Promise<void> {
@@ -231,7 +241,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     process.on('SIGINT', onTerm);
     const deps = {
       // git stays in the runner's process group: the executor's kill of that group stops a push in flight.
-      git: new CliGitRemote({ logger, gitProcessGroup: 'caller' }),
+      git: new CliGitRemote({ logger, gitProcessGroup: 'caller', queueAuth: await queueAuthFrom(env) }),
       logger,
       delivery,
       verify: verifierFor(createWorkTreeVerifier()),

@@ -19,8 +19,10 @@ import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';
-import { type CarriedChain, type PassTrailers, type QueueGit, type QueuedCommit, carryQueued, landedPassCommit, passTrailersOf, queuePrefix, queueRef, queueRefspec, readQueue } from './landing-queue.js';
+import { ALWAYS_RESERVED, type CarriedChain, type PassTrailers, type QueueGit, type QueueListing, type QueueSightings, carryQueued, inQueueOf, landedPassCommit, passTrailersOf, queuePrefix, queueRefspec, readQueue } from './landing-queue.js';
 import { Announcement, removalsOf } from './queue-announcement.js';
+import type { QueueAuth } from './queue-auth.js';
+import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 
@@ -36,6 +38,12 @@ export interface PushingWorkspace extends QueueGit {
   head(): Promise<string>;
   /** Turns a failed result into the product's error, credentials scrubbed. */
   fail(args: readonly string[], result: GitResult): Error;
+  /** The key its announcements are signed with and others' are checked against. */
+  readonly auth: QueueAuth;
+  /** When this process first saw each announcement. */
+  readonly sightings: QueueSightings;
+  /** The fence of the run whose pass commit is pushed (one per workspace). */
+  attemptFence(trailers: PassTrailers): AttemptFence;
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -53,7 +61,7 @@ const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
   const call = signal ? { signal } : {};
-  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch)] : [])];
+  const refspecs = [`+refs/heads/${ws.branch}:refs/remotes/origin/${ws.branch}`, ...(queued ? [queueRefspec(ws.branch), fenceRefspec(ws.branch)] : [])];
   await ws.git(['fetch', '--quiet', '--no-tags', '--prune', '--filter=blob:none', 'origin', ...refspecs], { ...call, network: true });
 }
 
@@ -84,13 +92,13 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
 async function queueAhead(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<boolean> {
   const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) });
   const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
-  if (lines.some(([, ref]) => ref?.startsWith(queuePrefix(ws.branch)))) return true;
+  if (lines.some(([, ref]) => ref !== undefined && inQueueOf(ws.branch, ref))) return true;
   const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
   return tip !== undefined && (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
 }
 
 /** What a queued run saw while it waited. */
-type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: readonly QueuedCommit[] };
+type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: QueueListing };
 
 /**
  * Waits until another run carried this run's commit (its landed commit), or it
@@ -104,7 +112,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
   let after = before;
   const branch = { movedAt: Date.now(), moves: 0 };
   let fetched = '';
-  let queued: readonly QueuedCommit[] = [];
+  let queued: QueueListing = { commits: [], malformed: [] };
   /** Fetches what `listing` shows; the commit this run landed as, if another run carried it. */
   const refresh = async (listing: string, round: number): Promise<string | undefined> => {
     fetched = listing;
@@ -114,23 +122,23 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
     after = tip;
     const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
-    queued = await readQueue(ws, ws.branch);
+    queued = await readQueue(ws, ws.branch, ws.auth);
     return landed;
   };
   for (let round = 0; ; round++) {
     if (round > 0) {
-      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued)));
+      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued.commits)));
       await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
     const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
     // Only a moved branch or a gone announcement ahead changes anything for a waiting run; newcomers queue behind it.
     const refs = new Map(listing.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
-    const ahead = queued.slice(0, Math.max(0, own.place(queued)));
+    const ahead = queued.commits.slice(0, Math.max(0, own.place(queued.commits)));
     const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
     const landed = changed ? await refresh(listing, round) : undefined;
     if (landed !== undefined) return { landed };
-    if (!own.mayCarry(queued, branch)) continue;
+    if (!own.mayCarry(queued.commits, branch)) continue;
     // Its turn: carry everything announced up to now.
     if (listing !== fetched) {
       const carried = await refresh(listing, round);
@@ -151,29 +159,37 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
   const tracking = `refs/remotes/origin/${branch}`;
   const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
-  const own = trailers ? new Announcement(ws, queueRef(branch, trailers)) : undefined;
+  // Pass commits under the service's key are fenced: every push moves the attempt's fence under a lease (attempt-fence.ts).
+  const fence = trailers !== undefined && ws.auth.shared ? ws.attemptFence(trailers) : undefined;
+  const own = trailers ? new Announcement(ws, trailers, fence) : undefined;
   let queue = own !== undefined;
   let chain: CarriedChain | undefined;
   /** One push: HEAD, or the chain carrying queued commits (atomically deleting their announcements). Undefined when it lost the race. */
   const attemptPush = async (attempt: number): Promise<PushResult | undefined> => {
     const head = await ws.head();
-    const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(own?.entry ? [own.entry] : [])]);
-    const args = ['push', '--porcelain', '--no-verify', ...(deletions.length > 0 ? ['--atomic', ...leases] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...deletions];
+    const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(chain?.unlandable ?? []), ...(own?.entry ? [own.entry] : [])]);
+    const move = fence?.enabled ? await fence.move(ws, signal) : undefined;
+    const atomic = deletions.length > 0 || move !== undefined;
+    const args = ['push', '--porcelain', '--no-verify', ...(atomic ? ['--atomic', ...leases, ...(move?.args ?? [])] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...(move ? [move.refspec] : []), ...deletions];
     const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
     const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
     if (result.exitCode === 0 && rejected.length === 0) {
+      move?.landed();
       own?.landed();
       const carried = chain?.carried.length ?? 0;
       logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
       return { sha: head, attempts: attempt };
     }
     if (/does not support --atomic/.test(result.stderr)) {
-      // No atomic pushes, no safe queue: race alone from here on.
+      // No atomic pushes, no safe queue and no fence: race alone from here on.
       queue = false;
+      fence?.disable();
       await own?.withdraw();
       return undefined;
     }
     logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected }, 'push rejected');
+    // Fenced by the service (its runner was declared gone): nothing more of this attempt may land.
+    if (move) await fence!.assertOpen(ws, signal);
     // The porcelain lines say why (hook declined, protected branch); keep them in the message.
     if (!rejected.some((line) => LOST_RACE.test(line))) throw ws.fail(args, { ...result, stderr: `${result.stderr}\n${rejected.join('\n')}` });
     if (attempt >= maxAttempts) throw new UnavailableError(`push to ${branch} was overtaken by concurrent pushes ${attempt} times; giving up`);
@@ -191,7 +207,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       const head = await ws.head();
       let before: string | undefined;
       let after: string | undefined;
-      let queued: readonly QueuedCommit[] = [];
+      let queued: QueueListing = { commits: [], malformed: [] };
       if (queue && own && trailers) {
         await own.announce(head, signal);
         if (attempt === 0) logger.info({ push: 'queued', branch }, 'other runs are queued for this branch, or it moved: joining the landing queue');
@@ -202,7 +218,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
           await ws.git(['reset', '--quiet', '--hard', waited.landed]);
           await assertConfinedWorkTree(ws.dir);
           // An announcement still standing (re-announced after it was carried) is withdrawn.
-          if (own.entry !== undefined && (await resolveRef(ws, own.ref)) === own.entry.sha) await own.withdraw();
+          if (own.entry !== undefined && (await resolveRef(ws, own.entry.ref)) === own.entry.sha) await own.withdraw();
           else own.landed();
           logger.info({ push: 'carried', sha: waited.landed, attempts: Math.max(1, attempt) }, 'pushed by a concurrent run that carried this commit');
           return { sha: waited.landed, attempts: Math.max(1, attempt) };
@@ -219,9 +235,15 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       }
       await rebaseOntoTracking(ws, signal);
       if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));
-      chain = queue ? await carryQueued(ws, queued.filter((entry) => entry.ref !== own?.ref), await ws.head(), ws.committer()) : undefined;
+      const others = { commits: queued.commits.filter((entry) => entry.id !== trailers?.id), malformed: queued.malformed };
+      chain = undefined;
+      if (queue) {
+        const rules = { auth: ws.auth, sightings: ws.sightings, reserved: new Set<string>([...ALWAYS_RESERVED, ...(trailers ? [trailers.reference] : [])]), now: Date.now(), branch, fences: await readFences(ws, branch) };
+        chain = await carryQueued(ws, others, await ws.head(), ws.committer(), rules);
+      }
       if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
-      if (chain && chain.carried.length === 0) chain = undefined;
+      if (chain && chain.unlandable.length > 0) logger.info({ push: 'refused', refused: chain.unlandable.map(({ ref, reason }) => `${ref.slice(queuePrefix(branch).length)}: ${reason}`) }, 'announcements that can never land are deleted');
+      if (chain && chain.carried.length === 0 && chain.unlandable.length === 0) chain = undefined;
     }
   } catch (error) {
     await own?.withdraw();

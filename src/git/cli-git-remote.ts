@@ -23,6 +23,9 @@ import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
+import { type PassTrailers, QueueSightings } from './landing-queue.js';
+import { AttemptFence, fenceRef } from './attempt-fence.js';
+import { MAC_TRAILER, type QueueAuth, ownQueueAuth, passCommitMac } from './queue-auth.js';
 
 /** Dependencies of {@link CliGitRemote}. */
 export interface CliGitRemoteDeps {
@@ -47,6 +50,13 @@ export interface CliGitRemoteDeps {
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   /** See `RunGitOptions.processGroup`; the runner passes 'caller' so its executor's group kill reaches git. @default 'own' */
   readonly gitProcessGroup?: 'own' | 'caller';
+  /**
+   * The landing queue's key, shared by the service and its runners
+   * (queue-auth.ts): pass commits get a `Scaffold-Mac` trailer, announcements
+   * a MAC, and only announcements under the same key are carried.
+   * @default a key of this process's own (a run of the CLI): it carries nobody else's
+   */
+  readonly queueAuth?: QueueAuth;
 }
 
 /**
@@ -80,6 +90,8 @@ interface WorkspaceState {
   readonly networkTimeoutMs: number;
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
   readonly processGroup: 'own' | 'caller';
+  readonly auth: QueueAuth;
+  readonly sightings: QueueSightings;
 }
 
 interface GitCall {
@@ -93,6 +105,8 @@ interface GitCall {
 /** A sparse, partial working copy; every command runs with the remote's credentials because any of them may fetch a missing blob. */
 class CliGitWorkspace implements GitWorkspace {
   private lastAuthor: GitIdentity | undefined;
+  /** The fence of the run this workspace pushes for, made with its first fenced push. */
+  private fence: AttemptFence | undefined;
   /** What the credentials look like in output, for errors built outside runGit. */
   private secrets: readonly string[] = [];
 
@@ -165,6 +179,7 @@ class CliGitWorkspace implements GitWorkspace {
       if (/[\r\n\0]/.test(value)) throw new ValidationError([{ field: `trailers.${key}`, message: 'contains a line break' }]);
       trailerArgs.push('--trailer', `${key}: ${value}`);
     }
+    if (MAC_TRAILER in options.trailers) throw new ValidationError([{ field: `trailers.${MAC_TRAILER}`, message: 'is written by the workspace itself' }]);
     const paths = options.paths.map((path) => repoPath(path, 'paths'));
 
     // `git add -- P` fails when P is neither on disk nor in the index (a directory
@@ -181,6 +196,7 @@ class CliGitWorkspace implements GitWorkspace {
 
     const diff = await this.git(['diff', '--cached', '--quiet'], { okExitCodes: [0, 1] });
     if (diff.exitCode === 0) return undefined;
+    trailerArgs.push(...(await this.macTrailer(options.trailers)));
 
     await this.git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-', ...trailerArgs], {
       input: options.message,
@@ -188,6 +204,24 @@ class CliGitWorkspace implements GitWorkspace {
     });
     this.lastAuthor = options.author;
     return this.head();
+  }
+
+  /**
+   * A pass commit's `Scaffold-Mac` (with the service's key only): over its run,
+   * attempt, pass, cluster and the tree it stages at `clusters/<cluster>`, what
+   * a carry or a rebase onto other clusters keeps, so the service recognizes
+   * the run's commit on the branch by it (landed-commits.ts).
+   */
+  private async macTrailer(trailers: Readonly<Record<string, string>>): Promise<string[]> {
+    const { auth } = this.state;
+    const id = trailers['Scaffold-Id'];
+    const pass = trailers['Scaffold-Pass'];
+    const cluster = trailers['Scaffold-Cluster'];
+    if (!auth.shared || id === undefined || pass === undefined || cluster === undefined) return [];
+    const tree = (await this.git(['write-tree'])).stdout.trim();
+    const sub = await this.git(['rev-parse', '--verify', '--quiet', `${tree}:clusters/${cluster}`], { okExitCodes: [0, 1] });
+    const clusterTree = sub.exitCode === 0 ? sub.stdout.trim() : '';
+    return ['--trailer', `${MAC_TRAILER}: ${passCommitMac(auth.key, { id, attempt: auth.attempt, pass, cluster, clusterTree })}`];
   }
 
   push(options: PushOptions = {}): Promise<PushResult> {
@@ -205,6 +239,14 @@ class CliGitWorkspace implements GitWorkspace {
           throw error;
         }),
       fail: (args, result) => this.fail(args, result),
+      auth: state.auth,
+      sightings: state.sightings,
+      attemptFence: (trailers: PassTrailers) => {
+        const owner = { cluster: trailers.cluster, attempt: state.auth.attempt, id: trailers.id };
+        const ref = fenceRef(state.branch, owner);
+        if (this.fence?.ref !== ref) this.fence = new AttemptFence(ref, owner);
+        return this.fence;
+      },
     };
     return pushHead(workspace, options);
   }
@@ -222,6 +264,8 @@ class CliGitWorkspace implements GitWorkspace {
   }
 
   async dispose(): Promise<void> {
+    // The run is done with the branch: its fence goes (best effort; the service closes what a dead runner left open).
+    await this.fence?.remove(this).catch(() => undefined);
     await rm(this.state.dir, { recursive: true, force: true });
   }
 }
@@ -236,10 +280,13 @@ class CliGitWorkspace implements GitWorkspace {
  */
 export class CliGitRemote implements GitRemote {
   private readonly logger: Logger;
+  private readonly auth: QueueAuth;
+  private readonly sightings = new QueueSightings();
 
   constructor(private readonly deps: CliGitRemoteDeps = {}) {
     this.logger = deps.logger ?? silentLogger;
     if (deps.identity) assertIdentity(deps.identity, 'identity');
+    this.auth = deps.queueAuth ?? ownQueueAuth();
   }
 
   /**
@@ -281,6 +328,8 @@ export class CliGitRemote implements GitRemote {
       networkTimeoutMs,
       backoff: this.deps.backoff ?? { baseMs: 200, maxMs: 60_000 },
       processGroup: this.deps.gitProcessGroup ?? 'own',
+      auth: this.auth,
+      sightings: this.sightings,
     };
     const workspace = new CliGitWorkspace(state);
     const started = Date.now();

@@ -15,11 +15,18 @@ import { git } from '../../test/support/git.js';
 import type { Logger } from '../logger.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
-import { queueRef } from './landing-queue.js';
+import { CARRY_WINDOW_MS, type CarryRules, type QueuedCommit, QueueSightings, carryRefusal, queueRef } from './landing-queue.js';
 import { readLandedCommits } from './landed-commits.js';
+import { type QueueAuth, announcementMac } from './queue-auth.js';
+import { fenceCommit, fenceRef } from './attempt-fence.js';
 
 const AUTHOR = { name: 'Scaffold Bot', email: 'bot@example.invalid' };
 const OTHER_AUTHOR = { name: 'Other Run', email: 'other@example.invalid' };
+/** The key the service shares with its runners in these tests. */
+const KEY = Buffer.from('0123456789abcdef'.repeat(4));
+const AUTH: QueueAuth = { key: KEY, shared: true, attempt: 1 };
+/** Another service's key: what a planted announcement could at best be signed with. */
+const WRONG_KEY = Buffer.from('fedcba9876543210'.repeat(4));
 
 /** Log events with their fields, to see what each push did. */
 function recorder(): { logger: Logger; events: Record<string, unknown>[] } {
@@ -81,10 +88,27 @@ describe('landing queue', () => {
     return sha;
   }
 
-  /** Puts `ws`'s HEAD in the queue, as its run does after losing a race. */
-  async function announce(ws: GitWorkspace, trailers: Record<string, string>): Promise<string> {
-    const ref = queueRef('main', { id: trailers['Scaffold-Id']!, pass: trailers['Scaffold-Pass']!, cluster: '', reference: '' });
-    await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`);
+  /** `ws`'s git as the queue's helpers call it. */
+  const queueGitOf = (ws: GitWorkspace) => ({
+    git: (args: readonly string[], call?: { readonly input?: string; readonly env?: Readonly<Record<string, string>> }) =>
+      runGit(args, { cwd: ws.dir, ...(call?.input === undefined ? {} : { input: call.input }), ...(call?.env ? { env: call.env } : {}) }),
+  });
+
+  /**
+   * Puts `ws`'s HEAD in the queue, as its run does after losing a race: under a
+   * ref whose name holds the issue time and the MAC over what a carrier relies on.
+   */
+  async function announce(ws: GitWorkspace, trailers: Record<string, string>, options: { readonly key?: Buffer; readonly issuedAt?: number } = {}): Promise<string> {
+    const [sha = '', parent = '', tree = ''] = (await git(ws.dir, 'log', '-1', '--format=%H%n%P%n%T', 'HEAD')).split('\n');
+    const id = trailers['Scaffold-Id']!;
+    const pass = trailers['Scaffold-Pass']!;
+    const issuedAt = options.issuedAt ?? Date.now();
+    const mac = announcementMac(options.key ?? KEY, { branch: 'main', id, attempt: 1, pass, cluster: trailers['Scaffold-Cluster']!, parent, tree, sha, issuedAt });
+    const ref = queueRef('main', { id, pass, attempt: 1, issuedAt, mac });
+    // With its attempt's fence open, as its runner's announcing push leaves it.
+    const owner = { cluster: trailers['Scaffold-Cluster']!, attempt: 1, id };
+    const fence = await fenceCommit(queueGitOf(ws), 'open', owner, undefined);
+    await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`, `+${fence}:${fenceRef('main', owner)}`);
     return ref;
   }
 
@@ -104,7 +128,7 @@ describe('landing queue', () => {
     const bare = join(served, repo);
     if (configure) await configure(bare);
     const { logger, events } = recorder();
-    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
+    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger, queueAuth: AUTH });
     const [first, beta, gamma] = (await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c)))) as [GitWorkspace, GitWorkspace, GitWorkspace];
     await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
     await first.push();
@@ -112,6 +136,16 @@ describe('landing queue', () => {
   }
 
   const queueRefs = async (bare: string) => (await git(bare, 'for-each-ref', '--format=%(refname)', 'refs/scaffold-queue/')).split('\n').filter(Boolean);
+
+  /** Why the carrier deleted each announcement it refused, by the run id its ref names. */
+  function refusedBy(events: readonly Record<string, unknown>[]): Record<string, string> {
+    const lines = events.filter((e) => e['push'] === 'refused').flatMap((e) => e['refused'] as string[]);
+    return Object.fromEntries(lines.map((line) => [line.split('--')[0], line.slice(line.indexOf(': ') + 2)]));
+  }
+
+  /** Issued 5 s ahead by the announcing runner's clock (inside the allowed skew), so gamma, the carrier, is first in line and carries at once. */
+  const aheadOfCarrier = () => Date.now() + 5_000;
+
 
   it('carries an announced commit onto the branch in the same push, and its owner finds it there', async () => {
     const race = await afterAlphaLanded('carry.git');
@@ -121,8 +155,10 @@ describe('landing queue', () => {
       await writeCluster(carrier, 'gamma', passTrailers('run-a2', 'gamma'));
       const betaCommit = await writeCluster(queued, 'beta', passTrailers('run-b', 'beta'), OTHER_AUTHOR);
       const betaTree = await git(queued.dir, 'rev-parse', `${betaCommit}:clusters/beta`);
-      await announce(queued, passTrailers('run-b', 'beta'));
-      // gamma, first in line (commits of one second are ordered by run id), rebases and lands itself with beta on top.
+      // Its committer's clock says 2000: the queue goes by the MAC-covered issue time, not by commit dates.
+      await amend(queued.dir, { GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z', GIT_COMMITTER_NAME: OTHER_AUTHOR.name, GIT_COMMITTER_EMAIL: OTHER_AUTHOR.email });
+      await announce(queued, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // gamma, first in line, rebases and lands itself with beta on top.
       const landed = await carrier.push();
       assert.equal(landed.attempts, 1, 'it saw the branch had moved, so it rebased and carried before its one push');
 
@@ -144,7 +180,7 @@ describe('landing queue', () => {
       // The carrier's next pass carries again: its chain of the first carry is no obstacle.
       await writeCluster(carrier, 'gamma', passTrailers('run-a2', 'gamma', 'all'));
       await writeCluster(first, 'alpha', passTrailers('run-z', 'alpha', 'all'));
-      await announce(first, passTrailers('run-z', 'alpha', 'all'));
+      await announce(first, passTrailers('run-z', 'alpha', 'all'), { issuedAt: aheadOfCarrier() });
       await carrier.push();
       const ids = (await git(bare, 'log', '-2', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
       assert.deepEqual(ids, ['run-z', 'run-a2']);
@@ -157,7 +193,7 @@ describe('landing queue', () => {
     const repo = await freshRepo('many.git');
     const bare = join(served, repo);
     const { logger, events } = recorder();
-    const remote = new CliGitRemote({ backoff: { baseMs: 20, maxMs: 200 }, logger });
+    const remote = new CliGitRemote({ backoff: { baseMs: 20, maxMs: 200 }, logger, queueAuth: AUTH });
     const names = Array.from({ length: 8 }, (_, i) => `c${i}`);
     const workspaces = await Promise.all(names.map((c) => cloneFor(remote, repo, c)));
     try {
@@ -176,53 +212,205 @@ describe('landing queue', () => {
     }
   });
 
-  it('leaves an announced commit for its owner when it touches more than its cluster, is a symlink, is stale, or what its verify read changed', async () => {
-    const repo = await freshRepo('refuse.git');
-    const bare = join(served, repo);
-    const { logger, events } = recorder();
-    const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger });
-    const ws = await Promise.all(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((c) => cloneFor(remote, repo, c)));
-    const [first, outside, linked, stale, shared, carrier] = ws as [GitWorkspace, GitWorkspace, GitWorkspace, GitWorkspace, GitWorkspace, GitWorkspace];
+  /**
+   * One refusal: after alpha landed, beta's run announces a commit `plant`
+   * makes, and gamma lands. Each scenario breaks exactly one rule, so the
+   * carrier's reason is that rule's; without it the commit would be carried.
+   * Beta's commit must not reach main, its announcement must be gone, and the
+   * carrier must say why.
+   */
+  async function refusedScenario(name: string, expected: string, plant: (ws: GitWorkspace) => Promise<void>): Promise<void> {
+    const race = await afterAlphaLanded(name);
+    const { bare, events, beta, gamma } = race;
     try {
-      // A reference-environment change lands first: whatever read it must be verified again.
-      await mkdir(join(first.dir, 'clusters/development'), { recursive: true });
+      await plant(beta);
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.deepEqual(refusedBy(events), { 'run-b': expected });
+      const ids = (await git(bare, 'log', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids, ['run-c', 'run-a'], "nothing of beta's run is on main: only gamma's and alpha's commits on the seed");
+      assert.equal(await git(bare, 'rev-list', '--count', 'main'), '3');
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', "beta's commit is not on main");
+      assert.equal(await git(bare, 'rev-parse', 'main:clusters/development/kustomization.yaml'), await git(bare, 'rev-parse', 'main~2:clusters/development/kustomization.yaml'), 'the reference environment is untouched');
+      assert.deepEqual(await queueRefs(bare), [], 'the carrier deleted the announcement it refused');
+    } finally {
+      await race.dispose();
+    }
+  }
+
+  it('refuses an announcement for the reference environment, MAC and all', async () => {
+    // Its trailers name beta as its reference, so only the carrier's own reserved set says no.
+    await refusedScenario('refuse-reference.git', 'its cluster development is reserved', async (beta) => {
+      await writeCluster(beta, 'development', passTrailers('run-b', 'development', 'infrastructure', 'beta'));
+      await announce(beta, passTrailers('run-b', 'development', 'infrastructure', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it("refuses a commit planted under a live run's announcement: its Scaffold-Id and MAC are the run's, its commit is not", async () => {
+    await refusedScenario('refuse-live-id.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // Someone who may push replaces the run's commit under its ref: same parent, same trailers, their own content.
+      await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [planted]\n');
+      await git(beta.dir, 'add', 'clusters/beta');
+      await amend(beta.dir);
+      await git(beta.dir, 'push', '--quiet', '--force', 'origin', `HEAD:${ref}`);
+    });
+  });
+
+  it("refuses an announcement whose commit writes into another tenant's cluster, read from its tree diff", async () => {
+    await refusedScenario('refuse-tenant.git', 'it changes clusters/alpha/stolen.yaml, outside its cluster', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      // alpha's directory is outside beta's sparse cone: staged by plumbing, as an attacker's tooling would.
+      const blob = await git(beta.dir, 'hash-object', '-w', '--stdin', '--path=x.yaml');
+      await git(beta.dir, 'update-index', '--add', '--cacheinfo', `100644,${blob},clusters/alpha/stolen.yaml`);
+      await amend(beta.dir);
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it('refuses an announcement issued in the future, whatever its commit dates say', async () => {
+    await refusedScenario('refuse-future.git', 'announced in the future', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: Date.now() + 10 * 60_000 });
+    });
+  });
+
+  it('refuses an announcement issued longer ago than the carry window, even with a fresh committer date', async () => {
+    await refusedScenario('refuse-stale.git', 'announced too long ago', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await amend(beta.dir, { GIT_COMMITTER_DATE: new Date(Date.now() + 60_000).toISOString() });
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: Date.now() - CARRY_WINDOW_MS - 60_000 });
+    });
+  });
+
+  it('refuses an announcement whose commit writes a symbolic link', async () => {
+    await refusedScenario('refuse-symlink.git', 'it writes clusters/beta/kustomization.yaml with mode 120000', async (beta) => {
+      await mkdir(join(beta.dir, 'clusters/beta'), { recursive: true });
+      await symlink('/etc/passwd', join(beta.dir, 'clusters/beta/kustomization.yaml'));
+      await beta.commit({ paths: ['clusters/beta'], message: 'link', trailers: passTrailers('run-b', 'beta'), author: AUTHOR });
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it('leaves an announcement for its owner when what its verify read has changed since', async () => {
+    const race = await afterAlphaLanded('left-reverify.git');
+    const { bare, events, first, beta, gamma } = race;
+    try {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // The reference environment changes after beta verified against it.
       await writeFile(join(first.dir, 'clusters/development/kustomization.yaml'), 'resources: [flux, extra]\n');
       await first.commit({ paths: ['clusters/development'], message: 'edit the reference', trailers: {}, author: AUTHOR });
       await first.push();
-
-      // zeta is first in line (the oldest commit; within one second, the first run id), so it carries without waiting.
-      await writeCluster(carrier, 'zeta', passTrailers('run-a', 'zeta'));
-      // beta's commit also writes base/: not a cluster-only change.
-      await writeCluster(outside, 'beta', passTrailers('run-b', 'beta'));
-      await mkdir(join(outside.dir, 'base/infrastructure'), { recursive: true });
-      await writeFile(join(outside.dir, 'base/infrastructure/extra.yaml'), 'x: 1\n');
-      await git(outside.dir, 'add', 'base');
-      await amend(outside.dir);
-      // gamma writes a symlink in its cluster.
-      await mkdir(join(linked.dir, 'clusters/gamma'), { recursive: true });
-      await symlink('/etc/passwd', join(linked.dir, 'clusters/gamma/kustomization.yaml'));
-      await linked.commit({ paths: ['clusters/gamma'], message: 'link', trailers: passTrailers('run-g', 'gamma'), author: AUTHOR });
-      // delta was announced long ago (its owner may be dead).
-      await writeCluster(stale, 'delta', passTrailers('run-d', 'delta'));
-      await amend(stale.dir, { GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z' });
-      // epsilon was verified against the reference environment as it was before `first`.
-      await writeCluster(shared, 'epsilon', passTrailers('run-e', 'epsilon'));
-      for (const [w, trailers] of [[outside, passTrailers('run-b', 'beta')], [linked, passTrailers('run-g', 'gamma')], [stale, passTrailers('run-d', 'delta')], [shared, passTrailers('run-e', 'epsilon')]] as const) {
-        await announce(w, trailers);
-      }
-
-      await carrier.push();
-      assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-a', 'nothing was carried');
-      assert.equal((await queueRefs(bare)).length, 4, 'the announcements stay for their owners');
-      const left = events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]).sort();
-      assert.deepEqual(left, [
-        'run-b/infrastructure: it changes base/infrastructure/extra.yaml, outside its cluster',
-        'run-d/infrastructure: announced too long ago',
-        'run-e/infrastructure: what its verify read has changed',
-        'run-g/infrastructure: it writes clusters/gamma/kustomization.yaml with mode 120000',
-      ]);
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '');
+      assert.deepEqual(await queueRefs(bare), [ref], 'it stays for its owner, who verifies again');
+      assert.deepEqual(events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]), ['run-b/infrastructure: what its verify read has changed']);
     } finally {
-      await Promise.all(ws.map((w) => w.dispose()));
+      await race.dispose();
+    }
+  });
+
+  /** Moves `owner`'s fence on the remote to a new `state` commit, as the runner of a newer attempt or the service does. */
+  async function setFence(ws: GitWorkspace, state: 'open' | 'closed', owner: { cluster: string; attempt: number; id: string }): Promise<void> {
+    const commit = await fenceCommit(queueGitOf(ws), state, owner, undefined);
+    await git(ws.dir, 'push', '--quiet', 'origin', `+${commit}:${fenceRef('main', owner)}`);
+  }
+
+  it('refuses an announcement whose attempt the service fenced', async () => {
+    await refusedScenario('refuse-fenced.git', 'its attempt is fenced: the service recorded it, or it ended', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      await setFence(beta, 'closed', { cluster: 'beta', attempt: 1, id: 'run-b' });
+    });
+  });
+
+  it('refuses an announcement of a cluster whose newer attempt has started', async () => {
+    await refusedScenario('refuse-superseded.git', 'a newer attempt of its cluster has started', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      await setFence(beta, 'open', { cluster: 'beta', attempt: 2, id: 'run-b2' });
+    });
+  });
+
+  it('refuses a planted announcement: a MAC made without the service key', async () => {
+    await refusedScenario('refuse-forged.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { key: WRONG_KEY, issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it('an announcement its carrier has watched for longer than the carry window is stale, whatever its issue time', () => {
+    let clock = 0;
+    const sightings = new QueueSightings(() => clock);
+    const entry: QueuedCommit = {
+      id: 'run-b', pass: 'infrastructure', cluster: 'beta', reference: 'development', ref: 'refs/scaffold-queue/main/x', sha: 'a'.repeat(40), parents: ['b'.repeat(40)], tree: 'c'.repeat(40),
+      attempt: 1, issuedAt: Date.now(), authentic: true, author: AUTHOR, authorDate: '0 +0000', message: 'm',
+    };
+    const own = [{ mode: '100644', path: 'clusters/beta/kustomization.yaml' }];
+    const fences = { open: new Set([fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' })]), newestAttempt: new Map([['beta', 1]]) };
+    const rules = (): CarryRules => ({ auth: AUTH, sightings, reserved: new Set(['development', 'base', 'flux-system']), now: entry.issuedAt, branch: 'main', fences });
+    assert.equal(carryRefusal(entry, own, new Set(), rules()), undefined, 'first seen: carried');
+    clock += CARRY_WINDOW_MS + 1;
+    assert.deepEqual(carryRefusal(entry, own, new Set(), rules()), { reason: 'announced too long ago', unlandable: true });
+  });
+
+  it('deletes what can never land, so later runs are not held up by it', async () => {
+    const race = await afterAlphaLanded('leftovers.git');
+    const { bare, events, first, beta, gamma } = race;
+    try {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      // Left by an older generator or planted: no MAC in the name; a blob; a name announcing another run than its commit's.
+      await git(beta.dir, 'push', '--quiet', 'origin', 'HEAD:refs/scaffold-queue/main/run-b--infrastructure');
+      const blob = await git(beta.dir, 'hash-object', '-w', '--stdin');
+      await git(beta.dir, 'push', '--quiet', 'origin', `${blob}:refs/scaffold-queue/main/run-x--all--1--${Date.now()}--${'0'.repeat(64)}`);
+      await git(beta.dir, 'push', '--quiet', 'origin', `HEAD:refs/scaffold-queue/main/run-y--infrastructure--1--${Date.now()}--${'0'.repeat(64)}`);
+      assert.equal((await queueRefs(bare)).length, 3);
+
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.deepEqual(await queueRefs(bare), [], 'the carrier deleted every leftover in its landing push');
+      assert.deepEqual(refusedBy(events), {
+        'run-b': 'its name carries no run, pass, attempt, issue time and MAC',
+        'run-x': 'it points at a blob',
+        'run-y': 'its commit is not the pass its name announces',
+      });
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '');
+
+      // The next run finds no queue: it pushes at once, without announcing itself.
+      const before = events.length;
+      await git(first.dir, 'fetch', '--quiet', 'origin');
+      await git(first.dir, 'reset', '--quiet', '--hard', 'origin/main');
+      await writeCluster(first, 'alpha', passTrailers('run-a3', 'alpha', 'all'));
+      await first.push();
+      assert.ok(!events.slice(before).some((e) => e['push'] === 'queued' || e['push'] === 'lost'), 'the next run was not queued');
+    } finally {
+      await race.dispose();
+    }
+  });
+
+  it("recognizes a run's landed commit by its MAC, not by a Scaffold-Id anyone can write", async () => {
+    const race = await afterAlphaLanded('landed-mac.git');
+    const { repo, bare, beta } = race;
+    try {
+      const real = await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const landed = await beta.push();
+      // Planted straight on main by someone who may push: the run's trailers, a MAC made up.
+      await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [planted]\n');
+      await git(beta.dir, 'add', 'clusters/beta');
+      await git(beta.dir, '-c', `user.name=x`, '-c', 'user.email=x@example.invalid', 'commit', '--quiet', '-m', 'planted', '--trailer', 'Scaffold-Id: run-b', '--trailer', 'Scaffold-Pass: all', '--trailer', 'Scaffold-Cluster: beta', '--trailer', `Scaffold-Mac: ${'0'.repeat(64)}`);
+      await git(beta.dir, 'push', '--quiet', 'origin', 'HEAD:main');
+      assert.equal(await git(bare, 'log', '-1', '--format=%s', 'main'), 'planted');
+      assert.notEqual(landed.sha, real, 'rebased onto alpha');
+
+      const read = await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-b', attempt: 1, cluster: 'beta', queueKey: KEY, scratchDir: scratch });
+      assert.deepEqual(read, [{ pass: 'infrastructure', sha: landed.sha }], 'only the commit the run signed is its');
+      const otherAttempt = await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-b', attempt: 2, cluster: 'beta', queueKey: KEY, scratchDir: scratch });
+      assert.deepEqual(otherAttempt, [], "another attempt's MAC is not this one's");
+    } finally {
+      await race.dispose();
     }
   });
 
@@ -233,7 +421,7 @@ describe('landing queue', () => {
       // beta's runner announced its commit and was killed.
       await writeCluster(dead, 'beta', passTrailers('run-dead', 'beta'));
       await announce(dead, passTrailers('run-dead', 'beta'));
-      assert.deepEqual(await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-dead', scratchDir: scratch }), []);
+      assert.deepEqual(await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-dead', attempt: 1, cluster: 'beta', queueKey: KEY, scratchDir: scratch }), []);
       assert.deepEqual(await queueRefs(bare), []);
 
       await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
@@ -251,11 +439,15 @@ describe('landing queue', () => {
       // The carrier's commit is the older one, so it is first in line and carries at once.
       await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
       await writeCluster(queued, 'beta', passTrailers('run-q', 'beta'));
-      await announce(queued, passTrailers('run-q', 'beta'));
+      await announce(queued, passTrailers('run-q', 'beta'), { issuedAt: aheadOfCarrier() });
       await carrier.push();
       assert.ok(events.some((e) => e['push'] === 'lost' && e['queued'] === false), 'the carrier fell back to racing alone');
       assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-c', 'nothing was carried without an atomic push');
-      assert.deepEqual(await queueRefs(bare), ['refs/scaffold-queue/main/run-q--infrastructure'], 'the carrier withdrew only its own announcement');
+      assert.deepEqual(
+        (await queueRefs(bare)).map((ref) => ref.split('--').slice(0, 2).join('--')),
+        ['refs/scaffold-queue/main/run-q--infrastructure'],
+        'the carrier withdrew only its own announcement',
+      );
       // The announced run lands its own commit.
       await queued.push();
       assert.equal(await git(bare, 'rev-list', '--count', 'main'), '4');

@@ -14,6 +14,17 @@
  * shared roots) changed since the commit's parent. Anything else waits for its
  * owner, who rebases and verifies again.
  *
+ * Anyone who can push a ref can plant one under the queue's prefix, so an
+ * announcement is carried only when it is authenticated (queue-auth.ts): its
+ * ref name carries an HMAC over the run, attempt, pass, cluster, parent, tree,
+ * commit and issue time, keyed by the secret the service shares with its
+ * runners. Its age is the issuer's MAC-covered issue time (a future one
+ * beyond {@link MAX_CLOCK_SKEW_MS} is refused) and how long this carrier has
+ * seen the ref, never the commit's own dates. A reserved cluster (the
+ * reference environment, base, flux-system) is never carried, and what an
+ * announced commit changes is read from its tree diff, not its trailers.
+ * Whatever can never land is deleted by the carrier's landing push.
+ *
  * A dead runner's announcement must not land after its run was declared lost:
  * declaring a run lost withdraws its announcements first (landed-commits.ts),
  * and an owner that gives up withdraws its own. Announcements older than
@@ -27,9 +38,15 @@ import { assertIdentity } from './git-identity.js';
 import { changedPaths } from './remote-changes.js';
 import type { GitResult } from './git-process.js';
 import { isRunId } from '../model/run-id.js';
+import { type QueueAuth, announcementAuthentic } from './queue-auth.js';
+import { type FenceView, fenceRef } from './attempt-fence.js';
 
-/** Announcements older than this are left for their owner (who renews at half of it). */
+/** Announcements older than this are never carried (their owner renews at half of it), and deleted. */
 export const CARRY_WINDOW_MS = 120_000;
+/** How far ahead of the carrier's clock an issuer's clock may be. */
+export const MAX_CLOCK_SKEW_MS = 30_000;
+/** Clusters no announcement may write, whatever its MAC: every cluster reads them. */
+export const ALWAYS_RESERVED = ['base', 'flux-system'] as const;
 /** At most this many announced commits ride on one push. */
 const MAX_CARRIED = 200;
 
@@ -46,14 +63,27 @@ export interface PassTrailers {
   readonly reference: string;
 }
 
+/** What an announcement's ref name says besides the run and pass. */
+export interface AnnouncementName {
+  readonly id: string;
+  readonly pass: string;
+  readonly attempt: number;
+  /** ms since the epoch, by the issuing runner's clock (MAC-covered). */
+  readonly issuedAt: number;
+  readonly mac: string;
+}
+
 /** An announced commit, as fetched. */
 export interface QueuedCommit extends PassTrailers {
   /** The remote ref that announces it. */
   readonly ref: string;
   readonly sha: string;
   readonly parents: readonly string[];
-  /** Committer time, in ms since the epoch. */
-  readonly committedAt: number;
+  readonly tree: string;
+  readonly attempt: number;
+  readonly issuedAt: number;
+  /** Whether its MAC holds under the carrier's key (always false for a key of the carrier's own). */
+  readonly authentic: boolean;
   readonly author: GitIdentity;
   /** Author date as git reads it back (`<seconds> <zone>`). */
   readonly authorDate: string;
@@ -68,9 +98,24 @@ export function queuePrefix(branch: string): string {
   return `refs/scaffold-queue/${branch}/`;
 }
 
-/** The ref that announces pass `pass` of run `id` on `branch`. */
-export function queueRef(branch: string, trailers: PassTrailers): string {
-  return `${queuePrefix(branch)}${trailers.id}--${trailers.pass}`;
+/** The ref that announces a commit of pass `pass` of run `id` on `branch`: `<id>--<pass>--<attempt>--<issued ms>--<mac>`. */
+export function queueRef(branch: string, name: AnnouncementName): string {
+  return `${queuePrefix(branch)}${name.id}--${name.pass}--${name.attempt}--${name.issuedAt}--${name.mac}`;
+}
+
+const NAME = /^(.+)--(infrastructure|all|upgrade)--([1-9][0-9]{0,5})--([0-9]{1,15})--([0-9a-f]{64})$/;
+
+/** The fields of a ref name under `branch`'s queue; undefined when it is not a well-formed announcement. */
+export function parseQueueRef(branch: string, ref: string): AnnouncementName | undefined {
+  if (!ref.startsWith(queuePrefix(branch))) return undefined;
+  const match = NAME.exec(ref.slice(queuePrefix(branch).length));
+  if (match === null || !isRunId(match[1]!)) return undefined;
+  return { id: match[1]!, pass: match[2]!, attempt: Number(match[3]), issuedAt: Number(match[4]), mac: match[5]! };
+}
+
+/** Whether `ref` sits right under `branch`'s queue (a longer branch name sharing the prefix has a queue of its own). */
+export function inQueueOf(branch: string, ref: string): boolean {
+  return ref.startsWith(queuePrefix(branch)) && !ref.slice(queuePrefix(branch).length).includes('/');
 }
 
 /** The refspec that fetches `branch`'s queue (pruned with `--prune`). */
@@ -92,42 +137,101 @@ export async function passTrailersOf(ws: QueueGit, rev: string): Promise<PassTra
   return trailersFrom(log.stdout.replace(/\n$/, '').split('\0'));
 }
 
-/** The announcements fetched for `branch`, oldest first; malformed ones are ignored. */
-export async function readQueue(ws: QueueGit, branch: string): Promise<readonly QueuedCommit[]> {
+/** A ref under the queue that announces nothing a carrier could ever take: deleted by the next carrier. */
+export interface MalformedAnnouncement {
+  readonly ref: string;
+  readonly sha: string;
+  readonly reason: string;
+}
+
+/** The queue as fetched. */
+export interface QueueListing {
+  /** Well-formed announcements, oldest issue time first. */
+  readonly commits: readonly QueuedCommit[];
+  readonly malformed: readonly MalformedAnnouncement[];
+}
+
+/** The announcements fetched for `branch`, each checked against `auth`'s key. */
+export async function readQueue(ws: QueueGit, branch: string, auth: QueueAuth): Promise<QueueListing> {
   const refs = new Map<string, string[]>();
-  const listed = await ws.git(['for-each-ref', '--format=%(objectname) %(refname)', queuePrefix(branch)]);
+  const malformed: MalformedAnnouncement[] = [];
+  const listed = await ws.git(['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)', queuePrefix(branch)]);
   for (const line of listed.stdout.split('\n').filter(Boolean)) {
-    const [sha = '', ref = ''] = line.split(' ');
-    if (SHA.test(sha)) refs.set(sha, [...(refs.get(sha) ?? []), ref]);
+    const [sha = '', type = '', ref = ''] = line.split(' ');
+    if (!inQueueOf(branch, ref) || !SHA.test(sha)) continue;
+    if (type !== 'commit') malformed.push({ ref, sha, reason: `it points at a ${type}` });
+    else if (parseQueueRef(branch, ref) === undefined) malformed.push({ ref, sha, reason: 'its name carries no run, pass, attempt, issue time and MAC' });
+    else refs.set(sha, [...(refs.get(sha) ?? []), ref]);
   }
-  if (refs.size === 0) return [];
+  if (refs.size === 0) return { commits: [], malformed };
   // One `git log` for all of them (for-each-ref of git 2.39 applies every trailer `key=` to every trailers atom).
   // Records end in NUL (-z); fields are split by US, the message last, so a US inside it stays in it.
-  const format = ['%H', '%P', '%ct', '%an', '%ae', '%ad', ...TRAILER_FORMAT, '%B'].join('%x1f');
+  const format = ['%H', '%P', '%T', '%an', '%ae', '%ad', ...TRAILER_FORMAT, '%B'].join('%x1f');
   const commits = await ws.git(['log', '--no-walk=unsorted', '-z', '--date=raw', `--format=${format}`, ...refs.keys()]);
   const queued: QueuedCommit[] = [];
   for (const record of commits.stdout.split('\0').filter(Boolean)) {
-    const [sha = '', parents = '', committed = '', name = '', email = '', authorDate = '', id = '', pass = '', cluster = '', reference = '', ...message] = record.split('\x1f');
+    const [sha = '', parents = '', tree = '', name = '', email = '', authorDate = '', id = '', pass = '', cluster = '', reference = '', ...message] = record.split('\x1f');
     const trailers = trailersFrom([id, pass, cluster, reference]);
-    if (!trailers) continue;
-    // `<run>--<pass>` right under the prefix: a longer branch name sharing the prefix is another queue.
     for (const ref of refs.get(sha) ?? []) {
-      if (ref !== queueRef(branch, trailers)) continue;
-      const entry = { ...trailers, ref, sha, parents: parents.split(' ').filter(Boolean), committedAt: Number(committed) * 1000, author: { name, email }, authorDate, message: message.join('\x1f') };
-      queued.push(entry);
+      const announced = parseQueueRef(branch, ref)!;
+      if (!trailers || trailers.id !== announced.id || trailers.pass !== announced.pass) {
+        malformed.push({ ref, sha, reason: 'its commit is not the pass its name announces' });
+        continue;
+      }
+      const parentList = parents.split(' ').filter(Boolean);
+      const authentic =
+        auth.shared &&
+        parentList.length === 1 &&
+        announcementAuthentic(auth.key, { branch, id: trailers.id, attempt: announced.attempt, pass: trailers.pass, cluster: trailers.cluster, parent: parentList[0]!, tree, sha, issuedAt: announced.issuedAt }, announced.mac);
+      queued.push({ ...trailers, ref, sha, parents: parentList, tree, attempt: announced.attempt, issuedAt: announced.issuedAt, authentic, author: { name, email }, authorDate, message: message.join('\x1f') });
     }
   }
-  return queued.sort((a, b) => a.committedAt - b.committedAt || a.ref.localeCompare(b.ref));
+  return { commits: queued.sort((a, b) => a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref)), malformed };
 }
 
-/** The commit of pass `trailers.pass` of run `trailers.id` among the commits `tip` has and `base` has not. */
-export async function landedPassCommit(ws: QueueGit, base: string, tip: string, trailers: PassTrailers): Promise<string | undefined> {
-  const format = `%H%x00${TRAILER_FORMAT.slice(0, 2).join('%x00')}`;
-  const log = await ws.git(['log', `--format=${format}`, `${base}..${tip}`]);
-  for (const line of log.stdout.split('\n').filter(Boolean)) {
-    const [sha = '', id = '', pass = ''] = line.split('\0');
-    if (id.trim() === trailers.id && pass.trim() === trailers.pass) return sha;
+/**
+ * When this carrier first saw each announcement, by its own monotonic clock:
+ * an announcement it has watched for longer than the carry window is stale
+ * whatever its issue time says.
+ */
+export class QueueSightings {
+  readonly #firstSeen = new Map<string, number>();
+
+  constructor(private readonly clock: () => number = () => performance.now()) {}
+
+  /** How long `ref` has been seen, in ms (0 the first time). */
+  age(ref: string): number {
+    const now = this.clock();
+    const seen = this.#firstSeen.get(ref);
+    if (seen !== undefined) return now - seen;
+    this.#firstSeen.set(ref, now);
+    // Bounded: the oldest sightings go first.
+    if (this.#firstSeen.size > 10_000) this.#firstSeen.delete(this.#firstSeen.keys().next().value!);
+    return 0;
   }
+}
+
+/**
+ * The commit of pass `trailers.pass` of run `trailers.id` among the commits
+ * `tip` has and `own` (the run's own commit of that pass) has not: the one
+ * with its trailers, its `Scaffold-Mac` and its tree at `clusters/<cluster>`,
+ * which a carry keeps. Trailers alone are anyone's to write.
+ */
+export async function landedPassCommit(ws: QueueGit, own: string, tip: string, trailers: PassTrailers): Promise<string | undefined> {
+  const format = `%H%x00${TRAILER_FORMAT.slice(0, 2).join('%x00')}%x00%(trailers:key=Scaffold-Mac,valueonly,separator=%x2C)`;
+  const log = await ws.git(['log', `--format=${format}`, `${own}..${tip}`]);
+  const candidates = log.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\0').map((field) => field.trim()))
+    .filter(([, id, pass]) => id === trailers.id && pass === trailers.pass);
+  if (candidates.length === 0) return undefined;
+  const mine = (await ws.git(['log', '-1', '--format=%(trailers:key=Scaffold-Mac,valueonly,separator=%x2C)', own])).stdout.trim();
+  const revs = [own, ...candidates.map(([sha]) => sha)].map((rev) => `${rev}:clusters/${trailers.cluster}\n`).join('');
+  // A removal has no tree there: "<rev> missing" for both.
+  const trees = (await ws.git(['cat-file', '--batch-check=%(objectname)'], { input: revs })).stdout.split('\n').map((line) => (line.endsWith(' missing') ? '' : line));
+  const ownTree = trees[0];
+  for (const [i, [sha = '', , , mac = '']] of candidates.entries()) if (mac === mine && trees[i + 1] === ownTree) return sha;
   return undefined;
 }
 
@@ -198,19 +302,48 @@ function isIdentity(identity: GitIdentity): boolean {
   }
 }
 
+/** Why an entry may not ride on the chain; `unlandable` when it never will, so the carrier deletes it. */
+export interface Refusal {
+  readonly reason: string;
+  readonly unlandable: boolean;
+}
+
+/** What a carrier judges announcements by. */
+export interface CarryRules {
+  readonly auth: QueueAuth;
+  readonly sightings: QueueSightings;
+  /** Cluster directories no announcement may write: the carrier's reference environment and {@link ALWAYS_RESERVED}. */
+  readonly reserved: ReadonlySet<string>;
+  /** ms since the epoch. */
+  readonly now: number;
+  readonly branch: string;
+  /** The branch's attempt fences (attempt-fence.ts). */
+  readonly fences: FenceView;
+}
+
+const never = (reason: string): Refusal => ({ reason, unlandable: true });
+
 /** Why `entry` may not ride on the chain, or undefined when it may. */
-function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: string }[], since: ReadonlySet<string> | undefined, now: number): string | undefined {
-  if (now - entry.committedAt > CARRY_WINDOW_MS) return 'announced too long ago';
-  if (entry.parents.length !== 1) return 'not a single-parent commit';
-  if (since === undefined) return 'its parent is not on the branch';
-  if (!isIdentity(entry.author)) return 'its author is not a valid identity';
-  // Its own change: regular files inside its cluster's directory only (no symlink, no submodule).
+export function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: string }[], since: ReadonlySet<string> | undefined, rules: CarryRules): Refusal | undefined {
+  // Only a holder of the key can have announced it: anything else is planted.
+  if (!entry.authentic) return never('it is not authenticated: its MAC does not hold under the service key');
+  if (rules.reserved.has(entry.cluster) || entry.cluster === entry.reference) return never(`its cluster ${entry.cluster} is reserved`);
+  // Age by the issuer's MAC-covered clock and by this carrier's own, never by the commit's dates.
+  if (entry.issuedAt - rules.now > MAX_CLOCK_SKEW_MS) return never('announced in the future');
+  if (rules.now - entry.issuedAt > CARRY_WINDOW_MS || rules.sightings.age(entry.ref) > CARRY_WINDOW_MS) return never('announced too long ago');
+  // Only the live, latest attempt of a cluster may still land anything.
+  if (!rules.fences.open.has(fenceRef(rules.branch, entry))) return never('its attempt is fenced: the service recorded it, or it ended');
+  if ((rules.fences.newestAttempt.get(entry.cluster) ?? 0) > entry.attempt) return never('a newer attempt of its cluster has started');
+  if (entry.parents.length !== 1) return never('not a single-parent commit');
+  if (!isIdentity(entry.author)) return never('its author is not a valid identity');
+  // Its own change, read from its tree diff: regular files inside its cluster's directory only (no symlink, no submodule).
   for (const { mode, path } of own) {
-    if (!path.startsWith(`clusters/${entry.cluster}/`)) return `it changes ${path}, outside its cluster`;
-    if (!['100644', '100755', '000000'].includes(mode)) return `it writes ${path} with mode ${mode}`;
+    if (!path.startsWith(`clusters/${entry.cluster}/`)) return never(`it changes ${path}, outside its cluster`);
+    if (!['100644', '100755', '000000'].includes(mode)) return never(`it writes ${path} with mode ${mode}`);
   }
+  if (since === undefined) return { reason: 'its parent is not on the branch', unlandable: false };
   // What changed under it since it was verified.
-  if (rebaseNeedsReverify([...since], entry.cluster, entry.reference)) return 'what its verify read has changed';
+  if (rebaseNeedsReverify([...since], entry.cluster, entry.reference)) return { reason: 'what its verify read has changed', unlandable: false };
   return undefined;
 }
 
@@ -251,30 +384,43 @@ export interface CarriedChain {
   readonly carried: readonly QueuedCommit[];
   /** Entries left for their owners, with the reason. */
   readonly left: readonly { readonly entry: QueuedCommit; readonly reason: string }[];
+  /** Announcements that can never land, with the reason: the landing push deletes them. */
+  readonly unlandable: readonly { readonly ref: string; readonly sha: string; readonly reason: string }[];
 }
 
 /**
  * Recreates every carryable announced commit on top of `tip`, one after the
  * other, so each is checked against everything carried before it.
  */
-export async function carryQueued(ws: QueueGit, queued: readonly QueuedCommit[], tip: string, committer: GitIdentity, now = Date.now()): Promise<CarriedChain> {
+export async function carryQueued(ws: QueueGit, listing: QueueListing, tip: string, committer: GitIdentity, rules: CarryRules): Promise<CarriedChain> {
   const carried: QueuedCommit[] = [];
   const left: { entry: QueuedCommit; reason: string }[] = [];
-  if (queued.length === 0) return { tip, carried, left };
-  const changes = await ownChanges(ws, queued);
+  // A carrier with a key of its own can judge nobody else's announcement: it neither carries nor deletes them.
+  if (!rules.auth.shared) return { tip, carried, left: listing.commits.map((entry) => ({ entry, reason: 'this run holds no shared key' })), unlandable: [] };
+  const unlandable = listing.malformed.map(({ ref, sha, reason }) => ({ ref, sha, reason }));
+  if (listing.commits.length === 0) return { tip, carried, left, unlandable };
+  // Diffs only of what a key holder announced: a planted commit costs nothing to refuse.
+  const changes = await ownChanges(ws, listing.commits.filter((entry) => entry.authentic));
   const since = new ChangesSince(ws, tip);
-  for (const entry of queued) {
+  // One announcement per run and pass: the newest (a renewal whose old ref outlived it is superseded).
+  const newest = new Map<string, QueuedCommit>();
+  for (const entry of listing.commits) if (entry.authentic) newest.set(`${entry.id}\0${entry.pass}`, entry);
+  for (const entry of listing.commits) {
     if (carried.length >= MAX_CARRIED) break;
-    const own = changes.get(entry.sha) ?? [];
-    const parent = entry.parents.length === 1 ? entry.parents[0] : undefined;
-    const refusal = carryRefusal(entry, own, parent === undefined ? undefined : await since.of(parent), now);
-    if (refusal !== undefined) {
-      left.push({ entry, reason: refusal });
+    if (entry.authentic && newest.get(`${entry.id}\0${entry.pass}`) !== entry) {
+      unlandable.push({ ref: entry.ref, sha: entry.sha, reason: 'a newer announcement of its run and pass replaced it' });
       continue;
     }
-    carried.push(entry);
-    since.add(own.map(({ path }) => path));
+    const own = changes.get(entry.sha) ?? [];
+    const parent = entry.parents.length === 1 ? entry.parents[0] : undefined;
+    const refusal = carryRefusal(entry, own, parent === undefined ? undefined : await since.of(parent), rules);
+    if (refusal?.unlandable) unlandable.push({ ref: entry.ref, sha: entry.sha, reason: refusal.reason });
+    else if (refusal !== undefined) left.push({ entry, reason: refusal.reason });
+    else {
+      carried.push(entry);
+      since.add(own.map(({ path }) => path));
+    }
   }
-  if (carried.length === 0) return { tip, carried, left };
-  return { tip: await recreateChain(ws, carried, tip, committer, now), carried, left };
+  if (carried.length === 0) return { tip, carried, left, unlandable };
+  return { tip: await recreateChain(ws, carried, tip, committer, rules.now), carried, left, unlandable };
 }

@@ -200,7 +200,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
 
   /** The Secret's data (base64), one key per credential file; a kubeconfig Secret reference is read and checked here. */
   private async secretData(secrets: RunSecrets): Promise<Record<string, string>> {
-    const data = secretDataOf(secrets);
+    const data = secretDataOf(secrets, this.deps.queueKey);
     const kubeconfig = secrets.kubeconfig;
     if (kubeconfig?.kind === 'secretRef') {
       const ref = `${kubeconfig.namespace}/${kubeconfig.name}`;

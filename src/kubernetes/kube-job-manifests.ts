@@ -51,6 +51,8 @@ export interface JobShape {
   readonly ttlSecondsAfterFinished?: number;
   /** @default requests 100m CPU / 256Mi, limits 1 CPU / 1Gi */
   readonly resources?: V1ResourceRequirements;
+  /** The landing queue's key (`git/queue-auth.ts`), the file `queue-key` of every run's Secret. */
+  readonly queueKey?: string;
 }
 
 function b64(text: string): string {
@@ -67,8 +69,9 @@ export function labelsOf(run: ScaffoldRun): Record<string, string> {
  * given as values. A kubeconfig Secret reference is resolved by the executor,
  * which reads it, and added under {@link SECRET_FILES}.kubeconfig.
  */
-export function secretDataOf(secrets: RunSecrets): Record<string, string> {
+export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<string, string> {
   const data: Record<string, string> = {};
+  if (queueKey !== undefined) data[SECRET_FILES.queueKey.key] = b64(queueKey);
   if (secrets.repositoryCredentials) {
     data[SECRET_FILES.gitToken.key] = b64(secrets.repositoryCredentials.token);
     if (secrets.repositoryCredentials.username) data[SECRET_FILES.gitUsername.key] = b64(secrets.repositoryCredentials.username);

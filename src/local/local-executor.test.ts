@@ -30,7 +30,7 @@ emit({ event: 'step_started', step: 1, step_name: 'clone' });
 emit({
   event: 'env',
   plain: Object.fromEntries(['SCAFFOLD_ID', 'SCAFFOLD_REPO_URL', 'SCAFFOLD_BRANCH', 'SCAFFOLD_CLUSTER', 'SCAFFOLD_DOMAIN', 'SCAFFOLD_REGION', 'SCAFFOLD_REFERENCE', 'SCAFFOLD_RESULT_FILE'].map((k) => [k, env[k] ?? null])),
-  secrets: Object.fromEntries(['SCAFFOLD_GIT_USERNAME', 'SCAFFOLD_GIT_TOKEN', 'SCAFFOLD_CERT_PEM', 'SCAFFOLD_KUBECONFIG_DATA', 'SCAFFOLD_REGISTRY_AUTH', 'SCAFFOLD_GITHUB_APP_ID', 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID', 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY'].map((k) => [k, digest(env[k])])),
+  secrets: Object.fromEntries(['SCAFFOLD_GIT_USERNAME', 'SCAFFOLD_GIT_TOKEN', 'SCAFFOLD_CERT_PEM', 'SCAFFOLD_KUBECONFIG_DATA', 'SCAFFOLD_REGISTRY_AUTH', 'SCAFFOLD_GITHUB_APP_ID', 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID', 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY', 'SCAFFOLD_QUEUE_KEY'].map((k) => [k, digest(env[k])])),
   argv: process.argv,
   hasPath: env.PATH !== undefined,
   inheritedServiceSecret: env.API_TOKENS ?? null,
@@ -146,7 +146,8 @@ after(async () => {
 describe('LocalExecutor', () => {
   it('runs the runner with the run in its environment and secrets (a GitHub App too) in the environment only', async () => {
     const logger = capturingLogger();
-    const ex = executor({ logger });
+    const queueKey = 'queue-key-SECRET-'.padEnd(64, 'q');
+    const ex = executor({ logger, queueKey });
     const run = runOf('ok');
     assert.deepEqual(await ex.start(run, SECRETS), { job: `scaffold-${run.id}` });
     assert.deepEqual(await ex.start(run, SECRETS), { job: `scaffold-${run.id}` }, 'start is idempotent');
@@ -172,9 +173,11 @@ describe('LocalExecutor', () => {
       SCAFFOLD_GITHUB_APP_ID: sha('123456'),
       SCAFFOLD_GITHUB_APP_INSTALLATION_ID: sha('7890123'),
       SCAFFOLD_GITHUB_APP_PRIVATE_KEY: sha(SECRETS.githubApp?.privateKey as string),
+      // The landing queue's key (git/queue-auth.ts): the service's, the same for every run.
+      SCAFFOLD_QUEUE_KEY: sha(queueKey),
     });
     const argv = JSON.stringify(env.argv);
-    for (const secret of SECRET_VALUES) assert.ok(!argv.includes(secret), 'no secret in argv');
+    for (const secret of [...SECRET_VALUES, queueKey]) assert.ok(!argv.includes(secret), 'no secret in argv');
     assert.equal(env.hasPath, true);
     assert.equal(env.inheritedServiceSecret, null, "the service's own environment is not inherited");
     assert.equal(env.cwd, join(dir, 'data', 'runs', run.id));

@@ -10,7 +10,8 @@ import { UnavailableError, ValidationError } from '../errors.js';
 import type { LandedCommitsReader } from '../git/landed-commits.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { lastEventOf } from '../run-contract/run-result.js';
-import { RUNNER_ENV, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
+import { RUNNER_ENV, queueKeyEnvOf, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
+import { generateQueueKey, parseQueueKey } from '../git/queue-auth.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
@@ -53,6 +54,13 @@ export interface LocalExecutorDeps {
    * log reported.
    */
   readonly landedCommits?: LandedCommitsReader;
+  /**
+   * The landing queue's key, handed to every runner in its environment
+   * (`SCAFFOLD_QUEUE_KEY`) and used to recognize a run's commits
+   * (embedded mode: the file `queue-key` in the data directory, `embedded/queue-key.ts`).
+   * @default a key made for this executor, so runs started before a restart are not recognized
+   */
+  readonly queueKey?: string;
 }
 
 const DEFAULT_INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'TZ', 'SystemRoot', 'GIT_EXEC_PATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
@@ -91,6 +99,7 @@ export class LocalExecutor implements ScaffoldExecutor {
   readonly #extraEnv: Readonly<Record<string, string>>;
   readonly #leaseTtlMs: number;
   readonly #landedCommits: LandedCommitsReader | undefined;
+  readonly #queueKey: string;
   readonly #executions = new Map<string, Execution>();
   readonly #queue: string[] = [];
   #running = 0;
@@ -107,6 +116,8 @@ export class LocalExecutor implements ScaffoldExecutor {
     this.#extraEnv = deps.extraEnv ?? {};
     this.#leaseTtlMs = deps.leaseTtlMs ?? 15_000;
     this.#landedCommits = deps.landedCommits;
+    this.#queueKey = deps.queueKey ?? generateQueueKey();
+    parseQueueKey(this.#queueKey, 'queueKey');
   }
 
   /** The result file of a run. */
@@ -248,7 +259,7 @@ export class LocalExecutor implements ScaffoldExecutor {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;
     }
-    Object.assign(env, this.#extraEnv, runEnvOf(run), secretEnvOf(secrets), runOptionsEnvOf(secrets), {
+    Object.assign(env, this.#extraEnv, runEnvOf(run), secretEnvOf(secrets), queueKeyEnvOf(this.#queueKey), runOptionsEnvOf(secrets), {
       [RUNNER_ENV.resultFile]: this.resultFileOf(run.id),
       [RUNNER_ENV.leaseFile]: this.leaseFileOf(run.id),
       [RUNNER_ENV.workDir]: this.workDirOf(run.id),
@@ -328,6 +339,9 @@ export class LocalExecutor implements ScaffoldExecutor {
         repositoryUrl: run.repositoryUrl,
         branch: run.branch,
         runId: run.id,
+        attempt: run.attempt,
+        cluster: run.cluster.name,
+        queueKey: parseQueueKey(this.#queueKey, 'queueKey'),
         scratchDir: this.#dirs.runDirOf(run.id),
         ...(credentials === undefined ? {} : { credentials: { kind: 'token', token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
       });

@@ -13,6 +13,8 @@ import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 /** Every variable of the contract, by meaning. */
 export const RUNNER_ENV = {
   id: 'SCAFFOLD_ID',
+  /** The run's attempt (absent: 1); the landing queue's MACs cover it. */
+  attempt: 'SCAFFOLD_ATTEMPT',
   /** scaffold (default), upgrade or remove (`model/run-action.ts`). */
   action: 'SCAFFOLD_ACTION',
   repoUrl: 'SCAFFOLD_REPO_URL',
@@ -52,6 +54,8 @@ export const RUNNER_ENV = {
   githubAppId: 'SCAFFOLD_GITHUB_APP_ID',
   githubAppInstallationId: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID',
   githubAppPrivateKey: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY',
+  /** The landing queue's key, shared by the service and its runners (`git/queue-auth.ts`); also as *_FILE. */
+  queueKey: 'SCAFFOLD_QUEUE_KEY',
   // Secrets as files (Kubernetes executor).
   gitUsernameFile: 'SCAFFOLD_GIT_USERNAME_FILE',
   gitTokenFile: 'SCAFFOLD_GIT_TOKEN_FILE',
@@ -61,11 +65,13 @@ export const RUNNER_ENV = {
   githubAppIdFile: 'SCAFFOLD_GITHUB_APP_ID_FILE',
   githubAppInstallationIdFile: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID_FILE',
   githubAppPrivateKeyFile: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY_FILE',
+  queueKeyFile: 'SCAFFOLD_QUEUE_KEY_FILE',
 } as const;
 
 /** What every runner environment holds about its run (no secret), as the runner reads it. */
 export const runnerRunEnvSchema = z.object({
   [RUNNER_ENV.id]: z.string().min(1),
+  [RUNNER_ENV.attempt]: z.string().regex(/^[1-9][0-9]{0,5}$/).optional(),
   [RUNNER_ENV.action]: z.enum(RUN_ACTIONS).optional(),
   [RUNNER_ENV.repoUrl]: z.string().min(1),
   [RUNNER_ENV.branch]: z.string().min(1),
@@ -79,9 +85,10 @@ export const runnerRunEnvSchema = z.object({
 });
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
-export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'>): Record<string, string> {
+export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number }): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
+    ...(run.attempt !== undefined && run.attempt > 1 ? { [RUNNER_ENV.attempt]: String(run.attempt) } : {}),
     ...(run.action !== 'scaffold' ? { [RUNNER_ENV.action]: run.action } : {}),
     [RUNNER_ENV.repoUrl]: run.repositoryUrl,
     [RUNNER_ENV.branch]: run.branch,
@@ -114,6 +121,11 @@ export function secretEnvOf(secrets: RunSecrets): Record<string, string> {
   return env;
 }
 
+/** The landing queue's key as a value in the runner's environment (the local executor). */
+export function queueKeyEnvOf(queueKey: string): Record<string, string> {
+  return { [RUNNER_ENV.queueKey]: queueKey };
+}
+
 /**
  * The runner's environment for the per-attempt options (`--wait-ready
  * --ready-timeout`, `--rotate-credentials` / `--rotate-only`), the same for every executor.
@@ -137,6 +149,8 @@ export const SECRET_FILES = {
   githubAppId: { key: 'github-app-id', variable: RUNNER_ENV.githubAppIdFile },
   githubAppInstallationId: { key: 'github-app-installation-id', variable: RUNNER_ENV.githubAppInstallationIdFile },
   githubAppPrivateKey: { key: 'github-app-private-key.pem', variable: RUNNER_ENV.githubAppPrivateKeyFile },
+  // The service's, not the caller's: the same for every run of the service.
+  queueKey: { key: 'queue-key', variable: RUNNER_ENV.queueKeyFile },
 } as const;
 
 /** The variables naming the secret files present in `keys`, each file below `dir`. */

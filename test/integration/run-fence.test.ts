@@ -9,7 +9,16 @@
  *   and records the run's outcome when the runner ends;
  * - the runner killed (SIGKILL) mid-push: no git process is left in its process
  *   group, no working copy is left on disk, and the run is recorded with the
- *   commits that actually landed on the remote (read from it, not assumed).
+ *   commits that actually landed on the remote (read from it, not assumed);
+ * - the in-flight push trial: over a git daemon whose pre-receive hook is slow,
+ *   a runner killed after its pack was sent (ten times): the push the server
+ *   is still receiving lands nothing after the service fenced the attempt, so
+ *   every run reports exactly its commits on the branch, and the retry never
+ *   carries the dead attempt's announcement.
+ *
+ * Every hook that holds a push waits for a release file with a deadline, and
+ * every test's cleanup releases them and kills every runner a lease names, so
+ * a broken fence fails a test within a minute instead of hanging.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PgRunStore } from '../../src/db/pg-run-store.js';
 import { readLandedCommits } from '../../src/git/landed-commits.js';
@@ -33,29 +42,56 @@ import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
 import { ScaffoldService } from '../../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
 import { git } from '../support/git.js';
+import { createBareRepository, startGitDaemon } from '../support/git-server.js';
 import { commitsOf, eventually, REPO_ROOT } from '../support/runner.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
 const API_TOKEN = 'fence-test-token-0123456789';
 const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src/runner-cli.ts')] };
+/** The stand-in runner that only pushes one pass (test/support/pass-runner.ts), for the in-flight push trial. */
+const PASS_RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'test/support/pass-runner.ts')] };
+const TRIAL_KEY = 'a1'.repeat(32);
 
 let scratch: string;
 let seedRepo: string;
 const certificate = createTestCertificate();
 let remotes = 0;
 
-/** A bare copy of the reference platform whose post-receive hook runs `hook` (sh), with `$MARKS` a directory for the test's marker files. */
-async function remoteWithHook(hook: string): Promise<{ dir: string; marks: string }> {
+/**
+ * A bare copy of the reference platform whose `kind` hook runs `hook` (sh) for
+ * pushes that update the branch `main` (the runner's passes; the fence the
+ * service closes and the announcements it withdraws pass unhindered), with
+ * `$MARKS` a directory for the test's marker files.
+ */
+async function remoteWithHook(hook: string, kind: 'post-receive' | 'pre-receive' = 'post-receive', seed = seedRepo, refs = "-e ' refs/heads/main$'"): Promise<{ dir: string; marks: string }> {
   const n = ++remotes;
   const dir = join(scratch, `remote-${n}.git`);
   const marks = join(scratch, `marks-${n}`);
   await mkdir(marks);
-  await git(scratch, 'clone', '--quiet', '--bare', seedRepo, dir);
-  const script = join(dir, 'hooks', 'post-receive');
-  await writeFile(script, `#!/bin/sh\nMARKS='${marks}'\n${hook}\n`);
+  await git(scratch, 'clone', '--quiet', '--bare', seed, dir);
+  const script = join(dir, 'hooks', kind);
+  await writeFile(script, `#!/bin/sh\nMARKS='${marks}'\nif grep -q ${refs}; then\n${hook}\nfi\nexit 0\n`);
   await chmod(script, 0o755);
   return { dir, marks };
+}
+
+/** sh: hold the push until the test writes `$MARKS/release`, at most 60 s (a test that broke must not leave it hanging). */
+const HOLD_UNTIL_RELEASED = 'i=0; while [ ! -e "$MARKS/release" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done';
+
+/** Cleanup: releases every held hook and kills the process group of every runner whose lease is under `dataDir`. */
+async function releaseAndKill(marks: string, dataDir: string): Promise<void> {
+  await writeFile(join(marks, 'release'), '').catch(() => undefined);
+  const runs = await readdir(join(dataDir, 'runs')).catch(() => [] as string[]);
+  for (const id of runs) {
+    const lease = await readLease(join(dataDir, 'runs', id, 'lease.json')).catch(() => undefined);
+    if (lease === undefined) continue;
+    try {
+      process.kill(-lease.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
 }
 
 /** The SHAs of the commits on the remote's main that carry the run's Scaffold-Id, oldest first, as {pass, sha}. */
@@ -85,10 +121,10 @@ after(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
+describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
   it('survives a killed service: not declared lost while its runner works, retry refused (409) while it may push, outcome recorded at the end', async () => {
     // The first push blocks in the hook until the test releases it.
-    const remote = await remoteWithHook('touch "$MARKS/pushed"\nwhile [ ! -e "$MARKS/release" ]; do sleep 0.1; done');
+    const remote = await remoteWithHook(`touch "$MARKS/pushed"\n${HOLD_UNTIL_RELEASED}`);
     const dataDir = join(scratch, 'service-data');
     const first: ServiceProcess = await startServiceProcess({
       API_TOKENS: API_TOKEN,
@@ -173,17 +209,13 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
       await monitor.idle();
       await app.close();
       await store.close();
-      try {
-        process.kill(-lease.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
+      await releaseAndKill(remote.marks, dataDir);
     }
   });
 
   it('a runner killed mid-push leaves no git process and no working copy, and its run records the commits on the remote', async () => {
     // The second push (the sealed pass) lands, then hangs in the hook: the runner never hears back.
-    const remote = await remoteWithHook('if [ -e "$MARKS/first" ]; then touch "$MARKS/second"; sleep 600; else touch "$MARKS/first"; fi');
+    const remote = await remoteWithHook(`if [ -e "$MARKS/first" ]; then touch "$MARKS/second"; ${HOLD_UNTIL_RELEASED}; else touch "$MARKS/first"; fi`);
     const dataDir = join(scratch, 'local-data');
     const store = await PgRunStore.open();
     const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits });
@@ -230,9 +262,7 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
       assert.deepEqual(recorded.commits.map((c) => ({ ...c })), landed, 'the run records what landed, read from the remote');
     } finally {
       stop.abort();
-      await monitor.idle();
-      await executor.close();
-      await store.close();
+      await releaseAndKill(remote.marks, dataDir);
       if (pid !== undefined) {
         try {
           process.kill(-pid, 'SIGKILL');
@@ -240,6 +270,89 @@ describe('a run is fenced, never doubled', { timeout: 300_000 }, () => {
           // gone
         }
       }
+      await monitor.idle();
+      await executor.close();
+      await store.close();
+    }
+  });
+
+  it('the in-flight push trial: a runner killed after its pack was sent reports exactly what is on the branch, ten times, and no attempt lands after its retry began', { timeout: 480_000 }, async () => {
+    // A small repository of its own; pre-receive takes 1.5 s for the one push the test marks as the victim.
+    const seed = join(scratch, 'trial-seed.git');
+    await createBareRepository(seed, {
+      seed: async (work) => {
+        await mkdir(join(work, 'clusters/development'), { recursive: true });
+        await writeFile(join(work, 'clusters/development/kustomization.yaml'), 'resources: []\n');
+      },
+    });
+    const remote = await remoteWithHook(
+      'if [ -e "$MARKS/slow" ]; then rm -f "$MARKS/slow"; n=$(date +%s%N); touch "$MARKS/received-$n"; sleep 1.5; touch "$MARKS/done-$n"; fi',
+      'pre-receive',
+      seed,
+      "-e ' refs/heads/main$' -e ' refs/scaffold-queue/'",
+    );
+    const daemon = await startGitDaemon({ baseDir: scratch });
+    const url = daemon.url(basename(remote.dir));
+    const dataDir = join(scratch, 'trial-data');
+    const store = await PgRunStore.open();
+    const executor = new LocalExecutor({ runnerCommand: PASS_RUNNER, dataDir, landedCommits: readLandedCommits, queueKey: TRIAL_KEY, killGraceMs: 1_000 });
+    const marks = async (prefix: string) => (await readdir(remote.marks)).filter((name) => name.startsWith(prefix)).length;
+    /** Starts a run of `cluster` (attempt `attempt`) and returns it. */
+    const start = async (cluster: string, attempt: number): Promise<ScaffoldRun> => {
+      const id = randomUUID();
+      await store.create({ id, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'r' }, repositoryUrl: url, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'test', sealing: 'certificate' });
+      const run = attempt === 1 ? await store.get(id) : await store.update(id, { attempt }, ['pending']);
+      await executor.start(run!, {});
+      return run!;
+    };
+    const finished = (run: ScaffoldRun) =>
+      eventually(`run ${run.id} to end`, async () => {
+        const state = await executor.inspect(run);
+        return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
+      }, 60_000);
+    /** The commits on the remote's main carrying `id`, oldest first. */
+    const onBranch = async (id: string) => (await landedOnRemote(remote.dir, id)).map(({ pass, sha }) => ({ pass, sha }));
+    try {
+      for (let i = 0; i < 10; i++) {
+        const cluster = `trial-${i}`;
+        // Every third victim's first push is its announcement: something is queued already.
+        const announcing = i % 3 === 2;
+        if (announcing) await git(remote.dir, 'update-ref', `refs/scaffold-queue/main/left-behind-${i}`, 'main');
+        await writeFile(join(remote.marks, 'slow'), '');
+        const received = await marks('received-');
+        const done = await marks('done-');
+        const victim = await start(cluster, 1);
+        await eventually('the victim\'s pack to reach the hook', async () => ((await marks('received-')) > received ? true : undefined), 60_000);
+        // Every other branch push is killed only once the server has finished with it (it landed; the runner never heard back).
+        if (!announcing && i % 2 === 1) await eventually('the hook to finish', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
+        const lease = await eventually('the victim\'s lease', () => readLease(executor.leaseFileOf(victim.id)), 10_000);
+        process.kill(-lease.pid, 'SIGKILL');
+        const state = await finished(victim);
+        // Killed after the server was done, it may have heard back and finished: then its own result stands.
+        assert.ok(state.state === 'failed' || i % 2 === 1, `trial ${i}: ${JSON.stringify(state)}`);
+        const reported = state.state === 'failed' || state.state === 'succeeded' ? (state.result.commits ?? []).map((c) => ({ ...c })) : [];
+        // The server finishes the push it was receiving; only then is the branch final for the victim.
+        await eventually('the held push to end', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
+        assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: the run reports exactly its commits on the branch`);
+
+        // Recorded as the monitor would, which frees the cluster for its retry.
+        await store.update(victim.id, { status: 'failed', message: 'killed', finishedAt: new Date(), commits: reported }, ['pending', 'running']);
+        const retry = await start(cluster, 2);
+        const retried = await finished(retry);
+        assert.equal(retried.state, 'succeeded', `trial ${i}: ${JSON.stringify(retried)}`);
+        assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: nothing of the fenced attempt landed later, not even carried by its retry`);
+        const retryCommits = await onBranch(retry.id);
+        assert.deepEqual(retried.state === 'succeeded' ? retried.result.commits : [], retryCommits);
+        // One attempt at a time: the cluster's history is the fenced attempt's commits, then the retry's.
+        const touching = (await git(remote.dir, 'log', '--reverse', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main', '--', `clusters/${cluster}`)).split('\n').filter(Boolean);
+        assert.deepEqual(touching, [...reported.map(() => victim.id), ...retryCommits.map(() => retry.id)], `trial ${i}`);
+        assert.deepEqual((await git(remote.dir, 'for-each-ref', '--format=%(refname)', `refs/scaffold-queue/main/${victim.id}--`)).split('\n').filter(Boolean), [], `trial ${i}: no announcement of the fenced attempt is left`);
+      }
+    } finally {
+      await releaseAndKill(remote.marks, dataDir);
+      await executor.close();
+      await store.close();
+      await daemon.stop();
     }
   });
 });

@@ -1,0 +1,28 @@
+/**
+ * The landing queue's key in embedded mode (`git/queue-auth.ts`): generated at
+ * first start, kept in the data directory (0600, beside the API token), and
+ * reused on every later start, so a run started before a restart is still
+ * recognized by the commits it signed. Never printed or logged.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generateQueueKey } from '../git/queue-auth.js';
+
+/** The file name under the data directory. */
+export const QUEUE_KEY_FILE = 'queue-key';
+
+/** Loads the key in `dataDir`, generating it on first use. */
+export async function ensureQueueKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, QUEUE_KEY_FILE);
+  try {
+    const key = (await readFile(file, 'utf8')).trim();
+    // A truncated or hand-edited file falls through to a fresh key.
+    if (/^[0-9a-f]{64}$/.test(key)) return key;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const key = generateQueueKey();
+  // `wx` would refuse a malformed file; its mode is set again for a file made by hand.
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
