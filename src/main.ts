@@ -229,6 +229,7 @@ export async function startService(
     const graphSource = plugins.graphSource?.({ config, logger });
     const fleetSource = await plugins.fleetSource?.({ config, logger });
     const app = await createHttpApp({
+      allowedRepositoryUrls: config.allowedRepositoryUrls,
       service,
       authenticator,
       authorizer,

@@ -8,6 +8,12 @@ import type { ScaffoldPreviewer } from '../service/scaffold-previewer.js';
 import { ScaffoldService, type DefaultRepository } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
+import fc from 'fast-check';
+import { CliGitRemote } from '../git/cli-git-remote.js';
+import { GitCatalogSource } from '../sources/git-catalog-source.js';
+import { closedPort } from '../../test/support/net.js';
+import { startRecordingServer } from '../../test/support/recording-server.js';
+import { UNCONFIGURED_REPOSITORY_MESSAGE } from './readable-repository.js';
 
 const TOKEN = 'catalog-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -45,7 +51,9 @@ after(async () => {
   await store.close();
 });
 
-function appWith(options: { catalogSource?: CatalogSource; defaultRepository?: DefaultRepository }) {
+const LISTED = 'https://git.example.com/platform.git';
+
+function appWith(options: { catalogSource?: CatalogSource; defaultRepository?: DefaultRepository; allowed?: readonly string[] }) {
   const service = new ScaffoldService({
     store,
     executor: unusedExecutor,
@@ -53,7 +61,13 @@ function appWith(options: { catalogSource?: CatalogSource; defaultRepository?: D
     reference: 'development',
     ...(options.defaultRepository ? { defaultRepository: options.defaultRepository } : {}),
   });
-  return createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, ...(options.catalogSource ? { catalogSource: options.catalogSource } : {}) });
+  return createHttpApp({
+    service,
+    authenticator: new StaticTokenAuthenticator([TOKEN]),
+    store,
+    allowedRepositoryUrls: options.allowed ?? [LISTED],
+    ...(options.catalogSource ? { catalogSource: options.catalogSource } : {}),
+  });
 }
 
 describe('GET /api/v1/catalog', () => {
@@ -70,15 +84,14 @@ describe('GET /api/v1/catalog', () => {
     }
   });
 
-  it('reads the repository and branch it is given, and refuses a URL a create request would refuse', async () => {
+  it('reads the allowed repository and branch it is given, and refuses a malformed URL with 400', async () => {
     const source = new FakeCatalogSource();
     const app = await appWith({ catalogSource: source, defaultRepository: { ensure: async () => DEFAULT_URL } });
     try {
-      const url = 'https://git.example.com/platform.git';
-      const ok = await app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(url)}&branch=release`, headers: AUTH });
+      const ok = await app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(LISTED)}&branch=release`, headers: AUTH });
       assert.equal(ok.statusCode, 200, ok.body);
-      assert.deepEqual(source.calls, [{ repositoryUrl: url, branch: 'release' }]);
-      for (const bad of ['ext::sh -c touch% /tmp/x', 'https://user:secret@git.example.com/p.git', 'git.example.com:platform.git', 'http://git.example.com/p.git']) {
+      assert.deepEqual(source.calls, [{ repositoryUrl: LISTED, branch: 'release' }]);
+      for (const bad of ['ext::sh -c touch% /tmp/x', 'https://user:secret@git.example.com/p.git']) {
         const response = await app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(bad)}`, headers: AUTH });
         assert.equal(response.statusCode, 400, `${bad}: ${response.body}`);
         assert.doesNotMatch(response.body, /secret/);
@@ -90,6 +103,52 @@ describe('GET /api/v1/catalog', () => {
       assert.equal(source.calls.length, 1, 'nothing malformed reaches the source');
     } finally {
       await app.close();
+    }
+  });
+
+  it('answers any well-formed repository that is not configured with the one 403, before anything connects', async () => {
+    const source = new FakeCatalogSource();
+    const app = await appWith({ catalogSource: source, defaultRepository: { ensure: async () => DEFAULT_URL } });
+    const host = fc.domain().filter((h) => h !== 'git.example.com');
+    const path = fc.stringMatching(/^[a-z][a-z0-9-]{0,12}(\/[a-z0-9-]{1,12}){0,2}\.git$/);
+    const url = fc.oneof(
+      fc.tuple(host, path).map(([h, p]) => `https://${h}/${p}`),
+      fc.tuple(fc.integer({ min: 1, max: 65535 }), path).map(([port, p]) => `http://127.0.0.1:${port}/${p}`),
+      fc.tuple(fc.integer({ min: 1, max: 65535 }), path).map(([port, p]) => `git://localhost:${port}/${p}`),
+      fc.tuple(host, path).map(([h, p]) => `ssh://git@${h}/${p}`),
+      fc.tuple(host, path).map(([h, p]) => `git@${h}:${p}`),
+      path.map((p) => `https://git.example.com/other/${p}`),
+    );
+    try {
+      await fc.assert(
+        fc.asyncProperty(url, fc.constantFrom('/api/v1/catalog', '/api/v1/clusters', '/api/v1/clusters/eu-1'), async (repository, route) => {
+          const response = await app.inject({ method: 'GET', url: `${route}?repository_url=${encodeURIComponent(repository)}`, headers: AUTH });
+          assert.equal(response.statusCode, 403, `${route} ${repository}: ${response.body}`);
+          assert.deepEqual(response.json(), { error: { code: 'forbidden', message: UNCONFIGURED_REPOSITORY_MESSAGE } });
+        }),
+        { numRuns: 60 },
+      );
+      assert.equal(source.calls.length, 0, 'no unconfigured repository reached the source');
+      const named = await app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(DEFAULT_URL)}`, headers: AUTH });
+      assert.equal(named.statusCode, 200, `the default repository named explicitly: ${named.body}`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('gives the same answer whether the named host answers or not, with a real git clone behind it', async () => {
+    const listening = await startRecordingServer();
+    const app = await appWith({ catalogSource: new GitCatalogSource({ git: new CliGitRemote() }), defaultRepository: { ensure: async () => DEFAULT_URL }, allowed: [] });
+    try {
+      const ask = (url: string) => app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(url)}`, headers: AUTH });
+      const answered = await ask(`${listening.baseUrl}/platform.git`);
+      const refused = await ask(`http://127.0.0.1:${await closedPort()}/platform.git`);
+      assert.equal(answered.statusCode, 403);
+      assert.equal(answered.body, refused.body);
+      assert.equal(listening.requests.length, 0, 'the service never connected');
+    } finally {
+      await app.close();
+      await listening.stop();
     }
   });
 

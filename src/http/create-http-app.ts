@@ -24,6 +24,7 @@ import type { ControllerCertificateSource } from '../service/controller-certific
 import type { RunStore } from '../service/run-store.js';
 import type { ScaffoldService } from '../service/scaffold-service.js';
 import { describeError, errorResponseOf, zodValidatorCompiler } from './http-errors.js';
+import { readableRepository } from './readable-repository.js';
 import type { RouteContext, ZodApp } from './route-context.js';
 import { registerCatalogRoutes } from './routes/catalog-routes.js';
 import { registerClusterRoutes } from './routes/cluster-routes.js';
@@ -83,6 +84,12 @@ export interface HttpAppDeps {
    * @default none: that check then compares only with a certificate the caller sends
    */
   readonly controllerCertificates?: ControllerCertificateSource;
+  /**
+   * `ALLOWED_REPOSITORY_URLS`: with the default repository, the only ones the
+   * catalog, fleet, upgrade and removal endpoints read (`readable-repository.ts`).
+   * @default none: only the default repository
+   */
+  readonly allowedRepositoryUrls?: readonly string[];
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -257,6 +264,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     logger,
     metricsPublic,
     runsCreated,
+    readableRepository: readableRepository(service, deps.allowedRepositoryUrls ?? []),
     ...(deps.graphSource === undefined ? {} : { graphSource: deps.graphSource }),
     ...(deps.catalogSource === undefined ? {} : { catalogSource: deps.catalogSource }),
     callerOf: (request) => {
