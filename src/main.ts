@@ -89,7 +89,7 @@ export interface ServePlugins {
 }
 
 const defaultPlugins: ServePlugins = {
-  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion() }),
+  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion(), logger: logger.child({ component: 'dry-run' }) }),
   seedDefaultRepository: ({ dataDir, logger }) => ensureDefaultRepository(dataDir, logger),
   graphSource: ({ config, logger }) =>
     new GitClusterGraphSource({
