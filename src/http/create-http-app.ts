@@ -37,6 +37,20 @@ import type { RolloutStore } from '../service/rollout-store.js';
 import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
 
+/** Content-Security-Policy of every /docs response: nothing but its own files, never inside a frame. */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** What the HTTP app needs. */
 export interface HttpAppDeps {
   readonly service: ScaffoldService;
@@ -197,7 +211,18 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    // Swagger UI loads only its own files (no inline script; React sets inline styles) and the document from /docs/json.
+    staticCSP: DOCS_CSP,
+  });
+  // Its static files are served by a scope its route hooks do not reach: set the rest of the headers here, for all of /docs.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.url === '/docs' || request.url.startsWith('/docs/')) {
+      void reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    }
+    return payload;
+  });
 
   // --- hooks
   // Fail closed: an API route nobody mapped to a permission stops the app from starting.

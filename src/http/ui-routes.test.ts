@@ -137,6 +137,7 @@ describe('dashboard routes', () => {
         assert.equal(response.statusCode, 503, url);
         assert.match(String(response.headers['content-type']), /text\/plain/);
         assert.match(response.body, /not built.*npm run build:ui/s);
+        assert.ok(!response.body.includes(empty) && !response.body.includes(tmpdir()), `the install path stays on the server: ${response.body}`);
       }
       assert.equal((await app.inject({ method: 'GET', url: '/' })).statusCode, 302);
     } finally {
