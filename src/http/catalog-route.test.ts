@@ -11,6 +11,10 @@ import { createHttpApp } from './create-http-app.js';
 import fc from 'fast-check';
 import { CliGitRemote } from '../git/cli-git-remote.js';
 import { GitCatalogSource } from '../sources/git-catalog-source.js';
+import { GitClusterGraphSource } from '../sources/git-cluster-graph-source.js';
+import { GitFleetSource } from '../sources/git-fleet-source.js';
+import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
+import type { FleetSource } from '../service/fleet-source.js';
 import { closedPort } from '../../test/support/net.js';
 import { startRecordingServer } from '../../test/support/recording-server.js';
 import { UNCONFIGURED_REPOSITORY_MESSAGE } from './readable-repository.js';
@@ -53,7 +57,15 @@ after(async () => {
 
 const LISTED = 'https://git.example.com/platform.git';
 
-function appWith(options: { catalogSource?: CatalogSource; defaultRepository?: DefaultRepository; allowed?: readonly string[] }) {
+let runs = 0;
+
+function appWith(options: {
+  catalogSource?: CatalogSource;
+  fleetSource?: FleetSource;
+  graphSource?: ClusterGraphSource;
+  defaultRepository?: DefaultRepository;
+  allowed?: readonly string[];
+}) {
   const service = new ScaffoldService({
     store,
     executor: unusedExecutor,
@@ -67,6 +79,8 @@ function appWith(options: { catalogSource?: CatalogSource; defaultRepository?: D
     store,
     allowedRepositoryUrls: options.allowed ?? [LISTED],
     ...(options.catalogSource ? { catalogSource: options.catalogSource } : {}),
+    ...(options.fleetSource ? { fleetSource: options.fleetSource } : {}),
+    ...(options.graphSource ? { graphSource: options.graphSource } : {}),
   });
 }
 
@@ -136,18 +150,49 @@ describe('GET /api/v1/catalog', () => {
     }
   });
 
-  it('gives the same answer whether the named host answers or not, with a real git clone behind it', async () => {
+  it('gives the same answer whether the named host answers or not, and never connects to it: catalog, fleet, cluster and graph, real git behind them', async () => {
     const listening = await startRecordingServer();
-    const app = await appWith({ catalogSource: new GitCatalogSource({ git: new CliGitRemote() }), defaultRepository: { ensure: async () => DEFAULT_URL }, allowed: [] });
+    const there = `${listening.baseUrl}/platform.git`;
+    const nobody = `http://127.0.0.1:${await closedPort()}/platform.git`;
+    const app = (allowed: readonly string[]) =>
+      appWith({
+        catalogSource: new GitCatalogSource({ git: new CliGitRemote() }),
+        fleetSource: new GitFleetSource({ git: new CliGitRemote(), reference: 'development' }),
+        graphSource: new GitClusterGraphSource({ git: new CliGitRemote() }),
+        defaultRepository: { ensure: async () => DEFAULT_URL },
+        allowed,
+      });
+    const runIn = async (repositoryUrl: string): Promise<string> => {
+      const id = `catalog-graph-${++runs}`;
+      await store.create({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'test', sealing: 'certificate' });
+      await store.update(id, { status: 'succeeded', finishedAt: new Date(), gitopsPath: `clusters/${id}`, commits: [{ sha: 'a'.repeat(40), pass: 'infrastructure' }] });
+      return id;
+    };
+    const reads = async (url: string): Promise<string[]> => [
+      ...['/api/v1/catalog', '/api/v1/clusters', '/api/v1/clusters/eu-1'].map((route) => `${route}?repository_url=${encodeURIComponent(url)}`),
+      `/api/v1/scaffolds/${await runIn(url)}/graph`,
+    ];
+    const refusing = await app([]);
     try {
-      const ask = (url: string) => app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(url)}`, headers: AUTH });
-      const answered = await ask(`${listening.baseUrl}/platform.git`);
-      const refused = await ask(`http://127.0.0.1:${await closedPort()}/platform.git`);
-      assert.equal(answered.statusCode, 403);
-      assert.equal(answered.body, refused.body);
-      assert.equal(listening.requests.length, 0, 'the service never connected');
+      const [answered, refused] = [await reads(there), await reads(nobody)];
+      for (const [i, url] of answered.entries()) {
+        const toListener = await refusing.inject({ method: 'GET', url, headers: AUTH });
+        const toNobody = await refusing.inject({ method: 'GET', url: refused[i]!, headers: AUTH });
+        assert.equal(toListener.statusCode, 403, `${url}: ${toListener.body}`);
+        assert.deepEqual(toListener.json(), { error: { code: 'forbidden', message: UNCONFIGURED_REPOSITORY_MESSAGE } });
+        assert.equal(toListener.body, toNobody.body, url);
+      }
+      assert.equal(listening.connections, 0, 'the service never even opened a connection to the listener');
     } finally {
-      await app.close();
+      await refusing.close();
+    }
+    // The control: once the operator lists it, the same read does reach the listener, so the count above could see one.
+    const listing = await app([there]);
+    try {
+      await listing.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(there)}`, headers: AUTH });
+      assert.ok(listening.connections > 0, 'an allowed repository is cloned');
+    } finally {
+      await listing.close();
       await listening.stop();
     }
   });

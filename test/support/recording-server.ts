@@ -17,6 +17,8 @@ export interface RecordingServer {
   /** `http://127.0.0.1:PORT`. */
   readonly baseUrl: string;
   readonly requests: RecordedRequest[];
+  /** TCP connections accepted so far, whether or not a request followed (a probe that only connects counts). */
+  readonly connections: number;
   stop(): Promise<void>;
 }
 
@@ -38,6 +40,10 @@ export async function startRecordingServer(reply: (request: RecordedRequest) => 
       res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
     });
   });
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -47,6 +53,9 @@ export async function startRecordingServer(reply: (request: RecordedRequest) => 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     requests,
+    get connections() {
+      return connections;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
