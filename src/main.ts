@@ -94,7 +94,7 @@ export interface ServePlugins {
 }
 
 const defaultPlugins: ServePlugins = {
-  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion() }),
+  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion(), logger: logger.child({ component: 'dry-run' }) }),
   seedDefaultRepository: ({ dataDir, logger }) => ensureDefaultRepository(dataDir, logger),
   graphSource: ({ config, logger }) =>
     new GitClusterGraphSource({
@@ -238,6 +238,7 @@ export async function startService(
     const graphSource = plugins.graphSource?.({ config, logger });
     const fleetSource = await plugins.fleetSource?.({ config, logger });
     const app = await createHttpApp({
+      allowedRepositoryUrls: config.allowedRepositoryUrls,
       service,
       authenticator,
       authorizer,

@@ -12,6 +12,7 @@ import { Octokit } from '@octokit/rest';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-client.js';
 import { callForge, forgeErrorOf } from './forge-error.js';
+import { forgeFetch } from './rate-limited-fetch.js';
 
 /** How the client authenticates. */
 export type GitHubAuth =
@@ -77,6 +78,8 @@ export class GitHubForge implements ForgeClient {
     this.octokit = new ThrottledOctokit({
       baseUrl: options.apiUrl.replace(/\/+$/, ''),
       userAgent: 'gitops-scaffolder',
+      // Every call, the App's installation-token exchange included, refuses a redirect to another origin.
+      request: { fetch: forgeFetch('GitHub') },
       ...(options.auth.kind === 'token'
         ? { auth: options.auth.token }
         : { authStrategy: createAppAuth, auth: { appId: options.auth.appId, privateKey: options.auth.privateKey, installationId: options.auth.installationId } }),

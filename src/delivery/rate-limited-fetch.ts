@@ -4,9 +4,26 @@
  * what `retry-after` or the `ratelimit-reset` header asks, a 502/503 after a
  * short backoff, at most `retries` times. Used by the Gitea client and by the
  * requester given to gitbeaker, whose own retry ignores `retry-after`.
+ *
+ * Each request goes through {@link forgeFetch}: a redirect to another origin is
+ * refused, so a forge token (`PRIVATE-TOKEN`, `Authorization`) never leaves
+ * the forge it was configured for.
  */
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import type { Logger } from '../logger.js';
+import { redirectSafeFetch } from '../redirect-safe-fetch.js';
+
+/**
+ * The fetch every forge client sends through. Cross-origin redirects are
+ * refused rather than followed without the token: a forge API is configured
+ * with its origin, an anonymous answer from elsewhere would only turn into a
+ * puzzling 401 or 404 (or a write sent to a stranger), and the refusal names
+ * the origin the forge pointed at (an `http://` API URL redirected to
+ * `https://` is fixed by configuring the `https://` one).
+ */
+export function forgeFetch(forge: string): typeof fetch {
+  return redirectSafeFetch({ client: forge, crossOrigin: 'refuse' });
+}
 
 export interface RateLimitedFetchOptions {
   readonly forge: string;
@@ -42,9 +59,10 @@ export async function rateLimitedFetch(makeRequest: () => Request, options: Rate
   const retries = options.retries ?? 5;
   const maxWaitMs = options.maxWaitMs ?? 15 * 60_000;
   const now = options.now ?? Date.now;
+  const send = forgeFetch(options.forge);
   for (let attempt = 0; ; attempt++) {
     const request = makeRequest();
-    const response = await fetch(request);
+    const response = await send(request);
     const asked = waitAskedFor(response.headers, now());
     const limited = response.status === 429 || (response.status === 403 && asked !== undefined);
     const flaky = response.status === 502 || response.status === 503;

@@ -76,7 +76,7 @@ describe('/api/v1/clusters', () => {
     const executor = { ...unusedExecutor, start: async (run: ScaffoldRun, secrets: RunSecrets) => (started.push({ run, secrets }), { job: run.job }) };
     const service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
-    app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource });
+    app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, allowedRepositoryUrls: ['https://github.com/acme/gitops.git'] });
   });
 
   after(async () => {

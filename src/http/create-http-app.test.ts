@@ -11,7 +11,7 @@ import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../servic
 import type { RunResult, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
-import { createHttpApp } from './create-http-app.js';
+import { DOCS_CSP, createHttpApp } from './create-http-app.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -781,6 +781,32 @@ describe('createHttpApp', () => {
         assert.equal(missing.json().error.code, 'not_found');
         // Everything else still needs a token.
         assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds' })).statusCode, 401);
+      } finally {
+        await h.close();
+      }
+    });
+  });
+
+  describe('/docs headers', () => {
+    it('serves the Swagger UI page, every asset it loads and its document with a CSP and X-Frame-Options: DENY', async () => {
+      const h = await harness({});
+      try {
+        const page = await h.app.inject({ method: 'GET', url: '/docs/' });
+        assert.equal(page.statusCode, 200);
+        const loaded = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => new URL(m[1]!, 'http://service/docs/').pathname);
+        assert.ok(loaded.some((p) => p.endsWith('swagger-ui-bundle.js')) && loaded.some((p) => p.endsWith('swagger-initializer.js')), loaded.join(' '));
+        assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script the CSP would block');
+        const initializer = await h.app.inject({ method: 'GET', url: loaded.find((p) => p.endsWith('swagger-initializer.js'))! });
+        assert.match(initializer.body, /url: resolveUrl\('\.\/json'\)/, 'the UI loads its document from /docs/json, its own origin');
+        const documentUrl = '/docs/json';
+        for (const url of ['/docs/', ...loaded, documentUrl]) {
+          const response = await h.app.inject({ method: 'GET', url });
+          assert.equal(response.statusCode, 200, url);
+          assert.equal(response.headers['x-frame-options'], 'DENY', url);
+          assert.equal(response.headers['content-security-policy'], DOCS_CSP, url);
+        }
+        assert.match(DOCS_CSP, /frame-ancestors 'none'/);
+        assert.match(DOCS_CSP, /script-src 'self'(;|$)/);
       } finally {
         await h.close();
       }

@@ -24,6 +24,7 @@ import type { ControllerCertificateSource } from '../service/controller-certific
 import type { RunStore } from '../service/run-store.js';
 import type { ScaffoldService } from '../service/scaffold-service.js';
 import { describeError, errorResponseOf, zodValidatorCompiler } from './http-errors.js';
+import { readableRepository } from './readable-repository.js';
 import type { RouteContext, ZodApp } from './route-context.js';
 import { registerCatalogRoutes } from './routes/catalog-routes.js';
 import { registerClusterRoutes } from './routes/cluster-routes.js';
@@ -35,6 +36,20 @@ import { registerUpgradeRoutes } from './routes/upgrade-routes.js';
 import type { RolloutStore } from '../service/rollout-store.js';
 import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
+
+/** Content-Security-Policy of every /docs response: nothing but its own files, never inside a frame. */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** What the HTTP app needs. */
 export interface HttpAppDeps {
@@ -83,6 +98,12 @@ export interface HttpAppDeps {
    * @default none: that check then compares only with a certificate the caller sends
    */
   readonly controllerCertificates?: ControllerCertificateSource;
+  /**
+   * `ALLOWED_REPOSITORY_URLS`: with the default repository, the only ones the
+   * catalog, fleet, upgrade and removal endpoints read (`readable-repository.ts`).
+   * @default none: only the default repository
+   */
+  readonly allowedRepositoryUrls?: readonly string[];
   /** Where the built dashboard is (served under /ui/). @default the package's ui/dist */
   readonly ui?: UiRoutesOptions;
 }
@@ -190,7 +211,18 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    // Swagger UI loads only its own files (no inline script; React sets inline styles) and the document from /docs/json.
+    staticCSP: DOCS_CSP,
+  });
+  // Its static files are served by a scope its route hooks do not reach: set the rest of the headers here, for all of /docs.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.url === '/docs' || request.url.startsWith('/docs/')) {
+      void reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    }
+    return payload;
+  });
 
   // --- hooks
   // Fail closed: an API route nobody mapped to a permission stops the app from starting.
@@ -257,6 +289,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     logger,
     metricsPublic,
     runsCreated,
+    readableRepository: readableRepository(service, deps.allowedRepositoryUrls ?? []),
     ...(deps.graphSource === undefined ? {} : { graphSource: deps.graphSource }),
     ...(deps.catalogSource === undefined ? {} : { catalogSource: deps.catalogSource }),
     callerOf: (request) => {

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Counter } from 'prom-client';
 import type { Logger } from '../logger.js';
+import type { ReadableRepository } from './readable-repository.js';
 import type { Caller } from '../service/authenticator.js';
 import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
@@ -26,6 +27,8 @@ export interface RouteContext {
   readonly graphSource?: ClusterGraphSource;
   readonly catalogSource?: CatalogSource;
   readonly metricsPublic: boolean;
+  /** The repository a fleet or catalog read names: the default one or an allowed one (`readable-repository.ts`). */
+  readonly readableRepository: ReadableRepository;
   /** Runs created, by kind (create or retry). */
   readonly runsCreated: Counter<'kind'>;
   /** The authenticated caller; throws AuthenticationError for a request that has none. */

@@ -13,6 +13,7 @@ import type { ScaffoldRun } from '../service/scaffold-run.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
+import { UNCONFIGURED_REPOSITORY_MESSAGE } from './readable-repository.js';
 import { isUiPath } from './ui-routes.js';
 
 const TOKEN = 'ui-test-token-0123456789abcdef';
@@ -40,9 +41,19 @@ let store: PgRunStore;
 let dist: string;
 let runCounter = 0;
 
-async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource }): Promise<FastifyInstance> {
+/** The repository every stored run names. */
+const RUN_REPOSITORY = 'https://git.example.com/platform/gitops.git';
+
+async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource; allowed?: readonly string[] }): Promise<FastifyInstance> {
   const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
-  return createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, ui: { dir: options.uiDir }, ...(options.graphSource ? { graphSource: options.graphSource } : {}) });
+  return createHttpApp({
+    service,
+    authenticator: new StaticTokenAuthenticator([TOKEN]),
+    store,
+    ui: { dir: options.uiDir },
+    allowedRepositoryUrls: options.allowed ?? [RUN_REPOSITORY],
+    ...(options.graphSource ? { graphSource: options.graphSource } : {}),
+  });
 }
 
 async function storedRun(lines: readonly string[], final?: { status: 'succeeded' | 'failed'; gitopsPath?: string }): Promise<string> {
@@ -51,7 +62,7 @@ async function storedRun(lines: readonly string[], final?: { status: 'succeeded'
   await store.create({
     id,
     cluster: { name: `ui-${runCounter}`, domain: `ui-${runCounter}.example.net`, region: 'eu-west-1' },
-    repositoryUrl: 'file:///srv/gitops.git',
+    repositoryUrl: RUN_REPOSITORY,
     branch: 'main',
     reference: 'development',
     job: `scaffold-${id}`,
@@ -137,6 +148,7 @@ describe('dashboard routes', () => {
         assert.equal(response.statusCode, 503, url);
         assert.match(String(response.headers['content-type']), /text\/plain/);
         assert.match(response.body, /not built.*npm run build:ui/s);
+        assert.ok(!response.body.includes(empty) && !response.body.includes(tmpdir()), `the install path stays on the server: ${response.body}`);
       }
       assert.equal((await app.inject({ method: 'GET', url: '/' })).statusCode, 302);
     } finally {
@@ -205,6 +217,20 @@ describe('dashboard API', () => {
       const notYet = await app.inject({ method: 'GET', url: `/api/v1/scaffolds/${early}/graph`, headers: AUTH });
       assert.equal(notYet.statusCode, 404);
       assert.match(notYet.json().error.message, /no gitops_path yet/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('draws no graph of a run whose repository the service is not configured to read: 403, nothing cloned', async () => {
+    const graphSource = new FakeGraphSource();
+    const app = await appWith({ uiDir: dist, graphSource, allowed: [] });
+    try {
+      const id = await storedRun([], { status: 'succeeded', gitopsPath: 'clusters/ui-elsewhere' });
+      const response = await app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}/graph`, headers: AUTH });
+      assert.equal(response.statusCode, 403, response.body);
+      assert.deepEqual(response.json(), { error: { code: 'forbidden', message: UNCONFIGURED_REPOSITORY_MESSAGE } });
+      assert.deepEqual(graphSource.calls, [], 'the graph source was never asked');
     } finally {
       await app.close();
     }

@@ -76,12 +76,14 @@ export async function registerUiRoutes(app: FastifyInstance, options: UiRoutesOp
     });
 
     if (!existsSync(join(dir, 'index.html'))) {
+      // Where the package is installed is the operator's business, not a visitor's: the log has it.
+      app.log.warn({ dir }, 'the dashboard is not built: /ui/ answers 503');
       scope.get('/*', hide, async (_request, reply) =>
         reply
           .status(503)
           .header('retry-after', '60')
           .type('text/plain; charset=utf-8')
-          .send(`The dashboard is not built: ${dir} has no index.html. Build it with \`${UI_BUILD_COMMAND}\` (vite build --config ui/vite.config.ts), then restart the service.\n`),
+          .send(`The dashboard is not built: this installation has no ui/dist/index.html. Build it with \`${UI_BUILD_COMMAND}\` (vite build --config ui/vite.config.ts), then restart the service.\n`),
       );
       return;
     }

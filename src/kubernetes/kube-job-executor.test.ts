@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { PgRunStore } from '../db/pg-run-store.js';
@@ -257,6 +258,34 @@ describe('KubeJobExecutor', () => {
       );
       assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+    });
+
+    it("answers a missing Secret, a missing key and a key holding no kubeconfig alike, naming none of the Secret's keys or content", async () => {
+      const keyName = fc.stringMatching(/^[a-z][a-z0-9]{3,15}$/).filter((k) => !['value', 'kind', 'config', 'apiversion'].includes(k));
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(keyName, { minLength: 1, maxLength: 4 }), keyName, async (keys, inner) => {
+          // Another Secret's data: a YAML or JSON document whose keys a probe would like to learn, and which is no kubeconfig.
+          const data = Object.fromEntries(keys.map((k) => [k, `${inner}: ${k}-value\nnested:\n  ${inner}x: 1\n`]));
+          double.setSecret('clusters', 'other-secret', data);
+          const answers: string[] = [];
+          for (const ref of [
+            { name: 'no-such-secret', key: keys[0]! },
+            { name: 'other-secret', key: 'value' },
+            { name: 'other-secret', key: keys[0]! },
+          ]) {
+            const run = runOf();
+            await assert.rejects(executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', ...ref } }), (error: Error) => {
+              assert.ok(error instanceof NotFoundError, String(error));
+              answers.push(error.message.replace(`"${ref.key}"`, '"KEY"').replace(ref.name, 'NAME'));
+              for (const leaked of [...keys.filter((k) => k !== ref.key), inner, 'nested']) assert.ok(!error.message.includes(leaked), `${error.message} names ${leaked}`);
+              return true;
+            });
+            assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
+          }
+          assert.equal(new Set(answers).size, 1, answers.join(' | '));
+        }),
+        { numRuns: 15 },
+      );
     });
 
     it('refuses a kubeconfig Secret whose kubeconfig would run a command, before any Job exists', async () => {

@@ -15,6 +15,7 @@
 import { BatchV1Api, CoreV1Api, Log, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { parseDocument } from 'yaml';
 import { inlineKubeconfigText, readKubeconfig } from '../model/kubeconfig-policy.js';
 import { runOptionsEnvOf, SECRET_FILES } from '../run-contract/runner-inputs.js';
 import { outputSourceLine } from '../service/output-source.js';
@@ -33,6 +34,19 @@ export interface KubeJobExecutorDeps extends JobShape {
   /** How often `logs({follow})` looks for a pod to start or for the Job to end. @default 2000 */
   readonly pollIntervalMs?: number;
   readonly logger?: Logger;
+}
+
+/** Whether `text` is one YAML mapping with `kind: Config`, as every kubeconfig is. */
+function isKubeconfigDocument(text: string): boolean {
+  try {
+    const doc = parseDocument(text, { uniqueKeys: false });
+    if (doc.errors.length > 0) return false;
+    const contents: unknown = doc.toJS({ maxAliasCount: 100 });
+    return typeof contents === 'object' && contents !== null && !Array.isArray(contents) && (contents as Record<string, unknown>)['kind'] === 'Config';
+  } catch {
+    // Too many aliases, or not YAML: not a kubeconfig.
+    return false;
+  }
 }
 
 /** Implements ScaffoldExecutor with Kubernetes Jobs. */
@@ -204,20 +218,25 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     const kubeconfig = secrets.kubeconfig;
     if (kubeconfig?.kind === 'secretRef') {
       const ref = `${kubeconfig.namespace}/${kubeconfig.name}`;
+      // One answer for a missing Secret, a missing key and a value that is no kubeconfig: the caller
+      // learns neither which keys the Secret has nor anything of what another key holds.
+      const noKubeconfig = (cause?: unknown) =>
+        new NotFoundError(`kubeconfig.secretRef: Secret ${ref} holds no kubeconfig under key "${kubeconfig.key}"`, cause === undefined ? undefined : { cause });
       let value: string | undefined;
       try {
         const source = await this.core.readNamespacedSecret({ namespace: kubeconfig.namespace, name: kubeconfig.name });
         value = source.data?.[kubeconfig.key];
       } catch (error) {
-        if (codeOf(error) === 404) throw new NotFoundError(`kubeconfig Secret ${ref} not found`, { cause: error });
+        if (codeOf(error) === 404) throw noKubeconfig(error);
         throw unavailable(`cannot read kubeconfig Secret ${ref}`, error);
       }
-      if (!value) {
-        throw new ValidationError([{ field: 'kubeconfig.secretRef.key', message: `Secret ${ref} has no key "${kubeconfig.key}"` }]);
-      }
+      if (!value) throw noKubeconfig();
+      const text = Buffer.from(value, 'base64').toString('utf8');
+      // The policy's messages name the document's fields: told only for a kubeconfig.
+      if (!isKubeconfigDocument(text)) throw noKubeconfig();
       // Rebuilt from inline data only before any Job exists, and the rebuilt kubeconfig is what the
       // Job's Secret holds: nothing the policy did not construct itself travels on to the runner.
-      const reading = readKubeconfig(Buffer.from(value, 'base64').toString('utf8'), 'kubeconfig.secretRef');
+      const reading = readKubeconfig(text, 'kubeconfig.secretRef');
       if (!reading.ok) throw new ValidationError(reading.issues.map((issue) => ({ field: issue.field, message: `Secret ${ref}: ${issue.message}` })));
       data[SECRET_FILES.kubeconfig.key] = Buffer.from(inlineKubeconfigText(reading.kubeconfig), 'utf8').toString('base64');
     }

@@ -29,6 +29,7 @@ import {
 } from '../errors.js';
 import { redactSecrets } from '../git/git-process.js';
 import { isLoopbackHost } from '../model/repository-url.js';
+import { RedirectRefusedError, redirectSafeFetch } from '../redirect-safe-fetch.js';
 import type { OciReference } from './oci-reference.js';
 import { assertOciDigest, assertOciTag, parseOciReference } from './oci-reference.js';
 import { basicAuthorization, parseChallenges } from './www-authenticate.js';
@@ -131,7 +132,8 @@ export class RegistryClient {
     if (options.credentials) this.#secrets.push(options.credentials.password, basicAuthorization(options.credentials).slice('Basic '.length));
     this.#signal = options.signal;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    // A blob may be redirected to its storage host: followed, without the registry's credentials.
+    this.#fetch = redirectSafeFetch({ client: `registry ${this.registry}`, crossOrigin: 'drop-credentials', fetch: options.fetch ?? globalThis.fetch });
   }
 
   /**
@@ -307,11 +309,12 @@ export class RegistryClient {
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     const signal = this.#signal ? AbortSignal.any([this.#signal, timeout]) : timeout;
     try {
-      // Redirects are followed (a blob HEAD may be sent to storage); fetch drops
-      // Authorization when a redirect leaves the origin.
+      // Redirects are followed (a blob HEAD may be sent to storage); redirectSafeFetch
+      // drops every credential header when a redirect leaves the origin.
       return await this.#fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal });
     } catch (error) {
       if (this.#signal?.aborted) throw this.#signal.reason;
+      if (error instanceof RedirectRefusedError) throw error;
       if (timeout.aborted) throw new TimeoutError(`registry ${this.registry}: ${method} ${url.pathname} did not finish within ${this.#timeoutMs} ms`);
       const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
       const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message;

@@ -1,20 +1,38 @@
 /**
  * How a service endpoint that clones a repository without credentials (the
- * catalog, the fleet) reports a failed clone. Never a 401/403 of its own: that
- * would read as the caller's token being refused, when it is the service that
- * cannot read the repository.
+ * catalog, the fleet, a run's graph) reports a failed clone. Never a 401/403
+ * of its own: that would read as the caller's token being refused, when it is
+ * the service that cannot read the repository. Never git's own words either:
+ * they say what answered at the other end (refused, timed out, which
+ * certificate, which page), so they go to the service's log, with the URL and
+ * without credentials, and the caller gets one sentence per kind of failure.
  */
-import { AppError, AuthenticationError, ForbiddenError, TimeoutError, UnavailableError } from '../errors.js';
+import { AuthenticationError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, messageOf } from '../errors.js';
+import { redactSecrets } from '../git/git-process.js';
+import type { Logger } from '../logger.js';
+
+/** Where the failed read was, for the log line. */
+export interface FailedRead {
+  readonly logger: Logger;
+  readonly repositoryUrl: string;
+  readonly branch: string;
+  /** What was being read: `catalog`, `fleet`, `graph`. */
+  readonly what: string;
+}
 
 /**
- * The error to answer with for a failed anonymous clone.
+ * The error to answer with for a failed anonymous clone; git's message is logged, not returned.
  * @param why the sentence a refused read is explained with, e.g. "the catalog is only read from repositories readable without credentials"
  */
-export function anonymousReadFailure(error: unknown, why: string): Error {
+export function anonymousReadFailure(error: unknown, why: string, read: FailedRead): Error {
+  read.logger.warn(
+    { event: 'repository_read_failed', read: read.what, repository: redactSecrets(read.repositoryUrl), branch: read.branch, err: redactSecrets(messageOf(error)) },
+    `reading the ${read.what} failed`,
+  );
   if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
     return new UnavailableError(`the service cannot read this repository on its own: ${why}`, { cause: error });
   }
-  if (error instanceof TimeoutError) return new UnavailableError(error.message, { cause: error });
-  if (error instanceof AppError) return error;
-  return new UnavailableError('the repository cannot be read', { cause: error });
+  if (error instanceof NotFoundError) return new NotFoundError(`the repository or its branch ${read.branch} was not found`, { cause: error });
+  if (error instanceof TimeoutError) return new UnavailableError('reading the repository took too long', { cause: error });
+  return new UnavailableError('the repository cannot be read (the service log has the reason)', { cause: error });
 }

@@ -10,6 +10,9 @@ import { ensureSeededBareRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import type { CloneOptions, GitRemote, GitWorkspace } from '../runner/ports.js';
 import { GitCatalogSource } from './git-catalog-source.js';
+import { closedPort } from '../../test/support/net.js';
+import { startRecordingServer } from '../../test/support/recording-server.js';
+import { capturingLogger } from '../../test/support/runner.js';
 
 let root: string;
 let matrixUrl: string;
@@ -85,5 +88,27 @@ describe('GitCatalogSource', () => {
       new GitCatalogSource({ git: new CliGitRemote(), workRoot: root }).catalog({ repositoryUrl: pathToFileURL(join(root, 'missing.git')).href, branch: 'main' }),
       (error: unknown) => error instanceof Error && !(error instanceof AuthenticationError),
     );
+  });
+
+  it("answers a failed clone in its own words, not git's: a refused port and a host that answers alike; git's answer goes to the log without credentials", async () => {
+    const logger = capturingLogger();
+    const source = new GitCatalogSource({ git: new CliGitRemote({ logger }), workRoot: root, logger });
+    const notGit = await startRecordingServer(() => ({ status: 500, headers: { 'content-type': 'text/html' }, body: '<h1>internal admin console</h1>' }));
+    try {
+      const messages: string[] = [];
+      for (const url of [`http://127.0.0.1:${await closedPort()}/p.git`, `${notGit.baseUrl}/p.git`]) {
+        await assert.rejects(source.catalog({ repositoryUrl: url, branch: 'main' }), (error: Error) => {
+          messages.push(`${error.constructor.name}: ${error.message}`);
+          return true;
+        });
+      }
+      assert.equal(new Set(messages).size, 1, messages.join(' | '));
+      assert.doesNotMatch(messages[0]!, /refused|admin console|127\.0\.0\.1|Failed to connect|HTTP/i);
+      const logged = logger.lines.filter((l) => l.fields['event'] === 'repository_read_failed');
+      assert.ok(logged.length >= 2, 'each failure is logged');
+      assert.ok(logged.every((l) => typeof l.fields['repository'] === 'string' && String(l.fields['repository']).startsWith('http://127.0.0.1:')));
+    } finally {
+      await notGit.stop();
+    }
   });
 });

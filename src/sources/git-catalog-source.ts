@@ -97,7 +97,7 @@ export class GitCatalogSource implements CatalogSource {
         // Cone mode with no directory: only the top-level files, scaffold.yaml among them.
         workspace = await this.#git.clone({ url, branch, dir: join(work, 'repo'), sparsePaths: [] });
       } catch (error) {
-        throw anonymousReadFailure(error, 'the catalog is only read from repositories readable without credentials');
+        throw anonymousReadFailure(error, 'the catalog is only read from repositories readable without credentials', { logger: this.#logger, repositoryUrl: url, branch, what: 'catalog' });
       }
       try {
         const commit = await workspace.head().catch(() => '');

@@ -12,10 +12,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { instance, type Viz } from '@viz-js/viz';
-import { AppError, AuthenticationError, ConflictError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { GitObjectRepoReader } from '../git/git-object-reader.js';
 import { runGit } from '../git/git-process.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
+import { anonymousReadFailure } from './anonymous-read-failure.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
 import { renderGraph } from '../graph/graph-format.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -101,7 +102,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
       try {
         workspace = await this.#git.clone({ url: run.repositoryUrl, branch: run.branch, dir, sparsePaths: ['base', `clusters/${cluster}`], sparseTopLevelExcept: ['clusters'] });
       } catch (error) {
-        throw readFailure(error, run);
+        throw readFailure(error, run, this.#logger);
       }
       try {
         if (sha !== undefined && (await workspace.head()) !== sha) {
@@ -146,15 +147,12 @@ export class GitClusterGraphSource implements ClusterGraphSource {
   }
 }
 
-/** A clone failure as the graph endpoint reports it: never a 401/403 of its own (that would read as the caller's token being refused). */
-function readFailure(error: unknown, run: ScaffoldRun): Error {
-  if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
-    return new UnavailableError(
-      `the service cannot read the repository of scaffold run ${run.id} on its own: run credentials are not kept, so the graph is only drawn for repositories readable without them`,
-      { cause: error },
-    );
-  }
-  if (error instanceof TimeoutError) return new UnavailableError(error.message, { cause: error });
-  if (error instanceof AppError) return error;
-  return new UnavailableError(`the repository of scaffold run ${run.id} cannot be read`, { cause: error });
+/** A clone failure as the graph endpoint reports it (anonymous-read-failure.ts): git's own words go to the log. */
+function readFailure(error: unknown, run: ScaffoldRun, logger: Logger): Error {
+  return anonymousReadFailure(error, `run credentials are not kept, so the graph of scaffold run ${run.id} is only drawn for repositories readable without them`, {
+    logger,
+    repositoryUrl: run.repositoryUrl,
+    branch: run.branch,
+    what: 'graph',
+  });
 }

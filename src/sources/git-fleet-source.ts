@@ -161,7 +161,7 @@ export class GitFleetSource implements FleetSource {
       try {
         workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(target.signal ? { signal: target.signal } : {}) });
       } catch (error) {
-        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials');
+        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials', { logger: this.#logger, repositoryUrl: target.repositoryUrl, branch: target.branch, what: 'fleet' });
       }
       try {
         return await work(workspace);

@@ -14,11 +14,30 @@ import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../service/scaffold-previewer.js';
 import { filesBefore, previewFiles } from '../git/preview-files.js';
 import { platformCommitOf } from '../git/render-work-tree.js';
+import { ValidationError, messageOf } from '../errors.js';
+import { redactSecrets } from '../git/git-process.js';
+import { silentLogger, type Logger } from '../logger.js';
+
+/**
+ * The one answer to a dry run whose clone fails. A dry run names any URL the
+ * request rules allow, so git's own words (connection refused, timed out, an
+ * HTTP status, a certificate's name) would make the service a port scanner;
+ * they go to the service's log instead.
+ */
+export const DRY_RUN_CLONE_FAILURE =
+  'could not be cloned: the URL, the branch or repository.credentials is wrong, or the host did not answer as a git server (the service log has the reason)';
+
+/** A work-tree guard's refusal (a link or path leaving the clone): the repository's content, not its host, so it is told. */
+function isContentRefusal(error: unknown): boolean {
+  return error instanceof ValidationError && error.issues.length > 0 && error.issues.every((issue) => issue.field === 'repository');
+}
 
 /** Collaborators of the previewer. */
 export interface GitScaffoldPreviewerDeps {
   readonly git: GitRemote;
   readonly generatorVersion: string;
+  /** Where a failed clone's reason is logged. @default silentLogger */
+  readonly logger?: Logger;
   /** When a sealing certificate is checked for validity. @default the current time */
   readonly now?: () => Date;
 }
@@ -36,15 +55,28 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
     const gitopsPath = `clusters/${input.cluster.name}`;
     try {
       const credentials = input.secrets.repositoryCredentials;
-      const workspace = await this.deps.git.clone({
-        url: input.repositoryUrl,
-        branch: input.branch,
-        dir: join(work, 'repo'),
-        sparsePaths: ['base', `clusters/${input.reference}`, gitopsPath],
-        sparseTopLevelExcept: ['clusters'],
-        ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
-        ...(input.signal ? { signal: input.signal } : {}),
-      });
+      let workspace;
+      try {
+        workspace = await this.deps.git.clone({
+          url: input.repositoryUrl,
+          branch: input.branch,
+          dir: join(work, 'repo'),
+          sparsePaths: ['base', `clusters/${input.reference}`, gitopsPath],
+          sparseTopLevelExcept: ['clusters'],
+          ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
+          ...(input.signal ? { signal: input.signal } : {}),
+        });
+        // A web server answering 200 to anything "clones" as an empty repository: the same answer as no server.
+        await workspace.head();
+      } catch (error) {
+        await workspace?.dispose().catch(() => undefined);
+        if (input.signal?.aborted || isContentRefusal(error)) throw error;
+        (this.deps.logger ?? silentLogger).warn(
+          { event: 'dry_run_clone_failed', repository: redactSecrets(input.repositoryUrl), branch: input.branch, err: redactSecrets(messageOf(error), credentials ? [credentials.token] : []) },
+          'the dry run could not clone the repository',
+        );
+        throw new ValidationError([{ field: 'repository', message: DRY_RUN_CLONE_FAILURE }], { cause: error });
+      }
       // The clone's git objects, not its files: a link is refused by its path, whatever it points at.
       const reader = new GitObjectRepoReader(workspace.dir);
       try {

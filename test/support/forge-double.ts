@@ -52,6 +52,13 @@ export interface ForgeDouble {
    * and `x-ratelimit-reset` that many seconds ahead); GitLab's and Gitea's 429.
    */
   rateLimitNext(retryAfterSeconds: number, count?: number, kind?: 'secondary' | 'primary'): void;
+  /**
+   * The next `count` API calls answer `307` to the same path and query under
+   * `base`: another server (another origin) or this double's own `baseUrl`.
+   */
+  redirectNext(base: string, count?: number): void;
+  /** `http://127.0.0.1:PORT`, the double's origin. */
+  readonly baseUrl: string;
   /** Merges as a reviewer pressing the button would. */
   merge(number: number): Promise<void>;
   /** Closes without merging. */
@@ -145,6 +152,7 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
   const calls: RecordedCall[] = [];
   const pulls: DoublePull[] = [];
   let limited: { count: number; retryAfter: number; kind: 'secondary' | 'primary' } | undefined;
+  let redirected: { count: number; base: string } | undefined;
   /** GitHub's primary budget, counted down by every call and reported in the headers. */
   let remaining = 5000;
   const resetAt = Math.floor(Date.now() / 1000) + 3600;
@@ -176,6 +184,10 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
     rateLimitNext(retryAfter, count = 1, kind = 'secondary') {
       limited = { count, retryAfter, kind };
     },
+    redirectNext(base, count = Number.POSITIVE_INFINITY) {
+      redirected = { count, base };
+    },
+    baseUrl: '',
     async merge(number) {
       const pull = pulls.find((p) => p.number === number);
       if (!pull || !(await mergePull(pull))) throw new Error(`the double could not merge #${number}`);
@@ -205,6 +217,11 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
   const routes: readonly ForgeRoute[] = forge === 'github' ? githubRoutes : forge === 'gitlab' ? gitlabRoutes : giteaRoutes;
 
   const handle = async (req: IncomingMessage): Promise<Reply> => {
+    // A moved API (or a proxy in front of it) answers before it looks at credentials.
+    if (redirected && redirected.count > 0) {
+      redirected.count -= 1;
+      return { status: 307, headers: { location: `${redirected.base}${req.url ?? '/'}` }, body: { message: 'Moved' } };
+    }
     const app = forge === 'github' ? options.githubApp : undefined;
     const installation = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(new URL(req.url ?? '/', 'http://127.0.0.1').pathname);
     if (app && installation && req.method === 'POST') {
@@ -271,6 +288,7 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
   baseUrl = `http://127.0.0.1:${port}`;
   let stopped: Promise<void> | undefined;
   return Object.assign(double, {
+    baseUrl,
     apiUrl: forge === 'gitea' ? `${baseUrl}/api/v1` : baseUrl,
     stop() {
       stopped ??= new Promise<void>((resolve) => {

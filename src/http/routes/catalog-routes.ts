@@ -5,7 +5,7 @@ import { catalogQuerySchema, catalogSchema, errorResponses } from '../wire-schem
 
 /** Registers `GET /api/v1/catalog`. */
 export function registerCatalogRoutes(context: RouteContext): void {
-  const { app, service, catalogSource, signalOf } = context;
+  const { app, catalogSource, readableRepository, signalOf } = context;
 
   app.get(
     '/api/v1/catalog',
@@ -21,8 +21,7 @@ export function registerCatalogRoutes(context: RouteContext): void {
     },
     async (request, reply) => {
       if (catalogSource === undefined) throw new NotFoundError('this service does not read layer catalogs (no catalog source is configured)');
-      const { repository_url: url, branch } = request.query;
-      const repository = await service.repositoryOf({ ...(url === undefined ? {} : { url }), ...(branch === undefined ? {} : { branch }) });
+      const repository = await readableRepository(request.query);
       const catalog = await catalogSource.catalog({ ...repository, signal: signalOf(reply) });
       void reply.header('cache-control', 'private, no-cache');
       return { attributes: catalog.attributes.map((a) => ({ name: a.name, values: [...a.values], ...(a.default === undefined ? {} : { default: a.default }) })) };

@@ -75,8 +75,8 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     if (fleetSource === undefined) throw new NotFoundError('this service does not read fleets (no fleet source is configured)');
     return fleetSource;
   };
-  const target = async (query: { repository_url?: string; branch?: string }) =>
-    service.repositoryOf({ ...(query.repository_url === undefined ? {} : { url: query.repository_url }), ...(query.branch === undefined ? {} : { branch: query.branch }) });
+  // Only the default repository and ALLOWED_REPOSITORY_URLS: these make the service clone.
+  const target = context.readableRepository;
 
   app.get(
     BASE,

@@ -10,7 +10,7 @@ import { errorResponses, graphQuerySchema, idParamsSchema, logsQuerySchema } fro
 
 /** Registers the log and graph routes. */
 export function registerRunOutputRoutes(context: RouteContext): void {
-  const { app, service, graphSource, signalOf } = context;
+  const { app, service, graphSource, readableRepository, signalOf } = context;
 
   app.get(
     `${API}/:id/graph`,
@@ -30,6 +30,8 @@ export function registerRunOutputRoutes(context: RouteContext): void {
       const run = await service.get(request.params.id);
       if (graphSource === undefined) throw new NotFoundError('this service does not draw cluster graphs (no graph source is configured)');
       const format = request.query.format ?? 'svg';
+      // Drawing clones in the service: only from a repository it is configured to read.
+      await readableRepository({ repository_url: run.repositoryUrl, branch: run.branch });
       const drawing = await graphSource.graph(run, format);
       void reply.header('cache-control', 'private, no-cache').header('x-content-type-options', 'nosniff');
       // An SVG opened on its own must not run anything: it is a picture.

@@ -173,7 +173,8 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const caller = callerOf(request);
       const rollout = available();
       const body = request.body;
-      const repository = await service.repositoryOf({ ...(body.repository_url === undefined ? {} : { url: body.repository_url }), ...(body.branch === undefined ? {} : { branch: body.branch }) });
+      // Only the default repository and ALLOWED_REPOSITORY_URLS: planning clones in the service.
+      const repository = await context.readableRepository(body);
       const clusters = await rollout.targets({ ...repository, clusters: body.clusters }, signalOf(reply));
       const target = { ...repository, clusters, requestedBy: caller.identity };
       const delivery = fleetDeliveryOf(body.delivery, repository.repositoryUrl);
