@@ -1,7 +1,7 @@
 /**
  * `RunStore` on PostgreSQL: a real server through `pg`, or embedded PGlite with
  * the same SQL. The invariants live in the database so they hold across service
- * replicas: one active run per cluster is a partial unique index, status
+ * replicas: one active run per cluster (repository, branch, name) is a partial unique index, status
  * transitions are conditional UPDATEs, and log sequence numbers come from a
  * counter bumped under the run's row lock.
  */
@@ -55,7 +55,7 @@ const ALL_STATUSES = Object.keys(STATUS_KEYS) as RunStatus[];
 // Spelled out as literals (from a constant, never from input) so the planner can
 // match the partial index's predicate.
 const ACTIVE_SQL = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`;
-const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster';
+const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster_key';
 
 // Timestamps are truncated to milliseconds on write: a JavaScript Date holds no
 // more, so what a caller reads back (and what a list cursor encodes) is exactly
@@ -139,9 +139,9 @@ export class PgRunStore implements RunStore {
     } catch (error) {
       if (codeOf(error) !== '23505') throw translatePgError(error);
       if (constraintOf(error) === ONE_ACTIVE_INDEX) {
-        const active = await this.#activeRunOf(run.cluster.name);
+        const active = await this.#activeRunOf(run);
         throw new ConflictError(
-          `cluster ${run.cluster.name} already has an active run${active ? ` (${active})` : ''}`,
+          `cluster ${run.cluster.name} already has an active run on branch ${run.branch} of this repository${active ? ` (${active})` : ''}`,
           { cause: error },
         );
       }
@@ -166,6 +166,8 @@ export class PgRunStore implements RunStore {
       return `$${params.length}`;
     };
     if (filter.cluster !== undefined) where.push(`cluster_name = ${param(filter.cluster)}`);
+    if (filter.repositoryUrl !== undefined) where.push(`repository_url = ${param(filter.repositoryUrl)}`);
+    if (filter.branch !== undefined) where.push(`branch = ${param(filter.branch)}`);
     if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
     if (filter.cursor !== undefined) {
       const cursor = decodeCursor(filter.cursor);
@@ -282,9 +284,12 @@ export class PgRunStore implements RunStore {
     await this.#client.close();
   }
 
-  async #activeRunOf(cluster: string): Promise<string | undefined> {
+  async #activeRunOf(run: NewRun): Promise<string | undefined> {
     try {
-      const { rows } = await this.#client.query<{ id: string }>(`SELECT id FROM scaffold_runs WHERE cluster_name = $1 AND ${ACTIVE_SQL}`, [cluster]);
+      const { rows } = await this.#client.query<{ id: string }>(
+        `SELECT id FROM scaffold_runs WHERE repository_url = $1 AND branch = $2 AND cluster_name = $3 AND ${ACTIVE_SQL}`,
+        [run.repositoryUrl, run.branch, run.cluster.name],
+      );
       return rows[0]?.id;
     } catch (error) {
       // The conflict itself is certain; only the detail is missing.

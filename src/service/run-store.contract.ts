@@ -173,6 +173,39 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       await store().create(newRun());
     });
 
+    it('keys a cluster by repository, branch and name: an active run on one does not block the same name on another', async () => {
+      const cluster = clusterName();
+      const other = { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' };
+      const main = await store().create(newRun({ cluster }));
+      const onBranch = await store().create(newRun({ cluster, branch: 'staging' }));
+      const inOtherRepository = await store().create(newRun({ cluster, ...other }));
+      assert.ok(await store().update(onBranch.id, { status: 'running' }));
+      // The same key still has one active run at most, whichever status it is in.
+      for (const [key, active] of [[{}, main], [{ branch: 'staging' }, onBranch], [other, inOtherRepository]] as const) {
+        await assert.rejects(store().create(newRun({ cluster, ...key })), (error: unknown) => {
+          assert.ok(error instanceof ConflictError, `expected ConflictError, got ${String(error)}`);
+          assert.match(error.message, new RegExp(active.id), 'names the active run of that key, not of another');
+          return true;
+        });
+      }
+      // A cluster's runs are looked up by its key.
+      assert.deepEqual(ids((await store().list({ cluster, branch: 'staging' })).runs), [onBranch.id]);
+      assert.deepEqual(ids((await store().list({ cluster, repositoryUrl: other.repositoryUrl })).runs), [inOtherRepository.id]);
+      assert.deepEqual(ids((await store().list({ cluster, repositoryUrl: main.repositoryUrl, branch: 'main' })).runs), [main.id]);
+      assert.deepEqual(ids((await store().list({ cluster, status: 'running' })).runs), [onBranch.id]);
+      assert.equal((await store().list({ cluster })).runs.length, 3);
+    });
+
+    it('lets one concurrent create per key win, and each key its own', async () => {
+      const cluster = clusterName();
+      const keys = [{ branch: 'main' }, { branch: 'staging' }, { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' }];
+      const results = await Promise.allSettled(keys.flatMap((key) => Array.from({ length: 4 }, () => store().create(newRun({ cluster, ...key })))));
+      const won = results.filter((r): r is PromiseFulfilledResult<ScaffoldRun> => r.status === 'fulfilled').map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
+      assert.equal(won.length, keys.length, 'one winner per key');
+      assert.equal(new Set(won).size, keys.length);
+      for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `expected ConflictError, got ${String(r.reason)}`);
+    });
+
     it('refuses a duplicate run id', async () => {
       const first = await store().create(newRun());
       await assert.rejects(store().create(newRun({ id: first.id })), ConflictError);
@@ -402,14 +435,14 @@ function clusterName(): string {
   return `c-${randomBytes(6).toString('hex')}`;
 }
 
-function newRun(overrides: { readonly id?: string; readonly cluster?: string } = {}): NewRun {
+function newRun(overrides: { readonly id?: string; readonly cluster?: string; readonly repositoryUrl?: string; readonly branch?: string } = {}): NewRun {
   const id = overrides.id ?? randomUUID();
   const name = overrides.cluster ?? clusterName();
   return {
     id,
     cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
-    repositoryUrl: 'https://git.example.net/platform/gitops.git',
-    branch: 'main',
+    repositoryUrl: overrides.repositoryUrl ?? 'https://git.example.net/platform/gitops.git',
+    branch: overrides.branch ?? 'main',
     reference: 'development',
     job: jobNameOf(id),
     createdBy: 'system:serviceaccount:provisioning:cluster-controller',

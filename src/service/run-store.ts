@@ -58,6 +58,10 @@ export interface RunPage {
 /** Filter for listing runs. */
 export interface RunFilter {
   readonly cluster?: string;
+  /** Only runs on this repository (compared as stored: callers pass the normal form of `cluster-key.ts`). */
+  readonly repositoryUrl?: string;
+  /** Only runs on this branch. */
+  readonly branch?: string;
   readonly status?: RunStatus;
   /** @default 50 */
   readonly limit?: number;
@@ -68,7 +72,7 @@ export interface RunFilter {
 export interface RunStore {
   /**
    * Creates a pending run.
-   * @throws ConflictError when the cluster already has an active (pending or running) run
+   * @throws ConflictError when the cluster (its repository, branch and name) already has an active (pending or running) run
    */
   create(run: NewRun): Promise<ScaffoldRun>;
   get(id: string): Promise<ScaffoldRun | undefined>;
