@@ -7,7 +7,7 @@
  */
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
+import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
 import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
 import { migrate } from './migrate.js';
 import { PgSqlClient } from './pg-sql-client.js';
@@ -193,7 +193,7 @@ export class PgRunStore implements RunStore {
     return rows.map(runOf);
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard: RunGuard = {}): Promise<ScaffoldRun | undefined> {
     // The statuses the row may be in for this update to apply: the caller's guard,
     // narrowed to those allowed to move to the target status. An update without
     // a status keeps the current one, which only active runs may (final is final).
@@ -219,12 +219,18 @@ export class PgRunStore implements RunStore {
     if (update.startedAt !== undefined) assign('started_at', isoOf(update.startedAt, 'startedAt'), `::timestamptz`);
     if (update.finishedAt !== undefined) assign('finished_at', isoOf(update.finishedAt, 'finishedAt'), `::timestamptz`);
 
+    const conditions = ['id = $1', 'status = ANY($2::text[])'];
+    if (guard.createdAtLeastMsAgo !== undefined) {
+      // The age is the database's: now() wrote created_at, so no other machine's clock takes part.
+      params.push(guard.createdAtLeastMsAgo);
+      conditions.push(`created_at <= now() - $${params.length}::double precision * interval '1 millisecond'`);
+    }
     // Check and write in one statement: under READ COMMITTED a concurrent update of
     // the same row makes this one wait and re-evaluate the WHERE on the new row,
     // so two writers can never both move a run out of the same status.
     const { rows } = await this.#query<RunRow>(
       `UPDATE scaffold_runs SET ${set.join(', ')}
-       WHERE id = $1 AND status = ANY($2::text[])
+       WHERE ${conditions.join(' AND ')}
        RETURNING ${COLUMNS}`,
       params,
     );

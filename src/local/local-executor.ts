@@ -42,11 +42,14 @@ export interface LocalExecutorDeps {
   /** Extra variables for every run (e.g. sealed-secrets controller defaults). */
   readonly extraEnv?: Readonly<Record<string, string>>;
   /**
-   * How long a runner's lease may go unrenewed before the runner counts as
-   * gone (it renews every 2 s). Until then a run this process did not start
-   * (before a restart) is reported running, never lost. @default 15000
+   * How long a runner's lease may go unrenewed, on this process's monotonic
+   * clock, before the runner counts as gone (it renews every 2 s). Until then
+   * a run this process did not start (before a restart) is reported running,
+   * never lost. @default 15000
    */
   readonly leaseTtlMs?: number;
+  /** The monotonic clock (ms) leases are judged on; never the wall clock. @default performance.now */
+  readonly monotonicNow?: () => number;
   /**
    * Reads the commits a run landed on its branch, for a runner that died
    * without writing its result. Without it, such a run keeps the commits its
@@ -98,7 +101,7 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   constructor(deps: LocalExecutorDeps) {
     this.#runnerCommand = deps.runnerCommand;
-    this.#dirs = new LocalRunDirs(deps.dataDir);
+    this.#dirs = new LocalRunDirs(deps.dataDir, deps.monotonicNow);
     this.#logger = deps.logger ?? silentLogger;
     this.#concurrency = Math.max(1, deps.concurrency ?? 4);
     this.#killGraceMs = deps.killGraceMs ?? 10_000;

@@ -45,7 +45,7 @@
  * Cached runs are frozen and shared between callers: treat them as the
  * read-only values their type says they are.
  */
-import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from './run-store.js';
+import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from './run-store.js';
 import type { RunStatus, ScaffoldRun } from './scaffold-run.js';
 
 /** What a {@link CachedRunStore} needs. */
@@ -156,11 +156,11 @@ export class CachedRunStore implements RunStore {
     return this.#store.listActive();
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined> {
     const activity = this.#beginWrite(id);
     let updated: ScaffoldRun | undefined;
     try {
-      updated = await this.#store.update(id, update, from);
+      updated = await this.#store.update(id, update, from, guard);
     } catch (error) {
       this.#endWrite(id, activity, { kind: 'unknown' });
       throw error;

@@ -131,6 +131,35 @@ describe('RunMonitor', () => {
       await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
     });
 
+    for (const skewMinutes of [10, -10]) {
+      it(`judges a missing run's age by the database's clock, with the service's ${skewMinutes > 0 ? 'ahead' : 'behind'} by 10 minutes`, async () => {
+        const clock = () => new Date(Date.now() + skewMinutes * 60_000);
+        const executor = new FakeExecutor();
+        // Within the grace: left alone, however far ahead the service's clock is.
+        const young = await newRun('pending');
+        const patient = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 60_000, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const stopPatient = new AbortController();
+        await patient.start(stopPatient.signal);
+        assert.equal((await store.get(young.id))?.status, 'pending', 'the grace is not skipped');
+        stopPatient.abort();
+        await patient.idle();
+        await store.update(young.id, { status: 'cancelled', finishedAt: new Date() });
+
+        // Past a short grace: failed on the next pass, however far behind the service's clock is.
+        const lost = await newRun('pending');
+        const monitor = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 100, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const stop = new AbortController();
+        await monitor.start(stop.signal);
+        await waitFor(async () => {
+          await monitor.reconcile();
+          return (await store.get(lost.id))?.status === 'failed';
+        });
+        assert.equal((await store.get(lost.id))?.message, LOST_RUN_MESSAGE);
+        stop.abort();
+        await monitor.idle();
+      });
+    }
+
     it('records the result of a run that finished while the service was down, with its remaining output', async () => {
       const run = await newRun();
       const executor = new FakeExecutor();

@@ -31,7 +31,7 @@ export interface RunMonitorOptions {
   /**
    * A run younger than this that the executor reports `missing` is left alone:
    * the service stores the row before it starts the executor, and a reconcile
-   * pass may fall in between. @default 120000
+   * pass may fall in between. The age is measured by the database. @default 120000
    */
   readonly missingGraceMs?: number;
   /** First delay before re-checking a run whose log stream ended while it was still active; doubles up to the reconcile interval. @default 1000 */
@@ -166,7 +166,6 @@ export class RunMonitor implements RunTracker {
     const state = await this.#executor.inspect(run);
     switch (state.state) {
       case 'missing':
-        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return;
         await this.#failLost(run);
         return;
       case 'succeeded':
@@ -289,17 +288,27 @@ export class RunMonitor implements RunTracker {
         await this.#recordResult(run, execution.result, state);
         return 'settled';
       case 'missing':
-        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return 'active';
-        await this.#failLost(run);
-        return 'settled';
+        return (await this.#failLost(run)) ? 'settled' : 'active';
       default:
         return 'active';
     }
   }
 
-  async #failLost(run: ScaffoldRun): Promise<void> {
-    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES);
-    if (failed !== undefined) this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
+  /**
+   * Fails a run the executor has no trace of, once it is older than the grace.
+   * Its age is the database's (`now() - created_at`, in the update itself):
+   * the service's clock may be minutes off the server's, and comparing the two
+   * would keep lost runs pending (blocking their cluster) or skip the grace.
+   * @returns whether the run is final now (failed here, or already)
+   */
+  async #failLost(run: ScaffoldRun): Promise<boolean> {
+    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES, { createdAtLeastMsAgo: this.#missingGraceMs });
+    if (failed !== undefined) {
+      this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
+      return true;
+    }
+    const now = await this.#store.get(run.id);
+    return now === undefined || isFinal(now.status);
   }
 
   async #recordResult(run: ScaffoldRun, result: RunResult, state: PumpState): Promise<void> {

@@ -269,6 +269,19 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.equal(await store().update(randomUUID(), { status: 'running' }), undefined, 'unknown run');
     });
 
+    it('applies an age-guarded update only to a run older than the guard, by the store\'s own clock', async () => {
+      const run = await store().create(newRun());
+      assert.equal(await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 3_600_000 }), undefined, 'an hour old: not yet');
+      assert.equal((await store().get(run.id))?.status, 'pending');
+      const deadline = Date.now() + 5_000;
+      let failed: ScaffoldRun | undefined;
+      while (failed === undefined && Date.now() < deadline) {
+        failed = await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 50 });
+        if (failed === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(failed?.status, 'failed', 'applied once the run is 50 ms old');
+    });
+
     it('lets exactly one of many concurrent guarded updates claim a run', async () => {
       const run = await store().create(newRun());
       const results = await Promise.all(

@@ -68,6 +68,17 @@ export interface RunFilter {
   readonly cursor?: string;
 }
 
+/**
+ * A condition on a run's age, checked by the store in the same statement as
+ * the update and on the store's own clock (the database's `now()`, the clock
+ * that wrote `created_at`), never on the caller's: two machines' clocks are
+ * never compared.
+ */
+export interface RunGuard {
+  /** Only a run created at least this many milliseconds ago. */
+  readonly createdAtLeastMsAgo?: number;
+}
+
 /** Persistent state of scaffold runs. */
 export interface RunStore {
   /**
@@ -80,11 +91,11 @@ export interface RunStore {
   /** Every run in an active status, oldest first: what the reconciler looks at after a restart. */
   listActive(): Promise<ScaffoldRun[]>;
   /**
-   * Applies `update` if the run's current status is one of `from` (when given) and
-   * the status transition is allowed.
+   * Applies `update` if the run's current status is one of `from` (when given),
+   * the status transition is allowed and `guard` (when given) holds.
    * @returns the updated run, or undefined when the run is missing or the condition failed
    */
-  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined>;
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined>;
   /** Appends lines, numbering them after the last stored one. */
   appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void>;
   /** Lines with `seq > afterSeq`, in order, at most `limit`. */
