@@ -237,9 +237,28 @@ export class PgRunStore implements RunStore {
     return rows[0] ? runOf(rows[0]) : undefined;
   }
 
-  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
+  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options: { readonly afterSeq?: number } = {}): Promise<void> {
     if (lines.length === 0) return;
     const payload = JSON.stringify(lines.map((l, i) => [isoOf(l.time, `lines.${i}.time`), storableText(l.line)]));
+    const { afterSeq } = options;
+    if (afterSeq !== undefined) {
+      if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new ValidationError([{ field: 'afterSeq', message: 'must be a non-negative integer' }]);
+      await this.#run(() =>
+        this.#client.transaction(async (tx) => {
+          // The caller numbered the lines; the counter only moves forward, under the run's row lock.
+          const { rowCount } = await tx.query('UPDATE scaffold_runs SET log_seq = GREATEST(log_seq, $2::integer) WHERE id = $1', [id, afterSeq + lines.length]);
+          if (rowCount === 0) throw new NotFoundError(`run ${id} not found`);
+          await tx.query(
+            `INSERT INTO scaffold_run_logs (run_id, seq, time, line)
+             SELECT $1, $2::integer + e.ord::integer, (e.value->>0)::timestamptz, e.value->>1
+             FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ord)
+             ON CONFLICT (run_id, seq) DO NOTHING`,
+            [id, afterSeq, payload],
+          );
+        }),
+      );
+      return;
+    }
     await this.#run(() =>
       this.#client.transaction(async (tx) => {
         // Reserving the numbers bumps the run's counter, which row-locks the run

@@ -119,6 +119,7 @@ async function harness(options: { authenticator?: Authenticator; metricsPublic?:
     store: options.healthStore ?? store,
     metricsPublic: options.metricsPublic ?? false,
     bodyLimit: options.bodyLimit ?? 65_536,
+    pendingRunWrites: () => monitor.pendingWrites(),
   });
   return {
     app,
@@ -875,6 +876,7 @@ describe('createHttpApp', () => {
         assert.match(response.body, /gitops_scaffolder_http_requests_total\{method="POST",route="\/api\/v1\/scaffolds",status="202"\} 1/);
         assert.match(response.body, /gitops_scaffolder_runs_created_total\{kind="create"\} 1/);
         assert.match(response.body, /gitops_scaffolder_http_request_duration_seconds_bucket/);
+        assert.match(response.body, /\ngitops_scaffolder_run_progress_pending 0\n/, 'nothing is waiting for the store');
       } finally {
         await h.close();
       }

@@ -438,6 +438,21 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       }
     });
 
+    it('numbers lines as the caller says with afterSeq, storing a repeated write once', async () => {
+      const run = await store().create(newRun());
+      const at = (text: string) => ({ time: new Date(), line: text });
+      await store().appendLogs(run.id, [at('a'), at('b'), at('c')], { afterSeq: 0 });
+      // The acknowledgement was lost: the same write again.
+      await store().appendLogs(run.id, [at('a'), at('b'), at('c')], { afterSeq: 0 });
+      // Overlapping the end: only the new number is stored.
+      await store().appendLogs(run.id, [at('c-again'), at('d')], { afterSeq: 2 });
+      // A plain append continues after the last number.
+      await store().appendLogs(run.id, [at('e')]);
+      const logs = await store().readLogs(run.id);
+      assert.deepEqual(logs.map((l) => [l.seq, l.line]), [[1, 'a'], [2, 'b'], [3, 'c'], [4, 'd'], [5, 'e']]);
+      await assert.rejects(store().appendLogs(randomUUID(), [at('x')], { afterSeq: 0 }), NotFoundError);
+    });
+
     it('answers ping', async () => {
       await store().ping();
     });

@@ -96,8 +96,12 @@ export interface RunStore {
    * @returns the updated run, or undefined when the run is missing or the condition failed
    */
   update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined>;
-  /** Appends lines, numbering them after the last stored one. */
-  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void>;
+  /**
+   * Appends lines, numbering them after the last stored one; with `afterSeq`,
+   * numbering them `afterSeq + 1…` instead and skipping any number already
+   * stored, so a write repeated after a lost acknowledgement stores nothing twice.
+   */
+  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options?: { readonly afterSeq?: number }): Promise<void>;
   /** Lines with `seq > afterSeq`, in order, at most `limit`. */
   readLogs(id: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<LogLine[]>;
   /** Cheap round trip, for /healthz. @throws UnavailableError */
