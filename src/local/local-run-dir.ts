@@ -47,6 +47,11 @@ export class LocalRunDirs {
     return join(this.runDirOf(id), 'lease.json');
   }
 
+  /** The runner's stdout and stderr (see `output-file.ts`); kept with the result. */
+  outputFileOf(id: string): string {
+    return join(this.runDirOf(id), 'output.log');
+  }
+
   /** Where the runner clones; removed when the runner has exited, however it ended. */
   workDirOf(id: string): string {
     return join(this.runDirOf(id), 'work');
@@ -55,7 +60,7 @@ export class LocalRunDirs {
   /** A fresh run directory, private to the service's user, with nothing of an earlier start in it. */
   async prepare(id: string): Promise<void> {
     await mkdir(this.runDirOf(id), { recursive: true, mode: 0o700 });
-    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
+    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
   }
 
   /** The result file's text (undefined when there is none) and the result in it (undefined when malformed). */

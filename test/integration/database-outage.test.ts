@@ -10,16 +10,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
-import { platformDir } from '../../src/package-paths.js';
 import { parseRunEvent } from '../../src/run-contract/run-events.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { git } from '../support/git.js';
+import { heldPushRemote } from '../support/held-push-remote.js';
 import { commitsOf, eventually, REPO_ROOT } from '../support/runner.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
@@ -86,17 +84,9 @@ interface RunView {
 
 describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
   it('loses no line and no step of the run: all are stored once the database is back', async () => {
-    const seed = join(scratch, 'seed.git');
-    await ensureSeededBareRepository(seed, platformDir());
-    const remote = join(scratch, 'remote.git');
-    const marks = join(scratch, 'marks');
-    await mkdir(marks);
-    await git(scratch, 'clone', '--quiet', '--bare', seed, remote);
-    // The push blocks in the hook until the test releases it, with the database down by then.
-    await writeFile(join(remote, 'hooks', 'post-receive'), `#!/bin/sh\ntouch '${marks}/pushed'\nwhile [ ! -e '${marks}/release' ]; do sleep 0.1; done\n`);
-    await chmod(join(remote, 'hooks', 'post-receive'), 0o755);
+    const remote = await heldPushRemote(scratch);
     const dataDir = join(scratch, 'service-data');
-    const service = await startServiceProcess({ API_TOKENS: API_TOKEN, AUTH_MODE: 'static', EXECUTOR: 'local', DATA_DIR: dataDir, DATABASE_URL: server.url, DEFAULT_GITOPS_REPO_URL: `file://${remote}` });
+    const service = await startServiceProcess({ API_TOKENS: API_TOKEN, AUTH_MODE: 'static', EXECUTOR: 'local', DATA_DIR: dataDir, DATABASE_URL: server.url, DEFAULT_GITOPS_REPO_URL: `file://${remote.path}` });
     try {
       const created = await fetch(`${service.address}/api/v1/scaffolds`, {
         method: 'POST',
@@ -105,10 +95,10 @@ describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
       });
       assert.equal(created.status, 202, await created.clone().text());
       const id = ((await created.json()) as { id: string }).id;
-      await eventually('the push to reach the remote', () => (existsSync(join(marks, 'pushed')) ? true : undefined), 120_000);
+      await remote.pushed();
 
       await stopDatabase();
-      await writeFile(join(marks, 'release'), '');
+      await remote.release();
       // The runner finishes with the database away: its result is written, its lease removed once it has exited.
       const runDir = join(dataDir, 'runs', id);
       await eventually('the runner to exit', () => (existsSync(join(runDir, 'result.json')) && !existsSync(join(runDir, 'lease.json')) ? true : undefined), 60_000);
@@ -127,7 +117,7 @@ describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
         [],
         `every step is done: ${JSON.stringify(done.steps)}`,
       );
-      const [head] = await commitsOf(remote, 'main');
+      const [head] = await commitsOf(remote.path, 'main');
       assert.ok(head !== undefined && done.commits.some((c) => c.sha === head.sha), `the pushed commit is recorded: ${JSON.stringify(done.commits)}`);
 
       // Every line, each once, numbered without a gap, ending with the runner's last event.
