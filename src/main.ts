@@ -243,6 +243,7 @@ export async function startService(
       authenticator,
       authorizer,
       store,
+      pendingRunWrites: () => monitor.pendingWrites(),
       logger: pino,
       metricsPublic: config.metricsPublic,
       bodyLimit: config.bodyLimitBytes,

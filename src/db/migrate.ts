@@ -17,6 +17,7 @@ import { rolloutsMigration } from './migrations/0004-rollouts.js';
 import { reviewRequestsMigration } from './migrations/0005-review-requests.js';
 import { rolloutDeliveryMigration } from './migrations/0006-rollout-delivery.js';
 import { runActionMigration } from './migrations/0007-run-action.js';
+import { clusterKeyMigration } from './migrations/0008-cluster-key.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -34,7 +35,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

@@ -1,13 +1,13 @@
 /**
  * `RunStore` on PostgreSQL: a real server through `pg`, or embedded PGlite with
  * the same SQL. The invariants live in the database so they hold across service
- * replicas: one active run per cluster is a partial unique index, status
+ * replicas: one active run per cluster (repository, branch, name) is a partial unique index, status
  * transitions are conditional UPDATEs, and log sequence numbers come from a
  * counter bumped under the run's row lock.
  */
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
+import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
 import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
 import { migrate } from './migrate.js';
 import { PgSqlClient } from './pg-sql-client.js';
@@ -55,7 +55,7 @@ const ALL_STATUSES = Object.keys(STATUS_KEYS) as RunStatus[];
 // Spelled out as literals (from a constant, never from input) so the planner can
 // match the partial index's predicate.
 const ACTIVE_SQL = `status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`;
-const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster';
+const ONE_ACTIVE_INDEX = 'scaffold_runs_one_active_per_cluster_key';
 
 // Timestamps are truncated to milliseconds on write: a JavaScript Date holds no
 // more, so what a caller reads back (and what a list cursor encodes) is exactly
@@ -139,9 +139,9 @@ export class PgRunStore implements RunStore {
     } catch (error) {
       if (codeOf(error) !== '23505') throw translatePgError(error);
       if (constraintOf(error) === ONE_ACTIVE_INDEX) {
-        const active = await this.#activeRunOf(run.cluster.name);
+        const active = await this.#activeRunOf(run);
         throw new ConflictError(
-          `cluster ${run.cluster.name} already has an active run${active ? ` (${active})` : ''}`,
+          `cluster ${run.cluster.name} already has an active run on branch ${run.branch} of this repository${active ? ` (${active})` : ''}`,
           { cause: error },
         );
       }
@@ -166,6 +166,8 @@ export class PgRunStore implements RunStore {
       return `$${params.length}`;
     };
     if (filter.cluster !== undefined) where.push(`cluster_name = ${param(filter.cluster)}`);
+    if (filter.repositoryUrl !== undefined) where.push(`repository_url = ${param(filter.repositoryUrl)}`);
+    if (filter.branch !== undefined) where.push(`branch = ${param(filter.branch)}`);
     if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
     if (filter.cursor !== undefined) {
       const cursor = decodeCursor(filter.cursor);
@@ -191,7 +193,7 @@ export class PgRunStore implements RunStore {
     return rows.map(runOf);
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard: RunGuard = {}): Promise<ScaffoldRun | undefined> {
     // The statuses the row may be in for this update to apply: the caller's guard,
     // narrowed to those allowed to move to the target status. An update without
     // a status keeps the current one, which only active runs may (final is final).
@@ -217,21 +219,46 @@ export class PgRunStore implements RunStore {
     if (update.startedAt !== undefined) assign('started_at', isoOf(update.startedAt, 'startedAt'), `::timestamptz`);
     if (update.finishedAt !== undefined) assign('finished_at', isoOf(update.finishedAt, 'finishedAt'), `::timestamptz`);
 
+    const conditions = ['id = $1', 'status = ANY($2::text[])'];
+    if (guard.createdAtLeastMsAgo !== undefined) {
+      // The age is the database's: now() wrote created_at, so no other machine's clock takes part.
+      params.push(guard.createdAtLeastMsAgo);
+      conditions.push(`created_at <= now() - $${params.length}::double precision * interval '1 millisecond'`);
+    }
     // Check and write in one statement: under READ COMMITTED a concurrent update of
     // the same row makes this one wait and re-evaluate the WHERE on the new row,
     // so two writers can never both move a run out of the same status.
     const { rows } = await this.#query<RunRow>(
       `UPDATE scaffold_runs SET ${set.join(', ')}
-       WHERE id = $1 AND status = ANY($2::text[])
+       WHERE ${conditions.join(' AND ')}
        RETURNING ${COLUMNS}`,
       params,
     );
     return rows[0] ? runOf(rows[0]) : undefined;
   }
 
-  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
+  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options: { readonly afterSeq?: number } = {}): Promise<void> {
     if (lines.length === 0) return;
     const payload = JSON.stringify(lines.map((l, i) => [isoOf(l.time, `lines.${i}.time`), storableText(l.line)]));
+    const { afterSeq } = options;
+    if (afterSeq !== undefined) {
+      if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new ValidationError([{ field: 'afterSeq', message: 'must be a non-negative integer' }]);
+      await this.#run(() =>
+        this.#client.transaction(async (tx) => {
+          // The caller numbered the lines; the counter only moves forward, under the run's row lock.
+          const { rowCount } = await tx.query('UPDATE scaffold_runs SET log_seq = GREATEST(log_seq, $2::integer) WHERE id = $1', [id, afterSeq + lines.length]);
+          if (rowCount === 0) throw new NotFoundError(`run ${id} not found`);
+          await tx.query(
+            `INSERT INTO scaffold_run_logs (run_id, seq, time, line)
+             SELECT $1, $2::integer + e.ord::integer, (e.value->>0)::timestamptz, e.value->>1
+             FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ord)
+             ON CONFLICT (run_id, seq) DO NOTHING`,
+            [id, afterSeq, payload],
+          );
+        }),
+      );
+      return;
+    }
     await this.#run(() =>
       this.#client.transaction(async (tx) => {
         // Reserving the numbers bumps the run's counter, which row-locks the run
@@ -282,9 +309,12 @@ export class PgRunStore implements RunStore {
     await this.#client.close();
   }
 
-  async #activeRunOf(cluster: string): Promise<string | undefined> {
+  async #activeRunOf(run: NewRun): Promise<string | undefined> {
     try {
-      const { rows } = await this.#client.query<{ id: string }>(`SELECT id FROM scaffold_runs WHERE cluster_name = $1 AND ${ACTIVE_SQL}`, [cluster]);
+      const { rows } = await this.#client.query<{ id: string }>(
+        `SELECT id FROM scaffold_runs WHERE repository_url = $1 AND branch = $2 AND cluster_name = $3 AND ${ACTIVE_SQL}`,
+        [run.repositoryUrl, run.branch, run.cluster.name],
+      );
       return rows[0]?.id;
     } catch (error) {
       // The conflict itself is certain; only the detail is missing.

@@ -119,6 +119,7 @@ async function harness(options: { authenticator?: Authenticator; metricsPublic?:
     store: options.healthStore ?? store,
     metricsPublic: options.metricsPublic ?? false,
     bodyLimit: options.bodyLimit ?? 65_536,
+    pendingRunWrites: () => monitor.pendingWrites(),
   });
   return {
     app,
@@ -623,6 +624,30 @@ describe('createHttpApp', () => {
       assert.match(refused.body, new RegExp(`was removed by run ${removal.id}`));
     });
 
+    it('rotates a cluster on main although a removal of the same name runs on another branch, and lists each branch\'s runs apart', async () => {
+      const cluster = nextCluster();
+      const repository = 'https://git.example.net/platform/gitops.git';
+      const scaffolded = await store.create({ id: `scaffold-${cluster.name}`, cluster, repositoryUrl: repository, branch: 'main', reference: 'development', job: `scaffold-scaffold-${cluster.name}`, createdBy: 'static:0', sealing: 'kubeconfig' });
+      await store.update(scaffolded.id, { status: 'succeeded', finishedAt: new Date() });
+      const removal = await store.create({ id: `remove-${cluster.name}`, action: 'remove', cluster, repositoryUrl: repository, branch: 'staging', reference: 'development', job: `scaffold-remove-${cluster.name}`, createdBy: 'static:0', sealing: 'none' });
+      const rotateUrl = `/api/v1/clusters/${cluster.name}/rotate`;
+      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } } });
+      assert.equal(rotated.statusCode, 202, rotated.body);
+      const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
+      assert.deepEqual(run.repository, { url: repository, branch: 'main' });
+      // The same branch still answers 409 while that rotation is active, and the removed branch refuses a rotation.
+      const again = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } } });
+      assert.equal(again.statusCode, 409, again.body);
+      const removed = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'staging' } } });
+      assert.equal(removed.statusCode, 409, removed.body);
+      assert.match(removed.body, new RegExp(`was removed by run ${removal.id}`));
+
+      const listed = async (query: string) => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds?cluster=${cluster.name}${query}`, headers: AUTH })).json().items.map((r: { id: string }) => r.id);
+      assert.deepEqual(await listed('&branch=staging'), [removal.id]);
+      assert.deepEqual(await listed(`&branch=main&repository_url=${encodeURIComponent(repository)}`), [run.id, scaffolded.id]);
+      assert.deepEqual(await listed('&repository_url=https%3A%2F%2Fgit.example.net%2Fother.git'), []);
+    });
+
     it('retries a cancelled run as a new run with attempt 2, requiring the secrets again', async () => {
       const cluster = nextCluster();
       const accepted = (await post(h.app, validBody(cluster))).json();
@@ -877,6 +902,7 @@ describe('createHttpApp', () => {
         assert.match(response.body, /gitops_scaffolder_http_requests_total\{method="POST",route="\/api\/v1\/scaffolds",status="202"\} 1/);
         assert.match(response.body, /gitops_scaffolder_runs_created_total\{kind="create"\} 1/);
         assert.match(response.body, /gitops_scaffolder_http_request_duration_seconds_bucket/);
+        assert.match(response.body, /\ngitops_scaffolder_run_progress_pending 0\n/, 'nothing is waiting for the store');
       } finally {
         await h.close();
       }

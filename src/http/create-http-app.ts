@@ -10,7 +10,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger as Pino } from 'pino';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError, AuthenticationError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { REDACT_PATHS } from '../pino-logger.js';
@@ -62,6 +62,8 @@ export interface HttpAppDeps {
   readonly authorizer?: Authorizer;
   /** Only `ping` is used, by /healthz. */
   readonly store: Pick<RunStore, 'ping'>;
+  /** Runner output lines and progress updates the run monitor holds because the store could not take them (a gauge). */
+  readonly pendingRunWrites?: () => number;
   /**
    * A pino instance (also handed to Fastify, with Authorization headers and
    * bodies redacted) or any Logger. Request log lines carry method, route,
@@ -176,6 +178,17 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
     registers: [registry],
   });
+  const pendingRunWrites = deps.pendingRunWrites;
+  if (pendingRunWrites !== undefined) {
+    new Gauge({
+      name: 'gitops_scaffolder_run_progress_pending',
+      help: 'Runner output lines and progress updates read but not stored yet (the database is failing); stored in order once it answers.',
+      registers: [registry],
+      collect() {
+        this.set(pendingRunWrites());
+      },
+    });
+  }
   const runsCreated = new Counter({
     name: 'gitops_scaffolder_runs_created_total',
     help: 'Scaffold runs created, by kind (create or retry).',

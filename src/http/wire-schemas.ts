@@ -163,8 +163,8 @@ export const rotateRequestSchema = z
       .describe('The credentials to seal fresh values for. Default: every credential of the cluster.'),
     repository: z
       .object({
-        url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run."),
-        branch: branchSchema.optional().describe("Default: the branch of the cluster's latest run."),
+        url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run (on `branch` when given)."),
+        branch: branchSchema.optional().describe("Default: the branch of the cluster's latest run (in `url` when given)."),
         credentials: credentialsSchema.optional(),
       })
       .strict()
@@ -183,6 +183,9 @@ export const createQuerySchema = z.object({ dry_run: trueFalse.optional() }).str
 export const listQuerySchema = z
   .object({
     cluster: clusterNameSchema.optional(),
+    // A cluster is its name in one branch of one repository: these narrow `cluster` to one of them.
+    repository_url: repositoryUrlSchema.optional(),
+    branch: branchSchema.optional(),
     status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
     limit: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
     cursor: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),

@@ -201,16 +201,18 @@ describe('LocalExecutor', () => {
     assert.deepEqual(await collect(ex.logs(run, { follow: false })), lines);
   });
 
-  it('after a restart reads the result file, and reports runs it never saw as missing', async () => {
+  it('after a restart reads the result file and the whole output from the run directory, and reports runs it never saw as missing', async () => {
     const first = executor();
     const run = runOf('ok');
     await first.start(run, SECRETS);
     await waitForState(first, run, ['succeeded']);
+    const printed = await collect(first.logs(run, { follow: false }));
 
     const restarted = executor();
     const state = await restarted.inspect(run);
     assert.equal(state.state, 'succeeded');
-    assert.deepEqual(await collect(restarted.logs(run, { follow: true })), [], 'the output died with the old process');
+    assert.deepEqual(await collect(restarted.logs(run, { follow: true })), printed, 'the output outlives the process that started the runner');
+    assert.equal(eventOf(printed, 'run_finished').msg, 'done');
     assert.deepEqual(await restarted.inspect(runOf('ok')), { state: 'missing' });
   });
 

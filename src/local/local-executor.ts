@@ -5,14 +5,16 @@
  * API_TOKENS or DATABASE_URL never reach it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { closeSync, openSync } from 'node:fs';
 import { UnavailableError, ValidationError } from '../errors.js';
 import type { LandedCommitsReader } from '../git/landed-commits.js';
 import { silentLogger, type Logger } from '../logger.js';
+import { processAlive, readLease } from '../run-contract/run-lease.js';
 import { lastEventOf } from '../run-contract/run-result.js';
 import { RUNNER_ENV, queueKeyEnvOf, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
 import { generateQueueKey, parseQueueKey } from '../git/queue-auth.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
+import { tailLines } from './output-file.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 
@@ -43,11 +45,14 @@ export interface LocalExecutorDeps {
   /** Extra variables for every run (e.g. sealed-secrets controller defaults). */
   readonly extraEnv?: Readonly<Record<string, string>>;
   /**
-   * How long a runner's lease may go unrenewed before the runner counts as
-   * gone (it renews every 2 s). Until then a run this process did not start
-   * (before a restart) is reported running, never lost. @default 15000
+   * How long a runner's lease may go unrenewed, on this process's monotonic
+   * clock, before the runner counts as gone (it renews every 2 s). Until then
+   * a run this process did not start (before a restart) is reported running,
+   * never lost. @default 15000
    */
   readonly leaseTtlMs?: number;
+  /** The monotonic clock (ms) leases are judged on; never the wall clock. @default performance.now */
+  readonly monotonicNow?: () => number;
   /**
    * Reads the commits a run landed on its branch, for a runner that died
    * without writing its result. Without it, such a run keeps the commits its
@@ -80,6 +85,10 @@ interface Execution {
   landed?: readonly RunCommit[];
   child?: ChildProcess;
   readonly lines: string[];
+  /** Set when the process is gone: the output file's reader then reads to its end and stops. */
+  processGone: boolean;
+  /** The reader of the output file into `lines`; settled once every line is in. */
+  reading?: Promise<void>;
   exit?: { code: number | null; signal: NodeJS.Signals | null; error?: string; cancelled?: boolean };
   /** Woken whenever a line arrives or the phase changes. */
   waiters: (() => void)[];
@@ -107,7 +116,7 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   constructor(deps: LocalExecutorDeps) {
     this.#runnerCommand = deps.runnerCommand;
-    this.#dirs = new LocalRunDirs(deps.dataDir);
+    this.#dirs = new LocalRunDirs(deps.dataDir, deps.monotonicNow);
     this.#logger = deps.logger ?? silentLogger;
     this.#concurrency = Math.max(1, deps.concurrency ?? 4);
     this.#killGraceMs = deps.killGraceMs ?? 10_000;
@@ -152,7 +161,7 @@ export class LocalExecutor implements ScaffoldExecutor {
     const exited = new Promise<void>((resolve) => {
       markExited = resolve;
     });
-    const execution: Execution = { run, secrets, credentials: secrets.repositoryCredentials, phase: 'queued', lines: [], waiters: [], exited, markExited };
+    const execution: Execution = { run, secrets, credentials: secrets.repositoryCredentials, phase: 'queued', lines: [], processGone: false, waiters: [], exited, markExited };
     this.#executions.set(run.id, execution);
     this.#queue.push(run.id);
     this.#drainQueue();
@@ -186,13 +195,21 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   /**
    * The child's stdout and stderr lines from its start: one unnamed source (no
-   * source lines, see `output-source.ts`). Nothing for a run this process did not
-   * start (before a restart) or has forgotten (`retainFinishedMs`).
+   * source lines, see `output-source.ts`). For a run this process did not
+   * start (before a restart) or has forgotten (`retainFinishedMs`), read from
+   * its output file, followed while the process its lease names is alive: a
+   * runner that outlived the service that started it loses no line.
    */
   async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
     const { follow, signal } = options;
     const execution = this.#executions.get(run.id);
-    if (execution === undefined) return;
+    if (execution === undefined) {
+      const lease = follow ? await readLease(this.#dirs.leaseFileOf(run.id)) : undefined;
+      // The pid is read once: a lease released before the runner's last lines must not end the read early.
+      const pid = lease?.run_id === run.id ? lease.pid : undefined;
+      yield* tailLines(this.#dirs.outputFileOf(run.id), { until: () => pid === undefined || !processAlive(pid), ...(signal === undefined ? {} : { signal }) });
+      return;
+    }
     let index = 0;
     for (;;) {
       while (index < execution.lines.length) yield execution.lines[index++] as string;
@@ -265,41 +282,53 @@ export class LocalExecutor implements ScaffoldExecutor {
       [RUNNER_ENV.workDir]: this.workDirOf(run.id),
     });
     let child: ChildProcess;
+    const outputFile = this.#dirs.outputFileOf(run.id);
+    let output: number | undefined;
     try {
+      // stdout and stderr are one file (stderr merged, as Kubernetes does for a Job's pod), not pipes:
+      // a runner that outlives this process keeps writing where the next one reads.
+      output = openSync(outputFile, 'a', 0o600);
       child = spawn(this.#runnerCommand.command, [...this.#runnerCommand.args], {
         env,
         cwd: this.#dirs.runDirOf(run.id),
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', output, output],
         // Its own process group, so cancel() reaches the git processes it spawns too.
         detached: true,
       });
     } catch (error) {
       this.#finish(execution, { code: null, signal: null, error: error instanceof Error ? error.message : String(error) });
       return;
+    } finally {
+      if (output !== undefined) closeSync(output);
     }
     execution.child = child;
     execution.phase = 'running';
     this.#running++;
     this.#wake(execution);
-    // stderr is merged into the same log, as Kubernetes does for a Job's pod.
-    for (const stream of [child.stdout, child.stderr]) {
-      if (stream === null) continue;
-      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    execution.reading = (async () => {
+      for await (const line of tailLines(outputFile, { until: () => execution.processGone })) {
         if (execution.lines.length < MAX_LINES) execution.lines.push(line);
         this.#wake(execution);
-      });
-    }
+      }
+    })().catch((error: unknown) => {
+      this.#logger.warn({ run: run.id, err: error instanceof Error ? error.message : String(error) }, 'could not read the runner output file');
+    });
+    const gone = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
+      execution.processGone = true;
+      // Every line is in `lines` before the run counts as exited.
+      await execution.reading;
+      this.#onExit(execution, code, signal);
+    };
     child.on('error', (error) => {
       // spawn failures (ENOENT, EACCES) arrive here, not as a throw.
       execution.exit = { ...(execution.exit ?? { code: null, signal: null }), error: error.message };
-      if (child.pid === undefined) this.#onExit(execution, null, null);
+      if (child.pid === undefined) void gone(null, null);
     });
     // A runner that died (even by SIGKILL) may leave a `git push` in its group: it must not push on alone.
     child.on('exit', () => {
       if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
     });
-    // 'close' fires after stdio has ended, so every line is in `lines` by then.
-    child.on('close', (code, signal) => this.#onExit(execution, code, signal));
+    child.on('close', (code, signal) => void gone(code, signal));
     this.#logger.info({ run: run.id, pid: child.pid }, 'runner process started');
   }
 

@@ -7,10 +7,11 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
-import { leaseHeld, processAlive, readLease } from '../run-contract/run-lease.js';
+import { processAlive, readLease } from '../run-contract/run-lease.js';
 import { parseRunResult } from '../run-contract/run-result.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
 import type { RunCommit, RunResult, ScaffoldRun } from '../service/scaffold-run.js';
+import { LeaseWatch } from './lease-watch.js';
 
 /** Sends `signal` to process group `pgid`; a group that is gone is fine. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -23,7 +24,15 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 
 /** Paths and files of local runs. */
 export class LocalRunDirs {
-  constructor(private readonly dataDir: string) {}
+  readonly #leases: LeaseWatch;
+
+  /** @param monotonicNow - the clock leases are judged on (see `lease-watch.ts`) */
+  constructor(
+    private readonly dataDir: string,
+    monotonicNow?: () => number,
+  ) {
+    this.#leases = new LeaseWatch(monotonicNow);
+  }
 
   runDirOf(id: string): string {
     return join(this.dataDir, 'runs', id);
@@ -38,6 +47,11 @@ export class LocalRunDirs {
     return join(this.runDirOf(id), 'lease.json');
   }
 
+  /** The runner's stdout and stderr (see `output-file.ts`); kept with the result. */
+  outputFileOf(id: string): string {
+    return join(this.runDirOf(id), 'output.log');
+  }
+
   /** Where the runner clones; removed when the runner has exited, however it ended. */
   workDirOf(id: string): string {
     return join(this.runDirOf(id), 'work');
@@ -46,7 +60,7 @@ export class LocalRunDirs {
   /** A fresh run directory, private to the service's user, with nothing of an earlier start in it. */
   async prepare(id: string): Promise<void> {
     await mkdir(this.runDirOf(id), { recursive: true, mode: 0o700 });
-    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
+    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
   }
 
   /** The result file's text (undefined when there is none) and the result in it (undefined when malformed). */
@@ -64,8 +78,11 @@ export class LocalRunDirs {
 
   /**
    * A run this process did not start (it was started before a restart) and
-   * that has no result. A fresh lease held by a live runner means it still
-   * works and may still push: running. A lease gone stale means the runner
+   * that has no result. A lease held by a live runner that this process has
+   * seen renewed within `leaseTtlMs` of its own monotonic time (a lease seen
+   * for the first time counts as renewed) means it still works and may still
+   * push: running. A lease gone stale (unchanged that long, or its process
+   * gone) means the runner
    * died or hung without a result: whatever is left of its process group is
    * killed, its leftovers removed, and the run recorded as failed with what
    * landed on the remote (written to the result file, so the answer does not
@@ -76,14 +93,20 @@ export class LocalRunDirs {
     options: { readonly leaseTtlMs: number; readonly landed: () => Promise<readonly RunCommit[] | undefined>; readonly logger: Logger },
   ): Promise<ExecutionState> {
     const lease = await readLease(this.leaseFileOf(run.id));
-    if (lease === undefined || lease.run_id !== run.id) return { state: 'missing' };
-    if (leaseHeld(lease, new Date(), options.leaseTtlMs)) return { state: 'running' };
+    if (lease === undefined || lease.run_id !== run.id) {
+      this.#leases.forget(run.id);
+      return { state: 'missing' };
+    }
+    const alive = processAlive(lease.pid);
+    if (alive && this.#leases.renewed(lease, options.leaseTtlMs)) return { state: 'running' };
+    const unchangedMs = Math.round(this.#leases.unchangedFor(run.id));
+    this.#leases.forget(run.id);
     signalGroup(lease.pid, 'SIGKILL');
     await rm(this.workDirOf(run.id), { recursive: true, force: true }).catch(() => undefined);
     const landed = await options.landed();
     const result: RunResult = {
       status: 'failed',
-      message: `the runner stopped without writing a result (its lease was last renewed at ${lease.renewed_at})`,
+      message: `the runner stopped without writing a result (${alive ? `its lease went unrenewed for ${unchangedMs} ms` : 'its process is gone'}; last renewed at ${lease.renewed_at} by its clock)`,
       ...(landed === undefined ? {} : { commits: landed }),
     };
     await writeFile(this.resultFileOf(run.id), `${JSON.stringify(result)}\n`, { mode: 0o600 });
@@ -97,8 +120,8 @@ export class LocalRunDirs {
     const lease = await readLease(this.leaseFileOf(run.id));
     if (lease === undefined || lease.run_id !== run.id || !processAlive(lease.pid)) return;
     signalGroup(lease.pid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (processAlive(lease.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    const deadline = performance.now() + graceMs;
+    while (processAlive(lease.pid) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     signalGroup(lease.pid, 'SIGKILL');
   }
 }

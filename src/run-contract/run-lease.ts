@@ -14,7 +14,14 @@ export const runLeaseSchema = z.object({
   run_id: z.string(),
   /** The runner's pid; the executor started it as the leader of its own process group. */
   pid: z.number().int().positive(),
+  /** The runner's clock at the renewal: for messages only; no other machine's clock is compared with it. */
   renewed_at: z.string().datetime(),
+  /**
+   * Renewals so far, counting up: a reader judges freshness by whether it
+   * changes over the reader's own monotonic interval. Absent in leases of
+   * older runners, whose `renewed_at` changes the same way.
+   */
+  seq: z.number().int().nonnegative().optional(),
 });
 export type RunLease = z.infer<typeof runLeaseSchema>;
 
@@ -49,17 +56,13 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** Whether `lease` still fences its run at `now`: renewed within `ttlMs` by a process that is alive. */
-export function leaseHeld(lease: RunLease, now: Date, ttlMs: number): boolean {
-  return now.getTime() - Date.parse(lease.renewed_at) <= ttlMs && processAlive(lease.pid);
-}
-
 /**
  * Holds the lease for this process: writes it now and every `intervalMs`.
  * `release()` stops renewing and removes the file (after the result is written).
  */
 export async function holdLease(path: string, runId: string, intervalMs = LEASE_RENEW_MS): Promise<{ release(): Promise<void> }> {
-  const renew = (): Promise<void> => writeLease(path, { run_id: runId, pid: process.pid, renewed_at: new Date().toISOString() });
+  let seq = 0;
+  const renew = (): Promise<void> => writeLease(path, { run_id: runId, pid: process.pid, renewed_at: new Date().toISOString(), seq: seq++ });
   await renew();
   let renewing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {

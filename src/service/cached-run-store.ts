@@ -45,7 +45,7 @@
  * Cached runs are frozen and shared between callers: treat them as the
  * read-only values their type says they are.
  */
-import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from './run-store.js';
+import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from './run-store.js';
 import type { RunStatus, ScaffoldRun } from './scaffold-run.js';
 
 /** What a {@link CachedRunStore} needs. */
@@ -156,11 +156,11 @@ export class CachedRunStore implements RunStore {
     return this.#store.listActive();
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined> {
     const activity = this.#beginWrite(id);
     let updated: ScaffoldRun | undefined;
     try {
-      updated = await this.#store.update(id, update, from);
+      updated = await this.#store.update(id, update, from, guard);
     } catch (error) {
       this.#endWrite(id, activity, { kind: 'unknown' });
       throw error;
@@ -169,16 +169,17 @@ export class CachedRunStore implements RunStore {
     return updated;
   }
 
-  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
-    if (lines.length === 0) return this.#store.appendLogs(id, lines);
+  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options: { readonly afterSeq?: number } = {}): Promise<void> {
+    if (lines.length === 0) return this.#store.appendLogs(id, lines, options);
     const activity = this.#begin(id);
     activity.appends++;
     activity.lastAppend = ++this.#clock;
     try {
-      await this.#store.appendLogs(id, lines);
+      await this.#store.appendLogs(id, lines, options);
       const entry = this.#entries.get(id);
       // The end was known before this append began (nothing learns it while an append is in flight).
-      if (entry?.logEnd !== undefined) entry.logEnd += lines.length;
+      // Numbered lines end the log where they say only when they started at its known end.
+      if (entry?.logEnd !== undefined) entry.logEnd = options.afterSeq === undefined || options.afterSeq === entry.logEnd ? entry.logEnd + lines.length : undefined;
     } catch (error) {
       // Stored or not: the end of the log is unknown now.
       const entry = this.#entries.get(id);

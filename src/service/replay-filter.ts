@@ -24,11 +24,14 @@ export class ReplayFilter {
   /** Stored lines per source (per-source mode; `''` is the unnamed one), or of the whole log. */
   readonly #stored: ReadonlyMap<string, number>;
   #left: number;
+  /** The seq of the last stored line (0: none): new lines are numbered after it. */
+  readonly lastSeq: number;
 
-  private constructor(perSource: boolean, stored: ReadonlyMap<string, number>) {
+  private constructor(perSource: boolean, stored: ReadonlyMap<string, number>, lastSeq: number) {
     this.#perSource = perSource;
     this.#stored = stored;
     this.#left = stored.get('') ?? 0;
+    this.lastSeq = lastSeq;
   }
 
   /** Reads what the store holds of run `id`. */
@@ -37,8 +40,10 @@ export class ReplayFilter {
     let perSource: boolean | undefined;
     let source = '';
     let after = 0;
+    let lastSeq = 0;
     for (;;) {
       const page = await store.readLogs(id, { afterSeq: after, limit: 1000 });
+      lastSeq = page.at(-1)?.seq ?? lastSeq;
       for (const { line } of page) {
         const announced = parseOutputSource(line);
         perSource ??= announced !== undefined;
@@ -49,7 +54,7 @@ export class ReplayFilter {
       if (last === undefined || page.length < 1000) break;
       after = last.seq;
     }
-    return new ReplayFilter(perSource ?? true, stored);
+    return new ReplayFilter(perSource ?? true, stored, lastSeq);
   }
 
   /** Whether `line`, the next line of the replay, is one the store does not have. */

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PgRunStore } from '../db/pg-run-store.js';
+import { UnavailableError } from '../errors.js';
 import { outputSourceLine } from './output-source.js';
 import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
@@ -130,6 +131,35 @@ describe('RunMonitor', () => {
       // Clean up so later passes of other tests do not see it as lost-but-young forever.
       await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
     });
+
+    for (const skewMinutes of [10, -10]) {
+      it(`judges a missing run's age by the database's clock, with the service's ${skewMinutes > 0 ? 'ahead' : 'behind'} by 10 minutes`, async () => {
+        const clock = () => new Date(Date.now() + skewMinutes * 60_000);
+        const executor = new FakeExecutor();
+        // Within the grace: left alone, however far ahead the service's clock is.
+        const young = await newRun('pending');
+        const patient = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 60_000, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const stopPatient = new AbortController();
+        await patient.start(stopPatient.signal);
+        assert.equal((await store.get(young.id))?.status, 'pending', 'the grace is not skipped');
+        stopPatient.abort();
+        await patient.idle();
+        await store.update(young.id, { status: 'cancelled', finishedAt: new Date() });
+
+        // Past a short grace: failed on the next pass, however far behind the service's clock is.
+        const lost = await newRun('pending');
+        const monitor = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 100, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const stop = new AbortController();
+        await monitor.start(stop.signal);
+        await waitFor(async () => {
+          await monitor.reconcile();
+          return (await store.get(lost.id))?.status === 'failed';
+        });
+        assert.equal((await store.get(lost.id))?.message, LOST_RUN_MESSAGE);
+        stop.abort();
+        await monitor.idle();
+      });
+    }
 
     it('records the result of a run that finished while the service was down, with its remaining output', async () => {
       const run = await newRun();
@@ -483,5 +513,115 @@ describe('RunMonitor', () => {
       await monitor.idle();
       await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
     });
+  });
+});
+
+describe('RunMonitor over a store that goes away', () => {
+  /** The shared store, failing like an unreachable database while `down`; `lostAcks` appends are stored and then reported failed. */
+  function flakyStore() {
+    const control = { down: false, lostAcks: 0 };
+    const failing = new Set(['appendLogs', 'update', 'get', 'readLogs', 'listActive', 'list']);
+    const flaky = new Proxy(store, {
+      get: (target, key) => {
+        const value: unknown = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        const bound = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (typeof key !== 'string' || !failing.has(key)) return bound;
+        return async (...args: unknown[]) => {
+          if (control.down) throw new UnavailableError('database unavailable (57P01)');
+          const result = await bound(...args);
+          if (key === 'appendLogs' && control.lostAcks > 0) {
+            control.lostAcks--;
+            throw new UnavailableError('database unavailable (08006)');
+          }
+          return result;
+        };
+      },
+    });
+    return { flaky, control };
+  }
+
+  const step = (n: number, name: string) => [event({ event: 'step_started', step: n, step_name: name }), event({ event: 'step_finished', step: n, step_name: name })];
+
+  it('keeps what it could not store and stores it in order once the store is back: every line once, the outcome after them', async () => {
+    const { flaky, control } = flakyStore();
+    const run = await newRun();
+    const executor = new FakeExecutor();
+    executor.set(run.id, { state: 'running' });
+    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 } });
+    const stop = new AbortController();
+    await monitor.start(stop.signal);
+    try {
+      monitor.track(run);
+      for (const line of ['before the outage', ...step(1, 'clone')]) executor.emit(run.id, line);
+      await waitFor(async () => (await storedLines(run.id)).length === 3);
+
+      control.down = true;
+      const during = [...step(2, 'generate'), ...Array.from({ length: 450 }, (_, i) => `line ${i}`), event({ event: 'commit', pass: 'all', sha: SHA1 }), ...step(3, 'push')];
+      for (const line of during) executor.emit(run.id, line);
+      executor.finish(run.id, { status: 'succeeded', message: 'pushed', commits: [{ pass: 'all', sha: SHA1 }], step: 3 });
+      await waitFor(async () => monitor.pendingWrites() >= during.length);
+      control.down = false;
+
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      assert.equal(monitor.pendingWrites(), 0);
+      const stored = await store.readLogs(run.id, { limit: 10_000 });
+      assert.deepEqual(stored.map((l) => l.line), executor.lines.get(run.id), 'every line, in order, once');
+      assert.deepEqual(stored.map((l) => l.seq), stored.map((_, i) => i + 1));
+      const done = await store.get(run.id);
+      assert.deepEqual([done?.step, done?.commits], [3, [{ pass: 'all', sha: SHA1 }]]);
+    } finally {
+      stop.abort();
+      await monitor.idle();
+    }
+  });
+
+  it('stores a write repeated after a lost acknowledgement once', async () => {
+    const { flaky, control } = flakyStore();
+    const run = await newRun();
+    const executor = new FakeExecutor();
+    executor.set(run.id, { state: 'running' }, Array.from({ length: 40 }, (_, i) => `line ${i}`));
+    control.lostAcks = 3;
+    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, logBatchSize: 7, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 } });
+    const stop = new AbortController();
+    await monitor.start(stop.signal);
+    try {
+      monitor.track(run);
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      assert.deepEqual(await storedLines(run.id), executor.lines.get(run.id));
+    } finally {
+      stop.abort();
+      await monitor.idle();
+    }
+  });
+
+  it('keeps at most the bound in memory: it stops reading the runner until the store takes what it holds', async () => {
+    const { flaky, control } = flakyStore();
+    const run = await newRun();
+    const executor = new FakeExecutor();
+    executor.set(run.id, { state: 'running' });
+    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, logBatchSize: 5, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50, maxPendingLines: 20 } });
+    const stop = new AbortController();
+    await monitor.start(stop.signal);
+    try {
+      monitor.track(run);
+      await waitFor(async () => (await store.get(run.id)) !== undefined);
+      control.down = true;
+      for (let i = 0; i < 300; i++) executor.emit(run.id, `line ${i}`);
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => monitor.pendingWrites() >= 20);
+      // Give the pump every chance to read on; it must not.
+      for (let i = 0; i < 20; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.ok(monitor.pendingWrites() <= 25, `pending ${monitor.pendingWrites()}`);
+      }
+      control.down = false;
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+      assert.deepEqual(await storedLines(run.id), executor.lines.get(run.id));
+    } finally {
+      stop.abort();
+      await monitor.idle();
+    }
   });
 });

@@ -9,6 +9,7 @@
  * run would store its lines twice.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
@@ -31,12 +32,23 @@ export interface RunMonitorOptions {
   /**
    * A run younger than this that the executor reports `missing` is left alone:
    * the service stores the row before it starts the executor, and a reconcile
-   * pass may fall in between. @default 120000
+   * pass may fall in between. The age is measured by the database. @default 120000
    */
   readonly missingGraceMs?: number;
   /** First delay before re-checking a run whose log stream ended while it was still active; doubles up to the reconcile interval. @default 1000 */
   readonly recheckDelayMs?: number;
+  /**
+   * Most lines kept in memory, over all runs, while the store cannot take
+   * them. Beyond it the monitor stops reading runners' output (the executors
+   * keep it) until the store answers again: nothing is dropped. @default 50000
+   */
+  readonly maxPendingLines?: number;
+  /** Longest wait between two attempts to store what the store refused. @default 5000 */
+  readonly maxRetryDelayMs?: number;
 }
+
+/** A store write a pump keeps, in order, until the store has taken it. */
+type PendingWrite = { readonly kind: 'lines'; readonly afterSeq: number; readonly lines: readonly { time: Date; line: string }[] } | { readonly kind: 'update'; readonly update: RunUpdate };
 
 /** What the monitor needs. */
 export interface RunMonitorDeps {
@@ -69,6 +81,13 @@ export class RunMonitor implements RunTracker {
   readonly #logFlushMs: number;
   readonly #missingGraceMs: number;
   readonly #recheckDelayMs: number;
+  readonly #maxPendingLines: number;
+  readonly #maxRetryDelayMs: number;
+  /** Lines and updates not stored yet, over all pumps (the pending-writes gauge). */
+  #pendingWrites = 0;
+  #pendingLines = 0;
+  /** Pumps waiting for the pending lines to drop below the bound. */
+  #roomWaiters: (() => void)[] = [];
   /** Runs with a log pump attached, and the promise of that pump. */
   readonly #pumps = new Map<string, Promise<void>>();
   readonly #stop = new AbortController();
@@ -86,6 +105,13 @@ export class RunMonitor implements RunTracker {
     this.#logFlushMs = o.logFlushMs ?? 250;
     this.#missingGraceMs = o.missingGraceMs ?? 120_000;
     this.#recheckDelayMs = o.recheckDelayMs ?? 1000;
+    this.#maxPendingLines = Math.max(1, o.maxPendingLines ?? 50_000);
+    this.#maxRetryDelayMs = o.maxRetryDelayMs ?? 5000;
+  }
+
+  /** Runner output lines and progress updates read but not stored yet (the store is failing), for the metrics. */
+  pendingWrites(): number {
+    return this.#pendingWrites;
   }
 
   /**
@@ -166,7 +192,6 @@ export class RunMonitor implements RunTracker {
     const state = await this.#executor.inspect(run);
     switch (state.state) {
       case 'missing':
-        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return;
         await this.#failLost(run);
         return;
       case 'succeeded':
@@ -229,49 +254,145 @@ export class RunMonitor implements RunTracker {
       step: initial.step,
     };
     const replay = await ReplayFilter.load(this.#store, id);
+    // Each line gets its number when read, so a write repeated after a failure stores it once.
+    let nextSeq = replay.lastSeq;
     let buffer: { time: Date; line: string }[] = [];
+    let bufferAfterSeq = nextSeq;
     let received = 0;
-    let chain: Promise<void> = Promise.resolve();
-    // Store writes of one run happen in order, one at a time.
-    const enqueue = (work: () => Promise<void>): Promise<void> => {
-      chain = chain.then(work).catch((error: unknown) => {
-        this.#logger.warn({ run: id, err: messageOf(error) }, 'could not store run progress');
+    // Store writes of one run, in order; each stays here until the store took it.
+    const queue: PendingWrite[] = [];
+    let draining: Promise<void> | undefined;
+    const drain = (): Promise<void> => {
+      draining ??= this.#drain(id, queue).finally(() => {
+        draining = undefined;
       });
-      return chain;
+      return draining;
     };
-    const flush = (): Promise<void> =>
-      enqueue(async () => {
-        if (buffer.length === 0) return;
-        const lines = buffer;
-        buffer = [];
-        await this.#store.appendLogs(id, lines);
-      });
-    const timer = setInterval(() => void flush(), this.#logFlushMs);
+    const keep = (write: PendingWrite): void => {
+      queue.push(write);
+      this.#pendingWrites += write.kind === 'lines' ? write.lines.length : 1;
+      if (write.kind === 'lines') this.#pendingLines += write.lines.length;
+      void drain();
+    };
+    const flush = (): void => {
+      if (buffer.length === 0) return;
+      keep({ kind: 'lines', afterSeq: bufferAfterSeq, lines: buffer });
+      buffer = [];
+      bufferAfterSeq = nextSeq;
+    };
+    const timer = setInterval(flush, this.#logFlushMs);
     timer.unref();
     try {
       for await (const line of this.#executor.logs(initial, { follow: true, signal })) {
         if (!replay.isNew(line)) continue;
         received++;
         buffer.push({ time: this.#clock(), line });
+        nextSeq++;
         const update = this.#progressOf(line, state);
         if (update !== undefined) {
           // Lines before an event are stored before the progress it reports.
-          void flush();
-          void enqueue(async () => {
-            await this.#store.update(id, update, ACTIVE_STATUSES);
-          });
+          flush();
+          keep({ kind: 'update', update });
         } else if (buffer.length >= this.#logBatchSize) {
-          void flush();
+          flush();
         }
+        // Bounded: while the store is failing, stop reading once the bound is reached (the executor keeps the output).
+        if (this.#pendingLines >= this.#maxPendingLines) await this.#room();
       }
     } catch (error) {
       if (!signal.aborted) this.#logger.warn({ run: id, err: messageOf(error) }, 'run log stream failed');
     } finally {
       clearInterval(timer);
-      await flush();
+      flush();
+      // Everything read is stored before the outcome, however long the store is away.
+      while (queue.length > 0 && !signal.aborted) await drain();
+      if (queue.length > 0) this.#forget(queue.splice(0));
     }
     if (signal.aborted) return { received, outcome: 'aborted' };
     return { received, outcome: await this.#settle(initial, state) };
+  }
+
+  /**
+   * Stores a run's kept writes in order. A write the store refuses for now
+   * (unavailable) is kept and tried again after a back-off, so an outage
+   * delays progress and loses none of it; a write the store can never take
+   * (the run is gone, a value it rejects) is dropped with a warning.
+   */
+  async #drain(id: string, queue: PendingWrite[]): Promise<void> {
+    let delay = this.#recheckDelayMs;
+    let failing = false;
+    while (queue.length > 0) {
+      const head = queue[0] as PendingWrite;
+      try {
+        if (head.kind === 'lines') await this.#store.appendLogs(id, head.lines, { afterSeq: head.afterSeq });
+        else await this.#store.update(id, head.update, ACTIVE_STATUSES);
+      } catch (error) {
+        if (isLasting(error)) {
+          this.#logger.warn({ run: id, err: messageOf(error) }, 'could not store run progress; dropped');
+          this.#forget([queue.shift() as PendingWrite]);
+          continue;
+        }
+        if (!failing) this.#logger.warn({ run: id, pending: this.#pendingWrites, err: messageOf(error) }, 'could not store run progress; kept to store it again');
+        failing = true;
+        try {
+          await sleep(delay, undefined, { signal: this.#stop.signal });
+        } catch {
+          return; // shutting down: a restart reads the output again
+        }
+        delay = Math.min(delay * 2, this.#maxRetryDelayMs);
+        continue;
+      }
+      this.#forget([queue.shift() as PendingWrite]);
+      if (failing) this.#logger.info({ run: id, pending: this.#pendingWrites }, 'storing run progress again');
+      failing = false;
+      delay = this.#recheckDelayMs;
+    }
+  }
+
+  /**
+   * Runs `write` until the store takes it: again after a back-off while the
+   * store is unavailable, rethrowing what trying again will not cure.
+   * @returns false when the monitor stopped first
+   */
+  async #retrying(id: string, write: () => Promise<void>): Promise<boolean> {
+    let delay = this.#recheckDelayMs;
+    for (;;) {
+      try {
+        await write();
+        return true;
+      } catch (error) {
+        if (isLasting(error)) throw error;
+        this.#logger.warn({ run: id, err: messageOf(error) }, 'could not store the run outcome; trying again');
+      }
+      try {
+        await sleep(delay, undefined, { signal: this.#stop.signal });
+      } catch {
+        return false;
+      }
+      delay = Math.min(delay * 2, this.#maxRetryDelayMs);
+    }
+  }
+
+  /** Takes writes off the pending count (stored, dropped, or left to a restart). */
+  #forget(writes: readonly PendingWrite[]): void {
+    for (const write of writes) {
+      this.#pendingWrites -= write.kind === 'lines' ? write.lines.length : 1;
+      if (write.kind === 'lines') this.#pendingLines -= write.lines.length;
+    }
+    if (this.#pendingLines < this.#maxPendingLines) {
+      const waiters = this.#roomWaiters;
+      this.#roomWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  /** Resolves once the pending lines are below the bound, or the monitor stops. */
+  #room(): Promise<void> {
+    if (this.#pendingLines < this.#maxPendingLines || this.#stop.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#roomWaiters.push(resolve);
+      this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
   }
 
   /** After the log stream ended: records the outcome when there is one. */
@@ -285,21 +406,33 @@ export class RunMonitor implements RunTracker {
     }
     switch (execution.state) {
       case 'succeeded':
-      case 'failed':
-        await this.#recordResult(run, execution.result, state);
-        return 'settled';
+      case 'failed': {
+        const { result } = execution;
+        // The outcome waits out a store outage like the lines before it.
+        return (await this.#retrying(run.id, () => this.#recordResult(run, result, state))) ? 'settled' : 'active';
+      }
       case 'missing':
-        if (this.#clock().getTime() - run.createdAt.getTime() < this.#missingGraceMs) return 'active';
-        await this.#failLost(run);
-        return 'settled';
+        return (await this.#failLost(run)) ? 'settled' : 'active';
       default:
         return 'active';
     }
   }
 
-  async #failLost(run: ScaffoldRun): Promise<void> {
-    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES);
-    if (failed !== undefined) this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
+  /**
+   * Fails a run the executor has no trace of, once it is older than the grace.
+   * Its age is the database's (`now() - created_at`, in the update itself):
+   * the service's clock may be minutes off the server's, and comparing the two
+   * would keep lost runs pending (blocking their cluster) or skip the grace.
+   * @returns whether the run is final now (failed here, or already)
+   */
+  async #failLost(run: ScaffoldRun): Promise<boolean> {
+    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES, { createdAtLeastMsAgo: this.#missingGraceMs });
+    if (failed !== undefined) {
+      this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
+      return true;
+    }
+    const now = await this.#store.get(run.id);
+    return now === undefined || isFinal(now.status);
   }
 
   async #recordResult(run: ScaffoldRun, result: RunResult, state: PumpState): Promise<void> {
@@ -360,6 +493,11 @@ export class RunMonitor implements RunTracker {
   }
 }
 
+
+/** A store error that trying again will not cure (the run is gone, a value it rejects); anything else may pass. */
+function isLasting(error: unknown): boolean {
+  return error instanceof AppError && !(error instanceof UnavailableError);
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -173,6 +173,39 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       await store().create(newRun());
     });
 
+    it('keys a cluster by repository, branch and name: an active run on one does not block the same name on another', async () => {
+      const cluster = clusterName();
+      const other = { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' };
+      const main = await store().create(newRun({ cluster }));
+      const onBranch = await store().create(newRun({ cluster, branch: 'staging' }));
+      const inOtherRepository = await store().create(newRun({ cluster, ...other }));
+      assert.ok(await store().update(onBranch.id, { status: 'running' }));
+      // The same key still has one active run at most, whichever status it is in.
+      for (const [key, active] of [[{}, main], [{ branch: 'staging' }, onBranch], [other, inOtherRepository]] as const) {
+        await assert.rejects(store().create(newRun({ cluster, ...key })), (error: unknown) => {
+          assert.ok(error instanceof ConflictError, `expected ConflictError, got ${String(error)}`);
+          assert.match(error.message, new RegExp(active.id), 'names the active run of that key, not of another');
+          return true;
+        });
+      }
+      // A cluster's runs are looked up by its key.
+      assert.deepEqual(ids((await store().list({ cluster, branch: 'staging' })).runs), [onBranch.id]);
+      assert.deepEqual(ids((await store().list({ cluster, repositoryUrl: other.repositoryUrl })).runs), [inOtherRepository.id]);
+      assert.deepEqual(ids((await store().list({ cluster, repositoryUrl: main.repositoryUrl, branch: 'main' })).runs), [main.id]);
+      assert.deepEqual(ids((await store().list({ cluster, status: 'running' })).runs), [onBranch.id]);
+      assert.equal((await store().list({ cluster })).runs.length, 3);
+    });
+
+    it('lets one concurrent create per key win, and each key its own', async () => {
+      const cluster = clusterName();
+      const keys = [{ branch: 'main' }, { branch: 'staging' }, { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' }];
+      const results = await Promise.allSettled(keys.flatMap((key) => Array.from({ length: 4 }, () => store().create(newRun({ cluster, ...key })))));
+      const won = results.filter((r): r is PromiseFulfilledResult<ScaffoldRun> => r.status === 'fulfilled').map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
+      assert.equal(won.length, keys.length, 'one winner per key');
+      assert.equal(new Set(won).size, keys.length);
+      for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `expected ConflictError, got ${String(r.reason)}`);
+    });
+
     it('refuses a duplicate run id', async () => {
       const first = await store().create(newRun());
       await assert.rejects(store().create(newRun({ id: first.id })), ConflictError);
@@ -234,6 +267,19 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       // `from` cannot widen what the transitions allow.
       assert.equal(await store().update(run.id, { status: 'running' }, ['cancelled']), undefined);
       assert.equal(await store().update(randomUUID(), { status: 'running' }), undefined, 'unknown run');
+    });
+
+    it('applies an age-guarded update only to a run older than the guard, by the store\'s own clock', async () => {
+      const run = await store().create(newRun());
+      assert.equal(await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 3_600_000 }), undefined, 'an hour old: not yet');
+      assert.equal((await store().get(run.id))?.status, 'pending');
+      const deadline = Date.now() + 5_000;
+      let failed: ScaffoldRun | undefined;
+      while (failed === undefined && Date.now() < deadline) {
+        failed = await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 50 });
+        if (failed === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(failed?.status, 'failed', 'applied once the run is 50 ms old');
     });
 
     it('lets exactly one of many concurrent guarded updates claim a run', async () => {
@@ -392,6 +438,21 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       }
     });
 
+    it('numbers lines as the caller says with afterSeq, storing a repeated write once', async () => {
+      const run = await store().create(newRun());
+      const at = (text: string) => ({ time: new Date(), line: text });
+      await store().appendLogs(run.id, [at('a'), at('b'), at('c')], { afterSeq: 0 });
+      // The acknowledgement was lost: the same write again.
+      await store().appendLogs(run.id, [at('a'), at('b'), at('c')], { afterSeq: 0 });
+      // Overlapping the end: only the new number is stored.
+      await store().appendLogs(run.id, [at('c-again'), at('d')], { afterSeq: 2 });
+      // A plain append continues after the last number.
+      await store().appendLogs(run.id, [at('e')]);
+      const logs = await store().readLogs(run.id);
+      assert.deepEqual(logs.map((l) => [l.seq, l.line]), [[1, 'a'], [2, 'b'], [3, 'c'], [4, 'd'], [5, 'e']]);
+      await assert.rejects(store().appendLogs(randomUUID(), [at('x')], { afterSeq: 0 }), NotFoundError);
+    });
+
     it('answers ping', async () => {
       await store().ping();
     });
@@ -402,14 +463,14 @@ function clusterName(): string {
   return `c-${randomBytes(6).toString('hex')}`;
 }
 
-function newRun(overrides: { readonly id?: string; readonly cluster?: string } = {}): NewRun {
+function newRun(overrides: { readonly id?: string; readonly cluster?: string; readonly repositoryUrl?: string; readonly branch?: string } = {}): NewRun {
   const id = overrides.id ?? randomUUID();
   const name = overrides.cluster ?? clusterName();
   return {
     id,
     cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
-    repositoryUrl: 'https://git.example.net/platform/gitops.git',
-    branch: 'main',
+    repositoryUrl: overrides.repositoryUrl ?? 'https://git.example.net/platform/gitops.git',
+    branch: overrides.branch ?? 'main',
     reference: 'development',
     job: jobNameOf(id),
     createdBy: 'system:serviceaccount:provisioning:cluster-controller',

@@ -58,17 +58,32 @@ export interface RunPage {
 /** Filter for listing runs. */
 export interface RunFilter {
   readonly cluster?: string;
+  /** Only runs on this repository (compared as stored: callers pass the normal form of `cluster-key.ts`). */
+  readonly repositoryUrl?: string;
+  /** Only runs on this branch. */
+  readonly branch?: string;
   readonly status?: RunStatus;
   /** @default 50 */
   readonly limit?: number;
   readonly cursor?: string;
 }
 
+/**
+ * A condition on a run's age, checked by the store in the same statement as
+ * the update and on the store's own clock (the database's `now()`, the clock
+ * that wrote `created_at`), never on the caller's: two machines' clocks are
+ * never compared.
+ */
+export interface RunGuard {
+  /** Only a run created at least this many milliseconds ago. */
+  readonly createdAtLeastMsAgo?: number;
+}
+
 /** Persistent state of scaffold runs. */
 export interface RunStore {
   /**
    * Creates a pending run.
-   * @throws ConflictError when the cluster already has an active (pending or running) run
+   * @throws ConflictError when the cluster (its repository, branch and name) already has an active (pending or running) run
    */
   create(run: NewRun): Promise<ScaffoldRun>;
   get(id: string): Promise<ScaffoldRun | undefined>;
@@ -76,13 +91,17 @@ export interface RunStore {
   /** Every run in an active status, oldest first: what the reconciler looks at after a restart. */
   listActive(): Promise<ScaffoldRun[]>;
   /**
-   * Applies `update` if the run's current status is one of `from` (when given) and
-   * the status transition is allowed.
+   * Applies `update` if the run's current status is one of `from` (when given),
+   * the status transition is allowed and `guard` (when given) holds.
    * @returns the updated run, or undefined when the run is missing or the condition failed
    */
-  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined>;
-  /** Appends lines, numbering them after the last stored one. */
-  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void>;
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined>;
+  /**
+   * Appends lines, numbering them after the last stored one; with `afterSeq`,
+   * numbering them `afterSeq + 1…` instead and skipping any number already
+   * stored, so a write repeated after a lost acknowledgement stores nothing twice.
+   */
+  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options?: { readonly afterSeq?: number }): Promise<void>;
   /** Lines with `seq > afterSeq`, in order, at most `limit`. */
   readLogs(id: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<LogLine[]>;
   /** Cheap round trip, for /healthz. @throws UnavailableError */

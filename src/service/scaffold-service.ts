@@ -17,6 +17,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { FleetAction, RunAction } from '../model/run-action.js';
 import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
+import { repositoryKeyOf } from './cluster-key.js';
 import { RequestResolver, type RequestResolverDeps } from './request-resolver.js';
 import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
@@ -102,7 +103,7 @@ export class ScaffoldService {
    * Starts an upgrade or a removal of one cluster as a run. It carries the
    * service's own forge credentials (pull_request delivery), never a caller's.
    * @throws ValidationError / UnavailableError when the delivery cannot be made with them
-   * @throws ConflictError when the cluster already has an active run
+   * @throws ConflictError when the cluster (in that repository and branch) already has an active run
    */
   async startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun> {
     const secrets = this.#fleetRunSecrets(request.delivery, request.repositoryUrl);
@@ -114,7 +115,7 @@ export class ScaffoldService {
    * fails nothing is stored and nothing is started.
    *
    * @throws ValidationError naming every bad field
-   * @throws ConflictError when the cluster already has an active run
+   * @throws ConflictError when the cluster (in that repository and branch) already has an active run
    * @throws UnavailableError when the default repository or the executor cannot be reached (the run is then recorded as failed)
    */
   async create(request: ScaffoldRequest, caller: Caller): Promise<ScaffoldRun> {
@@ -146,9 +147,36 @@ export class ScaffoldService {
     return run;
   }
 
-  /** Runs, newest first. */
+  /** Runs, newest first. A repository URL is matched in the form runs are stored in (`cluster-key.ts`). */
   async list(filter: RunFilter): Promise<RunPage> {
-    return this.#store.list(filter);
+    return this.#store.list(filter.repositoryUrl === undefined ? filter : { ...filter, repositoryUrl: repositoryKeyOf(filter.repositoryUrl) });
+  }
+
+  /**
+   * The one active-run rule, in the store's scope: a cluster is its name in
+   * one branch of one repository, so only a pending or running run of the
+   * same (repository, branch, name) refuses an upgrade, a removal or a run.
+   * The store's unique index enforces the same key when a run is created;
+   * this answers first, before anything is planned, naming the run.
+   *
+   * @param then - what the message tells the caller to do once the run has ended: `upgrade`, `remove`
+   * @throws ConflictError naming the first active run of one of `clusters`
+   */
+  async refuseActiveRuns(repository: { readonly repositoryUrl: string; readonly branch: string }, clusters: readonly string[], then: string): Promise<void> {
+    const wanted = new Set(clusters);
+    if (wanted.size === 0) return;
+    // One cluster: the store filters by it.
+    const only = wanted.size === 1 ? { cluster: clusters[0] as string } : {};
+    const scope = { repositoryUrl: repositoryKeyOf(repository.repositoryUrl), branch: repository.branch, ...only };
+    for (const status of ACTIVE_STATUSES) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.#store.list({ ...scope, status, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+        const active = page.runs.find((r) => wanted.has(r.cluster.name));
+        if (active !== undefined) throw new ConflictError(`cluster ${active.cluster.name} has an active run (${active.id}, ${active.status}) on branch ${active.branch}: ${then} it once that run has ended`);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    }
   }
 
   /**
@@ -289,7 +317,8 @@ export class ScaffoldService {
       id,
       action,
       cluster: input.cluster,
-      repositoryUrl: input.repositoryUrl,
+      // The form the store's one-active-run index and every lookup compare.
+      repositoryUrl: repositoryKeyOf(input.repositoryUrl),
       branch: input.branch,
       reference: input.reference,
       job: jobNameOf(id),

@@ -19,7 +19,6 @@ import { API, type RouteContext } from '../route-context.js';
 import { errorResponses } from '../wire-schemas.js';
 import { acceptedView, withoutCredentials } from '../wire-views.js';
 import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
-import { refuseActiveRuns } from './active-runs.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
 const BASE = '/api/v1/clusters';
@@ -57,9 +56,10 @@ async function lastRuns(service: ScaffoldService, repositoryUrl: string, branch:
   const newest = new Map<string, ScaffoldRun>();
   let cursor: string | undefined;
   for (let seen = 0; seen < RECENT_RUNS; ) {
-    const page = await service.list({ limit: 100, ...(cluster !== undefined ? { cluster } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+    // The store narrows to this repository (in its stored form) and branch: a cluster is its name there.
+    const page = await service.list({ limit: 100, repositoryUrl, branch, ...(cluster !== undefined ? { cluster } : {}), ...(cursor !== undefined ? { cursor } : {}) });
     for (const run of page.runs) {
-      if (run.repositoryUrl === repositoryUrl && run.branch === branch && !newest.has(run.cluster.name)) newest.set(run.cluster.name, run);
+      if (!newest.has(run.cluster.name)) newest.set(run.cluster.name, run);
     }
     seen += page.runs.length;
     if (page.nextCursor === undefined || page.runs.length === 0 || cluster !== undefined) break;
@@ -171,7 +171,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const repository = await target(request.query);
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
       service.checkFleetDelivery(delivery, repository.repositoryUrl);
-      await refuseActiveRuns(service, repository, [name], 'remove');
+      await service.refuseActiveRuns(repository, [name], 'remove');
       // The plan refuses the reference, a missing cluster and a directory without provenance before any run
       // starts, and names the cluster as recorded; the run plans again from what it clones.
       const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });

@@ -22,7 +22,7 @@ export function registerRotateRoutes(context: RouteContext): void {
       schema: {
         summary: "Rotate a cluster's sealed credentials as a run",
         description:
-          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. 409 while the cluster has an active run, and when its latest run removed it.",
+          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. A cluster is its name in one branch of one repository: `repository` picks which (default: where its latest run was). 409 while that cluster has an active run, and when its latest run there removed it.",
         tags: ['clusters'],
         params: clusterParamsSchema,
         body: rotateRequestSchema,
@@ -32,11 +32,17 @@ export function registerRotateRoutes(context: RouteContext): void {
     async (request, reply) => {
       const caller = callerOf(request);
       const { name } = request.params;
-      const latest = (await service.list({ cluster: name, limit: 1 })).runs[0];
-      if (latest === undefined) throw new NotFoundError(`no run has scaffolded cluster ${name}: scaffold it first`);
-      // Rotating renders the whole cluster again: after a removal that would bring it back.
-      if (latest.action === 'remove') throw new ConflictError(`cluster ${name} was removed by run ${latest.id} (${latest.status}): scaffold it again before rotating its credentials`);
       const repository = request.body.repository;
+      // A cluster is its name in one branch of one repository: the latest run is looked up there
+      // (as far as the caller named it), so a removal on another branch says nothing about this one.
+      const scope = { ...(repository?.url === undefined ? {} : { repositoryUrl: repository.url }), ...(repository?.branch === undefined ? {} : { branch: repository.branch }) };
+      const latest = (await service.list({ cluster: name, ...scope, limit: 1 })).runs[0];
+      const where = repository === undefined ? '' : ` on ${repository.branch === undefined ? 'that repository' : `branch ${repository.branch}`}`;
+      if (latest === undefined) throw new NotFoundError(`no run has scaffolded cluster ${name}${where}: scaffold it first`);
+      // Rotating renders the whole cluster again: after a removal that would bring it back.
+      if (latest.action === 'remove') {
+        throw new ConflictError(`cluster ${name} was removed by run ${latest.id} (${latest.status}) on branch ${latest.branch}: scaffold it again before rotating its credentials${repository === undefined ? ', or name the repository and branch to rotate' : ''}`);
+      }
       const run = await service.create(
         {
           cluster: latest.cluster,

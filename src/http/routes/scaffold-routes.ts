@@ -72,8 +72,15 @@ export function registerScaffoldRoutes(context: RouteContext): void {
       },
     },
     async (request) => {
-      const { cluster, status, limit, cursor } = request.query;
-      const page = await service.list({ limit: limit ?? 50, ...(cluster ? { cluster } : {}), ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
+      const { cluster, repository_url: repositoryUrl, branch, status, limit, cursor } = request.query;
+      const page = await service.list({
+        limit: limit ?? 50,
+        ...(cluster ? { cluster } : {}),
+        ...(repositoryUrl ? { repositoryUrl } : {}),
+        ...(branch ? { branch } : {}),
+        ...(status ? { status } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
       return { items: page.runs.map(runView), ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor }) };
     },
   );

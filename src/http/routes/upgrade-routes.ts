@@ -14,7 +14,6 @@ import { RolloutService } from '../../service/rollout-service.js';
 import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
 import { branchSchema } from '../../service/scaffold-service.js';
 import type { RouteContext } from '../route-context.js';
-import { refuseActiveRuns } from './active-runs.js';
 import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
 import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
@@ -178,7 +177,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const clusters = await rollout.targets({ ...repository, clusters: body.clusters }, signalOf(reply));
       const target = { ...repository, clusters, requestedBy: caller.identity };
       const delivery = fleetDeliveryOf(body.delivery, repository.repositoryUrl);
-      if (!body.dry_run) await refuseActiveRuns(service, repository, clusters, 'upgrade');
+      if (!body.dry_run) await service.refuseActiveRuns(repository, clusters, 'upgrade');
       if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
       const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
       return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
