@@ -116,7 +116,8 @@ export async function planRemoval(reader: RepoReader, name: string, reference: s
   // What stays listed: the FluxInstance, and every root the entry point listed besides flux/ that stays.
   const stays = (root: string) => kept.some((path) => path === `${gitopsPath}/${root}` || path.startsWith(`${gitopsPath}/${root}/`));
   const roots = entryResources(await reader.read(entryPoint), entryPoint).filter((root) => root !== 'flux' && stays(root));
-  const resources = [...new Set([...(ownedInstance ? [FLUX_INSTANCE_FILE] : []), ...roots])].sort();
+  // Flux's own installation always: an entry point that left it out would have the sync prune Flux itself.
+  const resources = [...new Set([...(ownedInstance ? [FLUX_INSTANCE_FILE] : []), ...(fluxBootstrap ? [FLUX_BOOTSTRAP_DIR] : []), ...roots])].sort();
   const write = new Map([[entryPoint, remainingEntryPoint(cluster, resources, flux)]]);
 
   const layers: LayerKustomization[] = [];

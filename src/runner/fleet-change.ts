@@ -97,7 +97,8 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
   return {
     paths: [...plan.remove, ...plan.write.keys()],
     message: removalMessage(plan),
-    summary: { written: [], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
-    changes: { added: 0, modified: 0, removed: plan.remove.length, kept: plan.kept },
+    // The entry point is rewritten, not deleted: the sync path stays, listing only what stays.
+    summary: { written: [...plan.write.keys()], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
+    changes: { added: 0, modified: plan.write.size, removed: plan.remove.length, kept: plan.kept },
   };
 }
