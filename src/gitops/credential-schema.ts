@@ -11,12 +11,14 @@ const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid S
 export const valueSourceSchema = z.union([
   z.object({ generate: z.literal('password'), length: z.number().int().min(16).max(256).default(32) }).strict(),
   z.object({ generate: z.literal('alphanumeric'), length: z.number().int().min(16).max(256).default(32) }).strict(),
+  // A registry's pull credentials: only the registry issues them, so they are
+  // never generated; the caller supplies them (`--registry-auth`,
+  // `registry_pull_secret`) or the credential is not written at all.
   z
     .object({
-      generate: z.literal('dockerconfigjson'),
+      supplied: z.literal('registry-auth'),
+      /** The registry the images come from (what the supplied `auths` should cover). */
       registry: z.string().min(1),
-      username: z.string().min(1),
-      length: z.number().int().min(16).max(256).default(32),
     })
     .strict(),
   z
@@ -69,8 +71,6 @@ export const credentialSpecSchema = z
     layer: clusterNameSchema,
     type: z.string().min(1).default('Opaque'),
     keys: z.record(secretKeySchema, valueSourceSchema).refine((k) => Object.keys(k).length > 0, 'must list at least one key'),
-    /** The credential is replaced by a caller-supplied value when one is given. */
-    suppliedBy: z.literal('registry-auth').optional(),
     /** Where a database keeps these passwords (`rotate --fresh-values` changes them there). */
     passwordChange: passwordChangeSchema.optional(),
   })

@@ -104,4 +104,9 @@ export interface PlatformPrerequisites {
   readonly artifacts?: readonly ArtifactSpec[];
   readonly bootstrap?: BootstrapSpec;
   readonly provided?: ProvidedSpec;
+  /**
+   * `namespace/name` of the registry pull secrets written only when the caller
+   * supplies them (scaffold.yaml credentials with a `supplied` key).
+   */
+  readonly suppliedPullSecrets?: readonly string[];
 }

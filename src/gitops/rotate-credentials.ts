@@ -197,7 +197,8 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
       generatorVersion: options.generatorVersion,
       platformCommit: provenance.platformCommit,
     });
-    for (const c of result.credentials.filter((o) => o.action !== 'kept')) {
+    // Only what was sealed anew: a kept one is unchanged, an omitted pull secret (none supplied) is not in the tree.
+    for (const c of result.credentials.filter((o) => o.action === 'generated' || o.action === 'supplied')) {
       const path = `${gitopsPath}/${c.file}`;
       files.set(path, result.tree.get(path)!);
       rotated.push({ namespace: c.namespace, name: c.name, layer: c.layer, file: c.file, values: 'fresh' });

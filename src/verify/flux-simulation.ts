@@ -35,7 +35,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
     findings: [
       ...crds.findings,
       ...checkHealthCheckTargets(kustomizations),
-      ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}) }),
+      ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}), ...(prerequisites.suppliedPullSecrets ? { suppliedPullSecrets: prerequisites.suppliedPullSecrets } : {}) }),
       ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
       ...hosts.findings,
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),

@@ -15,9 +15,17 @@ export async function readPrerequisites(reader: RepoReader): Promise<{ value: Pl
   const text = await reader.read(PLATFORM_DESCRIPTOR_PATH);
   if (text === undefined) return { value: {}, findings: [] };
   try {
-    const { targetFlux, charts, artifacts, bootstrap, provided } = parsePlatformDescriptor(text);
+    const { targetFlux, charts, artifacts, bootstrap, provided, credentials } = parsePlatformDescriptor(text);
+    const suppliedPullSecrets = credentials.filter((c) => Object.values(c.keys).some((s) => 'supplied' in s)).map((c) => `${c.namespace}/${c.name}`);
     return {
-      value: { ...(targetFlux !== undefined ? { targetFlux } : {}), ...(charts !== undefined ? { charts } : {}), ...(artifacts ? { artifacts } : {}), ...(bootstrap ? { bootstrap } : {}), ...(provided ? { provided } : {}) },
+      value: {
+        ...(targetFlux !== undefined ? { targetFlux } : {}),
+        ...(charts !== undefined ? { charts } : {}),
+        ...(artifacts ? { artifacts } : {}),
+        ...(bootstrap ? { bootstrap } : {}),
+        ...(provided ? { provided } : {}),
+        ...(suppliedPullSecrets.length > 0 ? { suppliedPullSecrets } : {}),
+      },
       findings: [],
     };
   } catch (error) {
