@@ -40,7 +40,7 @@ function summary(name: string, repo: string, cert: string | undefined, sealing: 
     lines.push(
       `  compared with ${sealing.controller_certificate.fingerprint} (valid until ${sealing.controller_certificate.not_after}): ${sealing.stale.length} sealed with another certificate, ${sealing.unknown.length} recording none, ${sealing.current_count ?? 0} current`,
     );
-    if (sealing.stale.length > 0) lines.push(`  reseal them: generate-gitops-env rotate --repo ${repo} --cluster ${name} --cert ${cert ?? 'FILE'}`);
+    if (sealing.stale.length > 0) lines.push(`  reseal them: generate-gitops-env rotate --repo ${repo} --cluster ${name} --cert ${cert ?? 'FILE'} --recovery-private-key OLD-KEY.pem (same values; or --fresh-values)`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -70,7 +70,7 @@ export function registerRenderCommand(program: Command): void {
     .option('--reference <name>', 'reference environment to use as the template', 'development')
     .addOption(new Option('--pass <pass>', 'infrastructure: only the layers without dependsOn, nothing sealed; all: everything').choices(['infrastructure', 'all']).default('all'))
     .option('--cert <pem-file>', "the cluster's Sealed Secrets certificate (needed by --pass all)")
-    .option('--registry-auth <dockerconfigjson-file>', 'use this registry pull secret instead of generating one')
+    .option('--registry-auth <dockerconfigjson-file>', 'the registry pull secret (a .dockerconfigjson), sealed exactly as given; without it none is written and images are pulled anonymously')
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
     .option('--role <role>', "the cluster's role, when the platform's layer catalog selects by it (e.g. tooling, env)")
     .option('--infra-provider <provider>', 'where the cluster runs, when the catalog selects by it (e.g. proxmox, aws, gcp)')
@@ -126,7 +126,13 @@ export function registerRenderCommand(program: Command): void {
       if (result.foreignRoots.length > 0) {
         say(`  kept as they are and listed in ${result.gitopsPath}/kustomization.yaml: ${result.foreignRoots.map((d) => `${d}/`).join(', ')} (not generated, e.g. by flux bootstrap)`);
       }
-      for (const c of result.credentials) say(`  credential ${c.namespace}/${c.name}: ${c.action} (${result.gitopsPath}/${c.file})`);
+      for (const c of result.credentials) {
+        say(
+          c.action === 'omitted'
+            ? `  credential ${c.namespace}/${c.name}: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously (public images only)`
+            : `  credential ${c.namespace}/${c.name}: ${c.action} (${result.gitopsPath}/${c.file})`,
+        );
+      }
       say(
         result.pass === 'infrastructure'
           ? `Next: verify, commit and push; once the cluster's Sealed Secrets controller is up, render --pass all --cert CERT.`

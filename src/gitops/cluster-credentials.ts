@@ -66,7 +66,6 @@ export function sealClusterCredentials(input: ClusterCredentialsInput): ClusterC
   const sealed = renderSealedCredentials({
     credentials,
     existing: input.existing,
-    identity: input.cluster,
     ...(options.certificate ? { certificate: options.certificate } : {}),
     ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
     rotate: options.rotateCredentials ?? false,

@@ -11,12 +11,14 @@ const secretKeySchema = z.string().regex(/^[-._a-zA-Z0-9]+$/, 'must be a valid S
 export const valueSourceSchema = z.union([
   z.object({ generate: z.literal('password'), length: z.number().int().min(16).max(256).default(32) }).strict(),
   z.object({ generate: z.literal('alphanumeric'), length: z.number().int().min(16).max(256).default(32) }).strict(),
+  // A registry's pull credentials: only the registry issues them, so they are
+  // never generated; the caller supplies them (`--registry-auth`,
+  // `registry_pull_secret`) or the credential is not written at all.
   z
     .object({
-      generate: z.literal('dockerconfigjson'),
+      supplied: z.literal('registry-auth'),
+      /** The registry the images come from (what the supplied `auths` should cover). */
       registry: z.string().min(1),
-      username: z.string().min(1),
-      length: z.number().int().min(16).max(256).default(32),
     })
     .strict(),
   z
@@ -37,6 +39,27 @@ export const FLUX_CREDENTIAL_LAYER = 'flux';
 export const FLUX_NAMESPACE = 'flux-system';
 
 /**
+ * Where a database keeps the passwords of a credential, so `rotate
+ * --fresh-values` can change them there too: PostgreSQL and RabbitMQ read
+ * their passwords from the Secret only when they first initialise, and nothing
+ * updates them afterwards. `users` maps a Secret key to the role (PostgreSQL,
+ * `ALTER ROLE`) or user (RabbitMQ, `rabbitmqctl change_password`) it is the
+ * password of; the change runs in `pod`'s `container` over the local socket.
+ */
+export const passwordChangeSchema = z
+  .object({
+    engine: z.enum(['postgresql', 'rabbitmq']),
+    pod: clusterNameSchema,
+    container: clusterNameSchema,
+    users: z.record(secretKeySchema, z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case role or user name')),
+    /** PostgreSQL: the superuser psql connects as over the local socket (and its database). @default postgres */
+    connectAs: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+    /** An image with sh and kubectl that runs the change. */
+    image: z.string().min(1).default('alpine/k8s:1.32.4'),
+  })
+  .strict();
+
+/**
  * One Secret to generate per cluster, sealed into `clusters/<name>/<layer>/sealed/`
  * (`layer` is an overlay directory, or `flux` for a Secret of Flux itself, in
  * flux-system, such as the `cluster-secrets` substitution Secret).
@@ -48,10 +71,11 @@ export const credentialSpecSchema = z
     layer: clusterNameSchema,
     type: z.string().min(1).default('Opaque'),
     keys: z.record(secretKeySchema, valueSourceSchema).refine((k) => Object.keys(k).length > 0, 'must list at least one key'),
-    /** The credential is replaced by a caller-supplied value when one is given. */
-    suppliedBy: z.literal('registry-auth').optional(),
+    /** Where a database keeps these passwords (`rotate --fresh-values` changes them there). */
+    passwordChange: passwordChangeSchema.optional(),
   })
   .strict();
 
 export type ValueSource = z.infer<typeof valueSourceSchema>;
 export type CredentialSpec = z.infer<typeof credentialSpecSchema>;
+export type PasswordChange = z.infer<typeof passwordChangeSchema>;

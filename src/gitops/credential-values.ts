@@ -10,26 +10,8 @@ import { randomString, type RandomBytes } from './random-string.js';
 /** Values already produced in this render, by `namespace/name/key`, for `sameAs`. */
 export type ProducedValues = Map<string, string>;
 
-/** Replaces `${cluster_*}` in descriptor strings such as `registry.${cluster_domain}`. */
-function expandIdentity(text: string, identity: { name: string; domain: string; region: string }): string {
-  return text
-    .replaceAll('${cluster_name}', identity.name)
-    .replaceAll('${cluster_domain}', identity.domain)
-    .replaceAll('${cluster_region}', identity.region);
-}
-
-function generated(source: Exclude<ValueSource, { sameAs: string }>, random: RandomBytes, identity: { name: string; domain: string; region: string }): string {
-  switch (source.generate) {
-    case 'password':
-    case 'alphanumeric':
-      return randomString(random, source.length);
-    case 'dockerconfigjson': {
-      const registry = expandIdentity(source.registry, identity);
-      const password = randomString(random, source.length);
-      const auth = Buffer.from(`${source.username}:${password}`).toString('base64');
-      return JSON.stringify({ auths: { [registry]: { username: source.username, password, auth } } });
-    }
-  }
+function generated(source: Extract<ValueSource, { generate: string }>, random: RandomBytes): string {
+  return randomString(random, source.length);
 }
 
 /**
@@ -68,13 +50,13 @@ export function assertDockerConfigJson(text: string, field = 'registry_pull_secr
 
 /**
  * The plaintext data of `credential`, in key order. `sameAs` keys take the value
- * produced earlier in `produced`; every value produced is recorded there.
+ * produced earlier in `produced`, `supplied` keys the caller's `supplied`; every
+ * value produced is recorded there.
  */
 export function credentialValues(
   credential: CredentialSpec,
   options: {
     random: RandomBytes;
-    identity: { name: string; domain: string; region: string };
     produced: ProducedValues;
     supplied?: string;
   },
@@ -82,14 +64,16 @@ export function credentialValues(
   const data: Record<string, string> = {};
   for (const [key, source] of Object.entries(credential.keys)) {
     let value: string;
-    if (options.supplied !== undefined) {
+    if ('supplied' in source) {
+      // Never generated: the caller omits an unsupplied registry credential before it gets here.
+      if (options.supplied === undefined) throw new Error(`${credential.namespace}/${credential.name}/${key} is supplied by the caller (${source.supplied}), never generated`);
       value = options.supplied;
     } else if ('sameAs' in source) {
       const other = options.produced.get(source.sameAs);
       if (other === undefined) throw new Error(`sameAs ${source.sameAs} was not produced before ${credential.namespace}/${credential.name}`);
       value = other;
     } else {
-      value = generated(source, options.random, options.identity);
+      value = generated(source, options.random);
     }
     data[key] = value;
     options.produced.set(`${credential.namespace}/${credential.name}/${key}`, value);

@@ -33,13 +33,8 @@ describe('parsePlatformDescriptor', () => {
     );
     assert.deepEqual(descriptor.credentials[1]!.keys['rabbitmq-erlang-cookie'], { generate: 'alphanumeric', length: 64 });
     assert.deepEqual(descriptor.credentials[2]!.keys.DATABASE_PASSWORD, { sameAs: 'database/postgresql-credentials/password' });
-    assert.equal(descriptor.credentials[3]!.suppliedBy, 'registry-auth');
-    assert.deepEqual(descriptor.credentials[3]!.keys['.dockerconfigjson'], {
-      generate: 'dockerconfigjson',
-      registry: 'ghcr.io',
-      username: 'tcr-pull',
-      length: 32,
-    });
+    // Supplied by the caller or not written: never a generated registry password.
+    assert.deepEqual(descriptor.credentials[3]!.keys['.dockerconfigjson'], { supplied: 'registry-auth', registry: 'ghcr.io' });
   });
 
   it('treats a missing descriptor as no credentials', () => {
@@ -76,6 +71,15 @@ describe('parsePlatformDescriptor', () => {
     rejects(
       `${HEADER}credentials:\n${credential('pg', '      password: { generate: password }\n')}\n${credential('a', '      p: { sameAs: database/pg/password }\n')}\n${credential('b', '      p: { sameAs: database/a/p }\n')}`,
       /sameAs database\/a\/p must name a generated key/,
+    );
+  });
+
+  it('has no way to generate a registry credential, nor to copy a supplied one', () => {
+    // The old form: a random password the registry never issued, sent with every pull.
+    rejects(`${HEADER}credentials:\n${credential('pull', '      .dockerconfigjson: { generate: dockerconfigjson, registry: ghcr.io, username: tcr-pull }\n')}`, /dockerconfigjson/);
+    rejects(
+      `${HEADER}credentials:\n${credential('pull', '      .dockerconfigjson: { supplied: registry-auth, registry: ghcr.io }\n')}\n${credential('b', '      p: { sameAs: database/pull/.dockerconfigjson }\n')}`,
+      /sameAs database\/pull\/\.dockerconfigjson must name a generated key/,
     );
   });
 

@@ -74,7 +74,7 @@ export function parsePlatformDescriptor(text: string | undefined): PlatformDescr
       const [ns, name, otherKey] = source.sameAs.split('/');
       const target = result.data.credentials.find((o) => o.namespace === ns && o.name === name);
       const targetSource = target?.keys[otherKey!];
-      if (!targetSource || 'sameAs' in targetSource) {
+      if (!targetSource || !('generate' in targetSource)) {
         throw new ValidationError([
           { field: `${PLATFORM_DESCRIPTOR_PATH}.credentials.${c.namespace}/${c.name}.${key}`, message: `sameAs ${source.sameAs} must name a generated key of another credential` },
         ]);

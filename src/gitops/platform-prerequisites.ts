@@ -154,6 +154,11 @@ export interface PlatformPrerequisites {
   readonly provided?: ProvidedSpec;
   /** scaffold.yaml `attributes.infra_provider.platform`: per infrastructure provider, what it brings before Flux. */
   readonly infraPlatforms?: Readonly<Record<string, InfraPlatform>>;
+  /**
+   * `namespace/name` of the registry pull secrets written only when the caller
+   * supplies them (scaffold.yaml credentials with a `supplied` key).
+   */
+  readonly suppliedPullSecrets?: readonly string[];
 }
 
 /**

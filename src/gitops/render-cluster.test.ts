@@ -280,7 +280,10 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
 
   it('seals credentials that decrypt with the cluster\'s key to values of the declared length and charset', () => {
     const values = unsealTree(files);
-    assert.deepEqual([...values.keys()].sort(), ['database/postgresql-credentials', 'database/rabbitmq-credentials', 'tcr/registry-pull-secret', 'tcr/tcr-database']);
+    // No --registry-auth: no pull secret at all (public images), never an invented one.
+    assert.deepEqual([...values.keys()].sort(), ['database/postgresql-credentials', 'database/rabbitmq-credentials', 'tcr/tcr-database']);
+    assert.equal(fullPass.result.credentials.find((c) => c.name === 'registry-pull-secret')!.action, 'omitted');
+    for (const [path, text] of files) assert.ok(!text.includes('tcr-pull') && !path.includes('registry-pull-secret'), `${path} holds a pull secret nobody supplied`);
     const pg = values.get('database/postgresql-credentials')!;
     const rabbit = values.get('database/rabbitmq-credentials')!;
     assert.deepEqual(Object.keys(pg).sort(), ['password', 'postgres-password']);
@@ -288,23 +291,17 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.match(rabbit['rabbitmq-erlang-cookie']!, /^[A-Za-z0-9]{64}$/);
     assert.deepEqual(values.get('tcr/tcr-database'), { DATABASE_PASSWORD: pg.password });
 
-    const docker = JSON.parse(values.get('tcr/registry-pull-secret')!['.dockerconfigjson']!) as { auths: Record<string, { username: string; password: string; auth: string }> };
-    assert.deepEqual(Object.keys(docker.auths), ['ghcr.io']);
-    const auth = docker.auths['ghcr.io']!;
-    assert.equal(auth.username, 'tcr-pull');
-    assert.match(auth.password, /^[A-Za-z0-9]{32}$/);
-    assert.equal(Buffer.from(auth.auth, 'base64').toString(), `tcr-pull:${auth.password}`);
 
     // The apps and database layers actually apply them (the sealed/ kustomizations are wired in).
     const appSecrets = objectsOf(built.get(`${GITOPS_PATH}/apps`)!).filter((o) => o.kind === 'SealedSecret').map((o) => o.metadata!.name).sort();
     const dbSecrets = objectsOf(built.get(`${GITOPS_PATH}/database`)!).filter((o) => o.kind === 'SealedSecret').map((o) => o.metadata!.name).sort();
-    assert.deepEqual(appSecrets, ['registry-pull-secret', 'tcr-database']);
+    assert.deepEqual(appSecrets, ['tcr-database']);
     assert.deepEqual(dbSecrets, ['postgresql-credentials', 'rabbitmq-credentials']);
   });
 
   it('writes no plaintext credential anywhere in the work tree', async () => {
     const secrets = secretsOf(unsealTree(files));
-    assert.ok(secrets.length >= 12);
+    assert.ok(secrets.length >= 10);
     const everything = await readTree(repo);
     for (const [path, text] of everything) {
       for (const secret of secrets) assert.ok(!text.includes(secret), `${path} contains a plaintext credential`);
@@ -394,7 +391,7 @@ describe('re-rendering an existing cluster', () => {
     const { result, changes } = await renderWorkTree(repo, { ...options, pass: 'all' });
     assert.deepEqual(changes.written, []);
     assert.deepEqual(changes.removed, []);
-    assert.ok(result.credentials.every((c) => c.action === 'kept'));
+    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['kept', 'kept', 'kept', 'omitted']);
     assert.equal(git(repo, 'status', '--porcelain'), '');
     assert.equal(git(repo, 'diff', 'HEAD'), '');
   });
@@ -428,10 +425,10 @@ describe('re-rendering an existing cluster', () => {
 
   it('seals every credential anew with --rotate-credentials, still consistent', async () => {
     const { result } = await renderWorkTree(repo, { ...options, pass: 'all', rotateCredentials: true });
-    assert.ok(result.credentials.every((c) => c.action === 'generated'));
+    // Rotation invents no pull secret either.
+    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['generated', 'generated', 'generated', 'omitted']);
     const changed = git(repo, 'diff', '--name-only').trim().split('\n').sort();
     assert.deepEqual(changed, [
-      `${GITOPS_PATH}/apps/sealed/sealed-registry-pull-secret.yaml`,
       `${GITOPS_PATH}/apps/sealed/sealed-tcr-database.yaml`,
       `${GITOPS_PATH}/database/sealed/sealed-postgresql-credentials.yaml`,
       `${GITOPS_PATH}/database/sealed/sealed-rabbitmq-credentials.yaml`,

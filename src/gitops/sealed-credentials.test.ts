@@ -17,7 +17,6 @@ import { sealedWithOtherCertificate } from './sealed-with.js';
 const controller = createTestCertificate();
 const certificate = parseSealingCertificate(controller.certificatePem);
 const { credentials } = parsePlatformDescriptor(readFileSync(join(platformDir(), 'scaffold.yaml'), 'utf8'));
-const identity = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 
 interface Sealed {
   kind: string;
@@ -25,8 +24,10 @@ interface Sealed {
   spec: { encryptedData: Record<string, string>; template: { type: string; metadata: { name: string; namespace: string } } };
 }
 
+const REGISTRY_AUTH = '{"auths":{"ghcr.io":{"username":"robot","password":"issued-by-the-registry"}}}';
+
 function render(overrides: Partial<SealedCredentialsOptions> = {}) {
-  return renderSealedCredentials({ credentials, existing: new Map(), identity, certificate, random: randomBytes, ...overrides });
+  return renderSealedCredentials({ credentials, existing: new Map(), certificate, random: randomBytes, registryAuth: REGISTRY_AUTH, ...overrides });
 }
 
 /** Every value of every sealed file, decrypted with the controller's key under the strict scope. */
@@ -61,7 +62,7 @@ describe('renderSealedCredentials', () => {
       'sealed-tcr-database.yaml',
     ]);
     assert.deepEqual(outcomes.map((o) => `${o.namespace}/${o.name}:${o.action}`), [
-      'tcr/registry-pull-secret:generated',
+      'tcr/registry-pull-secret:supplied',
       'tcr/tcr-database:generated',
       'database/postgresql-credentials:generated',
       'database/rabbitmq-credentials:generated',
@@ -108,12 +109,7 @@ describe('renderSealedCredentials', () => {
     const distinct = new Set([pg['postgres-password'], pg.password, rabbit['rabbitmq-password'], rabbit['rabbitmq-erlang-cookie']]);
     assert.equal(distinct.size, 4);
 
-    const docker = JSON.parse(values.get('tcr/registry-pull-secret')!['.dockerconfigjson']!) as { auths: Record<string, { username: string; password: string; auth: string }> };
-    assert.deepEqual(Object.keys(docker.auths), ['ghcr.io']);
-    const entry = docker.auths['ghcr.io']!;
-    assert.equal(entry.username, 'tcr-pull');
-    assert.match(entry.password, /^[A-Za-z0-9]{32}$/);
-    assert.equal(Buffer.from(entry.auth, 'base64').toString('utf8'), `tcr-pull:${entry.password}`);
+    assert.equal(values.get('tcr/registry-pull-secret')!['.dockerconfigjson'], REGISTRY_AUTH, 'the supplied pull secret, never a generated one');
   });
 
   it('writes no plaintext value into any file', () => {
@@ -191,6 +187,23 @@ describe('renderSealedCredentials', () => {
       () => render({ existing: new Map(render().files), rotate: ['nope'] }),
       (error: unknown) => error instanceof ValidationError && /nope: no such credential in scaffold\.yaml \(known: database\/postgresql-credentials, /.test(error.message),
     );
+  });
+
+  it('never invents a registry credential: without registry auth no pull secret is written, nor listed', () => {
+    const { files, outcomes } = render({ registryAuth: undefined });
+    assert.equal(files.get('apps/sealed/sealed-registry-pull-secret.yaml'), undefined);
+    assert.deepEqual((parse(files.get('apps/sealed/kustomization.yaml')!) as { resources: string[] }).resources, ['sealed-tcr-database.yaml']);
+    assert.equal(outcomes.find((o) => o.name === 'registry-pull-secret')!.action, 'omitted');
+    // Not on rotation either, and not by name.
+    for (const rotate of [true, ['registry-pull-secret']]) {
+      const again = render({ registryAuth: undefined, existing: new Map(files), rotate });
+      assert.equal(again.files.get('apps/sealed/sealed-registry-pull-secret.yaml'), undefined);
+    }
+    // One sealed before (supplied then) is kept as it is, never replaced by an invented one.
+    const supplied = render();
+    const kept = render({ registryAuth: undefined, existing: new Map(supplied.files), rotate: true });
+    assert.equal(kept.files.get('apps/sealed/sealed-registry-pull-secret.yaml'), supplied.files.get('apps/sealed/sealed-registry-pull-secret.yaml'));
+    assert.equal(unsealAll(kept.files).get('tcr/registry-pull-secret')!['.dockerconfigjson'], REGISTRY_AUTH);
   });
 
   it('uses a supplied registry pull secret exactly as given', () => {

@@ -11,7 +11,6 @@
 import { ValidationError } from '../errors.js';
 import type { SealingCertificate } from '../sealing/sealing-certificate.js';
 import { buildSealedSecret } from '../sealing/sealed-secret.js';
-import type { ClusterIdentity } from './cluster-identity.js';
 import { assertDockerConfigJson, credentialValues, type ProducedValues } from './credential-values.js';
 import type { CredentialSpec } from './platform-descriptor.js';
 import type { RandomBytes } from './random-string.js';
@@ -25,7 +24,8 @@ export interface CredentialOutcome {
   readonly name: string;
   readonly layer: string;
   readonly file: string;
-  readonly action: 'generated' | 'supplied' | 'kept';
+  /** `omitted`: a registry credential nobody supplied; none is invented, so no pull secret is written (public images). */
+  readonly action: 'generated' | 'supplied' | 'kept' | 'omitted';
 }
 
 /** Inputs of {@link renderSealedCredentials}. */
@@ -33,7 +33,6 @@ export interface SealedCredentialsOptions {
   readonly credentials: readonly CredentialSpec[];
   /** Existing files of the cluster, by path relative to the cluster directory. */
   readonly existing: ReadonlyMap<string, string>;
-  readonly identity: ClusterIdentity;
   readonly certificate?: SealingCertificate;
   readonly registryAuth?: string;
   /**
@@ -84,6 +83,15 @@ function reusable(text: string | undefined, credential: CredentialSpec, file: st
   return Object.keys(credential.keys).every((key) => typeof encrypted[key] === 'string' && encrypted[key] !== '');
 }
 
+/**
+ * A registry credential: only its owner can give it (`--registry-auth`,
+ * `registry_pull_secret`). A generated one would be a random password the
+ * registry never issued, and every pull would go out with it.
+ */
+function registryCredential(credential: CredentialSpec): boolean {
+  return Object.values(credential.keys).some((s) => 'supplied' in s);
+}
+
 function sameAsTargets(credential: CredentialSpec): string[] {
   return Object.values(credential.keys).flatMap((s) => ('sameAs' in s ? [s.sameAs.split('/').slice(0, 2).join('/')] : []));
 }
@@ -113,12 +121,19 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
       }
     }
   }
+  const supplied = options.registryAuth === undefined ? undefined : assertDockerConfigJson(options.registryAuth, 'registry-auth');
+  // Never invented: without a supplied one, a registry credential is kept as sealed before, or not written at all.
+  const omitted = new Set<string>();
+  for (const c of options.credentials) {
+    if (!registryCredential(c) || supplied !== undefined || !fresh.has(key(c))) continue;
+    fresh.delete(key(c));
+    if (!reusable(options.existing.get(sealedFileOf(c)), c, sealedFileOf(c))) omitted.add(key(c));
+  }
   if (fresh.size > 0 && !options.certificate) {
     throw new ValidationError([
       { field: 'cert', message: `sealing ${[...fresh].sort().join(', ')} needs the cluster's Sealed Secrets certificate (--cert, or let the runner fetch it)` },
     ]);
   }
-  const supplied = options.registryAuth === undefined ? undefined : assertDockerConfigJson(options.registryAuth, 'registry-auth');
 
   const files = new Map<string, string>();
   const outcomes: CredentialOutcome[] = [];
@@ -127,15 +142,18 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
   const ordered = [...options.credentials].sort((a, b) => sameAsTargets(a).length - sameAsTargets(b).length);
   for (const credential of ordered) {
     const file = sealedFileOf(credential);
+    if (omitted.has(key(credential))) {
+      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'omitted' });
+      continue;
+    }
     if (!fresh.has(key(credential))) {
       files.set(file, options.existing.get(file)!);
       outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'kept' });
       continue;
     }
-    const useSupplied = credential.suppliedBy === 'registry-auth' && supplied !== undefined;
+    const useSupplied = registryCredential(credential) && supplied !== undefined;
     const data = credentialValues(credential, {
       random: options.random,
-      identity: options.identity,
       produced,
       ...(useSupplied ? { supplied } : {}),
     });
@@ -158,7 +176,7 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
   }
 
   const byLayer = new Map<string, string[]>();
-  for (const c of options.credentials) byLayer.set(c.layer, [...(byLayer.get(c.layer) ?? []), sealedFileOf(c).split('/').pop()!]);
+  for (const c of options.credentials) byLayer.set(c.layer, [...(byLayer.get(c.layer) ?? []), ...(omitted.has(key(c)) ? [] : [sealedFileOf(c).split('/').pop()!])]);
   for (const [layer, names] of [...byLayer].sort(([a], [b]) => a.localeCompare(b))) {
     files.set(
       `${layer}/sealed/kustomization.yaml`,

@@ -76,7 +76,7 @@ describe('the sealing section of a cluster', () => {
     await initPlatformRepository(work, platformDir());
     // Sealed with the certificate the controller serves now; then one credential resealed under the one it served before.
     await renderWorkTree(work, { cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, pass: 'all', certificate: served, generatorVersion: 'test' });
-    const back = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: older, credentials: ['database/rabbitmq-credentials'], random: (n) => randomBytes(n), generatorVersion: 'test' });
+    const back = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: older, credentials: ['database/rabbitmq-credentials'], values: { fresh: { random: (n) => randomBytes(n) } }, generatorVersion: 'test' });
     await writeTree(work, back.files);
     // Sealed by hand: it records no certificate.
     const annotated = await readFile(join(work, RABBITMQ), 'utf8');
@@ -229,7 +229,7 @@ describe('the sealing section of a cluster', () => {
 
   it('names none once the stale one is resealed and pushed: nothing read at the older commit is reused', async () => {
     assert.equal((await check('eu-1', { kubeconfig: { inline: kubeconfig } })).json<{ sealing: SealingSection }>().sealing.stale.length, 1);
-    const plan = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: served, random: (n) => randomBytes(n), generatorVersion: 'test' });
+    const plan = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: served, values: { fresh: { random: (n) => randomBytes(n) } }, generatorVersion: 'test' });
     assert.deepEqual([...plan.files.keys()], [RABBITMQ]);
     await writeTree(work, plan.files);
     await git(work, 'add', '--all');

@@ -92,11 +92,13 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
     }
   }
   // Not committed here: the run commits with its trailers and delivers at step 3.
+  // The forecast builds each layer: the commit message says what Flux deletes and what stays.
   const plan = await removeWorkTree(workspace.dir, { cluster, reference });
   return {
-    paths: plan.remove,
+    paths: [...plan.remove, ...plan.write.keys()],
     message: removalMessage(plan),
-    summary: { written: [], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
-    changes: { added: 0, modified: 0, removed: plan.remove.length, kept: plan.kept },
+    // The entry point is rewritten, not deleted: the sync path stays, listing only what stays.
+    summary: { written: [...plan.write.keys()], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
+    changes: { added: 0, modified: plan.write.size, removed: plan.remove.length, kept: plan.kept },
   };
 }

@@ -216,7 +216,8 @@ describe('runFleetChange: remove', () => {
     assert.equal(commit!.trailers['Scaffold-Cluster'], BOOTSTRAPPED);
     assert.equal(commit!.trailers['Scaffold-Id'], 'remove-eu-3');
     assert.match(commit!.subject, /^Remove cluster eu-3/);
-    assert.deepEqual(await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`), bootstrap, 'only flux-system/ is left');
+    assert.deepEqual(await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`), [...bootstrap, `clusters/${BOOTSTRAPPED}/kustomization.yaml`].sort(), 'only flux-system/ is left, and the sync path listing it');
+    assert.match(await git(remote.dir, 'show', `main:clusters/${BOOTSTRAPPED}/kustomization.yaml`), /resources:\n {2}- flux-system$/);
     const removed = await changedFiles(remote.dir, remote.base, 'main');
     for (const path of removed) assert.match(path, /^clusters\/eu-3\//);
     assert.deepEqual(await treeAt(remote.dir, 'main', 'clusters/eu-1'), others);
@@ -225,7 +226,7 @@ describe('runFleetChange: remove', () => {
 
     assert.equal(result.status, 'succeeded');
     assert.deepEqual(result.commits, [{ pass: 'remove', sha: commit!.sha }]);
-    assert.deepEqual(result.changes, { added: 0, modified: 0, removed: removed.length, kept: bootstrap });
+    assert.deepEqual(result.changes, { added: 0, modified: 1, removed: removed.length - 1, kept: bootstrap });
     assert.deepEqual(
       stepEvents(logger).filter((e) => e.startsWith('step_finished')),
       ['step_finished:1:clone', 'step_finished:2:remove-files', 'step_finished:3:push-removal'],
@@ -257,7 +258,7 @@ describe('runFleetChange: remove', () => {
       assert.ok(pull.merged);
       const main = await git(remote.dir, 'rev-parse', 'main');
       assert.deepEqual(result.commits, [{ pass: 'remove', sha: main }]);
-      assert.ok((await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/')));
+      assert.ok((await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/') || path === 'clusters/eu-3/kustomization.yaml'));
     } finally {
       await forge.stop();
     }

@@ -129,7 +129,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
     });
     for (const c of result.credentials) {
-      log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, `credential ${c.namespace}/${c.name} ${c.action}`);
+      log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
     }
     log.info(
       { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },

@@ -117,6 +117,25 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
     ]);
   });
 
+  it('accepts a missing pull secret only the caller supplies, as an imagePullSecrets entry alone (the kubelet then pulls anonymously)', async () => {
+    const { lines } = await findingsAfter(async (f) => {
+      // Rendered without --registry-auth: no pull secret in the tree.
+      await f.edit('clusters/demo/apps/sealed/kustomization.yaml', (t) => t.replace('resources:\n  - registry-pull-secret.yaml\n', 'resources: []\n'));
+      await f.edit('base/apps/web/deployment.yaml', (t) =>
+        t.replace(
+          '    spec:\n      containers:',
+          '    spec:\n      imagePullSecrets:\n        - name: registry-pull-secret\n        - name: other-pull\n      volumes:\n        - name: auth\n          secret:\n            secretName: registry-pull-secret\n      containers:',
+        ),
+      );
+      await f.edit('scaffold.yaml', (t) => `${t}credentials:\n  - name: registry-pull-secret\n    namespace: tcr\n    layer: apps\n    type: kubernetes.io/dockerconfigjson\n    keys:\n      .dockerconfigjson: { supplied: registry-auth, registry: ghcr.io }\n`);
+    });
+    const web = 'clusters/demo/apps: Deployment tcr/web: spec.template.spec';
+    assert.deepEqual(lines, [
+      `${web}.imagePullSecrets[1]: Secret tcr/other-pull does not exist in the cluster's tree: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.secrets`,
+      `${web}.volumes[0].secret: Secret tcr/registry-pull-secret does not exist in the cluster's tree: add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.secrets`,
+    ]);
+  });
+
   it('names the namespace that has the object when a Pod reads another one', async () => {
     const { lines } = await findingsAfter(async (f) => {
       await f.edit('base/apps/web/deployment.yaml', (t) => t.replace('    spec:\n      containers:', '    spec:\n      volumes:\n        - name: settings\n          configMap:\n            name: cluster-config\n      containers:'));

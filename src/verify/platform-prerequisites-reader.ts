@@ -15,8 +15,9 @@ export async function readPrerequisites(reader: RepoReader): Promise<{ value: Pl
   const text = await reader.read(PLATFORM_DESCRIPTOR_PATH);
   if (text === undefined) return { value: {}, findings: [] };
   try {
-    const { targetFlux, charts, artifacts, bootstrap, provided, attributes } = parsePlatformDescriptor(text);
+    const { targetFlux, charts, artifacts, bootstrap, provided, attributes, credentials } = parsePlatformDescriptor(text);
     const infraPlatforms = attributes?.infra_provider?.platform;
+    const suppliedPullSecrets = credentials.filter((c) => Object.values(c.keys).some((s) => 'supplied' in s)).map((c) => `${c.namespace}/${c.name}`);
     return {
       value: {
         ...(targetFlux !== undefined ? { targetFlux } : {}),
@@ -25,6 +26,7 @@ export async function readPrerequisites(reader: RepoReader): Promise<{ value: Pl
         ...(bootstrap ? { bootstrap } : {}),
         ...(provided ? { provided } : {}),
         ...(infraPlatforms && Object.keys(infraPlatforms).length > 0 ? { infraPlatforms } : {}),
+        ...(suppliedPullSecrets.length > 0 ? { suppliedPullSecrets } : {}),
       },
       findings: [],
     };

@@ -124,6 +124,13 @@ export interface WorkloadReferencesInput {
   /** What the root sync applies (applied into flux-system when it names no namespace). */
   readonly rootObjects?: readonly Record<string, unknown>[];
   readonly provided?: ProvidedSpec;
+  /**
+   * `namespace/name` of pull secrets written only when the caller supplies
+   * them. Missing, they are no finding as an imagePullSecrets entry: the
+   * kubelet then pulls anonymously (a FailedToRetrieveImagePullSecret warning),
+   * so public images start. Read any other way they must exist.
+   */
+  readonly suppliedPullSecrets?: readonly string[];
 }
 
 /** One finding per reference to a Secret or ConfigMap nothing in the tree creates. */
@@ -146,6 +153,7 @@ export function checkWorkloadReferences(input: WorkloadReferencesInput): Finding
         // Kubernetes creates this one in every namespace.
         if (ref.kind === 'ConfigMap' && ref.name === 'kube-root-ca.crt') continue;
         if (ref.name.includes('${') || created.has(`${ref.kind} ${namespace}/${ref.name}`)) continue;
+        if (ref.path.includes('imagePullSecrets') && input.suppliedPullSecrets?.includes(`${namespace}/${ref.name}`)) continue;
         const elsewhere = [...created].filter((c) => c.startsWith(`${ref.kind} `) && c.endsWith(`/${ref.name}`)).map((c) => c.slice(ref.kind.length + 1));
         findings.push({
           file: k.dir,

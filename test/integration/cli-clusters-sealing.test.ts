@@ -23,7 +23,7 @@ describe('generate-gitops-env clusters --cluster --cert', () => {
   before(async () => {
     ({ tmp, repo } = await renderedUnderOldKey('cli-clusters-sealing-', CLUSTER, keys));
     // The controller renewed its key; every credential but rabbitmq-credentials was resealed under the new one.
-    ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'tcr/registry-pull-secret']));
+    ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'tcr/registry-pull-secret', '--fresh-values']));
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });

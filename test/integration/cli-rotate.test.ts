@@ -1,12 +1,13 @@
 /**
  * `generate-gitops-env rotate` on a rendered cluster in a real work tree: after
- * the controller's key changes, it reseals exactly the SealedSecrets recorded
- * as sealed with another certificate, with fresh values the new key opens, and
- * leaves every other file byte for byte.
+ * the controller's key changes, it re-encrypts exactly the SealedSecrets recorded
+ * as sealed with another certificate, with the SAME values (the old private key
+ * given) or, asked for, fresh values and the Jobs that change them in the
+ * databases; every other file stays byte for byte.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertExitZero as ok, runCli } from '../support/cli.js';
 import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
@@ -38,6 +39,7 @@ describe('generate-gitops-env rotate', () => {
 
   before(async () => {
     ({ tmp, repo } = await renderedUnderOldKey('cli-rotate-', CLUSTER, keys));
+    await writeFile(join(tmp, 'old.key'), keys.oldKey.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });
@@ -62,13 +64,24 @@ describe('generate-gitops-env rotate', () => {
     assert.deepEqual(await clusterFiles(repo), before);
   });
 
-  it('--credential reseals only the one named (and its sameAs partner), under the new certificate', async () => {
+  it('refuses to choose the values for the user: same values need the old key, new ones --fresh-values', async () => {
     const before = await clusterFiles(repo);
-    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database']));
-    assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[1], SEALED[2]]);
+    const result = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /recovery-private-key: .*keeps their values/);
+    assert.deepEqual(await clusterFiles(repo), before);
+  });
+
+  it('--credential --fresh-values reseals only the one named (and its sameAs partner), under the new certificate, with the password Job', async () => {
+    const before = await clusterFiles(repo);
+    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', '--fresh-values']));
+    const job = result.stdout.trim().split('\n').find((p) => /postgresql-credentials-rotation-/.test(p))!;
+    assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[1], `clusters/${CLUSTER}/database/sealed/kustomization.yaml`, job, SEALED[2]].sort());
+    assert.match(result.stderr, /Job database\/postgresql-credentials-rotation-[0-9a-f]{10} sets the new postgresql-credentials passwords/);
+    assert.match(result.stderr, /restart to pick up the new values: .*StatefulSet database\/postgresql/);
     const after = await clusterFiles(repo);
     for (const [path, text] of before) {
-      if (path === SEALED[1] || path === SEALED[2]) assert.notEqual(after.get(path), text, path);
+      if (path === SEALED[1] || path === SEALED[2] || path.endsWith('database/sealed/kustomization.yaml')) assert.notEqual(after.get(path), text, path);
       else assert.equal(after.get(path), text, `${path} is untouched`);
     }
     const values = unsealAll(sealedSecretsIn(new Map([SEALED[1], SEALED[2]].map((p) => [p!, after.get(p!)!]))), newKey.privateKey);
@@ -76,14 +89,17 @@ describe('generate-gitops-env rotate', () => {
     assert.match(result.stderr, /still sealed with another certificate .*: database\/rabbitmq-credentials/);
   });
 
-  it('without --credential reseals the rest sealed with the old certificate; nothing else changes, then nothing is left', async () => {
+  it('without --credential re-encrypts the rest sealed with the old certificate, same values; nothing else changes, then nothing is left', async () => {
     const before = await clusterFiles(repo);
-    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')]));
+    const oldValues = unsealAll(sealedSecretsIn(new Map([SEALED[0], SEALED[3]].map((p) => [p!, before.get(p!)!]))), keys.oldKey.privateKey);
+    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--recovery-private-key', join(tmp, 'old.key')]));
+    assert.match(result.stderr, /resealed database\/rabbitmq-credentials with the same values/);
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[0], SEALED[3]]);
     const after = await clusterFiles(repo);
     for (const [path, text] of before) if (path !== SEALED[0] && path !== SEALED[3]) assert.equal(after.get(path), text, `${path} is untouched`);
     const values = unsealAll(sealedSecretsIn(new Map(SEALED.map((p) => [p, after.get(p)!]))), newKey.privateKey);
     assert.equal(values.size, 6, 'every value opens with the new key');
+    for (const [key, value] of oldValues) assert.equal(values.get(key), value, `${key} is unchanged`);
     for (const file of SEALED) assert.match(after.get(file) ?? '', new RegExp(`sealed-with: sha256:${newFingerprint}`));
     assert.match(ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')])).stderr, /Nothing to rotate\./);
   });

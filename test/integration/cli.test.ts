@@ -19,8 +19,8 @@ import { gitSync as git } from '../support/git.js';
 
 const CLUSTER_ARGS = ['--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1'];
 const SUMMARY = /^==> 4 Flux Kustomization\(s\) checked; substitution wiring is consistent$/m;
+// No --registry-auth: no pull secret (public images); a registry password is never invented.
 const SEALED_FILES = [
-  'clusters/eu-prod-1/apps/sealed/sealed-registry-pull-secret.yaml',
   'clusters/eu-prod-1/apps/sealed/sealed-tcr-database.yaml',
   'clusters/eu-prod-1/database/sealed/sealed-postgresql-credentials.yaml',
   'clusters/eu-prod-1/database/sealed/sealed-rabbitmq-credentials.yaml',
@@ -89,8 +89,12 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
     const all = await runCli(['render', '--repo', repo, ...CLUSTER_ARGS, '--pass', 'all', '--cert', cert]);
     assertExit(all, 0);
     assert.equal(all.stdout, 'clusters/eu-prod-1\n');
-    for (const name of ['tcr/registry-pull-secret', 'tcr/tcr-database', 'database/postgresql-credentials', 'database/rabbitmq-credentials']) {
+    for (const name of ['tcr/tcr-database', 'database/postgresql-credentials', 'database/rabbitmq-credentials']) {
       assert.match(all.stderr, new RegExp(`credential ${name}: generated`));
+    }
+    assert.match(all.stderr, /^ {2}credential tcr\/registry-pull-secret: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously \(public images only\)$/m);
+    for (const file of await filesBelow(join(repo, 'clusters/eu-prod-1'))) {
+      assert.ok(!file.includes('registry-pull-secret') && !(await readFile(file, 'utf8')).includes('tcr-pull'), `${file}: a pull secret nobody supplied`);
     }
 
     const verify = await runCli(['verify', '--repo', repo, '--cluster', 'eu-prod-1']);

@@ -130,7 +130,7 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
       )}
       <fieldset>
         <legend>{seals ? 'Registry and repository access (optional)' : 'Repository access (optional)'}</legend>
-        {seals && textarea('registry-auth', 'registryAuth', 'Registry pull secret (.dockerconfigjson)', 'Your own pull secret instead of a generated one. Sealed into the tree, never stored.', 3)}
+        {seals && textarea('registry-auth', 'registryAuth', 'Registry pull secret (.dockerconfigjson)', 'Your registry pull secret, sealed into the tree as given, never stored. Empty: none is written and images are pulled anonymously.', 3)}
         {credentials && (
           <div class="field-row">
             {input('repository-username', 'username', 'Repository user name', 'For an https repository that needs a token.')}

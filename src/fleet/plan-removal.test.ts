@@ -1,0 +1,109 @@
+/**
+ * planRemoval in memory, fast: what a removal deletes, keeps and rewrites for
+ * a flux-bootstrap cluster and a FluxInstance cluster, and (generated hostile
+ * input) that it never deletes a file the generator did not write.
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { renderCluster } from '../gitops/render-cluster.js';
+import { memoryRepoReader } from '../gitops/repo-reader.js';
+import { parseYamlDocuments } from '../gitops/yaml.js';
+import { platformDir } from '../package-paths.js';
+import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
+import { fluxBootstrapFiles } from '../../test/support/flux-bootstrap.js';
+import { planRemoval } from './plan-removal.js';
+import { formatObjectRef } from './prune-forecast.js';
+
+const random = (size: number) => randomBytes(size);
+
+async function platformFiles(): Promise<Map<string, string>> {
+  const platform = new FsRepoReader(platformDir());
+  const files = new Map<string, string>();
+  for (const path of await platform.list('')) files.set(path, (await platform.read(path)) ?? '');
+  return files;
+}
+
+describe('planRemoval', () => {
+  let files: Map<string, string>;
+  before(async () => {
+    files = await platformFiles();
+    const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
+    const render = async (name: string, fluxInstance: boolean) => {
+      const result = await renderCluster(memoryRepoReader(files), {
+        cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
+        pass: 'all',
+        certificate,
+        random,
+        generatorVersion: 'test',
+        ...(fluxInstance ? { fluxInstance: true, syncUrl: 'https://github.com/example/fleet.git' } : {}),
+      });
+      for (const [path, text] of result.tree) files.set(path, text);
+    };
+    // Bootstrap first, then render again so the entry point lists flux-system (as the runner's second pass does).
+    for (const [rel, text] of fluxBootstrapFiles('boot')) files.set(`clusters/boot/${rel}`, text);
+    await render('boot', false);
+    await render('inst', true);
+  });
+
+  const entry = (plan: Awaited<ReturnType<typeof planRemoval>>) => parseYamlDocuments(plan.write.get(`${plan.gitopsPath}/kustomization.yaml`)!, 'entry')[0] as { resources: string[] };
+
+  it('a bootstrap cluster keeps flux-system/ listed at the sync path, and says what the sync and each layer delete', async () => {
+    const plan = await planRemoval(memoryRepoReader(files), 'boot', 'development');
+    assert.equal(plan.flux, 'bootstrap');
+    assert.deepEqual(entry(plan).resources, ['flux-system'], 'the sync path still lists Flux itself, so Flux stays installed');
+    assert.ok(!plan.remove.includes('clusters/boot/kustomization.yaml'), 'the entry point is rewritten, not deleted');
+    assert.ok(plan.kept.every((p) => p.startsWith('clusters/boot/flux-system/')));
+    assert.deepEqual(plan.layers.map((l) => [l.name, l.path, l.prunes]).sort(), [
+      ['apps', 'clusters/boot/apps', true],
+      ['cert-manager-config', 'clusters/boot/cert-manager-config', true],
+      ['database', 'clusters/boot/database', true],
+      ['infrastructure', 'clusters/boot/infrastructure', true],
+    ]);
+    const sync = plan.syncDeletes.map(formatObjectRef);
+    assert.ok(sync.includes('Kustomization flux-system/database'));
+    assert.ok(sync.includes('ConfigMap flux-system/cluster-config'));
+  });
+
+  it('a FluxInstance cluster keeps the instance and its sync path, instead of a missing path that prunes nothing', async () => {
+    const plan = await planRemoval(memoryRepoReader(files), 'inst', 'development');
+    assert.equal(plan.flux, 'flux-instance');
+    assert.deepEqual(entry(plan).resources, ['flux/flux-instance.yaml']);
+    assert.deepEqual(plan.kept, ['clusters/inst/flux/flux-instance.yaml']);
+    assert.ok(!plan.remove.includes('clusters/inst/flux/flux-instance.yaml'));
+    assert.ok(plan.remove.includes('clusters/inst/flux/kustomization.yaml'));
+    assert.ok(!plan.syncDeletes.some((o) => o.kind === 'FluxInstance'), 'Flux itself is not pruned');
+    assert.equal(plan.layers.length, 4);
+  });
+
+  it('a layer that does not prune is reported as leaving everything', async () => {
+    const edited = new Map(files);
+    const path = 'clusters/inst/flux/database.yaml';
+    edited.set(path, files.get(path)!.replace('prune: true', 'prune: false'));
+    const plan = await planRemoval(memoryRepoReader(edited), 'inst', 'development');
+    assert.deepEqual(plan.layers.filter((l) => !l.prunes).map((l) => l.name), ['database']);
+  });
+
+  it('never deletes a file the generator did not write, whatever its name (property)', async () => {
+    const segment = fc.constantFrom('flux', 'database', 'sealed', 'apps', 'hosts', 'flux-system', 'x', 'provenance.yaml', 'kustomization.yaml', 'flux-instance.yaml');
+    const extraPath = fc.tuple(fc.array(segment, { minLength: 0, maxLength: 3 }), fc.constantFrom('provenance.yaml.bak', 'kustomization.yml', 'sealed-x.yaml', 'notes.md', 'flux-instance.yaml', 'a.yaml'))
+      .map(([dirs, file]) => ['clusters/inst', ...dirs, file].join('/'));
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(extraPath, { maxLength: 6 }), async (extras) => {
+        const tree = new Map(files);
+        const added = extras.filter((p) => !tree.has(p));
+        for (const p of added) tree.set(p, 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: mine }\n');
+        const plan = await planRemoval(memoryRepoReader(tree), 'inst', 'development');
+        for (const p of added) {
+          assert.ok(!plan.remove.includes(p), `${p} is not the generator's`);
+          assert.ok(plan.kept.includes(p));
+        }
+        assert.ok([...plan.remove, ...plan.write.keys()].every((p) => p.startsWith('clusters/inst/')));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
