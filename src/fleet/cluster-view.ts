@@ -6,6 +6,7 @@
  * out over the fleet.
  */
 import type { ClusterEntry, ClusterFreshness, ClusterKind } from './cluster-registry.js';
+import { clusterStateOf, type ClusterState, type LastRunOutcome } from './cluster-state.js';
 
 /**
  * One cluster, as printed and served. `R` is the shape of its last run, which
@@ -20,7 +21,10 @@ export interface ClusterView<R = never> {
   readonly role?: string;
   readonly infra_provider?: string;
   readonly dns_provider?: string;
+  /** Freshness only: kept for compatibility; `state` says whether the tree is complete too. */
   readonly status: ClusterFreshness;
+  /** Generated clusters only: complete, incomplete, failed, behind, up to date or removing (cluster-state.ts). */
+  readonly state?: ClusterState;
   /** true / false for a generated cluster whose freshness is known; absent otherwise. */
   readonly up_to_date?: boolean;
   /** When behind: the platform commit it was rendered from and the current one. */
@@ -35,10 +39,11 @@ export interface ClusterView<R = never> {
   readonly last_run?: R;
 }
 
-/** The view of one entry; `current` is the platform commit it was compared with. */
-export function clusterView<R = never>(entry: ClusterEntry, current: string | undefined, lastRun?: R): ClusterView<R> {
+/** The view of one entry; `current` is the platform commit it was compared with; `outcome`, the last run's action and status, when known. */
+export function clusterView<R = never>(entry: ClusterEntry, current: string | undefined, lastRun?: R, outcome?: LastRunOutcome): ClusterView<R> {
   const a = entry.attributes;
   const p = entry.provenance;
+  const state = clusterStateOf(entry, outcome);
   return {
     name: entry.name,
     kind: entry.kind,
@@ -49,6 +54,7 @@ export function clusterView<R = never>(entry: ClusterEntry, current: string | un
     ...(a.infraProvider !== undefined ? { infra_provider: a.infraProvider } : {}),
     ...(a.dnsProvider !== undefined ? { dns_provider: a.dnsProvider } : {}),
     status: entry.freshness,
+    ...(state !== undefined ? { state } : {}),
     ...(entry.freshness === 'up_to_date' || entry.freshness === 'behind' ? { up_to_date: entry.freshness === 'up_to_date' } : {}),
     ...(entry.renderedFrom !== undefined && current !== undefined ? { behind: { rendered_from: entry.renderedFrom, current } } : {}),
     ...(p !== undefined

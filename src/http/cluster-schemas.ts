@@ -4,6 +4,7 @@
  * shared with `generate-gitops-env clusters -o json`.
  */
 import { RUN_PASSES } from '../model/run-action.js';
+import { CLUSTER_STATES } from '../fleet/cluster-state.js';
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
@@ -90,7 +91,13 @@ export const clusterViewSchema = z.object({
   role: z.string().optional(),
   infra_provider: z.string().optional(),
   dns_provider: z.string().optional(),
-  status: z.enum(['up_to_date', 'behind', 'unknown', 'not_applicable']),
+  status: z.enum(['up_to_date', 'behind', 'unknown', 'not_applicable']).describe('Freshness only (the platform commit it was rendered from); kept for compatibility. See `state`.'),
+  state: z
+    .enum(CLUSTER_STATES)
+    .optional()
+    .describe(
+      'Generated clusters only, in order of precedence: `removing` (a removal run is pending or running), `incomplete` (provenance.yaml records only the infrastructure pass: no sealed credentials, no database, no apps), `failed` (complete, but the last run failed or was cancelled), `behind`, `up_to_date`, `complete` (whether it is behind is not known).',
+    ),
   up_to_date: z.boolean().optional(),
   behind: z.object({ rendered_from: z.string().describe('The platform commit the cluster was rendered from.'), current: z.string() }).optional(),
   provenance: z

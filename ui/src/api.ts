@@ -50,6 +50,9 @@ export interface ScaffoldRequestBody {
   readonly sealing?: { readonly certificate: string };
   readonly kubeconfig?: KubeconfigSource;
   readonly registry_pull_secret?: { readonly dockerconfigjson: string };
+  /** After the last push, wait until Flux reports Ready (needs `kubeconfig`); the timeout in seconds, default 900. */
+  readonly wait_for_ready?: true;
+  readonly ready_timeout_seconds?: number;
   /** Absent: pushed. */
   readonly delivery?: DeliveryBody;
 }

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { clearToken, getToken, UNAUTHENTICATED_EVENT } from './api';
 import { ClusterPage } from './cluster-page';
-import { DryRunPage } from './dry-run-page';
+import { NewScaffoldPage } from './dry-run-page';
 import { FleetPage } from './fleet-page';
 import { useTitle } from './hooks';
 import { LoginPage } from './login-page';
@@ -61,7 +61,7 @@ function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
     window.scrollTo(0, 0);
   }, [routeKey]);
 
-  const section = route.name === 'dry-run' ? 'dry-run' : route.name === 'fleet' || route.name === 'cluster' || route.name === 'upgrade' ? 'fleet' : 'runs';
+  const section = route.name === 'new' ? 'new' : route.name === 'fleet' || route.name === 'cluster' || route.name === 'upgrade' ? 'fleet' : 'runs';
   return (
     <>
       <a class="skip-link" href="#main">
@@ -79,13 +79,13 @@ function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
               </a>
             </li>
             <li>
-              <a href={paths.dryRun} onClick={onLinkClick} aria-current={section === 'dry-run' ? 'page' : undefined}>
-                Dry run
+              <a href={paths.fleet} onClick={onLinkClick} aria-current={section === 'fleet' ? 'page' : undefined}>
+                Fleet
               </a>
             </li>
             <li>
-              <a href={paths.fleet} onClick={onLinkClick} aria-current={section === 'fleet' ? 'page' : undefined}>
-                Fleet
+              <a href={paths.newScaffold} onClick={onLinkClick} class="nav-primary" aria-current={section === 'new' ? 'page' : undefined}>
+                New scaffold
               </a>
             </li>
           </ul>
@@ -107,8 +107,8 @@ function Page({ route }: { route: Route }) {
       return <RunsPage />;
     case 'run':
       return <RunPage key={route.id} id={route.id} />;
-    case 'dry-run':
-      return <DryRunPage />;
+    case 'new':
+      return <NewScaffoldPage />;
     case 'fleet':
       return <FleetPage />;
     case 'cluster':

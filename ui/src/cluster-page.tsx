@@ -3,7 +3,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { RemoveAction, UpgradeAction } from './cluster-actions';
-import { ClusterStatusBadge, ErrorBox, StatusBadge } from './components';
+import { ClusterStateBadge, ErrorBox, StatusBadge } from './components';
 import { getCluster, type Removal } from './fleet-api';
 import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
@@ -28,13 +28,24 @@ export function ClusterPage({ name }: { name: string }) {
           / {name}
         </p>
         <h1 tabIndex={-1}>
-          Cluster {name} {cluster !== null && removed === null && <ClusterStatusBadge status={cluster.status} />}
+          Cluster {name} {cluster !== null && removed === null && <ClusterStateBadge cluster={cluster} />}
         </h1>
       </div>
       {removed !== null && <Removed removal={removed} />}
       {removed === null && error !== null && <ErrorBox title={missing ? 'No such cluster on the branch' : 'The cluster could not be read'} error={error} />}
       {removed === null && cluster !== null && (
         <>
+          {cluster.state === 'incomplete' && (
+            <p class="notice" data-testid="cluster-incomplete">
+              Only the infrastructure pass is in Git (<code>provenance.yaml</code> records <code>pass: infrastructure</code>): no sealed credentials, no database and no apps. The scaffold that wrote it did not finish;{' '}
+              {cluster.last_run === undefined ? 'start it again' : (
+                <a href={paths.run(cluster.last_run.id)} onClick={onLinkClick}>
+                  retry its run
+                </a>
+              )}{' '}
+              to complete the tree.
+            </p>
+          )}
           <section class="card" aria-labelledby="cluster-facts">
             <h2 id="cluster-facts">Details</h2>
             <dl class="facts">

@@ -74,6 +74,39 @@ const CLUSTER_STATUS: Readonly<Record<string, { icon: string; label: string; bad
   not_applicable: { icon: '–', label: 'reference', badge: 'not-run' },
 };
 
+const CLUSTER_STATE: Readonly<Record<string, { icon: string; label: string; badge: string }>> = {
+  up_to_date: { icon: '✓', label: 'up to date', badge: 'succeeded' },
+  complete: { icon: '✓', label: 'complete', badge: 'succeeded' },
+  behind: { icon: '↻', label: 'behind', badge: 'running' },
+  incomplete: { icon: '◐', label: 'incomplete: infrastructure only', badge: 'failed' },
+  failed: { icon: '✕', label: 'last run failed', badge: 'failed' },
+  removing: { icon: '…', label: 'removing', badge: 'running' },
+};
+
+/**
+ * Where a cluster stands: its `state` from what Git holds (complete, incomplete,
+ * failed, behind, up to date, removing); the reference and unmanaged
+ * directories, which have none, by their kind.
+ */
+export function ClusterStateBadge({ cluster }: { cluster: { readonly kind: string; readonly status: string; readonly state?: string } }) {
+  if (cluster.state === undefined) {
+    if (cluster.kind !== 'generated') {
+      return (
+        <span class="badge badge-not-run" data-cluster-state={cluster.kind}>
+          <span aria-hidden="true">–</span> {cluster.kind}
+        </span>
+      );
+    }
+    return <ClusterStatusBadge status={cluster.status} />;
+  }
+  const shown = CLUSTER_STATE[cluster.state] ?? { icon: '?', label: cluster.state, badge: 'pending' };
+  return (
+    <span class={`badge badge-${shown.badge}`} data-cluster-state={cluster.state} data-cluster-status={cluster.status}>
+      <span aria-hidden="true">{shown.icon}</span> {shown.label}
+    </span>
+  );
+}
+
 /** A cluster's standing against the reference: up to date, behind, unknown (the reference itself is not applicable). */
 export function ClusterStatusBadge({ status }: { status: string }) {
   const shown = CLUSTER_STATUS[status] ?? { icon: '?', label: status, badge: 'pending' };

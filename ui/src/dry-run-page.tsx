@@ -1,9 +1,11 @@
 /**
- * The dry-run form: cluster name, domain and region (plus, optionally, the
- * repository and branch) and the new cluster's sealing certificate →
- * `POST /api/v1/scaffolds?dry_run=true` → the files the scaffold would write,
- * as a tree with change marks, and a diff of the selected file. Nothing is
- * stored or pushed; "Start this scaffold" then starts the real run.
+ * New scaffold, the dashboard's start form: cluster name, domain and region
+ * (plus, optionally, the repository and branch), the new cluster's sealing
+ * certificate or kubeconfig, delivery and "wait until Flux reports Ready".
+ * Step 2 is the preview (`POST /api/v1/scaffolds?dry_run=true`): the files
+ * the scaffold would write, as a tree with change marks, and a diff of the
+ * selected file; nothing is stored or pushed. Step 3, "Start this scaffold",
+ * starts the real run and goes to its page.
  *
  * The role and providers are offered as the repository's layer catalog has
  * them (`GET /api/v1/catalog`, read again as the repository or branch is
@@ -22,6 +24,7 @@ import { DeliveryFields } from './delivery-fields';
 import { DELIVERY_FIELDS, deliveryIssues, deliveryRequest, EMPTY_DELIVERY, usesGithubApp, type DeliveryValues } from './delivery-values';
 import { DryRunResultCard } from './dry-run-result';
 import { useTitle } from './hooks';
+import { EMPTY_READINESS, READINESS_FIELDS, readinessIssues, readinessRequest, type ReadinessValues } from './readiness-values';
 import { navigate, paths } from './router';
 import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SecretValues, FieldNotes } from './secret-fields';
 
@@ -49,7 +52,7 @@ const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; re
 ];
 
 /** Every field an API error can point at, with its label. */
-const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS, ...DELIVERY_FIELDS];
+const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS, ...DELIVERY_FIELDS, ...READINESS_FIELDS];
 
 /** The form field of each catalog attribute. */
 const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }>> = {
@@ -65,7 +68,7 @@ type CatalogState = { readonly state: 'loading' } | { readonly state: 'ready'; r
 
 const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '' };
 
-function requestOf(values: FormValues, secretValues: SecretValues, delivery: DeliveryValues): ScaffoldRequestBody {
+function requestOf(values: FormValues, secretValues: SecretValues, delivery: DeliveryValues, readiness: ReadinessValues): ScaffoldRequestBody {
   const secrets = secretsRequest(secretValues, usesGithubApp(delivery));
   const repository = {
     ...(values.repositoryUrl.trim() === '' ? {} : { url: values.repositoryUrl.trim() }),
@@ -83,11 +86,12 @@ function requestOf(values: FormValues, secretValues: SecretValues, delivery: Del
     ...secrets,
     ...(Object.keys(repository).length === 0 ? {} : { repository }),
     ...deliveryRequest(delivery),
+    ...readinessRequest(readiness),
   };
 }
 
 /** What the browser can tell before asking the service (which checks everything again). */
-function localIssues(values: FormValues, secrets: SecretValues, delivery: DeliveryValues): Map<string, string> {
+function localIssues(values: FormValues, secrets: SecretValues, delivery: DeliveryValues, readiness: ReadinessValues): Map<string, string> {
   const issues = new Map<string, string>();
   if (values.name.trim() === '') issues.set('cluster-name', 'Enter the cluster name.');
   else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim())) issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
@@ -96,15 +100,16 @@ function localIssues(values: FormValues, secrets: SecretValues, delivery: Delive
   for (const [id, value] of [['cluster-role', values.role], ['cluster-infra-provider', values.infraProvider], ['cluster-dns-provider', values.dnsProvider]] as const) {
     if (value.trim() !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value.trim())) issues.set(id, 'Use a lower-case label: letters, digits and "-".');
   }
-  for (const [id, message] of [...secretIssues(secrets, usesGithubApp(delivery)), ...deliveryIssues(delivery)]) issues.set(id, message);
+  for (const [id, message] of [...secretIssues(secrets, usesGithubApp(delivery)), ...deliveryIssues(delivery), ...readinessIssues(readiness, secrets.mode)]) issues.set(id, message);
   return issues;
 }
 
-export function DryRunPage() {
-  useTitle('Dry run');
+export function NewScaffoldPage() {
+  useTitle('New scaffold');
   const [values, setValues] = useState<FormValues>(EMPTY);
   const [secrets, setSecrets] = useState<SecretValues>(EMPTY_SECRETS);
   const [delivery, setDelivery] = useState<DeliveryValues>(EMPTY_DELIVERY);
+  const [readiness, setReadiness] = useState<ReadinessValues>(EMPTY_READINESS);
   const [issues, setIssues] = useState<Map<string, string>>(new Map());
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -176,13 +181,13 @@ export function DryRunPage() {
 
   /** The request, or undefined (with the issues shown) when the form is not complete. */
   const checkedRequest = (): ScaffoldRequestBody | undefined => {
-    const found = localIssues(values, secrets, delivery);
+    const found = localIssues(values, secrets, delivery, readiness);
     if (found.size > 0) {
       showIssues(found);
       return undefined;
     }
     setIssues(new Map());
-    return requestOf(values, secrets, delivery);
+    return requestOf(values, secrets, delivery, readiness);
   };
 
   /** Starts the run straight from the form, without a preview. */
@@ -297,8 +302,13 @@ export function DryRunPage() {
   return (
     <>
       <div class="page-head">
-        <h1 tabIndex={-1}>Dry run</h1>
-        <p class="lede">What a scaffold would write into the repository, compared with what it holds now (nothing is stored or pushed); then start it, or start it straight away.</p>
+        <h1 tabIndex={-1}>New scaffold</h1>
+        <p class="lede">Writes a new cluster’s Flux tree, seals its credentials and pushes it.</p>
+        <ol class="wizard-steps" aria-label="Steps">
+          <li aria-current={result === null ? 'step' : undefined}>Describe the cluster</li>
+          <li aria-current={result !== null ? 'step' : undefined}>Preview the files (a dry run: nothing is stored or pushed)</li>
+          <li>Start the scaffold and follow its run</li>
+        </ol>
       </div>
 
       <form class="card dry-run-form" onSubmit={submit} noValidate aria-describedby="dry-run-intro">
@@ -356,12 +366,13 @@ export function DryRunPage() {
         </fieldset>
         <DeliveryFields values={delivery} onChange={setDelivery} issues={issues} />
         <SecretFields values={secrets} onChange={setSecrets} issues={issues} githubApp={usesGithubApp(delivery)} />
+        <ReadinessFields values={readiness} onChange={setReadiness} issues={issues} />
         <div class="form-actions">
           <button type="submit" class="primary" disabled={busy}>
             {busy ? 'Rendering…' : 'Preview the files'}
           </button>
           <button type="button" class="secondary" onClick={() => void startNow()} disabled={busy || starting}>
-            {starting ? 'Starting…' : 'Start the scaffold'}
+            {starting ? 'Starting…' : 'Start without a preview'}
           </button>
           {busy && (
             <span class="muted" role="status">
@@ -377,5 +388,45 @@ export function DryRunPage() {
         <DryRunResultCard preview={result.preview} selected={selected} onSelect={setSelected} headingRef={resultHeading} starting={starting} startError={startError} onStart={() => void start()} />
       )}
     </>
+  );
+}
+
+/** "Wait until Flux reports Ready" and how long. */
+function ReadinessFields({ values, onChange, issues }: { values: ReadinessValues; onChange: (next: ReadinessValues) => void; issues: ReadonlyMap<string, string> }) {
+  const waitIssue = issues.get('wait-for-ready');
+  const timeoutIssue = issues.get('ready-timeout');
+  return (
+    <fieldset>
+      <legend>After the push</legend>
+      <div class="field checkbox">
+        <input
+          type="checkbox"
+          id="wait-for-ready"
+          name="wait_for_ready"
+          checked={values.wait}
+          onChange={(event) => onChange({ ...values, wait: (event.currentTarget as HTMLInputElement).checked })}
+          aria-describedby={`wait-for-ready-hint${waitIssue === undefined ? '' : ' wait-for-ready-error'}`}
+          aria-invalid={waitIssue === undefined ? undefined : 'true'}
+        />
+        <label for="wait-for-ready">Wait until Flux reports Ready</label>
+        <FieldNotes id="wait-for-ready" hint="The run waits until the cluster’s Flux Kustomizations are Ready at the pushed commit, and fails naming those that are not. Needs the kubeconfig." issue={waitIssue} />
+      </div>
+      {values.wait && (
+        <div class="field">
+          <label for="ready-timeout">Ready timeout (seconds)</label>
+          <input
+            id="ready-timeout"
+            name="ready_timeout_seconds"
+            inputMode="numeric"
+            value={values.timeout}
+            placeholder="900"
+            onInput={(event) => onChange({ ...values, timeout: (event.currentTarget as HTMLInputElement).value })}
+            aria-describedby={`ready-timeout-hint${timeoutIssue === undefined ? '' : ' ready-timeout-error'}`}
+            aria-invalid={timeoutIssue === undefined ? undefined : 'true'}
+          />
+          <FieldNotes id="ready-timeout" hint="10 to 7200; empty: 900." issue={timeoutIssue} />
+        </div>
+      )}
+    </fieldset>
   );
 }

@@ -1,5 +1,5 @@
 /** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run; then the newest upgrades. */
-import { ClusterStatusBadge, ErrorBox, SrOnly, StatusBadge } from './components';
+import { ClusterStateBadge, ErrorBox, SrOnly, StatusBadge } from './components';
 import { listClusters } from './fleet-api';
 import { formatAge, formatDateTime } from './format';
 import { useNow, usePolledValue, useTitle } from './hooks';
@@ -14,6 +14,7 @@ export function FleetPage() {
   const now = useNow(5000);
 
   const behind = (fleet?.clusters ?? []).filter((c) => c.status === 'behind').length;
+  const incomplete = (fleet?.clusters ?? []).filter((c) => c.state === 'incomplete').length;
   return (
     <>
       <div class="page-head">
@@ -23,7 +24,7 @@ export function FleetPage() {
             'Loading…'
           ) : (
             <>
-              {fleet.clusters.length} cluster{fleet.clusters.length === 1 ? '' : 's'}, {behind} behind the reference, in <code>{fleet.repository.url}</code> branch <code>{fleet.repository.branch}</code>
+              {fleet.clusters.length} cluster{fleet.clusters.length === 1 ? '' : 's'}, {behind} behind the reference{incomplete === 0 ? '' : `, ${incomplete} incomplete (infrastructure only)`}, in <code>{fleet.repository.url}</code> branch <code>{fleet.repository.branch}</code>
               {fleet.platform_commit !== null && (
                 <>
                   {' '}
@@ -49,7 +50,7 @@ export function FleetPage() {
               <tr>
                 <th scope="col">Cluster</th>
                 <th scope="col">Kind</th>
-                <th scope="col">Status</th>
+                <th scope="col">State</th>
                 <th scope="col">Rendered from</th>
                 <th scope="col">Attributes</th>
                 <th scope="col">Last run</th>
@@ -60,7 +61,7 @@ export function FleetPage() {
                 const from = cluster.behind?.rendered_from ?? cluster.provenance?.platform_commit;
                 const attributes = [cluster.role, cluster.infra_provider, cluster.dns_provider].filter((a): a is string => a !== undefined);
                 return (
-                  <tr key={cluster.name} data-cluster={cluster.name} data-status={cluster.status}>
+                  <tr key={cluster.name} data-cluster={cluster.name} data-status={cluster.status} data-state={cluster.state ?? cluster.kind}>
                     <th scope="row">
                       <a href={paths.cluster(cluster.name)} onClick={onLinkClick} class="cluster-link">
                         {cluster.name}
@@ -73,7 +74,7 @@ export function FleetPage() {
                     </th>
                     <td>{cluster.kind}</td>
                     <td>
-                      <ClusterStatusBadge status={cluster.status} />
+                      <ClusterStateBadge cluster={cluster} />
                     </td>
                     <td>{from === undefined ? <span class="muted">–</span> : <code title={from}>{from.slice(0, 12)}</code>}</td>
                     <td>{attributes.length === 0 ? <span class="muted">–</span> : attributes.join(' · ')}</td>

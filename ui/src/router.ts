@@ -1,7 +1,8 @@
 /**
  * Client routes under /ui/ with the History API (the service answers every
  * /ui/ path without a file extension with index.html):
- * `/ui/` runs, `/ui/runs/<id>` one run, `/ui/dry-run` the dry-run form,
+ * `/ui/` runs, `/ui/runs/<id>` one run, `/ui/new` the new-scaffold form (preview, then start;
+ * `/ui/dry-run`, its old address, shows it too),
  * `/ui/fleet` the clusters, `/ui/fleet/<name>` one cluster, `/ui/upgrades/<id>` one upgrade rollout.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -9,7 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 export type Route =
   | { readonly name: 'runs' }
   | { readonly name: 'run'; readonly id: string }
-  | { readonly name: 'dry-run' }
+  | { readonly name: 'new' }
   | { readonly name: 'fleet' }
   | { readonly name: 'cluster'; readonly cluster: string }
   | { readonly name: 'upgrade'; readonly id: string }
@@ -20,7 +21,7 @@ const NAVIGATE_EVENT = 'gitops-scaffolder:navigate';
 export const paths = {
   runs: '/ui/',
   run: (id: string) => `/ui/runs/${encodeURIComponent(id)}`,
-  dryRun: '/ui/dry-run',
+  newScaffold: '/ui/new',
   fleet: '/ui/fleet',
   cluster: (name: string) => `/ui/fleet/${encodeURIComponent(name)}`,
   upgrade: (id: string) => `/ui/upgrades/${encodeURIComponent(id)}`,
@@ -29,7 +30,7 @@ export const paths = {
 export function routeOf(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/ui' || path === '/') return { name: 'runs' };
-  if (path === '/ui/dry-run') return { name: 'dry-run' };
+  if (path === '/ui/new' || path === '/ui/dry-run') return { name: 'new' };
   if (path === '/ui/fleet') return { name: 'fleet' };
   const cluster = /^\/ui\/fleet\/([a-z0-9-]{1,63})$/.exec(path);
   if (cluster?.[1] !== undefined) return { name: 'cluster', cluster: cluster[1] };

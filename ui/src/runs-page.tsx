@@ -69,7 +69,12 @@ export function RunsPage() {
   return (
     <>
       <div class="page-head">
-        <h1 tabIndex={-1}>Runs</h1>
+        <div class="title-row">
+          <h1 tabIndex={-1}>Runs</h1>
+          <a href={paths.newScaffold} onClick={onLinkClick} class="button primary" data-testid="new-scaffold">
+            New scaffold
+          </a>
+        </div>
         <p class="lede">
           {runs === null ? 'Loading…' : `${runs.length} run${runs.length === 1 ? '' : 's'}, ${inFlight} in flight.`}{' '}
           <span class="muted">Updates every {POLL_MS / 1000} s{updatedAt === null ? '' : `; last at ${new Date(updatedAt).toLocaleTimeString()}`}.</span>
@@ -101,11 +106,10 @@ export function RunsPage() {
         <div class="empty card">
           <p>No runs yet.</p>
           <p>
-            Start one with <code>POST /api/v1/scaffolds</code>, or preview one with the{' '}
-            <a href={paths.dryRun} onClick={onLinkClick}>
-              dry run
+            <a href={paths.newScaffold} onClick={onLinkClick}>
+              Start a new scaffold
             </a>
-            .
+            : fill in the cluster, preview the files it would write, then start it.
           </p>
         </div>
       )}

@@ -1,12 +1,17 @@
 /**
  * A cluster's SealedSecrets against the certificate its controller serves now:
  * the operator pastes the certificate or the cluster's kubeconfig, the service
- * names the SealedSecrets sealed with an older certificate, and one button
+ * names the SealedSecrets sealed with another certificate, and "Rotate these N"
  * starts the existing rotation (`POST …/rotate`) for exactly those, with the
- * same input. What is pasted goes into those request bodies only.
+ * same input, after a confirmation that names the certificate they will be
+ * resealed to (SHA-256 fingerprint and validity, read in the browser from the
+ * pasted PEM, or the controller's as the service fetched it) and each credential
+ * resealed; then the run's page. What is pasted goes into those request bodies only.
  */
 import { useAction } from './hooks.js';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { certificateFacts, type CertificateFacts } from './certificate-facts';
+import { ConfirmedAction } from './confirmed-action';
 import { ErrorBox } from './components';
 import { checkSealing, rotateCredentials, type ClusterCertificateInput, type SealedSecretEntry, type SealingSection } from './fleet-api';
 import { formatDateTime } from './format';
@@ -55,10 +60,10 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
       if (view.sealing !== undefined) setChecked({ section: view.sealing, input });
     });
   };
-  const rotate = () => {
+  const rotate = async () => {
     if (checked === null) return;
     const credentials = checked.section.stale.map((s) => `${s.namespace}/${s.name}`);
-    void run(async () => navigate(paths.run((await rotateCredentials(name, credentials, checked.input)).id)));
+    navigate(paths.run((await rotateCredentials(name, credentials, checked.input)).id));
   };
 
   const certificate = shown.controller_certificate;
@@ -84,10 +89,21 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
             <p class="hint">
               The controller still opens them with its old key; reseal them with fresh values under the current certificate (a rotate run: <code>POST /api/v1/clusters/{name}/rotate</code>, or <code>generate-gitops-env rotate --cluster {name} --cert FILE</code>).
             </p>
-            {generated && (
-              <button type="button" class="primary" disabled={busy} onClick={rotate}>
-                {busy ? 'Starting…' : `Rotate these ${shown.stale.length}`}
-              </button>
+            {generated && checked !== null && (
+              <ConfirmedAction
+                id="rotate-question"
+                testId="rotate-action"
+                tone="primary"
+                label={`Rotate these ${shown.stale.length}…`}
+                question={`Reseal ${shown.stale.length} credential(s) of ${name} with fresh values under this certificate?`}
+                details={<RotateDetails input={checked.input} section={checked.section} />}
+                yes={`Yes, rotate ${shown.stale.length}`}
+                busy="Starting the rotation…"
+                keep="Not now"
+                failure="Could not start the rotation"
+                disabled={busy}
+                act={rotate}
+              />
             )}
           </div>
         </>
@@ -130,5 +146,73 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
       </form>
       {error !== null && <ErrorBox title="The check or the rotation failed" error={error} />}
     </section>
+  );
+}
+
+/**
+ * What a rotation would do, for its confirmation: the certificate (from the
+ * pasted PEM, computed here; or the controller's, as the service fetched it)
+ * and each credential resealed, with the certificate it is sealed with now.
+ */
+function RotateDetails({ input, section }: { input: ClusterCertificateInput; section: SealingSection }) {
+  const pem = 'sealing' in input ? input.sealing.certificate : undefined;
+  const [facts, setFacts] = useState<CertificateFacts | null | 'reading'>(pem === undefined ? null : 'reading');
+  useEffect(() => {
+    if (pem === undefined) return;
+    let live = true;
+    certificateFacts(pem).then(
+      (read) => live && setFacts(read),
+      () => live && setFacts(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [pem]);
+  const served = section.controller_certificate;
+  const fingerprint = facts !== null && facts !== 'reading' ? facts.fingerprint : served?.fingerprint;
+  const notAfter = facts !== null && facts !== 'reading' ? facts.notAfter : served === null ? undefined : new Date(served.not_after);
+  const notBefore = facts !== null && facts !== 'reading' ? facts.notBefore : undefined;
+  const now = Date.now();
+  return (
+    <div class="rotate-details" data-testid="rotate-details">
+      {facts === 'reading' ? (
+        <p role="status">Reading the certificate…</p>
+      ) : (
+        <dl class="facts">
+          <dt>Certificate ({pem === undefined ? 'served by the controller' : 'pasted'})</dt>
+          <dd>
+            SHA-256 <code data-testid="rotate-fingerprint">{fingerprint ?? 'unknown'}</code>
+          </dd>
+          <dt>Valid</dt>
+          <dd data-testid="rotate-validity">
+            {notBefore === undefined ? '' : `from ${formatDateTime(notBefore.toISOString())} `}
+            {notAfter === undefined ? 'unknown' : `until ${formatDateTime(notAfter.toISOString())}`}
+            {notAfter !== undefined && notAfter.getTime() < now && <strong> (expired)</strong>}
+            {notBefore !== undefined && notBefore.getTime() > now && <strong> (not valid yet)</strong>}
+          </dd>
+        </dl>
+      )}
+      <p>
+        Resealed to it, with fresh values (the old ones stop working once Flux applies the run’s commit):
+      </p>
+      <ul class="upgrade-files" data-testid="rotate-credentials">
+        {section.stale.map((s) => (
+          <li key={`${s.path}/${s.name}`}>
+            <code>
+              {s.namespace}/{s.name}
+            </code>{' '}
+            in <code>{s.path}</code>
+            {s.sealed_with !== undefined && (
+              <span class="sub">
+                now sealed with <code>{s.sealed_with}</code>
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+      <p class="hint">
+        Confirm only if this is the certificate the cluster’s Sealed Secrets controller serves now (<code>kubeseal --fetch-cert</code>): credentials sealed to any other certificate cannot be opened on the cluster.
+      </p>
+    </div>
   );
 }

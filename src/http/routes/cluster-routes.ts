@@ -96,7 +96,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const runs = await lastRuns(service, repository.repositoryUrl, repository.branch);
       const views = fleet.clusters.map((c) => {
         const run = runs.get(c.name);
-        return clusterView<LastRunView>(c, fleet.platformCommit, run === undefined ? undefined : lastRunView(run));
+        return clusterView<LastRunView>(c, fleet.platformCommit, run === undefined ? undefined : lastRunView(run), run);
       });
       void reply.header('cache-control', 'private, no-cache');
       if (request.query.format === 'resourceset') return resourceSetInputs(views);
@@ -122,7 +122,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     const run = runs.get(entry.name);
     const comparison = await compare();
     return {
-      ...clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run)),
+      ...clusterView<LastRunView>(entry, fleet.platformCommit, run === undefined ? undefined : lastRunView(run), run),
       sealing: sealingView(sealedSecrets, comparison.certificate, comparison.reason),
     };
   };
