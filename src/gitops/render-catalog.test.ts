@@ -61,6 +61,7 @@ layers:
     overlay: infrastructure
     healthChecks:
       - { apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, name: sealed-secrets, namespace: kube-system }
+      - { apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, name: cert-manager, namespace: cert-manager }
   - { name: cert-manager-config, overlay: cert-manager-config, dependsOn: [infrastructure], wait: true }
   - { name: database, overlay: database, dependsOn: [infrastructure], wait: true, when: { role: [full] } }
   - { name: apps, overlay: apps, dependsOn: [database], wait: true }

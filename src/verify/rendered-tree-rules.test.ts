@@ -30,7 +30,10 @@ const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'e
 const C = `clusters/${CLUSTER.name}`;
 
 let tmp: string;
-/** platform/default with eu-prod-1 rendered (both passes' output, sealed with the test key). */
+/**
+ * platform/default with eu-prod-1 rendered (both passes' output, sealed with the test key), with a
+ * registry credential supplied so tcr/registry-pull-secret is sealed too (without one none is written).
+ */
 let rendered: string;
 let copies = 0;
 
@@ -38,7 +41,8 @@ before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'verify-rules-'));
   rendered = join(tmp, 'default');
   await initPlatformRepository(rendered, platformDir());
-  await renderWorkTree(rendered, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
+  const registryAuth = JSON.stringify({ auths: { 'ghcr.io': { username: 'robot', password: 'pull-token' } } });
+  await renderWorkTree(rendered, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test', registryAuth });
 });
 
 after(async () => {

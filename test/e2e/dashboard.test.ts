@@ -358,8 +358,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
   });
 
   it('previews a scaffold with the dry-run form: the file tree and a diff', async (t) => {
-    await page.getByRole('link', { name: 'Dry run' }).click();
-    await page.getByRole('heading', { name: 'Dry run', level: 1 }).waitFor();
+    await page.getByRole('navigation').getByRole('link', { name: 'New scaffold' }).click();
+    await page.getByRole('heading', { name: 'New scaffold', level: 1 }).waitFor();
     // The default platform has no layer catalog: no role or provider field at all.
     await page.locator('[data-catalog="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
     for (const id of ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider']) assert.equal(await page.locator(`#${id}`).count(), 0, `#${id} shown without a catalog`);
@@ -569,8 +569,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     kube.injectFailure({ method: 'GET', path: /\/apis\/apps\/v1\/namespaces\/kube-system\/deployments/, code: 503 });
     const registryAuth = JSON.stringify({ auths: { 'registry.example.net': { auth: Buffer.from(`puller:${REPOSITORY_TOKEN}`).toString('base64') } } });
 
-    await page.getByRole('link', { name: 'Dry run' }).click();
-    await page.getByRole('heading', { name: 'Dry run', level: 1 }).waitFor();
+    await page.getByRole('navigation').getByRole('link', { name: 'New scaffold' }).click();
+    await page.getByRole('heading', { name: 'New scaffold', level: 1 }).waitFor();
     await page.getByLabel('Cluster name (required)').fill(WAITING_CLUSTER.name);
     await page.getByLabel('Domain (required)').fill(WAITING_CLUSTER.domain);
     await page.getByLabel('Region (required)').fill(WAITING_CLUSTER.region);
@@ -591,7 +591,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByLabel('Push each pass to the branch').check();
     assert.equal(await page.getByTestId('github-app-fields').count(), 0);
     await checkpoint('13-start-form', t);
-    await page.getByRole('button', { name: 'Start the scaffold' }).click();
+    await page.getByRole('button', { name: 'Start without a preview' }).click();
     await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
     const id = new URL(page.url()).pathname.split('/').at(-1) ?? '';
 

@@ -18,7 +18,8 @@ export function renewedKeys() {
 }
 
 /**
- * `init` and `render --cert old.pem` of `cluster` in a new temp directory.
+ * `init` and `render --cert old.pem --registry-auth` of `cluster` in a new temp directory: the registry
+ * credential is supplied, so all four of the default platform's credentials are sealed.
  * @returns the directory (holding old.pem and new.pem) and the repository in it
  */
 export async function renderedUnderOldKey(prefix: string, cluster: string, keys: ReturnType<typeof renewedKeys>): Promise<{ tmp: string; repo: string }> {
@@ -26,7 +27,10 @@ export async function renderedUnderOldKey(prefix: string, cluster: string, keys:
   const repo = join(tmp, 'repo');
   await writeFile(join(tmp, 'old.pem'), keys.oldKey.certificatePem);
   await writeFile(join(tmp, 'new.pem'), keys.newKey.certificatePem);
+  await writeFile(join(tmp, 'registry-auth.json'), JSON.stringify({ auths: { 'ghcr.io': { username: 'robot', password: 'pull-token' } } }));
   assertExitZero(await runCli(['init', repo]));
-  assertExitZero(await runCli(['render', '--repo', repo, '--cluster', cluster, '--domain', `${cluster}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem')]));
+  assertExitZero(
+    await runCli(['render', '--repo', repo, '--cluster', cluster, '--domain', `${cluster}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem'), '--registry-auth', join(tmp, 'registry-auth.json')]),
+  );
   return { tmp, repo };
 }
