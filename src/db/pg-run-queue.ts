@@ -1,12 +1,12 @@
 /**
- * The local executor's run queue (`local/run-queue.ts`) as rows of the run
+ * The local executor's run queue (`service/run-queue.ts`) as rows of the run
  * store, PostgreSQL or PGlite alike: runs waiting when a service stops or
  * crashes are claimed by the next one on the same store. A claim is one
  * statement that picks the oldest waiting row with `FOR UPDATE SKIP LOCKED`
  * and marks it claimed, so two executors on one database never take the same
  * run, and neither waits for the other's pick.
  */
-import type { ClaimedRun, RunQueue } from '../local/run-queue.js';
+import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
 import { translatePgError } from './pg-errors.js';
 import { QueuedSecretsCipher } from './queued-secrets-cipher.js';

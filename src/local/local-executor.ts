@@ -17,7 +17,7 @@ import { RUNNER_ENV, queueKeyEnvOf, runEnvOf, runOptionsEnvOf, secretEnvOf } fro
 import { generateQueueKey, parseQueueKey } from '../git/queue-auth.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
 import { MemoryRunQueue } from './memory-run-queue.js';
-import type { ClaimedRun, RunQueue } from './run-queue.js';
+import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 import { tailLines } from './output-file.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';

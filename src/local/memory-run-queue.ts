@@ -1,9 +1,9 @@
 /**
- * The run queue (`run-queue.ts`) in this process's memory, for an executor
+ * The run queue (`service/run-queue.ts`) in this process's memory, for an executor
  * without a store: its waiting runs are lost with the process.
  */
 import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
-import type { ClaimedRun, RunQueue } from './run-queue.js';
+import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 
 interface Entry {
   readonly run: ScaffoldRun;

@@ -3,10 +3,10 @@
  * limit wait here, with the secrets they will be spawned with. In a service
  * the queue is rows of the run store (`db/pg-run-queue.ts`), so runs waiting
  * when the service stops or crashes are started by the next service on that
- * store; `memory-run-queue.ts` is the same contract for an executor without a
+ * store; `local/memory-run-queue.ts` is the same contract for an executor without a
  * store (tests, tools).
  */
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from './scaffold-run.js';
 
 /**
  * A run taken off the queue, with the secrets it was queued with, or why they
