@@ -176,8 +176,11 @@ export async function startService(
     parseQueueKey(queueKey, RUNNER_ENV.queueKey);
     let executor: ScaffoldExecutor;
     if (config.executor === 'local') {
-      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits, queueKey });
+      // Runs waiting for a slot are rows of the store: a restart or a crash does not lose them.
+      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits, queueKey, queue: pgStore.localRunQueue(queueKey) });
       cleanups.unshift(() => local.close());
+      // Runs a stopped or crashed service left waiting; the monitor's first pass then follows them.
+      await local.resume();
       executor = local;
     } else {
       executor = new KubeJobExecutor({

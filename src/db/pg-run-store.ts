@@ -14,6 +14,7 @@ import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
 import { PgRolloutStore } from './pg-rollout-store.js';
+import { PgRunQueue } from './pg-run-queue.js';
 import { codeOf, constraintOf, describeCode, translatePgError } from './pg-errors.js';
 import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, storedReviewRequestsOf, type RunRow } from './run-row.js';
 
@@ -295,6 +296,11 @@ export class PgRunStore implements RunStore {
   /** Upgrade rollouts on the same database (closed with this store). */
   rollouts(): PgRolloutStore {
     return new PgRolloutStore(this.#client);
+  }
+
+  /** The local executor's queue on the same database (closed with this store); waiting runs' secrets are sealed under `queueKey`. */
+  localRunQueue(queueKey: string): PgRunQueue {
+    return new PgRunQueue(this.#client, queueKey);
   }
 
   async ping(): Promise<void> {

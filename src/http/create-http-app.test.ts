@@ -588,8 +588,9 @@ describe('createHttpApp', () => {
       assert.equal(response.json().status, 'cancelled');
       assert.match(response.json().message, /cancelled by static:0/);
       assert.deepEqual(h.executor.cancels, [accepted.id]);
-      // The fake's cancel ends the log stream with a failed outcome: give the monitor time to see it.
-      await delay(100);
+      // The fake's cancel ends the log stream with a failed outcome: once the monitor has settled
+      // the run (its only one in this harness, so idle means exactly that), it has had its say.
+      await h.monitor.idle();
       assert.equal((await store.get(accepted.id))?.status, 'cancelled', 'the monitor must not overwrite cancelled with failed');
       const again = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/cancel`, headers: AUTH });
       assert.equal(again.statusCode, 409);

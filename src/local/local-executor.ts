@@ -5,7 +5,9 @@
  * API_TOKENS or DATABASE_URL never reach it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { UnavailableError, ValidationError } from '../errors.js';
 import type { LandedCommitsReader } from '../git/landed-commits.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -14,6 +16,8 @@ import { lastEventOf } from '../run-contract/run-result.js';
 import { RUNNER_ENV, queueKeyEnvOf, runEnvOf, runOptionsEnvOf, secretEnvOf } from '../run-contract/runner-inputs.js';
 import { generateQueueKey, parseQueueKey } from '../git/queue-auth.js';
 import { LocalRunDirs, signalGroup } from './local-run-dir.js';
+import { MemoryRunQueue } from './memory-run-queue.js';
+import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 import { tailLines } from './output-file.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
 import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
@@ -31,8 +35,16 @@ export interface LocalExecutorDeps {
   readonly dataDir: string;
   /** @default silentLogger */
   readonly logger?: Logger;
-  /** Runs executing at once; more wait in a queue, reported as `pending`. @default 4 */
+  /** Runs executing at once in this executor; more wait in the queue, reported as `pending`. @default 4 */
   readonly concurrency?: number;
+  /**
+   * Where runs beyond the concurrency limit wait, with their secrets. The
+   * service passes the store's (`db/pg-run-queue.ts`): runs still waiting when
+   * it stops or crashes are started by the next executor on that store
+   * ({@link LocalExecutor.resume}), each exactly once.
+   * @default a queue in memory, lost with the process
+   */
+  readonly queue?: RunQueue;
   /** Between SIGTERM and SIGKILL when cancelling. @default 10000 */
   readonly killGraceMs?: number;
   /** How long a finished run's output stays in memory (the monitor has stored it long before). @default 900000 */
@@ -75,10 +87,15 @@ const MAX_LINES = 100_000;
 
 interface Execution {
   readonly run: ScaffoldRun;
-  /** Held only until the process is spawned (queued runs), then dropped. */
+  /** Held only until the process is spawned, then dropped. */
   secrets: RunSecrets | undefined;
-  /** `closing`: the process has exited and its leftovers are being cleaned up. */
-  phase: 'queued' | 'running' | 'closing' | 'exited';
+  /**
+   * `starting`: taken off the queue, its run directory being prepared;
+   * `closing`: the process has exited and its leftovers are being cleaned up.
+   */
+  phase: 'starting' | 'running' | 'closing' | 'exited';
+  /** Counts against the concurrency limit until it has exited. */
+  holdsSlot: boolean;
   /** Kept until the process has exited, to read what a killed runner landed; then dropped. */
   credentials: RunSecrets['repositoryCredentials'];
   /** What the remote holds of the run, read when it ended without a result. */
@@ -109,9 +126,18 @@ export class LocalExecutor implements ScaffoldExecutor {
   readonly #leaseTtlMs: number;
   readonly #landedCommits: LandedCommitsReader | undefined;
   readonly #queueKey: string;
+  readonly #queue: RunQueue;
+  /** Names this executor on the runs it claims (diagnostics only). */
+  readonly #owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  /** Runs this executor took off the queue, until `retainFinishedMs` after they ended. */
   readonly #executions = new Map<string, Execution>();
-  readonly #queue: string[] = [];
-  #running = 0;
+  /** Slots taken: runs claimed and not yet exited, and a claim in flight. */
+  #slots = 0;
+  /** A claim is in flight: a run may have left the queue without being in `#executions` yet. */
+  #claiming = false;
+  /** The drain pass in progress, and whether another was asked for meanwhile. */
+  #draining: Promise<void> | undefined;
+  #drainAgain = false;
   #closed = false;
 
   constructor(deps: LocalExecutorDeps) {
@@ -127,6 +153,7 @@ export class LocalExecutor implements ScaffoldExecutor {
     this.#landedCommits = deps.landedCommits;
     this.#queueKey = deps.queueKey ?? generateQueueKey();
     parseQueueKey(this.#queueKey, 'queueKey');
+    this.#queue = deps.queue ?? new MemoryRunQueue();
   }
 
   /** The result file of a run. */
@@ -145,9 +172,11 @@ export class LocalExecutor implements ScaffoldExecutor {
   }
 
   /**
-   * Starts (or queues) the runner. Idempotent per run id.
+   * Queues the run, then starts the oldest waiting runs this executor has
+   * room for. Resolves once the run is queued (and started, when there is
+   * room). Idempotent per run id: a run queued before is not queued again.
    * @throws ValidationError when the secrets ask for something a local process cannot do (a kubeconfig Secret reference)
-   * @throws UnavailableError after close()
+   * @throws UnavailableError after close(), or when the queue cannot be written
    */
   async start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ readonly job: string }> {
     if (this.#closed) throw new UnavailableError('the service is shutting down; runs cannot start now');
@@ -155,22 +184,28 @@ export class LocalExecutor implements ScaffoldExecutor {
     if (secrets.kubeconfig?.kind === 'secretRef') {
       throw new ValidationError([{ field: 'kubeconfig.secretRef', message: 'is not supported by the local executor; send kubeconfig.inline' }]);
     }
-    // A run directory private to the service's user; the runner writes its result there.
-    await this.#dirs.prepare(run.id);
-    let markExited!: () => void;
-    const exited = new Promise<void>((resolve) => {
-      markExited = resolve;
-    });
-    const execution: Execution = { run, secrets, credentials: secrets.repositoryCredentials, phase: 'queued', lines: [], processGone: false, waiters: [], exited, markExited };
-    this.#executions.set(run.id, execution);
-    this.#queue.push(run.id);
-    this.#drainQueue();
+    await this.#queue.enqueue(run, secrets);
+    await this.#drain();
     return { job: run.job };
   }
 
+  /**
+   * Starts the waiting runs this executor has room for: at service start,
+   * those a stopped or crashed service left in the queue.
+   */
+  resume(): Promise<void> {
+    return this.#closed ? Promise.resolve() : this.#drain();
+  }
+
   async inspect(run: ScaffoldRun): Promise<ExecutionState> {
-    const execution = this.#executions.get(run.id);
-    if (execution?.phase === 'queued') return { state: 'pending' };
+    let execution = this.#executions.get(run.id);
+    if (execution === undefined) {
+      if (await this.#queue.isQueued(run.id)) return { state: 'pending' };
+      // Claimed between the two looks: by this executor (now in memory, or about to be), or by another one.
+      execution = this.#executions.get(run.id);
+      if (execution === undefined && this.#claiming) return { state: 'pending' };
+    }
+    if (execution?.phase === 'starting') return { state: 'pending' };
     if (execution?.phase === 'running' || execution?.phase === 'closing') return { state: 'running' };
     const { text, result } = await this.#dirs.readResult(run.id);
     if (result !== undefined) return { state: result.status, result };
@@ -231,12 +266,20 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   /** Kills the run's process group: SIGTERM, then SIGKILL after the grace period. Resolves when it has exited. */
   async cancel(run: ScaffoldRun): Promise<void> {
-    const execution = this.#executions.get(run.id);
-    if (execution === undefined) return this.#dirs.stopUnowned(run, this.#killGraceMs);
+    let execution = this.#executions.get(run.id);
+    if (execution === undefined) {
+      if (await this.#queue.drop(run.id)) {
+        // Dropped without ever starting; remembered so inspect() reports it cancelled.
+        this.#finish(this.#track(run, undefined), { code: null, signal: null, cancelled: true });
+        return;
+      }
+      // A claim in flight may be taking it: it is then in memory once the pass is done.
+      await this.#draining;
+      execution = this.#executions.get(run.id);
+      if (execution === undefined) return this.#dirs.stopUnowned(run, this.#killGraceMs);
+    }
     if (execution.phase === 'exited') return;
-    if (execution.phase === 'queued') {
-      const at = this.#queue.indexOf(run.id);
-      if (at >= 0) this.#queue.splice(at, 1);
+    if (execution.phase === 'starting') {
       execution.secrets = undefined;
       this.#finish(execution, { code: null, signal: null, cancelled: true });
       return;
@@ -246,25 +289,86 @@ export class LocalExecutor implements ScaffoldExecutor {
     await this.#kill(execution);
   }
 
-  /** Stops every run (service shutdown): they would otherwise outlive the service and be reported lost anyway. */
+  /**
+   * Service shutdown: stops every running run (they would otherwise outlive the
+   * service and be reported lost anyway). Runs still waiting stay in the queue
+   * for the next executor on the same store.
+   */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const id of this.#queue.splice(0)) {
-      const execution = this.#executions.get(id);
-      if (execution !== undefined) {
-        execution.secrets = undefined;
-        this.#finish(execution, { code: null, signal: null, cancelled: true });
-      }
-    }
+    // A claim in flight ends with its run started, and stopped below, rather than taken and forgotten.
+    await this.#draining;
     await Promise.all([...this.#executions.values()].filter((e) => e.phase === 'running' || e.phase === 'closing').map((e) => this.#kill(e)));
   }
 
-  #drainQueue(): void {
-    while (!this.#closed && this.#running < this.#concurrency && this.#queue.length > 0) {
-      const id = this.#queue.shift() as string;
-      const execution = this.#executions.get(id);
-      if (execution?.phase === 'queued') this.#spawn(execution);
+  /** Runs a drain pass, or asks the one in progress for another round. Never rejects. */
+  #drain(): Promise<void> {
+    this.#drainAgain = true;
+    this.#draining ??= this.#drainPasses().finally(() => {
+      this.#draining = undefined;
+      // Asked for after the last round looked.
+      if (this.#drainAgain && !this.#closed) void this.#drain();
+    });
+    return this.#draining;
+  }
+
+  async #drainPasses(): Promise<void> {
+    while (this.#drainAgain) {
+      this.#drainAgain = false;
+      while (!this.#closed && this.#slots < this.#concurrency) {
+        // The slot is taken before the claim, so two passes never claim past the limit.
+        this.#slots++;
+        let claimed: ClaimedRun | undefined;
+        this.#claiming = true;
+        try {
+          claimed = await this.#queue.claim(this.#owner);
+        } catch (error) {
+          this.#slots--;
+          // The run stays queued: the next start, exit or resume() claims it.
+          this.#logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not take a run off the queue');
+          return;
+        } finally {
+          this.#claiming = false;
+        }
+        if (claimed === undefined) {
+          this.#slots--;
+          break;
+        }
+        await this.#begin(claimed);
+      }
     }
+  }
+
+  /** Prepares a claimed run's directory and spawns its runner; the run holds the slot its claim took. */
+  async #begin(claimed: ClaimedRun): Promise<void> {
+    const { run } = claimed;
+    const execution = this.#track(run, 'secrets' in claimed ? claimed.secrets : undefined);
+    execution.holdsSlot = true;
+    if ('unreadable' in claimed) {
+      this.#finish(execution, { code: null, signal: null, error: claimed.unreadable });
+      return;
+    }
+    try {
+      // A run directory private to the service's user; the runner writes its result there.
+      await this.#dirs.prepare(run.id);
+    } catch (error) {
+      execution.secrets = undefined;
+      this.#finish(execution, { code: null, signal: null, error: error instanceof Error ? error.message : String(error) });
+      return;
+    }
+    // Not when it was cancelled while its directory was prepared.
+    if (execution.phase === 'starting') this.#spawn(execution);
+  }
+
+  /** A new in-memory record of `run`, looked up by inspect(), logs() and cancel(). */
+  #track(run: ScaffoldRun, secrets: RunSecrets | undefined): Execution {
+    let markExited!: () => void;
+    const exited = new Promise<void>((resolve) => {
+      markExited = resolve;
+    });
+    const execution: Execution = { run, secrets, credentials: secrets?.repositoryCredentials, phase: 'starting', holdsSlot: false, lines: [], processGone: false, waiters: [], exited, markExited };
+    this.#executions.set(run.id, execution);
+    return execution;
   }
 
   #spawn(execution: Execution): void {
@@ -303,7 +407,6 @@ export class LocalExecutor implements ScaffoldExecutor {
     }
     execution.child = child;
     execution.phase = 'running';
-    this.#running++;
     this.#wake(execution);
     execution.reading = (async () => {
       for await (const line of tailLines(outputFile, { until: () => execution.processGone })) {
@@ -334,13 +437,10 @@ export class LocalExecutor implements ScaffoldExecutor {
 
   #onExit(execution: Execution, code: number | null, signal: NodeJS.Signals | null): void {
     if (execution.phase === 'exited' || execution.phase === 'closing') return;
-    const wasRunning = execution.phase === 'running';
     execution.phase = 'closing';
     void this.#cleanUp(execution).finally(() => {
-      if (wasRunning) this.#running--;
       this.#finish(execution, { ...execution.exit, code, signal });
       this.#logger.info({ run: execution.run.id, code, signal }, 'runner process exited');
-      this.#drainQueue();
     });
   }
 
@@ -385,6 +485,12 @@ export class LocalExecutor implements ScaffoldExecutor {
     execution.phase = 'exited';
     execution.markExited();
     this.#wake(execution);
+    if (execution.holdsSlot) {
+      execution.holdsSlot = false;
+      this.#slots--;
+      // Its slot goes to the oldest waiting run.
+      if (!this.#closed) void this.#drain();
+    }
     const timer = setTimeout(() => {
       if (this.#executions.get(execution.run.id) === execution) this.#executions.delete(execution.run.id);
     }, this.#retainFinishedMs);

@@ -44,6 +44,8 @@ class RunsDouble implements RolloutRuns {
   readonly runs = new Map<string, ScaffoldRun>();
   readonly started: FleetRunRequest[] = [];
   readonly busy = new Set<string>();
+  /** How often the driver has read a run: each pass of its loop reads every run it follows. */
+  reads = 0;
   #next = 0;
 
   async startFleetRun(request: FleetRunRequest, caller: { identity: string }): Promise<ScaffoldRun> {
@@ -73,6 +75,7 @@ class RunsDouble implements RolloutRuns {
   }
 
   async get(id: string): Promise<ScaffoldRun> {
+    this.reads++;
     const run = this.runs.get(id);
     if (run === undefined) throw new NotFoundError(`no run ${id}`);
     return run;
@@ -103,6 +106,17 @@ class RunsDouble implements RolloutRuns {
   }
 
   startedFor = (): string[] => this.started.map((r) => r.cluster.name);
+
+  /**
+   * Resolves once the driver has read runs `times` more times. A pass starts
+   * what it may before it reads, so after reads from two passes begun since
+   * now, the driver has acted on what it saw: what it did not start, it will
+   * not start. An event, not a pause: a slow machine only makes it later.
+   */
+  async driverPasses(times: number): Promise<void> {
+    const target = this.reads + times;
+    await eventually(`the driver to read the runs ${times} more times`, () => (this.reads >= target ? true : undefined));
+  }
 }
 
 describe('RolloutService', () => {
@@ -135,7 +149,8 @@ describe('RolloutService', () => {
 
     runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
     await rolloutWhen(service, rollout.id, 'eu-1 recorded', (r) => r.clusters['eu-1']?.status === 'succeeded');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Following eu-2 alone now: one read a pass.
+    await runs.driverPasses(2);
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2'], 'wave 2 waits for eu-2');
 
     runs.end('eu-2', 'succeeded');
@@ -155,7 +170,8 @@ describe('RolloutService', () => {
     const rollout = await service.start({ ...REPO, clusters: ['eu-1', 'eu-2', 'eu-3'], waveSize: 2, requestedBy: 'alice' });
     await rolloutWhen(service, rollout.id, 'wave 1 running', (r) => r.clusters['eu-2']?.run !== undefined);
     runs.end('eu-1', 'failed', { message: 'step 2 (render-upgrade) failed: clusters/eu-1/…/sealed-db.yaml would be sealed again' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await rolloutWhen(service, rollout.id, 'eu-1 recorded', (r) => r.clusters['eu-1']?.status === 'failed');
+    await runs.driverPasses(2);
     assert.equal((await service.getRollout(rollout.id))?.state, 'running', 'the wave runs to its end');
     runs.end('eu-2', 'succeeded', { commit: '2'.repeat(40) });
     const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
@@ -173,7 +189,8 @@ describe('RolloutService', () => {
     const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 5, requestedBy: 'alice' });
     const active = () => [...runs.runs.values()].filter((r) => r.status === 'pending').map((r) => r.cluster.name);
     await rolloutWhen(service, rollout.id, 'two runs', (r) => r.clusters['eu-2']?.run !== undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Two runs followed: two reads a pass.
+    await runs.driverPasses(4);
     assert.deepEqual(active(), ['eu-1', 'eu-2']);
     for (const [ending, next] of [['eu-1', 'eu-3'], ['eu-2', 'eu-4'], ['eu-3', 'eu-5']] as const) {
       runs.end(ending, 'succeeded', { commit: '1'.repeat(40) });

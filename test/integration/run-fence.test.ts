@@ -16,9 +16,11 @@
  *   every run reports exactly its commits on the branch, and the retry never
  *   carries the dead attempt's announcement.
  *
- * Every hook that holds a push waits for a release file with a deadline, and
- * every test's cleanup releases them and kills every runner a lease names, so
- * a broken fence fails a test within a minute instead of hanging.
+ * Every hook that holds a push waits for a release file with a deadline, every
+ * answer a broken fence could withhold is awaited with a deadline, and every
+ * test's cleanup releases the hooks, kills every runner a lease names and closes
+ * its executor (killing every runner it started, leased yet or not), so a broken
+ * fence fails a test within a minute instead of hanging.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,7 +30,6 @@ import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PgRunStore } from '../../src/db/pg-run-store.js';
 import { readLandedCommits } from '../../src/git/landed-commits.js';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
@@ -52,6 +53,8 @@ const RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', im
 /** The stand-in runner that only pushes one pass (test/support/pass-runner.ts), for the in-flight push trial. */
 const PASS_RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'test/support/pass-runner.ts')] };
 const TRIAL_KEY = 'a1'.repeat(32);
+/** A first start creates the PGlite data directory (initdb in WebAssembly): minutes on a loaded 2-core machine. */
+const SERVICE_START_MS = 240_000;
 
 let scratch: string;
 let seedRepo: string;
@@ -94,6 +97,23 @@ async function releaseAndKill(marks: string, dataDir: string): Promise<void> {
   }
 }
 
+/**
+ * `promise`, or a failure naming `what` after `ms`: an answer that never comes
+ * (a runner wrongly let through, waiting on the remote) fails the test instead
+ * of holding it until the suite's timeout.
+ */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The SHAs of the commits on the remote's main that carry the run's Scaffold-Id, oldest first, as {pass, sha}. */
 async function landedOnRemote(bare: string, runId: string): Promise<{ pass: string; sha: string }[]> {
   return (await commitsOf(bare)).filter((c) => c.trailers['Scaffold-Id'] === runId).map((c) => ({ pass: c.trailers['Scaffold-Pass'] ?? '', sha: c.sha })).reverse();
@@ -132,7 +152,7 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
       EXECUTOR: 'local',
       DATA_DIR: dataDir,
       DEFAULT_GITOPS_REPO_URL: `file://${remote.dir}`,
-    });
+    }, SERVICE_START_MS);
     let lease: Awaited<ReturnType<typeof readLease>>;
     let id: string;
     try {
@@ -153,7 +173,7 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
 
     // The service again, over the same data directory, with a monitor that would call a run lost at once.
     const store = await PgRunStore.open({ dataDir: join(dataDir, 'pgdata') });
-    const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits });
+    const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits, killGraceMs: 2_000 });
     const monitor = new RunMonitor({ store, executor, options: { missingGraceMs: 0, reconcileIntervalMs: 100, recheckDelayMs: 50 } });
     const service = new ScaffoldService({
       store,
@@ -166,7 +186,8 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     const stop = new AbortController();
     try {
       await monitor.start(stop.signal);
-      await sleep(1500); // many reconcile passes
+      // Passes of their own, each one after the last: any of them would call a run without a trace lost at once.
+      for (let pass = 0; pass < 5; pass++) await monitor.reconcile();
       const during = await service.get(id);
       assert.ok(during.status === 'running' || during.status === 'pending', `a run whose runner still works is not declared lost: ${during.status} ${during.message}`);
       assert.notEqual(during.message, LOST_RUN_MESSAGE);
@@ -178,12 +199,13 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
           headers: { authorization: `Bearer ${API_TOKEN}` },
           payload: { sealing: { certificate: certificate.certificatePem } },
         });
-      const refused = await retry();
+      const refused = await within(30_000, 'a retry of a running run', retry());
       assert.equal(refused.statusCode, 409, refused.body);
 
       // Even a run the store already calls failed is not retried beside a runner that may still push.
       await store.update(id, { status: 'failed', message: 'declared failed by an operator', finishedAt: new Date() }, ['pending', 'running']);
-      const fenced = await retry();
+      // Were it let through, its runner would wait on the remote: the answer, not the runner, is awaited, and only so long.
+      const fenced = await within(30_000, 'a retry beside a runner that may still push', retry());
       assert.equal(fenced.statusCode, 409, fenced.body);
       assert.match(fenced.body, /may still push/);
       assert.equal((await service.list({})).runs.length, 1, 'no second run was created');
@@ -205,11 +227,14 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
       );
       assert.equal(existsSync(join(dataDir, 'runs', id, 'lease.json')), false, 'the runner released its lease');
     } finally {
+      // Every runner first: the first service's (found by its lease) and any this executor started,
+      // a second one wrongly let through included, leased yet or not. Nothing below then waits on one.
+      await releaseAndKill(remote.marks, dataDir);
+      await executor.close();
       stop.abort();
       await monitor.idle();
       await app.close();
       await store.close();
-      await releaseAndKill(remote.marks, dataDir);
     }
   });
 
