@@ -4,7 +4,9 @@
  * talks only to ports (RunStore, ScaffoldExecutor, ScaffoldPreviewer).
  *
  * Secrets in a request go to the executor (or previewer) and nowhere else:
- * not the store, not a log line, not an error message.
+ * not a run's row, not a log line, not an error message. (The local executor
+ * keeps a waiting run's secrets in its durable queue, AES-256-GCM encrypted,
+ * until the run is claimed or cancelled: src/db/queued-secrets-cipher.ts.)
  *
  * Checking a request is the RequestResolver's, reading logs the RunLogReader's;
  * this file is the run lifecycle: start, cancel, and the fence a retry must pass.
