@@ -10,8 +10,9 @@ import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
 import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
 import { ValidationError } from '../errors.js';
 import { printClusterSealing } from './clusters-command-sealing.js';
+import { formatResourceSetInputs } from './clusters-resourceset-output.js';
 
-const OUTPUTS = ['table', 'json', 'yaml'] as const;
+const OUTPUTS = ['table', 'json', 'yaml', 'resourceset'] as const;
 
 /** A fixed-width table, one cluster a line. */
 function table(views: readonly ClusterView[]): string {
@@ -32,7 +33,7 @@ function table(views: readonly ClusterView[]): string {
   return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
-/** Registers `clusters --repo DIR [--cluster NAME [--cert FILE]] [-o table|json|yaml]`. */
+/** Registers `clusters --repo DIR [--cluster NAME [--cert FILE]] [-o table|json|yaml|resourceset]`. */
 export function registerClustersCommand(cli: Command): void {
   cli
     .command('clusters')
@@ -43,7 +44,10 @@ export function registerClustersCommand(cli: Command): void {
     .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
     .action(async (opts: { repo: string; reference: string; cluster?: string; cert?: string; output: (typeof OUTPUTS)[number] }) => {
-      if (opts.cluster !== undefined) return printClusterSealing(resolve(opts.repo), { ...opts, cluster: opts.cluster });
+      if (opts.cluster !== undefined) {
+        if (opts.output === 'resourceset') throw new ValidationError([{ field: '--output', message: 'resourceset lists the fleet: leave out --cluster' }]);
+        return printClusterSealing(resolve(opts.repo), { ...opts, output: opts.output, cluster: opts.cluster });
+      }
       if (opts.cert !== undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
       const { clusters, platformCommit } = await listWorkTreeClusters(resolve(opts.repo), opts.reference);
       const views = clusters.map((c) => clusterView(c, platformCommit));
@@ -53,6 +57,7 @@ export function registerClustersCommand(cli: Command): void {
       );
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
       else if (opts.output === 'yaml') process.stdout.write(stringify(views));
+      else if (opts.output === 'resourceset') process.stdout.write(formatResourceSetInputs(views));
       else process.stdout.write(table(views));
     });
 }

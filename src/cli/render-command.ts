@@ -11,6 +11,7 @@ import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
 import { colorAllowed, paint } from '../no-color.js';
 import { unifiedDiff } from '../gitops/unified-diff.js';
+import { fluxSyncNote } from '../gitops/flux-instance.js';
 import { existingDirectory, readCertificate, say } from './cli-io.js';
 
 /** `render --dry-run`: the diff on stdout (coloured on a terminal unless NO_COLOR), a count on stderr, nothing written. */
@@ -122,6 +123,7 @@ export function registerRenderCommand(program: Command): void {
       say(`  layers: ${result.layers.map((l) => describeLayer(l, result.gitopsPath)).join(', ')}`);
       if (result.skippedLayers.length > 0) say(`  not for this cluster: ${result.skippedLayers.join(', ')}`);
       if (result.fluxInstance) say(`  Flux managed by the Flux Operator: ${result.gitopsPath}/flux/flux-instance.yaml (apply it once after installing the operator)`);
+      if (result.fluxSync !== undefined) say(`  ${fluxSyncNote(result.fluxSync)}`);
       say(`  ${result.tree.size} files under ${result.gitopsPath}/: ${changes.written.length} written, ${changes.unchanged.length} unchanged, ${changes.removed.length} removed`);
       if (result.foreignRoots.length > 0) {
         say(`  kept as they are and listed in ${result.gitopsPath}/kustomization.yaml: ${result.foreignRoots.map((d) => `${d}/`).join(', ')} (not generated, e.g. by flux bootstrap)`);

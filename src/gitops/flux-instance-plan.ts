@@ -4,7 +4,7 @@
  * a cluster once moved to the Flux Operator is never moved back by omission.
  */
 import { ValidationError } from '../errors.js';
-import { FLUX_INSTANCE_FILE, renderFluxInstance, type SyncKind } from './flux-instance.js';
+import { FLUX_INSTANCE_FILE, renderFluxInstance, type FluxSyncAccess, type SyncKind } from './flux-instance.js';
 import { fluxInstanceSpecSchema, type PlatformDescriptor } from './platform-descriptor.js';
 import type { ReferenceEnvironment } from './reference-environment.js';
 import type { RenderOptions } from './render-types.js';
@@ -38,6 +38,8 @@ export interface PlannedFluxInstance {
   readonly yaml: string;
   /** The kind of source its sync creates: layers reading `flux-system` follow it. */
   readonly syncKind: SyncKind;
+  /** What it pulls and with which Secret, for the render to say. */
+  readonly sync: FluxSyncAccess;
 }
 
 /** The sync URL and ref of a FluxInstance the cluster already has, to keep it on a re-render. */

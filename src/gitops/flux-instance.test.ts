@@ -6,7 +6,7 @@ import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
-import { renderFluxInstance, syncKindOf } from './flux-instance.js';
+import { fluxSyncNote, renderFluxInstance, syncKindOf } from './flux-instance.js';
 import { fluxInstanceSpecSchema } from './platform-descriptor.js';
 
 const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
@@ -25,6 +25,21 @@ describe('renderFluxInstance', () => {
       () => renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'https://git.example.net/platform/gitops.git', pullSecret: 'Not_A/Name' }),
       (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === 'sync-secret',
     );
+  });
+
+  it('refuses an ssh:// sync without a pull Secret (SSH has no anonymous access) and reports what every other sync pulls with', () => {
+    assert.throws(
+      () => renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'ssh://git@git.example.net/platform/gitops.git' }),
+      (error: unknown) => error instanceof ValidationError && error.issues.length === 1 && error.issues[0]!.field === 'sync-secret' && /over SSH, which always needs a key/.test(error.issues[0]!.message),
+    );
+    const ssh = renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'ssh://git@git.example.net/platform/gitops.git', pullSecret: 'deploy-key' }).sync;
+    assert.deepEqual(ssh, { url: 'ssh://git@git.example.net/platform/gitops.git', kind: 'GitRepository', pullSecret: 'deploy-key' });
+    assert.match(fluxSyncNote(ssh), /with the credentials of Secret flux-system\/deploy-key: create it before applying the FluxInstance/);
+    const https = renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'https://git.example.net/platform/gitops.git' }).sync;
+    assert.deepEqual(https, { url: 'https://git.example.net/platform/gitops.git', kind: 'GitRepository' });
+    assert.match(fluxSyncNote(https), /names no pull Secret: Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git anonymously, which works only for a public repository/);
+    const oci = renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'oci://ghcr.io/example/platform' }).sync;
+    assert.match(fluxSyncNote(oci), /anonymously, which works only for a public OCI repository/);
   });
 
   it('writes the FluxInstance named flux in flux-system, syncing clusters/<name> from Git, valid against the operator CRD', async () => {

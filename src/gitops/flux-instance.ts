@@ -39,6 +39,26 @@ export interface FluxInstanceOptions {
 const GIT_REF = /^refs\/(heads|tags)\/(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._][A-Za-z0-9._/-]*(?<![./])$/;
 const OCI_TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
+/** How a cluster's Flux reaches its source, as its FluxInstance says: what a render reports. */
+export interface FluxSyncAccess {
+  readonly url: string;
+  readonly kind: SyncKind;
+  /** The Secret in flux-system with the credentials; absent: Flux pulls anonymously. */
+  readonly pullSecret?: string;
+}
+
+/**
+ * The one sentence a render and a run say about the FluxInstance's sync. Named
+ * either way: a Secret that does not exist yet, or a pull without one, both
+ * leave a cluster whose Flux never becomes Ready, and nothing in the tree says why.
+ */
+export function fluxSyncNote(sync: FluxSyncAccess): string {
+  const source = sync.kind === 'OCIRepository' ? 'OCI repository' : 'repository';
+  return sync.pullSecret !== undefined
+    ? `Flux pulls ${sync.url} with the credentials of Secret flux-system/${sync.pullSecret}: create it before applying the FluxInstance, or its sync never becomes Ready`
+    : `the FluxInstance names no pull Secret: Flux pulls ${sync.url} anonymously, which works only for a public ${source} (name one with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml)`;
+}
+
 /** The kind of source a sync URL gives. */
 export function syncKindOf(url: string): SyncKind {
   return url.startsWith('oci://') ? 'OCIRepository' : 'GitRepository';
@@ -48,7 +68,7 @@ export function syncKindOf(url: string): SyncKind {
  * The FluxInstance of one cluster.
  * @throws ValidationError naming `sync-url`, `sync-ref` or `sync-secret` for a bad URL, ref or Secret name
  */
-export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstanceOptions): { readonly yaml: string; readonly syncKind: SyncKind } {
+export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstanceOptions): { readonly yaml: string; readonly syncKind: SyncKind; readonly sync: FluxSyncAccess } {
   const url = syncUrlSchema.safeParse(options.syncUrl);
   if (!url.success) throw new ValidationError(fieldIssuesOf(url.error, 'sync-url'));
   const kind = syncKindOf(url.data);
@@ -63,6 +83,14 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
   if (pullSecret !== undefined) {
     const name = clusterNameSchema.safeParse(pullSecret);
     if (!name.success) throw new ValidationError(fieldIssuesOf(name.error, 'sync-secret'));
+  } else if (url.data.startsWith('ssh://')) {
+    // SSH has no anonymous access: source-controller needs the key (identity) and known_hosts from a Secret.
+    throw new ValidationError([
+      {
+        field: 'sync-secret',
+        message: `Flux pulls ${url.data} over SSH, which always needs a key: name the Secret in flux-system holding it (identity, identity.pub, known_hosts) with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml`,
+      },
+    ]);
   }
   const object = {
     apiVersion: 'fluxcd.controlplane.io/v1',
@@ -88,6 +116,7 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
   };
   return {
     syncKind: kind,
+    sync: { url: url.data, kind, ...(pullSecret !== undefined ? { pullSecret } : {}) },
     yaml: toYaml(
       object,
       [

@@ -161,6 +161,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     skippedLayers: planned.skipped,
     attributes,
     fluxInstance: fluxInstance !== undefined,
+    ...(fluxInstance !== undefined ? { fluxSync: fluxInstance.sync } : {}),
     credentials: sealed.outcomes,
   };
 }

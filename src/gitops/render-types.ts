@@ -6,6 +6,7 @@
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { SealingCertificate } from '../sealing/sealing-certificate.js';
 import type { FileTree } from './file-tree.js';
+import type { FluxSyncAccess } from './flux-instance.js';
 import type { ResolvedAttributes } from './layer-catalog.js';
 import type { RandomBytes } from './random-string.js';
 import type { CredentialOutcome, CredentialRotation } from './sealed-credentials.js';
@@ -85,5 +86,7 @@ export interface RenderResult {
   readonly attributes: ResolvedAttributes;
   /** Whether `flux/flux-instance.yaml` was written. */
   readonly fluxInstance: boolean;
+  /** With a FluxInstance: what its sync pulls and with which Secret (none: anonymously); `fluxSyncNote` says it. */
+  readonly fluxSync?: FluxSyncAccess;
   readonly credentials: readonly CredentialOutcome[];
 }

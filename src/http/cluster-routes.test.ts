@@ -149,6 +149,11 @@ describe('/api/v1/clusters', () => {
     const active = await del('/api/v1/clusters/eu-1?confirm=eu-1');
     assert.equal(active.statusCode, 409, active.body);
     assert.match(active.body, /active run \(run-eu-1/);
+    // Deleting the data is the CLI's (remove --delete-data): a removal run cannot apply the lift before the prune.
+    const deleteData = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { delete_data: true } });
+    assert.equal(deleteData.statusCode, 400, deleteData.body);
+    assert.match(deleteData.body, /delete_data/);
+    assert.equal(started.length, 0);
     assert.equal(await git(bare, 'rev-parse', 'main'), head);
   });
 

@@ -608,6 +608,10 @@ describe('createHttpApp', () => {
 
       const bad = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] } });
       assert.equal(bad.statusCode, 400, bad.body);
+      // No fresh_values choice: the run always seals fresh values, without rotate --fresh-values' Jobs (docs/api.md).
+      const fresh = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, fresh_values: true } });
+      assert.equal(fresh.statusCode, 400, fresh.body);
+      assert.match(fresh.body, /fresh_values/);
       const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'] } });
       assert.equal(rotated.statusCode, 202, rotated.body);
       const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();

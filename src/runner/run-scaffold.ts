@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import { parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
 import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
+import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
@@ -131,6 +132,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     for (const c of result.credentials) {
       log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
     }
+    // Said in the run's log like an omitted pull secret: a cluster whose Flux cannot pull shows nothing else.
+    if (result.fluxSync !== undefined) log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));
     log.info(
       { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
       `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,

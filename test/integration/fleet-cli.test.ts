@@ -7,11 +7,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'yaml';
+import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
+import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
+import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { git } from '../support/git.js';
 
@@ -59,7 +64,8 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     await commit(repo, 'Run five API replicas');
     current = await git(repo, 'rev-parse', 'HEAD');
     sealedBefore = await sealedFiles(repo);
-    for (const name of CLUSTERS) assert.equal([...sealedBefore.keys()].filter((p) => p.startsWith(`clusters/${name}/`)).length, 4);
+    // Three: rendered without --registry-auth, no registry pull secret is sealed (none is ever invented).
+    for (const name of CLUSTERS) assert.equal([...sealedBefore.keys()].filter((p) => p.startsWith(`clusters/${name}/`)).length, 3);
   });
 
   after(async () => {
@@ -82,11 +88,32 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     assert.match(table.stdout, /^eu-1 +generated +behind +eu-1\.example\.net +eu-west-1/m);
   });
 
+  it('clusters -o resourceset prints the generated clusters as ResourceSet inputs the Flux Operator CRD accepts', async () => {
+    const result = await runCli(['clusters', '--repo', repo, '-o', 'resourceset']);
+    assertExit(result, 0);
+    const { inputs } = parse(result.stdout) as { inputs: Record<string, string>[] };
+    // The reference environment is not the fleet.
+    assert.deepEqual(inputs.map((i) => [i.id, i.name, i.gitops_path, i.domain, i.region, i.status, i.platform_commit]), CLUSTERS.map((n) => [n, n, `clusters/${n}`, `${n}.example.net`, 'eu-west-1', 'behind', renderedFrom]));
+    // The same inputs, as a ResourceSet's spec would hold them, against the operator's CRD.
+    const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds', 'fluxcd.controlplane.io_resourcesets.yaml')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
+    const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
+    const resourceSet = {
+      apiVersion: 'fluxcd.controlplane.io/v1',
+      kind: 'ResourceSet',
+      metadata: { name: 'fleet', namespace: 'flux-system' },
+      spec: { inputs, resourcesTemplate: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << inputs.name >>\n  namespace: flux-system\n' },
+    };
+    assert.deepEqual(await validator.validate(resourceSet), { status: 'checked', issues: [] });
+    const one = await runCli(['clusters', '--repo', repo, '--cluster', 'eu-1', '-o', 'resourceset']);
+    assertExit(one, 2);
+    assert.match(one.stderr, /resourceset lists the fleet: leave out --cluster/);
+  });
+
   it('upgrade --dry-run names exactly the three clusters with the edited patch, and writes nothing', async () => {
     const result = await runCli(['upgrade', '--repo', repo, '--dry-run']);
     assertExit(result, 0);
     const heads = result.stdout.split('\n').filter((l) => /^\S/.test(l));
-    assert.deepEqual(heads, CLUSTERS.map((n) => `${n}: would change: 0 added, 2 modified, 0 removed (4 sealed credential(s) kept)`));
+    assert.deepEqual(heads, CLUSTERS.map((n) => `${n}: would change: 0 added, 2 modified, 0 removed (3 sealed credential(s) kept)`));
     for (const name of CLUSTERS) {
       assert.match(result.stdout, new RegExp(`^  M clusters/${name}/${PATCH}$`, 'm'));
       assert.match(result.stdout, new RegExp(`^  M clusters/${name}/provenance.yaml$`, 'm'));
@@ -143,7 +170,9 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     assert.deepEqual(await Promise.all(untouched.map((p) => tree('HEAD', p))), before);
     assert.equal(await git(repo, 'status', '--porcelain'), '');
     const left = (await git(repo, 'ls-files', '--', 'clusters/eu-2')).split('\n');
-    assert.deepEqual(left, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml']);
+    // The entry point stays, rewritten to list only flux-system/: the sync path Flux reads still builds.
+    assert.deepEqual(left, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml', 'clusters/eu-2/kustomization.yaml']);
+    assert.deepEqual((parse(await readFile(join(repo, 'clusters/eu-2/kustomization.yaml'), 'utf8')) as { resources: string[] }).resources, ['flux-system']);
     assert.match(await git(repo, 'log', '-1', '--format=%s'), /^Remove cluster eu-2$/);
     const changedByCommit = (await git(repo, 'show', '--name-only', '--format=', 'HEAD')).split('\n');
     assert.ok(changedByCommit.every((p) => p.startsWith('clusters/eu-2/') && !p.startsWith('clusters/eu-2/flux-system/')));

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -391,6 +391,7 @@ describe('generate-gitops-env with the matrix-example platform', () => {
     assert.match(render.stderr, /^ {2}attributes: role env, infra_provider aws, dns_provider route53$/m);
     assert.match(render.stderr, /^ {2}layers: bootstrap \(bootstrap\/aws\)$/m);
     assert.match(render.stderr, /flux-instance\.yaml/);
+    assert.match(render.stderr, /^ {2}Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/platform-deploy-key: create it before applying the FluxInstance/m);
     const instance = parse(await readFile(join(repo, 'clusters/env-aws/flux/flux-instance.yaml'), 'utf8')) as { spec: { sync: { pullSecret?: string } } };
     assert.equal(instance.spec.sync.pullSecret, 'platform-deploy-key');
     const verify = await runCli(['verify', '--repo', repo, '--cluster', 'env-aws']);
@@ -412,6 +413,29 @@ describe('generate-gitops-env with the matrix-example platform', () => {
     const noUrl = await runCli([...base, '--flux-instance']);
     assertExit(noUrl, 2);
     assert.match(noUrl.stderr, /^error: --sync-url: a FluxInstance syncs the cluster from its repository/m);
+  });
+
+  it('says a FluxInstance without a pull Secret pulls anonymously, and refuses one over SSH, which has no anonymous access', async () => {
+    const base = ['render', '--repo', repo, '--cluster', 'env-anon', '--domain', 'env-anon.example.net', '--region', 'eu-west-1', '--role', 'env', '--infra-provider', 'aws', '--dns-provider', 'route53', '--pass', 'infrastructure', '--flux-instance'];
+    // A platform whose scaffold.yaml names no fluxInstance.sync.pullSecret (the shipped ones name flux-system).
+    const scaffold = join(repo, 'scaffold.yaml');
+    const original = await readFile(scaffold, 'utf8');
+    assert.match(original, /^ {4}pullSecret: flux-system$/m);
+    try {
+      await writeFile(scaffold, original.replace(/^ {4}pullSecret: flux-system$/m, '    interval: 10m'));
+      const ssh = await runCli([...base, '--sync-url', 'ssh://git@git.example.net/platform/gitops.git']);
+      assertExit(ssh, 2);
+      assert.match(ssh.stderr, /^error: sync-secret: Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git over SSH, which always needs a key: name the Secret in flux-system/m);
+      assert.ok(!existsSync(join(repo, 'clusters/env-anon')));
+      const https = await runCli([...base, '--sync-url', 'https://git.example.net/platform/gitops.git']);
+      assertExit(https, 0);
+      assert.match(https.stderr, /^ {2}the FluxInstance names no pull Secret: Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git anonymously, which works only for a public repository \(name one with --sync-secret/m);
+      const instance = parse(await readFile(join(repo, 'clusters/env-anon/flux/flux-instance.yaml'), 'utf8')) as { spec: { sync: { pullSecret?: string } } };
+      assert.equal(instance.spec.sync.pullSecret, undefined);
+    } finally {
+      await writeFile(scaffold, original);
+      await rm(join(repo, 'clusters/env-anon'), { recursive: true, force: true });
+    }
   });
 
   it('init refuses a platform that is not shipped', async () => {

@@ -536,6 +536,28 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
     });
   }
 
+  it("says in the run's log which Secret a FluxInstance pulls with, which must exist before it is applied", async () => {
+    const remote = await newRemote();
+    const url = daemon.url(remote.name);
+    // The platform moved to the Flux Operator: every cluster gets a FluxInstance with the default platform's pull Secret.
+    const work = await mkdtemp(join(scratch, 'flux-instance-'));
+    await git(scratch, 'clone', '--quiet', remote.dir, work);
+    const scaffold = join(work, 'scaffold.yaml');
+    await writeFile(scaffold, (await readFile(scaffold, 'utf8')).replace('  enabled: false\n  sync:\n', '  enabled: true\n  sync:\n    url: https://git.example.net/platform/gitops.git\n'));
+    await git(work, '-c', 'user.name=test', '-c', 'user.email=test@example.invalid', 'commit', '--quiet', '-am', 'Flux Operator for every cluster');
+    await git(work, 'push', '--quiet', 'origin', 'HEAD:main');
+    const logger = capturingLogger();
+    const result = await run(url, 'flux-instance', logger);
+    assert.equal(result.status, 'succeeded');
+    assert.ok((await treeAt(remote.dir, 'main', GITOPS_PATH)).has(`${GITOPS_PATH}/flux/flux-instance.yaml`));
+    const notes = logger.lines.filter((l) => l.fields['event'] === 'note' && l.fields['flux_sync'] !== undefined);
+    assert.ok(notes.length > 0, logger.text());
+    for (const note of notes) {
+      assert.equal(note.fields['pull_secret'], 'flux-system');
+      assert.match(note.msg, /^Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/flux-system: create it before applying the FluxInstance/);
+    }
+  });
+
   it('rotates credentials only when asked: one new pass-2 commit, fresh values, pass 1 untouched', async () => {
     const remote = await newRemote();
     const url = daemon.url(remote.name);
