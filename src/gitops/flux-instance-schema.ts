@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
+import { fluxTuningSchema } from './flux-tuning.js';
 import { durationSchema } from './layer-catalog-schema.js';
 
 /** The Flux components a FluxInstance may install. */
@@ -51,6 +52,8 @@ export const fluxInstanceSpecSchema = z
       })
       .strict()
       .optional(),
+    /** Controller settings patched into the operator's manifests (flux-tuning.ts); on by default. */
+    tuning: fluxTuningSchema.prefault({}),
     sync: z
       .object({
         url: syncUrlSchema.optional(),

@@ -53,6 +53,7 @@ describe('renderFluxInstance', () => {
       spec: {
         distribution: { version: '2.x', registry: 'ghcr.io/fluxcd' },
         components: ['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller'],
+        kustomize: { patches: (object as { spec: { kustomize: { patches: unknown } } }).spec.kustomize.patches },
         sync: { kind: 'GitRepository', url: 'https://git.example.net/platform/gitops.git', ref: 'refs/heads/main', path: 'clusters/eu-prod-1' },
       },
     });
