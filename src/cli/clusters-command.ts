@@ -3,13 +3,13 @@
  * are behind the reference; with `--cluster`, one cluster and its SealedSecrets
  * (with `--cert`, which are sealed with an older certificate).
  */
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
 import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
 import { ValidationError } from '../errors.js';
 import { printClusterSealing } from './clusters-command-sealing.js';
+import { existingDirectory } from './cli-io.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;
 
@@ -43,9 +43,10 @@ export function registerClustersCommand(cli: Command): void {
     .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
     .action(async (opts: { repo: string; reference: string; cluster?: string; cert?: string; output: (typeof OUTPUTS)[number] }) => {
-      if (opts.cluster !== undefined) return printClusterSealing(resolve(opts.repo), { ...opts, cluster: opts.cluster });
-      if (opts.cert !== undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
-      const { clusters, platformCommit } = await listWorkTreeClusters(resolve(opts.repo), opts.reference);
+      if (opts.cert !== undefined && opts.cluster === undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
+      const dir = await existingDirectory(opts.repo);
+      if (opts.cluster !== undefined) return printClusterSealing(dir, { ...opts, cluster: opts.cluster });
+      const { clusters, platformCommit } = await listWorkTreeClusters(dir, opts.reference);
       const views = clusters.map((c) => clusterView(c, platformCommit));
       const behind = views.filter((v) => v.status === 'behind').length;
       process.stderr.write(
