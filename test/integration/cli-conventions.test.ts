@@ -218,6 +218,7 @@ describe('CLI conventions', () => {
       { title: 'init into a directory that is not empty (a conflict, not bad input)', args: () => ['init', repo], code: 1, error: /^error: .* exists and is not empty/m },
       { title: 'git not installed (permanent for this host, not transient)', args: () => ['init', join(tmp, 'no-git')], code: 1, error: /^error: git is not installed/m, env: { PATH: '/nonexistent' } },
       { title: 'the runner without its required flags', args: () => [], code: 2, error: /required option/, binary: 'runner-cli' },
+      { title: 'the runner with a mistyped flag, reported before its missing required flags', args: () => ['--domian', 'x.example.net'], code: 2, error: /^error: unknown option '--domian'\n\(Did you mean --domain\?\)\n/, binary: 'runner-cli' },
       { title: 'scaffold with a bad cluster name', args: () => ['scaffold', '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--data-dir', join(tmp, 'embedded')], code: 2, error: /^scaffold failed: --cluster: must be a DNS-1123 label/m, binary: 'main' },
       { title: 'the service with an unknown flag', args: () => ['--bogus'], code: 2, error: /unknown option '--bogus'/, binary: 'main' },
     ];
