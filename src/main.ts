@@ -143,6 +143,8 @@ export async function startService(
     readonly logger?: ReturnType<typeof createPino>;
     /** Where the embedded mode's start-up notice (dashboard URL, generated token) goes. @default stderr */
     readonly notice?: (text: string) => void;
+    /** Whether `notice` reaches a terminal, the only place a generated token is printed. @default whether stderr is a TTY */
+    readonly noticeOnTerminal?: boolean;
   } = {},
 ): Promise<RunningService> {
   const plugins = options.plugins ?? defaultPlugins;
@@ -259,7 +261,9 @@ export async function startService(
     const address = await app.listen({ port: config.port, host: config.host });
     logger.info({ address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' }, 'gitops-scaffolder listening');
     // Straight to the terminal, not the log: the generated token is printed once, to whoever started the service.
-    if (config.authMode === 'static') (options.notice ?? ((text: string) => process.stderr.write(text)))(embeddedStartupNotice(`${address}${UI_PREFIX}`, embeddedToken));
+    if (config.authMode === 'static') (options.notice ?? ((text: string) => process.stderr.write(text)))(
+        embeddedStartupNotice(`${address}${UI_PREFIX}`, embeddedToken, options.noticeOnTerminal ?? process.stderr.isTTY === true),
+      );
 
     let closing: Promise<void> | undefined;
     return {

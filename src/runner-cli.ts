@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { type Command, CommanderError } from 'commander';
+import { unknownFlagError } from './cli/cli-conventions.js';
 import { createWorkTreeVerifier } from './workspace/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
 import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
@@ -290,6 +291,12 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
 
 const runner = program(process.env);
 try {
+  // A mistyped flag first, as the other binaries report it: commander would call `--domian` a missing --domain.
+  const unknown = unknownFlagError(runner, process.argv.slice(2));
+  if (unknown !== undefined) {
+    process.stderr.write(`${unknown}\n`);
+    throw new CommanderError(EXIT_BAD_INPUT, 'commander.unknownOption', unknown.split('\n')[0] ?? unknown);
+  }
   await runner.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

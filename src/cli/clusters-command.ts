@@ -3,7 +3,6 @@
  * are behind the reference; with `--cluster`, one cluster and its SealedSecrets
  * (with `--cert`, which are sealed with an older certificate).
  */
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
@@ -11,6 +10,7 @@ import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
 import { ValidationError } from '../errors.js';
 import { printClusterSealing } from './clusters-command-sealing.js';
 import { formatResourceSetInputs } from './clusters-resourceset-output.js';
+import { existingDirectory } from './cli-io.js';
 
 const OUTPUTS = ['table', 'json', 'yaml', 'resourceset'] as const;
 
@@ -44,12 +44,13 @@ export function registerClustersCommand(cli: Command): void {
     .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
     .action(async (opts: { repo: string; reference: string; cluster?: string; cert?: string; output: (typeof OUTPUTS)[number] }) => {
+      if (opts.cert !== undefined && opts.cluster === undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
+      const dir = await existingDirectory(opts.repo);
       if (opts.cluster !== undefined) {
         if (opts.output === 'resourceset') throw new ValidationError([{ field: '--output', message: 'resourceset lists the fleet: leave out --cluster' }]);
-        return printClusterSealing(resolve(opts.repo), { ...opts, output: opts.output, cluster: opts.cluster });
+        return printClusterSealing(dir, { ...opts, output: opts.output, cluster: opts.cluster });
       }
-      if (opts.cert !== undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
-      const { clusters, platformCommit } = await listWorkTreeClusters(resolve(opts.repo), opts.reference);
+      const { clusters, platformCommit } = await listWorkTreeClusters(dir, opts.reference);
       const views = clusters.map((c) => clusterView(c, platformCommit));
       const behind = views.filter((v) => v.status === 'behind').length;
       process.stderr.write(

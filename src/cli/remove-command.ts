@@ -1,7 +1,7 @@
 /** `generate-gitops-env remove`: delete the generator's files of one cluster, nothing else, and say what Flux deletes. */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { fluxEffect, removeWorkTree } from '../workspace/remove-work-tree.js';
+import { existingDirectory } from './cli-io.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -18,7 +18,7 @@ export function registerRemoveCommand(cli: Command): void {
     .option('--commit', 'record the removal as one commit (only the removed files are staged)', false)
     .option('--delete-data', 'also delete the data: first commit the lifting of the prune protection, then the removal (needs --commit; push the first commit and let Flux apply it before the second)', false)
     .action(async (opts: { repo: string; cluster: string; reference: string; commit: boolean; deleteData: boolean }) => {
-      const outcome = await removeWorkTree(resolve(opts.repo), { cluster: opts.cluster, reference: opts.reference, commit: opts.commit, deleteData: opts.deleteData });
+      const outcome = await removeWorkTree(await existingDirectory(opts.repo), { cluster: opts.cluster, reference: opts.reference, commit: opts.commit, deleteData: opts.deleteData });
       if (outcome.liftCommit !== undefined) say(`Lifted the prune protection in ${outcome.lifted?.join(', ')}: committed ${outcome.liftCommit.slice(0, 12)}.`);
       for (const path of outcome.remove) process.stdout.write(`D ${path}\n`);
       for (const path of outcome.write.keys()) process.stdout.write(`M ${path}\n`);

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { previewWorkTree, renderWorkTree, type RenderWorkTreeOptions } from '../git/render-work-tree.js';
 import { ValidationError } from '../errors.js';
 import type { RenderedLayer, RenderPass } from '../gitops/render-cluster.js';
-import { CLUSTER_ATTRIBUTES } from '../model/cluster-spec.js';
+import { CLUSTER_ATTRIBUTES, parseClusterSpec, parseReferenceName } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
 import { colorAllowed, paint } from '../no-color.js';
@@ -82,6 +82,16 @@ export function registerRenderCommand(program: Command): void {
     .option('--sync-secret <name>', 'the Secret in flux-system with the credentials the FluxInstance pulls a private repository with (sync.pullSecret)')
     .option('--dry-run', 'print what would change as a unified diff and write nothing', false)
     .action(async (opts: RenderFlags) => {
+      // Every flag is checked before the progress line: a typo in --cluster must not read as a render that started.
+      const cluster = parseClusterSpec({
+        name: opts.cluster,
+        domain: opts.domain,
+        region: opts.region,
+        ...(opts.role !== undefined ? { role: opts.role } : {}),
+        ...(opts.infraProvider !== undefined ? { infra_provider: opts.infraProvider } : {}),
+        ...(opts.dnsProvider !== undefined ? { dns_provider: opts.dnsProvider } : {}),
+      });
+      const reference = parseReferenceName(opts.reference);
       const dir = await existingDirectory(opts.repo);
       if (opts.pass === 'all' && !opts.cert) {
         throw new ValidationError([{ field: '--cert', message: '--pass all seals credentials and needs the cluster\'s certificate (--cert PEM_FILE); use --pass infrastructure for the first pass' }]);
@@ -93,15 +103,8 @@ export function registerRenderCommand(program: Command): void {
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
       say(`Rendering ${opts.cluster} (${opts.domain}, ${opts.region}) from clusters/${opts.reference}, pass ${opts.pass}…`);
       const options: RenderWorkTreeOptions = {
-        cluster: {
-          name: opts.cluster,
-          domain: opts.domain,
-          region: opts.region,
-          ...(opts.role !== undefined ? { role: opts.role } : {}),
-          ...(opts.infraProvider !== undefined ? { infra_provider: opts.infraProvider } : {}),
-          ...(opts.dnsProvider !== undefined ? { dns_provider: opts.dnsProvider } : {}),
-        },
-        reference: opts.reference,
+        cluster,
+        reference,
         pass: opts.pass,
         generatorVersion: packageVersion(),
         rotateCredentials: opts.rotateCredentials,

@@ -9,7 +9,6 @@
  * SealedSecrets recorded as sealed with another certificate.
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
@@ -19,6 +18,7 @@ import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
 import { parseRecoveryKeys } from '../sealing/reencrypt.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
+import { existingDirectory } from './cli-io.js';
 
 interface RotateFlags {
   repo: string;
@@ -58,7 +58,7 @@ export function registerRotateCommand(cli: Command): void {
     .option('--dry-run', 'list what would be rotated; write nothing')
     .action(async (opts: RotateFlags) => {
       const say = (line: string) => process.stderr.write(`${line}\n`);
-      const dir = resolve(opts.repo);
+      const dir = await existingDirectory(opts.repo);
       const certificate = parseSealingCertificate(await readInputFile(opts.cert, '--cert'), '--cert');
       const values = await valuesOf(opts);
       const reader = new FsRepoReader(dir);

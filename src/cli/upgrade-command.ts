@@ -1,9 +1,9 @@
 /** `generate-gitops-env upgrade`: re-render generated clusters from the current reference, credentials kept. */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { upgradeWorkTree, type UpgradeOutcome } from '../workspace/upgrade-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { packageVersion } from '../package-paths.js';
+import { existingDirectory } from './cli-io.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -31,8 +31,9 @@ export function registerUpgradeCommand(cli: Command): void {
     .option('--reference <name>', 'the reference environment', 'development')
     .option('--dry-run', 'write nothing; print what each cluster would change', false)
     .action(async (opts: { repo: string; cluster?: string[]; reference: string; dryRun: boolean }) => {
+      const dir = await existingDirectory(opts.repo);
       const started = Date.now();
-      const outcomes = await upgradeWorkTree(resolve(opts.repo), {
+      const outcomes = await upgradeWorkTree(dir, {
         reference: opts.reference,
         dryRun: opts.dryRun,
         generatorVersion: packageVersion(),

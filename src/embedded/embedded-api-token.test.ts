@@ -36,12 +36,19 @@ describe('the embedded API token', () => {
 
   it('prints the dashboard URL always, the token only when it was just generated', async () => {
     const token = await ensureEmbeddedApiToken(await dir());
-    const first = embeddedStartupNotice('http://127.0.0.1:8080/ui/', token);
+    const first = embeddedStartupNotice('http://127.0.0.1:8080/ui/', token, true);
     assert.match(first, /dashboard at http:\/\/127\.0\.0\.1:8080\/ui\//);
     assert.ok(first.includes(token.token));
-    const later = embeddedStartupNotice('http://127.0.0.1:8080/ui/', { ...token, created: false });
+    const later = embeddedStartupNotice('http://127.0.0.1:8080/ui/', { ...token, created: false }, true);
     assert.ok(!later.includes(token.token));
     assert.ok(later.includes(token.file));
-    assert.ok(!embeddedStartupNotice('http://x/ui/', undefined).includes('kept in'));
+    assert.ok(!embeddedStartupNotice('http://x/ui/', undefined, true).includes('kept in'));
+  });
+
+  it('never prints a generated token when its reader is not a terminal: names the file instead', async () => {
+    const token = await ensureEmbeddedApiToken(await dir());
+    const piped = embeddedStartupNotice('http://127.0.0.1:8080/ui/', token, false);
+    assert.ok(!piped.includes(token.token), piped);
+    assert.ok(piped.includes(token.file), piped);
   });
 });

@@ -38,15 +38,19 @@ export async function ensureEmbeddedApiToken(dataDir: string): Promise<EmbeddedA
 }
 
 /**
- * What `serve` prints on the terminal in embedded mode: the dashboard's URL, and
- * the generated token the one time it is created (later: where it is kept).
+ * What `serve` prints in embedded mode: the dashboard's URL, and the generated
+ * token the one time it is created (later: where it is kept). The token itself
+ * only on a terminal (`onTerminal`): stderr redirected to a file or a log
+ * collector would keep a credential there, so that reader is told the file instead.
  */
-export function embeddedStartupNotice(dashboardUrl: string, token: EmbeddedApiToken | undefined): string {
+export function embeddedStartupNotice(dashboardUrl: string, token: EmbeddedApiToken | undefined, onTerminal: boolean): string {
   const lines = [`gitops-scaffolder: dashboard at ${dashboardUrl}`];
-  if (token?.created) {
+  if (token?.created && onTerminal) {
     lines.push(`gitops-scaffolder: API token (shown once; kept in ${token.file}): ${token.token}`);
+  } else if (token?.created) {
+    lines.push(`gitops-scaffolder: API token generated, not printed (stderr is not a terminal): sign in with the one in ${token.file}`);
   } else if (token !== undefined) {
-    lines.push(`gitops-scaffolder: API token: the one in ${token.file}`);
+    lines.push(`gitops-scaffolder: API token: sign in with the one in ${token.file}`);
   } else {
     lines.push('gitops-scaffolder: API token: one of API_TOKENS');
   }

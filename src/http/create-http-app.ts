@@ -36,6 +36,7 @@ import { registerUpgradeRoutes } from './routes/upgrade-routes.js';
 import type { RolloutStore } from '../service/rollout-store.js';
 import { actionOf, assertRouteHasPermission, permissionOf } from './route-permissions.js';
 import { isUiPath, registerUiRoutes, type UiRoutesOptions } from './ui-routes.js';
+import { packageVersion } from '../package-paths.js';
 
 /** Content-Security-Policy of every /docs response: nothing but its own files, never inside a frame. */
 export const DOCS_CSP = [
@@ -215,7 +216,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
       openapi: '3.1.0',
       info: {
         title: 'gitops-scaffolder',
-        version: '1',
+        // The package's version: a client generated from the document can tell which service it describes.
+        version: packageVersion(),
         description:
           "Writes a new cluster's complete Flux tree into a Git repository and pushes it. POST a request, then poll GET /api/v1/scaffolds/{id} (or follow its logs) until the status is final.",
       },

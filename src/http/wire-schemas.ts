@@ -297,14 +297,31 @@ export const dryRunSchema = z.object({
 });
 export const healthSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 
-export const errorResponses = {
-  400: errorSchema,
-  401: errorSchema,
-  403: errorSchema,
-  404: errorSchema,
-  409: errorSchema,
-  503: errorSchema,
-};
+/** What each error status means, as the API description shows it. */
+const ERROR_MEANINGS = {
+  400: 'Invalid input: the body, a parameter or the query (`error.fields` names each bad field)',
+  401: 'No bearer token, or one the service does not accept',
+  403: 'The caller may not do this (RBAC), or the repository is not one the service is configured to read',
+  404: 'Not found',
+  409: 'Conflicts with the current state',
+  413: 'The request body is too large',
+  415: 'The request body is not application/json',
+  503: 'A dependency (database, Kubernetes API, Git remote) did not answer; retry after Retry-After',
+} as const;
+
+/** An error status a route answers because of its own input or state (401, 403 and 503 every API route answers). */
+export type RouteErrorStatus = 400 | 404 | 409 | 413 | 415;
+
+/**
+ * The error answers of an authenticated API route, each an `application/json`
+ * error body: 401, 403 and 503, which every such route can answer, and
+ * `statuses`, the ones its own input and state can cause, so a client
+ * generated from the document handles what the route really answers.
+ */
+export function errorResponsesOf(...statuses: RouteErrorStatus[]): Record<number, { description: string; content: { 'application/json': { schema: typeof errorSchema } } }> {
+  const all = [...new Set<keyof typeof ERROR_MEANINGS>([...statuses, 401, 403, 503])].sort((a, b) => a - b);
+  return Object.fromEntries(all.map((status) => [status, { description: ERROR_MEANINGS[status], content: { 'application/json': { schema: errorSchema } } }]));
+}
 
 
 export type WireRequest = z.infer<typeof scaffoldRequestSchema>;

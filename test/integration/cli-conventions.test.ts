@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,37 @@ describe('CLI conventions', () => {
       assertExit(result, 0);
       assert.equal(result.stdout, `${version}\n`, binary);
     }
+  });
+
+  it('serve: --port, --host and --data-dir win over PORT, HOST and DATA_DIR; a generated token is not printed to a stderr that is not a terminal', async () => {
+    const dataDir = join(tmp, 'serve-data');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'src', 'main.ts'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      cwd: PACKAGE_ROOT,
+      // Each variable alone would refuse to start (PORT) or listen elsewhere: only the flags make this work.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', LOG_LEVEL: 'silent', PORT: 'not-a-port', HOST: '192.0.2.1', DATA_DIR: join(tmp, 'env-data') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let stderr = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString('utf8');
+          if (/API token.*\n/.test(stderr)) resolve();
+        });
+        void exited.then((code) => reject(new Error(`serve exited ${code} before its notice:\n${stderr}`)));
+      });
+      const address = /dashboard at (http:\/\/127\.0\.0\.1:\d+)\/ui\//.exec(stderr)?.[1];
+      assert.ok(address, stderr);
+      const token = (await readFile(join(dataDir, 'api-token'), 'utf8')).trim();
+      assert.ok(!stderr.includes(token), 'the generated token went to a stderr that is not a terminal');
+      assert.match(stderr, new RegExp(`sign in with the one in ${join(dataDir, 'api-token').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      const listed = await fetch(`${address}/api/v1/scaffolds`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(listed.status, 200, 'the token in the named file signs in');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, stderr);
   });
 
   it('marks required flags in help', async () => {
@@ -175,13 +206,19 @@ describe('CLI conventions', () => {
       { title: 'a value outside the choices', args: () => ['verify', '--repo', repo, '-o', 'xml'], code: 2, error: /'-o, --output <format>' argument 'xml' is invalid/ },
       { title: 'a --repo that does not exist', args: () => ['render', '--repo', join(tmp, 'nowhere'), ...CLUSTER_ARGS, '--pass', 'infrastructure'], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
       { title: 'verify on a --repo that does not exist', args: () => ['verify', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: /m },
-      { title: 'a bad cluster name', args: () => ['render', '--repo', repo, '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--pass', 'infrastructure'], code: 2, error: /^error: --cluster: must be a DNS-1123 label/m },
+      { title: 'a bad cluster name', args: () => ['render', '--repo', repo, '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--pass', 'infrastructure'], code: 2, error: /^error: --cluster: must be a DNS-1123 label/ },
+      // Checked before the progress line (the pattern is anchored at the first line), so no render seems to have started.
+      { title: 'a bad domain, before any progress line', args: () => ['render', '--repo', repo, '--cluster', 'ok-1', '--domain', 'bad_domain', '--region', 'eu-west-1', '--pass', 'infrastructure'], code: 2, error: /^error: --domain: / },
+      { title: 'remove on a --repo that does not exist', args: () => ['remove', '--repo', join(tmp, 'nowhere'), '--cluster', 'eu-prod-1'], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
+      { title: 'clusters on a --repo that does not exist', args: () => ['clusters', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
+      { title: 'upgrade on a --repo that does not exist', args: () => ['upgrade', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
       { title: 'a missing certificate file', args: () => ['seal', '--cert', join(tmp, 'missing.pem')], code: 2, error: /^error: --cert: cannot read/m, stdin: SECRET },
       { title: 'stdin that is not a Secret', args: () => ['seal', '--cert', cert], code: 2, error: /^error: kind: must be Secret/m, stdin: 'kind: ConfigMap\napiVersion: v1\n' },
       { title: 'a graph of a cluster that has none', args: () => ['graph', '--repo', repo, '--cluster', 'nowhere-1'], code: 2, error: /^error: / },
       { title: 'init into a directory that is not empty (a conflict, not bad input)', args: () => ['init', repo], code: 1, error: /^error: .* exists and is not empty/m },
       { title: 'git not installed (permanent for this host, not transient)', args: () => ['init', join(tmp, 'no-git')], code: 1, error: /^error: git is not installed/m, env: { PATH: '/nonexistent' } },
       { title: 'the runner without its required flags', args: () => [], code: 2, error: /required option/, binary: 'runner-cli' },
+      { title: 'the runner with a mistyped flag, reported before its missing required flags', args: () => ['--domian', 'x.example.net'], code: 2, error: /^error: unknown option '--domian'\n\(Did you mean --domain\?\)\n/, binary: 'runner-cli' },
       { title: 'scaffold with a bad cluster name', args: () => ['scaffold', '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--data-dir', join(tmp, 'embedded')], code: 2, error: /^scaffold failed: --cluster: must be a DNS-1123 label/m, binary: 'main' },
       { title: 'the service with an unknown flag', args: () => ['--bogus'], code: 2, error: /unknown option '--bogus'/, binary: 'main' },
     ];

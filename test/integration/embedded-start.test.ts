@@ -24,7 +24,7 @@ describe('embedded mode start-up', () => {
     assert.equal(config.authMode, 'static');
     const start = async (): Promise<{ printed: string; address: string; close: () => Promise<void> }> => {
       let printed = '';
-      const service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }), notice: (text) => void (printed += text) });
+      const service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }), notice: (text) => void (printed += text), noticeOnTerminal: true });
       return { printed, address: service.address, close: () => service.close() };
     };
 
@@ -42,7 +42,7 @@ describe('embedded mode start-up', () => {
       const second = await start();
       try {
         assert.ok(!second.printed.includes(token), 'the token is printed only when it is generated');
-        assert.match(second.printed, /API token: the one in .*api-token/);
+        assert.match(second.printed, /API token: sign in with the one in .*api-token/);
         const again = await fetch(`${second.address}/api/v1/scaffolds`, { headers: { authorization: `Bearer ${token}` } });
         assert.equal(again.status, 200, 'the same token after a restart');
       } finally {

@@ -64,7 +64,7 @@ export function LoginPage({ onLogin, notice }: { onLogin: () => void; notice: st
             aria-errormessage={error !== null ? 'token-error' : undefined}
           />
           <p id="token-help" class="hint">
-            A bearer token the service accepts (API_TOKENS in embedded mode). It is kept in this browser tab only and sent in the Authorization header.
+            A bearer token the service accepts: in embedded mode one of API_TOKENS or, without them, the generated one in DATA_DIR/api-token. It is kept in this browser tab only and sent in the Authorization header.
           </p>
           {error !== null && (
             <p id="token-error" class="field-error" role="alert">

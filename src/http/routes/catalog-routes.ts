@@ -1,7 +1,7 @@
 /** A repository's layer catalog, for the dashboard's dry-run form. */
 import { NotFoundError } from '../../errors.js';
 import type { RouteContext } from '../route-context.js';
-import { catalogQuerySchema, catalogSchema, errorResponses } from '../wire-schemas.js';
+import { catalogQuerySchema, catalogSchema, errorResponsesOf } from '../wire-schemas.js';
 
 /** Registers `GET /api/v1/catalog`. */
 export function registerCatalogRoutes(context: RouteContext): void {
@@ -16,7 +16,7 @@ export function registerCatalogRoutes(context: RouteContext): void {
           "Read from the branch's scaffold.yaml (`attributes`). Both parameters are optional: the service's default repository and `main`. `attributes` is empty for a platform without a layer catalog. 404 when this service cannot read catalogs.",
         tags: ['catalog'],
         querystring: catalogQuerySchema,
-        response: { 200: catalogSchema, ...errorResponses },
+        response: { 200: catalogSchema, ...errorResponsesOf(400, 404) },
       },
     },
     async (request, reply) => {

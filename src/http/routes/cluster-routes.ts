@@ -16,7 +16,7 @@ import type { ScaffoldService } from '../../service/scaffold-service.js';
 import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
 import { API, type RouteContext } from '../route-context.js';
-import { errorResponses } from '../wire-schemas.js';
+import { errorResponsesOf } from '../wire-schemas.js';
 import { acceptedView, withoutCredentials } from '../wire-views.js';
 import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
@@ -87,7 +87,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
           'Read from the branch head. `status` is `behind` when the cluster was rendered from an older platform commit than the current one (`behind.rendered_from`); `upgrade` re-renders it. `?format=resourceset` answers in the Flux Operator ResourceSetInputProvider `ExternalService` shape.',
         tags: ['fleet'],
         querystring: clustersQuerySchema,
-        response: { 200: fleetSchema, ...errorResponses },
+        response: { 200: fleetSchema, ...errorResponsesOf(400, 404) },
       },
     },
     async (request, reply) => {
@@ -137,7 +137,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
         tags: ['fleet'],
         params: clusterParamsSchema,
         querystring: clusterQuerySchema,
-        response: { 200: clusterViewSchema, ...errorResponses },
+        response: { 200: clusterViewSchema, ...errorResponsesOf(400, 404) },
       },
     },
     async (request, reply) => {
@@ -161,7 +161,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
         querystring: removeClusterQuerySchema,
         // Fastify hands an absent body over as null.
         body: removeClusterBodySchema.nullish(),
-        response: { 202: removalSchema, ...errorResponses },
+        response: { 202: removalSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
       },
     },
     async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string }; Body: z.infer<typeof removeClusterBodySchema> | null | undefined }>, reply) => {

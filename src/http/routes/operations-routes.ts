@@ -2,7 +2,8 @@
 import type { Registry } from 'prom-client';
 import type { RouteContext } from '../route-context.js';
 import { describeError } from '../http-errors.js';
-import { healthSchema } from '../wire-schemas.js';
+import { z } from 'zod';
+import { errorResponsesOf, healthSchema } from '../wire-schemas.js';
 
 /** How long a successful store ping answers /healthz without another. */
 const HEALTHY_FOR_MS = 1000;
@@ -42,10 +43,25 @@ export function registerOperationsRoutes(context: RouteContext, registry: Regist
     },
   );
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['operations'], ...(metricsPublic ? { security: [] } : {}) } }, async (_request, reply) => {
-    const text = await registry.metrics();
-    return reply.type(registry.contentType).send(text);
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        tags: ['operations'],
+        ...(metricsPublic ? { security: [] } : {}),
+        response: {
+          200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: z.string() } } },
+          // Without METRICS_PUBLIC it takes a token like the API, with the same refusals.
+          ...(metricsPublic ? {} : errorResponsesOf()),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const text = await registry.metrics();
+      return reply.type(registry.contentType).send(text);
+    },
+  );
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -9,7 +9,7 @@
  */
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { API, type RouteContext } from '../route-context.js';
-import { acceptedSchema, clusterParamsSchema, errorResponses, rotateRequestSchema } from '../wire-schemas.js';
+import { acceptedSchema, clusterParamsSchema, errorResponsesOf, rotateRequestSchema } from '../wire-schemas.js';
 import { acceptedView, secretsOf } from '../wire-views.js';
 
 /** Registers `POST /api/v1/clusters/{name}/rotate`. */
@@ -26,7 +26,7 @@ export function registerRotateRoutes(context: RouteContext): void {
         tags: ['clusters'],
         params: clusterParamsSchema,
         body: rotateRequestSchema,
-        response: { 202: acceptedSchema, ...errorResponses },
+        response: { 202: acceptedSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
       },
     },
     async (request, reply) => {

@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { NotFoundError } from '../../errors.js';
 import type { LogLine } from '../../service/run-store.js';
 import { API, type RouteContext } from '../route-context.js';
-import { errorResponses, graphQuerySchema, idParamsSchema, logsQuerySchema } from '../wire-schemas.js';
+import { z } from 'zod';
+import { errorResponsesOf, graphQuerySchema, idParamsSchema, logsQuerySchema } from '../wire-schemas.js';
 
 /** Registers the log and graph routes. */
 export function registerRunOutputRoutes(context: RouteContext): void {
@@ -22,8 +23,16 @@ export function registerRunOutputRoutes(context: RouteContext): void {
         tags: ['scaffolds'],
         params: idParamsSchema,
         querystring: graphQuerySchema,
-        produces: ['image/svg+xml', 'application/json'],
-        response: { ...errorResponses },
+        response: {
+          200: {
+            description: 'The graph: an SVG picture (`?format=svg`), or its nodes and edges as data (`?format=json`)',
+            content: {
+              'image/svg+xml': { schema: z.string().describe('An SVG document') },
+              'application/json': { schema: z.record(z.string(), z.unknown()).describe('The graph as `generate-gitops-env graph -o json` prints it') },
+            },
+          },
+          ...errorResponsesOf(400, 404),
+        },
       },
     },
     async (request, reply) => {
@@ -37,7 +46,7 @@ export function registerRunOutputRoutes(context: RouteContext): void {
       // An SVG opened on its own must not run anything: it is a picture.
       if (format === 'svg') void reply.type('image/svg+xml; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
       else void reply.type('application/json; charset=utf-8');
-      // Already text: bypass the (error-only) response schemas.
+      // Already text: bypass the response schemas (they describe the document, not this body).
       return reply.serializer((payload: unknown) => String(payload)).send(drawing as never);
     },
   );
@@ -52,7 +61,16 @@ export function registerRunOutputRoutes(context: RouteContext): void {
         tags: ['scaffolds'],
         params: idParamsSchema,
         querystring: logsQuerySchema,
-        response: { ...errorResponses },
+        response: {
+          200: {
+            description: 'The log, streamed: one line each (text/plain), or NDJSON `{seq, time, line}` with `?format=json`',
+            content: {
+              'text/plain': { schema: z.string() },
+              'application/x-ndjson': { schema: z.string().describe('One JSON object a line: {"seq": 1, "time": "…", "line": "…"}') },
+            },
+          },
+          ...errorResponsesOf(400, 404),
+        },
       },
     },
     async (request, reply) => {
@@ -66,7 +84,7 @@ export function registerRunOutputRoutes(context: RouteContext): void {
         .header('x-content-type-options', 'nosniff');
       // Proxies (nginx) would otherwise hold a followed stream back.
       if (follow === 'true') void reply.header('x-accel-buffering', 'no');
-      // A stream bypasses the serializer; the response schemas only describe errors here.
+      // A stream bypasses the serializer; the 200 schemas only describe it in the document.
       return reply.send(Readable.from(renderLog(lines, json)) as never);
     },
   );

@@ -17,7 +17,7 @@ import { parseSealingCertificate, type SealingCertificate } from '../../sealing/
 import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
 import { clusterParamsSchema, clusterViewSchema, sealingCheckRequestSchema } from '../cluster-schemas.js';
 import type { RouteContext } from '../route-context.js';
-import { errorResponses } from '../wire-schemas.js';
+import { errorResponsesOf } from '../wire-schemas.js';
 
 /** The certificate to compare a cluster's SealedSecrets with, or why there is none. */
 export type SealingComparison = () => Promise<{ readonly certificate?: SealingCertificate; readonly reason?: string }>;
@@ -65,7 +65,7 @@ export function registerSealingCheckRoute(context: RouteContext, detail: Cluster
         tags: ['fleet'],
         params: clusterParamsSchema,
         body: sealingCheckRequestSchema,
-        response: { 200: clusterViewSchema, ...errorResponses },
+        response: { 200: clusterViewSchema, ...errorResponsesOf(400, 404, 413, 415) },
       },
     },
     async (request, reply) => {

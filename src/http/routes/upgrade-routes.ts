@@ -14,7 +14,7 @@ import { RolloutService } from '../../service/rollout-service.js';
 import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
 import { branchSchema } from '../../service/scaffold-service.js';
 import type { RouteContext } from '../route-context.js';
-import { RUN_STATUSES, errorResponses, repositoryUrlSchema } from '../wire-schemas.js';
+import { RUN_STATUSES, errorResponsesOf, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
 import { deliveryView, deliveryViewSchema, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
 
@@ -165,7 +165,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
           'Each cluster is upgraded by its own run (action `upgrade`: a runner Job, listed under /api/v1/scaffolds with its steps and log): re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the run and the cluster); an up-to-date cluster gets no commit. Each run delivers as `delivery` says: pushed, or through its own pull/merge request (branch `scaffold/<cluster>/upgrade`, opened with the service\'s forge credentials) that must be merged before the run succeeds; a request closed without merge fails the run. A direct push refused by a protected branch fails the run with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL; each cluster names its `run_id`); a wave starts only when every run of the previous one succeeded, and a failure stops the rollout (`failure`). 409 while one of the clusters has an active run. With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
         tags: ['fleet'],
         body: upgradeRequestSchema,
-        response: { 200: previewSchema, 202: rolloutSchema, ...errorResponses },
+        response: { 200: previewSchema, 202: rolloutSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
       },
     },
     async (request, reply) => {
@@ -192,7 +192,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
         description: 'Each summed up: its state, who started it, its waves and how many clusters are in each status. `?state=running` lists the ones under way (to follow or cancel).',
         tags: ['fleet'],
         querystring: rolloutListQuerySchema,
-        response: { 200: rolloutListSchema, ...errorResponses },
+        response: { 200: rolloutListSchema, ...errorResponsesOf(400, 404) },
       },
     },
     async (request, reply) => {
@@ -210,7 +210,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
         summary: 'One upgrade rollout: its waves, each cluster’s outcome, and where it stopped',
         tags: ['fleet'],
         params: z.object({ id: z.string().min(1).max(64) }),
-        response: { 200: rolloutSchema, ...errorResponses },
+        response: { 200: rolloutSchema, ...errorResponsesOf(400, 404) },
       },
     },
     async (request, reply) => {
@@ -230,7 +230,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
           'Answers once the rollout is recorded `cancelled` (within about a second): each cluster whose run was under way shows that run `cancelled` with who cancelled it; a run that had already ended keeps its outcome; clusters of later waves stay `pending`, never started. Commits that already landed stay: upgrade those clusters again, or leave them. 409 when the rollout has already ended.',
         tags: ['fleet'],
         params: z.object({ id: z.string().min(1).max(64) }),
-        response: { 200: rolloutSchema, ...errorResponses },
+        response: { 200: rolloutSchema, ...errorResponsesOf(400, 404, 409) },
       },
     },
     async (request) => rolloutView(await available().cancel(request.params.id, callerOf(request))),
