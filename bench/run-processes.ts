@@ -23,6 +23,8 @@ interface RunCost {
   readonly kubectl: number;
   readonly cached: number;
   readonly git: number;
+  /** The git commands in the order the run made them ("clone", "sparse-checkout", …). */
+  readonly gitSequence: readonly string[];
   readonly cpuMs: number;
   readonly wallMs: number;
 }
@@ -62,8 +64,8 @@ export const runProcessesSuite: Suite = async ({ log }) => {
       );
       if (result.status !== 'succeeded') throw new Error(`run ${name} ended ${result.status}: ${result.message}`);
     });
-    const git = events.filter((e) => e['message'] === 'git').length;
-    return { kubectl, cached, git, cpuMs: cpuMsWithChildren() - cpuBefore, wallMs };
+    const gitSequence = events.filter((e) => e['message'] === 'git').map((e) => String(e['git']));
+    return { kubectl, cached, git: gitSequence.length, gitSequence, cpuMs: cpuMsWithChildren() - cpuBefore, wallMs };
   };
 
   await once('warm', true);
@@ -80,13 +82,14 @@ export const runProcessesSuite: Suite = async ({ log }) => {
     }
   }
   await daemon.stop();
-  const med = (runs: readonly RunCost[], key: keyof RunCost) => median(runs.map((r) => r[key]));
+  const med = (runs: readonly RunCost[], key: Exclude<keyof RunCost, 'gitSequence'>) => median(runs.map((r) => r[key]));
   const hitRate = (runs: readonly RunCost[]) => {
     const built = med(runs, 'kubectl');
     const kept = med(runs, 'cached');
     return built + kept === 0 ? 0 : kept / (built + kept);
   };
   log(`run-processes: per run, cache off: ${med(base, 'kubectl')} kubectl, ${med(base, 'git')} git, ${ms(med(base, 'cpuMs'))} CPU; cache on: ${med(cache, 'kubectl')} kubectl (${med(cache, 'cached')} cached), ${med(cache, 'git')} git, ${ms(med(cache, 'cpuMs'))} CPU`);
+  log(`run-processes: one run's git commands, in order: ${cache[0]?.gitSequence.join(', ') ?? ''}`);
   const info = (name: string, measured: string, baseline: string, ratio: number | undefined): Figure => ({
     suite: 'run-processes',
     name,
