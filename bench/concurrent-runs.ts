@@ -29,7 +29,7 @@ const SINGLE_RUNS = 3;
 const TARGET_RATIO = 5;
 
 /** A Logger that keeps every event's fields, with the bindings of its children. */
-function recordingLogger(events: Record<string, unknown>[], bindings: Record<string, unknown> = {}): Logger {
+export function recordingLogger(events: Record<string, unknown>[], bindings: Record<string, unknown> = {}): Logger {
   const record = (fields: Record<string, unknown>, message: string) => events.push({ ...bindings, ...fields, message });
   return {
     // The remote logs each git command with its duration at debug: where the git time goes.

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [suite ...]`: runs the benchmark suites in order (render,
- * runner-scale, concurrent-runs, api, upgrade), or the ones named, and prints every
+ * runner-scale, run-processes, concurrent-runs, api, upgrade), or the ones named, and prints every
  * figure beside the baseline measured in the same run, the ratio, the target
  * and PASS/MISS. Benchmarks report, they don't gate: the exit code is 0 even on
  * MISS, and non-zero only when a suite could not run.
@@ -9,6 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { apiSuite } from './api.js';
 import { concurrentRunsSuite } from './concurrent-runs.js';
 import { renderSuite } from './render.js';
+import { runProcessesSuite } from './run-processes.js';
 import { runnerScaleSuite } from './runner-scale.js';
 import { upgradeSuite } from './upgrade.js';
 import { type Figure, type Suite, ratio, runCleanups } from './support.js';
@@ -16,6 +17,7 @@ import { type Figure, type Suite, ratio, runCleanups } from './support.js';
 const SUITES: readonly (readonly [string, Suite])[] = [
   ['render', renderSuite],
   ['runner-scale', runnerScaleSuite],
+  ['run-processes', runProcessesSuite],
   ['concurrent-runs', concurrentRunsSuite],
   ['api', apiSuite],
   ['upgrade', upgradeSuite],

@@ -15,23 +15,13 @@ import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { type Command, CommanderError } from 'commander';
 import { unknownFlagError } from './cli/cli-conventions.js';
-import { createWorkTreeVerifier } from './workspace/verify-work-tree.js';
 import { ValidationError, type AppError } from './errors.js';
+import { packageVersion } from './package-paths.js';
 import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } from './exit-codes.js';
 import type { Logger } from './logger.js';
-import { CliGitRemote } from './git/cli-git-remote.js';
-import { loadKubeConfig, type KubeConfigSource } from './kubernetes/kube-config.js';
-import { KubeSealingCertificateSource } from './kubernetes/kube-sealing-certificate-source.js';
-import { KubeFluxReadiness } from './kubernetes/kube-flux-readiness.js';
-import { waitForFluxReady } from './runner/wait-for-flux-ready.js';
-import { commitContainment } from './workspace/commit-containment.js';
-import { clusterNameSchema, type ClusterSpec } from './model/cluster-spec.js';
-import { runInputIssues, type RunInputFields } from './model/run-inputs.js';
-import { packageVersion } from './package-paths.js';
-import { createPinoLogger } from './pino-logger.js';
-import { runScaffold, verifierFor } from './runner/run-scaffold.js';
-import { runFleetChange } from './runner/run-fleet-change.js';
-import { failedResult, StepError } from './runner/step-runner.js';
+import type { KubeConfigSource } from './kubernetes/kube-config.js';
+import type { ClusterSpec } from './model/cluster-spec.js';
+import type { RunInputFields } from './model/run-inputs.js';
 import type { CredentialRotation } from './gitops/sealed-credentials.js';
 import { booleanFromEnv, rotationNames, runnerCommand, type RunnerFlags } from './cli/runner-flags.js';
 import type { GitCredentials } from './runner/ports.js';
@@ -40,12 +30,12 @@ import { parseDuration } from './duration.js';
 import { FIELD_FLAGS } from './cli/flag-names.js';
 import { terminalOutput } from './cli/terse-run-output.js';
 import { readInputFile, secretFromEnvOrFile } from './read-input-file.js';
-import { holdLease } from './run-contract/run-lease.js';
-import { runnerDelivery } from './delivery/runner-delivery.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
-import { boundedResult } from './run-contract/run-result.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js';
+// What only a run needs (client-node, the forge clients, pino, verify's kubectl
+// and schemas) is imported where the run starts: `--version` and `--help` load
+// none of it, and that module graph cost 1.5 CPU-seconds a process.
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -94,6 +84,7 @@ async function writeResult(path: string | undefined, result: RunResult): Promise
     }
   }
   // Bounded for every executor alike: a Job's termination message keeps only its first 4096 bytes.
+  const { boundedResult } = await import('./run-contract/run-result.js');
   await writeFile(target, `${JSON.stringify(boundedResult(result))}\n`, { mode: 0o600 });
 }
 
@@ -118,6 +109,7 @@ async function writeResultOrSay(path: string | undefined, result: RunResult, log
 
 function program(env: NodeJS.ProcessEnv): Command {
   return runnerCommand(async (flags) => {
+    const [{ createPinoLogger }, { holdLease }] = await Promise.all([import('./pino-logger.js'), import('./run-contract/run-lease.js')]);
     const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
     const id = flags.id ?? randomUUID();
     // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
@@ -163,6 +155,7 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
   const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
   const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+  const { runInputIssues } = await import('./model/run-inputs.js');
   const checked = runInputIssues(
     {
       cluster,
@@ -177,7 +170,8 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
 }
 
 /** An upgrade's or a removal's rules: it seals nothing, so it needs no certificate or kubeconfig and takes no rotation. */
-function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean): void {
+async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean): Promise<void> {
+  const { clusterNameSchema } = await import('./model/cluster-spec.js');
   const parsed = clusterNameSchema.safeParse(flags.cluster);
   if (!parsed.success) throw new ValidationError([{ field: '--cluster', message: parsed.error.issues[0]!.message }]);
   if (flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined) {
@@ -188,7 +182,33 @@ function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, wait
 
 async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   let result: RunResult;
+  const { failedResult, StepError } = await import('./runner/step-runner.js');
   try {
+    const [
+      { clusterNameSchema },
+      { loadKubeConfig },
+      { KubeSealingCertificateSource },
+      { KubeFluxReadiness },
+      { CliGitRemote },
+      { createWorkTreeVerifier },
+      { runScaffold, verifierFor },
+      { runFleetChange },
+      { waitForFluxReady },
+      { commitContainment },
+      { runnerDelivery },
+    ] = await Promise.all([
+      import('./model/cluster-spec.js'),
+      import('./kubernetes/kube-config.js'),
+      import('./kubernetes/kube-sealing-certificate-source.js'),
+      import('./kubernetes/kube-flux-readiness.js'),
+      import('./git/cli-git-remote.js'),
+      import('./workspace/verify-work-tree.js'),
+      import('./runner/run-scaffold.js'),
+      import('./runner/run-fleet-change.js'),
+      import('./runner/wait-for-flux-ready.js'),
+      import('./workspace/commit-containment.js'),
+      import('./delivery/runner-delivery.js'),
+    ]);
     for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
       const parsed = clusterNameSchema.safeParse(value);
       if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
@@ -205,7 +225,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
     }
     const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, kubeconfig, waitReady) : undefined;
-    if (!scaffolding) checkFleetChangeInputs(flags, env, waitReady);
+    if (!scaffolding) await checkFleetChangeInputs(flags, env, waitReady);
     const deliverySettings = parseDeliverySettings(
       { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
       { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },

@@ -2,10 +2,13 @@
  * `generate-gitops-env graph`: a cluster's Flux dependency graph.
  */
 import { Option, type Command } from 'commander';
-import { drawClusterGraph } from '../workspace/draw-cluster-graph.js';
+import type { drawClusterGraph as DrawClusterGraph } from '../workspace/draw-cluster-graph.js';
 import { ValidationError } from '../errors.js';
 import { GRAPH_FORMATS, type GraphFormat } from '../graph/graph-format.js';
 import { existingDirectory } from './cli-io.js';
+
+/** The graph renderer (Graphviz compiled to WebAssembly, kustomize) loads only when a graph is drawn. */
+const drawClusterGraph: typeof DrawClusterGraph = async (...args) => (await import('../workspace/draw-cluster-graph.js')).drawClusterGraph(...args);
 import { formatData, outputOption, type OutputFormat } from './output-format.js';
 
 /** Adds `graph` to `program`. */

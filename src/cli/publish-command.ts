@@ -3,7 +3,6 @@
  */
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
-import { publishPlatform } from '../oci/publish-platform.js';
 import { existingDirectory, say } from './cli-io.js';
 
 /** Adds `publish` to `program`. */
@@ -24,6 +23,8 @@ export function registerPublishCommand(program: Command): void {
         throw new ValidationError([{ field: 'OCI_USERNAME/OCI_PASSWORD', message: 'set both or neither' }]);
       }
       say(`Publishing ${opts.repo} to ${opts.to}…`);
+      // The OCI client and its HTTP stack load only for a publish, not for every command's --help.
+      const { publishPlatform } = await import('../oci/publish-platform.js');
       const published = await publishPlatform({
         repoDir: await existingDirectory(opts.repo),
         reference: opts.to,

@@ -2,10 +2,12 @@
  * KustomizeBuilder on `kubectl kustomize`: the kustomize that ships inside
  * kubectl (v5.7.1 with kubectl 1.35, the runner image's and the tests', closest
  * to what kustomize-controller v1.9 embeds) builds offline. Each call is one process; nothing is
- * cached here, because the working tree may change between calls and the
- * verify run already builds each directory once.
+ * cached here: kustomize/build-cache.ts keys outputs by their inputs and by
+ * {@link KubectlKustomize.engine}.
  */
 import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { MissingDependencyError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
@@ -64,6 +66,25 @@ function kustomizeMessage(stderr: string, repoRoot: string): string {
   return (message.split(`${root}/`).join('').split(root).join('.') || 'kustomize build failed').replace(/\s+$/, '');
 }
 
+/** The flags every build passes before its directory; part of the engine's identity. */
+const BUILD_FLAGS = ['kustomize', '--load-restrictor', 'LoadRestrictionsRootOnly'] as const;
+
+/**
+ * The file `kubectl` names, as spawn finds it: itself when absolute, else the
+ * first executable on PATH. Undefined when that depends on the build's working
+ * directory (a relative path, a relative PATH entry searched first).
+ */
+async function resolveExecutable(kubectl: string): Promise<string | undefined> {
+  if (kubectl.includes('/') && !isAbsolute(kubectl)) return undefined;
+  const candidates = isAbsolute(kubectl) ? [kubectl] : (process.env['PATH'] ?? '').split(delimiter).map((dir) => (isAbsolute(dir) ? join(dir, kubectl) : undefined));
+  for (const candidate of candidates) {
+    if (candidate === undefined) return undefined;
+    const found = await stat(candidate).catch(() => undefined);
+    if (found?.isFile() === true && (found.mode & 0o111) !== 0) return `${candidate}\0${found.dev}:${found.ino}\0${found.size}\0${found.mtimeMs}`;
+  }
+  return undefined;
+}
+
 /** Builds kustomizations by spawning `kubectl kustomize <dir>` in the repository root (no shell). */
 export class KubectlKustomize implements KustomizeBuilder {
   readonly #kubectl: string;
@@ -74,6 +95,16 @@ export class KubectlKustomize implements KustomizeBuilder {
     this.#kubectl = options.kubectl ?? 'kubectl';
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#maxOutputBytes = options.maxOutputBytes ?? 64 * 1024 * 1024;
+  }
+
+  /**
+   * The binary (its path, inode, size and modification time: a replaced or
+   * upgraded kubectl is another engine) and the flags. Told without running
+   * kubectl: `kubectl version` would cost the process a cache saves.
+   */
+  async engine(): Promise<string | undefined> {
+    const binary = await resolveExecutable(this.#kubectl);
+    return binary === undefined ? undefined : `${binary}\0${BUILD_FLAGS.join(' ')}\0${this.#maxOutputBytes}`;
   }
 
   /**
@@ -88,7 +119,7 @@ export class KubectlKustomize implements KustomizeBuilder {
     const target = dir === '.' ? '.' : `./${dir.replace(/\/+$/, '')}`;
     return await new Promise<string>((resolve, reject) => {
       // Root-only (kustomize's default, said out loud): a kustomization loads files only from below its own directory.
-      const child = spawn(this.#kubectl, ['kustomize', '--load-restrictor', 'LoadRestrictionsRootOnly', target], {
+      const child = spawn(this.#kubectl, [...BUILD_FLAGS, target], {
         cwd: repoRoot,
         shell: false,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,13 +8,19 @@
  * are checked to stay inside it (`verify/kustomization-paths.ts`; with no
  * links, the text is what the kernel resolves), and kustomize builds there
  * with its root-only load restrictor. One copy serves every build of a verify.
+ * Given a cache, each build is first looked up by the content of the files it
+ * reads (kustomize/build-inputs.ts): the bytes are in hand while copying, so
+ * hashing them costs no extra read.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { assertKustomizationConfined, isKustomizationFile } from '../verify/kustomization-paths.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
+import type { KustomizeBuildCache } from './build-cache.js';
+import { TreeIndex } from './build-inputs.js';
 import { KubectlKustomize } from './kubectl-kustomize.js';
 
 /** Files written at once while materializing. */
@@ -26,10 +32,15 @@ export interface MaterializedKustomizeOptions {
   readonly kustomize?: KustomizeBuilder;
   /** Where the scratch directory is made. @default os.tmpdir() */
   readonly scratchRoot?: string;
+  /** Outputs by input content, shared with other verifies (a run's two passes). @default none: every build runs */
+  readonly cache?: KustomizeBuildCache;
 }
 
-/** Copies `reader`'s files into the empty directory `into`, checking every kustomization on the way. */
-export async function materializeTree(reader: RepoReader, into: string): Promise<number> {
+/**
+ * Copies `reader`'s files into the empty directory `into`, checking every kustomization on the way.
+ * `onFile` sees each file's bytes as they are written.
+ */
+export async function materializeTree(reader: RepoReader, into: string, onFile?: (path: string, bytes: Buffer) => void): Promise<number> {
   const paths = await reader.list('');
   const made = new Set<string>();
   let next = 0;
@@ -39,6 +50,7 @@ export async function materializeTree(reader: RepoReader, into: string): Promise
       const bytes = reader.readBytes !== undefined ? await reader.readBytes(path) : Buffer.from((await reader.read(path)) ?? '', 'utf8');
       if (bytes === undefined) continue;
       if (isKustomizationFile(path)) assertKustomizationConfined(path, bytes.toString('utf8'));
+      onFile?.(path, bytes);
       const target = join(into, ...path.split('/'));
       const parent = dirname(target);
       if (!made.has(parent)) {
@@ -62,27 +74,58 @@ export class MaterializedKustomize implements KustomizeBuilder {
   readonly #reader: RepoReader;
   readonly #kustomize: KustomizeBuilder;
   readonly #scratchRoot: string;
-  #tree: Promise<string> | undefined;
+  readonly #cache: KustomizeBuildCache | undefined;
+  #tree: Promise<{ readonly root: string; readonly index: TreeIndex; readonly kustomizations: ReadonlyMap<string, string> }> | undefined;
+  #engine: Promise<string | undefined> | undefined;
   #scratch: string | undefined;
+  #builds = 0;
 
   constructor(reader: RepoReader, options: MaterializedKustomizeOptions = {}) {
     this.#reader = reader;
     this.#kustomize = options.kustomize ?? new KubectlKustomize();
     this.#scratchRoot = options.scratchRoot ?? tmpdir();
+    this.#cache = options.cache;
   }
 
   async build(_repoRoot: string, dir: string, signal?: AbortSignal): Promise<string> {
-    const root = await (this.#tree ??= this.#materialize());
-    return this.#kustomize.build(root, dir, signal);
+    const { root, index, kustomizations } = await (this.#tree ??= this.#materialize());
+    const kustomize = () => {
+      this.#builds += 1;
+      return this.#kustomize.build(root, dir, signal);
+    };
+    const cache = this.#cache;
+    if (cache === undefined) return kustomize();
+    // Once per verify: a kubectl replaced between two verifies is another engine.
+    const engine = await (this.#engine ??= this.#kustomize.engine?.() ?? Promise.resolve(undefined));
+    if (engine === undefined) return cache.bypass(kustomize);
+    const inputs = await index.inputs(dir, engine, async (path) => kustomizations.get(path));
+    if (!inputs.cacheable) return cache.bypass(kustomize);
+    return cache.through(inputs.dirBound ? `${inputs.key}\0${dir}` : inputs.key, dir, kustomize);
   }
 
-  async #materialize(): Promise<string> {
+  async #materialize(): Promise<{ root: string; index: TreeIndex; kustomizations: ReadonlyMap<string, string> }> {
     const scratch = await mkdtemp(join(this.#scratchRoot, 'gitops-kustomize-'));
     this.#scratch = scratch;
     const root = join(scratch, 'repo');
     await mkdir(root);
-    await materializeTree(this.#reader, root);
-    return root;
+    const digests = new Map<string, string>();
+    const kustomizations = new Map<string, string>();
+    await materializeTree(
+      this.#reader,
+      root,
+      this.#cache === undefined
+        ? undefined
+        : (path, bytes) => {
+            digests.set(path, createHash('sha256').update(bytes).digest('hex'));
+            if (isKustomizationFile(path)) kustomizations.set(path, bytes.toString('utf8'));
+          },
+    );
+    return { root, index: new TreeIndex(digests), kustomizations };
+  }
+
+  /** Builds that ran the engine (not answered by the cache). */
+  get builds(): number {
+    return this.#builds;
   }
 
   /** Removes the copy. */

@@ -32,7 +32,11 @@ export { STEPS, type StepNumber };
 export { failedResult, StepError } from './step-runner.js';
 
 /** Checks a rendered work tree before it is committed; returns one finding a line. */
-export type WorkTreeVerifier = (dir: string, cluster: string, signal?: AbortSignal) => Promise<{ findings: readonly string[] }>;
+export type WorkTreeVerifier = (
+  dir: string,
+  cluster: string,
+  signal?: AbortSignal,
+) => Promise<{ findings: readonly string[]; readonly kustomizeBuilds?: { readonly run: number; readonly cached: number } }>;
 
 /** Collaborators of a run. */
 export interface ScaffoldRunDeps {
@@ -107,9 +111,20 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
   const workRoot = await runScratch(deps.workRoot, 'scaffold', options.id);
 
+  /** kustomize builds of this run's verifies so far: run (a kubectl process each) and answered by the verifier's cache. */
+  const builds = { run: 0, cached: 0 };
   const verifyTree = async () => {
     if (!deps.verify) return;
     const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
+    if (report.kustomizeBuilds) {
+      builds.run += report.kustomizeBuilds.run;
+      builds.cached += report.kustomizeBuilds.cached;
+      const total = builds.run + builds.cached;
+      log.info(
+        { event: 'verified', findings: report.findings.length, kustomize_run: report.kustomizeBuilds.run, kustomize_cached: report.kustomizeBuilds.cached, run_kustomize_run: builds.run, run_kustomize_cached: builds.cached, run_cache_hit_rate: total === 0 ? 0 : Number((builds.cached / total).toFixed(3)) },
+        `verify built ${report.kustomizeBuilds.run} kustomizations with kubectl and took ${report.kustomizeBuilds.cached} from the cache (this run: ${builds.cached} of ${total} cached)`,
+      );
+    }
     if (report.findings.length > 0) throw new VerificationError(report.findings);
   };
 
@@ -245,7 +260,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
 
 /** Adapts a repository verifier to the run's pre-push gate. */
 export function verifierFor(
-  verify: (dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal }) => Promise<{ readonly findings: readonly string[] }>,
+  verify: (dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal }) => ReturnType<WorkTreeVerifier>,
 ): WorkTreeVerifier {
   return (dir, cluster, signal) => verify(dir, { cluster, ...(signal ? { signal } : {}) });
 }

@@ -16,4 +16,10 @@ export interface KustomizeBuilder {
    * @throws ValidationError carrying kustomize's own error text when the build fails
    */
   build(repoRoot: string, dir: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * What besides the input files decides a build's output (the engine's
+   * binary and flags), for a cache keyed by inputs; undefined when that cannot
+   * be told, and a builder without it is never cached.
+   */
+  engine?(): Promise<string | undefined>;
 }

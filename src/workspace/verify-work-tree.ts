@@ -10,6 +10,7 @@ import { GitClusterHistory } from '../git/git-cluster-history.js';
 import { assertConfinedWorkTree } from '../git/work-tree-guard.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
+import { type BuildCacheStats, KustomizeBuildCache } from '../kustomize/build-cache.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
 import { MaterializedKustomize } from '../kustomize/materialized-kustomize.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
@@ -21,6 +22,8 @@ export interface WorkTreeReport {
   readonly notes: readonly string[];
   readonly kustomizationsChecked: number;
   readonly summary: string;
+  /** This verify's kustomize builds: how many ran kubectl and how many the verifier's cache answered. */
+  readonly kustomizeBuilds?: { readonly run: number; readonly cached: number };
 }
 
 /** A verifier that keeps its parsed schemas across calls (a runner verifies twice). */
@@ -33,15 +36,28 @@ export interface WorkTreeVerifyOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Creates a verifier; schemas are loaded on first use and then kept. */
-export function createWorkTreeVerifier(): WorkTreeVerify {
+/** Options of {@link createWorkTreeVerifier}. */
+export interface WorkTreeVerifierOptions {
+  /**
+   * Keep kustomize outputs by the content of their inputs across this
+   * verifier's verifies (kustomize/build-cache.ts); off, every build runs kubectl.
+   * @default true
+   */
+  readonly buildCache?: boolean;
+}
+
+/** Creates a verifier; schemas are loaded on first use and then kept, and so are kustomize outputs. */
+export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): WorkTreeVerify {
   const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
   const kustomize = new KubectlKustomize();
+  // A run verifies pass 1 and pass 2; most of pass 2's builds read exactly what pass 1's read.
+  const cache = options.buildCache === false ? undefined : new KustomizeBuildCache();
   return async (dir, options = {}) => {
     await assertConfinedWorkTree(dir);
     const reader = new FsRepoReader(dir);
     // One copy of the tree per verify, shared by every build in it.
-    const builder = new MaterializedKustomize(reader, { kustomize });
+    const builder = new MaterializedKustomize(reader, { kustomize, ...(cache ? { cache } : {}) });
+    const before = cache?.stats();
     let report;
     try {
       // History compares the tree with the previous commit (a lost flux-system/); none when `dir` is no repository.
@@ -54,8 +70,15 @@ export function createWorkTreeVerifier(): WorkTreeVerify {
       notes: report.notes,
       kustomizationsChecked: report.kustomizationsChecked,
       summary: report.summary,
+      kustomizeBuilds: buildsSince(cache, before, builder.builds),
     };
   };
+}
+
+function buildsSince(cache: KustomizeBuildCache | undefined, before: BuildCacheStats | undefined, uncached: number): NonNullable<WorkTreeReport['kustomizeBuilds']> {
+  if (cache === undefined || before === undefined) return { run: uncached, cached: 0 };
+  const now = cache.stats();
+  return { run: now.misses - before.misses + now.uncacheable - before.uncacheable, cached: now.hits - before.hits };
 }
 
 /** Verifies the working tree at `dir` (one cluster, or every cluster). */

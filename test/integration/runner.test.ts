@@ -205,6 +205,12 @@ describe('scaffold-runner through git daemon with --cert', () => {
     assertJsonLines(outcome);
     assert.deepEqual(stepEvents(outcome.events), EXPECTED_STEPS_WITH_CERT);
     for (const event of outcome.events) if (event.run_id !== undefined) assert.equal(event.run_id, id);
+    // One verifier a run: pass 2 takes pass 1's build of the unchanged infrastructure layer from its cache, and says so.
+    const verified = outcome.events.filter((e) => e.event === 'verified');
+    assert.equal(verified.length, 2, describeOutcome(outcome));
+    assert.equal(verified[0]!.kustomize_cached, 0);
+    assert.ok(Number(verified[1]!.kustomize_cached) >= 1, JSON.stringify(verified[1]));
+    assert.ok(Number(verified[1]!.run_cache_hit_rate) > 0);
 
     const values = await assertTwoPassRun(remote.dir, outcome.result, certificate.privateKey, id);
     const commitEvents = outcome.events.filter((e) => e.event === 'commit');
