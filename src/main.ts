@@ -247,6 +247,7 @@ export async function startService(
       logger: pino,
       metricsPublic: config.metricsPublic,
       bodyLimit: config.bodyLimitBytes,
+      requestTimeoutMs: config.requestTimeoutMs,
       ...(graphSource === undefined ? {} : { graphSource }),
       ...(catalogSource === undefined ? {} : { catalogSource }),
       ...(fleetSource === undefined ? {} : { fleetSource, rolloutStore: pgStore.rollouts() }),

@@ -58,6 +58,7 @@ describe('loadServiceConfig', () => {
         metricsPublic: false,
         logLevel: 'info',
         bodyLimitBytes: 65536,
+        requestTimeoutMs: 30000,
       } satisfies ServiceConfig);
     });
 
@@ -85,6 +86,7 @@ describe('loadServiceConfig', () => {
         METRICS_PUBLIC: '',
         LOG_LEVEL: '',
         BODY_LIMIT_BYTES: '',
+        REQUEST_TIMEOUT_MS: '',
         KUBERNETES_SERVICE_HOST: '',
       });
       assert.deepEqual(config, load({}));
@@ -111,6 +113,7 @@ describe('loadServiceConfig', () => {
           METRICS_PUBLIC: 'TRUE',
           LOG_LEVEL: 'Debug',
           BODY_LIMIT_BYTES: '1048576',
+          REQUEST_TIMEOUT_MS: '5000',
         },
         '/srv/app',
       );
@@ -133,6 +136,7 @@ describe('loadServiceConfig', () => {
         metricsPublic: true,
         logLevel: 'debug',
         bodyLimitBytes: 1048576,
+        requestTimeoutMs: 5000,
       } satisfies ServiceConfig);
     });
 
@@ -214,6 +218,14 @@ describe('loadServiceConfig', () => {
       refuses('BODY_LIMIT_BYTES', '2048.5', /^must be a whole number$/);
       assert.equal(load({ BODY_LIMIT_BYTES: '1024' }).bodyLimitBytes, 1024);
       assert.equal(load({ BODY_LIMIT_BYTES: String(10 * 1024 * 1024) }).bodyLimitBytes, 10 * 1024 * 1024);
+    });
+
+    it('REQUEST_TIMEOUT_MS: from 1 s to 10 minutes, never off', () => {
+      refuses('REQUEST_TIMEOUT_MS', '0', /^must be at least 1000$/);
+      refuses('REQUEST_TIMEOUT_MS', '600001', /^must be at most 600000$/);
+      refuses('REQUEST_TIMEOUT_MS', '30s', /^must be a whole number$/);
+      assert.equal(load({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs, 1000);
+      assert.equal(load({ REQUEST_TIMEOUT_MS: '600000' }).requestTimeoutMs, 600_000);
     });
 
     it('API_TOKENS: each at least 16 characters, without whitespace, none twice', () => {

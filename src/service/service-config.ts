@@ -82,6 +82,11 @@ export interface ServiceConfig {
   readonly logLevel: LogLevel;
   /** Largest accepted request body. @default 65536 */
   readonly bodyLimitBytes: number;
+  /**
+   * Longest a client may take to send a whole request, headers and body; past it
+   * the service answers 408 and closes the connection, so a slow body cannot hold one. @default 30000
+   */
+  readonly requestTimeoutMs: number;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -193,6 +198,9 @@ const envSchema = z.object({
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   ),
   BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 65536),
+  // 30 s carries the largest body (10 MiB) at ~350 kB/s, yet a stalled client
+  // holds a connection and its file descriptor for no longer than that.
+  REQUEST_TIMEOUT_MS: integer(1000, 600_000, 30_000),
   KUBERNETES_SERVICE_HOST: z.preprocess(blankToUndefined, z.string().optional()),
 });
 
@@ -244,5 +252,6 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     metricsPublic: e.METRICS_PUBLIC,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
   };
 }
