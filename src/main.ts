@@ -185,6 +185,7 @@ export async function startService(
         namespace: config.jobNamespace,
         image: config.runnerImage,
         serviceAccountName: config.runnerServiceAccount,
+        tmpSizeLimit: config.runnerTmpSizeLimit,
         queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });

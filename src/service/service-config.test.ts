@@ -50,6 +50,7 @@ describe('loadServiceConfig', () => {
         jobNamespace: 'kubeopera-provisioning',
         runnerImage: `ghcr.io/kubeopera/scaffold-runner:${VERSION}`,
         runnerServiceAccount: 'scaffold-runner',
+        runnerTmpSizeLimit: '2Gi',
         allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
@@ -78,6 +79,7 @@ describe('loadServiceConfig', () => {
         JOB_NAMESPACE: ' ',
         SCAFFOLD_RUNNER_IMAGE: '',
         SCAFFOLD_RUNNER_SERVICE_ACCOUNT: '',
+        SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '',
         DEFAULT_GITOPS_REPO_URL: '',
         REFERENCE_ENVIRONMENT: '',
         AUTH_MODE: '',
@@ -104,6 +106,7 @@ describe('loadServiceConfig', () => {
           JOB_NAMESPACE: 'provisioning',
           SCAFFOLD_RUNNER_IMAGE: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
           SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner.v2',
+          SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '512Mi',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
           ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
@@ -127,6 +130,7 @@ describe('loadServiceConfig', () => {
         jobNamespace: 'provisioning',
         runnerImage: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
         runnerServiceAccount: 'runner.v2',
+        runnerTmpSizeLimit: '512Mi',
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
         allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
@@ -218,6 +222,11 @@ describe('loadServiceConfig', () => {
       refuses('BODY_LIMIT_BYTES', '2048.5', /^must be a whole number$/);
       assert.equal(load({ BODY_LIMIT_BYTES: '1024' }).bodyLimitBytes, 1024);
       assert.equal(load({ BODY_LIMIT_BYTES: String(10 * 1024 * 1024) }).bodyLimitBytes, 10 * 1024 * 1024);
+    });
+
+    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
+      for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
+      for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: good }).runnerTmpSizeLimit, good);
     });
 
     it('REQUEST_TIMEOUT_MS: from 1 s to 10 minutes, never off', () => {
