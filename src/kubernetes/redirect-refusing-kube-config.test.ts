@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { CoreV1Api, KubeConfig, Log } from '@kubernetes/client-node';
 import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
+import { TokenReviewAuthenticator } from './token-review-authenticator.js';
 
 const TOKEN = 'redirect-test-token-SECRET-0123456789';
 
@@ -18,6 +19,7 @@ async function listen(handler: (req: IncomingMessage, res: import('node:http').S
 describe('RedirectRefusingKubeConfig', () => {
   // The "API server" redirects every request to the same host on another port, where something else listens.
   const elsewhere: (string | undefined)[] = [];
+  const bodies: string[] = [];
   let api: { server: Server; port: number };
   let other: { server: Server; port: number };
   let kubeConfig: KubeConfig;
@@ -25,10 +27,12 @@ describe('RedirectRefusingKubeConfig', () => {
   before(async () => {
     other = await listen((req, res) => {
       elsewhere.push(req.headers.authorization);
+      req.on('data', (chunk: Buffer) => bodies.push(chunk.toString('utf8')));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}');
     });
     api = await listen((req, res) => {
-      res.writeHead(302, { location: `http://127.0.0.1:${other.port}${req.url ?? '/'}` }).end();
+      // 307: a POST is sent again with its body (a TokenReview carries the caller's token there).
+      res.writeHead(307, { location: `http://127.0.0.1:${other.port}${req.url ?? '/'}` }).end();
     });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
@@ -53,8 +57,17 @@ describe('RedirectRefusingKubeConfig', () => {
   it('an API client answers the redirect as an error with its status, and nothing reaches the other port', async () => {
     elsewhere.length = 0;
     const core = RedirectRefusingKubeConfig.of(kubeConfig).makeApiClient(CoreV1Api);
-    await assert.rejects(core.readNamespacedPod({ namespace: 'ns', name: 'p' }), (error: unknown) => (error as { code?: number }).code === 302);
+    await assert.rejects(core.readNamespacedPod({ namespace: 'ns', name: 'p' }), (error: unknown) => (error as { code?: number }).code === 307);
     assert.deepEqual(elsewhere, []);
+  });
+
+  it('the service\'s TokenReview refuses the caller, sending neither its own token nor the caller\'s to the other port', async () => {
+    elsewhere.length = 0;
+    bodies.length = 0;
+    const authenticator = new TokenReviewAuthenticator({ kubeConfig });
+    await assert.rejects(authenticator.authenticate('caller-token-SECRET-abcdef0123456789'));
+    assert.deepEqual(elsewhere, []);
+    assert.deepEqual(bodies, []);
   });
 
   it('a log stream (node-fetch called by client-node itself) fails on the redirect, and nothing reaches the other port', async () => {
