@@ -117,6 +117,9 @@ const defaultPlugins: ServePlugins = {
     }),
 };
 
+/** An image reference ending in a sha256 digest: what runs cannot change when a tag moves. */
+const PINNED_BY_DIGEST = /@sha256:[a-f0-9]{64}$/;
+
 const unwiredPreviewer: ScaffoldPreviewer = {
   async preview() {
     throw new UnavailableError('dry run is not wired yet');
@@ -185,11 +188,20 @@ export async function startService(
       await local.resume();
       executor = local;
     } else {
+      // A tag can be moved by whoever controls the registry; every run's Job, with
+      // the run's git and cluster credentials, would then start the new image.
+      if (!PINNED_BY_DIGEST.test(config.runnerImage)) {
+        logger.warn(
+          { runnerImage: config.runnerImage },
+          'the runner image is not pinned by digest: set SCAFFOLD_RUNNER_IMAGE to repository:tag@sha256:… (chart: runnerImage.digest) so runs start exactly the image you reviewed',
+        );
+      }
       executor = new KubeJobExecutor({
         kubeConfig: clusterConfig(),
         namespace: config.jobNamespace,
         image: config.runnerImage,
         serviceAccountName: config.runnerServiceAccount,
+        tmpSizeLimit: config.runnerTmpSizeLimit,
         queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });
@@ -252,6 +264,7 @@ export async function startService(
       logger: pino,
       metricsPublic: config.metricsPublic,
       bodyLimit: config.bodyLimitBytes,
+      requestTimeoutMs: config.requestTimeoutMs,
       ...(graphSource === undefined ? {} : { graphSource }),
       ...(catalogSource === undefined ? {} : { catalogSource }),
       ...(fleetSource === undefined ? {} : { fleetSource, rolloutStore: pgStore.rollouts() }),

@@ -77,6 +77,14 @@ export interface HttpAppDeps {
   /** Largest accepted request body in bytes; larger gets 413. @default 65536 */
   readonly bodyLimit?: number;
   /**
+   * Longest a client may take to send a whole request (headers and body). Past it
+   * Node answers 408 and closes the connection: a client that sends headers and
+   * then trickles or stalls its body cannot hold a connection open. Responses are
+   * not bounded by it (a followed log stream may last as long as its run).
+   * @default 30000
+   */
+  readonly requestTimeoutMs?: number;
+  /**
    * Draws a run's Flux graph for `GET /api/v1/scaffolds/{id}/graph`.
    * @default none: the endpoint answers 404 saying the graph is not available
    */
@@ -122,6 +130,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   const authorizer = deps.authorizer ?? new AllowAllAuthorizer();
   const metricsPublic = deps.metricsPublic ?? false;
   const bodyLimit = deps.bodyLimit ?? 65_536;
+  const requestTimeout = deps.requestTimeoutMs ?? 30_000;
   const pinoInstance = isPino(deps.logger) ? deps.logger : undefined;
   const logger: Logger = deps.logger ?? silentLogger;
   const callers = new WeakMap<FastifyRequest, Caller>();
@@ -130,6 +139,16 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
 
   const app = Fastify({
     bodyLimit,
+    // Fastify's default 0 turns Node's request timeout off. Not `connectionTimeout`
+    // (an idle-socket timeout), which would cut a quiet followed log stream.
+    requestTimeout,
+    http: {
+      // Headers are part of the request: no longer than the whole of it (Node's own default is 60 s).
+      headersTimeout: Math.min(requestTimeout, 60_000),
+      // Node looks for expired requests only this often (30 s by default), which
+      // would let a stalled request live up to twice its timeout.
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(requestTimeout / 10))),
+    },
     // We log each request ourselves (onResponse) with a fixed set of fields.
     logController: new LogController({ disableRequestLogging: true }),
     ...(pinoInstance === undefined

@@ -20,6 +20,7 @@ import type { FluxReadiness, FluxReadyTarget } from '../runner/flux-readiness.js
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 import { abortReason, withSignal } from './with-signal.js';
+import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 
 /** What KubeFluxReadiness needs. */
 export interface KubeFluxReadinessDeps {
@@ -45,7 +46,7 @@ export class KubeFluxReadiness implements FluxReadiness {
   private readonly pollIntervalMs: number;
 
   constructor(deps: KubeFluxReadinessDeps) {
-    this.api = deps.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.api = RedirectRefusingKubeConfig.of(deps.kubeConfig).makeApiClient(CustomObjectsApi);
     this.logger = (deps.logger ?? silentLogger).child({ component: 'flux-readiness' });
     this.pollIntervalMs = deps.pollIntervalMs ?? 5000;
   }

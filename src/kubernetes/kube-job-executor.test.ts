@@ -183,6 +183,19 @@ describe('KubeJobExecutor', () => {
       }
     });
 
+    it('bounds the runner\'s /tmp by the configured size (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT), so a runaway clone is evicted at that size', async () => {
+      const sized = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, tmpSizeLimit: '512Mi' });
+      const run = runOf();
+      await sized.start(run, SECRETS);
+      const job = double.getObject('jobs', NS, `scaffold-${run.id}`) as JsonObject;
+      const volumes = podSpec(job)['volumes'] as JsonObject[];
+      // Every scratch volume of the pod is bounded, not only the one mounted on /tmp.
+      const scratch = volumes.filter((v) => v['emptyDir'] !== undefined);
+      assert.deepEqual(scratch, [{ name: 'tmp', emptyDir: { sizeLimit: '512Mi' } }]);
+      const mounts = container(job)['volumeMounts'] as JsonObject[];
+      assert.equal(mounts.find((m) => m['mountPath'] === '/tmp')?.['name'], 'tmp');
+    });
+
     it('copies the kubeconfig rebuilt from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {
       // preferences and extensions are accepted and dropped: the Job gets what the policy rebuilt, not what the Secret held.
       double.setSecret('clusters', 'eu-prod-1-kubeconfig', { value: `${KUBECONFIG_TEXT}preferences: {colors: true}\nextensions:\n- name: x\n  extension: {a: b}\n` });

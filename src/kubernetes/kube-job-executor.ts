@@ -26,6 +26,7 @@ import { codeOf, kubeApiFailureOf, kubeApiFailureSummary, unavailable } from './
 import { type JobShape, jobManifestOf, labelsOf, RUN_ID_LABEL, secretDataOf } from './kube-job-manifests.js';
 import { byCreation, finishedStateOf, isFinished, runnerPhase } from './kube-job-state.js';
 import { PodLogReader } from './kube-pod-logs.js';
+import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 
 /** What KubeJobExecutor needs. */
 export interface KubeJobExecutorDeps extends JobShape {
@@ -64,10 +65,12 @@ export class KubeJobExecutor implements ScaffoldExecutor {
     if (!deps.namespace) throw new ValidationError([{ field: 'JOB_NAMESPACE', message: 'must not be empty' }]);
     this.deps = deps;
     this.namespace = deps.namespace;
-    this.batch = deps.kubeConfig.makeApiClient(BatchV1Api);
-    this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
+    // Redirects are never followed: node-fetch would carry the token to another port of the host.
+    const kubeConfig = RedirectRefusingKubeConfig.of(deps.kubeConfig);
+    this.batch = kubeConfig.makeApiClient(BatchV1Api);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.logger = (deps.logger ?? silentLogger).child({ component: 'kube-job-executor', namespace: deps.namespace });
-    this.podLogs = new PodLogReader(new Log(deps.kubeConfig), this.core, deps.namespace, this.logger);
+    this.podLogs = new PodLogReader(new Log(kubeConfig), this.core, deps.namespace, this.logger);
     this.pollIntervalMs = deps.pollIntervalMs ?? 2000;
   }
 

@@ -8,6 +8,7 @@ import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
 import { runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
 export const NAME_LABEL = 'app.kubernetes.io/name';
@@ -20,13 +21,6 @@ const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
 // A distroless "nonroot" user; fsGroup makes the 0400 Secret files group-readable
 // by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
 const RUNNER_UID = 65532;
-
-/**
- * The runner's scratch space: one partial clone and two rendered passes. A
- * fleet repository of a thousand clusters is a few hundred MiB checked out;
- * beyond this the kubelet evicts the pod instead of filling the node's disk.
- */
-export const RUNNER_TMP_SIZE_LIMIT = '2Gi';
 
 const DEFAULT_RESOURCES: V1ResourceRequirements = {
   requests: { cpu: '100m', memory: '256Mi' },
@@ -51,6 +45,11 @@ export interface JobShape {
   readonly ttlSecondsAfterFinished?: number;
   /** @default requests 100m CPU / 256Mi, limits 1 CPU / 1Gi */
   readonly resources?: V1ResourceRequirements;
+  /**
+   * `sizeLimit` of the runner's /tmp emptyDir (a Kubernetes quantity). Past it the
+   * kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT
+   */
+  readonly tmpSizeLimit?: string;
   /** The landing queue's key (`git/queue-auth.ts`), the file `queue-key` of every run's Secret. */
   readonly queueKey?: string;
 }
@@ -158,7 +157,7 @@ export function jobManifestOf(run: ScaffoldRun, labels: Record<string, string>, 
             { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
             // The clone and the generated tree live here (the root filesystem is read-only).
             // Bounded: a hostile or runaway repository is evicted, not the node's disk filled.
-            { name: 'tmp', emptyDir: { sizeLimit: RUNNER_TMP_SIZE_LIMIT } },
+            { name: 'tmp', emptyDir: { sizeLimit: shape.tmpSizeLimit ?? DEFAULT_RUNNER_TMP_SIZE_LIMIT } },
           ],
         },
       },

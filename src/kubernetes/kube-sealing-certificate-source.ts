@@ -20,6 +20,7 @@ import type { SealingCertificateSource, SealingControllerRef } from '../runner/p
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 import { abortReason, withSignal } from './with-signal.js';
+import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 
 /** What KubeSealingCertificateSource needs. */
 export interface KubeSealingCertificateSourceDeps {
@@ -72,10 +73,11 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
   private readonly pollIntervalMs: number;
 
   constructor(deps: KubeSealingCertificateSourceDeps) {
-    this.kubeConfig = deps.kubeConfig;
-    this.apps = deps.kubeConfig.makeApiClient(AppsV1Api);
-    this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
-    this.watcher = new Watch(deps.kubeConfig);
+    // Redirects are never followed: node-fetch would carry the token to another port of the host.
+    this.kubeConfig = RedirectRefusingKubeConfig.of(deps.kubeConfig);
+    this.apps = this.kubeConfig.makeApiClient(AppsV1Api);
+    this.core = this.kubeConfig.makeApiClient(CoreV1Api);
+    this.watcher = new Watch(this.kubeConfig);
     this.logger = (deps.logger ?? silentLogger).child({ component: 'sealing-certificate-source' });
     this.pollIntervalMs = deps.pollIntervalMs ?? 15_000;
   }

@@ -15,6 +15,7 @@ import { ForbiddenError, UnavailableError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { Caller } from '../service/authenticator.js';
 import { API_GROUP, describeAction, type Action, type Authorizer } from '../service/authorizer.js';
+import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 
 /** What SubjectAccessReviewAuthorizer needs. */
 export interface SubjectAccessReviewAuthorizerDeps {
@@ -36,7 +37,7 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
   private readonly cache = new Map<string, { readonly allowed: boolean; readonly expires: number }>();
 
   constructor(deps: SubjectAccessReviewAuthorizerDeps) {
-    this.api = deps.kubeConfig.makeApiClient(AuthorizationV1Api);
+    this.api = RedirectRefusingKubeConfig.of(deps.kubeConfig).makeApiClient(AuthorizationV1Api);
     this.ttlMs = deps.cacheTtlMs ?? 5000;
     this.logger = (deps.logger ?? silentLogger).child({ component: 'subject-access-review' });
   }

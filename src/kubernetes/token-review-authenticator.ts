@@ -13,6 +13,7 @@ import { ApiException, AuthenticationV1Api, type KubeConfig, type V1TokenReviewS
 import { AuthenticationError, ForbiddenError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { Authenticator, Caller } from '../service/authenticator.js';
+import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 
 /** What TokenReviewAuthenticator needs. */
 export interface TokenReviewAuthenticatorDeps {
@@ -68,7 +69,7 @@ export class TokenReviewAuthenticator implements Authenticator {
       if (m[3] === '*') namespaces.add(m[1] ?? '');
       else exact.add(entry);
     });
-    this.api = deps.kubeConfig.makeApiClient(AuthenticationV1Api);
+    this.api = RedirectRefusingKubeConfig.of(deps.kubeConfig).makeApiClient(AuthenticationV1Api);
     this.audiences = deps.audiences ?? [];
     this.exact = exact;
     this.namespaces = namespaces;

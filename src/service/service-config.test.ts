@@ -50,6 +50,7 @@ describe('loadServiceConfig', () => {
         jobNamespace: 'kubeopera-provisioning',
         runnerImage: `ghcr.io/kubeopera/scaffold-runner:${VERSION}`,
         runnerServiceAccount: 'scaffold-runner',
+        runnerTmpSizeLimit: '2Gi',
         allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
@@ -58,6 +59,7 @@ describe('loadServiceConfig', () => {
         metricsPublic: false,
         logLevel: 'info',
         bodyLimitBytes: 65536,
+        requestTimeoutMs: 30000,
       } satisfies ServiceConfig);
     });
 
@@ -77,6 +79,7 @@ describe('loadServiceConfig', () => {
         JOB_NAMESPACE: ' ',
         SCAFFOLD_RUNNER_IMAGE: '',
         SCAFFOLD_RUNNER_SERVICE_ACCOUNT: '',
+        SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '',
         DEFAULT_GITOPS_REPO_URL: '',
         REFERENCE_ENVIRONMENT: '',
         AUTH_MODE: '',
@@ -85,6 +88,7 @@ describe('loadServiceConfig', () => {
         METRICS_PUBLIC: '',
         LOG_LEVEL: '',
         BODY_LIMIT_BYTES: '',
+        REQUEST_TIMEOUT_MS: '',
         KUBERNETES_SERVICE_HOST: '',
       });
       assert.deepEqual(config, load({}));
@@ -102,6 +106,7 @@ describe('loadServiceConfig', () => {
           JOB_NAMESPACE: 'provisioning',
           SCAFFOLD_RUNNER_IMAGE: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
           SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner.v2',
+          SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '512Mi',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
           ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
@@ -111,6 +116,7 @@ describe('loadServiceConfig', () => {
           METRICS_PUBLIC: 'TRUE',
           LOG_LEVEL: 'Debug',
           BODY_LIMIT_BYTES: '1048576',
+          REQUEST_TIMEOUT_MS: '5000',
         },
         '/srv/app',
       );
@@ -124,6 +130,7 @@ describe('loadServiceConfig', () => {
         jobNamespace: 'provisioning',
         runnerImage: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
         runnerServiceAccount: 'runner.v2',
+        runnerTmpSizeLimit: '512Mi',
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
         allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
@@ -133,6 +140,7 @@ describe('loadServiceConfig', () => {
         metricsPublic: true,
         logLevel: 'debug',
         bodyLimitBytes: 1048576,
+        requestTimeoutMs: 5000,
       } satisfies ServiceConfig);
     });
 
@@ -214,6 +222,19 @@ describe('loadServiceConfig', () => {
       refuses('BODY_LIMIT_BYTES', '2048.5', /^must be a whole number$/);
       assert.equal(load({ BODY_LIMIT_BYTES: '1024' }).bodyLimitBytes, 1024);
       assert.equal(load({ BODY_LIMIT_BYTES: String(10 * 1024 * 1024) }).bodyLimitBytes, 10 * 1024 * 1024);
+    });
+
+    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
+      for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
+      for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: good }).runnerTmpSizeLimit, good);
+    });
+
+    it('REQUEST_TIMEOUT_MS: from 1 s to 10 minutes, never off', () => {
+      refuses('REQUEST_TIMEOUT_MS', '0', /^must be at least 1000$/);
+      refuses('REQUEST_TIMEOUT_MS', '600001', /^must be at most 600000$/);
+      refuses('REQUEST_TIMEOUT_MS', '30s', /^must be a whole number$/);
+      assert.equal(load({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs, 1000);
+      assert.equal(load({ REQUEST_TIMEOUT_MS: '600000' }).requestTimeoutMs, 600_000);
     });
 
     it('API_TOKENS: each at least 16 characters, without whitespace, none twice', () => {

@@ -35,6 +35,14 @@ export const DEFAULT_RUNNER_IMAGE = `ghcr.io/kubeopera/scaffold-runner:${package
  */
 export const DEFAULT_RUNNER_SERVICE_ACCOUNT = 'scaffold-runner';
 
+/**
+ * A runner pod's /tmp `sizeLimit` when SCAFFOLD_RUNNER_TMP_SIZE_LIMIT is unset: one
+ * partial clone and two rendered passes. A fleet repository of a thousand clusters
+ * is a few hundred MiB checked out; beyond this the kubelet evicts the pod instead
+ * of filling the node's disk.
+ */
+export const DEFAULT_RUNNER_TMP_SIZE_LIMIT = '2Gi';
+
 /** The validated configuration of the HTTP service. */
 export interface ServiceConfig {
   /** @default 8080 */
@@ -58,6 +66,8 @@ export interface ServiceConfig {
   readonly runnerImage: string;
   /** The ServiceAccount runner pods run as, in `jobNamespace`. @default DEFAULT_RUNNER_SERVICE_ACCOUNT */
   readonly runnerServiceAccount: string;
+  /** `sizeLimit` of a runner pod's /tmp (a Kubernetes quantity); past it the kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT */
+  readonly runnerTmpSizeLimit: string;
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
   /**
@@ -82,6 +92,11 @@ export interface ServiceConfig {
   readonly logLevel: LogLevel;
   /** Largest accepted request body. @default 65536 */
   readonly bodyLimitBytes: number;
+  /**
+   * Longest a client may take to send a whole request, headers and body; past it
+   * the service answers 408 and closes the connection, so a slow body cannot hold one. @default 30000
+   */
+  readonly requestTimeoutMs: number;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -170,6 +185,11 @@ const envSchema = z.object({
       .regex(DNS_SUBDOMAIN, 'must be a ServiceAccount name: lower-case letters, digits, "-" and "."')
       .default(DEFAULT_RUNNER_SERVICE_ACCOUNT),
   ),
+  // A whole binary or decimal quantity above zero ("0" would be read as no space at all).
+  SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: z.preprocess(
+    blankToUndefined,
+    z.string().regex(/^[1-9][0-9]{0,17}(Ki|Mi|Gi|Ti|k|M|G|T)?$/, 'must be a size such as 512Mi, 2Gi or 1G').default(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
+  ),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default('development')),
@@ -193,6 +213,9 @@ const envSchema = z.object({
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   ),
   BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 65536),
+  // 30 s carries the largest body (10 MiB) at ~350 kB/s, yet a stalled client
+  // holds a connection and its file descriptor for no longer than that.
+  REQUEST_TIMEOUT_MS: integer(1000, 600_000, 30_000),
   KUBERNETES_SERVICE_HOST: z.preprocess(blankToUndefined, z.string().optional()),
 });
 
@@ -235,6 +258,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     jobNamespace: e.JOB_NAMESPACE,
     runnerImage: e.SCAFFOLD_RUNNER_IMAGE,
     runnerServiceAccount: e.SCAFFOLD_RUNNER_SERVICE_ACCOUNT,
+    runnerTmpSizeLimit: e.SCAFFOLD_RUNNER_TMP_SIZE_LIMIT,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
     allowedRepositoryUrls: e.ALLOWED_REPOSITORY_URLS,
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,
@@ -244,5 +268,6 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     metricsPublic: e.METRICS_PUBLIC,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
   };
 }

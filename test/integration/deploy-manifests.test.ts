@@ -558,7 +558,8 @@ describe('deploy/base', () => {
     it('admits traffic to the service only from kubeopera-core, on 8080', () => {
       const policy = one<K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: unknown } }>('NetworkPolicy', 'gitops-scaffolder', CORE_NS);
       assert.ok(matches(policy.spec.podSelector.matchLabels, deployment().spec.template.metadata.labels));
-      assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+      // Egress is limited too (its rules are checked against addresses in install-manifests.test.ts).
+      assert.deepEqual(policy.spec.policyTypes, ['Ingress', 'Egress']);
       assert.deepEqual(policy.spec.ingress, [
         { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': CORE_NS } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
       ]);
@@ -569,7 +570,9 @@ describe('deploy/base', () => {
       assert.match(executor, /\[NAME_LABEL\]: 'scaffold-runner'/);
       assert.match(executor, /const NAME_LABEL = 'app\.kubernetes\.io\/name'/);
       const policy = one<K8sObject & { spec: Json }>('NetworkPolicy', 'scaffold-runner', JOB_NS);
-      assert.deepEqual(policy.spec, { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'scaffold-runner' } }, policyTypes: ['Ingress'] });
+      assert.deepEqual(policy.spec['podSelector'], { matchLabels: { 'app.kubernetes.io/name': 'scaffold-runner' } });
+      assert.deepEqual(policy.spec['policyTypes'], ['Ingress', 'Egress']);
+      assert.equal(policy.spec['ingress'], undefined, 'Ingress with no rule: nothing is admitted');
     });
 
     it('has a disruption budget for the service pods that never blocks a drain', () => {

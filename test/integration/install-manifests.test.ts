@@ -49,6 +49,29 @@ const envOf = (objects: readonly ManifestObject[]): EnvVar[] => podOf(objects).c
 const literalEnv = (env: readonly EnvVar[]): Record<string, string> => Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
 const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string): unknown => (objects.find((o) => o.kind === kind && o.metadata.name === name) as { rules?: Rule[] } | undefined)?.rules;
 
+interface EgressPeer { readonly ipBlock?: { readonly cidr: string; readonly except?: readonly string[] }; readonly namespaceSelector?: unknown }
+interface EgressPolicy { readonly policyTypes: string[]; readonly egress?: { readonly to: EgressPeer[]; readonly ports: { readonly protocol: string; readonly port: number }[] }[] }
+const egressOf = (from: readonly ManifestObject[], name: string): EgressPolicy =>
+  (from.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === name) as unknown as { spec: EgressPolicy }).spec;
+
+/** An IPv4 address in a CIDR (IPv6 blocks never hold one). */
+function inCidr(address: string, cidr: string): boolean {
+  const [network = '', bits = '32'] = cidr.split('/');
+  if (network.includes(':')) return false;
+  const number = (dotted: string): number => dotted.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(number(address) / size) === Math.floor(number(network) / size);
+}
+
+/** Whether an egress policy lets TCP to address:port out, by NetworkPolicy's rules (any rule; a peer's ipBlock minus its excepts). */
+function allows(policy: EgressPolicy, address: string, port: number): boolean {
+  return (policy.egress ?? []).some(
+    (rule) =>
+      rule.ports.some((p) => p.protocol === 'TCP' && p.port === port) &&
+      rule.to.some((peer) => peer.ipBlock !== undefined && inCidr(address, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((e) => inCidr(address, e))),
+  );
+}
+
 /** Asserts that every variable is one the service reads and that it accepts them together (as in a pod). */
 async function assertServiceAccepts(env: readonly EnvVar[]): Promise<ReturnType<typeof loadServiceConfig>> {
   const config = await source('src/service/service-config.ts');
@@ -170,12 +193,14 @@ describe('charts/gitops-scaffolder', () => {
       auth: { allowedServiceAccounts: ['system:serviceaccount:kubeopera-core:*'] },
       imagePullSecrets: [{ name: 'registry' }],
       forge: { tokenSecret: { name: 'github-forge', key: 'pat' }, apiUrl: 'https://api.github.com' },
+      runnerTmpSizeLimit: '512Mi',
     });
     assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
     for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute']) assert.ok(objects.some((o) => o.kind === kind), kind);
     const config = await assertServiceAccepts(envOf(objects));
     assert.equal(config.metricsPublic, true, 'the ServiceMonitor scrapes without a token');
     assert.deepEqual(config.allowedRepositoryUrls, ['https://git.example.net/platform/']);
+    assert.equal(config.runnerTmpSizeLimit, '512Mi', "the runner pods' /tmp bound reaches the service");
     // The forge token from the operator's Secret, sent only to the API URL they set.
     const env = envOf(objects);
     assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });
@@ -187,21 +212,54 @@ describe('charts/gitops-scaffolder', () => {
     assert.deepEqual(bindings, ['gitops-scaffolder-admins', 'gitops-scaffolder-auth-delegator', 'gitops-scaffolder-operators', 'gitops-scaffolder-viewers']);
   });
 
-  it('limits both pods\' egress as deploy/base does: DNS and the listed TCP ports, never the cloud metadata address', async () => {
+  it("limits both pods' egress as deploy/base does: runners reach only public Git, forges, registries and API servers; the service also its API server and PostgreSQL", async () => {
     const objects = await render();
-    interface Policy { spec: { policyTypes: string[]; egress?: { to: { ipBlock?: { cidr: string; except?: string[] } }[]; ports: { protocol: string; port: number }[] }[] } }
-    const policy = (from: readonly ManifestObject[], name: string): Policy => from.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === name) as unknown as Policy;
     for (const name of ['gitops-scaffolder', 'scaffold-runner']) {
-      const chart = policy(objects, name);
-      assert.deepEqual(chart.spec.policyTypes, ['Ingress', 'Egress'], name);
-      assert.deepEqual(chart.spec.egress, policy(base, name).spec.egress, `${name}: the chart's egress is deploy/base's`);
-      const tcp = (chart.spec.egress ?? []).flatMap((rule) => rule.ports.filter((p) => p.protocol === 'TCP').map((p) => p.port));
-      assert.ok(!tcp.includes(80), `${name}: no plain http out`);
-      const blocks = (chart.spec.egress ?? []).flatMap((rule) => rule.to.map((peer) => peer.ipBlock)).filter((b) => b !== undefined);
-      assert.ok(blocks.length > 0 && blocks.every((b) => (b.except ?? []).some((e) => e.startsWith('169.254.169.254') || e.startsWith('fd00:ec2::254'))), `${name}: metadata address excluded`);
+      assert.deepEqual(egressOf(objects, name).policyTypes, ['Ingress', 'Egress'], name);
+      assert.deepEqual(egressOf(objects, name).egress, egressOf(base, name).egress, `${name}: the chart's egress is deploy/base's`);
     }
+    const runner = egressOf(objects, 'scaffold-runner');
+    const service = egressOf(objects, 'gitops-scaffolder');
+    // [address, port, runner may, service may]
+    const cases: [string, number, boolean, boolean][] = [
+      ['140.82.121.4', 443, true, true], // github.com: clone, push, forge API
+      ['140.82.121.4', 22, true, true], // Git over ssh
+      ['140.82.121.4', 9418, true, true], // git://
+      ['34.120.1.1', 6443, true, true], // a new cluster's public API server
+      ['140.82.121.4', 80, false, false], // no plain http out
+      ['140.82.121.4', 25, false, false],
+      ['169.254.169.254', 80, false, false], // the cloud metadata address: the node's credentials
+      ['169.254.169.254', 443, false, false],
+      ['10.96.0.1', 443, false, true], // this cluster's API server (a Service or endpoint address): the service only
+      ['10.0.0.10', 6443, false, true],
+      ['10.0.0.10', 22, false, false], // an internal ssh server
+      ['192.168.1.20', 9418, false, false],
+      ['100.64.3.4', 443, false, true],
+      ['127.0.0.1', 443, false, false],
+      ['10.0.12.7', 5432, false, true], // PostgreSQL: the service only
+      ['172.20.0.9', 8080, false, false], // another in-cluster service
+    ];
+    for (const [address, port, runnerMay, serviceMay] of cases) {
+      assert.equal(allows(runner, address, port), runnerMay, `runner → ${address}:${port}`);
+      assert.equal(allows(service, address, port), serviceMay, `service → ${address}:${port}`);
+    }
+
+    // An installation names its internal Git server, narrows the API server and the database.
+    const tuned = await render({
+      networkPolicy: { egress: { allowedInternalCidrs: ['10.20.0.0/16'], kubernetesApi: { cidrs: ['10.0.0.10/32'] }, database: { cidrs: ['10.30.0.5/32'], port: 5433 } } },
+    });
+    assert.deepEqual(await strictProblems(tuned), []);
+    const [tunedRunner, tunedService] = [egressOf(tuned, 'scaffold-runner'), egressOf(tuned, 'gitops-scaffolder')];
+    assert.equal(allows(tunedRunner, '10.20.4.4', 22), true, 'the listed internal Git server');
+    assert.equal(allows(tunedRunner, '10.21.4.4', 22), false, 'beside it');
+    assert.equal(allows(tunedService, '10.0.0.10', 443), true, 'the named API server');
+    assert.equal(allows(tunedService, '10.96.0.1', 443), false, 'any other internal https');
+    assert.equal(allows(tunedService, '10.30.0.5', 5433), true, 'the named database');
+    assert.equal(allows(tunedService, '10.30.0.6', 5433), false);
+    assert.equal(allows(tunedService, '10.30.0.5', 5432), false);
+
     const open = await render({ networkPolicy: { egress: { enabled: false } } });
-    assert.deepEqual(policy(open, 'scaffold-runner').spec.policyTypes, ['Ingress']);
+    assert.deepEqual(egressOf(open, 'scaffold-runner').policyTypes, ['Ingress']);
   });
 
   it('pins the service and runner images by digest when given one, and the service accepts the pinned runner image', async () => {

@@ -46,11 +46,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
-  Egress rules for the service's and the runners' pods: DNS to any namespace's
-  kube-dns, and TCP to the configured ports anywhere except the link-local
-  cloud metadata address (its credentials are the node's, never a run's).
+  Egress of the runners' pods (and the first rules of the service's): DNS to any
+  namespace's kube-dns; TCP to networkPolicy.egress.ports (Git, forges, registries,
+  new clusters' API servers) on public addresses only: every internalCidrs range
+  (the cluster's own network, link-local with the cloud metadata address,
+  loopback) is excepted; and the same ports to allowedInternalCidrs, the internal
+  destinations an installation names (an in-house Git server, private API
+  endpoints). ipBlock excepts must lie inside their cidr, so they are split by family.
 */}}
 {{- define "gitops-scaffolder.egressRules" -}}
+{{- $egress := .Values.networkPolicy.egress -}}
+{{- $v4 := list -}}{{- $v6 := list -}}
+{{- range $egress.internalCidrs }}{{ if contains ":" . }}{{ $v6 = append $v6 . }}{{ else }}{{ $v4 = append $v4 . }}{{ end }}{{ end -}}
 - to:
     - namespaceSelector: {}
       podSelector:
@@ -64,13 +71,54 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - to:
     - ipBlock:
         cidr: 0.0.0.0/0
+        except: {{ toJson $v4 }}
+    - ipBlock:
+        cidr: ::/0
+        except: {{ toJson $v6 }}
+    {{- range $egress.allowedInternalCidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+  ports:
+    {{- range $egress.ports }}
+    - protocol: TCP
+      port: {{ . }}
+    {{- end }}
+{{- end }}
+
+{{/*
+  What only the service reaches: this cluster's API server (TokenReview,
+  SubjectAccessReview, Jobs, pod logs) on kubernetesApi.ports at kubernetesApi.cidrs,
+  and PostgreSQL on database.port at database.cidrs (empty: anywhere but the cloud
+  metadata address). Runners get neither: they never talk to this cluster or the database.
+*/}}
+{{- define "gitops-scaffolder.serviceEgressRules" -}}
+{{- $egress := .Values.networkPolicy.egress -}}
+- to:
+    {{- range $egress.kubernetesApi.cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+  ports:
+    {{- range $egress.kubernetesApi.ports }}
+    - protocol: TCP
+      port: {{ . }}
+    {{- end }}
+- to:
+    {{- if $egress.database.cidrs }}
+    {{- range $egress.database.cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+    {{- else }}
+    - ipBlock:
+        cidr: 0.0.0.0/0
         except: ["169.254.169.254/32"]
     - ipBlock:
         cidr: ::/0
         except: ["fd00:ec2::254/128"]
-  ports:
-    {{- range .Values.networkPolicy.egress.ports }}
-    - protocol: TCP
-      port: {{ . }}
     {{- end }}
+  ports:
+    - protocol: TCP
+      port: {{ $egress.database.port }}
 {{- end }}
