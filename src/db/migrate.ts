@@ -18,6 +18,7 @@ import { reviewRequestsMigration } from './migrations/0005-review-requests.js';
 import { rolloutDeliveryMigration } from './migrations/0006-rollout-delivery.js';
 import { runActionMigration } from './migrations/0007-run-action.js';
 import { clusterKeyMigration } from './migrations/0008-cluster-key.js';
+import { runFailureMigration } from './migrations/0009-run-failure.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -35,7 +36,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, runFailureMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

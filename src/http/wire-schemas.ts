@@ -5,6 +5,7 @@
  * kubeconfig's fields, a certificate's window) is the service's single
  * validation (`model/run-inputs.ts`, `git/repository-url.ts`).
  */
+import { ERROR_CODES } from '../errors.js';
 import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
@@ -232,6 +233,14 @@ export const runViewSchema = z.object({
   step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
+  error_code: z
+    .enum(ERROR_CODES)
+    .nullable()
+    .describe('A failed run: what kind of failure ended it (the runner\'s error code, `internal` when the runner ended without reporting one); null otherwise.'),
+  transient: z
+    .boolean()
+    .nullable()
+    .describe('A failed run: true when retrying it later may succeed (a git remote or the Kubernetes API unreachable, a wait timed out, a push lost a race), false when the same request will fail again; null unless failed.'),
   cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
   repository: z.object({ url: z.string().describe('Without credentials.'), branch: z.string() }),
   reference: z.string(),
