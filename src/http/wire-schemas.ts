@@ -10,6 +10,7 @@ import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
+import { FORGES } from '../model/defaults.js';
 
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
@@ -103,7 +104,7 @@ export const deliverySchema = z
   .object({
     mode: z.enum(['push', 'pull_request'], { error: 'must be push or pull_request' }).describe('push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.'),
     auto_merge: z.boolean({ error: 'must be true or false' }).optional().describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
-    forge: z.enum(['github', 'gitlab', 'gitea'], { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
+    forge: z.enum(FORGES, { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
     api_url: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional().describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
   })
   .strict()
@@ -260,7 +261,7 @@ export const runViewSchema = z.object({
     .array(
       z.object({
         pass: z.enum(RUN_PASSES),
-        forge: z.enum(['github', 'gitlab', 'gitea']),
+        forge: z.enum(FORGES),
         number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
         url: z.string().describe('The page a person reviews it on.'),
         state: z.enum(['open', 'merged', 'closed']).describe('As the runner last saw it.'),
