@@ -6,23 +6,20 @@
  * the runner's result file.
  */
 
+/** Every code an error may carry, so a reader of stored results can check one (`run-result.ts`). */
+export const ERROR_CODES = ['invalid_input', 'not_found', 'conflict', 'unauthenticated', 'forbidden', 'unavailable', 'timeout', 'verification_failed', 'internal'] as const;
+
 /** What went wrong, as a stable machine-readable code. */
-export type ErrorCode =
-  | 'invalid_input'
-  | 'not_found'
-  | 'conflict'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'unavailable'
-  | 'timeout'
-  | 'verification_failed'
-  | 'internal';
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Base of every error the product throws on purpose. */
 export abstract class AppError extends Error {
   abstract readonly code: ErrorCode;
-  /** True when retrying the same operation later may succeed. */
-  readonly transient: boolean = false;
+
+  /** True when retrying the same operation later may succeed; {@link failureOf} decides. */
+  get transient(): boolean {
+    return failureOf(this).transient;
+  }
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -58,6 +55,13 @@ export class ConflictError extends AppError {
   readonly code = 'conflict' as const;
 }
 
+/**
+ * A push lost a race: another push to the branch changed the same files, so
+ * the rebase onto it was aborted. Unlike other conflicts, running again (from
+ * the branch's new tip) may succeed.
+ */
+export class ConcurrentPushError extends ConflictError {}
+
 /** No or malformed credentials. */
 export class AuthenticationError extends AppError {
   readonly code = 'unauthenticated' as const;
@@ -71,7 +75,6 @@ export class ForbiddenError extends AppError {
 /** A dependency (git remote, Kubernetes API, database) could not be reached; retrying may help. */
 export class UnavailableError extends AppError {
   readonly code = 'unavailable' as const;
-  override readonly transient = true;
 }
 
 /**
@@ -85,7 +88,6 @@ export class MissingDependencyError extends AppError {
 /** A bounded wait ended before the awaited state was reached. */
 export class TimeoutError extends AppError {
   readonly code = 'timeout' as const;
-  override readonly transient = true;
 }
 
 /** A generated or existing tree is inconsistent; `findings` holds one line each. */
@@ -97,6 +99,35 @@ export class VerificationError extends AppError {
     super(`${findings.length} verification finding(s):\n${findings.join('\n')}`, options);
     this.findings = findings;
   }
+}
+
+/** How an operation failed: its code, and whether retrying it later may succeed. */
+export interface Failure {
+  readonly code: ErrorCode;
+  readonly transient: boolean;
+}
+
+// Codes that say the world was not ready (a remote down, a wait too short), not that the request was wrong.
+const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(['unavailable', 'timeout']);
+
+/**
+ * The one rule for what a failure was and whether retrying may help (the CLI's
+ * exit code, a run's stored `error_code` and `transient`). A wrapper (a step's
+ * error) is looked through to the AppError it carries as its cause. Transient:
+ * an unreachable dependency or a timed-out wait, and a push that lost a race
+ * ({@link ConcurrentPushError}). Permanent: bad input, verification findings,
+ * authentication and permission, other conflicts, a program missing on the
+ * host ({@link MissingDependencyError}, code `unavailable`), and anything that
+ * is not an AppError (`internal`: a bug, which a retry repeats).
+ */
+export function failureOf(error: unknown): Failure {
+  let found: unknown = error;
+  // Bounded: a cause chain could loop.
+  for (let depth = 0; depth < 8 && !isAppError(found) && found instanceof Error && found.cause !== undefined; depth++) found = found.cause;
+  if (!isAppError(found)) return { code: 'internal', transient: false };
+  if (found instanceof MissingDependencyError) return { code: found.code, transient: false };
+  if (found instanceof ConcurrentPushError) return { code: found.code, transient: true };
+  return { code: found.code, transient: TRANSIENT_CODES.has(found.code) };
 }
 
 /** Narrows an unknown thrown value to an AppError. */

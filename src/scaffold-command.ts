@@ -12,6 +12,7 @@ import { failedResult, StepError } from './runner/run-scaffold.js';
 import { readInputFile } from './read-input-file.js';
 import { terminalOutput } from './cli/terse-run-output.js';
 import { inFlagTerms } from './cli/flag-names.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from './model/defaults.js';
 
 interface ScaffoldFlags {
   cluster: string;
@@ -34,10 +35,10 @@ export function registerScaffoldCommand(program: Command): void {
     .requiredOption('--cluster <name>', 'the new cluster (DNS-1123 label)')
     .requiredOption('--domain <domain>', "the cluster's DNS domain")
     .requiredOption('--region <region>', "the cluster's region")
-    .option('--reference <name>', 'reference environment', 'development')
+    .option('--reference <name>', 'reference environment', REFERENCE_ENVIRONMENT)
     .option('--data-dir <dir>', 'where the local repository and key live', process.env.DATA_DIR ?? '.gitops-scaffolder')
     .option('--repo-url <url>', 'push here instead of the local repository')
-    .option('--branch <branch>', 'branch', 'main')
+    .option('--branch <branch>', 'branch', DEFAULT_BRANCH)
     .option('--cert <pem-file>', "seal with this certificate instead of the local stand-in key")
     .option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret')
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)

@@ -11,6 +11,7 @@ import { ValidationError } from '../errors.js';
 import { printClusterSealing } from './clusters-command-sealing.js';
 import { formatResourceSetInputs } from './clusters-resourceset-output.js';
 import { existingDirectory } from './cli-io.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 const OUTPUTS = ['table', 'json', 'yaml', 'resourceset'] as const;
 
@@ -39,7 +40,7 @@ export function registerClustersCommand(cli: Command): void {
     .command('clusters')
     .description('List every cluster under clusters/ with its provenance, attributes and whether it is behind the reference.')
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
-    .option('--reference <name>', 'the reference environment', 'development')
+    .option('--reference <name>', 'the reference environment', REFERENCE_ENVIRONMENT)
     .option('--cluster <name>', 'show this cluster only, with its SealedSecrets')
     .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { fluxEffect, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { existingDirectory } from './cli-io.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -14,7 +15,7 @@ export function registerRemoveCommand(cli: Command): void {
     )
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .requiredOption('--cluster <name>', 'the cluster to decommission')
-    .option('--reference <name>', 'the reference environment (never removed)', 'development')
+    .option('--reference <name>', 'the reference environment (never removed)', REFERENCE_ENVIRONMENT)
     .option('--commit', 'record the removal as one commit (only the removed files are staged)', false)
     .option('--delete-data', 'also delete the data: first commit the lifting of the prune protection, then the removal (needs --commit; push the first commit and let Flux apply it before the second)', false)
     .action(async (opts: { repo: string; cluster: string; reference: string; commit: boolean; deleteData: boolean }) => {

@@ -13,6 +13,7 @@ import { colorAllowed, paint } from '../no-color.js';
 import { unifiedDiff } from '../gitops/unified-diff.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import { existingDirectory, readCertificate, say } from './cli-io.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** `render --dry-run`: the diff on stdout (coloured on a terminal unless NO_COLOR), a count on stderr, nothing written. */
 async function printDryRun(dir: string, options: RenderWorkTreeOptions): Promise<void> {
@@ -68,7 +69,7 @@ export function registerRenderCommand(program: Command): void {
     .requiredOption('--cluster <name>', 'cluster name (a DNS-1123 label)')
     .requiredOption('--domain <domain>', "the cluster's DNS domain")
     .requiredOption('--region <region>', "the cluster's region, e.g. eu-west-1")
-    .option('--reference <name>', 'reference environment to use as the template', 'development')
+    .option('--reference <name>', 'reference environment to use as the template', REFERENCE_ENVIRONMENT)
     .addOption(new Option('--pass <pass>', 'infrastructure: only the layers without dependsOn, nothing sealed; all: everything').choices(['infrastructure', 'all']).default('all'))
     .option('--cert <pem-file>', "the cluster's Sealed Secrets certificate (needed by --pass all)")
     .option('--registry-auth <dockerconfigjson-file>', 'the registry pull secret (a .dockerconfigjson), sealed exactly as given; without it none is written and images are pulled anonymously')

@@ -11,6 +11,7 @@ import { RUN_ACTIONS, type RunAction } from '../model/run-action.js';
 import { DELIVERY_ENV } from '../delivery/delivery-settings.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { requiredFlagsHelp } from './required-flags-help.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
 
 /** The parsed flags. */
 export interface RunnerFlags {
@@ -83,18 +84,18 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
     .addOption(option('--action <action>', 'scaffold (two passes), upgrade (one cluster rendered again from the reference, credentials kept) or remove (its generated files deleted)', RUNNER_ENV.action, 'scaffold').choices(RUN_ACTIONS))
     .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
-    .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, 'main'))
+    .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, DEFAULT_BRANCH))
     .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
     .addOption(option('--domain <domain>', "the cluster's DNS domain (required for a scaffold; an upgrade or a removal uses the recorded one)", RUNNER_ENV.domain))
     .addOption(option('--region <region>', "the cluster's region (required for a scaffold; an upgrade or a removal uses the recorded one)", RUNNER_ENV.region))
     .addOption(option('--role <role>', "the cluster's role, when the platform's catalog selects layers by it", RUNNER_ENV.role))
     .addOption(option('--infra-provider <provider>', "the cluster's infrastructure provider (catalog platforms)", RUNNER_ENV.infraProvider))
     .addOption(option('--dns-provider <provider>', "the cluster's DNS provider (catalog platforms)", RUNNER_ENV.dnsProvider))
-    .addOption(option('--reference <name>', 'reference environment', RUNNER_ENV.reference, 'development'))
+    .addOption(option('--reference <name>', 'reference environment', RUNNER_ENV.reference, REFERENCE_ENVIRONMENT))
     .addOption(option('--kubeconfig <file>', "the new cluster's kubeconfig (steps 4-5 fetch its certificate; --wait-ready reads its Flux)", RUNNER_ENV.kubeconfigFile))
     .addOption(option('--cert <pem-file>', "the cluster's sealing certificate (skips steps 4-5)", RUNNER_ENV.certificateFile))
-    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', RUNNER_ENV.sealedSecretsNamespace, 'kube-system'))
-    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, 'sealed-secrets-controller'))
+    .addOption(option('--sealed-secrets-namespace <ns>', 'namespace of the Sealed Secrets controller', RUNNER_ENV.sealedSecretsNamespace, SEALED_SECRETS_CONTROLLER.namespace))
+    .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, SEALED_SECRETS_CONTROLLER.name))
     .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
     .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so

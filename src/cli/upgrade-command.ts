@@ -4,6 +4,7 @@ import { upgradeWorkTree, type UpgradeOutcome } from '../workspace/upgrade-work-
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { packageVersion } from '../package-paths.js';
 import { existingDirectory } from './cli-io.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -28,7 +29,7 @@ export function registerUpgradeCommand(cli: Command): void {
     .description('Re-render generated clusters from the current reference with their recorded identity and attributes; sealed credentials are kept.')
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .option('--cluster <name...>', 'only these clusters (default: every generated cluster)')
-    .option('--reference <name>', 'the reference environment', 'development')
+    .option('--reference <name>', 'the reference environment', REFERENCE_ENVIRONMENT)
     .option('--dry-run', 'write nothing; print what each cluster would change', false)
     .action(async (opts: { repo: string; cluster?: string[]; reference: string; dryRun: boolean }) => {
       const dir = await existingDirectory(opts.repo);

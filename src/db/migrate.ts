@@ -19,6 +19,7 @@ import { rolloutDeliveryMigration } from './migrations/0006-rollout-delivery.js'
 import { runActionMigration } from './migrations/0007-run-action.js';
 import { clusterKeyMigration } from './migrations/0008-cluster-key.js';
 import { localRunQueueMigration } from './migrations/0009-local-run-queue.js';
+import { runFailureMigration } from './migrations/0010-run-failure.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -36,7 +37,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, localRunQueueMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, localRunQueueMigration, runFailureMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

@@ -214,6 +214,10 @@ export class PgRunStore implements RunStore {
     if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
     if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
     if (update.changes !== undefined) assign('changes', JSON.stringify(update.changes), '::jsonb');
+    if (update.failure !== undefined) {
+      assign('error_code', update.failure.code);
+      assign('transient', update.failure.transient);
+    }
     if (update.reviewRequests !== undefined) assign('review_requests', JSON.stringify(storedReviewRequestsOf(update.reviewRequests)), '::jsonb');
     if (update.attempt !== undefined) assign('attempt', update.attempt);
     if (update.job !== undefined) assign('job', update.job);

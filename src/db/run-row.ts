@@ -3,13 +3,13 @@
  * both ways, the list cursor, and text PostgreSQL can store.
  */
 import type { DeliverySettings } from '../delivery/delivery.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError, type ErrorCode } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
 import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes`;
+  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes, error_code, transient`;
 
 export interface RunRow {
   id: string;
@@ -40,6 +40,8 @@ export interface RunRow {
   review_requests: StoredReviewRequest[];
   action: RunAction;
   changes: RunChanges | null;
+  error_code: ErrorCode | null;
+  transient: boolean | null;
 }
 
 /** A review request as the `review_requests` column holds it (JSON: the time as ISO text). */
@@ -115,6 +117,7 @@ export function runOf(row: RunRow): ScaffoldRun {
     ...(row.delivery !== null ? { delivery: row.delivery } : {}),
     ...(row.review_requests.length > 0 ? { reviewRequests: row.review_requests.map(reviewRequestOf) } : {}),
     ...(row.changes !== null ? { changes: row.changes } : {}),
+    ...(row.error_code !== null && row.transient !== null ? { failure: { code: row.error_code, transient: row.transient } } : {}),
   };
 }
 

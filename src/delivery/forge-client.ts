@@ -3,8 +3,10 @@
  * for GitHub, GitLab and Gitea. Implementations wrap each forge's client.
  */
 
-export const FORGES = ['github', 'gitlab', 'gitea'] as const;
-export type ForgeName = (typeof FORGES)[number];
+import type { ForgeName } from '../model/defaults.js';
+
+// Named with the product's other defaults; re-exported for the forge modules.
+export { FORGES, type ForgeName } from '../model/defaults.js';
 
 /** A pull/merge request, in the forge-neutral shape. */
 export interface ReviewRequest {

@@ -5,6 +5,7 @@
  * or an upgrade run's or a removal run's one commit.
  */
 import type { DeliverPassRequest, PassSummary } from './delivery.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** How many file names the description lists before summing up the rest. */
 const MAX_FILES_LISTED = 50;
@@ -27,7 +28,7 @@ export function titleOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | '
     case 'all':
       return `Scaffold ${cluster.name}: all layers, credentials sealed (pass 2 of 2)`;
     case 'upgrade':
-      return `Upgrade ${cluster.name} from the reference ${request.reference ?? 'development'}`;
+      return `Upgrade ${cluster.name} from the reference ${request.reference ?? REFERENCE_ENVIRONMENT}`;
     case 'remove':
       return `Remove ${cluster.name}: the generator's files`;
   }
@@ -73,7 +74,7 @@ function fleetChangeBody(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 
   const what =
     request.pass === 'upgrade'
       ? [
-          `Re-renders **${cluster.name}** from the reference environment \`${request.reference ?? 'development'}\` with its recorded identity and attributes; every sealed credential is kept byte for byte.`,
+          `Re-renders **${cluster.name}** from the reference environment \`${request.reference ?? REFERENCE_ENVIRONMENT}\` with its recorded identity and attributes; every sealed credential is kept byte for byte.`,
           '',
           ...renderedLines(summary),
         ]

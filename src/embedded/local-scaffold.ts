@@ -16,6 +16,7 @@ import { runScaffold, verifierFor } from '../runner/run-scaffold.js';
 import type { RunResult } from '../service/scaffold-run.js';
 import { ensureLocalSealingKey } from './local-sealing-key.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from '../model/defaults.js';
 
 /** Inputs of {@link runLocalScaffold}. */
 export interface LocalScaffoldOptions {
@@ -80,9 +81,9 @@ export async function runLocalScaffold(options: LocalScaffoldOptions): Promise<R
     {
       id: randomUUID(),
       repositoryUrl,
-      branch: options.branch ?? 'main',
+      branch: options.branch ?? DEFAULT_BRANCH,
       cluster: options.cluster,
-      reference: options.reference ?? 'development',
+      reference: options.reference ?? REFERENCE_ENVIRONMENT,
       certificatePem,
       generatorVersion: packageVersion(),
       rotateCredentials: options.rotateCredentials ?? false,

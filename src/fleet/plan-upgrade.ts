@@ -14,6 +14,7 @@ import type { RepoReader } from '../gitops/repo-reader.js';
 import { readClusterRegistry, type ClusterEntry } from './cluster-registry.js';
 import { registeredClusterSpec } from './registered-cluster-spec.js';
 import { SharedPlatformReader } from './shared-platform-reader.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** What an upgrade found for one cluster. */
 export interface ClusterUpgrade {
@@ -131,7 +132,7 @@ async function upgradeOne(shared: SharedPlatformReader, reader: RepoReader, entr
  * @throws NotFoundError / ValidationError for a named cluster that cannot be upgraded (see {@link upgradeTargets})
  */
 export async function planUpgrade(reader: RepoReader, options: PlanUpgradeOptions): Promise<ClusterUpgrade[]> {
-  const reference = options.reference ?? 'development';
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
   const registry = await readClusterRegistry(reader, { reference, ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}) });
   const targets = upgradeTargets(registry, options.clusters);
   const shared = new SharedPlatformReader(reader, reference);

@@ -13,7 +13,7 @@
  * Other commits (upgrades, removals, tests) race alone: fetch, rebase, retry
  * after a jittered backoff.
  */
-import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
+import { ConcurrentPushError, UnavailableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
@@ -83,7 +83,7 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   await abort();
   if (/CONFLICT|could not apply/.test(output)) {
     const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
-    throw new ConflictError(`a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`);
+    throw new ConcurrentPushError(`a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`);
   }
   throw ws.fail(['rebase'], rebase);
 }
@@ -150,7 +150,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
 
 /**
  * Pushes HEAD to the workspace's branch, at most `maxAttempts` times.
- * @throws UnavailableError when attempts run out; ConflictError when a rebase conflicts
+ * @throws UnavailableError when attempts run out; ConcurrentPushError (a ConflictError) when a rebase conflicts
  */
 export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}): Promise<PushResult> {
   const { branch, logger, backoff } = ws;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { access, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf } from '../errors.js';
 import type { GitCredentials, GitWorkspace } from '../runner/ports.js';
 import {
   type GitDaemon,
@@ -351,6 +351,8 @@ describe('CliGitRemote', () => {
       await assert.rejects(b.push(), (error: unknown) => {
         assert.ok(error instanceof ConflictError, String(error));
         assert.match(error.message, /clusters\/development\/kustomization\.yaml/);
+        // A lost race, unlike other conflicts: the run that hits it may be retried.
+        assert.deepEqual(failureOf(error), { code: 'conflict', transient: true });
         return true;
       });
       assert.equal(await b.head(), before);

@@ -12,6 +12,7 @@ import { renderCluster, type RenderResult } from '../gitops/render-cluster.js';
 import type { PreviewFile } from '../service/scaffold-previewer.js';
 import { filesBefore, previewFiles } from './preview-files.js';
 import type { WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** What changed on disk. */
 export type { WorkTreeChanges } from '../runner/ports.js';
@@ -61,7 +62,7 @@ export async function previewWorkTree(dir: string, options: RenderWorkTreeOption
 }
 
 async function renderInMemory(reader: FsRepoReader, dir: string, options: RenderWorkTreeOptions): Promise<RenderResult> {
-  const reference = options.reference ?? 'development';
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
   const platformCommit = options.platformCommit ?? (await platformCommitOf(dir, reference));
   return renderCluster(reader, {
     ...options,

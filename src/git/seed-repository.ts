@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { mkdtemp } from 'node:fs/promises';
 import { ConflictError } from '../errors.js';
 import { runGit } from './git-process.js';
+import { DEFAULT_BRANCH } from '../model/defaults.js';
 
 /** Author of the seed commit. */
 const SEED_IDENTITY = { GIT_AUTHOR_NAME: 'gitops-scaffolder', GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost', GIT_COMMITTER_NAME: 'gitops-scaffolder', GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost' };
@@ -31,7 +32,7 @@ async function isEmptyOrMissing(dir: string): Promise<boolean> {
  */
 export async function initPlatformRepository(dir: string, platformDir: string, options: { branch?: string } = {}): Promise<string> {
   if (!(await isEmptyOrMissing(dir))) throw new ConflictError(`${dir} exists and is not empty; init only creates new repositories`);
-  const branch = options.branch ?? 'main';
+  const branch = options.branch ?? DEFAULT_BRANCH;
   await mkdir(dir, { recursive: true });
   try {
     await cp(platformDir, dir, { recursive: true });

@@ -26,6 +26,7 @@ import { parseProvenance, renderProvenance, PROVENANCE_FILE } from './provenance
 import { loadReferenceEnvironment } from './reference-environment.js';
 import type { RepoReader } from './repo-reader.js';
 import type { RenderOptions, RenderPass, RenderResult } from './render-types.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 export type { RenderOptions, RenderPass, RenderResult, RenderedLayer } from './render-types.js';
 
@@ -49,7 +50,7 @@ export type { RenderOptions, RenderPass, RenderResult, RenderedLayer } from './r
  */
 export async function renderCluster(reader: RepoReader, options: RenderOptions): Promise<RenderResult> {
   const cluster = parseClusterSpec(options.cluster);
-  const referenceName = parseReferenceName(options.reference ?? 'development');
+  const referenceName = parseReferenceName(options.reference ?? REFERENCE_ENVIRONMENT);
   if (cluster.name === referenceName) {
     throw new ValidationError([{ field: 'cluster.name', message: `must differ from the reference environment ${JSON.stringify(referenceName)}, which is the template` }]);
   }

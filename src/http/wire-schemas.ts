@@ -5,10 +5,12 @@
  * kubeconfig's fields, a certificate's window) is the service's single
  * validation (`model/run-inputs.ts`, `git/repository-url.ts`).
  */
+import { ERROR_CODES } from '../errors.js';
 import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
+import { FORGES } from '../model/defaults.js';
 
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
@@ -102,7 +104,7 @@ export const deliverySchema = z
   .object({
     mode: z.enum(['push', 'pull_request'], { error: 'must be push or pull_request' }).describe('push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.'),
     auto_merge: z.boolean({ error: 'must be true or false' }).optional().describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
-    forge: z.enum(['github', 'gitlab', 'gitea'], { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
+    forge: z.enum(FORGES, { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
     api_url: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional().describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
   })
   .strict()
@@ -232,6 +234,14 @@ export const runViewSchema = z.object({
   step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
+  error_code: z
+    .enum(ERROR_CODES)
+    .nullable()
+    .describe('A failed run: what kind of failure ended it (the runner\'s error code, `internal` when the runner ended without reporting one); null otherwise.'),
+  transient: z
+    .boolean()
+    .nullable()
+    .describe('A failed run: true when retrying it later may succeed (a git remote or the Kubernetes API unreachable, a wait timed out, a push lost a race), false when the same request will fail again; null unless failed.'),
   cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
   repository: z.object({ url: z.string().describe('Without credentials.'), branch: z.string() }),
   reference: z.string(),
@@ -251,7 +261,7 @@ export const runViewSchema = z.object({
     .array(
       z.object({
         pass: z.enum(RUN_PASSES),
-        forge: z.enum(['github', 'gitlab', 'gitea']),
+        forge: z.enum(FORGES),
         number: z.number().int().describe('The pull request number (GitLab: the merge request iid).'),
         url: z.string().describe('The page a person reviews it on.'),
         state: z.enum(['open', 'merged', 'closed']).describe('As the runner last saw it.'),

@@ -63,6 +63,8 @@ export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
     step: run.step,
     step_name: run.stepName ?? null,
     message: run.message,
+    error_code: run.failure?.code ?? null,
+    transient: run.failure?.transient ?? null,
     cluster: { name: run.cluster.name, domain: run.cluster.domain, region: run.cluster.region },
     repository: { url: withoutCredentials(run.repositoryUrl), branch: run.branch },
     reference: run.reference,

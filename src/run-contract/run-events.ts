@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { RUN_PASSES } from '../model/run-action.js';
 import { isStepNumber } from '../model/scaffold-steps.js';
+import { FORGES } from '../model/defaults.js';
 
 /** The step events, in the order a step may emit them. */
 export const STEP_EVENT_NAMES = ['step_started', 'step_finished', 'step_skipped', 'step_failed'] as const;
@@ -58,7 +59,7 @@ export const fluxReadinessEventSchema = z.object({ event: z.enum(FLUX_READINESS_
  */
 export const reviewRequestEventSchema = z.object({
   event: z.literal('review_request'),
-  forge: z.enum(['github', 'gitlab', 'gitea']),
+  forge: z.enum(FORGES),
   pass: z.enum(RUN_PASSES),
   number: z.number().int().positive(),
   // Only a web page: a value that is not http(s) is never shown as a link.

@@ -4,6 +4,7 @@
  * every reader.
  */
 import { z } from 'zod';
+import { ERROR_CODES } from '../errors.js';
 import { RUN_PASSES } from '../model/run-action.js';
 import type { RunResult } from '../service/scaffold-run.js';
 
@@ -25,6 +26,9 @@ export const runResultSchema = z.object({
     .optional(),
   /** The step the run was on when it ended. */
   step: z.number().int().min(0).optional(),
+  /** A failed run: its error code and whether a retry may succeed (`failureOf`). */
+  error_code: z.enum(ERROR_CODES).optional(),
+  transient: z.boolean().optional(),
 });
 
 /**

@@ -22,6 +22,7 @@ import { afterRebaseCheck } from './reverify-after-rebase.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import type { WorkTreeVerifier } from './run-scaffold.js';
 import { runSteps, type StepWork } from './step-runner.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from '../model/defaults.js';
 
 /** Collaborators of a fleet run. */
 export interface FleetChangeDeps {
@@ -70,8 +71,8 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
   const pass = passOfAction(action);
   const now = deps.now ?? Date.now;
   const log = deps.logger.child({ run_id: options.id, cluster, action });
-  const branch = options.branch ?? 'main';
-  const reference = options.reference ?? 'development';
+  const branch = options.branch ?? DEFAULT_BRANCH;
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
   const gitopsPath = `clusters/${cluster}`;
   const commits: RunCommit[] = [];
   let workspace: GitWorkspace | undefined;

@@ -25,6 +25,7 @@ import { afterRebaseCheck } from './reverify-after-rebase.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from './ports.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import { runSteps, type StepWork } from './step-runner.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers, with the step runner's error and result.
@@ -99,9 +100,9 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     throw new ValidationError('no sealing certificate given and no Kubernetes access configured to fetch one');
   }
   const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
-  const branch = options.branch ?? 'main';
-  const reference = options.reference ?? 'development';
-  const controller = options.controller ?? { namespace: 'kube-system', name: 'sealed-secrets-controller' };
+  const branch = options.branch ?? DEFAULT_BRANCH;
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
+  const controller = options.controller ?? SEALED_SECRETS_CONTROLLER;
   const gitopsPath = `clusters/${options.cluster.name}`;
   const commits: RunCommit[] = [];
   /** Whether step 2 found the full tree already there (a rerun after pass 2 landed). */

@@ -6,7 +6,7 @@
  * fleet change (upgrade, removal) differ only in their tables and the work of
  * each row.
  */
-import { isAppError } from '../errors.js';
+import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import type { ScaffoldStep, StepNumber } from '../model/scaffold-steps.js';
@@ -71,7 +71,7 @@ export async function runSteps<Name extends string>(table: readonly (ScaffoldSte
       // run ended because it was cancelled, and says so.
       const error: unknown = signal?.aborted === true && signal.reason !== undefined ? signal.reason : thrown;
       log.error(
-        { event: 'step_failed', step, step_name: name, duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
+        { event: 'step_failed', step, step_name: name, duration_ms: now() - started, error_code: failureOf(error).code },
         `${name} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       throw new StepError(step, error, name);
@@ -82,6 +82,7 @@ export async function runSteps<Name extends string>(table: readonly (ScaffoldSte
 /** The failed-run result for an error out of a run. Never carries a credential: messages don't. */
 export function failedResult(error: unknown, cluster: { readonly name: string }): RunResult {
   const step = error instanceof StepError ? error.step : undefined;
+  const { code, transient } = failureOf(error);
   return {
     status: 'failed',
     // A StepError's own message already says "step N (name) failed: …".
@@ -89,5 +90,7 @@ export function failedResult(error: unknown, cluster: { readonly name: string })
     ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
     commits: error instanceof StepError ? error.commits : [],
     ...(step ? { step } : {}),
+    error_code: code,
+    transient,
   };
 }

@@ -8,7 +8,7 @@
  * Kept apart from the seven steps: it reads the cluster and writes nothing,
  * and a run without it is unchanged.
  */
-import { isAppError } from '../errors.js';
+import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RunResult } from '../service/scaffold-run.js';
 import type { FluxReadiness } from './flux-readiness.js';
@@ -74,7 +74,7 @@ export async function waitForFluxReady(
     if (options.signal?.aborted) throw error;
     const message = error instanceof Error ? error.message : String(error);
     deps.logger.error(
-      { event: 'flux_not_ready', commit, duration_ms: now() - started, error_code: isAppError(error) ? error.code : 'internal' },
+      { event: 'flux_not_ready', commit, duration_ms: now() - started, error_code: failureOf(error).code },
       `Flux did not report Ready: ${message}`,
     );
     // The commits stay on the result: they are pushed, and a retry re-renders to the same bytes.

@@ -16,6 +16,7 @@ import { API_FIELDS, catalogIssues, runInputIssues } from '../model/run-inputs.j
 import type { CatalogSource } from './catalog-source.js';
 import type { DefaultRepository, ScaffoldRequest } from './scaffold-request.js';
 import type { RunSecrets } from './scaffold-run.js';
+import { DEFAULT_BRANCH } from '../model/defaults.js';
 
 /**
  * What a caller may name as `repository.url` unless configured otherwise:
@@ -40,7 +41,6 @@ export function checkDelivery(raw: RawDeliverySettings | undefined, repositoryUr
 /** How long a request waits for the catalog before it is checked at render time instead. */
 const CATALOG_WAIT_MS = 10_000;
 
-const DEFAULT_BRANCH = 'main';
 
 /** What the resolver needs; part of the service's deps. */
 export interface RequestResolverDeps {

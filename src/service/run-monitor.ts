@@ -9,7 +9,7 @@
  * run would store its lines twice.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError, UnavailableError } from '../errors.js';
+import { AppError, UnavailableError, failureOf, type Failure } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
@@ -20,6 +20,17 @@ import type { RunTracker } from './scaffold-service.js';
 
 /** The message a run gets when the executor has no trace of it. */
 export const LOST_RUN_MESSAGE = 'the executor has no trace of this run; it was lost while the service was down — retry it';
+/** A lost run's runner went away with its host or Job, not for anything in its request: a retry may succeed. */
+const LOST_RUN_FAILURE: Failure = failureOf(new UnavailableError(LOST_RUN_MESSAGE));
+
+/**
+ * The failure a failed result reports. A runner that died before writing its
+ * result (killed, crashed) reported none: unknown, so `internal` and permanent,
+ * as any error that is not the product's own.
+ */
+function failureOfResult(result: RunResult): Failure {
+  return result.error_code === undefined ? failureOf(undefined) : { code: result.error_code, transient: result.transient ?? false };
+}
 
 /** Tuning of the monitor. */
 export interface RunMonitorOptions {
@@ -426,7 +437,9 @@ export class RunMonitor implements RunTracker {
    * @returns whether the run is final now (failed here, or already)
    */
   async #failLost(run: ScaffoldRun): Promise<boolean> {
-    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, finishedAt: this.#clock() }, ACTIVE_STATUSES, { createdAtLeastMsAgo: this.#missingGraceMs });
+    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, failure: LOST_RUN_FAILURE, finishedAt: this.#clock() }, ACTIVE_STATUSES, {
+      createdAtLeastMsAgo: this.#missingGraceMs,
+    });
     if (failed !== undefined) {
       this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
       return true;
@@ -445,6 +458,7 @@ export class RunMonitor implements RunTracker {
       finishedAt: now,
       ...(result.gitops_path === undefined ? {} : { gitopsPath: result.gitops_path }),
       ...(result.changes === undefined ? {} : { changes: result.changes }),
+      ...(result.status === 'failed' ? { failure: failureOfResult(result) } : {}),
       // A run that never reported progress still gets a start time; one that did keeps it.
       ...(state.startedAt === undefined ? { startedAt: now } : {}),
     };

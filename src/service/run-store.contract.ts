@@ -151,6 +151,20 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual([listed?.action, listed?.changes], ['remove', removed], 'the list carries them too');
     });
 
+    it('keeps a failed run\'s error code and whether a retry may succeed, and has none for other runs', async () => {
+      const transient = await store().create(newRun());
+      const failed = await store().update(transient.id, { status: 'failed', message: 'step 1 (clone) failed', failure: { code: 'unavailable', transient: true }, finishedAt: new Date() });
+      assert.deepEqual(failed?.failure, { code: 'unavailable', transient: true });
+      assert.deepEqual((await store().get(transient.id))?.failure, { code: 'unavailable', transient: true });
+      const permanent = await store().create(newRun());
+      await store().update(permanent.id, { status: 'failed', failure: { code: 'invalid_input', transient: false } });
+      const listed = (await store().list({ cluster: permanent.cluster.name })).runs[0];
+      assert.deepEqual(listed?.failure, { code: 'invalid_input', transient: false }, 'the list carries it too');
+
+      const succeeded = await store().create(newRun());
+      assert.equal((await store().update(succeeded.id, { status: 'succeeded' }))?.failure, undefined);
+    });
+
     it('get of an unknown id is undefined', async () => {
       assert.equal(await store().get(randomUUID()), undefined);
     });

@@ -4,6 +4,7 @@
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
+import type { Failure } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
 import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from './scaffold-run.js';
 
@@ -33,6 +34,8 @@ export interface RunUpdate {
   readonly commits?: readonly RunCommit[];
   /** An upgrade's or removal's file counts (from its result). */
   readonly changes?: RunChanges;
+  /** A failed outcome: its error code and whether a retry may succeed (only with status `failed`). */
+  readonly failure?: Failure;
   /** The whole list (replaces the stored one). */
   readonly reviewRequests?: readonly RunReviewRequest[];
   readonly attempt?: number;

@@ -6,6 +6,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ForgeName } from '../delivery/forge-client.js';
 import type { RunAction, RunPass } from '../model/run-action.js';
+import type { ErrorCode, Failure } from '../errors.js';
 
 /** Lifecycle of a run. `pending` and `running` are active; the rest are final. */
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -56,6 +57,10 @@ export interface RunResult {
   readonly step?: number;
   /** An upgrade or removal: the files its commit added, changed and deleted (counts), absent for a scaffold. */
   readonly changes?: RunChanges;
+  /** A failed run: what kind of failure (`errors.ts` `failureOf`). */
+  readonly error_code?: ErrorCode;
+  /** A failed run: whether running it again later may succeed. */
+  readonly transient?: boolean;
 }
 
 /** What an upgrade's or a removal's commit changed, in files; all zero when there was nothing to commit. */
@@ -101,6 +106,8 @@ export interface ScaffoldRun {
   readonly reviewRequests?: readonly RunReviewRequest[];
   /** An upgrade or removal that ended: what its commit changed. */
   readonly changes?: RunChanges;
+  /** A failed run: its error code and whether a retry may succeed; absent otherwise. */
+  readonly failure?: Failure;
 }
 
 /** Where a run's sealing certificate comes from. */

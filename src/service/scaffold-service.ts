@@ -12,7 +12,7 @@
  * this file is the run lifecycle: start, cancel, and the fence a retry must pass.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, messageOf, type FieldIssue } from '../errors.js';
+import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf, messageOf, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { DeliverySettings } from '../delivery/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
@@ -344,10 +344,11 @@ export class ScaffoldService {
       // Keep the row (the audit trail of what was asked) but release the
       // cluster: a run that never started must not block the next one.
       const reason = error instanceof AppError ? error.message : 'the executor failed';
-      await this.#store.update(id, { status: 'failed', message: `could not start the run: ${reason}`, finishedAt: this.#clock() }, ACTIVE_STATUSES);
+      // What the caller is answered with is what the run keeps as its failure.
+      const thrown = error instanceof AppError ? error : new UnavailableError('could not start the run', { cause: error });
+      await this.#store.update(id, { status: 'failed', message: `could not start the run: ${reason}`, failure: failureOf(thrown), finishedAt: this.#clock() }, ACTIVE_STATUSES);
       this.#logger.error({ run: id, cluster: run.cluster.name, err: messageOf(error) }, 'scaffold run could not be started');
-      if (error instanceof AppError) throw error;
-      throw new UnavailableError('could not start the run', { cause: error });
+      throw thrown;
     }
     if (job !== run.job) run = (await this.#store.update(id, { job }, ACTIVE_STATUSES)) ?? run;
     this.#logger.info(

@@ -11,6 +11,7 @@ import { ValidationError, type FieldIssue } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
 import { checkRepositoryUrl, parseRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** How runs execute: child processes on this host, or Kubernetes Jobs. */
 export type ExecutorKind = 'local' | 'kubernetes';
@@ -192,7 +193,7 @@ const envSchema = z.object({
   ),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
-  REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default('development')),
+  REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default(REFERENCE_ENVIRONMENT)),
   AUTH_MODE: z.preprocess(blankToUndefined, z.enum(['static', 'tokenreview'], { error: 'must be static or tokenreview' }).optional()),
   TOKEN_REVIEW_AUDIENCES: z.preprocess(commaList, z.array(z.string().regex(/^\S+$/, 'must not contain whitespace')).default([])),
   ALLOWED_SERVICE_ACCOUNTS: z.preprocess(

@@ -11,6 +11,7 @@ import { UnavailableError } from '../errors.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planUpgrade, upgradeTargets, type ClusterUpgrade, type PlanUpgradeOptions } from '../fleet/plan-upgrade.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** What one worker is given. */
 export interface UpgradeWorkerInput {
@@ -64,7 +65,7 @@ function runWorker(input: UpgradeWorkerInput): Promise<ClusterUpgrade[]> {
  * @throws as planUpgrade for named clusters that cannot be upgraded
  */
 export async function planUpgradeInParallel(dir: string, options: ParallelPlanOptions): Promise<ClusterUpgrade[]> {
-  const reference = options.reference ?? 'development';
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
   const registry = await readClusterRegistry(new FsRepoReader(dir), { reference });
   // Refusals (the reference, a hand-made directory, an unknown name) are thrown here, before any worker starts.
   const names = upgradeTargets(registry, options.clusters).map((c) => c.name);

@@ -23,6 +23,7 @@ import { fluxPathBuilder } from '../verify/flux-path-build.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
 import { parseDocument } from 'yaml';
 import { documentToYaml } from '../gitops/yaml.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** Inputs of {@link removeWorkTree}. */
 export interface RemoveWorkTreeOptions {
@@ -85,7 +86,7 @@ export async function removeWorkTree(dir: string, options: RemoveWorkTreeOptions
   if (options.deleteData === true && options.commit !== true) {
     throw new ValidationError([{ field: 'delete-data', message: 'needs --commit: the protection is lifted in a commit of its own, which Flux must apply before the removal commit prunes the data' }]);
   }
-  const plan = await planRemoval(new FsRepoReader(dir), options.cluster, options.reference ?? 'development');
+  const plan = await planRemoval(new FsRepoReader(dir), options.cluster, options.reference ?? REFERENCE_ENVIRONMENT);
   const forecasted = options.skipForecast === true && options.deleteData !== true ? {} : await forecast(dir, plan, options.builder ?? new KubectlKustomize()).catch((error: unknown) => {
     // Without kubectl the removal still says which layers prune; deleting data needs to know what is protected.
     if (options.deleteData === true) throw error;

@@ -9,6 +9,7 @@ import type { ClusterUpgrade } from '../fleet/plan-upgrade.js';
 import { planUpgradeInParallel } from './plan-upgrade-in-parallel.js';
 import { platformCommitOf } from '../git/render-work-tree.js';
 import { createWorkTreeVerifier, type WorkTreeVerify } from './verify-work-tree.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** Inputs of {@link upgradeWorkTree}. */
 export interface UpgradeWorkTreeOptions {
@@ -41,7 +42,7 @@ export type UpgradeOutcome = ClusterUpgrade & {
  * failure leaves that cluster as it was and the others upgraded.
  */
 export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptions): Promise<UpgradeOutcome[]> {
-  const reference = options.reference ?? 'development';
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
   const platformCommit = await platformCommitOf(dir, reference);
   const plans = await planUpgradeInParallel(dir, {
     reference,

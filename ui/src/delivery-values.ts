@@ -2,10 +2,11 @@
  * How a new run's two passes reach the branch, as the start form holds it:
  * pushed (the default, nothing sent), or through pull/merge requests on a
  * forge. A GitHub App is offered only for pull requests on GitHub, the one
- * case the runner uses one. Pure and import-free, so it is tested under Node.
+ * case the runner uses one. Pure, with type imports only, so it is tested under Node.
  */
+import type { ForgeName } from '../../src/model/defaults.js';
 
-export type Forge = 'github' | 'gitlab' | 'gitea';
+export type Forge = ForgeName;
 
 export interface DeliveryValues {
   readonly mode: 'push' | 'pull_request';

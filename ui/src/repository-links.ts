@@ -5,8 +5,9 @@
  * Anything else (a file:// repository, an unknown host) gets no link rather
  * than a guessed one.
  */
+import type { ForgeName } from '../../src/model/defaults.js';
 
-export type Forge = 'github' | 'gitlab' | 'gitea';
+export type Forge = ForgeName;
 
 /** Hosts recognised by name; self-hosted ones are recognised by a forge's name in the host. */
 function forgeOf(host: string): Forge | undefined {

@@ -6,11 +6,12 @@
  * browser.
  */
 import type { RunPass } from '../../src/model/run-action.js';
+import type { ForgeName } from '../../src/model/defaults.js';
 
 /** A pull/merge request one of a run's passes went through (`delivery.mode` pull_request), as the API sends it. */
 export interface ReviewRequest {
   readonly pass: RunPass;
-  readonly forge: 'github' | 'gitlab' | 'gitea';
+  readonly forge: ForgeName;
   readonly number: number;
   readonly url: string;
   readonly state: 'open' | 'merged' | 'closed';

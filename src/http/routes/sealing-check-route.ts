@@ -18,6 +18,7 @@ import type { ControllerCertificateSource } from '../../service/controller-certi
 import { clusterParamsSchema, clusterViewSchema, sealingCheckRequestSchema } from '../cluster-schemas.js';
 import type { RouteContext } from '../route-context.js';
 import { errorResponsesOf } from '../wire-schemas.js';
+import { SEALED_SECRETS_CONTROLLER } from '../../model/defaults.js';
 
 /** The certificate to compare a cluster's SealedSecrets with, or why there is none. */
 export type SealingComparison = () => Promise<{ readonly certificate?: SealingCertificate; readonly reason?: string }>;
@@ -26,7 +27,7 @@ export type SealingComparison = () => Promise<{ readonly certificate?: SealingCe
 export type ClusterDetail = (name: string, query: { repository_url?: string; branch?: string }, signal: AbortSignal, compare: SealingComparison) => Promise<z.output<typeof clusterViewSchema>>;
 
 /** The controller kubeseal and the runner ask by default. */
-const DEFAULT_CONTROLLER = { namespace: 'kube-system', name: 'sealed-secrets-controller' } as const;
+const DEFAULT_CONTROLLER = SEALED_SECRETS_CONTROLLER;
 
 /**
  * What the controller served, parsed like any sealing certificate. A refused

@@ -1,0 +1,17 @@
+/**
+ * The product's defaults, named once: what a request, a flag or a setting
+ * means when it names none. Pure; every layer may import it.
+ */
+
+/** The reference environment a cluster is rendered from: `clusters/development/` of the platform. */
+export const REFERENCE_ENVIRONMENT = 'development';
+
+/** The branch runs push to and the service reads. */
+export const DEFAULT_BRANCH = 'main';
+
+/** The Sealed Secrets controller (its Deployment and Service) a sealing certificate is fetched from. */
+export const SEALED_SECRETS_CONTROLLER = { namespace: 'kube-system', name: 'sealed-secrets-controller' } as const;
+
+/** The forges `pull_request` delivery speaks to. */
+export const FORGES = ['github', 'gitlab', 'gitea'] as const;
+export type ForgeName = (typeof FORGES)[number];
