@@ -169,7 +169,7 @@ describe('PgRunStore specifics', () => {
       try {
         const applied = await Promise.all(clients.map((c) => migrate(c)));
         // Each migration ran on exactly one replica.
-        assert.deepEqual(applied.flat().sort(), MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(applied.flat().sort((a, b) => a - b), MIGRATIONS.map((m) => m.version));
         const { rows } = await clients[0]!.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
         assert.equal(rows[0]?.n, MIGRATIONS.length);
       } finally {
