@@ -85,7 +85,10 @@ export function registerRotateCommand(cli: Command): void {
       const verb = opts.dryRun ? 'would reseal' : 'resealed';
       for (const c of plan.rotated) say(`  ${verb} ${c.namespace}/${c.name} ${c.values === 'same' ? 'with the same values' : values === undefined ? '(choose: same values or --fresh-values)' : 'with fresh values'} (${plan.gitopsPath}/${c.file})`);
       for (const s of plan.remaining) {
-        say(`  still sealed with another certificate (not a credential of scaffold.yaml, or not chosen): ${s.namespace}/${s.name} (${s.file})`);
+        const why = plan.suppliedRemaining.includes(`${s.namespace}/${s.name}`)
+          ? 'supplied by the caller, not generated: only --recovery-private-key re-encrypts it'
+          : 'not a credential of scaffold.yaml, or not chosen';
+        say(`  still sealed with another certificate (${why}): ${s.namespace}/${s.name} (${s.file})`);
       }
       if (values !== undefined && 'fresh' in values && plan.rotated.length > 0) {
         for (const job of plan.passwordChanges) say(`  Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`);

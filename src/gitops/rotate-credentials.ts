@@ -79,6 +79,11 @@ export interface RotationPlan {
   readonly files: ReadonlyMap<string, string>;
   /** After: SealedSecrets still sealed with another certificate (not rotated, or not the generator's). */
   readonly remaining: readonly StaleSealedSecret[];
+  /**
+   * `namespace/name` of the remaining ones that are credentials the caller supplies (a registry pull
+   * secret): fresh values cannot be generated for them, only the same values re-encrypted.
+   */
+  readonly suppliedRemaining: readonly string[];
   /** Fresh values only: the Jobs that change the passwords where the databases keep them. */
   readonly passwordChanges: readonly PasswordChangeJob[];
   /** Fresh values only: `Kind namespace/name` of each workload that reads a rotated Secret (restart it to pick the new values up), sorted. */
@@ -165,6 +170,7 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   const declared = new Set(descriptor.credentials.map((c) => `${c.namespace}/${c.name}`));
   const chosen = options.credentials ?? stale.map((s) => `${s.namespace}/${s.name}`).filter((name) => declared.has(name));
   const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
+  const isSupplied = (c: CredentialSpec) => Object.values(c.keys).some((source) => 'supplied' in source);
   const unknown = chosen.filter((name) => !descriptor.credentials.some((c) => matches(name, c)));
   if (unknown.length > 0) {
     const known = descriptor.credentials.map((c) => `${c.namespace}/${c.name}`).sort().join(', ');
@@ -186,6 +192,17 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
       rotated.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, values: 'same' });
     }
   } else {
+    // A supplied credential (the registry pull secret) has no value the generator could make up:
+    // asked for by name with fresh values, say how it is rotated instead of leaving it stale silently.
+    const namedSupplied = (options.credentials ?? []).filter((name) => descriptor.credentials.some((c) => matches(name, c) && isSupplied(c)));
+    if (namedSupplied.length > 0) {
+      throw new ValidationError([
+        {
+          field: 'credential',
+          message: `${namedSupplied.join(', ')}: supplied by the caller (registry-auth), not generated, so there are no fresh values to make up: re-encrypt the one in Git with the controller's old private key (--recovery-private-key), or render the cluster with the new credential (--registry-auth)`,
+        },
+      ]);
+    }
     const result = await renderCluster(reader, {
       cluster: provenance.cluster,
       reference: provenance.reference,
@@ -222,7 +239,11 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   }
   const after = new Map(existing);
   for (const [path, text] of files) if (existing.has(path)) after.set(path, text);
-  return { gitopsPath, stale, rotated, files, remaining: sealedWithOtherCertificate(after, options.certificate), passwordChanges, restart, readOnly };
+  const remaining = sealedWithOtherCertificate(after, options.certificate);
+  const suppliedRemaining = remaining
+    .filter((r) => descriptor.credentials.some((c) => c.namespace === r.namespace && c.name === r.name && isSupplied(c)))
+    .map((r) => `${r.namespace}/${r.name}`);
+  return { gitopsPath, stale, rotated, files, remaining, suppliedRemaining, passwordChanges, restart, readOnly };
 }
 
 /** One SealedSecret file re-encrypted for `certificate` (same values, same scope), its comments and other fields kept. */

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertExitZero as ok, runCli } from '../support/cli.js';
 import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
@@ -23,7 +23,8 @@ describe('generate-gitops-env clusters --cluster --cert', () => {
   before(async () => {
     ({ tmp, repo } = await renderedUnderOldKey('cli-clusters-sealing-', CLUSTER, keys));
     // The controller renewed its key; every credential but rabbitmq-credentials was resealed under the new one.
-    ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'tcr/registry-pull-secret', '--fresh-values']));
+    await writeFile(join(tmp, 'old.key'), keys.oldKey.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'database/postgresql-credentials', 'tcr/registry-pull-secret', '--recovery-private-key', join(tmp, 'old.key')]));
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });

@@ -58,9 +58,11 @@ describe('generate-gitops-env rotate', () => {
   it('--dry-run lists the SealedSecrets sealed with the old certificate and writes nothing', async () => {
     const before = await clusterFiles(repo);
     const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--dry-run']));
-    assert.deepEqual(result.stdout.trim().split('\n').sort(), SEALED);
+    // Planned with fresh values until they are chosen: the supplied pull secret has none, and says how it is rotated.
+    assert.deepEqual(result.stdout.trim().split('\n').sort(), SEALED.slice(1));
     assert.equal(result.stderr.match(new RegExp(`sealed with sha256:${oldFingerprint}`, 'g'))?.length, 4, result.stderr);
-    assert.match(result.stderr, /would reseal tcr\/registry-pull-secret/);
+    assert.match(result.stderr, /would reseal tcr\/tcr-database \(choose: same values or --fresh-values\)/);
+    assert.match(result.stderr, /still sealed with another certificate \(supplied by the caller, not generated: only --recovery-private-key re-encrypts it\): tcr\/registry-pull-secret/);
     assert.deepEqual(await clusterFiles(repo), before);
   });
 
@@ -104,7 +106,10 @@ describe('generate-gitops-env rotate', () => {
     assert.match(ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')])).stderr, /Nothing to rotate\./);
   });
 
-  it('refuses an unknown credential and a cluster it did not render, with exit 2', async () => {
+  it('refuses an unknown credential, fresh values for a supplied one, and a cluster it did not render, with exit 2', async () => {
+    const supplied = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/registry-pull-secret', '--fresh-values']);
+    assert.equal(supplied.code, 2, supplied.stderr);
+    assert.match(supplied.stderr, /error: credential: tcr\/registry-pull-secret: supplied by the caller \(registry-auth\), not generated, so there are no fresh values to make up: re-encrypt .*--recovery-private-key/);
     const unknown = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'nope']);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stderr, /error: credential: nope: no such credential in scaffold\.yaml/);
