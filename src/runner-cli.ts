@@ -73,6 +73,17 @@ async function queueAuthFrom(env: NodeJS.ProcessEnv): Promise<QueueAuth> {
   return key === undefined ? ownQueueAuth(attempt) : { key: parseQueueKey(key, RUNNER_ENV.queueKey), shared: true, attempt };
 }
 
+/**
+ * The result bounding, loaded when a run starts (not for --version/--help), so writing the result
+ * needs no import after a signal: under `tsx`, Ctrl-C reaches its compiler service in the same
+ * process group, and a module first imported after that cannot be compiled any more.
+ */
+let runResultModule: Promise<typeof import('./run-contract/run-result.js')> | undefined;
+function loadRunResult(): Promise<typeof import('./run-contract/run-result.js')> {
+  runResultModule ??= import('./run-contract/run-result.js');
+  return runResultModule;
+}
+
 async function writeResult(path: string | undefined, result: RunResult): Promise<void> {
   let target = path;
   if (!target) {
@@ -84,7 +95,7 @@ async function writeResult(path: string | undefined, result: RunResult): Promise
     }
   }
   // Bounded for every executor alike: a Job's termination message keeps only its first 4096 bytes.
-  const { boundedResult } = await import('./run-contract/run-result.js');
+  const { boundedResult } = await loadRunResult();
   await writeFile(target, `${JSON.stringify(boundedResult(result))}\n`, { mode: 0o600 });
 }
 
@@ -182,7 +193,7 @@ async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv
 
 async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   let result: RunResult;
-  const { failedResult, StepError } = await import('./runner/step-runner.js');
+  const [{ failedResult, StepError }] = await Promise.all([import('./runner/step-runner.js'), loadRunResult()]);
   try {
     const [
       { clusterNameSchema },

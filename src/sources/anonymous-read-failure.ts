@@ -7,7 +7,7 @@
  * certificate, which page), so they go to the service's log, with the URL and
  * without credentials, and the caller gets one sentence per kind of failure.
  */
-import { AuthenticationError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, messageOf } from '../errors.js';
+import { AuthenticationError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, ValidationError, messageOf } from '../errors.js';
 import { redactSecrets } from '../git/git-process.js';
 import type { Logger } from '../logger.js';
 
@@ -21,6 +21,15 @@ export interface FailedRead {
 }
 
 /**
+ * A refusal of what the clone holds (a link out of the tree, a FIFO: the work-tree
+ * guard's `repository` issues), not of how the remote answered: it says nothing
+ * about the network, so the caller is told, as a 4xx.
+ */
+export function isContentRefusal(error: unknown): error is ValidationError {
+  return error instanceof ValidationError && error.issues.length > 0 && error.issues.every((issue) => issue.field === 'repository');
+}
+
+/**
  * The error to answer with for a failed anonymous clone; git's message is logged, not returned.
  * @param why the sentence a refused read is explained with, e.g. "the catalog is only read from repositories readable without credentials"
  */
@@ -29,6 +38,7 @@ export function anonymousReadFailure(error: unknown, why: string, read: FailedRe
     { event: 'repository_read_failed', read: read.what, repository: redactSecrets(read.repositoryUrl), branch: read.branch, err: redactSecrets(messageOf(error)) },
     `reading the ${read.what} failed`,
   );
+  if (isContentRefusal(error)) return error;
   if (error instanceof AuthenticationError || error instanceof ForbiddenError) {
     return new UnavailableError(`the service cannot read this repository on its own: ${why}`, { cause: error });
   }

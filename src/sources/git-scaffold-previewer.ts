@@ -15,6 +15,7 @@ import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../servic
 import { filesBefore, previewFiles } from '../git/preview-files.js';
 import { platformCommitOf } from '../git/render-work-tree.js';
 import { ValidationError, messageOf } from '../errors.js';
+import { isContentRefusal } from './anonymous-read-failure.js';
 import { redactSecrets } from '../git/git-process.js';
 import { silentLogger, type Logger } from '../logger.js';
 
@@ -26,11 +27,6 @@ import { silentLogger, type Logger } from '../logger.js';
  */
 export const DRY_RUN_CLONE_FAILURE =
   'could not be cloned: the URL, the branch or repository.credentials is wrong, or the host did not answer as a git server (the service log has the reason)';
-
-/** A work-tree guard's refusal (a link or path leaving the clone): the repository's content, not its host, so it is told. */
-function isContentRefusal(error: unknown): boolean {
-  return error instanceof ValidationError && error.issues.length > 0 && error.issues.every((issue) => issue.field === 'repository');
-}
 
 /** Collaborators of the previewer. */
 export interface GitScaffoldPreviewerDeps {

@@ -177,8 +177,10 @@ describe('upgrades and removals as runs, pushed', () => {
     assert.deepEqual(run.steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded']);
     assert.deepEqual(run.changes?.kept, answer.kept);
     assert.equal(run.changes?.removed, answer.removed.length);
-    assert.deepEqual(await filesAt(bare, 'main', 'clusters/eu-3'), answer.kept);
+    // The sync path stays: the entry point is rewritten to list only flux-system/, so Flux prunes the layers.
+    assert.deepEqual(await filesAt(bare, 'main', 'clusters/eu-3'), [...answer.kept, 'clusters/eu-3/kustomization.yaml'].sort());
     assert.ok(answer.kept.every((path) => path.startsWith('clusters/eu-3/flux-system/')));
+    assert.match(await git(bare, 'show', 'main:clusters/eu-3/kustomization.yaml'), /resources:\n\s+- flux-system\n(?!\s+-)/);
     assert.deepEqual(await untouched(), before);
     assert.match(await git(bare, 'log', '-1', '--format=%B', 'main'), /^Remove cluster eu-3[\s\S]*Scaffold-Action: remove/);
     const listed = await api.inject('GET', '/api/v1/clusters');
@@ -288,6 +290,7 @@ describe('upgrades and removals as runs, through pull requests', () => {
     const run = await api.runEnded(response.json<{ run: { id: string } }>().run.id);
     assert.equal(run.status, 'succeeded', run.message);
     assert.deepEqual(run.review_requests.map((r) => [r.pass, r.state, r.branch]), [['remove', 'merged', 'scaffold/eu-2/remove']]);
-    assert.deepEqual((await git(remote.dir, 'ls-tree', '--name-only', 'main', 'clusters/')).split('\n'), ['clusters/development', 'clusters/eu-1', 'clusters/eu-3']);
+    // Only the rewritten entry point stays, so a sync pointed at the path prunes instead of failing on a missing path.
+    assert.deepEqual((await git(remote.dir, 'ls-tree', '-r', '--name-only', 'main', 'clusters/eu-2')).split('\n'), ['clusters/eu-2/kustomization.yaml']);
   });
 });

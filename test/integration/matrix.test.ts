@@ -317,6 +317,20 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
         distribution: { version: '2.x', registry: 'ghcr.io/fluxcd', artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests' },
         components: ['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller'],
         cluster: { networkPolicy: true },
+        // spec 004's tuning (src/gitops/flux-tuning.ts); 2.x installs controllers that have the gate.
+        kustomize: {
+          patches: [
+            { target: { kind: 'Deployment', name: 'source-controller' }, patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=10\n' },
+            {
+              target: { kind: 'Deployment', name: 'kustomize-controller' },
+              patch:
+                '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=6\n' +
+                '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=10s\n' +
+                '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n',
+            },
+            { target: { kind: 'Deployment', name: 'helm-controller' }, patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n' },
+          ],
+        },
         // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with.
         sync: { kind: 'GitRepository', url: 'https://git.example.net/platform/gitops.git', ref: 'refs/heads/main', path: 'clusters/env-gcp', pullSecret: 'flux-system' },
       },
