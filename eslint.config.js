@@ -12,7 +12,7 @@ const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/ku
 const ADAPTERS = ['**/workspace/**', '**/sources/**', '**/embedded/**'];
 /** The application layer: the run lifecycle and the run itself. */
 const APPLICATION = ['**/runner/**', '**/service/**'];
-/** Edges implement the application's ports (runner/ports.ts, service/*-store.ts …) but never call its logic. */
+/** Edges implement the application's ports (run/ports.ts, service/*-store.ts …) but never call its logic. */
 const APPLICATION_EXCEPT_PORTS = ['**/runner/run-*.js', '**/service/*-service.js', '**/service/run-monitor.js'];
 
 function without(list, ...drop) {
@@ -45,7 +45,7 @@ export default tseslint.config(
   },
   {
     // The pure core never reaches an edge: no process, file system, network or child process.
-    files: ['src/model/**', 'src/gitops/**', 'src/graph/**', 'src/sealing/**', 'src/verify/**', 'src/fleet/**'],
+    files: ['src/model/**', 'src/run/**', 'src/gitops/**', 'src/graph/**', 'src/sealing/**', 'src/verify/**', 'src/fleet/**'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {

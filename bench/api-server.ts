@@ -31,8 +31,8 @@ import { createPino, loggerFromPino } from '../src/pino-logger.js';
 import { CachedRunStore } from '../src/service/cached-run-store.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../src/service/run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from '../src/service/scaffold-executor.js';
-import type { ScaffoldPreviewer } from '../src/service/scaffold-previewer.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from '../src/service/scaffold-run.js';
+import type { ScaffoldPreviewer } from '../src/run/scaffold-previewer.js';
+import { jobNameOf, type RunStatus, type ScaffoldRun } from '../src/run/scaffold-run.js';
 import { ScaffoldService } from '../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../src/service/static-token-authenticator.js';
 

@@ -37,7 +37,7 @@ import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { LocalExecutor, type RunnerCommand } from './local/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
 import type { ScaffoldExecutor } from './service/scaffold-executor.js';
-import type { ScaffoldPreviewer } from './service/scaffold-previewer.js';
+import type { ScaffoldPreviewer } from './run/scaffold-previewer.js';
 import { ScaffoldService, type DefaultRepository } from './service/scaffold-service.js';
 import { loadServiceConfig, type ServiceConfig } from './service/service-config.js';
 import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';

@@ -21,11 +21,11 @@ import { EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILURE, EXIT_OK, exitCodeOf } fro
 import type { Logger } from './logger.js';
 import type { KubeConfigSource } from './kubernetes/kube-config.js';
 import type { ClusterSpec } from './model/cluster-spec.js';
-import type { RunInputFields } from './model/run-inputs.js';
+import type { RunInputFields } from './run-contract/run-inputs.js';
 import type { CredentialRotation } from './gitops/sealed-credentials.js';
 import { booleanFromEnv, rotationNames, runnerCommand, type RunnerFlags } from './cli/runner-flags.js';
-import type { GitCredentials } from './runner/ports.js';
-import type { RunResult } from './service/scaffold-run.js';
+import type { GitCredentials } from './run/ports.js';
+import type { RunResult } from './run/scaffold-run.js';
 import { parseDuration } from './duration.js';
 import { FIELD_FLAGS } from './cli/flag-names.js';
 import { terminalOutput } from './cli/terse-run-output.js';
@@ -166,7 +166,7 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
   const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
   const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
-  const { runInputIssues } = await import('./model/run-inputs.js');
+  const { runInputIssues } = await import('./run-contract/run-inputs.js');
   const checked = runInputIssues(
     {
       cluster,
@@ -218,7 +218,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       import('./runner/run-fleet-change.js'),
       import('./runner/wait-for-flux-ready.js'),
       import('./workspace/commit-containment.js'),
-      import('./delivery/runner-delivery.js'),
+      import('./cli/runner-delivery.js'),
     ]);
     for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
       const parsed = clusterNameSchema.safeParse(value);

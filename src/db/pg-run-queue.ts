@@ -7,7 +7,7 @@
  * run, and neither waits for the other's pick.
  */
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 import { translatePgError } from './pg-errors.js';
 import { QueuedSecretsCipher } from './queued-secrets-cipher.js';
 import { COLUMNS, runOf, type RunRow } from './run-row.js';

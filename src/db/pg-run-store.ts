@@ -8,7 +8,7 @@
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
-import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../service/scaffold-run.js';
+import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
 import { migrate } from './migrate.js';
 import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';

@@ -2,10 +2,10 @@
  * A `scaffold_runs` row and the run it stands for: the columns read, the mapping
  * both ways, the list cursor, and text PostgreSQL can store.
  */
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import { ValidationError, type ErrorCode } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,

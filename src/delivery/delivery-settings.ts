@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { isLoopbackHost, parseRepositoryUrl } from '../model/repository-url.js';
-import { DELIVERY_MODES, type DeliveryMode, type DeliverySettings } from './delivery.js';
+import { DELIVERY_MODES, type DeliveryMode, type DeliverySettings } from '../run/delivery.js';
 import { FORGES, type ForgeName } from './forge-client.js';
 
 /** The repository's path on its host, without `.git`: `owner/repo`, or `group/sub/project` on GitLab. */

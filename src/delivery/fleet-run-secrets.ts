@@ -10,9 +10,9 @@
  */
 import { UnavailableError, ValidationError } from '../errors.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
-import type { RunSecrets } from '../service/scaffold-run.js';
+import type { RunSecrets } from '../run/scaffold-run.js';
 import { checkApiUrl, defaultApiUrl } from './delivery-settings.js';
-import type { DeliverySettings } from './delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import { FORGES } from './forge-client.js';
 import { SERVICE_FORGE_CREDENTIALS, type ServiceForgeAuth } from './service-forge-auth.js';
 

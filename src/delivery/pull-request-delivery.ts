@@ -9,7 +9,7 @@
 import { ConflictError } from '../errors.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { DeliverPassRequest, DeliveredPass, PassDelivery, ReviewDelivery, ReviewRequestRef } from './delivery.js';
+import type { DeliverPassRequest, DeliveredPass, PassDelivery, ReviewDelivery, ReviewRequestRef } from '../run/delivery.js';
 import type { ForgeClient, ReviewRequest } from './forge-client.js';
 import { bodyOf, labelsOf, reviewBranchOf, titleOf } from './request-text.js';
 

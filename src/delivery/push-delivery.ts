@@ -3,7 +3,7 @@
  * refuses that; the error then says how to deliver instead.
  */
 import { ForbiddenError, isAppError } from '../errors.js';
-import type { DeliverPassRequest, DeliveredPass, PassDelivery } from './delivery.js';
+import type { DeliverPassRequest, DeliveredPass, PassDelivery } from '../run/delivery.js';
 
 /**
  * What forges say when a branch protection or a server hook turns a push down:

@@ -4,7 +4,7 @@
  * without opening the diff. A pass is a scaffold's (`infrastructure`, `all`)
  * or an upgrade run's or a removal run's one commit.
  */
-import type { DeliverPassRequest, PassSummary } from './delivery.js';
+import type { DeliverPassRequest, PassSummary } from '../run/delivery.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** How many file names the description lists before summing up the rest. */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { withGitAuth } from './git-auth.js';
 import { runGit } from './git-process.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
-import type { GitCredentials } from '../runner/ports.js';
+import type { GitCredentials } from '../run/ports.js';
 
 /** Which branch of which remote. */
 export interface BranchHeadQuery {

@@ -15,7 +15,7 @@
  */
 import { ConcurrentPushError, UnavailableError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { GitIdentity, PushOptions, PushResult } from '../runner/ports.js';
+import type { GitIdentity, PushOptions, PushResult } from '../run/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';

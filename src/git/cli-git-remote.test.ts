@@ -4,7 +4,7 @@ import { access, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf } from '../errors.js';
-import type { GitCredentials, GitWorkspace } from '../runner/ports.js';
+import type { GitCredentials, GitWorkspace } from '../run/ports.js';
 import {
   type GitDaemon,
   type GitHttpServer,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
+import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../run/ports.js';
 import type { RunPass } from '../model/run-action.js';
 import { passCommitOf } from './pass-commit.js';
 import { renderWorkTree } from './render-work-tree.js';

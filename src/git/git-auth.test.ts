@@ -4,7 +4,7 @@ import { access, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { UnavailableError, ValidationError } from '../errors.js';
-import type { GitCredentials } from '../runner/ports.js';
+import type { GitCredentials } from '../run/ports.js';
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
 import { runGit } from './git-process.js';

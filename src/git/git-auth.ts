@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
-import type { GitCredentials } from '../runner/ports.js';
+import type { GitCredentials } from '../run/ports.js';
 import { isLoopbackHost, type RemoteUrl } from '../model/repository-url.js';
 
 /** Environment and redaction list for one git invocation. */

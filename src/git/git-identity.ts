@@ -1,6 +1,6 @@
 /** Author and committer identities as native git takes them. */
 import { ValidationError } from '../errors.js';
-import type { GitIdentity } from '../runner/ports.js';
+import type { GitIdentity } from '../run/ports.js';
 
 export const DEFAULT_IDENTITY: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
 

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { withGitAuth } from './git-auth.js';
 import { runGit, toGitError } from './git-process.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
-import type { GitCredentials } from '../runner/ports.js';
+import type { GitCredentials } from '../run/ports.js';
 import { isRunId } from '../model/run-id.js';
 import { isRunPass, RUN_PASSES, type RunPass } from '../model/run-action.js';
 import { parseQueueRef, queuePrefix } from './landing-queue.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GitWorkspace } from '../runner/ports.js';
+import type { GitWorkspace } from '../run/ports.js';
 import { type GitDaemon, createBareRepository, startGitDaemon } from '../../test/support/git-server.js';
 import { git } from '../../test/support/git.js';
 import type { Logger } from '../logger.js';

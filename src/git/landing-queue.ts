@@ -31,8 +31,8 @@
  * {@link CARRY_WINDOW_MS} (left by a killed CLI run) are not carried either;
  * a live owner renews its own.
  */
-import { rebaseNeedsReverify } from '../runner/reverify-after-rebase.js';
-import type { GitIdentity } from '../runner/ports.js';
+import { rebaseNeedsReverify } from '../model/rebase-needs-reverify.js';
+import type { GitIdentity } from '../run/ports.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { assertIdentity } from './git-identity.js';
 import { changedPaths } from './remote-changes.js';

@@ -4,7 +4,7 @@
  */
 import type { RepoReader } from '../gitops/repo-reader.js';
 import type { RenderResult } from '../gitops/render-cluster.js';
-import type { PreviewFile } from '../service/scaffold-previewer.js';
+import type { PreviewFile } from '../run/scaffold-previewer.js';
 
 /** Every file under `gitopsPath` as the repository holds it now, before a render. */
 export async function filesBefore(reader: RepoReader, gitopsPath: string): Promise<Map<string, string>> {

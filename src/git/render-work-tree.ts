@@ -9,13 +9,13 @@ import { FsRepoReader } from './fs-repo-reader.js';
 import { runGit } from './git-process.js';
 import { writeTree } from './write-tree.js';
 import { renderCluster, type RenderResult } from '../gitops/render-cluster.js';
-import type { PreviewFile } from '../service/scaffold-previewer.js';
+import type { PreviewFile } from '../run/scaffold-previewer.js';
 import { filesBefore, previewFiles } from './preview-files.js';
-import type { WorkTreeRender, WorkTreeRenderOptions } from '../runner/ports.js';
+import type { WorkTreeRender, WorkTreeRenderOptions } from '../run/ports.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** What changed on disk. */
-export type { WorkTreeChanges } from '../runner/ports.js';
+export type { WorkTreeChanges } from '../run/ports.js';
 
 /** Inputs of {@link renderWorkTree}: the render options, minus what this edge supplies. */
 export type RenderWorkTreeOptions = WorkTreeRenderOptions;

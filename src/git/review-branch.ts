@@ -5,7 +5,7 @@
  * what the cluster's Flux will read.
  */
 import { ValidationError } from '../errors.js';
-import type { PushResult } from '../runner/ports.js';
+import type { PushResult } from '../run/ports.js';
 import { type GitResult, runGit } from './git-process.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { tmpdir } from 'node:os';

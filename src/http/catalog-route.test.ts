@@ -4,7 +4,7 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { UnavailableError } from '../errors.js';
 import type { Catalog, CatalogSource } from '../service/catalog-source.js';
 import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
-import type { ScaffoldPreviewer } from '../service/scaffold-previewer.js';
+import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import { ScaffoldService, type DefaultRepository } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';

@@ -17,7 +17,7 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 import { ScaffoldService } from '../service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';

@@ -4,7 +4,7 @@
  * checked by the same rule, and how it is shown.
  */
 import { z } from 'zod';
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import { checkDelivery } from '../service/request-resolver.js';
 import { deliverySchema } from './wire-schemas.js';
 import { toRawDelivery } from './wire-views.js';

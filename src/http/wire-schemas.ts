@@ -3,7 +3,7 @@
  * error rather than silently ignored) and response schemas. They are also the
  * OpenAPI document. Shape only: what a value may mean (a URL's reach, a
  * kubeconfig's fields, a certificate's window) is the service's single
- * validation (`model/run-inputs.ts`, `git/repository-url.ts`).
+ * validation (`run-contract/run-inputs.ts`, `git/repository-url.ts`).
  */
 import { ERROR_CODES } from '../errors.js';
 import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { RawDeliverySettings } from '../delivery/delivery-settings.js';
 import type { RunStep } from '../service/run-steps.js';
 import type { DryRunResult, ScaffoldRequest } from '../service/scaffold-service.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 import type { acceptedSchema, dryRunSchema, runStepSchema, runViewSchema, WireRequest, WireSecrets } from './wire-schemas.js';
 
 /** How long `wait_for_ready` waits when the request does not say: the runner's own default, 15 minutes. */

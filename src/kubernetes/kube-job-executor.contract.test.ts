@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startKubeApiDouble, type JsonObject } from '../../test/support/kube-api-double.js';
 import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
-import { jobNameOf } from '../service/scaffold-run.js';
+import { jobNameOf } from '../run/scaffold-run.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
 

@@ -12,7 +12,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
 import { RunMonitor } from '../service/run-monitor.js';
 import { contractRunOf } from '../service/scaffold-executor.contract.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
 

@@ -20,7 +20,7 @@ import { inlineKubeconfigText, readKubeconfig } from '../model/kubeconfig-policy
 import { runOptionsEnvOf, SECRET_FILES } from '../run-contract/runner-inputs.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { codeOf, kubeApiFailureOf, kubeApiFailureSummary, unavailable } from './kube-api-error.js';
 import { type JobShape, jobManifestOf, labelsOf, RUN_ID_LABEL, secretDataOf } from './kube-job-manifests.js';

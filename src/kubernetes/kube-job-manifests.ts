@@ -7,7 +7,7 @@
 import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
 import { runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 import { DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */

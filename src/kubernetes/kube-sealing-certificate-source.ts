@@ -16,7 +16,7 @@ import https from 'node:https';
 import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { SealingCertificateSource, SealingControllerRef } from '../runner/ports.js';
+import type { SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { kubeApiFailureOf, kubeApiFailureSummary } from './kube-api-error.js';
 import { abortReason, withSignal } from './with-signal.js';

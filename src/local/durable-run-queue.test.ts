@@ -19,7 +19,7 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { PgSqlClient } from '../db/pg-sql-client.js';
 import { PgliteSqlClient } from '../db/pglite-sql-client.js';
 import type { SqlClient } from '../db/sql-client.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../service/scaffold-run.js';
+import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
 import { LocalExecutor } from './local-executor.js';
 

@@ -10,7 +10,7 @@ import { capturingLogger } from '../../test/support/runner.js';
 import { LocalExecutor, type LocalExecutorDeps } from './local-executor.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
 import { contractRunOf } from '../service/scaffold-executor.contract.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 // A stand-in for scaffold-runner. What it does depends on the cluster name's
 // prefix: ok-* succeeds and writes a result file, crash-* exits 3 without one,

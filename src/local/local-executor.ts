@@ -20,7 +20,7 @@ import { MemoryRunQueue } from './memory-run-queue.js';
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 import { tailLines } from './output-file.js';
 import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
-import type { RunCommit, RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunCommit, RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import { processAlive, readLease } from '../run-contract/run-lease.js';
 import { parseRunResult } from '../run-contract/run-result.js';
 import type { ExecutionState } from '../service/scaffold-executor.js';
-import type { RunCommit, RunResult, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunCommit, RunResult, ScaffoldRun } from '../run/scaffold-run.js';
 import { LeaseWatch } from './lease-watch.js';
 
 /** Sends `signal` to process group `pgid`; a group that is gone is fine. */

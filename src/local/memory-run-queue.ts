@@ -2,7 +2,7 @@
  * The run queue (`service/run-queue.ts`) in this process's memory, for an executor
  * without a store: its waiting runs are lost with the process.
  */
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 
 interface Entry {

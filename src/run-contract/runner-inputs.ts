@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { deliveryEnv } from '../delivery/delivery-settings.js';
 import { RUN_ACTIONS } from '../model/run-action.js';
-import type { RunSecrets, ScaffoldRun } from '../service/scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** Every variable of the contract, by meaning. */
 export const RUNNER_ENV = {

@@ -7,13 +7,13 @@
  * service's fleet source do them (`removeWorkTree` without its commit).
  */
 import { ConflictError, VerificationError } from '../errors.js';
-import type { PassSummary } from '../delivery/delivery.js';
-import type { RunChanges } from '../service/scaffold-run.js';
+import type { PassSummary } from '../run/delivery.js';
+import type { RunChanges } from '../run/scaffold-run.js';
 import { clusterLeftovers, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { upgradeMessage } from '../workspace/upgrade-message.js';
 import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
-import type { GitWorkspace } from './ports.js';
+import type { GitWorkspace } from '../run/ports.js';
 
 /** One change to commit, or why there is nothing to. */
 export interface FleetChange {

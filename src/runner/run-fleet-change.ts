@@ -10,14 +10,14 @@
  */
 import { ValidationError, VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { PassDelivery } from '../delivery/delivery.js';
+import type { PassDelivery } from '../run/delivery.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type FleetAction } from '../model/run-action.js';
 import { REMOVE_STEPS, stepsOf, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
-import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
-import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
+import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import type { WorkTreeVerifier } from './run-scaffold.js';

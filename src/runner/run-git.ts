@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isRunId } from '../model/run-id.js';
-import type { RunCommit } from '../service/scaffold-run.js';
+import type { RunCommit } from '../run/scaffold-run.js';
 import { StepError } from './step-runner.js';
-import type { DeliverPassRequest, PassDelivery } from '../delivery/delivery.js';
+import type { DeliverPassRequest, PassDelivery } from '../run/delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
-import type { CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace } from './ports.js';
+import type { CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
 
 export const DEFAULT_AUTHOR: GitIdentity = { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
 

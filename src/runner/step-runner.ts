@@ -10,7 +10,7 @@ import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import type { ScaffoldStep, StepNumber } from '../model/scaffold-steps.js';
-import type { RunCommit, RunResult } from '../service/scaffold-run.js';
+import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 
 /** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
 export interface StepWork {

@@ -10,7 +10,7 @@
  */
 import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RunResult } from '../service/scaffold-run.js';
+import type { RunResult } from '../run/scaffold-run.js';
 import type { FluxReadiness } from './flux-readiness.js';
 
 /** Where the Flux sync of a cluster lives, as `flux bootstrap` and the Flux Operator set it up. */

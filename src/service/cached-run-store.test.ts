@@ -6,7 +6,7 @@ import { UnavailableError } from '../errors.js';
 import { CachedRunStore } from './cached-run-store.js';
 import { runRunStoreContract } from './run-store.contract.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from './run-store.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from './scaffold-run.js';
+import { jobNameOf, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
 
 runRunStoreContract('CachedRunStore over PGlite in memory', async () => {
   const store = new CachedRunStore({ store: await PgRunStore.open() });

@@ -46,7 +46,7 @@
  * read-only values their type says they are.
  */
 import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from './run-store.js';
-import type { RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** What a {@link CachedRunStore} needs. */
 export interface CachedRunStoreDeps {

@@ -4,7 +4,7 @@
  * `GET /api/v1/scaffolds/{id}/graph`; implemented by
  * `app/git-cluster-graph-source.ts`.
  */
-import type { ScaffoldRun } from './scaffold-run.js';
+import type { ScaffoldRun } from '../run/scaffold-run.js';
 
 /** How the graph is drawn: an SVG picture, or the JSON of `generate-gitops-env graph --format json`. */
 export type ClusterGraphFormat = 'svg' | 'json';

@@ -18,7 +18,7 @@ import { repositoryKeyOf } from './cluster-key.js';
 import type { FleetSource } from './fleet-source.js';
 import { RolloutService } from './rollout-service.js';
 import type { ScaffoldExecutor } from './scaffold-executor.js';
-import type { ScaffoldRun } from './scaffold-run.js';
+import type { ScaffoldRun } from '../run/scaffold-run.js';
 import { ScaffoldService } from './scaffold-service.js';
 
 const CALLER = { identity: 'static:0' };

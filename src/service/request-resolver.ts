@@ -7,15 +7,15 @@
  */
 import { AppError, ConflictError, UnavailableError, ValidationError, messageOf, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import { parseDeliverySettings, repositoryPathOf, type RawDeliverySettings } from '../delivery/delivery-settings.js';
 import { branchSchema } from '../model/branch-name.js';
 import { fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
 import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
-import { API_FIELDS, catalogIssues, runInputIssues } from '../model/run-inputs.js';
+import { API_FIELDS, catalogIssues, runInputIssues } from '../run-contract/run-inputs.js';
 import type { CatalogSource } from './catalog-source.js';
 import type { DefaultRepository, ScaffoldRequest } from './scaffold-request.js';
-import type { RunSecrets } from './scaffold-run.js';
+import type { RunSecrets } from '../run/scaffold-run.js';
 import { DEFAULT_BRANCH } from '../model/defaults.js';
 
 /**

@@ -13,7 +13,7 @@ import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { FleetSource } from './fleet-source.js';
 import { RolloutService, type RolloutRuns } from './rollout-service.js';
 import type { RolloutStore } from './rollout-store.js';
-import type { RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
 import type { FleetRunRequest } from './scaffold-service.js';
 import { eventually } from '../../test/support/runner.js';
 

@@ -14,7 +14,7 @@
  * (its commit, "up to date", or the failure).
  */
 import { randomUUID } from 'node:crypto';
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { upgradeTargets } from '../fleet/plan-upgrade.js';
 import { registeredClusterSpec } from '../fleet/registered-cluster-spec.js';
@@ -25,7 +25,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { Caller } from './authenticator.js';
 import type { FleetSource, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
-import { isFinal, type ScaffoldRun } from './scaffold-run.js';
+import { isFinal, type ScaffoldRun } from '../run/scaffold-run.js';
 import type { FleetRunRequest } from './scaffold-service.js';
 
 /** How a rollout starts and follows its runs: the ScaffoldService. */

@@ -3,7 +3,7 @@
  * while its waves run, read back by `GET /api/v1/upgrades/{id}`. Implemented
  * by `db/pg-rollout-store.ts`.
  */
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import type { WaveRunStatus } from '../fleet/rollout-waves.js';
 
 /** One cluster's upgrade in a rollout. */

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf, type RunStep } from './run-steps.js';
-import { isFinal, type ScaffoldRun } from './scaffold-run.js';
+import { isFinal, type ScaffoldRun } from '../run/scaffold-run.js';
 
 /** Options for reading a run's logs. */
 export interface LogReadOptions {

@@ -5,7 +5,7 @@ import { UnavailableError } from '../errors.js';
 import { outputSourceLine } from './output-source.js';
 import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 
 /** An executor whose state and output the test sets; logs replay from the start like a pod's. */
 class FakeExecutor implements ScaffoldExecutor {

@@ -15,7 +15,7 @@ import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
 import type { RunStore, RunUpdate } from './run-store.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type ScaffoldRun } from './scaffold-run.js';
+import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type ScaffoldRun } from '../run/scaffold-run.js';
 import type { RunTracker } from './scaffold-service.js';
 
 /** The message a run gets when the executor has no trace of it. */

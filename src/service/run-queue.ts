@@ -6,7 +6,7 @@
  * store; `local/memory-run-queue.ts` is the same contract for an executor without a
  * store (tests, tools).
  */
-import type { RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 /**
  * A run taken off the queue, with the secrets it was queued with, or why they

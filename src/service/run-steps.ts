@@ -9,7 +9,7 @@
 import type { RunAction } from '../model/run-action.js';
 import { STEPS, stepNamesOf } from '../model/scaffold-steps.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
-import type { RunStatus } from './scaffold-run.js';
+import type { RunStatus } from '../run/scaffold-run.js';
 
 /** Where a step stands. */
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { NewRun, RunStore } from './run-store.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from './scaffold-run.js';
+import { jobNameOf, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
 
 /** A store under test and how to dispose of it. */
 export interface OpenedRunStore {

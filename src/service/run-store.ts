@@ -3,10 +3,10 @@
  * Implemented by `db/pg-run-store.ts` (PostgreSQL or PGlite).
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import type { Failure } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from './scaffold-run.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {

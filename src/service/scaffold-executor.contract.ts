@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { parseOutputSource } from './output-source.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 
 /** What a started run's runner does. */
 export interface RunnerScript {

@@ -3,7 +3,7 @@
  * `kubernetes/kube-job-executor.ts` runs it as a Job; `service/local-executor.ts`
  * as a child process (embedded mode). The service only talks to this interface.
  */
-import type { RunResult, RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import type { RunResult, RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** What the executor knows of a run's process right now. */
 export type ExecutionState =

@@ -6,8 +6,8 @@
  */
 import type { RawDeliverySettings } from '../delivery/delivery-settings.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { ScaffoldPreview } from './scaffold-previewer.js';
-import type { RunSecrets, ScaffoldRun } from './scaffold-run.js';
+import type { ScaffoldPreview } from '../run/scaffold-previewer.js';
+import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
 
 /** Where runs push when a request names no repository. */
 export interface DefaultRepository {

@@ -6,8 +6,8 @@ import { CachedRunStore } from './cached-run-store.js';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf } from './run-steps.js';
 import type { ScaffoldExecutor } from './scaffold-executor.js';
-import type { ScaffoldPreviewer } from './scaffold-previewer.js';
-import { jobNameOf, type ScaffoldRun } from './scaffold-run.js';
+import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
+import { jobNameOf, type ScaffoldRun } from '../run/scaffold-run.js';
 import { ScaffoldService } from './scaffold-service.js';
 
 const unusedExecutor = {} as ScaffoldExecutor;

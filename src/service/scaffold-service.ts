@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf, messageOf, type FieldIssue } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { DeliverySettings } from '../delivery/delivery.js';
+import type { DeliverySettings } from '../run/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { FleetAction, RunAction } from '../model/run-action.js';
 import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
@@ -25,9 +25,9 @@ import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
 import type { RunStep } from './run-steps.js';
 import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import type { ScaffoldPreviewer } from './scaffold-previewer.js';
+import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import type { DryRunResult, RetryRequest, RunTracker, ScaffoldRequest } from './scaffold-request.js';
-import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from './scaffold-run.js';
+import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
 
 // Importers keep this module path for the request shapes, the branch rule and the URL policy.
 export { branchSchema } from '../model/branch-name.js';

@@ -8,7 +8,7 @@ import { AuthenticationError, UnavailableError } from '../errors.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
 import { ensureSeededBareRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
-import type { CloneOptions, GitRemote, GitWorkspace } from '../runner/ports.js';
+import type { CloneOptions, GitRemote, GitWorkspace } from '../run/ports.js';
 import { GitCatalogSource } from './git-catalog-source.js';
 import { closedPort } from '../../test/support/net.js';
 import { startRecordingServer } from '../../test/support/recording-server.js';

@@ -17,7 +17,7 @@ import { parsePlatformDescriptor, PLATFORM_DESCRIPTOR_PATH } from '../gitops/pla
 import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { CLUSTER_ATTRIBUTES } from '../model/cluster-spec.js';
-import type { GitRemote } from '../runner/ports.js';
+import type { GitRemote } from '../run/ports.js';
 import type { Catalog, CatalogAttribute, CatalogSource } from '../service/catalog-source.js';
 
 /** Collaborators of {@link GitCatalogSource}. */

@@ -4,8 +4,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
-import type { CloneOptions, GitRemote, GitWorkspace } from '../runner/ports.js';
-import type { ScaffoldRun } from '../service/scaffold-run.js';
+import type { CloneOptions, GitRemote, GitWorkspace } from '../run/ports.js';
+import type { ScaffoldRun } from '../run/scaffold-run.js';
 import { GitClusterGraphSource } from './git-cluster-graph-source.js';
 import { gitSync } from '../../test/support/git.js';
 

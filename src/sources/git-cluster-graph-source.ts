@@ -20,9 +20,9 @@ import { anonymousReadFailure } from './anonymous-read-failure.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
 import { renderGraph } from '../graph/graph-format.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { GitRemote } from '../runner/ports.js';
+import type { GitRemote } from '../run/ports.js';
 import type { ClusterGraphFormat, ClusterGraphSource } from '../service/cluster-graph-source.js';
-import type { ScaffoldRun } from '../service/scaffold-run.js';
+import type { ScaffoldRun } from '../run/scaffold-run.js';
 import { clusterGraph } from '../workspace/draw-cluster-graph.js';
 
 /** Collaborators of {@link GitClusterGraphSource}. */

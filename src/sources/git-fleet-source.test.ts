@@ -15,7 +15,7 @@ import { CliGitRemote } from '../git/cli-git-remote.js';
 import { initPlatformRepository } from '../git/seed-repository.js';
 import { renderWorkTree } from '../git/render-work-tree.js';
 import { platformDir } from '../package-paths.js';
-import type { GitRemote } from '../runner/ports.js';
+import type { GitRemote } from '../run/ports.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createBareRepository } from '../../test/support/git-server.js';

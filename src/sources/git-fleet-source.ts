@@ -22,7 +22,7 @@ import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { readBranchHead, type BranchHeadReader } from '../git/branch-head.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { GitRemote, GitWorkspace } from '../runner/ports.js';
+import type { GitRemote, GitWorkspace } from '../run/ports.js';
 import { packageVersion } from '../package-paths.js';
 import type { RemovalPlan } from '../fleet/plan-removal.js';
 import type { Fleet, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runGit } from '../git/git-process.js';
-import type { GitCredentials, GitRemote, GitWorkspace } from '../runner/ports.js';
+import type { GitCredentials, GitRemote, GitWorkspace } from '../run/ports.js';
 
 /** Where the run pushed. */
 export interface CommitContainmentOptions {

@@ -26,7 +26,7 @@ import { platformDir } from '../../src/package-paths.js';
 import { processAlive, readLease } from '../../src/run-contract/run-lease.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { LOST_RUN_MESSAGE } from '../../src/service/run-monitor.js';
-import { jobNameOf } from '../../src/service/scaffold-run.js';
+import { jobNameOf } from '../../src/run/scaffold-run.js';
 import { git } from '../support/git.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { eventually } from '../support/runner.js';

@@ -39,7 +39,7 @@ import { readLease } from '../../src/run-contract/run-lease.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { LocalExecutor, type RunnerCommand } from '../../src/local/local-executor.js';
 import { LOST_RUN_MESSAGE, RunMonitor } from '../../src/service/run-monitor.js';
-import type { ScaffoldRun } from '../../src/service/scaffold-run.js';
+import type { ScaffoldRun } from '../../src/run/scaffold-run.js';
 import { ScaffoldService } from '../../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
 import { git } from '../support/git.js';

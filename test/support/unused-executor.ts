@@ -3,7 +3,7 @@
  * upgrade routes): its executor and previewer refuse every call.
  */
 import type { ScaffoldExecutor } from '../../src/service/scaffold-executor.js';
-import type { ScaffoldPreviewer } from '../../src/service/scaffold-previewer.js';
+import type { ScaffoldPreviewer } from '../../src/run/scaffold-previewer.js';
 
 export const unusedExecutor: ScaffoldExecutor = {
   start: async () => Promise.reject(new Error('not used')),

@@ -13,7 +13,7 @@ import { sealingView } from '../../fleet/sealing-freshness.js';
 import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
 import type { FleetSource } from '../../service/fleet-source.js';
 import type { ScaffoldService } from '../../service/scaffold-service.js';
-import type { RunStatus, ScaffoldRun } from '../../service/scaffold-run.js';
+import type { RunStatus, ScaffoldRun } from '../../run/scaffold-run.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
 import { API, type RouteContext } from '../route-context.js';
 import { errorResponsesOf } from '../wire-schemas.js';

@@ -2,7 +2,7 @@
  * Starting, listing, reading, cancelling and retrying scaffold runs (and dry
  * runs). Routes only translate between the wire and the service.
  */
-import { isFinal, type ScaffoldRun } from '../../service/scaffold-run.js';
+import { isFinal, type ScaffoldRun } from '../../run/scaffold-run.js';
 import type { RunStep } from '../../service/run-steps.js';
 import { API, type RouteContext } from '../route-context.js';
 import {

@@ -3,8 +3,8 @@
  * Pure: no I/O.
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { DeliverySettings } from '../delivery/delivery.js';
-import type { ForgeName } from '../delivery/forge-client.js';
+import type { DeliverySettings } from './delivery.js';
+import type { ForgeName } from '../model/defaults.js';
 import type { RunAction, RunPass } from '../model/run-action.js';
 import type { ErrorCode, Failure } from '../errors.js';
 

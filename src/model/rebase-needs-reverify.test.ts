@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rebaseNeedsReverify } from './reverify-after-rebase.js';
+import { rebaseNeedsReverify } from './rebase-needs-reverify.js';
 
 describe('rebaseNeedsReverify', () => {
   const needs = (paths: string[]) => rebaseNeedsReverify(paths, 'eu-one', 'development');

@@ -4,8 +4,8 @@
  * branch, opens a pull/merge request and waits until it is merged.
  */
 import type { RunPass } from '../model/run-action.js';
-import type { GitWorkspace } from '../runner/ports.js';
-import type { ForgeName } from './forge-client.js';
+import type { GitWorkspace } from './ports.js';
+import type { ForgeName } from '../model/defaults.js';
 
 export const DELIVERY_MODES = ['push', 'pull_request'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];

@@ -9,8 +9,8 @@ import type { FieldIssue } from '../errors.js';
 import { ValidationError } from '../errors.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import { CLUSTER_ATTRIBUTES, clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from './cluster-spec.js';
-import { kubeconfigIssues } from './kubeconfig-policy.js';
+import { CLUSTER_ATTRIBUTES, clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
+import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 
 /** A request's inputs before validation, as an edge collected them. */
 export interface RunInputsDraft {

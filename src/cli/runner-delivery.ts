@@ -5,13 +5,13 @@
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
-import type { GitCredentials } from '../runner/ports.js';
-import { createForgeClient, type ForgeAuth } from './create-delivery.js';
-import type { DeliverySettings, PassDelivery } from './delivery.js';
-import { githubAppAuth, type GitHubAppNames, type SecretReader } from './github-app-auth.js';
-import { GitHubForge } from './github-forge.js';
-import { PullRequestDelivery } from './pull-request-delivery.js';
-import { pushDelivery } from './push-delivery.js';
+import type { GitCredentials } from '../run/ports.js';
+import { createForgeClient, type ForgeAuth } from '../delivery/create-delivery.js';
+import type { DeliverySettings, PassDelivery } from '../run/delivery.js';
+import { githubAppAuth, type GitHubAppNames, type SecretReader } from '../delivery/github-app-auth.js';
+import { GitHubForge } from '../delivery/github-forge.js';
+import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
+import { pushDelivery } from '../delivery/push-delivery.js';
 
 /** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags: the run contract's names. */
 export const GITHUB_APP_ENV: GitHubAppNames = {
