@@ -4,7 +4,7 @@
  * contract writes for its run.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local-executor.js';
@@ -44,7 +44,9 @@ runScaffoldExecutorContract('LocalExecutor', async () => {
   return {
     executor,
     async play(run, script) {
-      await writeFile(join(scripts, `${run.id}.json`), JSON.stringify(script));
+      // Written whole, then renamed: the player polls for the file and would otherwise read it half-written.
+      await writeFile(join(scripts, `${run.id}.json.tmp`), JSON.stringify(script));
+      await rename(join(scripts, `${run.id}.json.tmp`), join(scripts, `${run.id}.json`));
       if (script.hang) {
         // Running once its lines are out.
         for (let i = 0; i < 500 && (await executor.inspect(run)).state !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -85,7 +85,9 @@ describe('verify refuses what a pinned release does not have', () => {
           effective = value;
         }
         const findings = checkReleaseOptions([layer('dns', [...objects, release])], prerequisites);
-        assert.equal(findings.length, allowed.includes(effective) ? 0 : 1, `${how} ${JSON.stringify(value)}`);
+        // A ${variable} is substituted on the cluster: not known here, so not judged.
+        const judged = !/\$\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}/.test(effective);
+        assert.equal(findings.length, judged && !allowed.includes(effective) ? 1 : 0, `${how} ${JSON.stringify(value)}`);
       }),
       { numRuns: 300 },
     );

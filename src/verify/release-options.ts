@@ -19,6 +19,9 @@ import { crdObjectsOf, deferredCrdsOf } from './crd-availability.js';
 import type { Finding } from './finding.js';
 import { objectLabel } from './object-label.js';
 
+/** A Flux postBuild variable reference (`${name}`, `${name:-default}` …), substituted on the cluster. */
+const SUBSTITUTION_VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}/;
+
 type Values = Record<string, unknown>;
 
 /** Findings for HelmReleases using an option value, or lacking a CRD, their pinned release does not have. */
@@ -37,7 +40,8 @@ export function checkReleaseOptions(kustomizations: readonly AppliedKustomizatio
       const values = effectiveValues(release.object, appliedNamespace(release.object, k.object) ?? '', sources);
       for (const option of pinned.options) {
         const found = option.values.map((path) => ({ path, value: valueAt(values, path) })).find((v) => typeof v.value === 'string');
-        if (found === undefined || typeof found.value !== 'string' || found.value.includes('${')) continue;
+        // A postBuild variable is only known on the cluster; a bare "${" is no variable and is checked like any text.
+        if (found === undefined || typeof found.value !== 'string' || SUBSTITUTION_VARIABLE.test(found.value)) continue;
         if (option.allowed.includes(found.value)) continue;
         findings.push({
           file: k.dir,
