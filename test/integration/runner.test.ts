@@ -253,7 +253,8 @@ describe('scaffold-runner through git daemon with --cert', () => {
     assert.equal(rerun.result?.status, 'succeeded');
     assert.deepEqual(rerun.result?.commits, outcome.result!.commits, 'the rerun names the commits the passes landed as');
     assert.ok(rerun.events.some((e) => e.event === 'credential' && e.action === 'kept'));
-    assert.ok(!rerun.events.some((e) => e.event === 'credential' && e.action !== 'kept'), 'no credential is rotated');
+    // Kept, or omitted (the registry pull secret: none was supplied, none is written).
+    assert.ok(!rerun.events.some((e) => e.event === 'credential' && e.action !== 'kept' && e.action !== 'omitted'), 'no credential is rotated');
   });
 });
 
@@ -622,7 +623,9 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
 });
 
 describe('20 runners at once into one repository', () => {
-  it('all succeed; 40 commits, linear history, every cluster complete', { timeout: 240_000 }, async () => {
+  // A correctness test, not a timing one (npm run bench measures speed): on this 2-core machine the 20 runs,
+  // each cloning, rendering, verifying and landing through the fenced queue, take about four minutes.
+  it('all succeed; 40 commits, linear history, every cluster complete', { timeout: 600_000 }, async () => {
     const remote = await newRemote();
     const url = daemon.url(remote.name);
     const clusters: ClusterSpec[] = Array.from({ length: 20 }, (_, i) => {
