@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { CliGitRemote } from '../../src/git/cli-git-remote.js';
+import { generateQueueKey } from '../../src/git/queue-auth.js';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import type { Logger } from '../../src/logger.js';
 import type { ClusterSpec } from '../../src/model/cluster-spec.js';
@@ -633,10 +634,13 @@ describe('20 runners at once into one repository', () => {
       return { name, domain: `${name}.example.net`, region: i % 2 === 0 ? 'eu-west-1' : 'us-east-2' };
     });
     const logger = capturingLogger();
+    // One queue key for all, as the service hands its runners: a run carries the others' announced commits
+    // (with a key each, as separate CLI processes have, nobody may carry anybody's and every run pushes alone).
+    const queueAuth = { key: Buffer.from(generateQueueKey(), 'utf8'), shared: true, attempt: 1 };
     const settled = await Promise.allSettled(
       clusters.map((cluster) =>
         runScaffold(
-          { git: new CliGitRemote({ logger }), logger, workRoot: scratch },
+          { git: new CliGitRemote({ logger, queueAuth }), logger, workRoot: scratch },
           { id: `fleet-${cluster.name}`, repositoryUrl: url, cluster, certificatePem: certificate.certificatePem, generatorVersion: packageVersion() },
         ),
       ),
