@@ -24,7 +24,8 @@ function inputOf(mode: Mode, text: string): ClusterCertificateInput {
   return mode === 'certificate' ? { sealing: { certificate: `${text.trim()}\n` } } : { kubeconfig: { inline: text } };
 }
 
-function SealedList({ items, testId }: { items: readonly SealedSecretEntry[]; testId: string }) {
+/** The SealedSecrets named by `items`; `fullFingerprint` in the rotate confirmation, where the certificate is compared in full. */
+function SealedList({ items, testId, fullFingerprint = false }: { items: readonly SealedSecretEntry[]; testId: string; fullFingerprint?: boolean }) {
   return (
     <ul class="upgrade-files" data-testid={testId}>
       {items.map((s) => (
@@ -35,7 +36,15 @@ function SealedList({ items, testId }: { items: readonly SealedSecretEntry[]; te
           in <code>{s.path}</code>
           {s.sealed_with !== undefined && (
             <span class="sub">
-              sealed with <code>{s.sealed_with.slice(0, 19)}…</code>
+              {fullFingerprint ? (
+                <>
+                  now sealed with <code>{s.sealed_with}</code>
+                </>
+              ) : (
+                <>
+                  sealed with <code>{s.sealed_with.slice(0, 19)}…</code>
+                </>
+              )}
             </span>
           )}
         </li>
@@ -195,21 +204,7 @@ function RotateDetails({ input, section }: { input: ClusterCertificateInput; sec
       <p>
         Resealed to it, with fresh values (the old ones stop working once Flux applies the run’s commit):
       </p>
-      <ul class="upgrade-files" data-testid="rotate-credentials">
-        {section.stale.map((s) => (
-          <li key={`${s.path}/${s.name}`}>
-            <code>
-              {s.namespace}/{s.name}
-            </code>{' '}
-            in <code>{s.path}</code>
-            {s.sealed_with !== undefined && (
-              <span class="sub">
-                now sealed with <code>{s.sealed_with}</code>
-              </span>
-            )}
-          </li>
-        ))}
-      </ul>
+      <SealedList items={section.stale} testId="rotate-credentials" fullFingerprint />
       <p class="hint">
         Confirm only if this is the certificate the cluster’s Sealed Secrets controller serves now (<code>kubeseal --fetch-cert</code>): credentials sealed to any other certificate cannot be opened on the cluster.
       </p>
