@@ -12,6 +12,7 @@ import { githubAppAuth, type GitHubAppNames, type SecretReader } from '../delive
 import { GitHubForge } from '../delivery/github-forge.js';
 import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
+import { forgeDescriptor } from '../model/forges.js';
 
 /** GitHub App credentials, from the environment or files (`NAME_FILE`), never flags: the run contract's names. */
 export const GITHUB_APP_ENV: GitHubAppNames = {
@@ -35,7 +36,7 @@ export interface RunnerDeliveryOptions {
  * App, an installation token minted here (valid one hour) replaces them.
  */
 export async function runnerDelivery(settings: DeliverySettings, options: RunnerDeliveryOptions): Promise<{ delivery: PassDelivery; credentials: GitCredentials | undefined }> {
-  const app = settings.forge === 'github' ? await githubAppAuth(options.readSecret, GITHUB_APP_ENV) : undefined;
+  const app = settings.forge !== undefined && forgeDescriptor(settings.forge).acceptsGithubApp ? await githubAppAuth(options.readSecret, GITHUB_APP_ENV) : undefined;
   if (settings.mode === 'push' && !app) return { delivery: pushDelivery, credentials: options.credentials };
   const token = options.credentials?.kind === 'token' ? options.credentials.token : options.credentials?.kind === 'basic' ? options.credentials.password : undefined;
   const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);

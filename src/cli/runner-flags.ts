@@ -12,6 +12,7 @@ import { DELIVERY_ENV } from '../delivery/delivery-settings.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { requiredFlagsHelp } from './required-flags-help.js';
 import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
+import { forgeNameList } from '../model/forges.js';
 
 /** The parsed flags. */
 export interface RunnerFlags {
@@ -106,7 +107,7 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
     .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))
     .addOption(option('--delivery <mode>', 'push (straight to --branch) or pull_request (each pass through a pull/merge request)', DELIVERY_ENV.mode, 'push'))
-    .addOption(option('--forge <name>', 'github, gitlab or gitea: who hosts the repository (pull_request)', DELIVERY_ENV.forge))
+    .addOption(option('--forge <name>', `${forgeNameList()}: who hosts the repository (pull_request)`, DELIVERY_ENV.forge))
     .addOption(option('--forge-api-url <url>', "the forge's API (default: derived from --repo-url)", DELIVERY_ENV.apiUrl))
     // Not .env(), for the reason given at --rotate-credentials.
     .addOption(new Option('--auto-merge', `merge each request once the forge says it is mergeable (env ${DELIVERY_ENV.autoMerge}=true|false)`).default(false))

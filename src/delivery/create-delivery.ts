@@ -4,11 +4,11 @@
  */
 import { ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { GITHUB_APP_FORGES, forgeDescriptor } from '../model/forges.js';
 import { checkApiUrl, defaultApiUrl, repositoryPathOf } from './delivery-settings.js';
 import type { ForgeClient, ForgeName } from './forge-client.js';
-import { GiteaForge } from './gitea-forge.js';
-import { type GitHubAuth, GitHubForge } from './github-forge.js';
-import { GitLabForge } from './gitlab-forge.js';
+import { FORGE_CLIENTS } from './forge-clients.js';
+import type { GitHubAuth } from './github-forge.js';
 
 /** How to call the forge: a token (also the one git pushes with), or a GitHub App installation. */
 export type ForgeAuth = GitHubAuth;
@@ -27,8 +27,9 @@ export function createForgeClient(options: ForgeClientOptions): ForgeClient {
   const logger = options.logger ?? silentLogger;
   const slash = path.lastIndexOf('/');
   const [owner, repo] = [path.slice(0, slash), path.slice(slash + 1)];
-  if (options.forge === 'github') return new GitHubForge({ apiUrl, owner, repo, auth: options.auth, logger });
-  if (options.auth.kind !== 'token') throw new ValidationError([{ field: 'delivery.forge', message: 'GitHub App credentials only work with forge "github"' }]);
-  if (options.forge === 'gitlab') return new GitLabForge({ apiUrl, projectPath: path, token: options.auth.token, logger });
-  return new GiteaForge({ apiUrl, owner, repo, token: options.auth.token, logger });
+  if (options.auth.kind !== 'token' && !forgeDescriptor(options.forge).acceptsGithubApp) {
+    const forges = GITHUB_APP_FORGES.map((forge) => `"${forge}"`).join(' or ');
+    throw new ValidationError([{ field: 'delivery.forge', message: `GitHub App credentials only work with forge ${forges}` }]);
+  }
+  return FORGE_CLIENTS[options.forge]({ apiUrl, path, owner, repo, auth: options.auth, logger });
 }

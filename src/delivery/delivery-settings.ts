@@ -6,7 +6,7 @@
 import { ValidationError } from '../errors.js';
 import { isLoopbackHost, parseRepositoryUrl } from '../model/repository-url.js';
 import { DELIVERY_MODES, type DeliveryMode, type DeliverySettings } from '../run/delivery.js';
-import { FORGES, type ForgeName } from './forge-client.js';
+import { FORGES, type ForgeName, forgeDescriptor, forgeNameList, isForgeName } from '../model/forges.js';
 
 /** The repository's path on its host, without `.git`: `owner/repo`, or `group/sub/project` on GitLab. */
 export function repositoryPathOf(repositoryUrl: string): string {
@@ -26,8 +26,7 @@ export function repositoryPathOf(repositoryUrl: string): string {
 export function defaultApiUrl(forge: ForgeName, repositoryUrl: string): string {
   const host = parseRepositoryUrl(repositoryUrl, 'repository.url').host;
   if (host === undefined) throw new ValidationError([{ field: 'delivery.api_url', message: 'is needed for a repository without a host' }]);
-  if (forge === 'github') return host === 'github.com' ? 'https://api.github.com' : `https://${host}/api/v3`;
-  return forge === 'gitlab' ? `https://${host}` : `https://${host}/api/v1`;
+  return forgeDescriptor(forge).defaultApiUrl(host);
 }
 
 /** The token goes to this URL: https only, plain http to loopback (the test doubles). */
@@ -85,8 +84,8 @@ export function parseDeliverySettings(
   const mode = (raw.mode ?? 'push') as DeliveryMode;
   if (!DELIVERY_MODES.includes(mode)) issues.push({ field: fields.mode, message: `must be one of ${DELIVERY_MODES.join(', ')}` });
   const forge = raw.forge as ForgeName | undefined;
-  if (forge !== undefined && !FORGES.includes(forge)) issues.push({ field: fields.forge, message: `must be one of ${FORGES.join(', ')}` });
-  if (mode === 'pull_request' && forge === undefined) issues.push({ field: fields.forge, message: 'is required with pull_request: github, gitlab or gitea' });
+  if (forge !== undefined && !isForgeName(forge)) issues.push({ field: fields.forge, message: `must be one of ${FORGES.join(', ')}` });
+  if (mode === 'pull_request' && forge === undefined) issues.push({ field: fields.forge, message: `is required with pull_request: ${forgeNameList()}` });
   let apiUrl: string | undefined;
   if (raw.apiUrl !== undefined) {
     try {

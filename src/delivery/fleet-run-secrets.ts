@@ -13,7 +13,7 @@ import { parseRepositoryUrl } from '../model/repository-url.js';
 import type { RunSecrets } from '../run/scaffold-run.js';
 import { checkApiUrl, defaultApiUrl } from './delivery-settings.js';
 import type { DeliverySettings } from '../run/delivery.js';
-import { FORGES } from './forge-client.js';
+import { FORGES, forgeDescriptor } from '../model/forges.js';
 import { SERVICE_FORGE_CREDENTIALS, type ServiceForgeAuth } from './service-forge-auth.js';
 
 /** The secrets of a fleet run delivered as `settings` ask to `repositoryUrl`. @throws as {@link fleetRunSecrets} says */
@@ -42,7 +42,7 @@ export function fleetRunSecrets(service: ServiceForgeAuth): FleetRunSecrets {
       throw new ValidationError([{ field: 'repository_url', message: `the service's forge credentials only push to https repositories of the forge at ${apiUrl}` }]);
     }
     if (auth.kind === 'token') return { repositoryCredentials: { token: auth.token } };
-    if (settings.forge !== 'github') throw new ValidationError([{ field: 'delivery.forge', message: `the service's GitHub App cannot open requests on ${settings.forge}` }]);
+    if (!forgeDescriptor(settings.forge).acceptsGithubApp) throw new ValidationError([{ field: 'delivery.forge', message: `the service's GitHub App cannot open requests on ${settings.forge}` }]);
     return { githubApp: { appId: auth.appId, installationId: auth.installationId, privateKey: auth.privateKey } };
   };
 }

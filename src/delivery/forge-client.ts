@@ -3,10 +3,10 @@
  * for GitHub, GitLab and Gitea. Implementations wrap each forge's client.
  */
 
-import type { ForgeName } from '../model/defaults.js';
+import type { ForgeName } from '../model/forges.js';
 
 // Named with the product's other defaults; re-exported for the forge modules.
-export { FORGES, type ForgeName } from '../model/defaults.js';
+export { FORGES, type ForgeName } from '../model/forges.js';
 
 /** A pull/merge request, in the forge-neutral shape. */
 export interface ReviewRequest {

@@ -3,19 +3,22 @@
  * refuses that; the error then says how to deliver instead.
  */
 import { ForbiddenError, isAppError } from '../errors.js';
+import { FORGES, forgeDescriptor } from '../model/forges.js';
 import type { DeliverPassRequest, DeliveredPass, PassDelivery } from '../run/delivery.js';
 
 /**
- * What forges say when a branch protection or a server hook turns a push down:
- * GitHub (GH006 "Protected branch update failed"), GitLab ("You are not allowed
- * to push code to protected branches"), Gitea ("protected branch"), and git's
- * own "pre-receive hook declined" for any server-side hook.
+ * What a remote says when a branch protection or a server hook turns a push
+ * down: each forge's own words (the forge table's `protectedPushRefusal`:
+ * GitHub's GH006 "Protected branch update failed", GitLab's "You are not allowed
+ * to push code to protected branches", Gitea's "protected branch"), and git's
+ * own "pre-receive hook declined" for any server-side hook. Whichever forge the
+ * run names, if any: a push delivery need not name one.
  */
-const PROTECTED = /protected branch|pre-receive hook declined|GH006|not allowed to push code to protected/i;
+const PROTECTED: readonly RegExp[] = [/pre-receive hook declined/i, ...FORGES.map((forge) => forgeDescriptor(forge).protectedPushRefusal)];
 
 /** True when `error` is a remote refusing a direct push to a protected branch. */
 export function isProtectedBranchRefusal(error: unknown): boolean {
-  return error instanceof Error && PROTECTED.test(error.message);
+  return error instanceof Error && PROTECTED.some((pattern) => pattern.test(error.message));
 }
 
 /** The error for a direct push `branch` refused as protected: it says to deliver through pull requests. */

@@ -10,7 +10,7 @@ import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
-import { FORGES } from '../model/defaults.js';
+import { FORGES, GITHUB_APP_FORGES, forgeDescriptor, forgeNameList } from '../model/forges.js';
 
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
@@ -104,7 +104,7 @@ export const deliverySchema = z
   .object({
     mode: z.enum(['push', 'pull_request'], { error: 'must be push or pull_request' }).describe('push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.'),
     auto_merge: z.boolean({ error: 'must be true or false' }).optional().describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
-    forge: z.enum(FORGES, { error: 'must be github, gitlab or gitea' }).optional().describe('Who hosts the repository; required with pull_request.'),
+    forge: z.enum(FORGES, { error: `must be ${forgeNameList()}` }).optional().describe('Who hosts the repository; required with pull_request.'),
     api_url: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional().describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
   })
   .strict()
@@ -133,8 +133,8 @@ export const scaffoldRequestSchema = z
   .strict()
   .superRefine((value, ctx) => {
     // The runner reads a GitHub App only for GitHub; anywhere else it would be silently unused.
-    if (value.repository?.credentials?.github_app !== undefined && value.delivery?.forge !== 'github') {
-      ctx.addIssue({ code: 'custom', path: ['repository', 'credentials', 'github_app'], message: 'needs delivery.forge "github"' });
+    if (value.repository?.credentials?.github_app !== undefined && !(value.delivery?.forge !== undefined && forgeDescriptor(value.delivery.forge).acceptsGithubApp)) {
+      ctx.addIssue({ code: 'custom', path: ['repository', 'credentials', 'github_app'], message: `needs delivery.forge ${GITHUB_APP_FORGES.map((forge) => `"${forge}"`).join(' or ')}` });
     }
   })
   .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');

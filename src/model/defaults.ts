@@ -11,7 +11,3 @@ export const DEFAULT_BRANCH = 'main';
 
 /** The Sealed Secrets controller (its Deployment and Service) a sealing certificate is fetched from. */
 export const SEALED_SECRETS_CONTROLLER = { namespace: 'kube-system', name: 'sealed-secrets-controller' } as const;
-
-/** The forges `pull_request` delivery speaks to. */
-export const FORGES = ['github', 'gitlab', 'gitea'] as const;
-export type ForgeName = (typeof FORGES)[number];

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { RUN_PASSES } from '../model/run-action.js';
 import { isStepNumber } from '../model/scaffold-steps.js';
-import { FORGES } from '../model/defaults.js';
+import { FORGES } from '../model/forges.js';
 
 /** The step events, in the order a step may emit them. */
 export const STEP_EVENT_NAMES = ['step_started', 'step_finished', 'step_skipped', 'step_failed'] as const;

@@ -5,7 +5,7 @@
  */
 import type { RunPass } from '../model/run-action.js';
 import type { GitWorkspace } from './ports.js';
-import type { ForgeName } from '../model/defaults.js';
+import type { ForgeName } from '../model/forges.js';
 
 export const DELIVERY_MODES = ['push', 'pull_request'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];

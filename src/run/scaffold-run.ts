@@ -4,7 +4,7 @@
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from './delivery.js';
-import type { ForgeName } from '../model/defaults.js';
+import type { ForgeName } from '../model/forges.js';
 import type { RunAction, RunPass } from '../model/run-action.js';
 import type { ErrorCode, Failure } from '../errors.js';
 

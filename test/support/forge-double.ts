@@ -11,9 +11,13 @@ import { type KeyObject, verify } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runGit } from '../../src/git/git-process.js';
+import type { ForgeName } from '../../src/model/forges.js';
 import { type ForgeRoute, githubRoutes, gitlabRoutes, giteaRoutes } from './forge-double-routes.js';
 
-export type DoubleForge = 'github' | 'gitlab' | 'gitea';
+/** Every forge of the forge table has a double: a forge added there does not compile here until it has its routes. */
+export type DoubleForge = ForgeName;
+
+const ROUTES: { readonly [F in DoubleForge]: readonly ForgeRoute[] } = { github: githubRoutes, gitlab: gitlabRoutes, gitea: giteaRoutes };
 
 /** A pull/merge request as the double keeps it. */
 export interface DoublePull {
@@ -214,7 +218,7 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
     mergePull,
     opened: (pull) => double.onOpened(pull),
   };
-  const routes: readonly ForgeRoute[] = forge === 'github' ? githubRoutes : forge === 'gitlab' ? gitlabRoutes : giteaRoutes;
+  const routes = ROUTES[forge];
 
   const handle = async (req: IncomingMessage): Promise<Reply> => {
     // A moved API (or a proxy in front of it) answers before it looks at credentials.

@@ -2,9 +2,9 @@
  * How a new run's two passes reach the branch, as the start form holds it:
  * pushed (the default, nothing sent), or through pull/merge requests on a
  * forge. A GitHub App is offered only for pull requests on GitHub, the one
- * case the runner uses one. Pure, with type imports only, so it is tested under Node.
+ * case the runner uses one. Pure (the forge table is too), so it is tested under Node.
  */
-import type { ForgeName } from '../../src/model/defaults.js';
+import { FORGES as FORGE_NAMES, type ForgeName, forgeDescriptor } from '../../src/model/forges.js';
 
 export type Forge = ForgeName;
 
@@ -44,11 +44,8 @@ export const SCAFFOLD_DELIVERY_WORDING: DeliveryWording = {
   autoMerge: 'Merge each request once its checks pass (otherwise the run waits for a person to merge it)',
 };
 
-export const FORGES: readonly { readonly value: Forge; readonly label: string }[] = [
-  { value: 'github', label: 'GitHub' },
-  { value: 'gitlab', label: 'GitLab' },
-  { value: 'gitea', label: 'Gitea / Forgejo' },
-];
+/** The forge picker's choices, in the forge table's order. */
+export const FORGES: readonly { readonly value: Forge; readonly label: string }[] = FORGE_NAMES.map((value) => ({ value, label: forgeDescriptor(value).pickerLabel }));
 
 /** Input ids, the API fields that land on each, and their labels (for the error summary). */
 export const DELIVERY_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [
@@ -56,9 +53,9 @@ export const DELIVERY_FIELDS: readonly { readonly id: string; readonly api: read
   { id: 'delivery-api-url', api: ['delivery.api_url'], label: 'Forge API URL' },
 ];
 
-/** Whether the run can use a GitHub App: pull requests on GitHub. */
+/** Whether the run can use a GitHub App: pull requests on a forge that takes one (GitHub). */
 export function usesGithubApp(values: DeliveryValues): boolean {
-  return values.mode === 'pull_request' && values.forge === 'github';
+  return values.mode === 'pull_request' && values.forge !== '' && forgeDescriptor(values.forge).acceptsGithubApp;
 }
 
 /** The request's `delivery`, or nothing for a push (the service's default). */

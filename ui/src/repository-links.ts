@@ -1,21 +1,13 @@
 /**
  * Links from a run's commits to the repository's web pages, when the host is
- * one whose URL shapes are known: GitHub (`/commit/<sha>`), GitLab
- * (`/-/commit/<sha>`) and Gitea or Forgejo (`/commit/<sha>`, like GitHub).
+ * one whose URL shapes are known: a forge of `src/model/forges.ts` (GitHub's
+ * `/commit/<sha>`, GitLab's `/-/commit/<sha>`, Gitea's or Forgejo's `/commit/<sha>`).
  * Anything else (a file:// repository, an unknown host) gets no link rather
  * than a guessed one.
  */
-import type { ForgeName } from '../../src/model/defaults.js';
+import { type ForgeName, forgeDescriptor, forgeOfHost } from '../../src/model/forges.js';
 
 export type Forge = ForgeName;
-
-/** Hosts recognised by name; self-hosted ones are recognised by a forge's name in the host. */
-function forgeOf(host: string): Forge | undefined {
-  if (host === 'github.com' || host.startsWith('github.')) return 'github';
-  if (host === 'gitlab.com' || host.startsWith('gitlab.')) return 'gitlab';
-  if (host === 'codeberg.org' || host === 'gitea.com' || host.startsWith('gitea.') || host.startsWith('forgejo.')) return 'gitea';
-  return undefined;
-}
 
 /** The repository's web address (https, no `.git`, no credentials), or undefined when the host is not known. */
 export function repositoryWebUrl(url: string): { readonly base: string; readonly forge: Forge } | undefined {
@@ -35,7 +27,8 @@ export function repositoryWebUrl(url: string): { readonly base: string; readonly
   } catch {
     return undefined;
   }
-  const forge = forgeOf(host.toLowerCase());
+  // Hosts recognised by name (the forge table's); self-hosted ones by a forge's name in the host.
+  const forge = forgeOfHost(host.toLowerCase());
   const clean = path.replace(/\.git\/?$/, '').replace(/\/+$/, '');
   // Owner and name at least; nothing that could leave the path.
   if (forge === undefined || !/^(\/[A-Za-z0-9._-]+){2,}$/.test(clean)) return undefined;
@@ -46,5 +39,5 @@ export function repositoryWebUrl(url: string): { readonly base: string; readonly
 export function commitUrl(repositoryUrl: string, sha: string): string | undefined {
   const web = repositoryWebUrl(repositoryUrl);
   if (web === undefined || !/^[0-9a-f]{7,64}$/.test(sha)) return undefined;
-  return `${web.base}${web.forge === 'gitlab' ? '/-/commit/' : '/commit/'}${sha}`;
+  return `${web.base}${forgeDescriptor(web.forge).commitPath}${sha}`;
 }

@@ -6,7 +6,7 @@
  * browser.
  */
 import type { RunPass } from '../../src/model/run-action.js';
-import type { ForgeName } from '../../src/model/defaults.js';
+import { type ForgeName, forgeDescriptor, isForgeName } from '../../src/model/forges.js';
 
 /** A pull/merge request one of a run's passes went through (`delivery.mode` pull_request), as the API sends it. */
 export interface ReviewRequest {
@@ -52,7 +52,6 @@ export interface ShownReviewRequest extends ShownRequest {
 }
 
 const PASSES: Readonly<Record<RunPass, string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers', upgrade: 'The upgrade', remove: 'The removal' };
-const FORGES: Readonly<Record<string, string>> = { github: 'GitHub', gitlab: 'GitLab', gitea: 'Gitea' };
 
 function webPage(url: string): string | undefined {
   try {
@@ -66,10 +65,11 @@ function webPage(url: string): string | undefined {
 /** One request named the way its forge names it (an unknown forge: `#`, as two of three do), linked only to a web page. */
 function shownRequest(forge: string | undefined, request: { readonly number: number; readonly url: string; readonly state: ReviewRequest['state']; readonly branch?: string }): ShownRequest {
   const href = webPage(request.url);
+  const known = forge !== undefined && isForgeName(forge) ? forgeDescriptor(forge) : undefined;
   return {
     key: `${forge ?? 'forge'}:${request.number}`,
-    label: `${forge === 'gitlab' ? '!' : '#'}${request.number}`,
-    forge: forge === undefined ? 'Request' : (FORGES[forge] ?? forge),
+    label: `${known?.requestPrefix ?? '#'}${request.number}`,
+    forge: forge === undefined ? 'Request' : (known?.displayName ?? forge),
     state: request.state,
     ...(href === undefined ? {} : { href }),
     url: request.url,

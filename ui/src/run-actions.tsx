@@ -15,6 +15,7 @@ import { navigate, paths } from './router';
 import { actionName } from './run-action-view';
 import { clearedSecrets, EMPTY_SECRETS, SECRET_FIELDS, SecretFields, secretIssues, secretsRequest, type SealingMode, type SecretValues } from './secret-fields';
 import { sealingModesOf } from './secret-values';
+import { forgeDescriptor, isForgeName } from '../../src/model/forges.js';
 
 export function RunActions({ run, onChanged }: { run: RunDetail; onChanged: () => void }) {
   const active = run.status === 'pending' || run.status === 'running';
@@ -53,7 +54,8 @@ function CancelAction({ run, onChanged }: { run: RunDetail; onChanged: () => voi
 function RetryAction({ run }: { run: RunDetail }) {
   const modes: readonly SealingMode[] = sealingModesOf(run.sealing);
   // The runner reads a GitHub App only for pull requests on GitHub, as the run was started.
-  const githubApp = run.delivery?.mode === 'pull_request' && run.delivery.forge === 'github';
+  const forge = run.delivery?.forge;
+  const githubApp = run.delivery?.mode === 'pull_request' && forge !== undefined && isForgeName(forge) && forgeDescriptor(forge).acceptsGithubApp;
   const [open, setOpen] = useState(false);
   const [secrets, setSecrets] = useState<SecretValues>({ ...EMPTY_SECRETS, mode: modes[0] ?? 'certificate' });
   const [issues, setIssues] = useState<Map<string, string>>(new Map());
