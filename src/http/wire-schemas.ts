@@ -6,7 +6,7 @@
  * validation (`run-contract/run-inputs.ts`, `git/repository-url.ts`).
  */
 import { ERROR_CODES } from '../errors.js';
-import { RUN_ACTIONS, RUN_PASSES } from '../model/run-action.js';
+import { RUN_ACTIONS, RUN_PASSES, runActionsDescribed } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
@@ -229,7 +229,7 @@ export const errorSchema = z
 
 export const runViewSchema = z.object({
   id: z.string(),
-  action: z.enum(RUN_ACTIONS).describe('scaffold: the two-pass render; upgrade: rendered again from the current reference, credentials kept; remove: the generator\'s files deleted.'),
+  action: z.enum(RUN_ACTIONS).describe(`${runActionsDescribed()}.`),
   status: z.enum(RUN_STATUSES),
   step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),

@@ -6,8 +6,8 @@
  * Only the step fields of an event are read (event, step, step_name, time,
  * duration_ms, msg); everything else on a line is ignored.
  */
-import type { RunAction } from '../model/run-action.js';
-import { STEPS, stepNamesOf } from '../model/scaffold-steps.js';
+import { type RunAction, runActionOf } from '../model/run-action.js';
+import { STEPS } from '../model/scaffold-steps.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import type { RunStatus } from '../run/scaffold-run.js';
 
@@ -51,11 +51,10 @@ interface MutableStep {
  *
  * @param lines - the stored lines, in order; `time` is when the service stored each
  * @param status - the run's status, to close steps of a final run
- * @param action - what the run does: its step table
+ * @param action - what the run does: its step table (the run action's definition)
  */
 export function runStepsOf(lines: Iterable<{ readonly time: Date; readonly line: string }>, status: RunStatus, action: RunAction = 'scaffold'): RunStep[] {
-  const names = stepNamesOf(action);
-  const steps: MutableStep[] = Object.entries(names).map(([n, name]) => ({ step: Number(n), name, status: 'pending' }));
+  const steps: MutableStep[] = runActionOf(action).steps.map(({ name }, index) => ({ step: index + 1, name, status: 'pending' }));
 
   for (const { time, line } of lines) {
     const event = parseStepEvent(line);

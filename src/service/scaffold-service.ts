@@ -16,7 +16,7 @@ import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationErr
 import { silentLogger, type Logger } from '../logger.js';
 import type { DeliverySettings } from '../run/delivery.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { FleetAction, RunAction } from '../model/run-action.js';
+import { type FleetAction, type RunAction, runActionOf } from '../model/run-action.js';
 import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
 import { repositoryKeyOf } from './cluster-key.js';
@@ -246,10 +246,12 @@ export class ScaffoldService {
     if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
     if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
     await this.#assertStopped(previous);
-    if (previous.action !== 'scaffold' && Object.values(request.secrets).some((value) => value !== undefined)) {
+    // An action that does not take its caller's secrets runs with the service's own forge credentials, on a retry too.
+    const callerSecrets = runActionOf(previous.action).inputs.callerSecrets;
+    if (!callerSecrets && Object.values(request.secrets).some((value) => value !== undefined)) {
       throw new ValidationError([{ field: 'secrets', message: "a retry of an upgrade or removal run takes no credentials: it uses the service's own" }]);
     }
-    const secrets = previous.action === 'scaffold' ? this.#retrySecrets(previous, request) : this.#fleetRunSecrets(previous.delivery, previous.repositoryUrl);
+    const secrets = callerSecrets ? this.#retrySecrets(previous, request) : this.#fleetRunSecrets(previous.delivery, previous.repositoryUrl);
     return this.#startRun({
       action: previous.action,
       cluster: previous.cluster,
@@ -326,7 +328,7 @@ export class ScaffoldService {
       job: jobNameOf(id),
       createdBy: input.caller.identity,
       // An upgrade keeps every sealed credential and a removal deletes files: neither seals.
-      sealing: action !== 'scaffold' ? 'none' : input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
+      sealing: !runActionOf(action).seals ? 'none' : input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
       ...(input.delivery ? { delivery: input.delivery } : {}),
     });
     if (input.attempt !== 1 || input.retryOf !== undefined) {

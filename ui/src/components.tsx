@@ -1,6 +1,7 @@
 /** Small shared pieces: status badges, error boxes, visually hidden text. */
 import type { ComponentChildren } from 'preact';
 import type { FileChange, RunAction, RunStatus } from './api';
+import { runActionOf } from '../../src/model/run-action.js';
 import { actionName } from './run-action-view';
 import type { ShownStepStatus } from './steps';
 import { ApiError } from './api';
@@ -24,13 +25,11 @@ export function StepBadge({ status }: { status: ShownStepStatus }) {
   );
 }
 
-const ACTION_ICONS: Readonly<Record<RunAction, string>> = { scaffold: '+', upgrade: '↑', remove: '−' };
-
 /** What a run does: scaffold, upgrade or removal (the word is always shown; the shape is not the only cue). */
 export function ActionBadge({ action }: { action: RunAction }) {
   return (
     <span class={`badge action action-${action}`} data-action={action}>
-      <span aria-hidden="true">{ACTION_ICONS[action]}</span> {actionName(action)}
+      <span aria-hidden="true">{runActionOf(action).dashboard.icon}</span> {actionName(action)}
     </span>
   );
 }

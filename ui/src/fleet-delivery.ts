@@ -7,15 +7,13 @@
  * under Node against the service's request schemas.
  */
 import { reviewBranchOf } from '../../src/delivery/request-text.js';
-import { passOfAction, type FleetAction } from '../../src/model/run-action.js';
+import { passOfAction, runActionOf, type FleetAction } from '../../src/model/run-action.js';
 import type { DeliveryBody, DeliveryValues, DeliveryWording } from './delivery-values.js';
 
 export type { FleetAction };
 
 export const CLUSTERS_API = '/api/v1/clusters';
 export const UPGRADES_API = '/api/v1/upgrades';
-
-const NOUNS: Readonly<Record<FleetAction, string>> = { upgrade: 'upgrade', remove: 'removal' };
 
 /** The branch the action's request comes from (the runner's, docs/api.md "Fleet delivery"). */
 export function requestBranch(action: FleetAction, cluster: string): string {
@@ -31,17 +29,14 @@ export function deliveryPhrase(action: FleetAction, cluster: string, values: Del
 /** What the confirm step says the action will do, and how its commit reaches the branch. */
 export function fleetConfirmation(action: FleetAction, cluster: string, values: DeliveryValues): string {
   const phrase = deliveryPhrase(action, cluster, values);
-  if (action === 'upgrade') return `The upgrade lands as one commit touching only clusters/${cluster}/, ${phrase}.`;
-  return (
-    `This starts a removal run: one commit that deletes the files the generator wrote under clusters/${cluster}/, ${phrase}, followed on the run's page. ` +
-    'Flux on the cluster then prunes what they deployed. Type the cluster name to confirm.'
-  );
+  const { noun, confirm } = runActionOf(action).dashboard;
+  return confirm?.(cluster, phrase) ?? `The ${noun} lands as one commit touching only clusters/${cluster}/, ${phrase}.`;
 }
 
 /** The delivery section's words for the action's one commit. */
 export function deliveryWording(action: FleetAction, cluster: string): DeliveryWording {
   return {
-    question: `How the ${NOUNS[action]}'s commit reaches the branch`,
+    question: `How the ${runActionOf(action).dashboard.noun}'s commit reaches the branch`,
     push: 'Push the commit to the branch',
     pullRequest: `Open a pull/merge request on ${requestBranch(action, cluster)} (a protected branch)`,
     forgeHint: "Who hosts the repository; the service opens the request with its own forge credentials.",

@@ -1,17 +1,16 @@
 /**
  * What the dashboard says about what a run does (`action`: a scaffold, an
  * upgrade, a removal) and, for an upgrade or a removal, what its one commit
- * changed, and what a removal started from the cluster page will do. Pure and
- * free of the browser (types only), so it is tested under Node.
+ * changed, and what a removal started from the cluster page will do, in the
+ * words of the action's definition (`src/model/run-action.ts`). Pure and free
+ * of the browser, so it is tested under Node.
  */
-import type { RunAction } from '../../src/model/run-action.js';
+import { type RunAction, runActionOf } from '../../src/model/run-action.js';
 import type { Removal, Run, RunChangesView } from './run-types.js';
-
-const ACTION_NAMES: Readonly<Record<RunAction, string>> = { scaffold: 'scaffold', upgrade: 'upgrade', remove: 'removal' };
 
 /** The action as a noun: scaffold, upgrade, removal. */
 export function actionName(action: RunAction): string {
-  return ACTION_NAMES[action];
+  return runActionOf(action).dashboard.noun;
 }
 
 /** The run page's title: "Upgrade of eu-prod-1". */
@@ -24,7 +23,7 @@ export function runHeading(run: { readonly action: RunAction; readonly cluster: 
 export function sealingShown(run: Pick<Run, 'action' | 'sealing'>): string {
   if (run.sealing === 'certificate') return 'certificate from the request (steps 4–5 skipped)';
   if (run.sealing === 'kubeconfig') return "fetched from the cluster's controller";
-  return run.action === 'upgrade' ? 'none: an upgrade keeps every sealed credential as it is' : `none: a ${actionName(run.action)} seals nothing`;
+  return runActionOf(run.action).dashboard.sealingNone;
 }
 
 /** An upgrade's or a removal's changes as the run page lists them. */
@@ -43,7 +42,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** What the run's commit changed; undefined for a scaffold (its commits are its passes). */
 export function shownChanges(run: Pick<Run, 'action' | 'status' | 'changes'>): ShownChanges | undefined {
-  if (run.action === 'scaffold') return undefined;
+  const action = runActionOf(run.action);
+  if (!action.result.changes) return undefined;
   const changes: RunChangesView | null = run.changes;
   if (changes === null) {
     const active = run.status === 'pending' || run.status === 'running';
@@ -57,7 +57,7 @@ export function shownChanges(run: Pick<Run, 'action' | 'status' | 'changes'>): S
   const total = changes.added + changes.modified + changes.removed;
   // A removal only deletes: its line says so without two zeros.
   const summary =
-    total === 0 ? (run.action === 'upgrade' ? 'nothing changed: already up to date' : 'nothing removed') : run.action === 'remove' && changes.added + changes.modified === 0 ? `${changes.removed} removed` : files.map(([change, n]) => `${n} ${change}`).join(', ');
+    total === 0 ? action.dashboard.noChanges : action.result.onlyRemoves && changes.added + changes.modified === 0 ? `${changes.removed} removed` : files.map(([change, n]) => `${n} ${change}`).join(', ');
   return {
     files,
     summary,

@@ -6,6 +6,7 @@
  * The run is polled every 1.5 s until it is final.
  */
 import { useRef, useState } from 'preact/hooks';
+import { runActionOf } from '../../src/model/run-action.js';
 import { ApiError, getRun, type RunDetail } from './api';
 import { ActionBadge, ErrorBox, StatusBadge, StepBadge } from './components';
 import { formatDateTime, formatDuration, runDuration } from './format';
@@ -147,7 +148,7 @@ export function RunPage({ id }: { id: string }) {
           <RunChanges run={run} />
 
           <section class="card" aria-labelledby="commits-heading">
-            <h2 id="commits-heading">{run.action === 'scaffold' ? 'Commits' : 'Commit'}</h2>
+            <h2 id="commits-heading">{runActionOf(run.action).passes.length > 1 ? 'Commits' : 'Commit'}</h2>
             {run.commits.length === 0 ? (
               <p class="muted">{final ? 'This run pushed no commit.' : 'None yet.'}</p>
             ) : (
@@ -178,7 +179,7 @@ export function RunPage({ id }: { id: string }) {
       </div>
 
       {/* A removal leaves no tree to draw. */}
-      {run.action !== 'remove' && <GraphPanel run={run} />}
+      {runActionOf(run.action).leavesTree && <GraphPanel run={run} />}
       <LogPanel runId={run.id} active={!final} />
     </>
   );

@@ -6,18 +6,18 @@
  * skipped from the start of a scaffold that was given its certificate, and
  * nothing after a failure (or a cancellation) will run.
  */
-import type { RunAction } from '../../src/model/run-action.js';
-import { stepNumberOf, stepsOf } from '../../src/model/scaffold-steps.js';
+import { type RunAction, runActionOf } from '../../src/model/run-action.js';
+import type { StepName } from '../../src/model/scaffold-steps.js';
 import type { RunDetail, RunStep, StepStatus } from './run-types.js';
 
 /** How the dashboard names step `step` of a run that does `action` (`step_name` in the API): the run contract's title; undefined beyond the table. */
 export function stepTitle(action: RunAction, step: number): string | undefined {
-  return stepsOf(action)[step - 1]?.title;
+  return runActionOf(action).steps[step - 1]?.title;
 }
 
 /** How many steps a run that does `action` has. */
 export function stepCount(action: RunAction): number {
-  return stepsOf(action).length;
+  return runActionOf(action).steps.length;
 }
 
 /**
@@ -30,14 +30,14 @@ export interface ShownStep extends Omit<RunStep, 'status'> {
   readonly status: ShownStepStatus;
 }
 
-/** A scaffold's steps 4–5 fetch the certificate; a scaffold given one never runs them (an upgrade's or removal's steps are other steps). */
-const CERTIFICATE_STEPS = new Set([stepNumberOf('wait-for-sealing-controller'), stepNumberOf('fetch-sealing-certificate')]);
+/** The steps that fetch the sealing certificate (a scaffold's 4–5): a run given one never runs them. */
+const CERTIFICATE_STEPS: ReadonlySet<string> = new Set<StepName>(['wait-for-sealing-controller', 'fetch-sealing-certificate']);
 
 /** The run's steps with the states its summary implies. */
 export function shownSteps(run: Pick<RunDetail, 'action' | 'status' | 'sealing' | 'steps'>): ShownStep[] {
   const final = run.status === 'failed' || run.status === 'cancelled';
   return run.steps.map((step): ShownStep => {
-    if (step.status === 'pending' && run.action === 'scaffold' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(step.step)) {
+    if (step.status === 'pending' && run.sealing === 'certificate' && CERTIFICATE_STEPS.has(runActionOf(run.action).steps[step.step - 1]?.name ?? '')) {
       return { ...step, status: 'skipped', message: step.message ?? 'The sealing certificate came with the request.' };
     }
     // The step in flight when the run was cancelled was stopped by it (the runner reports the stop as its failure).
