@@ -79,8 +79,14 @@ export const fluxInstanceSpecSchema = z
         /** `refs/heads/<branch>` for Git (default `refs/heads/main`), a tag for OCI (default `latest`). */
         ref: z.string().min(1).max(255).optional(),
         interval: durationSchema.optional(),
-        /** The Secret in flux-system with the credentials to pull the source (ssh key, token). */
+        /** The Secret in flux-system with the credentials to pull the source (ssh key, token, GitHub App). */
         pullSecret: clusterNameSchema.optional(),
+        /**
+         * `github`: Flux pulls as a GitHub App (short-lived installation tokens
+         * instead of a long-lived token; spec 004), whose ID, installation ID and
+         * private key are in the pull Secret. Git over https only.
+         */
+        provider: z.enum(['generic', 'github'], { error: 'must be generic or github' }).optional(),
       })
       .strict()
       .prefault({}),
