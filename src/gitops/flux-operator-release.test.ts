@@ -81,7 +81,10 @@ describe('the Flux Operator upgrades itself from Git', () => {
   });
 
   it('is left out when scaffold.yaml turns it off, and follows the range scaffold.yaml gives', async () => {
-    const off = await render((t) => t.replace('fluxInstance:\n  enabled: false', 'fluxInstance:\n  enabled: false\n  operator:\n    upgrade: false'));
+    const off = await render((t) => {
+      assert.match(t, /\n {4}upgrade: true\n/);
+      return t.replace(/\n {4}upgrade: true\n/, '\n    upgrade: false\n');
+    });
     assert.equal(off.get(`clusters/c1/${FLUX_OPERATOR_FILE}`), undefined);
     assert.ok(!(parse(off.get('clusters/c1/flux/kustomization.yaml')!) as { resources: string[] }).resources.includes('flux-operator.yaml'));
     const pinned = parseAllDocuments(renderFluxOperatorRelease('>=0.52.0 <0.60.0', 'c1')).map((d) => d.toJS() as Source);
