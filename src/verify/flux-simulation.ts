@@ -6,6 +6,7 @@
  */
 import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
 import type { AppliedKustomization } from './applied-object.js';
+import { checkAlertProviders } from './alert-providers.js';
 import { checkBootstrapPrerequisites } from './bootstrap-prerequisites.js';
 import { checkCrdAvailability } from './crd-availability.js';
 import { checkFluxMetricRules } from './flux-metric-rules.js';
@@ -50,6 +51,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
       ...checkReleaseOptions(kustomizations, prerequisites),
       ...checkFluxMetricRules(kustomizations, input.targetFlux),
+      ...checkAlertProviders(kustomizations),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };
