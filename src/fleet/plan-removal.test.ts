@@ -73,9 +73,11 @@ describe('planRemoval', () => {
   it('a FluxInstance cluster keeps the instance and its sync path, instead of a missing path that prunes nothing', async () => {
     const plan = await planRemoval(memoryRepoReader(files), 'inst', 'development');
     assert.equal(plan.flux, 'flux-instance');
-    assert.deepEqual(entry(plan).resources, ['flux/flux-instance.yaml']);
-    assert.deepEqual(plan.kept, ['clusters/inst/flux/flux-instance.yaml']);
+    // The operator's own HelmRelease stays too: pruning it would uninstall the operator that runs Flux.
+    assert.deepEqual(entry(plan).resources, ['flux/flux-instance.yaml', 'flux/flux-operator.yaml']);
+    assert.deepEqual(plan.kept, ['clusters/inst/flux/flux-instance.yaml', 'clusters/inst/flux/flux-operator.yaml']);
     assert.ok(!plan.remove.includes('clusters/inst/flux/flux-instance.yaml'));
+    assert.ok(!plan.syncDeletes.some((o) => o.name === 'flux-operator'), 'the operator is not pruned');
     assert.ok(plan.remove.includes('clusters/inst/flux/kustomization.yaml'));
     assert.ok(!plan.syncDeletes.some((o) => o.kind === 'FluxInstance'), 'Flux itself is not pruned');
     assert.equal(plan.layers.length, 4);

@@ -20,6 +20,7 @@ import { parseProvenance, PROVENANCE_FILE } from '../gitops/provenance.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import { FLUX_INSTANCE_FILE } from '../gitops/flux-instance.js';
+import { FLUX_OPERATOR_FILE } from '../gitops/flux-operator-release.js';
 import { parseYamlDocuments, toYaml } from '../gitops/yaml.js';
 import { isRecord } from '../model/is-record.js';
 import { clusterEntryOf } from './cluster-registry.js';
@@ -59,7 +60,7 @@ export interface RemovalPlan {
 function remainingEntryPoint(cluster: string, resources: readonly string[], flux: RemovalPlan['flux']): string {
   const why =
     flux === 'flux-instance'
-      ? 'It lists only the FluxInstance, so Flux stays installed and its sync prunes the rest.'
+      ? "It lists only the FluxInstance and the Flux Operator's own HelmRelease, so Flux stays installed and its sync prunes the rest."
       : flux === 'bootstrap'
         ? "It lists only what gitops-scaffolder did not write (flux bootstrap's flux-system/), so Flux stays installed and its sync prunes the rest."
         : 'It lists only what gitops-scaffolder did not write, so a sync pointed at this path prunes the rest instead of failing on a missing path.';
@@ -106,10 +107,12 @@ export async function planRemoval(reader: RepoReader, name: string, reference: s
   const entryPoint = `${gitopsPath}/kustomization.yaml`;
   const fluxInstance = `${gitopsPath}/${FLUX_INSTANCE_FILE}`;
   const owned = new Set([...provenance.files, PROVENANCE_FILE].map((rel) => `${gitopsPath}/${rel}`));
-  // The FluxInstance is Flux itself: it stays, like flux bootstrap's flux-system/.
+  // The FluxInstance is Flux itself, and the operator's HelmRelease is what runs it:
+  // both stay, like flux bootstrap's flux-system/.
   const ownedInstance = owned.has(fluxInstance) && existing.includes(fluxInstance);
-  const remove = existing.filter((path) => owned.has(path) && path !== entryPoint && path !== fluxInstance);
-  const kept = existing.filter((path) => !owned.has(path) || path === fluxInstance);
+  const fluxSelf = new Set(ownedInstance ? [FLUX_INSTANCE_FILE, FLUX_OPERATOR_FILE].map((rel) => `${gitopsPath}/${rel}`).filter((path) => owned.has(path) && existing.includes(path)) : []);
+  const remove = existing.filter((path) => owned.has(path) && path !== entryPoint && !fluxSelf.has(path));
+  const kept = existing.filter((path) => !owned.has(path) || fluxSelf.has(path));
   const fluxBootstrap = kept.some((path) => path.startsWith(`${gitopsPath}/${FLUX_BOOTSTRAP_DIR}/`));
   const flux: RemovalPlan['flux'] = ownedInstance ? 'flux-instance' : fluxBootstrap ? 'bootstrap' : 'none';
 
@@ -117,7 +120,7 @@ export async function planRemoval(reader: RepoReader, name: string, reference: s
   const stays = (root: string) => kept.some((path) => path === `${gitopsPath}/${root}` || path.startsWith(`${gitopsPath}/${root}/`));
   const roots = entryResources(await reader.read(entryPoint), entryPoint).filter((root) => root !== 'flux' && stays(root));
   // Flux's own installation always: an entry point that left it out would have the sync prune Flux itself.
-  const resources = [...new Set([...(ownedInstance ? [FLUX_INSTANCE_FILE] : []), ...(fluxBootstrap ? [FLUX_BOOTSTRAP_DIR] : []), ...roots])].sort();
+  const resources = [...new Set([...[...fluxSelf].map((path) => path.slice(gitopsPath.length + 1)), ...(fluxBootstrap ? [FLUX_BOOTSTRAP_DIR] : []), ...roots])].sort();
   const write = new Map([[entryPoint, remainingEntryPoint(cluster, resources, flux)]]);
 
   const layers: LayerKustomization[] = [];

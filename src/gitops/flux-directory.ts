@@ -8,6 +8,9 @@ import { renderClusterConfig } from './cluster-config-map.js';
 import { rewriteIdentity } from './cluster-identity.js';
 import { FLUX_INSTANCE_FILE } from './flux-instance.js';
 import { FLUX_INSTANCE_RESOURCE, type PlannedFluxInstance } from './flux-instance-plan.js';
+import { FLUX_OPERATOR_FILE } from './flux-operator-release.js';
+
+const FLUX_OPERATOR_RESOURCE = FLUX_OPERATOR_FILE.slice('flux/'.length);
 import type { ResolvedAttributes } from './layer-catalog.js';
 import type { PlannedLayer } from './planned-layers.js';
 import type { PlatformDescriptor } from './platform-descriptor.js';
@@ -39,17 +42,19 @@ export function renderFluxDirectory(input: FluxDirectoryInput): [string, string]
   for (const layer of included) files.set(`flux/${layer.file}`, layer.render());
   files.set(`flux/${reference.configMapFile}`, renderClusterConfig(reference, cluster, input.attributes, input.descriptor, fluxInstance?.syncKind));
   if (fluxInstance) files.set(FLUX_INSTANCE_FILE, fluxInstance.yaml);
+  if (fluxInstance?.operatorYaml !== undefined) files.set(FLUX_OPERATOR_FILE, fluxInstance.operatorYaml);
 
   // What flux/kustomization.yaml lists. Without a catalog: the reference's order,
   // minus the layers not rendered, plus whatever it lacks. With one: the
   // ConfigMap, the generated Flux objects, what else the reference lists, then
   // the layers in order (the reference's own Kustomizations are its selection).
-  const generatedFlux = [...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []), ...(fluxSealed ? ['sealed'] : [])];
+  const operator = fluxInstance?.operatorYaml !== undefined;
+  const generatedFlux = [...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []), ...(operator ? [FLUX_OPERATOR_RESOURCE] : []), ...(fluxSealed ? ['sealed'] : [])];
   const notRendered = new Set(fromCatalog ? reference.fluxKustomizationFiles : layers.filter((l) => !included.includes(l)).map((l) => l.file));
   const listed = [...new Set(reference.fluxResources.map((r) => r.replace(/^\.\//, '').replace(/\/+$/, '')))]
     .filter((r) => !notRendered.has(r))
     // Generated when they are rendered, never carried over.
-    .filter((r) => (r !== 'sealed' || fluxSealed) && (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined))
+    .filter((r) => (r !== 'sealed' || fluxSealed) && (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined) && (r !== FLUX_OPERATOR_RESOURCE || operator))
     .filter((r) => !fromCatalog || (r !== reference.configMapFile && !generatedFlux.includes(r)));
   const fluxResources = fromCatalog
     ? [reference.configMapFile, ...generatedFlux, ...listed, ...included.map((l) => l.file)]

@@ -4,6 +4,7 @@
  * a cluster once moved to the Flux Operator is never moved back by omission.
  */
 import { ValidationError } from '../errors.js';
+import { renderFluxOperatorRelease } from './flux-operator-release.js';
 import { FLUX_INSTANCE_FILE, renderFluxInstance, type FluxSyncAccess, type SyncKind } from './flux-instance.js';
 import { fluxInstanceSpecSchema, type PlatformDescriptor } from './platform-descriptor.js';
 import type { ReferenceEnvironment } from './reference-environment.js';
@@ -36,6 +37,8 @@ export function fluxOwnerConflict(clusterDir: string): string {
 /** A FluxInstance the render writes. */
 export interface PlannedFluxInstance {
   readonly yaml: string;
+  /** The operator's self-upgrading HelmRelease (flux-operator-release.ts), unless scaffold.yaml turns it off. */
+  readonly operatorYaml?: string;
   /** The kind of source its sync creates: layers reading `flux-system` follow it. */
   readonly syncKind: SyncKind;
   /** What it pulls and with which Secret, for the render to say. */
@@ -91,12 +94,14 @@ export function planFluxInstance(
   // A ref belongs to the URL it was given with: a new URL starts from its own default.
   const syncRef = options.syncRef ?? (options.syncUrl === undefined ? before?.ref : undefined);
   const pullSecret = options.syncSecret ?? descriptor.fluxInstance?.sync.pullSecret ?? before?.pullSecret;
-  return renderFluxInstance(descriptor.fluxInstance ?? fluxInstanceSpecSchema.parse({}), {
+  const spec = descriptor.fluxInstance ?? fluxInstanceSpecSchema.parse({});
+  const instance = renderFluxInstance(spec, {
     clusterName,
     syncUrl,
     ...(syncRef !== undefined ? { syncRef } : {}),
     ...(pullSecret !== undefined ? { pullSecret } : {}),
   });
+  return spec.operator.upgrade ? { ...instance, operatorYaml: renderFluxOperatorRelease(spec.operator.version, clusterName) } : instance;
 }
 
 /**

@@ -7,6 +7,13 @@ import { clusterNameSchema } from '../model/cluster-spec.js';
 import { fluxTuningSchema } from './flux-tuning.js';
 import { durationSchema } from './layer-catalog-schema.js';
 
+/**
+ * The operator's chart versions a cluster follows: from the chart a cluster is
+ * bootstrapped with (0.49.0, controlplaneio-fluxcd/charts) up to, not
+ * including, 1.0.0, where a major may change the API it serves.
+ */
+export const OPERATOR_CHART_RANGE = '>=0.49.0 <1.0.0';
+
 /** The Flux components a FluxInstance may install. */
 export const FLUX_COMPONENTS = [
   'source-controller',
@@ -52,6 +59,18 @@ export const fluxInstanceSpecSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The Flux Operator upgrades itself from Git (flux-operator-release.ts): a
+     * HelmRelease of its chart from an OCIRepository with this semver range,
+     * verified with cosign. The version installed at bootstrap is the floor.
+     */
+    operator: z
+      .object({
+        upgrade: z.boolean({ error: 'must be true or false' }).default(true),
+        version: z.string().min(1).max(128).default(OPERATOR_CHART_RANGE),
+      })
+      .strict()
+      .prefault({}),
     /** Controller settings patched into the operator's manifests (flux-tuning.ts); on by default. */
     tuning: fluxTuningSchema.prefault({}),
     sync: z
@@ -60,8 +79,14 @@ export const fluxInstanceSpecSchema = z
         /** `refs/heads/<branch>` for Git (default `refs/heads/main`), a tag for OCI (default `latest`). */
         ref: z.string().min(1).max(255).optional(),
         interval: durationSchema.optional(),
-        /** The Secret in flux-system with the credentials to pull the source (ssh key, token). */
+        /** The Secret in flux-system with the credentials to pull the source (ssh key, token, GitHub App). */
         pullSecret: clusterNameSchema.optional(),
+        /**
+         * `github`: Flux pulls as a GitHub App (short-lived installation tokens
+         * instead of a long-lived token; spec 004), whose ID, installation ID and
+         * private key are in the pull Secret. Git over https only.
+         */
+        provider: z.enum(['generic', 'github'], { error: 'must be generic or github' }).optional(),
       })
       .strict()
       .prefault({}),

@@ -13,6 +13,25 @@ const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSche
 const defaults = fluxInstanceSpecSchema.parse({});
 
 describe('renderFluxInstance', () => {
+  it('pulls as a GitHub App where scaffold.yaml asks for it, valid against the FluxInstance CRD, and refuses what the App cannot pull', async () => {
+    const spec = fluxInstanceSpecSchema.parse({ sync: { provider: 'github', pullSecret: 'flux-github-app' } });
+    const rendered = renderFluxInstance(spec, { clusterName: 'c1', syncUrl: 'https://github.com/example/fleet.git' });
+    const object = parse(rendered.yaml) as { spec: { sync: Record<string, unknown> } };
+    assert.deepEqual(object.spec.sync, { kind: 'GitRepository', url: 'https://github.com/example/fleet.git', ref: 'refs/heads/main', path: 'clusters/c1', pullSecret: 'flux-github-app', provider: 'github' });
+    assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
+    assert.match(fluxSyncNote(rendered.sync), /as a GitHub App, with short-lived installation tokens: Secret flux-system\/flux-github-app must hold its githubAppID, githubAppInstallationID and githubAppPrivateKey/);
+    const refused = (options: { syncUrl: string }, field: string, message: RegExp) =>
+      assert.throws(
+        () => renderFluxInstance(options.syncUrl.startsWith('oci') || options.syncUrl.startsWith('ssh') ? spec : fluxInstanceSpecSchema.parse({ sync: { provider: 'github' } }), { clusterName: 'c1', ...options }),
+        (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === field && message.test(error.issues[0]!.message),
+      );
+    refused({ syncUrl: 'oci://ghcr.io/example/fleet' }, 'sync-url', /pulls a Git repository over https/);
+    refused({ syncUrl: 'ssh://git@github.com/example/fleet.git' }, 'sync-url', /pulls a Git repository over https/);
+    refused({ syncUrl: 'https://github.com/example/fleet.git' }, 'sync-secret', /holding the GitHub App/);
+    // Without the provider nothing changes.
+    assert.equal((parse(renderFluxInstance(defaults, { clusterName: 'c1', syncUrl: 'https://github.com/example/fleet.git' }).yaml) as { spec: { sync: { provider?: string } } }).spec.sync.provider, undefined);
+  });
+
   it('pulls a private repository with the Secret render --sync-secret names, over the descriptor\'s, and refuses a name that is no Secret name', async () => {
     const spec = fluxInstanceSpecSchema.parse({ sync: { pullSecret: 'flux-system' } });
     const sync = (options: { pullSecret?: string }) =>

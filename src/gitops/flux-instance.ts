@@ -46,6 +46,8 @@ export interface FluxSyncAccess {
   readonly kind: SyncKind;
   /** The Secret in flux-system with the credentials; absent: Flux pulls anonymously. */
   readonly pullSecret?: string;
+  /** `github`: the Secret holds a GitHub App's credentials and Flux pulls with its installation tokens. */
+  readonly provider?: 'github';
 }
 
 /**
@@ -55,6 +57,9 @@ export interface FluxSyncAccess {
  */
 export function fluxSyncNote(sync: FluxSyncAccess): string {
   const source = sync.kind === 'OCIRepository' ? 'OCI repository' : 'repository';
+  if (sync.provider === 'github' && sync.pullSecret !== undefined) {
+    return `Flux pulls ${sync.url} as a GitHub App, with short-lived installation tokens: Secret flux-system/${sync.pullSecret} must hold its githubAppID, githubAppInstallationID and githubAppPrivateKey (flux-operator create secret githubapp) before the FluxInstance is applied, or its sync never becomes Ready`;
+  }
   return sync.pullSecret !== undefined
     ? `Flux pulls ${sync.url} with the credentials of Secret flux-system/${sync.pullSecret}: create it before applying the FluxInstance, or its sync never becomes Ready`
     : `the FluxInstance names no pull Secret: Flux pulls ${sync.url} anonymously, which works only for a public ${source} (name one with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml)`;
@@ -93,6 +98,16 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
       },
     ]);
   }
+  const provider = spec.sync.provider === 'github' ? 'github' : undefined;
+  if (provider === 'github') {
+    // The CRD allows provider github only for a GitRepository, and the App's tokens only work over https.
+    if (kind !== 'GitRepository' || !/^https:\/\//.test(url.data)) {
+      throw new ValidationError([{ field: 'sync-url', message: `fluxInstance.sync.provider github (a GitHub App) pulls a Git repository over https; ${url.data} is not one. Give an https:// URL of the repository, or drop the provider` }]);
+    }
+    if (pullSecret === undefined) {
+      throw new ValidationError([{ field: 'sync-secret', message: 'fluxInstance.sync.provider github needs the Secret in flux-system holding the GitHub App (githubAppID, githubAppInstallationID, githubAppPrivateKey): name it with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml' }]);
+    }
+  }
   const patches = fluxTuningPatches(spec.tuning, spec.components, spec.distribution.version);
   const object = {
     apiVersion: 'fluxcd.controlplane.io/v1',
@@ -114,12 +129,13 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
         path: `clusters/${options.clusterName}`,
         ...(spec.sync.interval !== undefined ? { interval: spec.sync.interval } : {}),
         ...(pullSecret !== undefined ? { pullSecret } : {}),
+        ...(provider !== undefined ? { provider } : {}),
       },
     },
   };
   return {
     syncKind: kind,
-    sync: { url: url.data, kind, ...(pullSecret !== undefined ? { pullSecret } : {}) },
+    sync: { url: url.data, kind, ...(pullSecret !== undefined ? { pullSecret } : {}), ...(provider !== undefined ? { provider } : {}) },
     yaml: toYaml(
       object,
       [

@@ -173,6 +173,7 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
       'database.yaml',
       'apps.yaml',
       'flux-instance.yaml',
+      'flux-operator.yaml',
     ]);
     const instance = parse(git.tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!) as { spec: { sync: unknown } };
     // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with, even without --sync-secret.

@@ -418,8 +418,9 @@ describe('re-rendering an existing cluster', () => {
     const withInstance = await renderWorkTree(repo, { ...options, pass: 'all', fluxInstance: true, syncUrl: 'https://git.example.net/fleet.git' });
     assert.ok(withInstance.changes.written.includes(`${GITOPS_PATH}/flux/flux-instance.yaml`));
     const { result, changes } = await renderWorkTree(repo, { ...options, pass: 'all', fluxInstance: false });
-    assert.deepEqual(result.stale, [`${GITOPS_PATH}/flux/flux-instance.yaml`]);
-    assert.deepEqual(changes.removed, [`${GITOPS_PATH}/flux/flux-instance.yaml`]);
+    // The operator's HelmRelease goes with it (on the cluster it is never pruned: the operator stays installed).
+    assert.deepEqual(result.stale, [`${GITOPS_PATH}/flux/flux-instance.yaml`, `${GITOPS_PATH}/flux/flux-operator.yaml`]);
+    assert.deepEqual(changes.removed, [`${GITOPS_PATH}/flux/flux-instance.yaml`, `${GITOPS_PATH}/flux/flux-operator.yaml`]);
     assert.equal(git(repo, 'status', '--porcelain'), '');
   });
 

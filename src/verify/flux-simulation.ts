@@ -6,8 +6,10 @@
  */
 import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
 import type { AppliedKustomization } from './applied-object.js';
+import { checkAlertProviders } from './alert-providers.js';
 import { checkBootstrapPrerequisites } from './bootstrap-prerequisites.js';
 import { checkCrdAvailability } from './crd-availability.js';
+import { checkFluxMetricRules } from './flux-metric-rules.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
@@ -27,6 +29,8 @@ export interface FluxSimulationInput {
   /** Every Kustomization of the cluster whose path built. */
   readonly kustomizations: readonly AppliedKustomization[];
   readonly prerequisites: PlatformPrerequisites;
+  /** The Flux minor version the cluster runs (default: the current one). */
+  readonly targetFlux?: string;
 }
 
 /** Runs every apply-order check over one cluster. */
@@ -46,6 +50,8 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...routes.findings,
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
       ...checkReleaseOptions(kustomizations, prerequisites),
+      ...checkFluxMetricRules(kustomizations, input.targetFlux),
+      ...checkAlertProviders(kustomizations),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };

@@ -11,18 +11,16 @@
  * `values`) and refuses a value the release does not accept, and a release
  * whose required CRDs nothing on the cluster installs.
  */
-import { parse } from 'yaml';
 import type { ChartRelease, PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
 import { isRecord } from '../model/is-record.js';
-import { appliedNamespace, helmReleasesOf, metadataOf, specOf, type AppliedKustomization } from './applied-object.js';
+import { appliedNamespace, helmReleasesOf, specOf, type AppliedKustomization } from './applied-object.js';
 import { crdObjectsOf, deferredCrdsOf } from './crd-availability.js';
 import type { Finding } from './finding.js';
+import { effectiveValues, valueAt, valuesSources } from './helm-values.js';
 import { objectLabel } from './object-label.js';
 
 /** A Flux postBuild variable reference (`${name}`, `${name:-default}` …), substituted on the cluster. */
 const SUBSTITUTION_VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}/;
-
-type Values = Record<string, unknown>;
 
 /** Findings for HelmReleases using an option value, or lacking a CRD, their pinned release does not have. */
 export function checkReleaseOptions(kustomizations: readonly AppliedKustomization[], prerequisites: PlatformPrerequisites): Finding[] {
@@ -80,75 +78,4 @@ function installedCrds(kustomizations: readonly AppliedKustomization[], prerequi
     for (const crd of deferredCrdsOf(k, prerequisites).keys()) out.add(crd);
   }
   return out;
-}
-
-/** ConfigMaps and Secrets of the cluster by `Kind namespace/name`, their data as strings. */
-function valuesSources(kustomizations: readonly AppliedKustomization[]): Map<string, Record<string, string>> {
-  const out = new Map<string, Record<string, string>>();
-  for (const k of kustomizations) {
-    for (const object of k.objects) {
-      if (object.apiVersion !== 'v1' || (object.kind !== 'ConfigMap' && object.kind !== 'Secret')) continue;
-      const data: Record<string, string> = {};
-      if (isRecord(object.data)) {
-        for (const [key, value] of Object.entries(object.data)) {
-          if (typeof value === 'string') data[key] = object.kind === 'Secret' ? Buffer.from(value, 'base64').toString('utf8') : value;
-        }
-      }
-      if (object.kind === 'Secret' && isRecord(object.stringData)) {
-        for (const [key, value] of Object.entries(object.stringData)) if (typeof value === 'string') data[key] = value;
-      }
-      out.set(`${object.kind} ${appliedNamespace(object, k.object) ?? ''}/${String(metadataOf(object).name ?? '')}`, data);
-    }
-  }
-  return out;
-}
-
-/** The values helm-controller installs with: each valuesFrom in order, then spec.values over them. */
-function effectiveValues(release: Record<string, unknown>, namespace: string, sources: Map<string, Record<string, string>>): Values {
-  const spec = specOf(release);
-  let merged: Values = {};
-  for (const reference of Array.isArray(spec.valuesFrom) ? spec.valuesFrom : []) {
-    if (!isRecord(reference) || typeof reference.kind !== 'string' || typeof reference.name !== 'string') continue;
-    const data = sources.get(`${reference.kind} ${namespace}/${reference.name}`);
-    const text = data?.[typeof reference.valuesKey === 'string' ? reference.valuesKey : 'values.yaml'];
-    if (text === undefined) continue;
-    if (typeof reference.targetPath === 'string') {
-      merged = mergeValues(merged, valuesAtPath(reference.targetPath, text));
-      continue;
-    }
-    let parsed: unknown;
-    try {
-      parsed = parse(text);
-    } catch {
-      continue;
-    }
-    if (isRecord(parsed)) merged = mergeValues(merged, parsed);
-  }
-  return isRecord(spec.values) ? mergeValues(merged, spec.values) : merged;
-}
-
-/** Helm's coalescing: maps merge key by key, anything else is replaced. */
-function mergeValues(base: Values, over: Values): Values {
-  const out: Values = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const before = out[key];
-    out[key] = isRecord(before) && isRecord(value) ? mergeValues(before, value) : value;
-  }
-  return out;
-}
-
-function valuesAtPath(path: string, value: string): Values {
-  return path
-    .split('.')
-    .reverse()
-    .reduce<unknown>((inner, key) => ({ [key]: inner }), value) as Values;
-}
-
-function valueAt(values: Values, path: string): unknown {
-  let current: unknown = values;
-  for (const key of path.split('.')) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
 }

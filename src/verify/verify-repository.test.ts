@@ -325,16 +325,16 @@ describe('verifyRepository', { concurrency: 4 }, () => {
   it('notes objects of kinds it has no schema for instead of failing them', async () => {
     const { lines, report } = await findingsAfter(async (f) => {
       await f.write(
-        'base/apps/web/monitor.yaml',
-        'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: web\nspec:\n  endpoints:\n    - port: http\n',
+        'base/apps/web/policy.yaml',
+        'apiVersion: kyverno.io/v1\nkind: Policy\nmetadata:\n  name: web\nspec:\n  rules: []\n',
       );
-      await f.edit('base/apps/web/kustomization.yaml', (t) => `${t}  - monitor.yaml\n`);
-      // The platform says its clusters come with the Prometheus Operator's CRDs.
-      await f.edit('scaffold.yaml', (t) => `${t}provided:\n  crds: [monitoring.coreos.com/ServiceMonitor]\n`);
+      await f.edit('base/apps/web/kustomization.yaml', (t) => `${t}  - policy.yaml\n`);
+      // The platform says its clusters come with Kyverno's CRDs.
+      await f.edit('scaffold.yaml', (t) => `${t}provided:\n  crds: [kyverno.io/Policy]\n`);
     });
     assert.deepEqual(lines, []);
     assert.deepEqual(report.notes, [
-      'no schema for monitoring.coreos.com/v1 ServiceMonitor: 1 object(s) not validated (first: ServiceMonitor tcr/web in clusters/demo/apps)',
+      'no schema for kyverno.io/v1 Policy: 1 object(s) not validated (first: Policy tcr/web in clusters/demo/apps)',
     ]);
   });
 });

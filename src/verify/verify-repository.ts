@@ -37,7 +37,7 @@ import { readPrerequisites } from './platform-prerequisites-reader.js';
 import { prerequisitesForInfra } from '../gitops/platform-prerequisites.js';
 import { checkRawDocuments, type RawDocument } from './raw-document-checks.js';
 import { simulateFlux } from './flux-simulation.js';
-import { strictSubstitution } from './flux-version.js';
+import { DEFAULT_TARGET_FLUX, strictSubstitution } from './flux-version.js';
 import { analyzeSubstitution } from './substitution.js';
 
 export { formatFinding, type Finding } from './finding.js';
@@ -348,7 +348,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     // What the cluster's infrastructure provider installs itself (cluster-config infra_provider) counts as there.
     const infraProvider = configMaps.get(`${DEFAULT_NAMESPACE}/cluster-config`)?.infra_provider;
     const clusterPrerequisites = prerequisitesForInfra(prerequisites.value, typeof infraProvider === 'string' ? infraProvider : undefined);
-    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: clusterPrerequisites, ...(root.ok ? { rootObjects: root.objects } : {}) });
+    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: clusterPrerequisites, targetFlux: options.targetFlux ?? prerequisites.value.targetFlux ?? DEFAULT_TARGET_FLUX, ...(root.ok ? { rootObjects: root.objects } : {}) });
     findings.push(...simulated.findings);
     for (const note of simulated.notes) notes.add(note);
 
