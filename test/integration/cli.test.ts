@@ -75,7 +75,7 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
     assert.match(initResult.stdout, /^[0-9a-f]{40}\n$/);
     assert.equal(git(repo, 'rev-parse', 'HEAD'), initResult.stdout);
     assert.equal(git(repo, 'status', '--porcelain'), '');
-    assert.deepEqual((await readdir(repo)).sort(), ['.git', 'README.md', 'base', 'clusters', 'scaffold.yaml']);
+    assert.deepEqual((await readdir(repo)).sort(), ['.git', 'README.md', 'base', 'clusters', 'renovate.json', 'scaffold.yaml']);
     assert.deepEqual(await readdir(join(repo, 'clusters')), ['development']);
   });
 
