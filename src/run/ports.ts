@@ -158,4 +158,14 @@ export interface SealingCertificateSource {
    * @returns the PEM text
    */
   fetchCertificate(controller: SealingControllerRef, options: { readonly signal?: AbortSignal }): Promise<string>;
+  /**
+   * POSTs one SealedSecret (as Git holds it) to the controller's `/v1/rotate`
+   * through the same service proxy: the controller decrypts it with whichever
+   * key it holds and seals the SAME values with its newest key, the one
+   * `/v1/cert.pem` serves. The caller sends and receives ciphertext only.
+   * @returns the controller's answer, parsed (a SealedSecret without apiVersion or kind)
+   * @throws ConflictError when no key the controller holds decrypts it
+   * @throws UnavailableError when the API server or the controller cannot be reached (the message names the server)
+   */
+  reencrypt(controller: SealingControllerRef, sealedSecret: Readonly<Record<string, unknown>>, options: { readonly signal?: AbortSignal }): Promise<unknown>;
 }
