@@ -242,6 +242,8 @@ describe('KubeSealingCertificateSource', () => {
       const opened = controllerUnseal(answer, newKey.privateKey);
       assert.deepEqual(Object.fromEntries(Object.entries(opened).map(([k, v]) => [k, v.toString('utf8')])), { password: 'kept-password-1', username: 'app' });
       assert.throws(() => controllerUnseal(answer, oldKey.privateKey), Error, 'sealed with the newest key, not the old one');
+      // Upstream's Rotate copies differing metadata into the template: why a caller keeps only encryptedData.
+      assert.equal((answer as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations?.['gitops-scaffolder.io/sealed-with'], 'sha256:old');
       const sent = double.requests.filter((r) => r.path === '/api/v1/namespaces/rotate/services/http:sealed-secrets-controller:http/proxy/v1/rotate');
       assert.equal(sent.length, 1);
       assert.equal(sent[0]!.method, 'POST');
