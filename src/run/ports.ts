@@ -3,6 +3,7 @@
  * consumer; implemented in `git/` and `kubernetes/`; swapped in tests.
  */
 import type { RenderOptions, RenderResult } from '../gitops/render-cluster.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
 import type { RunPass } from '../model/run-action.js';
 
 /** How to authenticate to a git remote. Never logged, never written to .git/config. */
@@ -88,6 +89,8 @@ export interface WorkTreeRender {
 /** A cloned working copy. */
 export interface GitWorkspace {
   readonly dir: string;
+  /** Reads the working tree as it is on disk (paths confined to it). */
+  reader(): RepoReader;
   /** The commit HEAD points at. */
   head(): Promise<string>;
   /** The newest commit that touched any of `paths`, or undefined. */

@@ -17,7 +17,6 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
 import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import { rotateCredentials } from '../gitops/rotate-credentials.js';
 import type { Logger } from '../logger.js';
@@ -26,7 +25,7 @@ import type { SealingCertificate } from '../sealing/sealing-certificate.js';
 
 /** What {@link reencryptThroughController} works with. */
 export interface ControllerReencryptDeps {
-  readonly workspace: Pick<GitWorkspace, 'dir'>;
+  readonly workspace: Pick<GitWorkspace, 'dir' | 'reader'>;
   readonly source: SealingCertificateSource;
   readonly controller: SealingControllerRef;
   readonly log: Logger;
@@ -46,7 +45,7 @@ export async function reencryptThroughController(
   input: { readonly cluster: string; readonly certificate: SealingCertificate; readonly rotate: Exclude<CredentialRotation, false> },
 ): Promise<void> {
   const { controller, log } = deps;
-  const plan = await rotateCredentials(new FsRepoReader(deps.workspace.dir), {
+  const plan = await rotateCredentials(deps.workspace.reader(), {
     cluster: input.cluster,
     certificate: input.certificate,
     ...(input.rotate === true ? {} : { credentials: input.rotate }),
