@@ -188,9 +188,12 @@ describe('a rotation run keeps the values: the cluster\'s controller re-encrypts
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), head, 'nothing pushed');
   });
 
-  it('refuses a rotation without a kubeconfig: a certificate alone cannot reach the controller that keeps the values', async () => {
+  it('refuses a rotation without a kubeconfig, or with a certificate: only the controller keeps the values, and only its certificate may be recorded', async () => {
     const answer = await call('/api/v1/clusters/eu-keep-1/rotate', { sealing: { certificate: newKey.certificatePem } });
     assert.equal(answer.status, 400, answer.text);
     assert.match(answer.text, /kubeconfig/);
+    const both = await call('/api/v1/clusters/eu-keep-1/rotate', { kubeconfig: { inline: kubeconfig }, sealing: { certificate: newKey.certificatePem } });
+    assert.equal(both.status, 400, both.text);
+    assert.match(both.text, /certificate is read from the controller that re-encrypts/);
   });
 });
