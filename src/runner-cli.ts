@@ -139,6 +139,7 @@ interface ScaffoldInputs {
   readonly certificatePem?: string;
   readonly registryAuth?: string;
   readonly rotateCredentials: CredentialRotation;
+  readonly rotateValues: 'same' | 'fresh';
 }
 
 /** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
@@ -165,6 +166,11 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
   }
   const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
   const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
+  const rotateValues = flags.rotateValues === 'same' ? 'same' : 'fresh';
+  // Said here with the runner's flag names; runScaffold refuses it too.
+  if (rotateCredentials !== false && rotateValues === 'same' && (kubeconfig === undefined || certificatePem !== undefined)) {
+    throw new ValidationError([{ field: '--rotate-values', message: "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for" }]);
+  }
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
   const { runInputIssues } = await import('./run-contract/run-inputs.js');
   const checked = runInputIssues(
@@ -177,7 +183,7 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
     RUNNER_FIELDS,
   );
   if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-  return { cluster: checked.cluster, rotateCredentials, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
+  return { cluster: checked.cluster, rotateCredentials, rotateValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
 }
 
 /** An upgrade's or a removal's rules: it seals nothing, so it needs no certificate or kubeconfig and takes no rotation. */
@@ -289,6 +295,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
             controller: { namespace: flags.sealedSecretsNamespace, name: flags.sealedSecretsName },
             controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
             rotateCredentials: scaffolding.rotateCredentials,
+            rotateValues: scaffolding.rotateValues,
             ...(scaffolding.certificatePem ? { certificatePem: scaffolding.certificatePem } : {}),
             ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
           },

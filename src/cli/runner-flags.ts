@@ -39,6 +39,7 @@ export interface RunnerFlags {
   registryAuth?: string;
   rotateCredentials: boolean;
   rotateOnly?: string;
+  rotateValues: string;
   waitReady: boolean;
   readyTimeout: string;
   delivery: string;
@@ -102,7 +103,8 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false; scaffold only)').default(false))
-    .addOption(new Option('--rotate-only <names>', 'seal fresh values for these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY; scaffold only)'))
+    .addOption(new Option('--rotate-only <names>', 'rotate these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY; scaffold only)'))
+    .addOption(option('--rotate-values <same|fresh>', "what rotated credentials hold: fresh values, or the same values re-encrypted by the cluster's controller (/v1/rotate; needs --kubeconfig)", RUNNER_ENV.rotateValues, 'fresh').choices(['same', 'fresh']))
     // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
     .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))

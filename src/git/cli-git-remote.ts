@@ -13,6 +13,8 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../run/ports.js';
 import type { RunPass } from '../model/run-action.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
+import { FsRepoReader } from './fs-repo-reader.js';
 import { passCommitOf } from './pass-commit.js';
 import { renderWorkTree } from './render-work-tree.js';
 import { repoPath, sparseDir } from './repo-paths.js';
@@ -114,6 +116,10 @@ class CliGitWorkspace implements GitWorkspace {
 
   get dir(): string {
     return this.state.dir;
+  }
+
+  reader(): RepoReader {
+    return new FsRepoReader(this.state.dir);
   }
 
   async git(args: readonly string[], call: GitCall = {}): Promise<GitResult> {

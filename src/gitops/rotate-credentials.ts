@@ -31,8 +31,20 @@ import { sealedFileOf } from './sealed-credentials.js';
 import { SEALED_WITH_ANNOTATION, sealedWithOf, sealedWithOtherCertificate, type StaleSealedSecret } from './sealed-with.js';
 import { documentToYaml, parseYamlDocuments, toYaml } from './yaml.js';
 
-/** Which values the rotated SealedSecrets hold: the same ones (re-encrypted with the old private keys), or fresh ones. */
-export type RotationValues = { readonly keep: { readonly privateKeys: readonly KeyObject[] } } | { readonly fresh: { readonly random: RandomBytes } };
+/**
+ * Re-encrypts one SealedSecret (as parsed from Git) with the controller's newest key, same values
+ * (`SealingCertificateSource.reencrypt`, bound to the cluster's controller). @returns its answer
+ */
+export type ControllerReencrypt = (sealedSecret: Readonly<Record<string, unknown>>) => Promise<unknown>;
+
+/**
+ * Which values the rotated SealedSecrets hold: the same ones, re-encrypted offline with the old
+ * private keys (`keep`) or by the cluster's controller (`controller`), or fresh ones.
+ */
+export type RotationValues =
+  | { readonly keep: { readonly privateKeys: readonly KeyObject[] } }
+  | { readonly controller: { readonly reencrypt: ControllerReencrypt } }
+  | { readonly fresh: { readonly random: RandomBytes } };
 
 /** Inputs of {@link rotateCredentials}. */
 export interface RotateCredentialsOptions {
@@ -182,13 +194,16 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   const passwordChanges: PasswordChangeJob[] = [];
   let restart: string[] = [];
   let readOnly: string[] = [];
-  if ('keep' in options.values) {
+  if (!('fresh' in options.values)) {
+    const values = options.values;
     for (const credential of descriptor.credentials.filter((c) => chosen.some((name) => matches(name, c)))) {
       const file = sealedFileOf(credential);
       const path = `${gitopsPath}/${file}`;
       const text = existing.get(path);
       if (text === undefined) throw new ValidationError([{ field: 'credential', message: `${credential.namespace}/${credential.name} has no SealedSecret at ${path} to re-encrypt` }]);
-      files.set(path, reencryptedFile(text, path, options.values.keep.privateKeys, options.certificate));
+      const object = sealedSecretIn(text, path);
+      const data = 'keep' in values ? reencryptedData(object, values.keep.privateKeys, options.certificate) : controllerData(object, await values.controller.reencrypt(object), path);
+      files.set(path, withEncryptedData(text, data, options.certificate));
       rotated.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, values: 'same' });
     }
   } else {
@@ -246,11 +261,33 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   return { gitopsPath, stale, rotated, files, remaining, suppliedRemaining, passwordChanges, restart, readOnly };
 }
 
-/** One SealedSecret file re-encrypted for `certificate` (same values, same scope), its comments and other fields kept. */
-function reencryptedFile(text: string, path: string, privateKeys: readonly KeyObject[], certificate: SealingCertificate): string {
+/** The SealedSecret a credential's file holds. */
+function sealedSecretIn(text: string, path: string): Record<string, unknown> {
   const object = parseYamlDocuments(text, path)[0];
   if (!isRecord(object) || object.kind !== 'SealedSecret') throw new ValidationError([{ field: 'credential', message: `${path} is not a SealedSecret` }]);
-  const data = reencryptedData(object, privateKeys, certificate);
+  return object;
+}
+
+/**
+ * The `encryptedData` of the controller's answer, checked against what was sent: the same name,
+ * namespace and keys. Only the ciphertext is taken: the answer's template is the controller's
+ * rebuild (it copies the SealedSecret's metadata, our annotation included, into the template when
+ * the two differ), and taking it would change the Secret the cluster gets.
+ */
+function controllerData(sent: Record<string, unknown>, answer: unknown, path: string): Record<string, string> {
+  const refuse = (why: string) => new ValidationError([{ field: 'credential', message: `the Sealed Secrets controller's /v1/rotate answer for ${path} ${why}: nothing was written` }]);
+  const sentMeta = isRecord(sent.metadata) ? sent.metadata : {};
+  const sentData = isRecord(sent.spec) && isRecord(sent.spec.encryptedData) ? sent.spec.encryptedData : {};
+  if (!isRecord(answer) || !isRecord(answer.metadata) || !isRecord(answer.spec) || !isRecord(answer.spec.encryptedData)) throw refuse('is not a SealedSecret');
+  if (answer.metadata.name !== sentMeta.name || answer.metadata.namespace !== sentMeta.namespace) throw refuse('names another SealedSecret');
+  const data = answer.spec.encryptedData;
+  const keys = (o: Record<string, unknown>) => Object.keys(o).sort().join(',');
+  if (keys(data) !== keys(sentData) || !Object.values(data).every((v) => typeof v === 'string' && v.length > 0)) throw refuse('does not hold the same keys');
+  return data as Record<string, string>;
+}
+
+/** A SealedSecret file with new `encryptedData` sealed for `certificate` (same values, same scope), its comments and other fields kept. */
+function withEncryptedData(text: string, data: Record<string, string>, certificate: SealingCertificate): string {
   const doc = parseDocument(text);
   doc.setIn(['spec', 'encryptedData'], doc.createNode(data));
   doc.setIn(['metadata', 'annotations', SEALED_WITH_ANNOTATION], sealedWithOf(certificate));

@@ -49,7 +49,7 @@ export const sealingViewSchema = z
       .describe("The certificate the cluster's Sealed Secrets controller serves now; null when it was not read (see `reason`)."),
     reason: z.string().optional().describe('Why controller_certificate is null.'),
     sealed_secrets: z.number().int().describe('How many SealedSecrets the cluster directory holds.'),
-    stale: z.array(sealedSecretViewSchema).describe('Sealed with another certificate than the one the controller serves now: reseal them with `rotate`. Empty when controller_certificate is null.'),
+    stale: z.array(sealedSecretViewSchema).describe("Sealed with another (older) key than the one the controller serves now. Not undecryptable: the controller keeps its older keys, so the cluster reads them while it holds theirs; `rotate` has the controller re-encrypt them with its newest key, values unchanged. Empty when controller_certificate is null."),
     unknown: z.array(sealedSecretViewSchema).describe('Without the sealed-with annotation (sealed by hand or by an older generator).'),
     current_count: z.number().int().nullable().describe('How many are sealed with the current certificate; null when controller_certificate is null.'),
   })

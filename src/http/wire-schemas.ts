@@ -162,7 +162,7 @@ export const rotateRequestSchema = z
       .min(1, 'must name at least one credential')
       .max(100, 'must name at most 100 credentials')
       .optional()
-      .describe('The credentials to seal fresh values for. Default: every credential of the cluster.'),
+      .describe("The credentials whose SealedSecrets the cluster's controller re-encrypts (same values). Default: every one not sealed with the certificate it serves now."),
     repository: z
       .object({
         url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run (on `branch` when given)."),
@@ -177,7 +177,7 @@ export const rotateRequestSchema = z
     ready_timeout_seconds: readyTimeoutSchema.optional(),
   })
   .strict()
-  .describe("One of kubeconfig (the certificate is fetched from the cluster's controller) or sealing.certificate (the one it serves now), as for a scaffold.");
+  .describe("kubeconfig is required: the cluster's controller re-encrypts the SealedSecrets and serves the certificate they are then sealed for.");
 export const clusterParamsSchema = z.object({ name: clusterNameSchema });
 
 export const trueFalse = z.enum(['true', 'false'], { error: 'must be true or false' });

@@ -5,7 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startKubeApiDouble, type KubeApiDouble } from '../../test/support/kube-api-double.js';
-import { NotFoundError, TimeoutError, UnavailableError } from '../errors.js';
+import { controllerEncrypt, controllerUnseal } from '../../test/support/controller-unseal.js';
+import { serveSealedSecretsController } from '../../test/support/sealed-secrets-controller-double.js';
+import { ConflictError, NotFoundError, TimeoutError, UnavailableError } from '../errors.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeSealingCertificateSource } from './kube-sealing-certificate-source.js';
@@ -211,6 +213,66 @@ describe('KubeSealingCertificateSource', () => {
       await gone.stop();
       const offline = new KubeSealingCertificateSource({ kubeConfig });
       await assert.rejects(offline.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {}), UnavailableError);
+    });
+  });
+
+  describe('reencrypt (the controller\'s /v1/rotate)', () => {
+    const place = { namespace: 'rotate', name: 'sealed-secrets-controller' };
+    const oldKey = createTestCertificate();
+    const newKey = createTestCertificate();
+    const controller = serveSealedSecretsControllerOnce();
+    /** A SealedSecret sealed for `key`, as Git holds it (strict scope: the label is namespace/name). */
+    const sealedFor = (key: ReturnType<typeof createTestCertificate>, values: Record<string, string>) => ({
+      apiVersion: 'bitnami.com/v1alpha1',
+      kind: 'SealedSecret',
+      metadata: { name: 'db', namespace: 'database', annotations: { 'gitops-scaffolder.io/sealed-with': 'sha256:old' } },
+      spec: {
+        template: { metadata: { name: 'db', namespace: 'database' }, type: 'Opaque' },
+        encryptedData: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, controllerEncrypt(key.publicKey, 'database/db', Buffer.from(v))])),
+      },
+    });
+    function serveSealedSecretsControllerOnce() {
+      let served: ReturnType<typeof serveSealedSecretsController> | undefined;
+      return () => (served ??= serveSealedSecretsController(double, place, oldKey));
+    }
+
+    it('POSTs the SealedSecret as JSON through the service proxy and gets the same values sealed with the newest key', async () => {
+      controller().renewKey(newKey);
+      const answer = (await source.reencrypt(place, sealedFor(oldKey, { password: 'kept-password-1', username: 'app' }), {})) as Parameters<typeof controllerUnseal>[0];
+      const opened = controllerUnseal(answer, newKey.privateKey);
+      assert.deepEqual(Object.fromEntries(Object.entries(opened).map(([k, v]) => [k, v.toString('utf8')])), { password: 'kept-password-1', username: 'app' });
+      assert.throws(() => controllerUnseal(answer, oldKey.privateKey), Error, 'sealed with the newest key, not the old one');
+      // Upstream's Rotate copies differing metadata into the template: why a caller keeps only encryptedData.
+      assert.equal((answer as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations?.['gitops-scaffolder.io/sealed-with'], 'sha256:old');
+      const sent = double.requests.filter((r) => r.path === '/api/v1/namespaces/rotate/services/http:sealed-secrets-controller:http/proxy/v1/rotate');
+      assert.equal(sent.length, 1);
+      assert.equal(sent[0]!.method, 'POST');
+      assert.equal(sent[0]!.contentType, 'application/json');
+    });
+
+    it('throws ConflictError naming the SealedSecret when no key the controller holds opens it (its 500)', async () => {
+      controller();
+      const lost = createTestCertificate();
+      await assert.rejects(
+        source.reencrypt(place, sealedFor(lost, { password: 'gone' }), {}),
+        (error: unknown) => error instanceof ConflictError && /SealedSecret database\/db \(HTTP 500\)/.test(error.message) && /no longer has/.test(error.message) && !error.message.includes('gone'),
+      );
+    });
+
+    it('names the API server and what to check when the controller cannot be reached', async () => {
+      controller();
+      double.injectFailure({ method: 'POST', path: /\/proxy\/v1\/rotate$/, code: 503 });
+      await assert.rejects(
+        source.reencrypt(place, sealedFor(oldKey, { password: 'x' }), {}),
+        (error: unknown) => error instanceof UnavailableError && error.message.includes(double.url) && /HTTP 503/.test(error.message) && /kubectl -n rotate get deployment,endpoints sealed-secrets-controller/.test(error.message),
+      );
+      const gone = await startKubeApiDouble();
+      const offline = new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig({ kind: 'file', path: await gone.writeKubeconfig(dir, { fileName: 'gone-rotate' }) }) });
+      await gone.stop();
+      await assert.rejects(
+        offline.reencrypt(place, sealedFor(oldKey, { password: 'x' }), {}),
+        (error: unknown) => error instanceof UnavailableError && error.message.includes(gone.url) && /could not be reached/.test(error.message),
+      );
     });
   });
 });

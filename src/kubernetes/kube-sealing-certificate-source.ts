@@ -9,12 +9,22 @@
  * which gives an empty segment (a trailing colon); the Helm chart names it `http`.
  * No port-forward: the proxy runs over the same authenticated connection as every
  * other API call.
+ *
+ * A SealedSecret is re-encrypted the same way (`kubeseal --re-encrypt`,
+ * pkg/kubeseal `ReEncryptSealedSecret`): POSTed as JSON to `/v1/rotate` on that
+ * port. What the controller does there is read from its source at tag v0.36.6
+ * of bitnami-labs/sealed-secrets (pkg/controller/server.go and controller.go
+ * `Rotate`): it decrypts with whichever key it holds and seals the same values
+ * with its newest key (the one /v1/cert.pem serves), answering 200 with the
+ * new SealedSecret as JSON (no apiVersion or kind; labelled text/plain, as the
+ * handler sets its Content-Type too late), or 500 with an empty body when it
+ * cannot decode or decrypt the object. No value ever leaves the controller.
  */
 import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1Service } from '@kubernetes/client-node';
-import { NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
@@ -44,7 +54,8 @@ interface DeploymentLike {
   };
 }
 
-// The controller serves one or more PEM blocks; a 1 MiB cap leaves room for many keys.
+// The controller serves one or more PEM blocks, or one re-encrypted SealedSecret (at most a
+// Secret, 1 MiB, grown by sealing): the cap bounds what a misbehaving proxy can make us buffer.
 const MAX_CERT_BYTES = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 30_000;
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/;
@@ -216,25 +227,10 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
   async fetchCertificate(controller: SealingControllerRef, options: { readonly signal?: AbortSignal }): Promise<string> {
     const { namespace, name } = controller;
     const { signal } = options;
-    let service: V1Service;
-    try {
-      service = await this.core.readNamespacedService({ namespace, name }, withSignal(signal));
-    } catch (error) {
-      if (signal?.aborted) throw abortReason(signal);
-      if (kubeApiFailureOf(error).code === 404) {
-        throw new NotFoundError(`Service ${namespace}/${name} not found (the Sealed Secrets controller's Service)`, { cause: error });
-      }
-      throw new UnavailableError(`cannot read Service ${namespace}/${name}: ${kubeApiFailureSummary(error)}`, { cause: error });
-    }
-    const first = service.spec?.ports?.[0];
-    if (!first) throw new NotFoundError(`Service ${namespace}/${name} declares no port`);
-    // kubeseal: `service.Spec.Ports[0].Name`, empty for an unnamed port.
-    const portName = first.name ?? '';
-    const path =
-      `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/` +
-      `http:${encodeURIComponent(name)}:${encodeURIComponent(portName)}/proxy/v1/cert.pem`;
+    const { portName, base } = await this.proxyBase(controller, signal);
+    const path = `${base}/v1/cert.pem`;
 
-    const answer = await this.get(path, signal);
+    const answer = await this.send('GET', path, { accept: 'application/x-pem-file, */*' }, signal);
     const where = `Service ${namespace}/${name} port "${portName}"`;
     if (answer.status === 404) {
       throw new NotFoundError(`${where}: /v1/cert.pem not found through the service proxy${answer.statusMessage ? ` (${answer.statusMessage})` : ''}`);
@@ -256,18 +252,108 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
   }
 
   /**
-   * A GET through the kubeconfig's own transport: its CA, client certificate,
-   * bearer token or auth plugin, applied by `applyToHTTPSOptions`. The generated
-   * `connectGetNamespacedServiceProxyWithPath` is not used: it percent-encodes
-   * the colons and the slash of the path, and its deserializer rejects the
-   * controller's `application/x-pem-file` content type.
+   * POSTs one SealedSecret to the controller's `/v1/rotate` through the service
+   * proxy (see the file's comment for what the controller does with it).
+   *
+   * @returns the controller's answer, parsed: a SealedSecret sealed with its newest key
+   * @throws ConflictError when the controller answers 500: it cannot decrypt the
+   *   SealedSecret with any key it holds (or cannot read it as one)
+   * @throws UnavailableError when the API server or the controller cannot be
+   *   reached, naming the API server's address and what to check
+   * @throws the signal's reason when `signal` aborts
    */
-  private async get(path: string, signal: AbortSignal | undefined): Promise<{ status: number; statusMessage?: string; body: string }> {
+  async reencrypt(controller: SealingControllerRef, sealedSecret: Readonly<Record<string, unknown>>, options: { readonly signal?: AbortSignal }): Promise<unknown> {
+    const { namespace, name } = controller;
+    const { signal } = options;
+    const metadata = sealedSecret['metadata'] as { namespace?: unknown; name?: unknown } | undefined;
+    const which = `SealedSecret ${String(metadata?.namespace ?? '')}/${String(metadata?.name ?? '')}`;
+    const server = this.serverAddress();
+    const check = `check that ${server} is reachable from the runner and that Deployment ${namespace}/${name} is Available with ready endpoints (kubectl -n ${namespace} get deployment,endpoints ${name}), then retry the run`;
+    let base: string;
+    let answer: { status: number; statusMessage?: string; body: string };
+    try {
+      ({ base } = await this.proxyBase(controller, signal));
+      // The body is the SealedSecret as Git holds it: ciphertext only.
+      answer = await this.send('POST', `${base}/v1/rotate`, { accept: 'application/json, */*', body: JSON.stringify(sealedSecret) }, signal);
+    } catch (error) {
+      if (signal?.aborted) throw abortReason(signal);
+      throw new UnavailableError(`cannot re-encrypt ${which}: the Sealed Secrets controller ${namespace}/${name} could not be reached through the API server at ${server} (${error instanceof Error ? error.message : String(error)}): ${check}`, { cause: error });
+    }
+    if (answer.status === 500) {
+      // Upstream answers 500 (empty body) for anything Rotate fails on; for a SealedSecret that
+      // decoded before (it did, when it was sealed) that is a value no held key opens.
+      throw new ConflictError(
+        `the Sealed Secrets controller ${namespace}/${name} cannot re-encrypt ${which} (HTTP 500): none of the keys it holds decrypts it, so it was sealed with a key the controller no longer has (a cluster rebuilt without restoring its sealed-secrets-key Secrets) and the cluster cannot read it either. Restore the old key to ${namespace} and retry, re-encrypt offline with the old private key (gitops-scaffolder rotate --recovery-private-key), or seal fresh values (the controller's log says why it refused)`,
+      );
+    }
+    if (answer.status !== 200) {
+      throw new UnavailableError(`cannot re-encrypt ${which}: the API server at ${server} answered HTTP ${answer.status} for the controller's /v1/rotate${answer.statusMessage ? ` (${answer.statusMessage})` : ''}: ${check}`);
+    }
+    try {
+      return JSON.parse(answer.body) as unknown;
+    } catch (cause) {
+      throw new UnavailableError(`cannot re-encrypt ${which}: the controller's /v1/rotate answer through ${server} is not JSON`, { cause });
+    }
+  }
+
+  /** The API server's address as the kubeconfig names it (scheme, host and port: never a credential). */
+  private serverAddress(): string {
+    const server = this.kubeConfig.getCurrentCluster()?.server;
+    if (!server) return 'the kubeconfig\'s server';
+    try {
+      return new URL(server).origin;
+    } catch {
+      return 'the kubeconfig\'s server';
+    }
+  }
+
+  /**
+   * Reads the controller's Service and builds the proxy path of its first port, as kubeseal does.
+   * @throws NotFoundError when the Service does not exist or declares no port
+   */
+  private async proxyBase(controller: SealingControllerRef, signal: AbortSignal | undefined): Promise<{ portName: string; base: string }> {
+    const { namespace, name } = controller;
+    let service: V1Service;
+    try {
+      service = await this.core.readNamespacedService({ namespace, name }, withSignal(signal));
+    } catch (error) {
+      if (signal?.aborted) throw abortReason(signal);
+      if (kubeApiFailureOf(error).code === 404) {
+        throw new NotFoundError(`Service ${namespace}/${name} not found (the Sealed Secrets controller's Service)`, { cause: error });
+      }
+      throw new UnavailableError(`cannot read Service ${namespace}/${name}: ${kubeApiFailureSummary(error)}`, { cause: error });
+    }
+    const first = service.spec?.ports?.[0];
+    if (!first) throw new NotFoundError(`Service ${namespace}/${name} declares no port`);
+    // kubeseal: `service.Spec.Ports[0].Name`, empty for an unnamed port.
+    const portName = first.name ?? '';
+    return {
+      portName,
+      base: `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/` + `http:${encodeURIComponent(name)}:${encodeURIComponent(portName)}/proxy`,
+    };
+  }
+
+  /**
+   * A request through the kubeconfig's own transport: its CA, client certificate,
+   * bearer token or auth plugin, applied by `applyToHTTPSOptions`. The generated
+   * `connect*NamespacedServiceProxyWithPath` are not used: they percent-encode
+   * the colons and the slash of the path, and their deserializers reject the
+   * controller's `application/x-pem-file` and `text/plain` content types.
+   */
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    what: { readonly accept: string; readonly body?: string },
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; statusMessage?: string; body: string }> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new ValidationError('kubeconfig: the current context names no cluster');
     const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-    // Same Accept header as kubeseal (`application/x-pem-file, */*`).
-    const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/x-pem-file, */*' } };
+    // The Accept headers are kubeseal's; a body is JSON, as kubeseal marshals the SealedSecret.
+    const options: https.RequestOptions = {
+      method,
+      headers: { Accept: what.accept, ...(what.body !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(what.body) } : {}) },
+    };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const transport = url.protocol === 'https:' ? https : http;
 
@@ -275,7 +361,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       const fail = (error: unknown): void => {
         if (signal?.aborted) reject(abortReason(signal));
         else if (error instanceof UnavailableError) reject(error);
-        else reject(new UnavailableError(`GET ${url.pathname} through the Kubernetes API failed: ${kubeApiFailureSummary(error)}`, { cause: error }));
+        else reject(new UnavailableError(`${method} ${url.pathname} through the Kubernetes API failed: ${kubeApiFailureSummary(error)}`, { cause: error }));
       };
       const request = transport.request(url, { ...options, ...(signal ? { signal } : {}) }, (response) => {
         const chunks: Buffer[] = [];
@@ -283,7 +369,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > MAX_CERT_BYTES) {
-            request.destroy(new UnavailableError(`GET ${url.pathname}: the answer exceeds ${MAX_CERT_BYTES} bytes`));
+            request.destroy(new UnavailableError(`${method} ${url.pathname}: the answer exceeds ${MAX_CERT_BYTES} bytes`));
             return;
           }
           chunks.push(chunk);
@@ -307,7 +393,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       });
       request.setTimeout(REQUEST_TIMEOUT_MS, () => request.destroy(Object.assign(new Error('request timed out'), { code: 'ETIMEDOUT' })));
       request.on('error', fail);
-      request.end();
+      request.end(what.body);
     });
   }
 }

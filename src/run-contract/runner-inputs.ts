@@ -37,6 +37,7 @@ export const RUNNER_ENV = {
   readyTimeout: 'SCAFFOLD_READY_TIMEOUT',
   rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
   rotateOnly: 'SCAFFOLD_ROTATE_ONLY',
+  rotateValues: 'SCAFFOLD_ROTATE_VALUES',
   // Runner settings an operator may set (the local executor's extraEnv, a Job's spec).
   sealedSecretsNamespace: 'SCAFFOLD_SEALED_SECRETS_NAMESPACE',
   sealedSecretsName: 'SCAFFOLD_SEALED_SECRETS_NAME',
@@ -135,6 +136,8 @@ export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
   return {
     ...(secrets.waitForReady === undefined ? {} : { [RUNNER_ENV.waitReady]: 'true', [RUNNER_ENV.readyTimeout]: `${secrets.waitForReady.timeoutSeconds}s` }),
     ...(rotate === true ? { [RUNNER_ENV.rotateCredentials]: 'true' } : rotate === undefined ? {} : { [RUNNER_ENV.rotateOnly]: rotate.join(',') }),
+    // Always said: the runner's own default is --rotate-credentials' historical one (fresh).
+    ...(rotate === undefined ? {} : { [RUNNER_ENV.rotateValues]: secrets.rotateValues ?? 'same' }),
   };
 }
 

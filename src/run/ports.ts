@@ -3,6 +3,7 @@
  * consumer; implemented in `git/` and `kubernetes/`; swapped in tests.
  */
 import type { RenderOptions, RenderResult } from '../gitops/render-cluster.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
 import type { RunPass } from '../model/run-action.js';
 
 /** How to authenticate to a git remote. Never logged, never written to .git/config. */
@@ -88,6 +89,8 @@ export interface WorkTreeRender {
 /** A cloned working copy. */
 export interface GitWorkspace {
   readonly dir: string;
+  /** Reads the working tree as it is on disk (paths confined to it). */
+  reader(): RepoReader;
   /** The commit HEAD points at. */
   head(): Promise<string>;
   /** The newest commit that touched any of `paths`, or undefined. */
@@ -158,4 +161,14 @@ export interface SealingCertificateSource {
    * @returns the PEM text
    */
   fetchCertificate(controller: SealingControllerRef, options: { readonly signal?: AbortSignal }): Promise<string>;
+  /**
+   * POSTs one SealedSecret (as Git holds it) to the controller's `/v1/rotate`
+   * through the same service proxy: the controller decrypts it with whichever
+   * key it holds and seals the SAME values with its newest key, the one
+   * `/v1/cert.pem` serves. The caller sends and receives ciphertext only.
+   * @returns the controller's answer, parsed (a SealedSecret without apiVersion or kind)
+   * @throws ConflictError when no key the controller holds decrypts it
+   * @throws UnavailableError when the API server or the controller cannot be reached (the message names the server)
+   */
+  reencrypt(controller: SealingControllerRef, sealedSecret: Readonly<Record<string, unknown>>, options: { readonly signal?: AbortSignal }): Promise<unknown>;
 }

@@ -140,6 +140,12 @@ export interface RunSecrets {
    * every credential (`true`) or the ones named (`name` or `namespace/name`).
    */
   readonly rotateCredentials?: true | readonly string[];
+  /**
+   * What the rotated SealedSecrets hold: the `same` values, re-encrypted by the
+   * cluster's own controller (`/v1/rotate`; needs the kubeconfig), or `fresh` ones.
+   * @default 'same': databases that set a password only at first start keep working
+   */
+  readonly rotateValues?: 'same' | 'fresh';
 }
 
 /** Final statuses cannot change again. */

@@ -22,6 +22,7 @@ import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../run/delivery.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
+import { reencryptThroughController } from './reencrypt-through-controller.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
 import { runSteps, type StepWork } from './step-runner.js';
@@ -71,8 +72,15 @@ export interface ScaffoldRunOptions {
   /** How long step 4 may wait. @default 15 minutes */
   readonly controllerTimeoutMs?: number;
   readonly registryAuth?: string;
-  /** Seal fresh credentials: all (`true`) or the ones named. @default false */
+  /** Rotate credentials: all (`true`: with `same` values, the ones not sealed with the controller's newest key) or the ones named. @default false */
   readonly rotateCredentials?: CredentialRotation;
+  /**
+   * What a rotation puts in the rotated SealedSecrets: `fresh` values sealed by
+   * the runner (`--rotate-credentials`' meaning), or the `same` values
+   * re-encrypted by the cluster's own controller (`/v1/rotate`), which needs the
+   * certificate source and no supplied certificate. @default 'fresh'
+   */
+  readonly rotateValues?: 'same' | 'fresh';
   readonly generatorVersion: string;
   /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
   readonly author?: GitIdentity;
@@ -98,6 +106,15 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   if (options.registryAuth !== undefined) assertDockerConfigJson(options.registryAuth, 'registryAuth');
   if (options.certificatePem === undefined && !deps.certificates) {
     throw new ValidationError('no sealing certificate given and no Kubernetes access configured to fetch one');
+  }
+  const rotating = options.rotateCredentials !== undefined && options.rotateCredentials !== false;
+  const sameValues = rotating && (options.rotateValues ?? 'fresh') === 'same';
+  // Keeping values is the controller's work: it needs the cluster, and the certificate the
+  // rotated files are annotated with must be the one that controller serves, not one supplied.
+  if (sameValues && (!deps.certificates || options.certificatePem !== undefined)) {
+    throw new ValidationError([
+      { field: 'kubeconfig', message: "rotating with the same values needs the cluster's kubeconfig and no supplied certificate: its Sealed Secrets controller re-encrypts them (/v1/rotate) and serves the certificate they are then sealed for" },
+    ]);
   }
   const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
   const branch = options.branch ?? DEFAULT_BRANCH;
@@ -141,7 +158,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       // full tree again (a cluster never loses layers) and must keep what is
       // sealed: it may not have the certificate yet, and rotating there would
       // push credentials sealed for a key that step 5 has not confirmed.
-      rotateCredentials: pass === 'all' && (options.rotateCredentials ?? false),
+      // With the same values the controller already re-encrypted them in place: the render keeps them.
+      rotateCredentials: pass === 'all' && !sameValues && (options.rotateCredentials ?? false),
       ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
       ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
     });
@@ -235,9 +253,18 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       },
     },
     'render-all': {
-      message: () => 'rendering every layer with fresh credentials sealed',
+      message: () =>
+        sameValues
+          ? `re-encrypting the SealedSecrets through ${controller.namespace}/${controller.name} (same values, its newest key), then rendering every layer`
+          : 'rendering every layer with fresh credentials sealed',
       run: async () => {
         if (first?.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
+        if (sameValues) {
+          await reencryptThroughController(
+            { workspace: workspace!, source: source(), controller, log, generatorVersion: options.generatorVersion, ...(options.signal ? { signal: options.signal } : {}) },
+            { cluster: options.cluster.name, certificate: parseSealingCertificate(certificatePem!, 'certificate', new Date(now())), rotate: options.rotateCredentials ?? true },
+          );
+        }
         await render('all', certificatePem);
       },
     },

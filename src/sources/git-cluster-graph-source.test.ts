@@ -66,6 +66,7 @@ class FakeGit implements GitRemote {
       pushBranch: async () => ({ sha: SHA, attempts: 1 }),
       syncTo: async () => SHA,
       render: async () => { throw new Error('the graph source never renders'); },
+      reader: () => { throw new Error('the graph source reads the commit\'s objects, not the work tree'); },
       passCommit: async () => undefined,
       dispose: async () => undefined,
     };

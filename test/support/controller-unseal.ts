@@ -7,7 +7,7 @@
  * for the value. A sealing round trip checked with the product's own label
  * function on both sides would pass with that function wrong.
  */
-import { constants, createDecipheriv, privateDecrypt, type KeyObject } from 'node:crypto';
+import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 
 interface SealedSecretLike {
   readonly metadata: { readonly name: string; readonly namespace: string; readonly annotations?: Readonly<Record<string, string>> };
@@ -37,4 +37,18 @@ export function controllerDecrypt(privateKey: KeyObject, label: string, base64: 
 export function controllerUnseal(object: SealedSecretLike, privateKey: KeyObject): Record<string, Buffer> {
   const label = controllerLabel(object);
   return Object.fromEntries(Object.entries(object.spec.encryptedData).map(([key, ciphertext]) => [key, controllerDecrypt(privateKey, label, ciphertext)]));
+}
+
+/**
+ * One value sealed the way the controller's `/v1/rotate` seals it (pkg/crypto HybridEncrypt):
+ * a fresh 32-byte session key under RSA-OAEP (SHA-256, `label`), the value under AES-256-GCM with a zero nonce.
+ */
+export function controllerEncrypt(publicKey: KeyObject, label: string, plaintext: Buffer): string {
+  const sessionKey = randomBytes(32);
+  const rsa = publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label, 'utf8') }, sessionKey);
+  const cipher = createCipheriv('aes-256-gcm', sessionKey, Buffer.alloc(12));
+  const sealed = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(rsa.length);
+  return Buffer.concat([length, rsa, sealed]).toString('base64');
 }

@@ -65,6 +65,8 @@ export interface ProxyRequest {
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly headers: IncomingMessage['headers'];
+  /** The request's body (JSON, parsed as the double reads every body), when there was one: what a POST to the controller's `/v1/rotate` carries. */
+  readonly body?: unknown;
 }
 
 /** What a proxied Service endpoint answers. */
@@ -586,7 +588,7 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     }
     if (name === undefined || name === '') return collection(res, method, resource, namespace, query, body);
     if (sub === undefined) return item(res, method, resource, namespace, name, query, body, req.headers['content-type']);
-    if (resource === 'services' && sub === 'proxy') return proxy(req, res, namespace, name, subPath, query);
+    if (resource === 'services' && sub === 'proxy') return proxy(req, res, namespace, name, subPath, query, body);
     if (resource === 'pods' && sub === 'log' && subPath.length === 0 && method === 'GET') return podLog(res, namespace, name, query);
     return json(res, 404, statusObject(404, 'NotFound', 'the server could not find the requested resource'));
   }
@@ -770,7 +772,7 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     fail(405, 'the server does not allow this method on the requested resource');
   }
 
-  async function proxy(req: IncomingMessage, res: ServerResponse, namespace: string, id: string, subPath: string[], query: Record<string, string>): Promise<void> {
+  async function proxy(req: IncomingMessage, res: ServerResponse, namespace: string, id: string, subPath: string[], query: Record<string, string>, body: unknown): Promise<void> {
     // utilnet.SplitSchemeNamePort: "name", "name:port" or "scheme:name:port".
     const parts = id.split(':');
     let scheme = '';
@@ -791,7 +793,7 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     // Endpoints carry the Service's port names; an unknown name has no endpoint.
     const handler = ports.some((p) => (p.name ?? '') === port) ? proxyHandlers.get(`${namespace}/${name}/${port}`) : undefined;
     if (!handler) fail(503, `no endpoints available for service "${name}"`);
-    const answer = await handler({ method: req.method ?? 'GET', path: `/${subPath.join('/')}`, query, headers: req.headers });
+    const answer = await handler({ method: req.method ?? 'GET', path: `/${subPath.join('/')}`, query, headers: req.headers, ...(body !== undefined ? { body } : {}) });
     res.writeHead(answer.status, { ...(answer.headers ?? {}) });
     res.end(answer.body);
   }

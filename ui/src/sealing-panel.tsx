@@ -1,12 +1,13 @@
 /**
  * A cluster's SealedSecrets against the certificate its controller serves now:
  * the operator pastes the certificate or the cluster's kubeconfig, the service
- * names the SealedSecrets sealed with another certificate, and "Rotate these N"
- * starts the existing rotation (`POST …/rotate`) for exactly those, with the
- * same input, after a confirmation that names the certificate they will be
- * resealed to (SHA-256 fingerprint and validity, read in the browser from the
- * pasted PEM, or the controller's as the service fetched it) and each credential
- * resealed; then the run's page. What is pasted goes into those request bodies only.
+ * names the SealedSecrets sealed with another (older) key than the one it
+ * serves now. Checked with the kubeconfig, "Rotate these N" starts the rotation
+ * (`POST …/rotate`) for exactly those: the cluster's controller re-encrypts them
+ * with its newest key, values unchanged, after a confirmation that names the
+ * certificate (the controller's as the service fetched it) and each credential;
+ * then the run's page. A pasted certificate can say which are stale but cannot
+ * rotate them: the controller does that. What is pasted goes into those request bodies only.
  */
 import { useAction } from './hooks.js';
 import { useEffect, useState } from 'preact/hooks';
@@ -96,15 +97,20 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
           <SealedList items={shown.stale} testId="sealing-stale" />
           <div class="run-actions">
             <p class="hint">
-              The controller still opens them with its old key; reseal them with fresh values under the current certificate (a rotate run: <code>POST /api/v1/clusters/{name}/rotate</code>, or <code>generate-gitops-env rotate --cluster {name} --cert FILE</code>).
+              Stale only means not sealed with the controller’s newest key: it keeps its older keys, so the cluster still decrypts these while it holds theirs. A rotation moves them to the newest key with the same values, re-encrypted by the controller (a rotate run: <code>POST /api/v1/clusters/{name}/rotate</code>, or offline <code>generate-gitops-env rotate --cluster {name} --cert FILE --recovery-private-key OLD_KEY</code>).
             </p>
-            {generated && checked !== null && (
+            {generated && checked !== null && !('kubeconfig' in checked.input) && (
+              <p class="hint" data-testid="rotate-needs-kubeconfig">
+                To rotate them from here, check with the cluster’s kubeconfig: its controller re-encrypts them.
+              </p>
+            )}
+            {generated && checked !== null && 'kubeconfig' in checked.input && (
               <ConfirmedAction
                 id="rotate-question"
                 testId="rotate-action"
                 tone="primary"
                 label={`Rotate these ${shown.stale.length}…`}
-                question={`Reseal ${shown.stale.length} credential(s) of ${name} with fresh values under this certificate?`}
+                question={`Re-encrypt ${shown.stale.length} credential(s) of ${name} with the controller’s newest key, keeping their values?`}
                 details={<RotateDetails input={checked.input} section={checked.section} />}
                 yes={`Yes, rotate ${shown.stale.length}`}
                 busy="Starting the rotation…"
@@ -202,11 +208,11 @@ function RotateDetails({ input, section }: { input: ClusterCertificateInput; sec
         </dl>
       )}
       <p>
-        Resealed to it, with fresh values (the old ones stop working once Flux applies the run’s commit):
+        Re-encrypted by the cluster’s Sealed Secrets controller with the key of this certificate, the values unchanged (nothing that reads them notices):
       </p>
       <SealedList items={section.stale} testId="rotate-credentials" fullFingerprint />
       <p class="hint">
-        Confirm only if this is the certificate the cluster’s Sealed Secrets controller serves now (<code>kubeseal --fetch-cert</code>): credentials sealed to any other certificate cannot be opened on the cluster.
+        The controller re-encrypts only what one of its keys opens: one sealed with a key it no longer holds fails the run, named, and needs its old key or fresh values.
       </p>
     </div>
   );

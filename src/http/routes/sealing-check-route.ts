@@ -1,7 +1,8 @@
 /**
  * `POST /api/v1/clusters/{name}/sealing-check`: the cluster's detail with its
  * SealedSecrets compared with the certificate its controller serves now,
- * naming those sealed with an older one (to reseal with `rotate`).
+ * naming those sealed with an older key (stale: not the newest, yet decryptable
+ * while the controller holds that key; `rotate` has the controller re-encrypt them).
  *
  * A POST, not a GET parameter: the kubeconfig is a credential, so it travels
  * in the body (never in a URL, which proxies and access logs keep), is rebuilt
@@ -62,7 +63,7 @@ export function registerSealingCheckRoute(context: RouteContext, detail: Cluster
       schema: {
         summary: "One cluster of the fleet, its SealedSecrets compared with the certificate its controller serves now",
         description:
-          "With `kubeconfig.inline` the service reads the certificate from the cluster's Sealed Secrets controller through the API server's service proxy (as kubeseal does); with `sealing.certificate` it compares with that one. `sealing.stale` names the SealedSecrets sealed with another certificate: reseal them with POST …/rotate. When the controller cannot be reached, `controller_certificate` is null and `reason` says why. The kubeconfig is used for this request only.",
+          "With `kubeconfig.inline` the service reads the certificate from the cluster's Sealed Secrets controller through the API server's service proxy (as kubeseal does); with `sealing.certificate` it compares with that one. `sealing.stale` names the SealedSecrets sealed with another (older) key than the one the controller serves now: still decryptable while the controller holds that key, they are moved to the newest key, values unchanged, by POST …/rotate (the controller re-encrypts them). When the controller cannot be reached, `controller_certificate` is null and `reason` says why. The kubeconfig is used for this request only.",
         tags: ['fleet'],
         params: clusterParamsSchema,
         body: sealingCheckRequestSchema,
