@@ -16,11 +16,12 @@ export function isRunAction(value: unknown): value is RunAction {
 
 /**
  * The commits a run lands, by what they hold: a scaffold's two passes
- * (`infrastructure`, then `all`), an upgrade's one commit, a removal's one.
+ * (`infrastructure`, then `all`), an upgrade's one commit, a removal's one
+ * (`remove`), preceded by `lift-protection` when it deletes the data too.
  * The `Scaffold-Pass` trailer, the landing queue's refs, a pull request's
  * branch (`scaffold/<cluster>/<pass>`) and the run's `commits` all use it.
  */
-export const RUN_PASSES = ['infrastructure', 'all', 'upgrade', 'remove'] as const;
+export const RUN_PASSES = ['infrastructure', 'all', 'upgrade', 'remove', 'lift-protection'] as const;
 export type RunPass = (typeof RUN_PASSES)[number];
 
 export function isRunPass(value: unknown): value is RunPass {
