@@ -37,6 +37,11 @@ export const RUNNER_ENV = {
   readyTimeout: 'SCAFFOLD_READY_TIMEOUT',
   rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
   rotateOnly: 'SCAFFOLD_ROTATE_ONLY',
+  /** With a rotation: also write the Jobs that set the fresh values where the databases keep them. */
+  freshValues: 'SCAFFOLD_FRESH_VALUES',
+  /** A removal: delete the data too (lift the prune protection, wait for Flux to apply it, then remove). */
+  deleteData: 'SCAFFOLD_DELETE_DATA',
+  liftTimeout: 'SCAFFOLD_LIFT_TIMEOUT',
   // Runner settings an operator may set (the local executor's extraEnv, a Job's spec).
   sealedSecretsNamespace: 'SCAFFOLD_SEALED_SECRETS_NAMESPACE',
   sealedSecretsName: 'SCAFFOLD_SEALED_SECRETS_NAME',
@@ -128,13 +133,16 @@ export function queueKeyEnvOf(queueKey: string): Record<string, string> {
 
 /**
  * The runner's environment for the per-attempt options (`--wait-ready
- * --ready-timeout`, `--rotate-credentials` / `--rotate-only`), the same for every executor.
+ * --ready-timeout`, `--rotate-credentials` / `--rotate-only`, `--fresh-values`,
+ * `--delete-data --lift-timeout`), the same for every executor.
  */
 export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
   const rotate = secrets.rotateCredentials;
   return {
     ...(secrets.waitForReady === undefined ? {} : { [RUNNER_ENV.waitReady]: 'true', [RUNNER_ENV.readyTimeout]: `${secrets.waitForReady.timeoutSeconds}s` }),
     ...(rotate === true ? { [RUNNER_ENV.rotateCredentials]: 'true' } : rotate === undefined ? {} : { [RUNNER_ENV.rotateOnly]: rotate.join(',') }),
+    ...(secrets.freshValues === true ? { [RUNNER_ENV.freshValues]: 'true' } : {}),
+    ...(secrets.deleteData === undefined ? {} : { [RUNNER_ENV.deleteData]: 'true', [RUNNER_ENV.liftTimeout]: `${secrets.deleteData.timeoutSeconds}s` }),
   };
 }
 

@@ -84,12 +84,13 @@ describe('a removal started from the cluster page', () => {
       removed: ['clusters/eu-prod-1/kustomization.yaml', 'clusters/eu-prod-1/apps/kustomization.yaml'],
       kept: ['clusters/eu-prod-1/flux-system/gotk-sync.yaml'],
       flux_bootstrap: true,
+      delete_data: false,
       delivery: { mode: 'push', auto_merge: false },
     });
     assert.equal(shown.summary, 'The removal run will delete 2 files the generator wrote under clusters/eu-prod-1/ in one commit, pushed to the branch.');
     assert.deepEqual(shown.kept, ['clusters/eu-prod-1/flux-system/gotk-sync.yaml']);
     assert.match(shown.fluxBootstrap ?? '', /flux-system\/ written by flux bootstrap is kept/);
-    const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
+    const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
     assert.equal(throughRequest.summary, 'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.');
     assert.equal(throughRequest.fluxBootstrap, undefined);
   });
