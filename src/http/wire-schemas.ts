@@ -163,6 +163,12 @@ export const rotateRequestSchema = z
       .max(100, 'must name at most 100 credentials')
       .optional()
       .describe('The credentials to seal fresh values for. Default: every credential of the cluster.'),
+    fresh_values: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe(
+        "Also write, beside each resealed credential whose database keeps the password (passwordChange in scaffold.yaml), the Job that sets the new value there once the controller has unsealed it, named by the hash of the new ciphertexts (as generate-gitops-env rotate --fresh-values does); the run's result names the workloads to restart. A credential the caller supplies (the registry pull secret) named in `credentials` fails the run before anything is pushed: it has no fresh value to make up. Default: false (the values are fresh, but no Job is written).",
+      ),
     repository: z
       .object({
         url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run (on `branch` when given)."),

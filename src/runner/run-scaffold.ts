@@ -17,7 +17,11 @@ import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } fro
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
-import type { CredentialRotation } from '../gitops/sealed-credentials.js';
+import type { CredentialOutcome, CredentialRotation } from '../gitops/sealed-credentials.js';
+import { PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor } from '../gitops/platform-descriptor.js';
+import { freshValuesFollowUp, refuseFreshSupplied, type FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
+import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { writeTree } from '../git/write-tree.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../run/delivery.js';
@@ -73,6 +77,14 @@ export interface ScaffoldRunOptions {
   readonly registryAuth?: string;
   /** Seal fresh credentials: all (`true`) or the ones named. @default false */
   readonly rotateCredentials?: CredentialRotation;
+  /**
+   * With `rotateCredentials`: the values are fresh, so also write the Jobs that
+   * set them where the databases keep them, exactly as `generate-gitops-env
+   * rotate --fresh-values` does (`freshValuesFollowUp`); the result names the
+   * workloads to restart. A supplied credential named is refused before anything is pushed.
+   * @default false
+   */
+  readonly freshValues?: boolean;
   readonly generatorVersion: string;
   /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
   readonly author?: GitIdentity;
@@ -131,7 +143,16 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
 
   const afterRebase = (pass: RenderPass) => afterRebaseCheck({ cluster: options.cluster.name, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) });
 
+  /** Fresh values only: the Jobs written and the workloads to restart. */
+  let followUp: FreshValuesFollowUp | undefined;
+  const freshValues = options.freshValues === true && options.rotateCredentials !== undefined && options.rotateCredentials !== false;
+  if (options.freshValues === true && !freshValues) throw new ValidationError([{ field: 'freshValues', message: 'writes the Jobs for the credentials a rotation seals anew: give rotateCredentials' }]);
+
   const render = async (pass: RenderPass, certificatePem?: string) => {
+    if (pass === 'infrastructure' && freshValues && Array.isArray(options.rotateCredentials)) {
+      // Before the first push: a supplied credential has no fresh value to make up (as `rotate --fresh-values` says).
+      refuseFreshSupplied(parsePlatformDescriptor(await new FsRepoReader(workspace!.dir).read(PLATFORM_DESCRIPTOR_PATH)), options.rotateCredentials);
+    }
     const { result, changes } = await workspace!.render({
       cluster: options.cluster,
       reference,
@@ -154,8 +175,13 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
       `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
     );
+    const written = [...changes.written];
+    if (pass === 'all' && freshValues) {
+      followUp = await writeFreshValuesFollowUp(workspace!.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree, log);
+      written.push(...followUp.files.keys());
+    }
     await verifyTree();
-    summary = { written: changes.written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
+    summary = { written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
     return result;
   };
 
@@ -247,9 +273,10 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   return finishRun(async () => {
     await runSteps(SCAFFOLD_STEPS, work, { log, now, ...(options.signal ? { signal: options.signal } : {}) });
 
+    const scaffolded = `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
     const result: RunResult = {
       status: 'succeeded',
-      message: `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
+      message: followUp === undefined ? scaffolded : `${scaffolded}; ${freshValuesSummary(followUp)}`,
       gitops_path: gitopsPath,
       commits,
       step: STEP_COUNT,
@@ -257,6 +284,34 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
     return result;
   }, { workRoot, commits, workspace: () => workspace });
+}
+
+/**
+ * Writes the password-change Jobs for the credentials sealed anew (fresh values)
+ * into the working copy at `dir`, and logs each Job and the workloads to restart.
+ */
+async function writeFreshValuesFollowUp(
+  dir: string,
+  gitopsPath: string,
+  sealedAnew: readonly CredentialOutcome[],
+  tree: ReadonlyMap<string, string>,
+  log: Logger,
+): Promise<FreshValuesFollowUp> {
+  const reader = new FsRepoReader(dir);
+  const descriptor = parsePlatformDescriptor(await reader.read(PLATFORM_DESCRIPTOR_PATH));
+  const followUp = await freshValuesFollowUp(reader, { gitopsPath, descriptor, rotated: sealedAnew, tree });
+  await writeTree(dir, followUp.files);
+  for (const job of followUp.passwordChanges) {
+    log.info({ event: 'password_change', namespace: job.namespace, credential: job.credential, job: job.job, file: job.file }, `Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`);
+  }
+  log.info({ event: 'restart', workloads: followUp.restart, read_only: followUp.readOnly }, `restart to pick up the new values: ${followUp.restart.join(', ') || 'nothing reads them'}`);
+  return followUp;
+}
+
+/** The result's words for fresh values: the Jobs and the workloads to restart once they have run. */
+function freshValuesSummary(followUp: FreshValuesFollowUp): string {
+  const jobs = followUp.passwordChanges.map((j) => `${j.namespace}/${j.job}`);
+  return `fresh values: ${jobs.length > 0 ? `Job(s) ${jobs.join(', ')} set the new passwords in the databases` : 'no database keeps them'}; restart ${followUp.restart.join(', ') || 'nothing (no workload reads them)'}`;
 }
 
 /** Adapts a repository verifier to the run's pre-push gate. */

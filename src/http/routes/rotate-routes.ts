@@ -22,7 +22,7 @@ export function registerRotateRoutes(context: RouteContext): void {
       schema: {
         summary: "Rotate a cluster's sealed credentials as a run",
         description:
-          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. 202 with the run; follow it under /api/v1/scaffolds/{id}. A cluster is its name in one branch of one repository: `repository` picks which (default: where its latest run was). 409 while that cluster has an active run, and when its latest run there removed it.",
+          "Starts a run for a cluster the service scaffolded before (404 otherwise): it renders the cluster again from its latest run's spec and seals fresh values for `credentials` (default: all) with the cluster's current certificate, commits and pushes. With `fresh_values`, it also writes the Jobs that set the new values where the databases keep them, and its result names the workloads to restart. 202 with the run; follow it under /api/v1/scaffolds/{id}. A cluster is its name in one branch of one repository: `repository` picks which (default: where its latest run was). 409 while that cluster has an active run, and when its latest run there removed it.",
         tags: ['clusters'],
         params: clusterParamsSchema,
         body: rotateRequestSchema,
@@ -47,7 +47,7 @@ export function registerRotateRoutes(context: RouteContext): void {
         {
           cluster: latest.cluster,
           repository: { url: repository?.url ?? latest.repositoryUrl, branch: repository?.branch ?? latest.branch },
-          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true },
+          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true, ...(request.body.fresh_values === true ? { freshValues: true } : {}) },
         },
         caller,
       );
