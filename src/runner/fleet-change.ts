@@ -10,8 +10,7 @@ import { ConflictError, VerificationError } from '../errors.js';
 import type { PassSummary } from '../run/delivery.js';
 import type { RunChanges } from '../run/scaffold-run.js';
 import { formatObjectRef } from '../fleet/prune-forecast.js';
-import { writeTree } from '../git/write-tree.js';
-import { clusterLeftovers, planLiftProtection, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
+import { clusterLeftovers, liftWorkTree, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { upgradeMessage } from '../workspace/upgrade-message.js';
 import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
@@ -128,13 +127,12 @@ export async function liftChange(context: FleetChangeContext): Promise<FleetChan
     paths: [], message: '', summary: { written: [], removed: [], verify: 'not run' }, changes: { added: 0, modified: 0, removed: 0 }, nothing, ...(landed !== undefined ? { landed } : {}),
   });
   if (cluster !== reference && !(await clusterLeftovers(workspace.dir, cluster)).generated) return none(`${gitopsPath} has no generated files left: nothing to lift`);
-  const lift = await planLiftProtection(workspace.dir, { cluster, reference });
+  const lift = await liftWorkTree(workspace.dir, { cluster, reference });
   const keeps = lift.prune.flatMap((layer) => layer.protected).map(formatObjectRef);
   if (lift.files.size === 0) {
     const landed = await workspace.passCommit(cluster, 'lift-protection');
     return { ...none(landed !== undefined ? `the prune protection of ${gitopsPath} was lifted by ${landed.slice(0, 12)}` : `nothing of ${gitopsPath} is marked prune: disabled: nothing to lift`, landed), keeps };
   }
-  await writeTree(workspace.dir, lift.files);
   const paths = [...lift.files.keys()];
   return {
     paths,

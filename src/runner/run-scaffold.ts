@@ -17,11 +17,9 @@ import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } fro
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
-import type { CredentialOutcome, CredentialRotation } from '../gitops/sealed-credentials.js';
-import { PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor } from '../gitops/platform-descriptor.js';
-import { freshValuesFollowUp, refuseFreshSupplied, type FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
-import { writeTree } from '../git/write-tree.js';
+import type { CredentialRotation } from '../gitops/sealed-credentials.js';
+import type { FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
+import { refuseFreshSuppliedIn, writeFreshValuesFollowUp } from '../workspace/fresh-values-work-tree.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../run/delivery.js';
@@ -151,7 +149,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   const render = async (pass: RenderPass, certificatePem?: string) => {
     if (pass === 'infrastructure' && freshValues && Array.isArray(options.rotateCredentials)) {
       // Before the first push: a supplied credential has no fresh value to make up (as `rotate --fresh-values` says).
-      refuseFreshSupplied(parsePlatformDescriptor(await new FsRepoReader(workspace!.dir).read(PLATFORM_DESCRIPTOR_PATH)), options.rotateCredentials);
+      await refuseFreshSuppliedIn(workspace!.dir, options.rotateCredentials);
     }
     const { result, changes } = await workspace!.render({
       cluster: options.cluster,
@@ -177,7 +175,8 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     );
     const written = [...changes.written];
     if (pass === 'all' && freshValues) {
-      followUp = await writeFreshValuesFollowUp(workspace!.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree, log);
+      followUp = await writeFreshValuesFollowUp(workspace!.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree);
+      logFreshValues(followUp, log);
       written.push(...followUp.files.keys());
     }
     await verifyTree();
@@ -286,26 +285,12 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   }, { workRoot, commits, workspace: () => workspace });
 }
 
-/**
- * Writes the password-change Jobs for the credentials sealed anew (fresh values)
- * into the working copy at `dir`, and logs each Job and the workloads to restart.
- */
-async function writeFreshValuesFollowUp(
-  dir: string,
-  gitopsPath: string,
-  sealedAnew: readonly CredentialOutcome[],
-  tree: ReadonlyMap<string, string>,
-  log: Logger,
-): Promise<FreshValuesFollowUp> {
-  const reader = new FsRepoReader(dir);
-  const descriptor = parsePlatformDescriptor(await reader.read(PLATFORM_DESCRIPTOR_PATH));
-  const followUp = await freshValuesFollowUp(reader, { gitopsPath, descriptor, rotated: sealedAnew, tree });
-  await writeTree(dir, followUp.files);
+/** Logs each password-change Job and the workloads to restart. */
+function logFreshValues(followUp: FreshValuesFollowUp, log: Logger): void {
   for (const job of followUp.passwordChanges) {
     log.info({ event: 'password_change', namespace: job.namespace, credential: job.credential, job: job.job, file: job.file }, `Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`);
   }
   log.info({ event: 'restart', workloads: followUp.restart, read_only: followUp.readOnly }, `restart to pick up the new values: ${followUp.restart.join(', ') || 'nothing reads them'}`);
-  return followUp;
 }
 
 /** The result's words for fresh values: the Jobs and the workloads to restart once they have run. */

@@ -145,6 +145,13 @@ export async function planLiftProtection(dir: string, options: Pick<RemoveWorkTr
   return { plan, prune, files, message: liftMessage(plan, prune) };
 }
 
+/** {@link planLiftProtection}, its patches written into the working tree at `dir` (not committed). */
+export async function liftWorkTree(dir: string, options: Pick<RemoveWorkTreeOptions, 'cluster' | 'reference' | 'builder'>): Promise<LiftPlan> {
+  const lift = await planLiftProtection(dir, options);
+  if (lift.files.size > 0) await writeTree(dir, lift.files);
+  return lift;
+}
+
 /**
  * The overlay kustomizations that get the lift patch: each layer with protected
  * objects, whose path must be a kustomization the cluster's removal deletes anyway.

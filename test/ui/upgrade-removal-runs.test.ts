@@ -24,12 +24,14 @@ describe('what a run does', () => {
     assert.deepEqual((['scaffold', 'upgrade', 'remove'] as const).map(actionName), ['scaffold', 'upgrade', 'removal']);
   });
 
-  it("titles each step from its action's table: seven for a scaffold, three for an upgrade or a removal", () => {
-    assert.deepEqual([stepCount('scaffold'), stepCount('upgrade'), stepCount('remove')], [7, 3, 3]);
+  it("titles each step from its action's table: seven for a scaffold, three for an upgrade, five for a removal", () => {
+    assert.deepEqual([stepCount('scaffold'), stepCount('upgrade'), stepCount('remove')], [7, 3, 5]);
     assert.equal(stepTitle('scaffold', 2), 'Render the infrastructure layer');
     assert.equal(stepTitle('upgrade', 2), 'Render again from the reference, credentials kept');
-    assert.equal(stepTitle('remove', 2), "Remove the generator's files");
-    assert.equal(stepTitle('remove', 4), undefined, 'no fourth step');
+    assert.equal(stepTitle('upgrade', 4), undefined, 'no fourth step');
+    assert.equal(stepTitle('remove', 3), 'Wait for Flux to apply the lift');
+    assert.equal(stepTitle('remove', 4), "Remove the generator's files");
+    assert.equal(stepTitle('remove', 6), undefined, 'no sixth step');
   });
 
   it("skips steps 4–5 only for a scaffold given its certificate, never an upgrade's or a removal's", () => {
@@ -93,6 +95,8 @@ describe('a removal started from the cluster page', () => {
     const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
     assert.equal(throughRequest.summary, 'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.');
     assert.equal(throughRequest.fluxBootstrap, undefined);
+    const withData = removalStarted({ run: { id: 'b', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: true, delivery: { mode: 'push', auto_merge: false } });
+    assert.equal(withData.summary, "The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete 1 file the generator wrote under clusters/c/ in a second commit: the data is deleted too.");
   });
 });
 
