@@ -160,6 +160,11 @@ describe('/api/v1/clusters', () => {
     const stray = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
     assert.equal(stray.statusCode, 400, stray.body);
     assert.match(stray.body, /only used with delete_data/);
+    // The runner would load it: the kubeconfig policy of a scaffold's applies (no exec on the runner's host).
+    const exec = 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: /bin/sh\n';
+    const refusedExec = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { delete_data: true, kubeconfig: { inline: exec } } });
+    assert.equal(refusedExec.statusCode, 400, refusedExec.body);
+    assert.match(refusedExec.body, /exec/);
     assert.equal(started.length, 0);
     assert.equal(await git(bare, 'rev-parse', 'main'), head);
   });
