@@ -237,7 +237,7 @@ export const runViewSchema = z.object({
   id: z.string(),
   action: z.enum(RUN_ACTIONS).describe('scaffold: the two-pass render; upgrade: rendered again from the current reference, credentials kept; remove: the generator\'s files deleted.'),
   status: z.enum(RUN_STATUSES),
-  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
+  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade, 5 for a removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
   error_code: z
