@@ -140,6 +140,7 @@ interface ScaffoldInputs {
   readonly registryAuth?: string;
   readonly rotateCredentials: CredentialRotation;
   readonly rotateValues: 'same' | 'fresh';
+  readonly freshValues: boolean;
 }
 
 /** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
@@ -166,7 +167,10 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
   }
   const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
   const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
+  const freshValues = flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues);
+  if (freshValues && rotateCredentials === false) throw new ValidationError([{ field: '--fresh-values', message: 'writes the Jobs for the credentials a rotation seals anew: give --rotate-credentials or --rotate-only' }]);
   const rotateValues = flags.rotateValues === 'same' ? 'same' : 'fresh';
+  if (freshValues && rotateValues === 'same') throw new ValidationError([{ field: '--fresh-values', message: 'sets new values where the databases keep them, but --rotate-values same keeps the values: drop one of them' }]);
   // Said here with the runner's flag names; runScaffold refuses it too.
   if (rotateCredentials !== false && rotateValues === 'same' && (kubeconfig === undefined || certificatePem !== undefined)) {
     throw new ValidationError([{ field: '--rotate-values', message: "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for" }]);
@@ -183,11 +187,15 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
     RUNNER_FIELDS,
   );
   if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-  return { cluster: checked.cluster, rotateCredentials, rotateValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
+  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
 }
 
-/** An upgrade's or a removal's rules: it seals nothing, so it needs no certificate or kubeconfig and takes no rotation. */
-async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean): Promise<void> {
+/**
+ * An upgrade's or a removal's rules: it seals nothing, so it needs no certificate and takes no rotation;
+ * only a removal deleting the data needs the kubeconfig (to wait for Flux).
+ * @returns whether the removal deletes the data
+ */
+async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean, kubeconfig: KubeConfigSource | undefined): Promise<boolean> {
   const { clusterNameSchema } = await import('./model/cluster-spec.js');
   const parsed = clusterNameSchema.safeParse(flags.cluster);
   if (!parsed.success) throw new ValidationError([{ field: '--cluster', message: parsed.error.issues[0]!.message }]);
@@ -195,6 +203,13 @@ async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv
     throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} sealed credentials, it never seals them anew: rotate credentials with a scaffold run` }]);
   }
   if (waitReady && flags.action === 'remove') throw new ValidationError([{ field: '--wait-ready', message: 'a removal leaves nothing of the cluster for its Flux to make Ready' }]);
+  if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues)) throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
+  const deleteData = flags.deleteData === true || booleanFromEnv(env, RUNNER_ENV.deleteData);
+  if (deleteData && flags.action !== 'remove') throw new ValidationError([{ field: '--delete-data', message: 'only a removal deletes data' }]);
+  if (deleteData && kubeconfig === undefined) {
+    throw new ValidationError([{ field: '--delete-data', message: "needs the cluster's kubeconfig (--kubeconfig): the removal may land only once the cluster's Flux has applied the lifting of the prune protection, or the data stays" }]);
+  }
+  return deleteData;
 }
 
 async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
@@ -242,7 +257,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
     }
     const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, kubeconfig, waitReady) : undefined;
-    if (!scaffolding) await checkFleetChangeInputs(flags, env, waitReady);
+    const deleteData = scaffolding ? false : await checkFleetChangeInputs(flags, env, waitReady, kubeconfig);
     const deliverySettings = parseDeliverySettings(
       { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
       { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
@@ -285,6 +300,12 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       verify: verifierFor(createWorkTreeVerifier()),
       ...(workRoot ? { workRoot } : {}),
     };
+    // Flux may apply a later commit (another run's) that contains this run's: that counts. Opened once asked for.
+    let containment: ReturnType<typeof commitContainment> | undefined;
+    const containsOf = () => (commit: string, other: string) => {
+      containment ??= commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
+      return containment.contains(commit, other);
+    };
     const common = { id, repositoryUrl: flags.repoUrl, branch: flags.branch, reference: flags.reference, generatorVersion: packageVersion(), ...(credentials ? { credentials } : {}), signal: stop.signal };
     const done = scaffolding
       ? await runScaffold(
@@ -296,11 +317,20 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
             controllerTimeoutMs: parseDuration(flags.controllerTimeout, '--controller-timeout'),
             rotateCredentials: scaffolding.rotateCredentials,
             rotateValues: scaffolding.rotateValues,
+            ...(scaffolding.freshValues ? { freshValues: true } : {}),
             ...(scaffolding.certificatePem ? { certificatePem: scaffolding.certificatePem } : {}),
             ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
           },
         )
-      : await runFleetChange(deps, { ...common, cluster: { name: flags.cluster }, action: flags.action === 'upgrade' ? 'upgrade' : 'remove' });
+      : await runFleetChange(
+          { ...deps, ...(deleteData ? { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), contains: containsOf() } : {}) },
+          {
+            ...common,
+            cluster: { name: flags.cluster },
+            action: flags.action === 'upgrade' ? 'upgrade' : 'remove',
+            ...(deleteData ? { deleteData: { timeoutMs: parseDuration(flags.liftTimeout, '--lift-timeout') } } : {}),
+          },
+        ).finally(() => containment?.dispose());
     if (waitReady) {
       // Flux may apply a later commit (another run's) that contains this run's: that counts.
       const containment = commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });

@@ -40,6 +40,9 @@ export interface RunnerFlags {
   rotateCredentials: boolean;
   rotateOnly?: string;
   rotateValues: string;
+  freshValues: boolean;
+  deleteData: boolean;
+  liftTimeout: string;
   waitReady: boolean;
   readyTimeout: string;
   delivery: string;
@@ -105,6 +108,9 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false; scaffold only)').default(false))
     .addOption(new Option('--rotate-only <names>', 'rotate these credentials only: comma-separated name or namespace/name (env SCAFFOLD_ROTATE_ONLY; scaffold only)'))
     .addOption(option('--rotate-values <same|fresh>', "what rotated credentials hold: fresh values, or the same values re-encrypted by the cluster's controller (/v1/rotate; needs --kubeconfig)", RUNNER_ENV.rotateValues, 'fresh').choices(['same', 'fresh']))
+    .addOption(new Option('--fresh-values', 'with a rotation: also write the Jobs that set the fresh values where the databases keep them, as generate-gitops-env rotate --fresh-values does (env SCAFFOLD_FRESH_VALUES=true|false; scaffold only)').default(false))
+    .addOption(new Option('--delete-data', "a removal: delete the data too: push the lifting of the prune protection, wait until the cluster's Flux applied it, then push the removal (needs --kubeconfig; env SCAFFOLD_DELETE_DATA=true|false)").default(false))
+    .addOption(option('--lift-timeout <duration>', 'how long --delete-data waits for Flux to apply the lift (e.g. 600s, 15m)', RUNNER_ENV.liftTimeout, '15m'))
     // Not .env() either, for the same reason: SCAFFOLD_WAIT_READY is read below.
     .addOption(new Option('--wait-ready', "after the last push, wait until the cluster's Flux Kustomizations are Ready at the pushed commit (needs --kubeconfig; env SCAFFOLD_WAIT_READY=true|false)").default(false))
     .addOption(option('--ready-timeout <duration>', 'how long --wait-ready waits (e.g. 600s, 15m)', RUNNER_ENV.readyTimeout, '15m'))

@@ -22,7 +22,7 @@ import { isRecord } from '../model/is-record.js';
 import { reencryptedData } from '../sealing/reencrypt.js';
 import type { SealingCertificate } from '../sealing/sealing-certificate.js';
 import { passwordChangeJobName, passwordChangeManifest } from './password-change-job.js';
-import { PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor, type CredentialSpec } from './platform-descriptor.js';
+import { PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor, type CredentialSpec, type PlatformDescriptor } from './platform-descriptor.js';
 import { PROVENANCE_FILE, parseProvenance } from './provenance.js';
 import type { RandomBytes } from './random-string.js';
 import { renderCluster } from './render-cluster.js';
@@ -182,7 +182,6 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   const declared = new Set(descriptor.credentials.map((c) => `${c.namespace}/${c.name}`));
   const chosen = options.credentials ?? stale.map((s) => `${s.namespace}/${s.name}`).filter((name) => declared.has(name));
   const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
-  const isSupplied = (c: CredentialSpec) => Object.values(c.keys).some((source) => 'supplied' in source);
   const unknown = chosen.filter((name) => !descriptor.credentials.some((c) => matches(name, c)));
   if (unknown.length > 0) {
     const known = descriptor.credentials.map((c) => `${c.namespace}/${c.name}`).sort().join(', ');
@@ -192,8 +191,8 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   const files = new Map<string, string>();
   const rotated: RotatedCredential[] = [];
   const passwordChanges: PasswordChangeJob[] = [];
-  let restart: string[] = [];
-  let readOnly: string[] = [];
+  let restart: readonly string[] = [];
+  let readOnly: readonly string[] = [];
   if (!('fresh' in options.values)) {
     const values = options.values;
     for (const credential of descriptor.credentials.filter((c) => chosen.some((name) => matches(name, c)))) {
@@ -207,17 +206,7 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
       rotated.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, values: 'same' });
     }
   } else {
-    // A supplied credential (the registry pull secret) has no value the generator could make up:
-    // asked for by name with fresh values, say how it is rotated instead of leaving it stale silently.
-    const namedSupplied = (options.credentials ?? []).filter((name) => descriptor.credentials.some((c) => matches(name, c) && isSupplied(c)));
-    if (namedSupplied.length > 0) {
-      throw new ValidationError([
-        {
-          field: 'credential',
-          message: `${namedSupplied.join(', ')}: supplied by the caller (registry-auth), not generated, so there are no fresh values to make up: re-encrypt the one in Git with the controller's old private key (--recovery-private-key), or render the cluster with the new credential (--registry-auth)`,
-        },
-      ]);
-    }
+    refuseFreshSupplied(descriptor, options.credentials ?? []);
     const result = await renderCluster(reader, {
       cluster: provenance.cluster,
       reference: provenance.reference,
@@ -234,31 +223,87 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
       const path = `${gitopsPath}/${c.file}`;
       files.set(path, result.tree.get(path)!);
       rotated.push({ namespace: c.namespace, name: c.name, layer: c.layer, file: c.file, values: 'fresh' });
-      const spec = descriptor.credentials.find((d) => d.namespace === c.namespace && d.name === c.name)!;
-      if (spec.passwordChange === undefined) continue;
-      const sealed = parseYamlDocuments(result.tree.get(path)!, path)[0] as { spec: { encryptedData: Record<string, string> } };
-      const input = { namespace: c.namespace, name: c.name, change: spec.passwordChange, encryptedData: sealed.spec.encryptedData };
-      const job = passwordChangeJobName(input);
-      const jobFile = `${gitopsPath}/${c.layer}/sealed/${job}.yaml`;
-      files.set(jobFile, passwordChangeManifest(input));
-      passwordChanges.push({ namespace: c.namespace, credential: c.name, job, file: jobFile });
     }
-    // The Jobs are applied with the layer's SealedSecrets: listed in the same kustomization.
-    for (const change of passwordChanges) {
-      const kustomization = `${change.file.slice(0, change.file.lastIndexOf('/'))}/kustomization.yaml`;
-      const text = files.get(kustomization) ?? (await reader.read(kustomization)) ?? toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [] });
-      files.set(kustomization, withResource(text, change.file.slice(change.file.lastIndexOf('/') + 1)));
-    }
-    restart = await readersOf(reader, gitopsPath, rotated);
-    readOnly = rotated.filter((r) => descriptor.credentials.find((d) => d.namespace === r.namespace && d.name === r.name)?.passwordChange === undefined).map((r) => `${r.namespace}/${r.name}`);
+    const followUp = await freshValuesFollowUp(reader, { gitopsPath, descriptor, rotated, tree: files });
+    for (const [path, text] of followUp.files) files.set(path, text);
+    passwordChanges.push(...followUp.passwordChanges);
+    ({ restart, readOnly } = followUp);
   }
   const after = new Map(existing);
   for (const [path, text] of files) if (existing.has(path)) after.set(path, text);
   const remaining = sealedWithOtherCertificate(after, options.certificate);
   const suppliedRemaining = remaining
-    .filter((r) => descriptor.credentials.some((c) => c.namespace === r.namespace && c.name === r.name && isSupplied(c)))
+    .filter((r) => descriptor.credentials.some((c) => c.namespace === r.namespace && c.name === r.name && isSuppliedCredential(c)))
     .map((r) => `${r.namespace}/${r.name}`);
   return { gitopsPath, stale, rotated, files, remaining, suppliedRemaining, passwordChanges, restart, readOnly };
+}
+
+/**
+ * Refuses fresh values for a credential the caller supplies (the registry pull
+ * secret): there is no value the generator could make up for it.
+ * @throws ValidationError naming the supplied ones among `names` (`name` or `namespace/name`)
+ */
+export function refuseFreshSupplied(descriptor: PlatformDescriptor, names: readonly string[]): void {
+  const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
+  const namedSupplied = names.filter((name) => descriptor.credentials.some((c) => matches(name, c) && isSuppliedCredential(c)));
+  if (namedSupplied.length > 0) {
+    throw new ValidationError([
+      {
+        field: 'credential',
+        message: `${namedSupplied.join(', ')}: supplied by the caller (registry-auth), not generated, so there are no fresh values to make up: re-encrypt the one in Git with the controller's old private key (--recovery-private-key), or render the cluster with the new credential (--registry-auth)`,
+      },
+    ]);
+  }
+}
+
+const isSuppliedCredential = (c: CredentialSpec) => Object.values(c.keys).some((source) => 'supplied' in source);
+
+/** What fresh values need besides their SealedSecrets. */
+export interface FreshValuesFollowUp {
+  /** Repository-relative path → content: the password-change Jobs and the kustomizations listing them. */
+  readonly files: ReadonlyMap<string, string>;
+  readonly passwordChanges: readonly PasswordChangeJob[];
+  /** `Kind namespace/name` of each workload that reads a rotated Secret, sorted. */
+  readonly restart: readonly string[];
+  /** Rotated credentials with no `passwordChange`: nothing to change besides the Secret. */
+  readonly readOnly: readonly string[];
+}
+
+/**
+ * For credentials just sealed anew with fresh values: the Job beside each one
+ * whose database keeps the password (`passwordChange` in scaffold.yaml), named
+ * by the hash of its new ciphertexts, listed in its layer's sealed
+ * kustomization; and the workloads to restart. `rotate --fresh-values` and a
+ * rotation run with fresh values both write exactly these.
+ * @param tree - holds each rotated SealedSecret as sealed now (repository-relative paths); kustomizations are read from it, else from `reader`
+ */
+export async function freshValuesFollowUp(
+  reader: RepoReader,
+  options: { readonly gitopsPath: string; readonly descriptor: PlatformDescriptor; readonly rotated: readonly Omit<RotatedCredential, 'values'>[]; readonly tree: ReadonlyMap<string, string> },
+): Promise<FreshValuesFollowUp> {
+  const { gitopsPath, descriptor, rotated, tree } = options;
+  const files = new Map<string, string>();
+  const passwordChanges: PasswordChangeJob[] = [];
+  for (const c of rotated) {
+    const spec = descriptor.credentials.find((d) => d.namespace === c.namespace && d.name === c.name);
+    if (spec?.passwordChange === undefined) continue;
+    const path = `${gitopsPath}/${c.file}`;
+    const sealed = parseYamlDocuments(tree.get(path)!, path)[0] as { spec: { encryptedData: Record<string, string> } };
+    const input = { namespace: c.namespace, name: c.name, change: spec.passwordChange, encryptedData: sealed.spec.encryptedData };
+    const job = passwordChangeJobName(input);
+    const jobFile = `${gitopsPath}/${c.layer}/sealed/${job}.yaml`;
+    files.set(jobFile, passwordChangeManifest(input));
+    passwordChanges.push({ namespace: c.namespace, credential: c.name, job, file: jobFile });
+  }
+  // The Jobs are applied with the layer's SealedSecrets: listed in the same kustomization.
+  for (const change of passwordChanges) {
+    const kustomization = `${change.file.slice(0, change.file.lastIndexOf('/'))}/kustomization.yaml`;
+    const text = files.get(kustomization) ?? tree.get(kustomization) ?? (await reader.read(kustomization)) ?? toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [] });
+    files.set(kustomization, withResource(text, change.file.slice(change.file.lastIndexOf('/') + 1)));
+  }
+  const restart = await readersOf(reader, gitopsPath, rotated);
+  const readOnly = rotated.filter((r) => descriptor.credentials.find((d) => d.namespace === r.namespace && d.name === r.name)?.passwordChange === undefined).map((r) => `${r.namespace}/${r.name}`);
+  return { files, passwordChanges, restart, readOnly };
 }
 
 /** The SealedSecret a credential's file holds. */

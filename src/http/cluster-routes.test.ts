@@ -29,6 +29,7 @@ import { createHttpApp } from './create-http-app.js';
 const TOKEN = 'fleet-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
+const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: []\n';
 
 /** Runs the service started: the executor records them. */
 const started: { run: ScaffoldRun; secrets: RunSecrets }[] = [];
@@ -149,10 +150,21 @@ describe('/api/v1/clusters', () => {
     const active = await del('/api/v1/clusters/eu-1?confirm=eu-1');
     assert.equal(active.statusCode, 409, active.body);
     assert.match(active.body, /active run \(run-eu-1/);
-    // Deleting the data is the CLI's (remove --delete-data): a removal run cannot apply the lift before the prune.
+    // Deleting the data waits for the cluster's Flux to apply the lift before the removal lands: without its kubeconfig it could not.
     const deleteData = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { delete_data: true } });
     assert.equal(deleteData.statusCode, 400, deleteData.body);
-    assert.match(deleteData.body, /delete_data/);
+    const refused = deleteData.json<{ error: { fields: { field: string; message: string }[] } }>().error.fields[0];
+    assert.equal(refused?.field, 'kubeconfig');
+    assert.match(refused?.message ?? '', /required with delete_data: .*Flux apply it before it pushes the removal/);
+    // A kubeconfig is only read for deleting the data: sent without it, it is a mistake, not silently carried.
+    const stray = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+    assert.equal(stray.statusCode, 400, stray.body);
+    assert.match(stray.body, /only used with delete_data/);
+    // The runner would load it: the kubeconfig policy of a scaffold's applies (no exec on the runner's host).
+    const exec = 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: /bin/sh\n';
+    const refusedExec = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { delete_data: true, kubeconfig: { inline: exec } } });
+    assert.equal(refusedExec.statusCode, 400, refusedExec.body);
+    assert.match(refusedExec.body, /exec/);
     assert.equal(started.length, 0);
     assert.equal(await git(bare, 'rev-parse', 'main'), head);
   });
@@ -177,7 +189,7 @@ describe('/api/v1/clusters', () => {
     assert.deepEqual(start.secrets, {}, 'a removal run carries no caller credential');
     const run = await get<{ action: string; sealing: string; steps: { name: string }[] }>(`/api/v1/scaffolds/${body.run.id}`);
     assert.equal(run.action, 'remove');
-    assert.deepEqual(run.steps.map((s) => s.name), ['clone', 'remove-files', 'push-removal']);
+    assert.deepEqual(run.steps.map((s) => s.name), ['clone', 'lift-protection', 'wait-for-lift', 'remove-files', 'push-removal']);
     assert.equal(await git(bare, 'rev-parse', 'main'), head, 'the service itself writes nothing');
     const again = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
     assert.equal(again.statusCode, 409, again.body);
@@ -196,6 +208,21 @@ describe('/api/v1/clusters', () => {
     assert.equal(accepted.statusCode, 202, accepted.body);
     const [start] = started.splice(0);
     assert.deepEqual([start?.run.action, start?.run.attempt, start?.run.sealing, start?.secrets], ['remove', 2, 'none', {}]);
+  });
+
+  it('DELETE with delete_data starts a removal run carrying the kubeconfig and the lift wait, for this attempt only', async () => {
+    const pending = (await store.list({ cluster: 'eu-2', status: 'pending' })).runs[0];
+    if (pending !== undefined) await store.update(pending.id, { status: 'failed', message: 'the push was refused', finishedAt: new Date() });
+    const response = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/clusters/eu-2?confirm=eu-2',
+      headers: AUTH,
+      payload: { delete_data: true, kubeconfig: { inline: KUBECONFIG }, lift_timeout_seconds: 120 },
+    });
+    assert.equal(response.statusCode, 202, response.body);
+    assert.equal(response.json<{ delete_data: boolean }>().delete_data, true);
+    const [start] = started.splice(0);
+    assert.deepEqual([start?.run.action, start?.secrets], ['remove', { kubeconfig: { kind: 'inline', value: KUBECONFIG }, deleteData: { timeoutSeconds: 120 } }]);
   });
 
   it('DELETE with pull_request refuses a service without forge credentials before any run starts', async () => {

@@ -132,5 +132,6 @@ export const removalSchema = z.object({
   removed: z.array(z.string()).describe('The files the run removes, as the branch holds them now.'),
   kept: z.array(z.string()).describe('Files under the cluster path the generator did not write; left in place.'),
   flux_bootstrap: z.boolean().describe('Whether a flux-system/ written by flux bootstrap is among the kept files.'),
+  delete_data: z.boolean().describe("Whether the run deletes the data too: it lands the lift of the prune protection first (pass `lift-protection`) and the removal once the cluster's Flux applied it."),
   delivery: deliveryViewSchema.describe('How the run delivers the removal.'),
 });

@@ -608,16 +608,17 @@ describe('createHttpApp', () => {
 
       const bad = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] } });
       assert.equal(bad.statusCode, 400, bad.body);
-      // No fresh_values choice: the run always seals fresh values, without rotate --fresh-values' Jobs (docs/api.md).
-      const fresh = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, fresh_values: true } });
-      assert.equal(fresh.statusCode, 400, fresh.body);
-      assert.match(fresh.body, /fresh_values/);
-      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'] } });
+      const badFresh = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, fresh_values: 'yes' } });
+      assert.equal(badFresh.statusCode, 400, badFresh.body);
+      assert.match(badFresh.body, /fresh_values/);
+      // fresh_values goes to the runner for this attempt: it writes rotate --fresh-values' password-change Jobs.
+      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'], fresh_values: true } });
       assert.equal(rotated.statusCode, 202, rotated.body);
       const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
       assert.deepEqual(run.cluster, cluster);
       assert.deepEqual(run.repository, { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' });
       assert.deepEqual(h.executor.starts.at(-1)?.secrets.rotateCredentials, ['tcr/tcr-database', 'rabbitmq-credentials']);
+      assert.equal(h.executor.starts.at(-1)?.secrets.freshValues, true);
     });
 
     it('does not rotate a cluster its latest run removed: that would render it back', async () => {

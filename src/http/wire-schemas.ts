@@ -162,7 +162,13 @@ export const rotateRequestSchema = z
       .min(1, 'must name at least one credential')
       .max(100, 'must name at most 100 credentials')
       .optional()
-      .describe("The credentials whose SealedSecrets the cluster's controller re-encrypts (same values). Default: every one not sealed with the certificate it serves now."),
+      .describe("The credentials to rotate. Same values (the default): the ones whose SealedSecrets the cluster's controller re-encrypts; default every one not sealed with the certificate it serves now. With fresh_values: the ones sealed anew; default all."),
+    fresh_values: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe(
+        "Seal fresh values instead of keeping them, and write, beside each resealed credential whose database keeps the password (passwordChange in scaffold.yaml), the Job that sets the new value there once the controller has unsealed it, named by the hash of the new ciphertexts (as generate-gitops-env rotate --fresh-values does); the run's result names the workloads to restart. A credential the caller supplies (the registry pull secret) named in `credentials` fails the run before anything is pushed: it has no fresh value to make up. Default: false: the controller re-encrypts the same values (needs kubeconfig), nothing changes in the databases.",
+      ),
     repository: z
       .object({
         url: repositoryUrlSchema.optional().describe("Default: the repository of the cluster's latest run (on `branch` when given)."),
@@ -231,7 +237,7 @@ export const runViewSchema = z.object({
   id: z.string(),
   action: z.enum(RUN_ACTIONS).describe(`${runActionsDescribed()}.`),
   status: z.enum(RUN_STATUSES),
-  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade or removal) while running; 0 before the run started."),
+  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade, 5 for a removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
   error_code: z

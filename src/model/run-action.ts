@@ -90,7 +90,8 @@ export const RUN_ACTION_DEFINITIONS = {
   remove: {
     summary: "the generator's files deleted",
     steps: REMOVE_STEPS,
-    passes: ['remove'],
+    // Deleting the data first lands the lifting of the prune protection.
+    passes: ['lift-protection', 'remove'],
     inputs: { callerSecrets: false },
     seals: false,
     result: { changes: true, onlyRemoves: true },
@@ -129,7 +130,8 @@ export function runActionsDescribed(): string {
 
 /**
  * The commits a run lands, by what they hold: a scaffold's two passes
- * (`infrastructure`, then `all`), an upgrade's one commit, a removal's one.
+ * (`infrastructure`, then `all`), an upgrade's one commit, a removal's one
+ * (`remove`), preceded by `lift-protection` when it deletes the data too.
  * The `Scaffold-Pass` trailer, the landing queue's refs, a pull request's
  * branch (`scaffold/<cluster>/<pass>`) and the run's `commits` all use it.
  */

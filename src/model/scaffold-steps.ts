@@ -33,9 +33,17 @@ export const UPGRADE_STEPS = [
   { name: 'push-upgrade', title: 'Commit and push the upgrade' },
 ] as const satisfies readonly ScaffoldStep[];
 
-/** A removal: the files the cluster's provenance lists, deleted in one commit. */
+/**
+ * A removal: the files the cluster's provenance lists, deleted in one commit.
+ * Deleting the data too first lands a commit lifting the prune protection and
+ * waits until the cluster's Flux has applied it (steps 2-3, skipped otherwise):
+ * Flux reconciles only the newest revision and prune reads the mark on the
+ * in-cluster object, so a removal landing before the lift is applied keeps the data.
+ */
 export const REMOVE_STEPS = [
   { name: 'clone', title: 'Clone the repository' },
+  { name: 'lift-protection', title: 'Commit and push the lifting of the data\'s prune protection' },
+  { name: 'wait-for-lift', title: 'Wait for Flux to apply the lift' },
   { name: 'remove-files', title: "Remove the generator's files" },
   { name: 'push-removal', title: 'Commit and push the removal' },
 ] as const satisfies readonly ScaffoldStep[];

@@ -38,6 +38,11 @@ export const RUNNER_ENV = {
   rotateCredentials: 'SCAFFOLD_ROTATE_CREDENTIALS',
   rotateOnly: 'SCAFFOLD_ROTATE_ONLY',
   rotateValues: 'SCAFFOLD_ROTATE_VALUES',
+  /** With a rotation: also write the Jobs that set the fresh values where the databases keep them. */
+  freshValues: 'SCAFFOLD_FRESH_VALUES',
+  /** A removal: delete the data too (lift the prune protection, wait for Flux to apply it, then remove). */
+  deleteData: 'SCAFFOLD_DELETE_DATA',
+  liftTimeout: 'SCAFFOLD_LIFT_TIMEOUT',
   // Runner settings an operator may set (the local executor's extraEnv, a Job's spec).
   sealedSecretsNamespace: 'SCAFFOLD_SEALED_SECRETS_NAMESPACE',
   sealedSecretsName: 'SCAFFOLD_SEALED_SECRETS_NAME',
@@ -129,7 +134,8 @@ export function queueKeyEnvOf(queueKey: string): Record<string, string> {
 
 /**
  * The runner's environment for the per-attempt options (`--wait-ready
- * --ready-timeout`, `--rotate-credentials` / `--rotate-only`), the same for every executor.
+ * --ready-timeout`, `--rotate-credentials` / `--rotate-only`, `--fresh-values`,
+ * `--delete-data --lift-timeout`), the same for every executor.
  */
 export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
   const rotate = secrets.rotateCredentials;
@@ -138,6 +144,8 @@ export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
     ...(rotate === true ? { [RUNNER_ENV.rotateCredentials]: 'true' } : rotate === undefined ? {} : { [RUNNER_ENV.rotateOnly]: rotate.join(',') }),
     // Always said: the runner's own default is --rotate-credentials' historical one (fresh).
     ...(rotate === undefined ? {} : { [RUNNER_ENV.rotateValues]: secrets.rotateValues ?? 'same' }),
+    ...(secrets.freshValues === true ? { [RUNNER_ENV.freshValues]: 'true' } : {}),
+    ...(secrets.deleteData === undefined ? {} : { [RUNNER_ENV.deleteData]: 'true', [RUNNER_ENV.liftTimeout]: `${secrets.deleteData.timeoutSeconds}s` }),
   };
 }
 

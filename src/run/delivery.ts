@@ -31,6 +31,13 @@ export interface PassSummary {
   readonly kept?: readonly string[];
 }
 
+/**
+ * The passes a delivery takes: all but a removal's lift of the prune
+ * protection, which is only ever pushed (`runner/run-git.ts`): the removal
+ * waits for the cluster's Flux to apply it, and has no request of its own.
+ */
+export type DeliverablePass = Exclude<RunPass, 'lift-protection'>;
+
 /** One committed pass to deliver. */
 export interface DeliverPassRequest {
   readonly workspace: GitWorkspace;
@@ -38,7 +45,7 @@ export interface DeliverPassRequest {
   /** The cluster; a scaffold's request names its domain and region too. */
   readonly cluster: { readonly name: string; readonly domain?: string; readonly region?: string };
   /** A scaffold's `infrastructure` or `all`, an upgrade's or a removal's one commit. */
-  readonly pass: RunPass;
+  readonly pass: DeliverablePass;
   /** The reference environment the pass was rendered from (an upgrade's request names it). */
   readonly reference?: string;
   /** The branch the cluster's Flux reads. */

@@ -146,6 +146,17 @@ export interface RunSecrets {
    * @default 'same': databases that set a password only at first start keep working
    */
   readonly rotateValues?: 'same' | 'fresh';
+  /**
+   * Per attempt, with `rotateCredentials`: the values are fresh, so also write
+   * the Jobs that set them where the databases keep them (`rotate --fresh-values`).
+   */
+  readonly freshValues?: true;
+  /**
+   * Per attempt, a removal only: delete the data too. The run lands the lift of
+   * the prune protection, waits this long for the cluster's Flux (read with
+   * `kubeconfig`) to apply it, then lands the removal.
+   */
+  readonly deleteData?: { readonly timeoutSeconds: number };
 }
 
 /** Final statuses cannot change again. */

@@ -9,7 +9,8 @@
 import { ConflictError, VerificationError } from '../errors.js';
 import type { PassSummary } from '../run/delivery.js';
 import type { RunChanges } from '../run/scaffold-run.js';
-import { clusterLeftovers, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
+import { formatObjectRef } from '../fleet/prune-forecast.js';
+import { clusterLeftovers, liftWorkTree, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { upgradeMessage } from '../workspace/upgrade-message.js';
 import { upgradeWorkTree } from '../workspace/upgrade-work-tree.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
@@ -26,6 +27,10 @@ export interface FleetChange {
   readonly nothing?: string;
   /** When nothing is left to do because an earlier run did it: the commit it landed as. */
   readonly landed?: string;
+  /** A removal (or a lift): the objects the cluster's Flux deletes once it lands (`Kind namespace/name`), when forecast. */
+  readonly deletes?: readonly string[];
+  /** A removal (or a lift): the objects still marked `prune: disabled`, which Flux keeps. */
+  readonly keeps?: readonly string[];
 }
 
 /** Inputs of the step-2 work of either action. */
@@ -91,7 +96,7 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
       return { paths: [], message: '', summary: { written: [], removed: [], verify: 'not run' }, changes: { added: 0, modified: 0, removed: 0, kept: left.files }, nothing, ...(landed !== undefined ? { landed } : {}) };
     }
   }
-  // Not committed here: the run commits with its trailers and delivers at step 3.
+  // Not committed here: the run commits with its trailers and delivers it.
   // The forecast builds each layer: the commit message says what Flux deletes and what stays.
   const plan = await removeWorkTree(workspace.dir, { cluster, reference });
   return {
@@ -100,5 +105,40 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
     // The entry point is rewritten, not deleted: the sync path stays, listing only what stays.
     summary: { written: [...plan.write.keys()], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
     changes: { added: 0, modified: plan.write.size, removed: plan.remove.length, kept: plan.kept },
+    ...(plan.prune !== undefined
+      ? { deletes: [...plan.syncDeletes, ...plan.prune.flatMap((layer) => layer.deleted)].map(formatObjectRef), keeps: plan.prune.flatMap((layer) => layer.protected).map(formatObjectRef) }
+      : {}),
+  };
+}
+
+/**
+ * The first commit of a removal that deletes the data: the lift patch in each
+ * overlay whose objects carry `kustomize.toolkit.fluxcd.io/prune: disabled`
+ * (`planLiftProtection`, as `generate-gitops-env remove --delete-data` commits
+ * it), written to the working copy. Nothing to do when the removal already
+ * landed, or when nothing is marked: a rerun after the lift landed builds the
+ * overlays with the patch and finds nothing protected; it reports that lift.
+ * @throws ValidationError for the reference, a layer that does not build, a protected layer not the cluster's own overlay
+ */
+export async function liftChange(context: FleetChangeContext): Promise<FleetChange> {
+  const { workspace, cluster, reference } = context;
+  const gitopsPath = `clusters/${cluster}`;
+  const none = (nothing: string, landed?: string): FleetChange => ({
+    paths: [], message: '', summary: { written: [], removed: [], verify: 'not run' }, changes: { added: 0, modified: 0, removed: 0 }, nothing, ...(landed !== undefined ? { landed } : {}),
+  });
+  if (cluster !== reference && !(await clusterLeftovers(workspace.dir, cluster)).generated) return none(`${gitopsPath} has no generated files left: nothing to lift`);
+  const lift = await liftWorkTree(workspace.dir, { cluster, reference });
+  const keeps = lift.prune.flatMap((layer) => layer.protected).map(formatObjectRef);
+  if (lift.files.size === 0) {
+    const landed = await workspace.passCommit(cluster, 'lift-protection');
+    return { ...none(landed !== undefined ? `the prune protection of ${gitopsPath} was lifted by ${landed.slice(0, 12)}` : `nothing of ${gitopsPath} is marked prune: disabled: nothing to lift`, landed), keeps };
+  }
+  const paths = [...lift.files.keys()];
+  return {
+    paths,
+    message: lift.message,
+    summary: { written: paths, removed: [], verify: 'not run: a lift renders nothing' },
+    changes: { added: 0, modified: paths.length, removed: 0 },
+    keeps,
   };
 }

@@ -12,7 +12,8 @@ import type { Logger } from '../logger.js';
 import { isRunId } from '../model/run-id.js';
 import type { RunCommit } from '../run/scaffold-run.js';
 import { StepError } from './step-runner.js';
-import type { DeliverPassRequest, PassDelivery } from '../run/delivery.js';
+import type { DeliverablePass, DeliveredPass, DeliverPassRequest, PassDelivery } from '../run/delivery.js';
+import type { RunPass } from '../model/run-action.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
 import type { CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
 
@@ -62,14 +63,27 @@ export function cloneForRun(git: GitRemote, clone: RunClone): Promise<GitWorkspa
   });
 }
 
+/** A committed pass to deliver: any pass a delivery takes, or a removal's lift (pushed only). */
+export type PassRequest = Omit<DeliverPassRequest, 'pass'> & { readonly pass: RunPass };
+
 /**
  * Delivers the workspace's committed pass and logs the `commit` event.
+ * A removal's lift of the prune protection is always pushed: a request a
+ * person merges later would leave the removal waiting on nothing it controls.
  * @returns the commit the branch holds it in
+ * @throws ValidationError for a lift with a delivery other than push
  */
-export async function deliverPass(delivery: PassDelivery | undefined, request: DeliverPassRequest, log: Logger): Promise<string> {
+export async function deliverPass(delivery: PassDelivery | undefined, request: PassRequest, log: Logger): Promise<string> {
   const through = delivery ?? pushDelivery;
-  const pushed = await through.deliver(request);
   const { pass, branch } = request;
+  let pushed: DeliveredPass;
+  if (pass === 'lift-protection') {
+    if (through.mode !== 'push') throw new ValidationError([{ field: 'delivery', message: "deleting the data is pushed: the lift of the prune protection must land, and be applied by the cluster's Flux, before the removal" }]);
+    // Push delivery reads no pass (the landing queue reads the commit's Scaffold-Pass trailer): the removal's stands in for the type.
+    pushed = await pushDelivery.deliver({ ...request, pass: 'remove' satisfies DeliverablePass });
+  } else {
+    pushed = await through.deliver({ ...request, pass });
+  }
   log.info(
     { event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true, delivery: through.mode, ...(pushed.request ? { request: pushed.request } : {}) },
     `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
@@ -78,7 +92,7 @@ export async function deliverPass(delivery: PassDelivery | undefined, request: D
 }
 
 /** A pass to commit in the request's workspace and deliver. */
-export interface PassToLand extends DeliverPassRequest {
+export interface PassToLand extends PassRequest {
   readonly commit: CommitOptions;
   /** The commit this pass landed as earlier, for a rerun that finds nothing new to commit. */
   readonly landedBefore: () => Promise<string | undefined>;

@@ -18,6 +18,8 @@ import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
 import type { CredentialRotation } from '../gitops/sealed-credentials.js';
+import type { FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
+import { refuseFreshSuppliedIn, writeFreshValuesFollowUp } from '../workspace/fresh-values-work-tree.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { PassDelivery, PassSummary } from '../run/delivery.js';
@@ -81,6 +83,14 @@ export interface ScaffoldRunOptions {
    * certificate source and no supplied certificate. @default 'fresh'
    */
   readonly rotateValues?: 'same' | 'fresh';
+  /**
+   * With `rotateCredentials`: the values are fresh, so also write the Jobs that
+   * set them where the databases keep them, exactly as `generate-gitops-env
+   * rotate --fresh-values` does (`freshValuesFollowUp`); the result names the
+   * workloads to restart. A supplied credential named is refused before anything is pushed.
+   * @default false
+   */
+  readonly freshValues?: boolean;
   readonly generatorVersion: string;
   /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
   readonly author?: GitIdentity;
@@ -148,7 +158,17 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
 
   const afterRebase = (pass: RenderPass) => afterRebaseCheck({ cluster: options.cluster.name, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) });
 
+  /** Fresh values only: the Jobs written and the workloads to restart. */
+  let followUp: FreshValuesFollowUp | undefined;
+  const freshValues = options.freshValues === true && options.rotateCredentials !== undefined && options.rotateCredentials !== false;
+  if (options.freshValues === true && !freshValues) throw new ValidationError([{ field: 'freshValues', message: 'writes the Jobs for the credentials a rotation seals anew: give rotateCredentials' }]);
+  if (freshValues && sameValues) throw new ValidationError([{ field: 'freshValues', message: 'sets new values where the databases keep them, but rotateValues same keeps the values: give rotateValues fresh' }]);
+
   const render = async (pass: RenderPass, certificatePem?: string) => {
+    if (pass === 'infrastructure' && freshValues && Array.isArray(options.rotateCredentials)) {
+      // Before the first push: a supplied credential has no fresh value to make up (as `rotate --fresh-values` says).
+      await refuseFreshSuppliedIn(workspace!.dir, options.rotateCredentials);
+    }
     const { result, changes } = await workspace!.render({
       cluster: options.cluster,
       reference,
@@ -172,8 +192,14 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
       `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
     );
+    const written = [...changes.written];
+    if (pass === 'all' && freshValues) {
+      followUp = await writeFreshValuesFollowUp(workspace!.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree);
+      logFreshValues(followUp, log);
+      written.push(...followUp.files.keys());
+    }
     await verifyTree();
-    summary = { written: changes.written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
+    summary = { written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
     return result;
   };
 
@@ -274,9 +300,10 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   return finishRun(async () => {
     await runSteps(SCAFFOLD_STEPS, work, { log, now, ...(options.signal ? { signal: options.signal } : {}) });
 
+    const scaffolded = `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
     const result: RunResult = {
       status: 'succeeded',
-      message: `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`,
+      message: followUp === undefined ? scaffolded : `${scaffolded}; ${freshValuesSummary(followUp)}`,
       gitops_path: gitopsPath,
       commits,
       step: STEP_COUNT,
@@ -284,6 +311,20 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
     log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
     return result;
   }, { workRoot, commits, workspace: () => workspace });
+}
+
+/** Logs each password-change Job and the workloads to restart. */
+function logFreshValues(followUp: FreshValuesFollowUp, log: Logger): void {
+  for (const job of followUp.passwordChanges) {
+    log.info({ event: 'password_change', namespace: job.namespace, credential: job.credential, job: job.job, file: job.file }, `Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`);
+  }
+  log.info({ event: 'restart', workloads: followUp.restart, read_only: followUp.readOnly }, `restart to pick up the new values: ${followUp.restart.join(', ') || 'nothing reads them'}`);
+}
+
+/** The result's words for fresh values: the Jobs and the workloads to restart once they have run. */
+function freshValuesSummary(followUp: FreshValuesFollowUp): string {
+  const jobs = followUp.passwordChanges.map((j) => `${j.namespace}/${j.job}`);
+  return `fresh values: ${jobs.length > 0 ? `Job(s) ${jobs.join(', ')} set the new passwords in the databases` : 'no database keeps them'}; restart ${followUp.restart.join(', ') || 'nothing (no workload reads them)'}`;
 }
 
 /** Adapts a repository verifier to the run's pre-push gate. */

@@ -101,8 +101,10 @@ describe('runStepsOf', () => {
     assert.equal(upgrade[1]?.durationMs, 880);
     assert.deepEqual(runStepsOf([], 'pending', 'remove').map((s) => [s.step, s.name, s.status]), [
       [1, 'clone', 'pending'],
-      [2, 'remove-files', 'pending'],
-      [3, 'push-removal', 'pending'],
+      [2, 'lift-protection', 'pending'],
+      [3, 'wait-for-lift', 'pending'],
+      [4, 'remove-files', 'pending'],
+      [5, 'push-removal', 'pending'],
     ]);
   });
 

@@ -19,6 +19,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import { type FleetAction, type RunAction, runActionOf } from '../model/run-action.js';
 import { fleetRunSecrets, type FleetRunSecrets } from '../delivery/fleet-run-secrets.js';
 import type { Caller } from './authenticator.js';
+import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
 import { repositoryKeyOf } from './cluster-key.js';
 import { RequestResolver, type RequestResolverDeps } from './request-resolver.js';
 import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
@@ -62,6 +63,11 @@ export interface FleetRunRequest {
   readonly branch: string;
   /** Absent: pushed. */
   readonly delivery?: DeliverySettings;
+  /**
+   * A removal that deletes the data too: the cluster's kubeconfig (the run
+   * waits for its Flux to apply the lift of the prune protection) and how long.
+   */
+  readonly deleteData?: { readonly kubeconfig: NonNullable<RunSecrets['kubeconfig']>; readonly timeoutSeconds: number };
 }
 
 /** The run lifecycle use cases. */
@@ -108,8 +114,24 @@ export class ScaffoldService {
    * @throws ConflictError when the cluster (in that repository and branch) already has an active run
    */
   async startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun> {
-    const secrets = this.#fleetRunSecrets(request.delivery, request.repositoryUrl);
-    return this.#startRun({ ...request, reference: this.#reference, secrets, caller, attempt: 1 });
+    const { deleteData, ...fleetRun } = request;
+    if (deleteData !== undefined) {
+      if (request.action !== 'remove') throw new ValidationError([{ field: 'delete_data', message: 'only a removal deletes data' }]);
+      // The lift is pushed, then applied by the cluster's Flux, before the removal: no request a person merges in between.
+      if (request.delivery !== undefined && request.delivery.mode !== 'push') {
+        throw new ValidationError([{ field: 'delivery.mode', message: "delete_data is pushed: the lift of the prune protection must land and be applied by the cluster's Flux before the removal lands, which the run cannot wait for through pull requests" }]);
+      }
+      // The same kubeconfig policy as a scaffold's (a Secret reference is checked where it is read).
+      if (deleteData.kubeconfig.kind === 'inline') {
+        const issues = kubeconfigIssues(deleteData.kubeconfig.value, 'kubeconfig');
+        if (issues.length > 0) throw new ValidationError(issues);
+      }
+    }
+    const secrets: RunSecrets = {
+      ...this.#fleetRunSecrets(request.delivery, request.repositoryUrl),
+      ...(deleteData !== undefined ? { kubeconfig: deleteData.kubeconfig, deleteData: { timeoutSeconds: deleteData.timeoutSeconds } } : {}),
+    };
+    return this.#startRun({ ...fleetRun, reference: this.#reference, secrets, caller, attempt: 1 });
   }
 
   /**

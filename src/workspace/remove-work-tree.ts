@@ -86,25 +86,27 @@ export async function removeWorkTree(dir: string, options: RemoveWorkTreeOptions
   if (options.deleteData === true && options.commit !== true) {
     throw new ValidationError([{ field: 'delete-data', message: 'needs --commit: the protection is lifted in a commit of its own, which Flux must apply before the removal commit prunes the data' }]);
   }
-  const plan = await planRemoval(new FsRepoReader(dir), options.cluster, options.reference ?? REFERENCE_ENVIRONMENT);
-  const forecasted = options.skipForecast === true && options.deleteData !== true ? {} : await forecast(dir, plan, options.builder ?? new KubectlKustomize()).catch((error: unknown) => {
-    // Without kubectl the removal still says which layers prune; deleting data needs to know what is protected.
-    if (options.deleteData === true) throw error;
-    return {};
-  });
   const author = options.author ?? { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
   const git = { cwd: dir, env: { GIT_CEILING_DIRECTORIES: dirname(dir), GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_COMMITTER_NAME: author.name, GIT_COMMITTER_EMAIL: author.email } };
   let liftCommit: string | undefined;
   let lifted: string[] | undefined;
+  let plan: RemovalPlan;
+  let forecasted: Pick<RemoveOutcome, 'prune' | 'unbuilt'>;
   if (options.deleteData === true) {
-    const lift = await liftProtection(dir, plan, forecasted);
-    lifted = [...lift.keys()];
-    if (lift.size > 0) {
-      await writeTree(dir, lift);
+    const lift = await planLiftProtection(dir, options);
+    ({ plan } = lift);
+    forecasted = { prune: lift.prune };
+    lifted = [...lift.files.keys()];
+    if (lift.files.size > 0) {
+      await writeTree(dir, lift.files);
       await runGit(['add', '--', ...lifted], git);
-      await runGit(['commit', '--quiet', '--no-verify', '-m', liftMessage(plan, forecasted.prune ?? []), '--', ...lifted], git);
+      await runGit(['commit', '--quiet', '--no-verify', '-m', lift.message, '--', ...lifted], git);
       liftCommit = (await runGit(['rev-parse', 'HEAD'], git)).stdout.trim();
     }
+  } else {
+    plan = await planRemoval(new FsRepoReader(dir), options.cluster, options.reference ?? REFERENCE_ENVIRONMENT);
+    // Without kubectl the removal still says which layers prune.
+    forecasted = options.skipForecast === true ? {} : await forecast(dir, plan, options.builder ?? new KubectlKustomize()).catch(() => ({}));
   }
   await writeTree(dir, plan.write, { remove: plan.remove });
   const outcome: RemoveOutcome = { ...plan, ...forecasted, ...(lifted !== undefined ? { lifted } : {}), ...(liftCommit !== undefined ? { liftCommit } : {}) };
@@ -116,6 +118,38 @@ export async function removeWorkTree(dir: string, options: RemoveWorkTreeOptions
   await runGit(['commit', '--quiet', '--no-verify', '-m', removalMessage(outcome), '--', ...paths], git);
   const head = await runGit(['rev-parse', 'HEAD'], git);
   return { ...outcome, commit: head.stdout.trim() };
+}
+
+/** What deleting the data lands first: the overlay patches lifting the protection, and their commit message. */
+export interface LiftPlan {
+  readonly plan: RemovalPlan;
+  /** Per layer the sync prunes, before the lift: what it deletes and what the mark protects. */
+  readonly prune: readonly LayerPrune[];
+  /** Repository-relative overlay kustomization → its content with the lift patch; empty when nothing is protected (or a lift already landed). */
+  readonly files: ReadonlyMap<string, string>;
+  readonly message: string;
+}
+
+/**
+ * Plans the commit that lifts the prune protection of the cluster's objects in
+ * the working tree at `dir`, writing nothing: the CLI's `remove --delete-data`
+ * commits it locally, a removal run pushes it and waits for Flux to apply it.
+ * Deleting data needs to know what is protected, so every layer must build.
+ * @throws see planRemoval; ValidationError when a layer does not build or a protected layer's overlay is not the cluster's
+ */
+export async function planLiftProtection(dir: string, options: Pick<RemoveWorkTreeOptions, 'cluster' | 'reference' | 'builder'>): Promise<LiftPlan> {
+  const plan = await planRemoval(new FsRepoReader(dir), options.cluster, options.reference ?? REFERENCE_ENVIRONMENT);
+  const forecasted = await forecast(dir, plan, options.builder ?? new KubectlKustomize());
+  const files = await liftProtection(dir, plan, forecasted);
+  const prune = forecasted.prune ?? [];
+  return { plan, prune, files, message: liftMessage(plan, prune) };
+}
+
+/** {@link planLiftProtection}, its patches written into the working tree at `dir` (not committed). */
+export async function liftWorkTree(dir: string, options: Pick<RemoveWorkTreeOptions, 'cluster' | 'reference' | 'builder'>): Promise<LiftPlan> {
+  const lift = await planLiftProtection(dir, options);
+  if (lift.files.size > 0) await writeTree(dir, lift.files);
+  return lift;
 }
 
 /**

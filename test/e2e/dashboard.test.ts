@@ -713,6 +713,16 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await confirm.fill('eu-prod');
     assert.ok(await remove.isDisabled(), 'a partial name does not enable the removal');
     await confirm.fill(OK_CLUSTER.name);
+    // Deleting the data too needs the cluster's kubeconfig (the run waits for its Flux between two commits): not without it.
+    const deleteData = page.getByRole('checkbox', { name: 'Delete the data too' });
+    await deleteData.check();
+    const kubeconfigField = page.getByRole('textbox', { name: `Kubeconfig of ${OK_CLUSTER.name} (required to delete the data)` });
+    await kubeconfigField.waitFor();
+    assert.match((await page.locator('#remove-delete-data-hint').textContent()) ?? '', /Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark, waits until the cluster’s Flux has applied it/);
+    assert.ok(await remove.isDisabled(), 'no removal of the data without the kubeconfig');
+    await deleteData.uncheck();
+    assert.equal(await kubeconfigField.count(), 0);
+    assert.ok(await remove.isEnabled());
     // Through a pull request: the forge is asked for before anything is sent, then the service's refusal (the embedded
     // repository is a local path, on no forge) shows in the action's error box, and nothing is removed.
     const removeAction = page.getByTestId('remove-action');
@@ -744,7 +754,8 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
     await page.getByRole('heading', { name: `Removal of ${OK_CLUSTER.name}`, level: 1 }).waitFor();
     await page.locator('h1 [data-status="succeeded"]').waitFor({ timeout: 60_000 });
-    assert.equal(await page.locator('ol.timeline > li').count(), 3);
+    // Five steps: the lift of the data's protection and the wait for it (2 and 3) skipped, the data kept.
+    assert.deepEqual(await attributes(page.locator('ol.timeline > li'), 'data-status'), ['succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded']);
     assert.equal(await page.locator('[data-testid="commit-sha"]').count(), 1);
     assert.match((await page.getByTestId('run-changes').textContent()) ?? '', /[1-9]\d* removed/);
     assert.equal(await page.locator('.graph-panel').count(), 0, 'a removal leaves no graph to draw');
@@ -763,7 +774,7 @@ describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
     const removalRow = page.locator('tr[data-action="remove"]', { hasText: OK_CLUSTER.name });
     await removalRow.waitFor({ timeout: 10_000 });
-    assert.match((await removalRow.textContent()) ?? '', /removal.*succeeded.*3\/3 Commit and push the removal/s);
+    assert.match((await removalRow.textContent()) ?? '', /removal.*succeeded.*5\/5 Commit and push the removal/s);
     assert.match((await page.locator('tr[data-action="upgrade"]', { hasText: WAITING_CLUSTER.name }).textContent()) ?? '', /upgrade.*succeeded.*3\/3 Commit and push the upgrade/s);
     await checkpoint('21-runs-with-fleet-runs', t);
   });

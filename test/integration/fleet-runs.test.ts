@@ -174,7 +174,8 @@ describe('upgrades and removals as runs, pushed', () => {
     assert.equal(run.status, 'succeeded', run.message);
     assert.equal(run.action, 'remove');
     assert.deepEqual(run.commits, [{ pass: 'remove', sha: await head() }]);
-    assert.deepEqual(run.steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded']);
+    // Steps 2-3 lift the data's protection: skipped, the data stays unless delete_data is asked for.
+    assert.deepEqual(run.steps.map((s) => s.status), ['succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded']);
     assert.deepEqual(run.changes?.kept, answer.kept);
     assert.equal(run.changes?.removed, answer.removed.length);
     // The sync path stays: the entry point is rewritten to list only flux-system/, so Flux prunes the layers.

@@ -50,6 +50,15 @@ describe('a removal started from the cluster page', () => {
     assert.ok(parsed.success, JSON.stringify(parsed.error?.issues));
   });
 
+  it('deleting the data sends delete_data with the kubeconfig and no delivery (it is pushed); the service accepts it', () => {
+    const kubeconfig = 'apiVersion: v1\nkind: Config\n';
+    const request = removalRequest('eu-prod-1', 'eu-prod-1', delivery(PULL_REQUEST), { kubeconfig });
+    const body: unknown = JSON.parse(request.init.body ?? 'null');
+    assert.deepEqual(body, { delete_data: true, kubeconfig: { inline: kubeconfig } });
+    const parsed = removeClusterBodySchema.safeParse(body);
+    assert.ok(parsed.success, JSON.stringify(parsed.error?.issues));
+  });
+
   it('repeats what the operator typed as confirm, encoded, so the service compares it with the name', () => {
     assert.equal(removalRequest('eu-prod-1', 'eu prod&1', undefined).path, '/api/v1/clusters/eu-prod-1?confirm=eu+prod%261');
   });

@@ -24,12 +24,14 @@ describe('what a run does', () => {
     assert.deepEqual((['scaffold', 'upgrade', 'remove'] as const).map(actionName), ['scaffold', 'upgrade', 'removal']);
   });
 
-  it("titles each step from its action's table: seven for a scaffold, three for an upgrade or a removal", () => {
-    assert.deepEqual([stepCount('scaffold'), stepCount('upgrade'), stepCount('remove')], [7, 3, 3]);
+  it("titles each step from its action's table: seven for a scaffold, three for an upgrade, five for a removal", () => {
+    assert.deepEqual([stepCount('scaffold'), stepCount('upgrade'), stepCount('remove')], [7, 3, 5]);
     assert.equal(stepTitle('scaffold', 2), 'Render the infrastructure layer');
     assert.equal(stepTitle('upgrade', 2), 'Render again from the reference, credentials kept');
-    assert.equal(stepTitle('remove', 2), "Remove the generator's files");
-    assert.equal(stepTitle('remove', 4), undefined, 'no fourth step');
+    assert.equal(stepTitle('upgrade', 4), undefined, 'no fourth step');
+    assert.equal(stepTitle('remove', 3), 'Wait for Flux to apply the lift');
+    assert.equal(stepTitle('remove', 4), "Remove the generator's files");
+    assert.equal(stepTitle('remove', 6), undefined, 'no sixth step');
   });
 
   it("skips steps 4–5 only for a scaffold given its certificate, never an upgrade's or a removal's", () => {
@@ -84,14 +86,17 @@ describe('a removal started from the cluster page', () => {
       removed: ['clusters/eu-prod-1/kustomization.yaml', 'clusters/eu-prod-1/apps/kustomization.yaml'],
       kept: ['clusters/eu-prod-1/flux-system/gotk-sync.yaml'],
       flux_bootstrap: true,
+      delete_data: false,
       delivery: { mode: 'push', auto_merge: false },
     });
     assert.equal(shown.summary, 'The removal run will delete 2 files the generator wrote under clusters/eu-prod-1/ in one commit, pushed to the branch.');
     assert.deepEqual(shown.kept, ['clusters/eu-prod-1/flux-system/gotk-sync.yaml']);
     assert.match(shown.fluxBootstrap ?? '', /flux-system\/ written by flux bootstrap is kept/);
-    const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
+    const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
     assert.equal(throughRequest.summary, 'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.');
     assert.equal(throughRequest.fluxBootstrap, undefined);
+    const withData = removalStarted({ run: { id: 'b', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: true, delivery: { mode: 'push', auto_merge: false } });
+    assert.equal(withData.summary, "The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete 1 file the generator wrote under clusters/c/ in a second commit: the data is deleted too.");
   });
 });
 

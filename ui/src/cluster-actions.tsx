@@ -93,10 +93,18 @@ export function UpgradeAction({ name }: { name: string }) {
 export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (removal: Removal) => void }) {
   const [confirming, setConfirming] = useState(false);
   const [typed, setTyped] = useState('');
+  const [deleteData, setDeleteData] = useState(false);
+  const [kubeconfig, setKubeconfig] = useState('');
   const { busy, error, run } = useAction();
   const delivery = useFleetDelivery('remove', name);
+  // Deleting the data is pushed and needs the kubeconfig: the run waits for the cluster's Flux between its two commits.
+  const ready = typed === name && (!deleteData || kubeconfig.trim() !== '');
   const remove = async () => {
-    if (typed !== name) return;
+    if (!ready) return;
+    if (deleteData) {
+      await run(async () => onRemoved(await removeCluster(name, typed, undefined, { kubeconfig })));
+      return;
+    }
     const body = delivery.take();
     if (body === null) return;
     await run(async () => onRemoved(await removeCluster(name, typed, body)));
@@ -121,7 +129,22 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             <strong>Remove {name}?</strong>
           </p>
           <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
-          {delivery.fields}
+          <div class="field">
+            <label>
+              <input type="checkbox" id="remove-delete-data" checked={deleteData} onChange={(event) => setDeleteData((event.currentTarget as HTMLInputElement).checked)} /> Delete the data too
+            </label>
+            <p class="muted" id="remove-delete-data-hint">
+              Namespaces, StatefulSets and volumes marked prune: disabled go as well. Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark, waits until the cluster’s Flux has applied it, and only then pushes the removal (always pushed, no pull request).
+            </p>
+          </div>
+          {deleteData ? (
+            <div class="field">
+              <label for="remove-kubeconfig">Kubeconfig of {name} (required to delete the data)</label>
+              <textarea id="remove-kubeconfig" rows={6} spellcheck={false} autoComplete="off" aria-describedby="remove-delete-data-hint" value={kubeconfig} onInput={(event) => setKubeconfig((event.currentTarget as HTMLTextAreaElement).value)} />
+            </div>
+          ) : (
+            delivery.fields
+          )}
           <div class="field inline">
             <label for="remove-confirm">Cluster name</label>
             <input
@@ -133,8 +156,8 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
               onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
             />
           </div>
-          <button type="submit" class="danger" disabled={busy || typed !== name}>
-            {busy ? 'Starting the removal…' : `Remove ${name}`}
+          <button type="submit" class="danger" disabled={busy || !ready}>
+            {busy ? 'Starting the removal…' : deleteData ? `Remove ${name} and its data` : `Remove ${name}`}
           </button>
           <button
             type="button"
@@ -143,6 +166,8 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             onClick={() => {
               setConfirming(false);
               setTyped('');
+              setDeleteData(false);
+              setKubeconfig('');
               delivery.reset();
             }}
           >

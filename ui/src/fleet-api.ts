@@ -87,8 +87,11 @@ export function rotateCredentials(name: string, credentials: readonly string[], 
   return json(`${CLUSTERS}/${encodeURIComponent(name)}/rotate`, post({ credentials, ...input }));
 }
 
-/** Starts the run removing the cluster's generated files (202), its commit delivered as `delivery` says (absent: pushed); `confirm` must repeat the name. */
-export function removeCluster(name: string, confirm: string, delivery?: DeliveryBody): Promise<Removal> {
-  const { path, init } = removalRequest(name, confirm, delivery);
+/**
+ * Starts the run removing the cluster's generated files (202), its commit delivered as `delivery` says (absent: pushed);
+ * `confirm` must repeat the name. With `dataRemoval` the data goes too (pushed, after the cluster's Flux applied the lift).
+ */
+export function removeCluster(name: string, confirm: string, delivery?: DeliveryBody, dataRemoval?: { readonly kubeconfig: string }): Promise<Removal> {
+  const { path, init } = removalRequest(name, confirm, delivery, dataRemoval);
   return json(path, init);
 }

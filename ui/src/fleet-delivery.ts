@@ -49,14 +49,19 @@ export function upgradeRequestBody(name: string, delivery?: DeliveryBody): { rea
   return { clusters: [name], dry_run: false, ...(delivery === undefined ? {} : { delivery }) };
 }
 
-/** A DELETE's request: `confirm` in the query, `delivery` (only for a pull request) in a JSON body. */
+/** A DELETE's request: `confirm` in the query; `delivery` (only for a pull request) or the data removal in a JSON body. */
 export interface RemovalRequest {
   readonly path: string;
   readonly init: { readonly method: 'DELETE'; readonly headers?: Readonly<Record<string, string>>; readonly body?: string };
 }
 
-export function removalRequest(name: string, confirm: string, delivery?: DeliveryBody): RemovalRequest {
+/**
+ * @param dataRemoval - delete the data too: the cluster's kubeconfig, which the run needs to see its Flux apply the
+ *   lift of the prune protection before it pushes the removal (always pushed, so no `delivery` goes with it)
+ */
+export function removalRequest(name: string, confirm: string, delivery?: DeliveryBody, dataRemoval?: { readonly kubeconfig: string }): RemovalRequest {
   const path = `${CLUSTERS_API}/${encodeURIComponent(name)}?${new URLSearchParams({ confirm }).toString()}`;
-  if (delivery === undefined) return { path, init: { method: 'DELETE' } };
-  return { path, init: { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delivery }) } };
+  const body = dataRemoval !== undefined ? { delete_data: true, kubeconfig: { inline: dataRemoval.kubeconfig } } : delivery !== undefined ? { delivery } : undefined;
+  if (body === undefined) return { path, init: { method: 'DELETE' } };
+  return { path, init: { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } };
 }

@@ -51,7 +51,7 @@ export interface ShownReviewRequest extends ShownRequest {
   readonly updatedAt: string;
 }
 
-const PASSES: Readonly<Record<RunPass, string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers', upgrade: 'The upgrade', remove: 'The removal' };
+const PASSES: Readonly<Record<RunPass, string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers', upgrade: 'The upgrade', remove: 'The removal', 'lift-protection': 'The lifting of the prune protection' };
 
 function webPage(url: string): string | undefined {
   try {

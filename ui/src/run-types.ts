@@ -12,7 +12,7 @@ import type { RunAction } from '../../src/model/run-action.js';
 export type { RunAction };
 /** A run (`GET /api/v1/scaffolds`): a scaffold, an upgrade or a removal. */
 export type Run = z.output<typeof runViewSchema>;
-/** A run with its steps (`GET /api/v1/scaffolds/{id}`): its action's table, seven for a scaffold, three for an upgrade or a removal. */
+/** A run with its steps (`GET /api/v1/scaffolds/{id}`): its action's table, seven for a scaffold, three for an upgrade, five for a removal. */
 export type RunDetail = z.output<typeof runDetailSchema>;
 export type RunStep = RunDetail['steps'][number];
 export type RunStatus = Run['status'];

@@ -16,8 +16,8 @@ import type { ScaffoldService } from '../../service/scaffold-service.js';
 import type { RunStatus, ScaffoldRun } from '../../run/scaffold-run.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
 import { API, type RouteContext } from '../route-context.js';
-import { errorResponsesOf } from '../wire-schemas.js';
-import { acceptedView, withoutCredentials } from '../wire-views.js';
+import { errorResponsesOf, kubeconfigSchema, readyTimeoutSchema } from '../wire-schemas.js';
+import { acceptedView, secretsOf, withoutCredentials } from '../wire-views.js';
 import { deliveryView, fleetDeliveryOf, fleetDeliverySchema } from '../fleet-delivery-wire.js';
 import { registerSealingCheckRoute, type SealingComparison } from './sealing-check-route.js';
 
@@ -25,8 +25,48 @@ const BASE = '/api/v1/clusters';
 /** Why a GET's sealing section has no controller certificate. */
 const NOT_ASKED = "the controller is not asked on GET: POST /api/v1/clusters/{name}/sealing-check with the cluster's kubeconfig or its certificate";
 
+/** How long a removal deleting the data waits for Flux to apply the lift, when the caller says nothing. */
+const DEFAULT_LIFT_TIMEOUT_SECONDS = 900;
+
 /** A DELETE's optional JSON body. */
-export const removeClusterBodySchema = z.object({ delivery: fleetDeliverySchema.optional() }).strict();
+export const removeClusterBodySchema = z
+  .object({
+    delivery: fleetDeliverySchema.optional(),
+    delete_data: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe(
+        "Delete the data too: the objects marked kustomize.toolkit.fluxcd.io/prune: disabled (stateful namespaces, StatefulSets, volumes). The run first pushes a commit lifting that mark, waits until the cluster's Flux has applied it (read with `kubeconfig`), then pushes the removal: Flux reconciles only the newest revision and prunes by the mark on the in-cluster object, so a removal landing before the lift is applied keeps the data. Needs `kubeconfig`; pushed only (no pull_request delivery).",
+      ),
+    kubeconfig: kubeconfigSchema.optional().describe("The cluster's kubeconfig, for delete_data: the run reads its Flux Kustomizations through it. Used for this run only, never stored."),
+    lift_timeout_seconds: readyTimeoutSchema.optional().describe(`With delete_data: how long the run waits for Flux to apply the lift before it fails without removing anything. Default: ${DEFAULT_LIFT_TIMEOUT_SECONDS}.`),
+  })
+  .strict();
+
+/**
+ * A DELETE body's data removal, checked before anything is planned: deleting the
+ * data needs the cluster's kubeconfig, since the removal may land only once the
+ * cluster's Flux has applied the lift (the run reads its Kustomizations).
+ * @throws ValidationError for delete_data without kubeconfig, or kubeconfig / lift_timeout_seconds without delete_data
+ */
+function dataRemovalOf(body: z.infer<typeof removeClusterBodySchema> | null | undefined): { kubeconfig: NonNullable<ReturnType<typeof secretsOf>['kubeconfig']>; timeoutSeconds: number } | undefined {
+  if (body?.delete_data !== true) {
+    const stray = (['kubeconfig', 'lift_timeout_seconds'] as const).filter((field) => body?.[field] !== undefined);
+    if (stray.length > 0) throw new ValidationError(stray.map((field) => ({ field, message: 'is only used with delete_data: true' })));
+    return undefined;
+  }
+  const { kubeconfig } = secretsOf({ ...(body.kubeconfig !== undefined ? { kubeconfig: body.kubeconfig } : {}) });
+  if (kubeconfig === undefined) {
+    throw new ValidationError([
+      {
+        field: 'kubeconfig',
+        message:
+          "is required with delete_data: the run pushes the lifting of the prune protection first and must see the cluster's Flux apply it before it pushes the removal (Flux reconciles only the newest revision, so a removal landing first would keep the data)",
+      },
+    ]);
+  }
+  return { kubeconfig, timeoutSeconds: body.lift_timeout_seconds ?? DEFAULT_LIFT_TIMEOUT_SECONDS };
+}
 
 /** How many recent runs are looked at for the fleet's last runs (pages of 100). */
 const RECENT_RUNS = 1000;
@@ -168,6 +208,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       const { name } = request.params;
       const caller = callerOf(request);
       if (request.query.confirm !== name) throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
+      const deleteData = dataRemovalOf(request.body);
       const repository = await target(request.query);
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
       service.checkFleetDelivery(delivery, repository.repositoryUrl);
@@ -175,7 +216,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       // The plan refuses the reference, a missing cluster and a directory without provenance before any run
       // starts, and names the cluster as recorded; the run plans again from what it clones.
       const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
-      const run = await service.startFleetRun({ action: 'remove', cluster: plan.spec, ...repository, ...(delivery !== undefined ? { delivery } : {}) }, caller);
+      const run = await service.startFleetRun({ action: 'remove', cluster: plan.spec, ...repository, ...(delivery !== undefined ? { delivery } : {}), ...(deleteData !== undefined ? { deleteData } : {}) }, caller);
       context.runsCreated.inc({ kind: 'remove' });
       return reply
         .status(202)
@@ -186,6 +227,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
           removed: [...plan.remove],
           kept: [...plan.kept],
           flux_bootstrap: plan.fluxBootstrap,
+          delete_data: deleteData !== undefined,
           delivery: deliveryView(delivery),
         });
     },

@@ -24,7 +24,7 @@ export function registerRotateRoutes(context: RouteContext): void {
       schema: {
         summary: "Rotate a cluster's sealed credentials as a run",
         description:
-          "Starts a run for a cluster the service scaffolded before (404 otherwise): the cluster's Sealed Secrets controller re-encrypts `credentials` (default: every one not sealed with the certificate it serves now) with its newest key, the values unchanged, then the run renders the cluster again from its latest run's spec, commits and pushes. Needs `kubeconfig` and takes no `sealing` (400): the runner reaches the controller through the API server's service proxy and never sees a value. 202 with the run; follow it under /api/v1/scaffolds/{id}. A cluster is its name in one branch of one repository: `repository` picks which (default: where its latest run was). 409 while that cluster has an active run, and when its latest run there removed it.",
+          "Starts a run for a cluster the service scaffolded before (404 otherwise). By default the cluster's Sealed Secrets controller re-encrypts `credentials` (default: every one not sealed with the certificate it serves now) with its newest key, the values unchanged, then the run renders the cluster again from its latest run's spec, commits and pushes; this needs `kubeconfig` and takes no `sealing` (400): the runner reaches the controller through the API server's service proxy and never sees a value. With `fresh_values: true` the run seals fresh values for `credentials` (default: all) with the cluster's current certificate (`kubeconfig` or `sealing.certificate`) and writes the Jobs that set the new values where the databases keep them; its result names the workloads to restart. 202 with the run; follow it under /api/v1/scaffolds/{id}. A cluster is its name in one branch of one repository: `repository` picks which (default: where its latest run was). 409 while that cluster has an active run, and when its latest run there removed it.",
         tags: ['clusters'],
         params: clusterParamsSchema,
         body: rotateRequestSchema,
@@ -35,9 +35,10 @@ export function registerRotateRoutes(context: RouteContext): void {
       const caller = callerOf(request);
       const { name } = request.params;
       const repository = request.body.repository;
+      const fresh = request.body.fresh_values === true;
       // Same values are re-encrypted by the cluster's controller: a certificate cannot reach it, and the files
       // must record the certificate that controller serves (the runner reads it), not one supplied.
-      if (request.body.kubeconfig === undefined || request.body.sealing !== undefined) {
+      if (!fresh && (request.body.kubeconfig === undefined || request.body.sealing !== undefined)) {
         throw new ValidationError([{ field: request.body.kubeconfig === undefined ? 'kubeconfig' : 'sealing', message: request.body.kubeconfig === undefined ? "is required: the cluster's Sealed Secrets controller re-encrypts the same values with its newest key (/v1/rotate), reached through the API server" : "is not taken by a rotation: the certificate is read from the controller that re-encrypts (send kubeconfig only)" }]);
       }
       // A cluster is its name in one branch of one repository: the latest run is looked up there
@@ -54,7 +55,7 @@ export function registerRotateRoutes(context: RouteContext): void {
         {
           cluster: latest.cluster,
           repository: { url: repository?.url ?? latest.repositoryUrl, branch: repository?.branch ?? latest.branch },
-          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true },
+          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true, ...(fresh ? { rotateValues: 'fresh' as const, freshValues: true as const } : { rotateValues: 'same' as const }) },
         },
         caller,
       );
