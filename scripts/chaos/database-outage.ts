@@ -97,8 +97,11 @@ export function databaseOutageTrial(runCount = 6, outageSeconds = 30): Trial {
         }
         const succeeded = views.filter((v) => v.status === 'succeeded').length;
 
-        // The generated values, read back from what was pushed with the sealing key's private half.
-        const values = unsealAll(sealedSecretsIn(await treeAt(remote.path, 'main', 'clusters')), certificate.privateKey);
+        // The generated values, read back from what the runs pushed (their clusters' directories) with the sealing key's private half.
+        const values = new Map<string, string>();
+        for (const view of views) {
+          for (const [key, value] of unsealAll(sealedSecretsIn(await treeAt(remote.path, 'main', `clusters/${view.cluster.name}`)), certificate.privateKey)) values.set(`${view.cluster.name}/${key}`, value);
+        }
         const needles = secretNeedles(values);
         const { stdout: dump } = await exec(join(await postgresBinOf(server), 'pg_dump'), ['--data-only', server.url], { maxBuffer: 512 * 1024 * 1024 });
         const plaintext = [

@@ -10,6 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { upstreamToolsBin } from '../upstream-tools.mjs';
+import { clockSkewTrial } from './clock-skew.js';
 import { databaseOutageTrial } from './database-outage.js';
 import { inFlightPushTrial } from './in-flight-push.js';
 import { allHeld, formatTable, type Trial, type TrialReport } from './report.js';
@@ -20,6 +21,7 @@ process.env['PATH'] = `${upstreamToolsBin()}:${process.env['PATH'] ?? ''}`;
 const TRIALS: Record<string, () => Trial> = {
   'in-flight-push': () => inFlightPushTrial(10),
   'database-outage': () => databaseOutageTrial(6, 30),
+  'clock-skew': () => clockSkewTrial(),
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
