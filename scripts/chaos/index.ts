@@ -13,6 +13,7 @@ import { upstreamToolsBin } from '../upstream-tools.mjs';
 import { clockSkewTrial } from './clock-skew.js';
 import { databaseOutageTrial } from './database-outage.js';
 import { inFlightPushTrial } from './in-flight-push.js';
+import { serviceKillTrial } from './service-kill.js';
 import { allHeld, formatTable, type Trial, type TrialReport } from './report.js';
 
 // The runners build trees with the kustomize the runner image ships, as the tests do (scripts/run-tests.mjs).
@@ -22,6 +23,8 @@ const TRIALS: Record<string, () => Trial> = {
   'in-flight-push': () => inFlightPushTrial(10),
   'database-outage': () => databaseOutageTrial(6, 30),
   'clock-skew': () => clockSkewTrial(),
+  'service-kill-pglite': () => serviceKillTrial('pglite'),
+  'service-kill-postgresql': () => serviceKillTrial('postgresql'),
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
