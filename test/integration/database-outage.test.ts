@@ -9,55 +9,36 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { parseRunEvent } from '../../src/run-contract/run-events.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { heldPushRemote } from '../support/held-push-remote.js';
-import { commitsOf, eventually, REPO_ROOT } from '../support/runner.js';
+import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
+import { commitsOf, eventually } from '../support/runner.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
-const run = promisify(execFile);
 const API_TOKEN = 'db-outage-token-0123456789';
 const CLUSTER = { name: 'eu-outage-1', domain: 'eu-outage-1.example.net', region: 'eu-west-1' };
 const certificate = createTestCertificate();
-const asRoot = process.getuid?.() === 0;
 
-/** The test's own server: its directory (start-postgres.sh's DIR) and URL. */
-let server: { dir: string; url: string; port: string };
+let server: OwnPostgres;
 let scratch: string;
 
 before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'gs-db-outage-'));
-  // A directory of its own (not below scratch): start-postgres.sh hands it to the postgres user when run as root.
-  const dir = await mkdtemp(join(tmpdir(), 'gs-db-outage-pg-'));
-  const { stdout } = await run(join(REPO_ROOT, 'scripts/ci/start-postgres.sh'), [dir]);
-  const url = /TEST_DATABASE_URL=(\S+)/.exec(stdout)?.[1];
-  assert.ok(url, `start-postgres.sh printed no URL:\n${stdout}`);
-  server = { dir, url, port: new URL(url).port };
+  server = await startOwnPostgres();
 });
 after(async () => {
-  if (server !== undefined) await run(join(REPO_ROOT, 'scripts/ci/stop-postgres.sh'), [server.dir]).catch(() => undefined);
+  await server?.destroy().catch(() => undefined);
   await rm(scratch, { recursive: true, force: true });
 });
 
-/** pg_ctl of the server that runs (from its postmaster.opts: the first word is the postgres binary). */
-async function pgCtl(...args: string[]): Promise<void> {
-  const data = join(server.dir, 'data');
-  const opts = await readFile(join(data, 'postmaster.opts'), 'utf8');
-  const postgres = /^(\S+)/.exec(opts)?.[1] as string;
-  const command = [join(dirname(postgres), 'pg_ctl'), '-D', data, '-w', '-t', '60', ...args];
-  await (asRoot ? run('runuser', ['-u', 'postgres', '--', ...command]) : run(command[0] as string, command.slice(1)));
-}
-
-const stopDatabase = (): Promise<void> => pgCtl('-m', 'fast', 'stop');
+const stopDatabase = (): Promise<void> => server.stopServer();
 // The same address as start-postgres.sh gave it: the service keeps its DATABASE_URL.
-const startDatabase = (): Promise<void> =>
-  pgCtl('-l', join(server.dir, 'postgres.log'), '-o', `-c listen_addresses=127.0.0.1 -p ${server.port} -k '${server.dir}' -c fsync=off -c synchronous_commit=off -c full_page_writes=off`, 'start');
+const startDatabase = (): Promise<void> => server.startServer();
 
 async function api<T>(service: ServiceProcess, path: string): Promise<T> {
   const response = await fetch(`${service.address}${path}`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
