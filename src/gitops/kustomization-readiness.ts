@@ -24,6 +24,10 @@ export interface KustomizationReadiness {
   /** One line: the Ready condition and the revision, e.g. `Ready=False (BuildFailed: …), applied main@sha1:…`. */
   readonly summary: string;
   readonly lastAppliedRevision?: string;
+  /** The Ready condition's status (`True`, `False`, `Unknown`); absent before the controller wrote one. */
+  readonly ready?: string;
+  /** The Ready condition's reason (e.g. `ReconciliationSucceeded`, `BuildFailed`), for a reader that shows it on its own. */
+  readonly reason?: string;
 }
 
 /** The GitRepository (or other source) a Kustomization applies. */
@@ -119,7 +123,15 @@ export function kustomizationReadiness(obj: KustomizationLike, commit: string, n
   const observed = typeof obj.status?.observedGeneration === 'number' ? obj.status.observedGeneration : undefined;
   const current = generation === undefined || observed === undefined || observed >= generation;
   const revisionNote = applied ? `applied ${applied}` : 'nothing applied yet';
-  const base = { namespace, name, ...(applied ? { lastAppliedRevision: applied } : {}) };
+  const readyStatus = typeof ready?.status === 'string' ? ready.status : undefined;
+  const reason = text(ready?.reason);
+  const base = {
+    namespace,
+    name,
+    ...(applied ? { lastAppliedRevision: applied } : {}),
+    ...(readyStatus === undefined ? {} : { ready: readyStatus }),
+    ...(reason === undefined ? {} : { reason }),
+  };
 
   if (obj.spec?.suspend === true) return { ...base, phase: 'failed', summary: `suspended (spec.suspend: true), ${revisionNote}` };
   if (stalled) return { ...base, phase: 'failed', summary: `${describeCondition(stalled, 'Stalled')}, ${revisionNote}` };

@@ -66,7 +66,8 @@ export async function waitForFluxApplied(
       ...(options.signal ? { signal: options.signal } : {}),
       onProgress: (state) =>
         deps.logger.info(
-          { event: 'kustomization', namespace: state.namespace, name: state.name, phase: state.phase, revision: state.lastAppliedRevision },
+          // ready and reason apart from the summary: the dashboard shows them per Kustomization without parsing text.
+          { event: 'kustomization', namespace: state.namespace, name: state.name, phase: state.phase, ready: state.ready, reason: state.reason, revision: state.lastAppliedRevision },
           `Kustomization ${state.namespace}/${state.name}: ${state.phase}, ${state.summary}`,
         ),
     },

@@ -2,7 +2,8 @@
  * What the log view shows of a runner line. The runner writes one JSON event a
  * line; only a fixed set of fields is read from it (time, level, msg, event,
  * step, step_name, pass, sha, duration_ms, error_code, and the `error` a
- * warning carries: a string, or an object's message, code and reason). Every other field is
+ * warning carries: a string, or an object's message, code and reason; of a
+ * `kustomization` event, its namespace, name, phase, ready, reason and revision). Every other field is
  * dropped here, before anything reaches the page: whatever a future log line
  * carries, the dashboard does not render it.
  */
@@ -28,8 +29,34 @@ export interface LogEntry {
   readonly errorCode?: string;
   /** Why a warning or error happened (`error` of the event), e.g. "HTTP 503 ServiceUnavailable". */
   readonly error?: string;
+  /** A `kustomization` event (the wait for Flux Ready): one Kustomization's state at that moment. */
+  readonly kustomization?: KustomizationState;
   /** Lower-case text the search box matches against. */
   readonly haystack: string;
+}
+
+/** One Kustomization as the runner observed it while waiting for Flux Ready. */
+export interface KustomizationState {
+  readonly namespace: string;
+  readonly name: string;
+  readonly phase: 'ready' | 'progressing' | 'failed';
+  /** The Ready condition's status: True, False, Unknown. */
+  readonly ready?: string;
+  readonly reason?: string;
+  /** `lastAppliedRevision`, e.g. `main@sha1:…`. */
+  readonly revision?: string;
+}
+
+function kustomizationOf(object: Record<string, unknown>): KustomizationState | undefined {
+  const namespace = str(object.namespace, 253);
+  const name = str(object.name, 253);
+  const phase = object.phase;
+  if (object.event !== 'kustomization' || namespace === undefined || name === undefined) return undefined;
+  if (phase !== 'ready' && phase !== 'progressing' && phase !== 'failed') return undefined;
+  const ready = str(object.ready, 16);
+  const reason = str(object.reason, 100);
+  const revision = str(object.revision, 300);
+  return { namespace, name, phase, ...(ready === undefined ? {} : { ready }), ...(reason === undefined ? {} : { reason }), ...(revision === undefined ? {} : { revision }) };
 }
 
 const PINO_LEVELS: Readonly<Record<number, LogLevel>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
@@ -83,6 +110,7 @@ export function logEntryOf(record: LogRecord): LogEntry {
     ...(duration === undefined ? {} : { durationMs: duration }),
     ...(str(object.error_code, 64) === undefined ? {} : { errorCode: str(object.error_code, 64) }),
     ...(errorText(object.error ?? object.err) === undefined ? {} : { error: errorText(object.error ?? object.err) }),
+    ...(kustomizationOf(object) === undefined ? {} : { kustomization: kustomizationOf(object) }),
   };
   const haystack = [entry.message, entry.event, entry.stepName, entry.sha, entry.level, entry.errorCode, entry.error].filter(Boolean).join(' ').toLowerCase();
   return { ...entry, haystack } as LogEntry;

@@ -17,8 +17,10 @@ const MAX_ENTRIES = 20_000;
 
 type StreamState = 'connecting' | 'following' | 'ended' | 'retrying' | 'failed';
 
-export function LogPanel({ runId, active }: { runId: string; active: boolean }) {
+/** `onEntries`: every line received so far, for views the page derives from the log (Flux readiness). */
+export function LogPanel({ runId, active, onEntries }: { runId: string; active: boolean; onEntries?: (entries: readonly LogEntry[]) => void }) {
   const [entries, setEntries] = useState<readonly LogEntry[]>([]);
+  useEffect(() => onEntries?.(entries), [entries, onEntries]);
   const [stream, setStream] = useState<StreamState>('connecting');
   const [streamError, setStreamError] = useState<string | null>(null);
   const [query, setQuery] = useState('');

@@ -2,16 +2,19 @@
  * One run (a scaffold, an upgrade or a removal): its status and error, its
  * action's steps as a timeline, the commits it pushed, an upgrade's or a
  * removal's changes, its pull/merge requests (pull_request delivery), the Flux
- * graph of the tree it produced (not for a removal) and its live log.
+ * graph of the tree it produced (not for a removal), what Flux reported while
+ * the run waited for Ready (`wait_for_ready`) and its live log.
  * The run is polled every 1.5 s until it is final.
  */
-import { useRef, useState } from 'preact/hooks';
+import { useCallback, useRef, useState } from 'preact/hooks';
 import { runActionOf } from '../../src/model/run-action.js';
 import { ApiError, getRun, type RunDetail } from './api';
 import { ActionBadge, ErrorBox, StatusBadge, StepBadge } from './components';
+import { fluxReadinessOf } from './flux-readiness';
 import { formatDateTime, formatDuration, runDuration } from './format';
 import { GraphPanel } from './graph-panel';
 import { useNow, usePolling, useTitle } from './hooks';
+import type { KustomizationState, LogEntry } from './log-events';
 import { LogPanel } from './log-panel';
 import { onLinkClick, paths } from './router';
 import { commitUrl } from './repository-links';
@@ -31,6 +34,9 @@ export function RunPage({ id }: { id: string }) {
   // Bumped after an action (cancel) so the page reads the run again at once.
   const [refresh, setRefresh] = useState(0);
   const lastStatus = useRef<string | null>(null);
+  // Folded from the log the LogPanel follows: the runner's `kustomization` events.
+  const [kustomizations, setKustomizations] = useState<readonly KustomizationState[]>([]);
+  const onEntries = useCallback((entries: readonly LogEntry[]) => setKustomizations(fluxReadinessOf(entries)), []);
   const now = useNow();
   const final = run !== null && run.status !== 'pending' && run.status !== 'running';
   const missing = error instanceof ApiError && error.status === 404;
@@ -175,12 +181,13 @@ export function RunPage({ id }: { id: string }) {
           </section>
 
           {deliversThroughRequests(run) && <ReviewRequests run={run} final={final} />}
+          {kustomizations.length > 0 && <FluxReadiness kustomizations={kustomizations} />}
         </div>
       </div>
 
       {/* A removal leaves no tree to draw. */}
       {runActionOf(run.action).leavesTree && <GraphPanel run={run} />}
-      <LogPanel runId={run.id} active={!final} />
+      <LogPanel runId={run.id} active={!final} onEntries={onEntries} />
     </>
   );
 }
@@ -196,6 +203,42 @@ function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
       ) : (
         <RequestTable caption="Pull and merge requests of this run's passes" column="Pass" rows={requests.map((request) => ({ request, what: request.pass }))} />
       )}
+    </section>
+  );
+}
+
+/** Each Kustomization's Ready condition and applied revision, as the runner last saw it while waiting for Flux. */
+function FluxReadiness({ kustomizations }: { kustomizations: readonly KustomizationState[] }) {
+  return (
+    <section class="card" aria-labelledby="flux-heading" data-testid="flux-readiness">
+      <h2 id="flux-heading">Flux readiness</h2>
+      <div class="table-scroll">
+        <table class="flux-readiness">
+          <caption class="sr-only">Flux Kustomizations of this run's repository, as last observed</caption>
+          <thead>
+            <tr>
+              <th scope="col">Kustomization</th>
+              <th scope="col">Ready</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Revision</th>
+            </tr>
+          </thead>
+          <tbody>
+            {kustomizations.map((k) => (
+              <tr key={`${k.namespace}/${k.name}`} data-kustomization={k.name} data-phase={k.phase}>
+                <td>
+                  <code>
+                    {k.namespace}/{k.name}
+                  </code>
+                </td>
+                <td class={`flux-${k.phase}`}>{k.ready ?? 'no condition yet'}</td>
+                <td>{k.reason ?? '–'}</td>
+                <td>{k.revision === undefined ? <span class="muted">nothing applied</span> : <code class="wrap">{k.revision}</code>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
