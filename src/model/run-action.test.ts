@@ -9,7 +9,7 @@ describe('the run-action registry', () => {
   });
 
   it('lists the passes stored runs, trailers and request branches already carry, in order', () => {
-    assert.deepEqual(RUN_PASSES, ['infrastructure', 'all', 'upgrade', 'remove']);
+    assert.deepEqual(RUN_PASSES, ['infrastructure', 'all', 'upgrade', 'remove', 'lift-protection']);
     assert.equal(passOfAction('upgrade'), 'upgrade');
     assert.equal(passOfAction('remove'), 'remove');
   });

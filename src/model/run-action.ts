@@ -90,8 +90,8 @@ export const RUN_ACTION_DEFINITIONS = {
   remove: {
     summary: "the generator's files deleted",
     steps: REMOVE_STEPS,
-    // Deleting the data first lands the lifting of the prune protection.
-    passes: ['lift-protection', 'remove'],
+    // Its pass is `remove` (passOfAction); deleting the data first lands a `lift-protection` commit.
+    passes: ['remove', 'lift-protection'],
     inputs: { callerSecrets: false },
     seals: false,
     result: { changes: true, onlyRemoves: true },

@@ -86,7 +86,7 @@ describe('removeWorkTree', () => {
     const outcome = await removeWorkTree(repo, { cluster: 'inst', commit: true });
     assert.equal(outcome.flux, 'flux-instance');
     const sync = (await built(repo, 'clusters/inst')).map((o) => formatObjectRef(objectRefOf(o)!));
-    assert.deepEqual(sync, ['FluxInstance flux-system/flux'], 'the sync finds its path (no "path not found"), prunes the layers, and keeps Flux');
+    assert.deepEqual(sync, ['FluxInstance flux-system/flux', 'HelmRelease flux-system/flux-operator', 'OCIRepository flux-system/flux-operator'], 'the sync finds its path (no "path not found"), prunes the layers, and keeps Flux');
     assert.deepEqual(outcome.prune!.find((l) => l.name === 'database')!.protected.length, 3);
   });
 
