@@ -151,7 +151,7 @@ async function tabTo(selector: string, max = 40): Promise<number> {
   throw new Error(`Tab never reached ${selector}`);
 }
 
-describe('operator dashboard in headless Chromium', { timeout: 150_000 }, () => {
+describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => {
   before(async () => {
     ensureUiBuilt();
     await mkdir(SCREENSHOTS, { recursive: true });
