@@ -15,35 +15,21 @@
  * what the remote has; an upgrade that already landed renders the same bytes
  * and commits nothing, a removal that already landed finds nothing left.
  */
-import { ValidationError, VerificationError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { PassDelivery } from '../run/delivery.js';
+import { ValidationError } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type FleetAction, type RunPass } from '../model/run-action.js';
-import { REMOVE_STEPS, stepsOf, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
+import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
 import type { RunCommit, RunResult } from '../run/scaffold-run.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { liftChange, removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { FluxReadiness } from './flux-readiness.js';
 import { waitForFluxApplied } from './wait-for-flux-ready.js';
-import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
-import { afterRebaseCheck } from './reverify-after-rebase.js';
-import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
-import type { WorkTreeVerifier } from './run-scaffold.js';
-import { runSteps, type StepWork } from './step-runner.js';
-import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from '../model/defaults.js';
+import { runInFrame, type RunFrameDeps, type RunFrameOptions, type RunPlan } from './run-frame.js';
+import { assertRunId } from './run-git.js';
+import type { StepWork } from './step-runner.js';
 
 /** Collaborators of a fleet run. */
-export interface FleetChangeDeps {
-  readonly git: GitRemote;
-  /** The pre-push gate of an upgrade; skipped when absent. */
-  readonly verify?: WorkTreeVerifier;
-  readonly logger: Logger;
-  /** How the commit reaches the branch. @default push straight to it */
-  readonly delivery?: PassDelivery;
-  /** Where working copies go. @default the OS temp dir */
-  readonly workRoot?: string;
-  readonly now?: () => number;
+export interface FleetChangeDeps extends RunFrameDeps {
   /** The cluster's Flux, read through its API server: needed by a removal that deletes the data. */
   readonly readiness?: FluxReadiness;
   /** Whether a later commit contains another (a later push that Flux applies instead counts). */
@@ -51,28 +37,16 @@ export interface FleetChangeDeps {
 }
 
 /** Which cluster to upgrade or remove, and where. */
-export interface FleetChangeOptions {
-  readonly id: string;
+export interface FleetChangeOptions extends RunFrameOptions {
   readonly action: FleetAction;
-  readonly repositoryUrl: string;
-  /** @default 'main' */
-  readonly branch?: string;
-  readonly credentials?: GitCredentials;
   /** The cluster, by name: an upgrade renders its recorded identity, a removal needs no more. */
   readonly cluster: { readonly name: string };
-  /** @default 'development' */
-  readonly reference?: string;
   readonly generatorVersion: string;
-  /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
-  readonly author?: GitIdentity;
-  /** @default 30 */
-  readonly pushAttempts?: number;
   /**
    * A removal only: delete the data too. The lift commit lands first, and the
    * removal waits up to `timeoutMs` for the cluster's Flux to apply it (needs `deps.readiness`).
    */
   readonly deleteData?: { readonly timeoutMs: number };
-  readonly signal?: AbortSignal;
 }
 
 /**
@@ -89,130 +63,80 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
   if (deleteData !== undefined && deps.readiness === undefined) {
     throw new ValidationError([{ field: 'kubeconfig', message: "deleting the data needs the cluster's kubeconfig: the removal may land only once the cluster's Flux has applied the lifting of the prune protection" }]);
   }
-  const cluster = options.cluster.name;
   const pass = passOfAction(action);
-  const now = deps.now ?? Date.now;
-  const log = deps.logger.child({ run_id: options.id, cluster, action });
-  const branch = options.branch ?? DEFAULT_BRANCH;
-  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
-  const gitopsPath = `clusters/${cluster}`;
-  const commits: RunCommit[] = [];
-  let workspace: GitWorkspace | undefined;
-  let change: FleetChange | undefined;
-  const workRoot = await runScratch(deps.workRoot, action, options.id);
 
-  /** The run's gate over its working copy: throws the findings. */
-  const verifyTree = async () => {
-    const report = await deps.verify!(workspace!.dir, cluster, signal);
-    if (report.findings.length > 0) throw new VerificationError(report.findings);
-  };
-  // upgradeWorkTree's shape of the same gate (it restores the tree itself on findings).
-  const gate: WorkTreeVerify | undefined = deps.verify
-    ? async (dir) => ({ findings: (await deps.verify!(dir, cluster, signal)).findings, notes: [], kustomizationsChecked: 0, summary: '' })
-    : undefined;
+  return runInFrame<string>(action, deps, options, (frame) => {
+    const { cluster, gitopsPath, reference, log, now } = frame;
+    let change: FleetChange | undefined;
+    // upgradeWorkTree's shape of the gate (it restores the tree itself on findings).
+    const gate: WorkTreeVerify | undefined = deps.verify
+      ? async (dir) => ({ findings: (await deps.verify!(dir, cluster, signal)).findings, notes: [], kustomizationsChecked: 0, summary: '' })
+      : undefined;
 
-  const clone: StepWork = {
-    message: () => cloneMessage({ branch, reference, cluster }),
-    run: async () => {
-      workspace = await cloneForRun(deps.git, { url: options.repositoryUrl, branch, workRoot, reference, cluster, ...(options.credentials ? { credentials: options.credentials } : {}), ...(signal ? { signal } : {}) });
-    },
-  };
-  const plan = (work: typeof upgradeChange) => async () => {
-    change = await work({ workspace: workspace!, cluster, reference, generatorVersion: options.generatorVersion, ...(gate ? { verify: gate } : {}) });
-    const { added, modified, removed, credentialsKept, kept } = change.changes;
-    // Counts and names only: a credential's value never reaches the log.
-    log.info(
-      { event: 'file_change', pass, added, modified, removed, ...(credentialsKept !== undefined ? { credentials_kept: credentialsKept } : {}), ...(kept !== undefined ? { kept: kept.length } : {}) },
-      change.nothing ?? `${gitopsPath}: ${added} file(s) added, ${modified} modified, ${removed} removed${credentialsKept !== undefined ? `; ${credentialsKept} sealed credential(s) kept` : ''}${kept !== undefined ? `; ${kept.length} kept` : ''}`,
-    );
-  };
-  /** Commits `landing` as `pass` and delivers it. @returns the commit on the branch */
-  const land = async (landing: FleetChange, pass: RunPass): Promise<string | undefined> => {
-    const landed = await landPass(deps.delivery, {
-        commit: {
-          paths: landing.paths,
-          message: landing.message,
-          // Scaffold-Reference: what the upgrade's verify read, so a concurrent run may carry it (git/landing-queue.ts).
-          trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': cluster, 'Scaffold-Reference': reference, 'Scaffold-Action': action },
-          author: options.author ?? DEFAULT_AUTHOR,
-        },
-        landedBefore: () => workspace!.passCommit(cluster, pass),
-        workspace: workspace!,
-        runId: options.id,
-        cluster: options.cluster,
-        pass,
-        reference,
-        branch,
-        summary: landing.summary,
-        maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
-        // A removal renders nothing to verify again; an upgrade's tree is verified again over changed inputs.
-        ...(action === 'upgrade' ? { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) }) } : {}),
-        ...(signal ? { signal } : {}),
-      }, log);
-    if (landed) commits.push({ pass, sha: landed });
-    return landed;
-  };
-  const push: StepWork = {
-    skip: () => change?.nothing,
-    message: () => `committing and pushing the ${action === 'upgrade' ? 'upgrade' : 'removal'} of ${gitopsPath}`,
-    run: () => land(change!, pass),
-  };
-
-  // Deleting the data: the lift lands and Flux applies it before the removal may land (see the top of this file).
-  let lift: FleetChange | undefined;
-  /** The lift commit Flux must apply: landed by this run, or by an earlier attempt of it. */
-  let liftCommit: string | undefined;
-  const liftTimeoutMs = deleteData?.timeoutMs ?? 0;
-  const liftProtection: StepWork = {
-    skip: () => (deleteData === undefined ? 'the data stays: objects marked prune: disabled survive the removal (delete_data not asked for)' : undefined),
-    message: () => `lifting the prune protection of ${gitopsPath}'s data in a commit of its own`,
-    run: async () => {
-      lift = await liftChange({ workspace: workspace!, cluster, reference, generatorVersion: options.generatorVersion });
+    const plan = (work: typeof upgradeChange) => async () => {
+      change = await work({ workspace: frame.workspace(), cluster, reference, generatorVersion: options.generatorVersion, ...(gate ? { verify: gate } : {}) });
+      const { added, modified, removed, credentialsKept, kept } = change.changes;
+      // Counts and names only: a credential's value never reaches the log.
       log.info(
-        { event: 'lift_protection', objects: lift.keeps ?? [], files: lift.paths.length },
-        lift.nothing ?? `unmarking ${lift.keeps?.length ?? 0} object(s) in ${lift.paths.join(', ')}: ${lift.keeps?.join(', ') ?? ''}`,
+        { event: 'file_change', pass, added, modified, removed, ...(credentialsKept !== undefined ? { credentials_kept: credentialsKept } : {}), ...(kept !== undefined ? { kept: kept.length } : {}) },
+        change.nothing ?? `${gitopsPath}: ${added} file(s) added, ${modified} modified, ${removed} removed${credentialsKept !== undefined ? `; ${credentialsKept} sealed credential(s) kept` : ''}${kept !== undefined ? `; ${kept.length} kept` : ''}`,
       );
-      liftCommit = lift.nothing === undefined ? await land(lift, 'lift-protection') : lift.landed;
-      if (lift.nothing !== undefined && lift.landed !== undefined) commits.push({ pass: 'lift-protection', sha: lift.landed });
-    },
-  };
-  const waitForLift: StepWork = {
-    skip: () => (deleteData === undefined ? 'no lift to wait for' : liftCommit === undefined ? `${lift?.nothing ?? 'nothing was lifted'}: no lift to wait for` : undefined),
-    message: () => `waiting up to ${Math.round(liftTimeoutMs / 1000)}s for the cluster's Flux to apply ${liftCommit!.slice(0, 12)} before the removal prunes the data`,
-    run: () =>
-      waitForFluxApplied(
-        { readiness: deps.readiness!, logger: log, now },
-        { commit: liftCommit!, timeoutMs: liftTimeoutMs, ...(deps.contains ? { contains: deps.contains } : {}), ...(signal ? { signal } : {}) },
-      ),
-  };
-
-  return finishRun(async () => {
-    const context = { log, now, ...(signal ? { signal } : {}) };
-    if (action === 'upgrade') {
-      const work: Record<UpgradeStepName, StepWork> = { clone, 'render-upgrade': { message: () => `rendering ${gitopsPath} again from ${reference}, sealed credentials kept`, run: plan(upgradeChange) }, 'push-upgrade': push };
-      await runSteps(UPGRADE_STEPS, work, context);
-    } else {
-      const work: Record<RemoveStepName, StepWork> = {
-        clone,
-        'lift-protection': liftProtection,
-        'wait-for-lift': waitForLift,
-        'remove-files': { message: () => `removing the files the provenance of ${gitopsPath} lists`, run: plan(removalChange) },
-        'push-removal': push,
-      };
-      await runSteps(REMOVE_STEPS, work, context);
-    }
-    if (change?.landed !== undefined) commits.push({ pass, sha: change.landed });
-    const result: RunResult = {
-      status: 'succeeded',
-      message: resultMessage({ action, gitopsPath, commits, change, lift }),
-      gitops_path: gitopsPath,
-      commits,
-      step: stepsOf(action).length,
-      ...(change ? { changes: change.changes } : {}),
     };
-    log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
-    return result;
-  }, { workRoot, commits, workspace: () => workspace });
+    // A removal renders nothing to verify again; an upgrade's tree is verified again over changed inputs.
+    const land = (landing: FleetChange, as: RunPass) => frame.land(as, { ...landing, reverifyAfterRebase: action === 'upgrade' });
+    const push: StepWork = {
+      skip: () => change?.nothing,
+      message: () => `committing and pushing the ${action === 'upgrade' ? 'upgrade' : 'removal'} of ${gitopsPath}`,
+      run: () => land(change!, pass),
+    };
+    const result = () => {
+      if (change?.landed !== undefined) frame.commits.push({ pass, sha: change.landed });
+      return { message: resultMessage({ action, gitopsPath, commits: frame.commits, change, lift }), ...(change ? { changes: change.changes } : {}) };
+    };
+
+    // Deleting the data: the lift lands and Flux applies it before the removal may land (see the top of this file).
+    let lift: FleetChange | undefined;
+    /** The lift commit Flux must apply: landed by this run, or by an earlier attempt of it. */
+    let liftCommit: string | undefined;
+    const liftTimeoutMs = deleteData?.timeoutMs ?? 0;
+
+    if (action === 'upgrade') {
+      const work: Record<UpgradeStepName, StepWork> = {
+        clone: frame.clone,
+        'render-upgrade': { message: () => `rendering ${gitopsPath} again from ${reference}, sealed credentials kept`, run: plan(upgradeChange) },
+        'push-upgrade': push,
+      };
+      return { steps: UPGRADE_STEPS, work, result } satisfies RunPlan<UpgradeStepName>;
+    }
+    const work: Record<RemoveStepName, StepWork> = {
+      clone: frame.clone,
+      'lift-protection': {
+        skip: () => (deleteData === undefined ? 'the data stays: objects marked prune: disabled survive the removal (delete_data not asked for)' : undefined),
+        message: () => `lifting the prune protection of ${gitopsPath}'s data in a commit of its own`,
+        run: async () => {
+          lift = await liftChange({ workspace: frame.workspace(), cluster, reference, generatorVersion: options.generatorVersion });
+          log.info(
+            { event: 'lift_protection', objects: lift.keeps ?? [], files: lift.paths.length },
+            lift.nothing ?? `unmarking ${lift.keeps?.length ?? 0} object(s) in ${lift.paths.join(', ')}: ${lift.keeps?.join(', ') ?? ''}`,
+          );
+          liftCommit = lift.nothing === undefined ? await land(lift, 'lift-protection') : lift.landed;
+          if (lift.nothing !== undefined && lift.landed !== undefined) frame.commits.push({ pass: 'lift-protection', sha: lift.landed });
+        },
+      },
+      'wait-for-lift': {
+        skip: () => (deleteData === undefined ? 'no lift to wait for' : liftCommit === undefined ? `${lift?.nothing ?? 'nothing was lifted'}: no lift to wait for` : undefined),
+        message: () => `waiting up to ${Math.round(liftTimeoutMs / 1000)}s for the cluster's Flux to apply ${liftCommit!.slice(0, 12)} before the removal prunes the data`,
+        run: () =>
+          waitForFluxApplied(
+            { readiness: deps.readiness!, logger: log, now },
+            { commit: liftCommit!, timeoutMs: liftTimeoutMs, ...(deps.contains ? { contains: deps.contains } : {}), ...(signal ? { signal } : {}) },
+          ),
+      },
+      'remove-files': { message: () => `removing the files the provenance of ${gitopsPath} lists`, run: plan(removalChange) },
+      'push-removal': push,
+    };
+    return { steps: REMOVE_STEPS, work, result } satisfies RunPlan<RemoveStepName>;
+  });
 }
 
 /**

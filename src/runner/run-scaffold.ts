@@ -10,10 +10,10 @@
  * the remote has, re-renders to the same bytes (credentials kept), and commits
  * nothing that is already there.
  */
-import { ValidationError, VerificationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
-import { SCAFFOLD_STEPS, STEP_COUNT, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
+import { SCAFFOLD_STEPS, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
@@ -21,52 +21,31 @@ import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import type { FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
 import { refuseFreshSuppliedIn, writeFreshValuesFollowUp } from '../workspace/fresh-values-work-tree.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { RunCommit, RunResult } from '../run/scaffold-run.js';
-import type { PassDelivery, PassSummary } from '../run/delivery.js';
-import { afterRebaseCheck } from './reverify-after-rebase.js';
+import type { RunResult } from '../run/scaffold-run.js';
+import type { PassSummary } from '../run/delivery.js';
 import { reencryptThroughController } from './reencrypt-through-controller.js';
-import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace, SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
-import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, landPass, finishRun, runScratch } from './run-git.js';
-import { runSteps, type StepWork } from './step-runner.js';
-import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
+import type { SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
+import { runInFrame, type RunFrameDeps, type RunFrameOptions, type WorkTreeVerifier } from './run-frame.js';
+import { assertRunId } from './run-git.js';
+import type { StepWork } from './step-runner.js';
+import { SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers, with the step runner's error and result.
 export { STEPS, type StepNumber };
 export { failedResult, StepError } from './step-runner.js';
 
-/** Checks a rendered work tree before it is committed; returns one finding a line. */
-export type WorkTreeVerifier = (
-  dir: string,
-  cluster: string,
-  signal?: AbortSignal,
-) => Promise<{ findings: readonly string[]; readonly kustomizeBuilds?: { readonly run: number; readonly cached: number } }>;
+export type { WorkTreeVerifier } from './run-frame.js';
 
 /** Collaborators of a run. */
-export interface ScaffoldRunDeps {
-  readonly git: GitRemote;
+export interface ScaffoldRunDeps extends RunFrameDeps {
   /** Needed unless the run is given a certificate. */
   readonly certificates?: SealingCertificateSource;
-  /** The pre-push gate; skipped when absent. */
-  readonly verify?: WorkTreeVerifier;
-  readonly logger: Logger;
-  /** How a committed pass reaches the branch. @default push straight to it */
-  readonly delivery?: PassDelivery;
-  /** Where working copies go. @default the OS temp dir */
-  readonly workRoot?: string;
-  readonly now?: () => number;
 }
 
 /** What to scaffold, and where. */
-export interface ScaffoldRunOptions {
-  readonly id: string;
-  readonly repositoryUrl: string;
-  /** @default 'main' */
-  readonly branch?: string;
-  readonly credentials?: GitCredentials;
+export interface ScaffoldRunOptions extends RunFrameOptions {
   readonly cluster: ClusterSpec;
-  /** @default 'development' */
-  readonly reference?: string;
   /** The cluster's certificate, when the caller has it: steps 4 and 5 are skipped. */
   readonly certificatePem?: string;
   /** @default kube-system/sealed-secrets-controller */
@@ -92,11 +71,6 @@ export interface ScaffoldRunOptions {
    */
   readonly freshValues?: boolean;
   readonly generatorVersion: string;
-  /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
-  readonly author?: GitIdentity;
-  /** @default 30 */
-  readonly pushAttempts?: number;
-  readonly signal?: AbortSignal;
 }
 
 /**
@@ -126,191 +100,136 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       { field: 'kubeconfig', message: "rotating with the same values needs the cluster's kubeconfig and no supplied certificate: its Sealed Secrets controller re-encrypts them (/v1/rotate) and serves the certificate they are then sealed for" },
     ]);
   }
-  const log = deps.logger.child({ run_id: options.id, cluster: options.cluster.name });
-  const branch = options.branch ?? DEFAULT_BRANCH;
-  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
-  const controller = options.controller ?? SEALED_SECRETS_CONTROLLER;
-  const gitopsPath = `clusters/${options.cluster.name}`;
-  const commits: RunCommit[] = [];
-  /** Whether step 2 found the full tree already there (a rerun after pass 2 landed). */
-  let supersededInfrastructure = false;
-  let workspace: GitWorkspace | undefined;
-  /** What the last render changed, for a pull request's description. */
-  let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
-  const workRoot = await runScratch(deps.workRoot, 'scaffold', options.id);
-
-  /** kustomize builds of this run's verifies so far: run (a kubectl process each) and answered by the verifier's cache. */
-  const builds = { run: 0, cached: 0 };
-  const verifyTree = async () => {
-    if (!deps.verify) return;
-    const report = await deps.verify(workspace!.dir, options.cluster.name, options.signal);
-    if (report.kustomizeBuilds) {
-      builds.run += report.kustomizeBuilds.run;
-      builds.cached += report.kustomizeBuilds.cached;
-      const total = builds.run + builds.cached;
-      log.info(
-        { event: 'verified', findings: report.findings.length, kustomize_run: report.kustomizeBuilds.run, kustomize_cached: report.kustomizeBuilds.cached, run_kustomize_run: builds.run, run_kustomize_cached: builds.cached, run_cache_hit_rate: total === 0 ? 0 : Number((builds.cached / total).toFixed(3)) },
-        `verify built ${report.kustomizeBuilds.run} kustomizations with kubectl and took ${report.kustomizeBuilds.cached} from the cache (this run: ${builds.cached} of ${total} cached)`,
-      );
-    }
-    if (report.findings.length > 0) throw new VerificationError(report.findings);
-  };
-
-  const afterRebase = (pass: RenderPass) => afterRebaseCheck({ cluster: options.cluster.name, reference, log, pass, ...(deps.verify ? { verify: verifyTree } : {}) });
-
-  /** Fresh values only: the Jobs written and the workloads to restart. */
-  let followUp: FreshValuesFollowUp | undefined;
-  const freshValues = options.freshValues === true && options.rotateCredentials !== undefined && options.rotateCredentials !== false;
+  const freshValues = options.freshValues === true && rotating;
   if (options.freshValues === true && !freshValues) throw new ValidationError([{ field: 'freshValues', message: 'writes the Jobs for the credentials a rotation seals anew: give rotateCredentials' }]);
   if (freshValues && sameValues) throw new ValidationError([{ field: 'freshValues', message: 'sets new values where the databases keep them, but rotateValues same keeps the values: give rotateValues fresh' }]);
+  const controller = options.controller ?? SEALED_SECRETS_CONTROLLER;
 
-  const render = async (pass: RenderPass, certificatePem?: string) => {
-    if (pass === 'infrastructure' && freshValues && Array.isArray(options.rotateCredentials)) {
-      // Before the first push: a supplied credential has no fresh value to make up (as `rotate --fresh-values` says).
-      await refuseFreshSuppliedIn(workspace!.dir, options.rotateCredentials);
-    }
-    const { result, changes } = await workspace!.render({
-      cluster: options.cluster,
-      reference,
-      pass,
-      generatorVersion: options.generatorVersion,
-      // Rotation is the sealing pass's job. The first pass of a rerun renders the
-      // full tree again (a cluster never loses layers) and must keep what is
-      // sealed: it may not have the certificate yet, and rotating there would
-      // push credentials sealed for a key that step 5 has not confirmed.
-      // With the same values the controller already re-encrypted them in place: the render keeps them.
-      rotateCredentials: pass === 'all' && !sameValues && (options.rotateCredentials ?? false),
-      ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
-      ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
-    });
-    for (const c of result.credentials) {
-      log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
-    }
-    // Said in the run's log like an omitted pull secret: a cluster whose Flux cannot pull shows nothing else.
-    if (result.fluxSync !== undefined) log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));
-    log.info(
-      { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
-      `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
-    );
-    const written = [...changes.written];
-    if (pass === 'all' && freshValues) {
-      followUp = await writeFreshValuesFollowUp(workspace!.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree);
-      logFreshValues(followUp, log);
-      written.push(...followUp.files.keys());
-    }
-    await verifyTree();
-    summary = { written, removed: changes.removed, verify: deps.verify ? 'passed: no findings' : 'not run' };
-    return result;
-  };
+  return runInFrame('scaffold', deps, options, (frame) => {
+    const { log, gitopsPath } = frame;
+    /** Whether step 2 found the full tree already there (a rerun after pass 2 landed). */
+    let supersededInfrastructure = false;
+    /** What the last render changed, for a pull request's description. */
+    let summary: PassSummary = { written: [], removed: [], verify: 'not run' };
+    /** Fresh values only: the Jobs written and the workloads to restart. */
+    let followUp: FreshValuesFollowUp | undefined;
 
-  const commitAndPush = async (pass: RenderPass): Promise<void> => {
-    const landed = await landPass(deps.delivery, {
-      commit: {
+    const render = async (pass: RenderPass, certificatePem?: string) => {
+      const workspace = frame.workspace();
+      if (pass === 'infrastructure' && freshValues && Array.isArray(options.rotateCredentials)) {
+        // Before the first push: a supplied credential has no fresh value to make up (as `rotate --fresh-values` says).
+        await refuseFreshSuppliedIn(workspace.dir, options.rotateCredentials);
+      }
+      const { result, changes } = await workspace.render({
+        cluster: options.cluster,
+        reference: frame.reference,
+        pass,
+        generatorVersion: options.generatorVersion,
+        // Rotation is the sealing pass's job. The first pass of a rerun renders the
+        // full tree again (a cluster never loses layers) and must keep what is
+        // sealed: it may not have the certificate yet, and rotating there would
+        // push credentials sealed for a key that step 5 has not confirmed.
+        // With the same values the controller already re-encrypted them in place: the render keeps them.
+        rotateCredentials: pass === 'all' && !sameValues && (options.rotateCredentials ?? false),
+        ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
+        ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
+      });
+      for (const c of result.credentials) {
+        log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
+      }
+      // Said in the run's log like an omitted pull secret: a cluster whose Flux cannot pull shows nothing else.
+      if (result.fluxSync !== undefined) log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));
+      log.info(
+        { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
+        `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
+      );
+      const written = [...changes.written];
+      if (pass === 'all' && freshValues) {
+        followUp = await writeFreshValuesFollowUp(workspace.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree);
+        logFreshValues(followUp, log);
+        written.push(...followUp.files.keys());
+      }
+      await frame.verify();
+      summary = { written, removed: changes.removed, verify: frame.verifies ? 'passed: no findings' : 'not run' };
+      return result;
+    };
+
+    const commitAndPush = async (pass: RenderPass): Promise<void> => {
+      await frame.land(pass, {
         paths: [gitopsPath],
         message:
           pass === 'infrastructure'
             ? `Scaffold ${options.cluster.name}: infrastructure layer\n\nFirst pass for ${options.cluster.domain} (${options.cluster.region}): the layers that bring up\nthe cluster's Sealed Secrets controller. Nothing is sealed yet.`
             : `Scaffold ${options.cluster.name}: all layers, credentials sealed\n\nSecond pass for ${options.cluster.domain} (${options.cluster.region}): every layer, with\ncredentials sealed by the cluster's own Sealed Secrets key.`,
-        // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
-        trailers: { 'Scaffold-Id': options.id, 'Scaffold-Pass': pass, 'Scaffold-Cluster': options.cluster.name, 'Scaffold-Reference': reference },
-        author: options.author ?? DEFAULT_AUTHOR,
-      },
-      // The newest commit touching the path is the pass's only for the pass that
-      // wrote the current tree; on a rerun the infrastructure pass was superseded by the full one.
-      landedBefore: async () =>
-        (await workspace!.passCommit(options.cluster.name, pass)) ??
-        (pass === 'all' || !supersededInfrastructure ? await workspace!.lastCommitTouching([gitopsPath]) : undefined),
-      workspace: workspace!,
-      runId: options.id,
-      cluster: options.cluster,
-      pass,
-      branch,
-      summary,
-      maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
-      afterRebase: afterRebase(pass),
-      ...(options.signal ? { signal: options.signal } : {}),
-    }, log);
-    if (landed) commits.push({ pass, sha: landed });
-  };
-
-  // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
-  const supplied = options.certificatePem !== undefined ? 'the sealing certificate was supplied' : undefined;
-  const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
-  // Checked up front: when no certificate is supplied, a certificate source is.
-  const source = (): SealingCertificateSource => deps.certificates!;
-  let first: Awaited<ReturnType<typeof render>> | undefined;
-  let certificatePem = options.certificatePem;
-  const work: Readonly<Record<StepName, StepWork>> = {
-    clone: {
-      message: () => cloneMessage({ branch, reference, cluster: options.cluster.name }),
-      run: async () => {
-        workspace = await cloneForRun(deps.git, {
-          url: options.repositoryUrl,
-          branch,
-          workRoot,
-          reference,
-          cluster: options.cluster.name,
-          ...(options.credentials ? { credentials: options.credentials } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      },
-    },
-    'render-infrastructure': {
-      message: () => 'rendering the infrastructure layer (nothing sealed)',
-      run: async () => {
-        first = await render('infrastructure');
-        supersededInfrastructure = first.pass === 'all';
-      },
-    },
-    'push-infrastructure': { message: () => 'committing and pushing the infrastructure layer', run: () => commitAndPush('infrastructure') },
-    'wait-for-sealing-controller': {
-      skip: () => supplied && `${supplied}; not waiting for the controller`,
-      message: () => `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`,
-      run: () => source().waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
-    },
-    'fetch-sealing-certificate': {
-      skip: () => supplied && `${supplied}; not fetching it`,
-      message: () => `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`,
-      run: async () => {
-        const pem = await source().fetchCertificate(controller, options.signal ? { signal: options.signal } : {});
-        // A certificate out of its validity window (or a weak key) fails this step, not the render.
-        parseSealingCertificate(pem, 'certificate', new Date(now()));
-        certificatePem = pem;
-      },
-    },
-    'render-all': {
-      message: () =>
-        sameValues
-          ? `re-encrypting the SealedSecrets through ${controller.namespace}/${controller.name} (same values, its newest key), then rendering every layer`
-          : 'rendering every layer with fresh credentials sealed',
-      run: async () => {
-        if (first?.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
-        if (sameValues) {
-          await reencryptThroughController(
-            { workspace: workspace!, source: source(), controller, log, generatorVersion: options.generatorVersion, ...(options.signal ? { signal: options.signal } : {}) },
-            { cluster: options.cluster.name, certificate: parseSealingCertificate(certificatePem!, 'certificate', new Date(now())), rotate: options.rotateCredentials ?? true },
-          );
-        }
-        await render('all', certificatePem);
-      },
-    },
-    'push-all': { message: () => 'committing and pushing every layer', run: () => commitAndPush('all') },
-  };
-
-  return finishRun(async () => {
-    await runSteps(SCAFFOLD_STEPS, work, { log, now, ...(options.signal ? { signal: options.signal } : {}) });
-
-    const scaffolded = `scaffolded ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
-    const result: RunResult = {
-      status: 'succeeded',
-      message: followUp === undefined ? scaffolded : `${scaffolded}; ${freshValuesSummary(followUp)}`,
-      gitops_path: gitopsPath,
-      commits,
-      step: STEP_COUNT,
+        summary,
+        // The newest commit touching the path is the pass's only for the pass that
+        // wrote the current tree; on a rerun the infrastructure pass was superseded by the full one.
+        landedBefore: async () =>
+          (await frame.workspace().passCommit(options.cluster.name, pass)) ??
+          (pass === 'all' || !supersededInfrastructure ? await frame.workspace().lastCommitTouching([gitopsPath]) : undefined),
+      });
     };
-    log.info({ event: 'run_finished', status: result.status, gitops_path: gitopsPath, commits }, result.message);
-    return result;
-  }, { workRoot, commits, workspace: () => workspace });
+
+    // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
+    const supplied = options.certificatePem !== undefined ? 'the sealing certificate was supplied' : undefined;
+    const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
+    // Checked up front: when no certificate is supplied, a certificate source is.
+    const source = (): SealingCertificateSource => deps.certificates!;
+    let first: Awaited<ReturnType<typeof render>> | undefined;
+    let certificatePem = options.certificatePem;
+    const work: Readonly<Record<StepName, StepWork>> = {
+      clone: frame.clone,
+      'render-infrastructure': {
+        message: () => 'rendering the infrastructure layer (nothing sealed)',
+        run: async () => {
+          first = await render('infrastructure');
+          supersededInfrastructure = first.pass === 'all';
+        },
+      },
+      'push-infrastructure': { message: () => 'committing and pushing the infrastructure layer', run: () => commitAndPush('infrastructure') },
+      'wait-for-sealing-controller': {
+        skip: () => supplied && `${supplied}; not waiting for the controller`,
+        message: () => `waiting up to ${Math.round(timeoutMs / 1000)}s for Deployment ${controller.namespace}/${controller.name} to be Available`,
+        run: () => source().waitForController(controller, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) }),
+      },
+      'fetch-sealing-certificate': {
+        skip: () => supplied && `${supplied}; not fetching it`,
+        message: () => `fetching the sealing certificate of ${controller.namespace}/${controller.name} through the API server`,
+        run: async () => {
+          const pem = await source().fetchCertificate(controller, options.signal ? { signal: options.signal } : {});
+          // A certificate out of its validity window (or a weak key) fails this step, not the render.
+          parseSealingCertificate(pem, 'certificate', new Date(now()));
+          certificatePem = pem;
+        },
+      },
+      'render-all': {
+        message: () =>
+          sameValues
+            ? `re-encrypting the SealedSecrets through ${controller.namespace}/${controller.name} (same values, its newest key), then rendering every layer`
+            : 'rendering every layer with fresh credentials sealed',
+        run: async () => {
+          if (first?.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
+          if (sameValues) {
+            await reencryptThroughController(
+              { workspace: frame.workspace(), source: source(), controller, log, generatorVersion: options.generatorVersion, ...(options.signal ? { signal: options.signal } : {}) },
+              { cluster: options.cluster.name, certificate: parseSealingCertificate(certificatePem!, 'certificate', new Date(now())), rotate: options.rotateCredentials ?? true },
+            );
+          }
+          await render('all', certificatePem);
+        },
+      },
+      'push-all': { message: () => 'committing and pushing every layer', run: () => commitAndPush('all') },
+    };
+
+    return {
+      steps: SCAFFOLD_STEPS,
+      work,
+      result: () => {
+        const scaffolded = `scaffolded ${gitopsPath}: ${frame.commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
+        return { message: followUp === undefined ? scaffolded : `${scaffolded}; ${freshValuesSummary(followUp)}` };
+      },
+    };
+  });
 }
 
 /** Logs each password-change Job and the workloads to restart. */

@@ -1,0 +1,223 @@
+/**
+ * The skeleton every run shares, whatever its action (scaffold, rotation,
+ * upgrade, removal): refuse a bad id, open a scratch directory, clone the
+ * branch sparsely (step 1), gate the working copy with verify, commit and
+ * deliver each pass with the trailers the landing queue reads, run the
+ * action's step table, and end the same way — a succeeded result with the
+ * commits, or a StepError carrying the commits pushed before it, the working
+ * copy removed either way.
+ *
+ * An action brings only what is its own: the work of its other steps and the
+ * words of its result (`run-scaffold.ts`, `run-fleet-change.ts`).
+ */
+import { VerificationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { DEFAULT_BRANCH, REFERENCE_ENVIRONMENT } from '../model/defaults.js';
+import type { RunAction, RunPass } from '../model/run-action.js';
+import type { ScaffoldStep } from '../model/scaffold-steps.js';
+import type { PassDelivery, PassSummary } from '../run/delivery.js';
+import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
+import type { RunCommit, RunResult } from '../run/scaffold-run.js';
+import { afterRebaseCheck } from './reverify-after-rebase.js';
+import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, finishRun, landPass, runScratch } from './run-git.js';
+import { runSteps, type StepWork } from './step-runner.js';
+
+/** Checks a rendered work tree before it is committed; returns one finding a line. */
+export type WorkTreeVerifier = (
+  dir: string,
+  cluster: string,
+  signal?: AbortSignal,
+) => Promise<{ findings: readonly string[]; readonly kustomizeBuilds?: { readonly run: number; readonly cached: number } }>;
+
+/** Collaborators every run has. */
+export interface RunFrameDeps {
+  readonly git: GitRemote;
+  /** The pre-push gate; skipped when absent. */
+  readonly verify?: WorkTreeVerifier;
+  readonly logger: Logger;
+  /** How a committed pass reaches the branch. @default push straight to it */
+  readonly delivery?: PassDelivery;
+  /** Where working copies go. @default the OS temp dir */
+  readonly workRoot?: string;
+  readonly now?: () => number;
+}
+
+/** What every run is told: which run, which repository, and how its commits are written. */
+export interface RunFrameOptions {
+  readonly id: string;
+  readonly repositoryUrl: string;
+  /** @default 'main' */
+  readonly branch?: string;
+  readonly credentials?: GitCredentials;
+  /** @default 'development' */
+  readonly reference?: string;
+  /** @default gitops-scaffolder <gitops-scaffolder@localhost> */
+  readonly author?: GitIdentity;
+  /** @default 30 */
+  readonly pushAttempts?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** One commit to land: what it stages and says. */
+export interface Landing {
+  /** Repository-relative paths to stage. */
+  readonly paths: readonly string[];
+  readonly message: string;
+  /** What a pull/merge request says about it. */
+  readonly summary: PassSummary;
+  /** The commit this pass landed as earlier, for a rerun with nothing new to commit. @default the newest commit with the pass's trailers */
+  readonly landedBefore?: () => Promise<string | undefined>;
+  /** Whether a rebase onto changed shared inputs verifies the tree again (a removal renders nothing to verify). @default true */
+  readonly reverifyAfterRebase?: boolean;
+}
+
+/** What the frame hands an action's steps. */
+export interface RunFrame {
+  readonly cluster: string;
+  /** `clusters/<cluster>`. */
+  readonly gitopsPath: string;
+  readonly branch: string;
+  readonly reference: string;
+  /** The run's logger, bound to its id and cluster. */
+  readonly log: Logger;
+  readonly now: () => number;
+  /** The commits landed so far, in order. */
+  readonly commits: RunCommit[];
+  /** The working copy step 1 cloned. */
+  workspace(): GitWorkspace;
+  /** Step 1: the sparse clone. */
+  readonly clone: StepWork;
+  /** Whether the run has a pre-push gate. */
+  readonly verifies: boolean;
+  /** Runs the gate over the working copy (nothing without one). @throws VerificationError with the findings */
+  verify(): Promise<void>;
+  /** Commits `landing` as `pass`, delivers it and records the commit. @returns the commit on the branch, if any */
+  land(pass: RunPass, landing: Landing): Promise<string | undefined>;
+}
+
+/** An action's part of a run: its step table, the work of each row, and its result. */
+export interface RunPlan<Name extends string> {
+  readonly steps: readonly (ScaffoldStep & { readonly name: Name })[];
+  readonly work: Readonly<Record<Name, StepWork>>;
+  /** The succeeded result's own fields, read once every step has run. */
+  readonly result: () => { readonly message: string; readonly changes?: RunResult['changes'] };
+}
+
+/**
+ * Runs one action's plan inside the shared skeleton.
+ * @param cluster the cluster as a delivery names it (a scaffold's request names its domain and region too)
+ * @returns the succeeded result
+ * @throws StepError carrying the failed step, the original error and the commits pushed before it
+ */
+export async function runInFrame<Name extends string>(
+  action: RunAction,
+  deps: RunFrameDeps,
+  options: RunFrameOptions & { readonly cluster: { readonly name: string; readonly domain?: string; readonly region?: string } },
+  plan: (frame: RunFrame) => RunPlan<Name>,
+): Promise<RunResult> {
+  assertRunId(options.id);
+  const { signal } = options;
+  const cluster = options.cluster.name;
+  const now = deps.now ?? Date.now;
+  // A scaffold's log lines have always been bound to the run and cluster only; fleet actions name themselves.
+  const log = deps.logger.child({ run_id: options.id, cluster, ...(action === 'scaffold' ? {} : { action }) });
+  const branch = options.branch ?? DEFAULT_BRANCH;
+  const reference = options.reference ?? REFERENCE_ENVIRONMENT;
+  const gitopsPath = `clusters/${cluster}`;
+  const commits: RunCommit[] = [];
+  let workspace: GitWorkspace | undefined;
+  const workRoot = await runScratch(deps.workRoot, action, options.id);
+  const cloned = (): GitWorkspace => {
+    if (workspace === undefined) throw new Error('the working copy is used before step 1 cloned it');
+    return workspace;
+  };
+
+  /** kustomize builds of this run's verifies so far: run (a kubectl process each) and answered by the verifier's cache. */
+  const builds = { run: 0, cached: 0 };
+  const verify = async (): Promise<void> => {
+    if (!deps.verify) return;
+    const report = await deps.verify(cloned().dir, cluster, signal);
+    if (report.kustomizeBuilds) {
+      builds.run += report.kustomizeBuilds.run;
+      builds.cached += report.kustomizeBuilds.cached;
+      const total = builds.run + builds.cached;
+      log.info(
+        {
+          event: 'verified',
+          findings: report.findings.length,
+          kustomize_run: report.kustomizeBuilds.run,
+          kustomize_cached: report.kustomizeBuilds.cached,
+          run_kustomize_run: builds.run,
+          run_kustomize_cached: builds.cached,
+          run_cache_hit_rate: total === 0 ? 0 : Number((builds.cached / total).toFixed(3)),
+        },
+        `verify built ${report.kustomizeBuilds.run} kustomizations with kubectl and took ${report.kustomizeBuilds.cached} from the cache (this run: ${builds.cached} of ${total} cached)`,
+      );
+    }
+    if (report.findings.length > 0) throw new VerificationError(report.findings);
+  };
+
+  const land = async (pass: RunPass, landing: Landing): Promise<string | undefined> => {
+    const landed = await landPass(
+      deps.delivery,
+      {
+        commit: {
+          paths: landing.paths,
+          message: landing.message,
+          // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+          trailers: {
+            'Scaffold-Id': options.id,
+            'Scaffold-Pass': pass,
+            'Scaffold-Cluster': cluster,
+            'Scaffold-Reference': reference,
+            ...(action === 'scaffold' ? {} : { 'Scaffold-Action': action }),
+          },
+          author: options.author ?? DEFAULT_AUTHOR,
+        },
+        landedBefore: landing.landedBefore ?? (() => cloned().passCommit(cluster, pass)),
+        workspace: cloned(),
+        runId: options.id,
+        cluster: options.cluster,
+        pass,
+        // A scaffold's request says its domain and region; a fleet change's names the reference it was rendered from.
+        ...(action === 'scaffold' ? {} : { reference }),
+        branch,
+        summary: landing.summary,
+        maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
+        ...(landing.reverifyAfterRebase === false ? {} : { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify } : {}) }) }),
+        ...(signal ? { signal } : {}),
+      },
+      log,
+    );
+    if (landed) commits.push({ pass, sha: landed });
+    return landed;
+  };
+
+  const clone: StepWork = {
+    message: () => cloneMessage({ branch, reference, cluster }),
+    run: async () => {
+      workspace = await cloneForRun(deps.git, {
+        url: options.repositoryUrl,
+        branch,
+        workRoot,
+        reference,
+        cluster,
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+        ...(signal ? { signal } : {}),
+      });
+    },
+  };
+
+  const frame: RunFrame = { cluster, gitopsPath, branch, reference, log, now, commits, workspace: cloned, clone, verifies: deps.verify !== undefined, verify, land };
+  return finishRun(
+    async () => {
+      const { steps, work, result } = plan(frame);
+      await runSteps(steps, work, { log, now, ...(signal ? { signal } : {}) });
+      const own = result();
+      const succeeded: RunResult = { status: 'succeeded', message: own.message, gitops_path: gitopsPath, commits, step: steps.length, ...(own.changes ? { changes: own.changes } : {}) };
+      log.info({ event: 'run_finished', status: succeeded.status, gitops_path: gitopsPath, commits }, succeeded.message);
+      return succeeded;
+    },
+    { workRoot, commits, workspace: () => workspace },
+  );
+}
