@@ -20,6 +20,7 @@ import { runActionMigration } from './migrations/0007-run-action.js';
 import { clusterKeyMigration } from './migrations/0008-cluster-key.js';
 import { localRunQueueMigration } from './migrations/0009-local-run-queue.js';
 import { runFailureMigration } from './migrations/0010-run-failure.js';
+import { runActionByRegistryMigration } from './migrations/0011-run-action-by-registry.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -37,7 +38,7 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, localRunQueueMigration, runFailureMigration];
+export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, localRunQueueMigration, runFailureMigration, runActionByRegistryMigration];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {

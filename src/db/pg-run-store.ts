@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
 import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
 import { migrate } from './migrate.js';
+import { isRunAction } from '../model/run-action.js';
 import { PgSqlClient } from './pg-sql-client.js';
 import { PgliteSqlClient } from './pglite-sql-client.js';
 import type { SqlClient } from './sql-client.js';
@@ -99,6 +100,8 @@ export class PgRunStore implements RunStore {
   }
 
   async create(run: NewRun): Promise<ScaffoldRun> {
+    // The registry, not the schema, says which actions exist (migration 11).
+    if (run.action !== undefined && !isRunAction(run.action)) throw new ValidationError([{ field: 'action', message: 'is not a run action this build knows' }]);
     try {
       // One statement, no read before or after: the partial unique index decides
       // the one-active-run rule, and everything but the timestamp is known

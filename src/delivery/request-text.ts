@@ -6,6 +6,7 @@
  */
 import type { DeliverPassRequest, PassSummary } from '../run/delivery.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
+import { actionOfPass, RUN_ACTION_DEFINITIONS } from '../model/run-action.js';
 
 /** How many file names the description lists before summing up the rest. */
 const MAX_FILES_LISTED = 50;
@@ -22,16 +23,7 @@ export function labelsOf(pass: string): string[] {
 
 export function titleOf(request: Pick<DeliverPassRequest, 'cluster' | 'pass' | 'reference'>): string {
   const { cluster, pass } = request;
-  switch (pass) {
-    case 'infrastructure':
-      return `Scaffold ${cluster.name}: infrastructure layer (pass 1 of 2)`;
-    case 'all':
-      return `Scaffold ${cluster.name}: all layers, credentials sealed (pass 2 of 2)`;
-    case 'upgrade':
-      return `Upgrade ${cluster.name} from the reference ${request.reference ?? REFERENCE_ENVIRONMENT}`;
-    case 'remove':
-      return `Remove ${cluster.name}: the generator's files`;
-  }
+  return RUN_ACTION_DEFINITIONS[actionOfPass(pass)].requestTitle(pass, cluster.name, request.reference ?? REFERENCE_ENVIRONMENT);
 }
 
 /** A Markdown list of `files` under `title`, the first {@link MAX_FILES_LISTED} named. */

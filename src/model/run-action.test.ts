@@ -1,11 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RUN_ACTIONS, RUN_PASSES, isRunAction, passOfAction, runActionOf, runActionsDescribed } from './run-action.js';
-import { stepsOf } from './scaffold-steps.js';
+import { RUN_ACTIONS, RUN_PASSES, isRunAction, isStepNumber, passOfAction, runActionOf, runActionsDescribed, stepsOf } from './run-action.js';
 
 describe('the run-action registry', () => {
-  it('gives each action the step table the runner runs, so the timeline numbers and names what the runner logs', () => {
-    for (const action of RUN_ACTIONS) assert.equal(runActionOf(action).steps, stepsOf(action), action);
+  it('gives each action its step table, a scaffold by default, and numbers steps up to the longest table', () => {
+    assert.deepEqual(
+      RUN_ACTIONS.map((action) => `${action}: ${stepsOf(action).map((step) => step.name).join(' ')}`),
+      [
+        'scaffold: clone render-infrastructure push-infrastructure wait-for-sealing-controller fetch-sealing-certificate render-all push-all',
+        'upgrade: clone render-upgrade push-upgrade',
+        'remove: clone lift-protection wait-for-lift remove-files push-removal',
+      ],
+    );
+    assert.equal(stepsOf(), stepsOf('scaffold'));
+    // An event's step is a number of some action's table: 1 to 7, never 0 or 8.
+    assert.deepEqual([0, 1, 7, 8, 2.5, '3'].map(isStepNumber), [false, true, true, false, false, false]);
   });
 
   it('lists the passes stored runs, trailers and request branches already carry, in order', () => {

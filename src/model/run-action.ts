@@ -42,6 +42,8 @@ export interface RunActionDefinition {
   };
   /** Whether the cluster keeps a tree to draw after it. */
   readonly leavesTree: boolean;
+  /** The title of the pull/merge request that delivers one of its passes (`reference`: what it was rendered from). */
+  readonly requestTitle: (pass: string, cluster: string, reference: string) => string;
   /** What the dashboard says about it. */
   readonly dashboard: {
     /** The action as a noun: scaffold, upgrade, removal. */
@@ -70,6 +72,8 @@ export const RUN_ACTION_DEFINITIONS = {
     seals: true,
     result: { changes: false, onlyRemoves: false },
     leavesTree: true,
+    requestTitle: (pass, cluster) =>
+      pass === 'infrastructure' ? `Scaffold ${cluster}: infrastructure layer (pass 1 of 2)` : `Scaffold ${cluster}: all layers, credentials sealed (pass 2 of 2)`,
     dashboard: { noun: 'scaffold', icon: '+', sealingNone: 'none: a scaffold seals nothing', noChanges: 'nothing changed' },
   },
   upgrade: {
@@ -80,6 +84,7 @@ export const RUN_ACTION_DEFINITIONS = {
     seals: false,
     result: { changes: true, onlyRemoves: false },
     leavesTree: true,
+    requestTitle: (_pass, cluster, reference) => `Upgrade ${cluster} from the reference ${reference}`,
     dashboard: {
       noun: 'upgrade',
       icon: '↑',
@@ -97,6 +102,8 @@ export const RUN_ACTION_DEFINITIONS = {
     result: { changes: true, onlyRemoves: true },
     // A removal leaves no tree to draw.
     leavesTree: false,
+    // The lift is always pushed, never requested (runner/run-git.ts): only the removal has a title.
+    requestTitle: (_pass, cluster) => `Remove ${cluster}: the generator's files`,
     dashboard: {
       noun: 'removal',
       icon: '−',
@@ -142,10 +149,28 @@ export function isRunPass(value: unknown): value is RunPass {
   return typeof value === 'string' && (RUN_PASSES as readonly string[]).includes(value);
 }
 
+/** The action whose run commits `pass`. */
+export function actionOfPass(pass: RunPass): RunAction {
+  return RUN_ACTIONS.find((action) => (RUN_ACTION_DEFINITIONS[action].passes as readonly string[]).includes(pass))!;
+}
+
 /** What a fleet run does to a generated cluster: everything but a scaffold. */
 export type FleetAction = Exclude<RunAction, 'scaffold'>;
 
 /** The one pass a fleet run (upgrade, remove) commits. */
 export function passOfAction(action: FleetAction): RunPass {
   return RUN_ACTION_DEFINITIONS[action].passes[0];
+}
+
+/** The step table of a run that does `action` (absent: a scaffold). */
+export function stepsOf(action: RunAction = 'scaffold'): readonly ScaffoldStep[] {
+  return RUN_ACTION_DEFINITIONS[action].steps;
+}
+
+/** The most steps any action has: a step number is at most this. */
+const MAX_STEP_COUNT = Math.max(...RUN_ACTIONS.map((action) => RUN_ACTION_DEFINITIONS[action].steps.length));
+
+/** Whether `value` is the number of a step of some action (an event's `step`). */
+export function isStepNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_STEP_COUNT;
 }

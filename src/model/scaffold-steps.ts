@@ -7,7 +7,6 @@
  * the names and the titles from here, so adding a step is a row here and its
  * function in the runner.
  */
-import type { RunAction } from './run-action.js';
 
 /** One step: its event name and what a person is shown. */
 export interface ScaffoldStep {
@@ -48,13 +47,6 @@ export const REMOVE_STEPS = [
   { name: 'push-removal', title: 'Commit and push the removal' },
 ] as const satisfies readonly ScaffoldStep[];
 
-const STEPS_BY_ACTION = { scaffold: SCAFFOLD_STEPS, upgrade: UPGRADE_STEPS, remove: REMOVE_STEPS } as const;
-
-/** The step table of a run that does `action` (absent: a scaffold). */
-export function stepsOf(action: RunAction = 'scaffold'): readonly ScaffoldStep[] {
-  return STEPS_BY_ACTION[action];
-}
-
 /** A scaffold step's event name. */
 export type StepName = (typeof SCAFFOLD_STEPS)[number]['name'];
 /** An upgrade step's event name. */
@@ -65,26 +57,13 @@ export type RemoveStepName = (typeof REMOVE_STEPS)[number]['name'];
 /** How many steps a scaffold has. */
 export const STEP_COUNT: number = SCAFFOLD_STEPS.length;
 
-/** The most steps any action has: a step number is at most this. */
-const MAX_STEP_COUNT = Math.max(...Object.values(STEPS_BY_ACTION).map((steps) => steps.length));
-
 /** A step's number, 1 to the length of its action's table. */
 export type StepNumber = number;
 
 /** Each scaffold step's number and the name its log events carry. */
-export const STEPS: Readonly<Record<number, StepName>> = Object.freeze(stepNamesOf('scaffold') as Record<number, StepName>);
-
-/** Each step's number and name for a run that does `action`. */
-export function stepNamesOf(action: RunAction = 'scaffold'): Readonly<Record<number, string>> {
-  return Object.fromEntries(stepsOf(action).map((step, index) => [index + 1, step.name]));
-}
+export const STEPS: Readonly<Record<number, StepName>> = Object.freeze(Object.fromEntries(SCAFFOLD_STEPS.map((step, index) => [index + 1, step.name])));
 
 /** The number of the scaffold step called `name`. */
 export function stepNumberOf(name: StepName): StepNumber {
   return SCAFFOLD_STEPS.findIndex((step) => step.name === name) + 1;
-}
-
-/** Whether `value` is the number of a step of some action (an event's `step`). */
-export function isStepNumber(value: unknown): value is StepNumber {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_STEP_COUNT;
 }

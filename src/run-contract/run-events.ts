@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { RUN_PASSES } from '../model/run-action.js';
-import { isStepNumber } from '../model/scaffold-steps.js';
+import { isStepNumber } from '../model/run-action.js';
 import { FORGES } from '../model/forges.js';
 
 /** The step events, in the order a step may emit them. */

@@ -130,6 +130,12 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual((await store().update(run.id, { message: 'waiting' }))?.reviewRequests, [merged, second]);
     });
 
+    it('refuses an action the registry does not know, and stores nothing', async () => {
+      const unknown = { ...newRun(), action: 'rollback' } as unknown as NewRun;
+      await assert.rejects(store().create(unknown), ValidationError);
+      assert.equal(await store().get(unknown.id), undefined);
+    });
+
     it('keeps what an upgrade or a removal run does: its action, sealing none, and the changes its commit made', async () => {
       const upgrade = await store().create({ ...newRun(), action: 'upgrade', sealing: 'none' });
       assert.deepEqual([upgrade.action, upgrade.sealing, upgrade.changes], ['upgrade', 'none', undefined]);

@@ -8,7 +8,7 @@
  * carries, the dashboard does not render it.
  */
 // The step table and the event types are the run contract's, shared with the runner and the service.
-import { isStepNumber } from '../../src/model/scaffold-steps';
+import { isStepNumber } from '../../src/model/run-action';
 import type { CommitEvent } from '../../src/run-contract/run-events';
 import type { LogRecord } from './api';
 
