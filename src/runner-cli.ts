@@ -32,6 +32,7 @@ import { terminalOutput } from './cli/terse-run-output.js';
 import { readInputFile, secretFromEnvOrFile } from './read-input-file.js';
 import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-settings.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
+import { runActionOf, type FleetAction } from './model/run-action.js';
 import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js';
 // What only a run needs (client-node, the forge clients, pino, verify's kubectl
 // and schemas) is imported where the run starts: `--version` and `--help` load
@@ -202,7 +203,7 @@ async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv
   if (flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined) {
     throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} sealed credentials, it never seals them anew: rotate credentials with a scaffold run` }]);
   }
-  if (waitReady && flags.action === 'remove') throw new ValidationError([{ field: '--wait-ready', message: 'a removal leaves nothing of the cluster for its Flux to make Ready' }]);
+  if (waitReady && !runActionOf(flags.action).leavesTree) throw new ValidationError([{ field: '--wait-ready', message: `a ${runActionOf(flags.action).dashboard.noun} leaves nothing of the cluster for its Flux to make Ready` }]);
   if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues)) throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
   const deleteData = flags.deleteData === true || booleanFromEnv(env, RUNNER_ENV.deleteData);
   if (deleteData && flags.action !== 'remove') throw new ValidationError([{ field: '--delete-data', message: 'only a removal deletes data' }]);
@@ -327,7 +328,8 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
           {
             ...common,
             cluster: { name: flags.cluster },
-            action: flags.action === 'upgrade' ? 'upgrade' : 'remove',
+            // Every action but a scaffold is a fleet change (run-fleet-change.ts).
+            action: flags.action as FleetAction,
             ...(deleteData ? { deleteData: { timeoutMs: parseDuration(flags.liftTimeout, '--lift-timeout') } } : {}),
           },
         ).finally(() => containment?.dispose());

@@ -7,7 +7,7 @@
 import { Command, Option } from 'commander';
 import { ValidationError } from '../errors.js';
 import { packageVersion } from '../package-paths.js';
-import { RUN_ACTIONS, type RunAction } from '../model/run-action.js';
+import { RUN_ACTIONS, runActionsDescribed, type RunAction } from '../model/run-action.js';
 import { DELIVERY_ENV } from '../delivery/delivery-settings.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { requiredFlagsHelp } from './required-flags-help.js';
@@ -87,7 +87,7 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .showHelpAfterError("(run 'scaffold-runner --help' for usage)")
     .configureHelp(requiredFlagsHelp)
     .addOption(option('--id <id>', 'run id, recorded in commit trailers (default: a new UUID)', RUNNER_ENV.id))
-    .addOption(option('--action <action>', 'scaffold (two passes), upgrade (one cluster rendered again from the reference, credentials kept) or remove (its generated files deleted)', RUNNER_ENV.action, 'scaffold').choices(RUN_ACTIONS))
+    .addOption(option('--action <action>', runActionsDescribed(), RUNNER_ENV.action, 'scaffold').choices(RUN_ACTIONS))
     .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
     .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, DEFAULT_BRANCH))
     .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
