@@ -8,7 +8,7 @@
  * changed are upgraded, in waves of the chosen size, pushed.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from './components';
+import { messageOf, SrOnly } from './components';
 import { ConfirmedAction } from './confirmed-action';
 import { DiffView } from './diff-view';
 import { FileTree } from './file-tree';
@@ -132,9 +132,12 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
                 }}
               >
                 {c.name}{' '}
-                <span class="muted">
+                <span class="muted" aria-hidden="true">
                   +{c.files?.added.length ?? 0} ~{c.files?.modified.length ?? 0} −{c.files?.removed.length ?? 0}
                 </span>
+                <SrOnly>
+                  : {c.files?.added.length ?? 0} added, {c.files?.modified.length ?? 0} modified, {c.files?.removed.length ?? 0} removed
+                </SrOnly>
               </button>
             ))}
           </div>
