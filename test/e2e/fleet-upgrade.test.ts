@@ -120,11 +120,11 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       const preview = page.getByTestId('fleet-upgrade-preview');
       await preview.waitFor({ timeout: 90_000 });
       assert.match((await preview.getByRole('status').textContent()) ?? '', /2 clusters would change, 0 already up to date, 0 would fail/);
-      const diff = page.getByTestId('fleet-upgrade-diff');
+      const diff = page.getByTestId('upgrade-diff');
       assert.equal(await diff.getAttribute('data-cluster'), CLUSTERS[0]);
       for (const name of [...CHOSEN].reverse()) {
         await preview.locator(`.cluster-choice button[data-cluster="${name}"]`).click();
-        await page.locator(`[data-testid="fleet-upgrade-diff"][data-cluster="${name}"]`).waitFor();
+        await page.locator(`[data-testid="upgrade-diff"][data-cluster="${name}"]`).waitFor();
         await diff.getByRole('treeitem', { name: /tcr-api-replicas\.yaml/ }).click();
         assert.match((await diff.locator('.diff-view h3').textContent()) ?? '', new RegExp(`clusters/${name}/apps/tcr-api-replicas\\.yaml`));
         assert.deepEqual(
@@ -163,6 +163,15 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       // Each cluster links to its own upgrade run.
       await page.locator(`tr[data-cluster="${CLUSTERS[1]}"]`).getByTestId('upgrade-run-link').click();
       await page.getByRole('heading', { name: `Upgrade of ${CLUSTERS[1]}`, level: 1 }).waitFor({ timeout: 15_000 });
+
+      // The one left out: its own page's upgrade shows the same diff before its confirmation.
+      await page.goto(`${service.address}/ui/fleet/${CLUSTERS[2]}`);
+      await page.getByRole('button', { name: 'Upgrade…' }).click();
+      const single = page.getByTestId('upgrade-action').getByTestId('upgrade-diff');
+      await single.waitFor({ timeout: 60_000 });
+      await single.getByRole('treeitem', { name: /tcr-api-replicas\.yaml/ }).click();
+      assert.deepEqual((await single.locator('tr.diff-remove td.text, tr.diff-add td.text').allTextContents()).map((t) => t.trim()), ['replicas: 3', 'replicas: 4']);
+      await page.getByRole('button', { name: 'Not now' }).click();
       assert.deepEqual(browser.blocked, []);
     } finally {
       await context.close();

@@ -55,9 +55,9 @@ export function getCluster(name: string, signal?: AbortSignal): Promise<ClusterV
   return json(`${CLUSTERS}/${encodeURIComponent(name)}`, { signal: signal ?? null });
 }
 
-/** What upgrading the cluster would change; nothing is written (so no delivery is asked). */
+/** What upgrading the cluster would change, with its changed files' contents for the diff viewer; nothing is written (so no delivery is asked). */
 export function previewUpgrade(name: string): Promise<UpgradePreview> {
-  return json(UPGRADES, post({ clusters: [name], dry_run: true }));
+  return json(UPGRADES, post({ clusters: [name], dry_run: true, diff: true }));
 }
 
 /** Starts the rollout, its commit delivered as `delivery` says (absent: pushed); resolves with it (its id names the page that follows it). */

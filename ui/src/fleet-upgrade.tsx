@@ -93,10 +93,7 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
   const upToDate = preview.clusters.filter((c) => c.status === 'up_to_date');
   const failed = preview.clusters.filter((c) => c.status === 'failed');
   const [shown, setShown] = useState<string | null>(changed[0]?.name ?? null);
-  const [file, setFile] = useState<string | null>(null);
   const cluster = preview.clusters.find((c) => c.name === shown);
-  const files = cluster?.diff ?? [];
-  const selectedFile = files.find((f) => f.path === file) ?? files[0] ?? null;
   const waves = wavesOf(
     changed.map((c) => c.name),
     waveSize,
@@ -126,10 +123,7 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
                 class={c.name === shown ? 'secondary chosen' : 'secondary'}
                 aria-pressed={c.name === shown}
                 data-cluster={c.name}
-                onClick={() => {
-                  setShown(c.name);
-                  setFile(null);
-                }}
+                onClick={() => setShown(c.name)}
               >
                 {c.name}{' '}
                 <span class="muted" aria-hidden="true">
@@ -141,14 +135,7 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
               </button>
             ))}
           </div>
-          {cluster !== undefined && (
-            <div class="dry-run-panes" data-testid="fleet-upgrade-diff" data-cluster={cluster.name}>
-              <nav class="tree-pane" aria-label={`Files of ${cluster.name}`}>
-                {files.length === 0 ? <p class="muted">The service sent no file contents.</p> : <FileTree files={files} root={`clusters/${cluster.name}`} selected={selectedFile?.path ?? null} onSelect={setFile} />}
-              </nav>
-              <div class="diff-pane">{selectedFile === null ? <p class="muted">No file to show.</p> : <DiffView file={selectedFile} subject="upgrade" />}</div>
-            </div>
-          )}
+          {cluster !== undefined && <UpgradeDiff key={cluster.name} cluster={cluster} />}
           <ConfirmedAction
             id="fleet-upgrade-question"
             testId="fleet-upgrade-confirm"
@@ -178,6 +165,21 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
           />
         </>
       )}
+    </div>
+  );
+}
+
+/** One changed cluster's files in the dry run's tree, and the selected one's diff (the first at the start). */
+export function UpgradeDiff({ cluster }: { cluster: UpgradePreview['clusters'][number] }) {
+  const [file, setFile] = useState<string | null>(null);
+  const files = cluster.diff ?? [];
+  const selectedFile = files.find((f) => f.path === file) ?? files[0] ?? null;
+  return (
+    <div class="dry-run-panes upgrade-diff" data-testid="upgrade-diff" data-cluster={cluster.name}>
+      <nav class="tree-pane" aria-label={`Files of ${cluster.name}`}>
+        {files.length === 0 ? <p class="muted">The service sent no file contents.</p> : <FileTree files={files} root={`clusters/${cluster.name}`} selected={selectedFile?.path ?? null} onSelect={setFile} />}
+      </nav>
+      <div class="diff-pane">{selectedFile === null ? <p class="muted">No file to show.</p> : <DiffView file={selectedFile} subject="upgrade" />}</div>
     </div>
   );
 }
