@@ -44,13 +44,13 @@ let runCounter = 0;
 /** The repository every stored run names. */
 const RUN_REPOSITORY = 'https://git.example.com/platform/gitops.git';
 
-async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource; allowed?: readonly string[] }): Promise<FastifyInstance> {
+async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource; allowed?: readonly string[]; builtCheckMs?: number }): Promise<FastifyInstance> {
   const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
   return createHttpApp({
     service,
     authenticator: new StaticTokenAuthenticator([TOKEN]),
     store,
-    ui: { dir: options.uiDir },
+    ui: { dir: options.uiDir, ...(options.builtCheckMs !== undefined ? { builtCheckMs: options.builtCheckMs } : {}) },
     allowedRepositoryUrls: options.allowed ?? [RUN_REPOSITORY],
     ...(options.graphSource ? { graphSource: options.graphSource } : {}),
   });
@@ -148,12 +148,35 @@ describe('dashboard routes', () => {
         assert.equal(response.statusCode, 503, url);
         assert.match(String(response.headers['content-type']), /text\/plain/);
         assert.match(response.body, /not built.*npm run build:ui/s);
+        assert.doesNotMatch(response.body, /restart|vite build --config/, 'names the real script, and no restart is needed');
         assert.ok(!response.body.includes(empty) && !response.body.includes(tmpdir()), `the install path stays on the server: ${response.body}`);
       }
       assert.equal((await app.inject({ method: 'GET', url: '/' })).statusCode, 302);
     } finally {
       await app.close();
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('serves a dashboard built while the service runs, without a restart', async () => {
+    const later = await mkdtemp(join(tmpdir(), 'ui-later-'));
+    const app = await appWith({ uiDir: join(later, 'dist'), builtCheckMs: 50 });
+    try {
+      assert.equal((await app.inject({ method: 'GET', url: '/ui/runs/abc' })).statusCode, 503);
+      // What `npm run build:ui` does: vite creates dist/ with index.html and assets/.
+      await mkdir(join(later, 'dist', 'assets'), { recursive: true });
+      await writeFile(join(later, 'dist', 'assets', 'app-9.js'), 'console.log(1);');
+      await writeFile(join(later, 'dist', 'index.html'), '<!doctype html><title>built later</title>');
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      const page = await app.inject({ method: 'GET', url: '/ui/runs/abc' });
+      assert.equal(page.statusCode, 200, page.body);
+      assert.match(page.body, /built later/);
+      const asset = await app.inject({ method: 'GET', url: '/ui/assets/app-9.js' });
+      assert.equal(asset.statusCode, 200);
+      assert.equal((await app.inject({ method: 'GET', url: '/ui/' })).statusCode, 200);
+    } finally {
+      await app.close();
+      await rm(later, { recursive: true, force: true });
     }
   });
 });

@@ -7,7 +7,7 @@
  * the operator typed into the login page. Client routes (`/ui/runs/<id>`,
  * `/ui/dry-run`) fall back to `index.html`; a missing asset is a plain 404.
  */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -16,8 +16,11 @@ import { packageRoot } from '../package-paths.js';
 /** Where the dashboard lives. */
 export const UI_PREFIX = '/ui/';
 
-/** The command that builds the dashboard, named in the 503 a service without it answers. */
+/** The command that builds the dashboard, named in the 503 a service without it answers (package.json's script). */
 export const UI_BUILD_COMMAND = 'npm run build:ui';
+
+/** How long an answer to "is the dashboard built?" is kept: a build while serving shows within this. */
+const BUILT_CHECK_MS = 1000;
 
 /**
  * Content-Security-Policy of every dashboard response: only the service's own
@@ -41,6 +44,30 @@ const CSP = [
 export interface UiRoutesOptions {
   /** The built dashboard (holding index.html). @default `<package>/ui/dist` */
   readonly dir?: string;
+  /** How long a "built or not" answer is kept, in ms. @default 1000 */
+  readonly builtCheckMs?: number;
+}
+
+/**
+ * Whether `dir` holds a built dashboard (its index.html), asked on each request
+ * and answered from a stat at most every `ttlMs`: a `npm run build:ui` while the
+ * service runs is served without a restart, at the cost of one stat a second.
+ */
+export function builtDashboardCheck(dir: string, ttlMs: number = BUILT_CHECK_MS, now: () => number = Date.now): () => boolean {
+  const index = join(dir, 'index.html');
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let built = false;
+  return () => {
+    const time = now();
+    if (time - checkedAt < ttlMs) return built;
+    checkedAt = time;
+    try {
+      built = statSync(index).isFile();
+    } catch {
+      built = false;
+    }
+    return built;
+  };
 }
 
 /** The built dashboard of this package. */
@@ -55,9 +82,10 @@ export function isUiPath(url: string): boolean {
 }
 
 /**
- * Registers `/` → `/ui/`, `/ui` → `/ui/` and the dashboard under `/ui/`. When
- * the dashboard is not built, `/ui/*` answers 503 saying how to build it.
- * Whether it is built is decided once, here: build, then (re)start the service.
+ * Registers `/` → `/ui/`, `/ui` → `/ui/` and the dashboard under `/ui/`. While
+ * the dashboard is not built, `/ui/*` answers 503 saying how to build it; it is
+ * asked again on each request (a cached stat), so a build while the service
+ * runs is served without a restart.
  */
 export async function registerUiRoutes(app: FastifyInstance, options: UiRoutesOptions = {}): Promise<void> {
   const dir = options.dir ?? defaultUiDir();
@@ -75,18 +103,20 @@ export async function registerUiRoutes(app: FastifyInstance, options: UiRoutesOp
       return payload;
     });
 
-    if (!existsSync(join(dir, 'index.html'))) {
+    const built = builtDashboardCheck(dir, options.builtCheckMs);
+    if (!built()) {
       // Where the package is installed is the operator's business, not a visitor's: the log has it.
-      app.log.warn({ dir }, 'the dashboard is not built: /ui/ answers 503');
-      scope.get('/*', hide, async (_request, reply) =>
-        reply
-          .status(503)
-          .header('retry-after', '60')
-          .type('text/plain; charset=utf-8')
-          .send(`The dashboard is not built: this installation has no ui/dist/index.html. Build it with \`${UI_BUILD_COMMAND}\` (vite build --config ui/vite.config.ts), then restart the service.\n`),
-      );
-      return;
+      app.log.warn({ dir }, `the dashboard is not built: /ui/ answers 503 until \`${UI_BUILD_COMMAND}\` has built it (no restart needed)`);
     }
+    scope.addHook('onRequest', async (_request, reply) => {
+      if (built()) return;
+      return reply
+        .status(503)
+        .header('retry-after', '60')
+        .header('cache-control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(`The dashboard is not built: this installation has no ui/dist/index.html. Build it with \`${UI_BUILD_COMMAND}\` in the package's directory; the running service serves it as soon as the build ends (reload this page).\n`);
+    });
 
     await scope.register(fastifyStatic, {
       root: dir,

@@ -83,7 +83,21 @@ describe('/api/v1/upgrades', () => {
     const body = response.json<{ clusters: { name: string; status: string; files: { added: string[]; modified: string[]; removed: string[] } }[] }>();
     assert.deepEqual(body.clusters.map((c) => [c.name, c.status]), CLUSTERS.map((name) => [name, 'changed']));
     for (const cluster of body.clusters) assert.ok(cluster.files.modified.some((p) => p.startsWith(`clusters/${cluster.name}/apps/`)), JSON.stringify(cluster.files));
+    assert.ok(body.clusters.every((c) => !('diff' in c)), 'no file contents unless asked');
     assert.equal(await head(), before);
+  });
+
+  it('dry_run with diff gives each changed file\'s content before and after, for a diff viewer', async () => {
+    const response = await post({ clusters: ['eu-2'], dry_run: true, diff: true });
+    assert.equal(response.statusCode, 200, response.body);
+    type File = { path: string; change: string; content?: string; previous_content?: string };
+    const [cluster] = response.json<{ clusters: { name: string; files: { modified: string[] }; diff?: File[] }[] }>().clusters;
+    assert.equal(cluster?.name, 'eu-2');
+    assert.deepEqual(cluster.diff?.map((f) => f.path), [...cluster.files.modified].sort());
+    // The reference's API went from 3 to 4 replicas (editReferenceReplicas above).
+    const replicas = cluster.diff?.find((f) => f.previous_content?.includes('replicas: 3') && f.content?.includes('replicas: 4'));
+    assert.ok(replicas, JSON.stringify(cluster.diff));
+    assert.equal(replicas.change, 'modified');
   });
 
   it('refuses the reference environment, an unknown cluster, a wave size of 0 and a cluster with an active run, writing nothing', async () => {
@@ -127,6 +141,10 @@ describe('/api/v1/upgrades', () => {
       const body = cancelled.json<Rollout>();
       assert.equal(body.state, 'cancelled');
       assert.ok(body.finished_at);
+      // Each started cluster carries its run's times (the rollout page shows them); a pending one has none.
+      const [first, second] = body.clusters;
+      assert.ok(first?.started_at !== undefined && first.finished_at !== undefined && Date.parse(first.started_at) <= Date.parse(first.finished_at), JSON.stringify(first));
+      assert.equal(second?.started_at, undefined);
       assert.deepEqual(body.clusters.map((c) => [c.name, c.status, c.run_id, c.message]), [
         ['eu-1', 'cancelled', firstRun, 'cancelled by static:0'],
         ['eu-2', 'pending', undefined, undefined],

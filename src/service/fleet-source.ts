@@ -27,8 +27,8 @@ export interface Fleet {
   readonly commit: string;
 }
 
-/** What an upgrade would change in one cluster: its diff summary. */
-export type FleetUpgrade = Pick<ClusterUpgrade, 'name' | 'status' | 'added' | 'modified' | 'removed' | 'credentialsKept' | 'message'>;
+/** What an upgrade would change in one cluster: its diff summary and, for a changed cluster, its render (`tree`) and its files before (`before`), for a diff. */
+export type FleetUpgrade = Pick<ClusterUpgrade, 'name' | 'status' | 'added' | 'modified' | 'removed' | 'credentialsKept' | 'message' | 'tree' | 'before'>;
 
 /** Reads and changes the fleet of a repository. */
 export interface FleetSource {

@@ -149,7 +149,7 @@ export class GitFleetSource implements FleetSource {
     // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
     return this.#inClone(target, ['clusters'], async (workspace) => {
       const plans = await upgradeWorkTree(workspace.dir, { reference: this.#reference, clusters: target.clusters, dryRun: true, generatorVersion: packageVersion() });
-      return plans.map(({ name, status, added, modified, removed, credentialsKept, message }): FleetUpgrade => ({ name, status, added, modified, removed, credentialsKept, ...(message !== undefined ? { message } : {}) }));
+      return plans.map(({ name, status, added, modified, removed, credentialsKept, message, tree, before }): FleetUpgrade => ({ name, status, added, modified, removed, credentialsKept, ...(message !== undefined ? { message } : {}), ...(tree !== undefined ? { tree } : {}), ...(before !== undefined ? { before } : {}) }));
     }, []);
   }
 

@@ -47,7 +47,7 @@ describe('the test suites', { timeout: 120_000 }, () => {
     for (const edge of ['src/db/pg-run-store.test.ts', 'src/git/cli-git-remote.test.ts', 'src/kustomize/kubectl-kustomize.test.ts', 'test/integration/runner.test.ts']) {
       assert.ok(suites.integration.includes(edge), edge);
     }
-    assert.deepEqual(suites.e2e, ['test/e2e/dashboard.test.ts', 'test/e2e/operator-views.test.ts']);
+    assert.deepEqual(suites.e2e, ['test/e2e/dashboard.test.ts', 'test/e2e/fleet-upgrade.test.ts', 'test/e2e/operator-views.test.ts']);
     // The dashboard's view logic and the golden renders are pure, wherever they sit.
     for (const pure of ['test/ui/start-form.test.ts', 'test/golden/golden-render.test.ts']) assert.ok(suites.unit.includes(pure), pure);
   });

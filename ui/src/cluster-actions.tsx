@@ -1,6 +1,6 @@
 /**
  * What an operator can do to a generated cluster: upgrade it (a dry run first
- * shows what would change, then a confirmation starts the rollout) or remove it
+ * shows what would change, each file's diff in the dry run's viewer, then a confirmation starts the rollout) or remove it
  * (the operator types the cluster's name, as the API's `confirm` asks, and a
  * removal run starts). Each confirmation also asks how the commit reaches the
  * branch: pushed, or through a pull/merge request the service opens.
@@ -11,6 +11,7 @@ import { messageOf } from './components';
 import { previewUpgrade, removeCluster, startUpgrade, type Removal, type UpgradePreview } from './fleet-api';
 import { fleetConfirmation } from './fleet-delivery';
 import { useFleetDelivery } from './fleet-delivery-choice';
+import { UpgradeDiff } from './fleet-upgrade';
 import { navigate, paths } from './router';
 
 /** One stable ref callback: Preact calls it on mount only, so choosing a delivery (a re-render) does not pull the focus back. */
@@ -51,6 +52,7 @@ export function UpgradeAction({ name }: { name: string }) {
               )}
             </ul>
           )}
+          {entry?.status === 'changed' && entry.diff !== undefined && <UpgradeDiff cluster={entry} />}
           {entry?.status === 'changed' && (
             <>
               {delivery.fields}

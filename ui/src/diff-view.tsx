@@ -4,8 +4,9 @@ import type { DryRunFile } from './api';
 import { ChangeBadge } from './components';
 import { diffLines, diffStats, hunksOf, linesOf, type DiffLine } from '../../src/gitops/line-diff.js';
 
-export function DiffView({ file }: { file: DryRunFile }) {
-  const view = useMemo(() => diffOf(file), [file]);
+/** `subject` names what would change the file, in the notes ("The upgrade would delete this file."). */
+export function DiffView({ file, subject = 'scaffold' }: { file: DryRunFile; subject?: string }) {
+  const view = useMemo(() => diffOf(file, subject), [file, subject]);
   return (
     <section class="diff-view" aria-labelledby="diff-heading">
       <div class="section-head">
@@ -36,7 +37,7 @@ interface DiffModel {
   readonly plain?: boolean;
 }
 
-function diffOf(file: DryRunFile): DiffModel {
+function diffOf(file: DryRunFile, subject: string): DiffModel {
   const none = { added: 0, removed: 0 };
   switch (file.change) {
     case 'added': {
@@ -52,9 +53,9 @@ function diffOf(file: DryRunFile): DiffModel {
       return { lines, stats: diffStats(lines) };
     }
     case 'removed': {
-      if (file.previous_content === undefined) return { stats: none, note: 'The scaffold would delete this file.' };
+      if (file.previous_content === undefined) return { stats: none, note: `The ${subject} would delete this file.` };
       const lines = diffLines(file.previous_content, '');
-      return { lines, stats: diffStats(lines), note: 'The scaffold would delete this file.' };
+      return { lines, stats: diffStats(lines), note: `The ${subject} would delete this file.` };
     }
     case 'unchanged':
       return { stats: none, note: 'No change: the repository already holds exactly this content.' };

@@ -1,5 +1,5 @@
 /** The fleet part of the API: clusters, their removal, and upgrade rollouts (docs/api.md). */
-import { json, post } from './api';
+import { json, post, type DryRunFile } from './api';
 import type { DeliveryBody } from './delivery-values';
 import { CLUSTERS_API as CLUSTERS, removalRequest, upgradeRequestBody, UPGRADES_API as UPGRADES } from './fleet-delivery';
 import type { Removal } from './run-types';
@@ -34,6 +34,8 @@ export interface UpgradePreview {
     readonly message?: string;
     readonly credentials_kept?: number;
     readonly files?: { readonly added: readonly string[]; readonly modified: readonly string[]; readonly removed: readonly string[] };
+    /** Only when asked for (`diff: true`), for a changed cluster: its changed files with their contents. */
+    readonly diff?: readonly DryRunFile[];
   }[];
 }
 
@@ -53,14 +55,24 @@ export function getCluster(name: string, signal?: AbortSignal): Promise<ClusterV
   return json(`${CLUSTERS}/${encodeURIComponent(name)}`, { signal: signal ?? null });
 }
 
-/** What upgrading the cluster would change; nothing is written (so no delivery is asked). */
+/** What upgrading the cluster would change, with its changed files' contents for the diff viewer; nothing is written (so no delivery is asked). */
 export function previewUpgrade(name: string): Promise<UpgradePreview> {
-  return json(UPGRADES, post({ clusters: [name], dry_run: true }));
+  return json(UPGRADES, post({ clusters: [name], dry_run: true, diff: true }));
 }
 
 /** Starts the rollout, its commit delivered as `delivery` says (absent: pushed); resolves with it (its id names the page that follows it). */
 export function startUpgrade(name: string, delivery?: DeliveryBody): Promise<Rollout> {
   return json(UPGRADES, post(upgradeRequestBody(name, delivery)));
+}
+
+/** What upgrading each of `names` would change, with every changed file's contents for the diff viewer; nothing is written. */
+export function previewFleetUpgrade(names: readonly string[]): Promise<UpgradePreview> {
+  return json(UPGRADES, post({ clusters: names, dry_run: true, diff: true }));
+}
+
+/** Starts one rollout upgrading `names` in waves of `waveSize` (the service sorts them by name), pushed; resolves with it. */
+export function startFleetUpgrade(names: readonly string[], waveSize: number): Promise<Rollout> {
+  return json(UPGRADES, post({ clusters: names, dry_run: false, wave_size: waveSize }));
 }
 
 export function getUpgrade(id: string, signal?: AbortSignal): Promise<Rollout> {

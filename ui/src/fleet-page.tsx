@@ -1,9 +1,11 @@
 /** The fleet: every cluster of the default repository's branch, whether it is behind the reference, and its last run; then the newest upgrades. */
+import { useState } from 'preact/hooks';
 import { ClusterStateBadge, ErrorBox, SrOnly, StatusBadge } from './components';
 import { listClusters } from './fleet-api';
 import { formatAge, formatDateTime } from './format';
 import { useNow, usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
+import { FleetUpgradePanel } from './fleet-upgrade';
 import { UpgradesList } from './upgrades-list';
 
 const POLL_MS = 10_000;
@@ -13,7 +15,17 @@ export function FleetPage() {
   const { value: fleet, error } = usePolledValue(listClusters, POLL_MS, () => true, null);
   const now = useNow(5000);
 
+  const behindNames = (fleet?.clusters ?? []).filter((c) => c.status === 'behind' && c.kind === 'generated').map((c) => c.name);
   const behind = (fleet?.clusters ?? []).filter((c) => c.status === 'behind').length;
+  // The behind clusters chosen for a fleet-wide upgrade (a cluster no longer behind drops out).
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const selected = new Set(behindNames.filter((name) => picked.has(name)));
+  const toggle = (name: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(name);
+    else next.delete(name);
+    setPicked(next);
+  };
   const incomplete = (fleet?.clusters ?? []).filter((c) => c.state === 'incomplete').length;
   return (
     <>
@@ -48,6 +60,9 @@ export function FleetPage() {
             <caption class="sr-only">Clusters of the fleet, by name</caption>
             <thead>
               <tr>
+                <th scope="col">
+                  <SrOnly>Upgrade</SrOnly>
+                </th>
                 <th scope="col">Cluster</th>
                 <th scope="col">Kind</th>
                 <th scope="col">State</th>
@@ -62,6 +77,16 @@ export function FleetPage() {
                 const attributes = [cluster.role, cluster.infra_provider, cluster.dns_provider].filter((a): a is string => a !== undefined);
                 return (
                   <tr key={cluster.name} data-cluster={cluster.name} data-status={cluster.status} data-state={cluster.state ?? cluster.kind}>
+                    <td class="select">
+                      {behindNames.includes(cluster.name) && (
+                        <input
+                          type="checkbox"
+                          aria-label={`Upgrade ${cluster.name}`}
+                          checked={selected.has(cluster.name)}
+                          onChange={(event) => toggle(cluster.name, (event.currentTarget as HTMLInputElement).checked)}
+                        />
+                      )}
+                    </td>
                     <th scope="row">
                       <a href={paths.cluster(cluster.name)} onClick={onLinkClick} class="cluster-link">
                         {cluster.name}
@@ -100,6 +125,7 @@ export function FleetPage() {
           </table>
         </div>
       )}
+      {fleet !== null && <FleetUpgradePanel behind={behindNames} selected={selected} onSelect={setPicked} />}
       <UpgradesList now={now} />
     </>
   );

@@ -62,6 +62,38 @@ export function useRoute(): Route {
   return route;
 }
 
+/**
+ * One query parameter of the current address (`?status=failed`), kept in the
+ * URL so that a reload, a shared link and back/forward show the same view.
+ * Setting it pushes a history entry (`fallback` removes the parameter);
+ * a value `allowed` rejects reads as `fallback`.
+ */
+export function useSearchParam<T extends string>(name: string, allowed: readonly T[], fallback: T): [T, (value: T) => void] {
+  const read = (): T => {
+    const value = new URLSearchParams(location.search).get(name);
+    return value !== null && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
+  };
+  const [value, setValue] = useState<T>(read);
+  useEffect(() => {
+    const update = () => setValue(read());
+    window.addEventListener('popstate', update);
+    window.addEventListener(NAVIGATE_EVENT, update);
+    return () => {
+      window.removeEventListener('popstate', update);
+      window.removeEventListener(NAVIGATE_EVENT, update);
+    };
+  }, [name]);
+  const set = (next: T) => {
+    const params = new URLSearchParams(location.search);
+    if (next === fallback) params.delete(name);
+    else params.set(name, next);
+    const search = params.toString();
+    history.pushState(null, '', `${location.pathname}${search === '' ? '' : `?${search}`}${location.hash}`);
+    setValue(next);
+  };
+  return [value, set];
+}
+
 /** Click handler for in-app links: plain left clicks navigate in place; modified clicks keep the browser's behaviour. */
 export function onLinkClick(event: MouseEvent): void {
   if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;

@@ -4,7 +4,7 @@ import { listRuns, type Run, type RunStatus } from './api';
 import { ActionBadge, ErrorBox, StatusBadge } from './components';
 import { formatAge, formatDateTime, formatDuration, runDuration } from './format';
 import { useNow, usePolling, useTitle } from './hooks';
-import { onLinkClick, paths } from './router';
+import { onLinkClick, paths, useSearchParam } from './router';
 import { actionName } from './run-action-view';
 import { stepCount, stepTitle } from './steps';
 
@@ -19,13 +19,16 @@ const FILTERS: readonly { value: Filter; label: string }[] = [
   { value: 'cancelled', label: 'Cancelled' },
 ];
 
+const FILTER_VALUES: readonly Filter[] = FILTERS.map((f) => f.value);
+
 const isActive = (status: RunStatus) => status === 'pending' || status === 'running';
 
 export function RunsPage() {
   useTitle('Runs');
   const [runs, setRuns] = useState<readonly Run[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [filter, setFilter] = useState<Filter>('all');
+  // In the address (`?status=failed`): kept on reload, shared links and back/forward.
+  const [filter, setFilter] = useSearchParam<Filter>('status', FILTER_VALUES, 'all');
   const [query, setQuery] = useState('');
   const [announcement, setAnnouncement] = useState('');
   const [updatedAt, setUpdatedAt] = useState<number | null>(null);

@@ -12,6 +12,7 @@ import { clusterNameSchema } from '../../model/cluster-spec.js';
 import type { FleetSource, FleetUpgrade } from '../../service/fleet-source.js';
 import { RolloutService } from '../../service/rollout-service.js';
 import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
+import type { ScaffoldRun } from '../../run/scaffold-run.js';
 import { branchSchema } from '../../service/scaffold-service.js';
 import type { RouteContext } from '../route-context.js';
 import { RUN_STATUSES, errorResponsesOf, repositoryUrlSchema } from '../wire-schemas.js';
@@ -26,6 +27,7 @@ export const upgradeRequestSchema = z
       .union([z.literal('all'), z.array(clusterNameSchema).min(1, 'must name at least one cluster').max(5000, 'at most 5000 clusters')])
       .describe('The generated clusters to upgrade, or `"all"` for every generated cluster of the repository.'),
     dry_run: z.boolean().default(false).describe('Say what each cluster would change (a diff summary); write and record nothing.'),
+    diff: z.boolean().default(false).describe('With `dry_run`: each changed cluster also lists its changed files with their new `content` and `previous_content` (`diff`), as a scaffold dry run does. Ignored without `dry_run`.'),
     wave_size: z.number().int().min(1, 'must be at least 1').max(5000).default(1).describe('Clusters per wave; the next wave starts only when every upgrade of the previous one succeeded. Default 1.'),
     repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
     branch: branchSchema.optional().describe('Default: main.'),
@@ -42,6 +44,17 @@ const previewSchema = z.object({
       files: z.object({ added: z.array(z.string()), modified: z.array(z.string()), removed: z.array(z.string()) }),
       credentials_kept: z.number().int(),
       message: z.string().optional(),
+      diff: z
+        .array(
+          z.object({
+            path: z.string(),
+            change: z.enum(['added', 'modified', 'removed']),
+            content: z.string().optional().describe('The file after the upgrade (added and modified files).'),
+            previous_content: z.string().optional().describe('What the branch holds now (modified and removed files).'),
+          }),
+        )
+        .optional()
+        .describe('Only when the request asked for `diff`, for a `changed` cluster: its changed files, sorted by path.'),
     }),
   ),
 });
@@ -68,6 +81,8 @@ export const rolloutSchema = z.object({
       modified: z.number().int().optional(),
       removed: z.number().int().optional(),
       message: z.string().optional().describe('Why it failed (its run\'s message).'),
+      started_at: z.string().optional().describe('When its run was created (absent until its wave starts).'),
+      finished_at: z.string().optional().describe('When its run ended.'),
     }),
   ),
   delivery: deliveryViewSchema.describe("How each run's commit reaches the branch; with pull_request each run opens its own request (see the run)."),
@@ -114,27 +129,59 @@ function summaryView(rollout: Rollout): z.infer<typeof rolloutListSchema>['rollo
   return { ...headerView(rollout), waves: rollout.waves.length, clusters: { total: statuses.length, ...counts } };
 }
 
-function previewView(upgrades: readonly FleetUpgrade[]): z.infer<typeof previewSchema> {
+type PreviewDiff = NonNullable<z.infer<typeof previewSchema>['clusters'][number]['diff']>;
+
+/** A changed cluster's files before and after, for a diff viewer. */
+function diffOf(upgrade: FleetUpgrade): PreviewDiff | undefined {
+  const { tree, before } = upgrade;
+  if (upgrade.status !== 'changed' || tree === undefined || before === undefined) return undefined;
+  const files: PreviewDiff = [
+    ...upgrade.added.map((path) => ({ path, change: 'added' as const, content: tree.get(path) ?? '' })),
+    ...upgrade.modified.map((path) => ({ path, change: 'modified' as const, content: tree.get(path) ?? '', previous_content: before.get(path) ?? '' })),
+    ...upgrade.removed.map((path) => ({ path, change: 'removed' as const, previous_content: before.get(path) ?? '' })),
+  ];
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function previewView(upgrades: readonly FleetUpgrade[], withDiff: boolean): z.infer<typeof previewSchema> {
   return {
     dry_run: true,
-    clusters: upgrades.map((u) => ({
-      name: u.name,
-      status: u.status,
-      files: { added: [...u.added], modified: [...u.modified], removed: [...u.removed] },
-      credentials_kept: u.credentialsKept,
-      ...(u.message !== undefined ? { message: u.message } : {}),
-    })),
+    clusters: upgrades.map((u) => {
+      const diff = withDiff ? diffOf(u) : undefined;
+      return {
+        name: u.name,
+        status: u.status,
+        files: { added: [...u.added], modified: [...u.modified], removed: [...u.removed] },
+        credentials_kept: u.credentialsKept,
+        ...(u.message !== undefined ? { message: u.message } : {}),
+        ...(diff !== undefined ? { diff } : {}),
+      };
+    }),
   };
 }
 
-function rolloutView(rollout: Rollout): z.infer<typeof rolloutSchema> {
+/** When each cluster's run started and ended, read from the runs (served from the run cache); a run that cannot be read adds nothing. */
+async function runTimesOf(rollout: Rollout, runs: { get(id: string): Promise<ScaffoldRun> }): Promise<ReadonlyMap<string, { started_at: string; finished_at?: string }>> {
+  const times = new Map<string, { started_at: string; finished_at?: string }>();
+  await Promise.all(
+    Object.entries(rollout.clusters).map(async ([name, cluster]) => {
+      if (cluster.run === undefined) return;
+      const run = await runs.get(cluster.run).catch(() => undefined);
+      if (run === undefined) return;
+      times.set(name, { started_at: run.createdAt.toISOString(), ...(run.finishedAt !== undefined ? { finished_at: run.finishedAt.toISOString() } : {}) });
+    }),
+  );
+  return times;
+}
+
+function rolloutView(rollout: Rollout, times: ReadonlyMap<string, { started_at: string; finished_at?: string }> = new Map()): z.infer<typeof rolloutSchema> {
   return {
     ...headerView(rollout),
     waves: rollout.waves.map((w) => [...w]),
     clusters: rollout.waves.flatMap((names, wave) =>
       names.map((name) => {
         const { run, ...cluster } = rollout.clusters[name] ?? { status: 'pending' as const };
-        return { name, wave, ...cluster, ...(run !== undefined ? { run_id: run } : {}) };
+        return { name, wave, ...cluster, ...(run !== undefined ? { run_id: run } : {}), ...times.get(name) };
       }),
     ),
     delivery: deliveryView(rollout.delivery),
@@ -178,9 +225,9 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const target = { ...repository, clusters, requestedBy: caller.identity };
       const delivery = fleetDeliveryOf(body.delivery, repository.repositoryUrl);
       if (!body.dry_run) await service.refuseActiveRuns(repository, clusters, 'upgrade');
-      if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply))));
+      if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply)), body.diff));
       const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
-      return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started));
+      return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started, await runTimesOf(started, service)));
     },
   );
 
@@ -217,7 +264,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       const rollout = await available().getRollout(request.params.id);
       if (rollout === undefined) throw new NotFoundError(`upgrade rollout ${request.params.id} does not exist`);
       void reply.header('cache-control', 'private, no-cache');
-      return rolloutView(rollout);
+      return rolloutView(rollout, await runTimesOf(rollout, service));
     },
   );
 
@@ -233,6 +280,9 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
         response: { 200: rolloutSchema, ...errorResponsesOf(400, 404, 409) },
       },
     },
-    async (request) => rolloutView(await available().cancel(request.params.id, callerOf(request))),
+    async (request) => {
+      const cancelled = await available().cancel(request.params.id, callerOf(request));
+      return rolloutView(cancelled, await runTimesOf(cancelled, service));
+    },
   );
 }
