@@ -181,7 +181,7 @@ function renderInputProvider(spec: PreviewsSpec, forge: PreviewForge, url: strin
 }
 
 function renderResourceSet(spec: PreviewsSpec, url: string, path: string): string {
-  const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PREVIEW_NAME, labels: { 'gitops-scaffolder.io/preview': '<< inputs.id >>' } } };
+  const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PREVIEW_NAME, labels: { 'gitops-scaffolder.io/preview': '<< inputs.id | quote >>' } } };
   const repository = {
     apiVersion: 'source.toolkit.fluxcd.io/v1',
     kind: 'GitRepository',
@@ -203,7 +203,7 @@ function renderResourceSet(spec: PreviewsSpec, url: string, path: string): strin
       targetNamespace: PREVIEW_NAME,
       postBuild: {
         // Flux substitutes ${cluster_domain} when it applies this ResourceSet; the operator then fills in the request.
-        substitute: { preview_id: '<< inputs.id >>', preview_namespace: PREVIEW_NAME, preview_domain: 'pr-<< inputs.id >>.${cluster_domain}' },
+        substitute: { preview_id: '<< inputs.id | quote >>', preview_namespace: PREVIEW_NAME, preview_domain: 'pr-<< inputs.id >>.${cluster_domain}' },
         substituteFrom: [{ kind: 'ConfigMap', name: CLUSTER_CONFIG_NAME }],
       },
     },
