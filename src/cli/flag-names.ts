@@ -13,6 +13,7 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   'cluster.role': '--role',
   'cluster.infra_provider': '--infra-provider',
   'cluster.dns_provider': '--dns-provider',
+  'cluster.enable_layers': '--enable-layers',
   cluster: '--cluster',
   reference: '--reference',
   repoDir: '--repo',

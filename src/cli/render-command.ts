@@ -44,6 +44,7 @@ interface RenderFlags {
   role?: string;
   infraProvider?: string;
   dnsProvider?: string;
+  enableLayers?: string;
   fluxInstance?: boolean;
   syncUrl?: string;
   syncRef?: string;
@@ -77,6 +78,7 @@ export function registerRenderCommand(program: Command): void {
     .option('--role <role>', "the cluster's role, when the platform's layer catalog selects by it (e.g. tooling, env)")
     .option('--infra-provider <provider>', 'where the cluster runs, when the catalog selects by it (e.g. proxmox, aws, gcp)')
     .option('--dns-provider <provider>', "who serves the cluster's DNS zone, when the catalog selects by it (e.g. route53, cloudflare)")
+    .option('--enable-layers <names>', 'the optional layers this cluster resumes, comma-separated (e.g. previews); "" for none; left out: the ones it had')
     .option('--flux-instance', 'also write flux/flux-instance.yaml: Flux managed by the Flux Operator, syncing clusters/NAME')
     .option('--sync-url <url>', 'the repository the FluxInstance syncs from (https://, ssh:// or oci://); needed with --flux-instance')
     .option('--sync-ref <ref>', 'the ref it syncs: refs/heads/BRANCH for Git (default refs/heads/main), a tag for OCI (default latest)')
@@ -91,6 +93,7 @@ export function registerRenderCommand(program: Command): void {
         ...(opts.role !== undefined ? { role: opts.role } : {}),
         ...(opts.infraProvider !== undefined ? { infra_provider: opts.infraProvider } : {}),
         ...(opts.dnsProvider !== undefined ? { dns_provider: opts.dnsProvider } : {}),
+        ...(opts.enableLayers !== undefined ? { enable_layers: opts.enableLayers.split(',').map((n) => n.trim()).filter((n) => n !== '') } : {}),
       });
       const reference = parseReferenceName(opts.reference);
       const dir = await existingDirectory(opts.repo);

@@ -31,6 +31,13 @@ describe('kustomizationReadiness', () => {
     const stalled = kustomizationReadiness({ metadata: meta, status: { conditions: [{ type: 'Stalled', status: 'True', reason: 'InvalidPath', message: 'path not found' }] } }, SHA);
     assert.deepEqual([stalled.phase, stalled.summary], ['failed', 'Stalled=True (InvalidPath: path not found), nothing applied yet']);
   });
+  it('counts an opt-in layer suspended by the render as ready, not failed: the cluster has not enabled it', () => {
+    const optional = { ...meta, annotations: { 'gitops-scaffolder.io/optional-layer': 'true' } };
+    const state = kustomizationReadiness({ metadata: optional, spec: { suspend: true } }, SHA);
+    assert.deepEqual([state.phase, state.summary], ['ready', 'suspended: an opt-in layer this cluster has not enabled']);
+    // Enabled (resumed), it is judged like any other layer.
+    assert.equal(kustomizationReadiness({ metadata: optional, spec: { suspend: false } }, SHA).phase, 'progressing');
+  });
   it('keeps a retryable reason progressing even at the commit', () => {
     const status = { lastAttemptedRevision: `main@sha1:${SHA}`, conditions: [{ type: 'Ready', status: 'False', reason: 'HealthCheckFailed', message: 'timeout' }] };
     const state = kustomizationReadiness({ metadata: meta, status }, SHA);

@@ -12,6 +12,7 @@
  * can still turn Ready on a later retry.
  * https://fluxcd.io/flux/components/kustomize/kustomizations/#kustomization-status
  */
+import { OPTIONAL_LAYER_ANNOTATION } from './optional-layers.js';
 
 /** Where a Kustomization stands with respect to one commit. */
 export type KustomizationPhase = 'ready' | 'progressing' | 'failed';
@@ -46,7 +47,7 @@ interface Condition {
 
 /** The fields read here; both typed models and raw JSON have them. */
 export interface KustomizationLike {
-  readonly metadata?: { readonly name?: unknown; readonly namespace?: unknown; readonly generation?: unknown };
+  readonly metadata?: { readonly name?: unknown; readonly namespace?: unknown; readonly generation?: unknown; readonly annotations?: unknown };
   readonly spec?: { readonly suspend?: unknown; readonly sourceRef?: { readonly kind?: unknown; readonly name?: unknown; readonly namespace?: unknown } };
   readonly status?: {
     readonly observedGeneration?: unknown;
@@ -108,6 +109,8 @@ export function appliesSource(obj: KustomizationLike, source: SourceRef): boolea
  * that has seen the current generation). `failed`: suspended, Stalled=True, or
  * Ready=False with a reason that only a new commit clears, for an attempt at
  * this very commit (a failure of an older revision may be what the commit fixes).
+ * A suspended opt-in layer (annotated `gitops-scaffolder.io/optional-layer`) is
+ * `ready`: it is suspended because the cluster has not enabled it.
  * Anything else is `progressing`.
  */
 export function kustomizationReadiness(obj: KustomizationLike, commit: string, newer: ReadonlySet<string> = new Set()): KustomizationReadiness {
@@ -133,7 +136,14 @@ export function kustomizationReadiness(obj: KustomizationLike, commit: string, n
     ...(reason === undefined ? {} : { reason }),
   };
 
-  if (obj.spec?.suspend === true) return { ...base, phase: 'failed', summary: `suspended (spec.suspend: true), ${revisionNote}` };
+  if (obj.spec?.suspend === true) {
+    // An opt-in layer this cluster has not enabled is suspended by design: nothing to wait for, nothing failed.
+    const annotations = obj.metadata?.annotations;
+    if (typeof annotations === 'object' && annotations !== null && (annotations as Record<string, unknown>)[OPTIONAL_LAYER_ANNOTATION] === 'true') {
+      return { ...base, phase: 'ready', summary: 'suspended: an opt-in layer this cluster has not enabled' };
+    }
+    return { ...base, phase: 'failed', summary: `suspended (spec.suspend: true), ${revisionNote}` };
+  }
   if (stalled) return { ...base, phase: 'failed', summary: `${describeCondition(stalled, 'Stalled')}, ${revisionNote}` };
   if (ready?.status === 'True' && atCommit && current) return { ...base, phase: 'ready', summary: `${describeCondition(ready, 'Ready')}` };
   const terminal =

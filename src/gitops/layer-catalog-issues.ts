@@ -11,6 +11,7 @@ import { FLUX_CREDENTIAL_LAYER, FLUX_NAMESPACE } from './credential-schema.js';
 import { assertRepoPath } from './file-tree.js';
 import type { ClusterAttributes, LayerCondition, LayerSpec } from './layer-catalog-schema.js';
 import type { PlatformDescriptor } from './platform-descriptor.js';
+import { optionalLayerIssues } from './optional-layers.js';
 import { sealedSourceOrderIssues, unsealedSecretIssues } from './sealed-source-order.js';
 
 /** Names a layer cannot have: they are the files and objects of flux/ the generator writes itself. */
@@ -106,6 +107,7 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
       else if (!names.has(dep)) at(`layers.${layer.name}.dependsOn`, `${JSON.stringify(dep)} is not a layer of the catalog`);
     }
   }
+  for (const issue of optionalLayerIssues(descriptor, layers)) at(issue.field, issue.message);
   const cycle = findCatalogCycle(layers);
   if (cycle) at('layers', `dependsOn has a cycle: ${cycle.join(' -> ')}`);
   else for (const issue of sealedSourceOrderIssues(descriptor, layers)) at(issue.field, issue.message);

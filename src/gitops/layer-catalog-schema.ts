@@ -152,6 +152,12 @@ export const layerSpecSchema = z
     prune: z.boolean({ error: 'must be true or false' }).optional(),
     substituteFrom: z.array(substitutionSourceSchema).optional(),
     when: layerConditionSchema.optional(),
+    /**
+     * Opt-in: rendered with `spec.suspend: true` and resumed per cluster
+     * (cluster `enable_layers`). Only optional layers may depend on it: a
+     * Kustomization depending on a suspended one never becomes Ready.
+     */
+    optional: z.boolean({ error: 'must be true or false' }).optional(),
   })
   .strict();
 

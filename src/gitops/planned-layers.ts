@@ -67,6 +67,8 @@ export interface PlannedLayer {
   readonly path: string;
   /** Substitution Secrets it reads that the render seals (their names). */
   readonly sealedSources: readonly string[];
+  /** Opt-in: suspended unless the cluster enables it (optional-layers.ts). */
+  readonly optional?: boolean;
   readonly render: () => string;
 }
 
@@ -128,6 +130,7 @@ export async function catalogLayers(
       sealedSources: substitutionSourcesOf(spec, descriptor.layerDefaults)
         .filter((s) => s.kind === 'Secret' && sealed.has(s.name))
         .map((s) => s.name),
+      ...(spec.optional === true ? { optional: true } : {}),
       render: () => renderCatalogKustomization({ layer: spec, defaults: descriptor.layerDefaults, path, dependsOn, clusterName: cluster.name, ...(syncKind ? { syncKind } : {}) }),
     });
   }

@@ -12,6 +12,8 @@
  *   environment's Flux Kustomizations (`clusters/<reference>/flux/`).
  * - `fluxInstance` (optional): a FluxInstance for the Flux Operator instead of
  *   `flux bootstrap`.
+ * - `previews` (optional): an environment per labelled pull/merge request
+ *   (previews-schema.ts), on the clusters that enable the layer `previews`.
  *
  * Everything is checked here, once, so a render never starts on a catalog
  * whose references dangle or whose dependsOn has a cycle.
@@ -26,11 +28,13 @@ import { fluxInstanceSpecSchema } from './flux-instance-schema.js';
 import { layerCatalogIssues } from './layer-catalog-issues.js';
 import { clusterAttributesSchema, layerDefaultsSchema, layerSpecSchema } from './layer-catalog-schema.js';
 import { platformPrerequisitesShape } from './platform-prerequisites.js';
+import { previewsSpecSchema } from './previews-schema.js';
 
 // Each section's schema lives with its concept; importers keep this one module path.
 export * from './credential-schema.js';
 export * from './flux-instance-schema.js';
 export * from './layer-catalog-schema.js';
+export * from './previews-schema.js';
 
 export const platformDescriptorSchema = z
   .object({
@@ -41,6 +45,7 @@ export const platformDescriptorSchema = z
     layerDefaults: layerDefaultsSchema.prefault({}),
     layers: z.array(layerSpecSchema).optional(),
     fluxInstance: fluxInstanceSpecSchema.optional(),
+    previews: previewsSpecSchema.optional(),
     ...platformPrerequisitesShape,
   })
   .strict();

@@ -45,6 +45,8 @@ export function renderProvenance(provenance: Provenance): string {
         ...(provenance.cluster.role !== undefined ? { role: provenance.cluster.role } : {}),
         ...(provenance.cluster.infra_provider !== undefined ? { infra_provider: provenance.cluster.infra_provider } : {}),
         ...(provenance.cluster.dns_provider !== undefined ? { dns_provider: provenance.cluster.dns_provider } : {}),
+        // The optional layers it resumes: a later render that names none keeps them.
+        ...(provenance.cluster.enable_layers?.length ? { enable_layers: [...provenance.cluster.enable_layers] } : {}),
       },
       ...(provenance.files !== undefined ? { files: [...provenance.files].filter((f) => f !== PROVENANCE_FILE).sort(compare) } : {}),
     },

@@ -20,6 +20,9 @@ import { isCarriedOver } from './generated-paths.js';
 import { resolveClusterAttributes } from './layer-catalog.js';
 import { renderLayerOverlays } from './layer-overlays.js';
 import { catalogLayers, referenceLayers, type PlannedLayer } from './planned-layers.js';
+import { enabledOptionalLayers, markOptionalLayer } from './optional-layers.js';
+import { planPreviews } from './preview-environments.js';
+import { PREVIEWS_LAYER } from './previews-schema.js';
 import { FLUX_INSTANCE_FILE } from './flux-instance.js';
 import { FLUX_CREDENTIAL_LAYER, PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor } from './platform-descriptor.js';
 import { parseProvenance, renderProvenance, PROVENANCE_FILE } from './provenance.js';
@@ -64,7 +67,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const previous = parseProvenance(existing.get(PROVENANCE_FILE));
   const pass: RenderPass = options.pass === 'infrastructure' && previous?.pass === 'all' ? 'all' : options.pass;
   const attributes = resolveClusterAttributes(descriptor.attributes, cluster, previous?.cluster ?? {});
-  const resolvedCluster: ClusterSpec = { ...cluster, ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))) };
+  const resolvedCluster: { -readonly [K in keyof ClusterSpec]: ClusterSpec[K] } = { ...cluster, ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))) };
 
   const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE), attributes.infra_provider, existing.has(FLUX_BOOTSTRAP_COMPONENTS));
   const syncKind = fluxInstance?.syncKind;
@@ -72,7 +75,32 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const planned = fromCatalog
     ? await catalogLayers(reader, descriptor, reference, cluster, attributes, syncKind)
     : { layers: referenceLayers(reference, cluster, syncKind), skipped: [] as readonly string[] };
-  const layers = planned.layers;
+  // Opt-in layers: the optional ones of the catalog and, where the platform offers them, previews.
+  const previewsOffered = descriptor.previews?.enabled === true;
+  const enabled = enabledOptionalLayers({
+    layers: [
+      ...planned.layers.map((l) => ({ name: l.name, dependsOn: l.dependsOn, optional: l.optional === true })),
+      ...(previewsOffered ? [{ name: PREVIEWS_LAYER, dependsOn: [], optional: true }] : []),
+    ],
+    skipped: planned.skipped,
+    requested: cluster.enable_layers,
+    previous: (previous?.cluster as { enable_layers?: unknown } | undefined)?.enable_layers,
+  });
+  const previews =
+    previewsOffered && enabled.has(PREVIEWS_LAYER)
+      ? await planPreviews({
+          spec: descriptor.previews!,
+          reader,
+          clusterName: cluster.name,
+          fluxInstance,
+          bootstrapLayer: planned.layers.some((l) => l.name === descriptor.bootstrap?.layer) ? descriptor.bootstrap!.layer : undefined,
+        })
+      : undefined;
+  const layers: PlannedLayer[] = [...planned.layers, ...(previews ? [previews.layer] : [])].map((l) =>
+    l.optional === true ? { ...l, render: () => markOptionalLayer(l.render(), enabled.has(l.name)) } : l,
+  );
+  delete resolvedCluster.enable_layers;
+  if (enabled.size > 0) resolvedCluster.enable_layers = [...enabled].sort();
   const included = layers.filter((l) => pass === 'all' || l.dependsOn.length === 0);
   // A layer of the first pass runs before the Sealed Secrets controller: nothing sealed exists yet.
   for (const layer of layers.filter((l) => l.dependsOn.length === 0 && l.sealedSources.length > 0)) {
@@ -111,6 +139,7 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     parseResources: options.parseResources,
   });
   for (const [rel, content] of overlays) put(rel, content);
+  if (previews && included.some((l) => l.name === PREVIEWS_LAYER)) for (const [rel, content] of previews.files) put(rel, content);
   const fluxSealed = sealed.credentials.some((c) => c.layer === FLUX_CREDENTIAL_LAYER);
   const fluxFiles = renderFluxDirectory({ reference, cluster, attributes, descriptor, fromCatalog, layers, included, fluxInstance, fluxSealed, written: (rel) => out.has(rel) });
   for (const [rel, content] of fluxFiles) put(rel, content);

@@ -25,6 +25,12 @@ export interface FluxNode extends ObjectRef {
   readonly dependsOn: readonly ObjectRef[];
   readonly healthChecks: readonly HealthCheckRef[];
   readonly wait: boolean;
+  /**
+   * `spec.suspend: true`: Flux applies nothing of it until it is resumed (an
+   * opt-in layer this cluster has not enabled), which is neither failed nor
+   * pending; a Kustomization depending on it waits forever.
+   */
+  readonly suspended?: boolean;
   /** Repository-relative file the object was found in, when known. */
   readonly file?: string;
 }
@@ -72,6 +78,7 @@ export function fluxGraphOf(objects: Iterable<{ object: unknown; file?: string }
       dependsOn,
       healthChecks,
       wait: spec.wait === true,
+      ...(spec.suspend === true ? { suspended: true } : {}),
       ...(file !== undefined ? { file } : {}),
     });
   }

@@ -73,9 +73,14 @@ export function dependencyKeys(node: FluxNode): string[] {
   return [...new Set(node.dependsOn.map(refKey))].sort(compareKeys);
 }
 
+/** The label line of a suspended Kustomization (`spec.suspend: true`). */
+export const SUSPENDED_LINE = '⏸ suspended: applies nothing until resumed';
+
 /** The label of a Kustomization's box. */
 export function nodeLabel(node: FluxNode): GraphViewLabel {
   const checks = node.healthChecks.map((check) => `✓ ${check.kind}/${check.name}`);
+  // Suspended is a state, not a failure: the opt-in layer waits to be resumed.
+  if (node.suspended) checks.unshift(SUSPENDED_LINE);
   if (node.wait) checks.push('✓ wait: all resources');
   return { title: displayName(refKey(node)), detail: node.path || '(no path)', checks };
 }

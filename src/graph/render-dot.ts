@@ -48,7 +48,9 @@ export function renderDot(graph: FluxGraph): string {
   ];
   for (const node of nodes) {
     const key = refKey(node);
-    lines.push(`  "${dotNames.get(key)!}" [id="${elementIds.get(key)!}" label=<${htmlLabel(nodeLabel(node))}>];`);
+    // A suspended layer is drawn dashed and grey: waiting to be resumed, not failed.
+    const suspended = node.suspended ? ' class="suspended" style="rounded,dashed,filled" fillcolor="#fafafa" color="#757575"' : '';
+    lines.push(`  "${dotNames.get(key)!}" [id="${elementIds.get(key)!}"${suspended} label=<${htmlLabel(nodeLabel(node))}>];`);
   }
   for (const key of missing) {
     lines.push(

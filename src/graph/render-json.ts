@@ -15,6 +15,8 @@ interface GraphJsonNode {
   readonly dependsOn: readonly string[];
   readonly healthChecks: readonly HealthCheckRef[];
   readonly wait: boolean;
+  /** Present (true) only for a Kustomization with `spec.suspend: true`. */
+  readonly suspended?: boolean;
   readonly file?: string;
 }
 
@@ -30,7 +32,7 @@ interface GraphJson {
  * Renders the graph as pretty-printed JSON (two-space indent, trailing newline):
  *
  * ```
- * { "nodes": [{ "id", "name", "namespace", "path", "dependsOn": [ids], "healthChecks": [...], "wait", "file"? }],
+ * { "nodes": [{ "id", "name", "namespace", "path", "dependsOn": [ids], "healthChecks": [...], "wait", "suspended"?, "file"? }],
  *   "edges": [{ "from": dependency id, "to": dependent id }],
  *   "order": [ids in apply order],
  *   "cycles": [[ids of one loop, first repeated last]] }
@@ -74,6 +76,7 @@ function jsonNode(node: FluxNode): GraphJsonNode {
       ...(check.namespace !== undefined ? { namespace: check.namespace } : {}),
     })),
     wait: node.wait,
+    ...(node.suspended ? { suspended: true } : {}),
     ...(node.file !== undefined ? { file: node.file } : {}),
   };
 }

@@ -34,7 +34,7 @@ const DESC_ID = 'flux-graph-desc';
  * `id="node-<namespace>-<name>"` and a `<title>` holding its `namespace/name`;
  * each dependsOn is a `<g class="edge">` (`class="edge cycle"` on a loop) with
  * `id="edge-<from>--<to>"`; a dependency absent from the cluster is
- * `<g class="node missing">`. Ids are
+ * `<g class="node missing">`, a suspended one (`spec.suspend: true`) `<g class="node suspended">`. Ids are
  * written with literal `-` (Graphviz writes `&#45;`), so a plain text search for
  * `id="node-flux-system-apps"` finds them.
  *

@@ -112,7 +112,9 @@ export const deliverySchema = z
 
 export const scaffoldRequestSchema = z
   .object({
-    cluster: clusterSpecSchema,
+    // enable_layers is not carried to the runner yet (no run column, no SCAFFOLD_ variable): refused as unknown
+    // rather than dropped; `generate-gitops-env render --enable-layers` sets it, and later runs keep it.
+    cluster: clusterSpecSchema.omit({ enable_layers: true }).strict(),
     repository: z
       .object({
         url: repositoryUrlSchema

@@ -72,6 +72,16 @@ export const clusterSpecSchema = z
     infra_provider: clusterAttributeSchema.optional(),
     /** Who serves its DNS zone, e.g. `route53`, `cloudflare` (selects the dns/<provider> layer). */
     dns_provider: clusterAttributeSchema.optional(),
+    /**
+     * The optional layers this cluster resumes (scaffold.yaml `optional: true`,
+     * `previews`): every other optional layer ships with `spec.suspend: true`.
+     * Left out, the list the cluster was rendered with before is kept.
+     */
+    enable_layers: z
+      .array(clusterNameSchema)
+      .max(64, 'must list at most 64 layers')
+      .refine((names) => new Set(names).size === names.length, 'must not list a layer twice')
+      .optional(),
   })
   .strict();
 

@@ -39,6 +39,9 @@ import { checkRawDocuments, type RawDocument } from './raw-document-checks.js';
 import { simulateFlux } from './flux-simulation.js';
 import { DEFAULT_TARGET_FLUX, strictSubstitution } from './flux-version.js';
 import { analyzeSubstitution } from './substitution.js';
+import { checkSuspendedDependencies } from './suspended-dependencies.js';
+import { checkResourceSetTemplates, renderedLabel } from './resource-set-templates.js';
+import { checkPreviewServiceAccounts } from './preview-service-accounts.js';
 
 export { formatFinding, type Finding } from './finding.js';
 
@@ -351,6 +354,19 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: clusterPrerequisites, targetFlux: options.targetFlux ?? prerequisites.value.targetFlux ?? DEFAULT_TARGET_FLUX, ...(root.ok ? { rootObjects: root.objects } : {}) });
     findings.push(...simulated.findings);
     for (const note of simulated.notes) notes.add(note);
+
+    // --- opt-in layers, and the Flux Operator's templates after Flux's -------
+    findings.push(...checkSuspendedDependencies(entries.filter((e) => e.listed)));
+    const templates = checkResourceSetTemplates(applied);
+    findings.push(...templates.findings);
+    for (const note of templates.notes) notes.add(note);
+    for (const rendered of templates.rendered) {
+      const check = await validator.validate(rendered.object);
+      if (check.status !== 'unknown-kind') {
+        for (const issue of check.issues) findings.push({ file: rendered.file, object: renderedLabel(rendered), message: issue.field ? `${issue.field}: ${issue.message}` : issue.message });
+      }
+    }
+    findings.push(...checkPreviewServiceAccounts(applied));
 
     const generatedRoot = await fluxGeneratedKustomization(reader, clusterDir);
     if (generatedRoot !== undefined) {

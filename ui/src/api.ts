@@ -78,6 +78,8 @@ export interface GraphJson {
     readonly dependsOn: readonly string[];
     readonly healthChecks: readonly { readonly apiVersion?: string; readonly kind: string; readonly name: string; readonly namespace?: string }[];
     readonly wait: boolean;
+    /** `spec.suspend: true`: an opt-in layer this cluster has not enabled (waiting, not failed). */
+    readonly suspended?: boolean;
   }[];
   readonly order: readonly string[];
   readonly cycles: readonly (readonly string[])[];

@@ -105,7 +105,17 @@ export function GraphPanel({ run }: { run: RunDetail }) {
               <tbody>
                 {orderedNodes(state.graph).map((node) => (
                   <tr key={node.id} data-node={node.name}>
-                    <th scope="row">{node.namespace === 'flux-system' ? node.name : node.id}</th>
+                    <th scope="row">
+                      {node.namespace === 'flux-system' ? node.name : node.id}
+                      {node.suspended === true && (
+                        <>
+                          {' '}
+                          <span class="badge badge-skipped" title="spec.suspend: true — an opt-in layer this cluster has not enabled; it applies nothing until resumed, and is not failed">
+                            suspended
+                          </span>
+                        </>
+                      )}
+                    </th>
                     <td>
                       <code>{node.path}</code>
                     </td>
@@ -148,6 +158,8 @@ function describe(graph: GraphJson): string {
   const parts = [`${graph.nodes.length} Kustomizations.`];
   if (roots.length > 0) parts.push(`${roots.join(', ')} ${roots.length === 1 ? 'has' : 'have'} no dependencies.`);
   if (dependents.length > 0) parts.push(`${dependents.join('; ')}.`);
+  const suspended = graph.nodes.filter((n) => n.suspended === true).map((n) => name(n.id));
+  if (suspended.length > 0) parts.push(`${suspended.join(', ')} ${suspended.length === 1 ? 'is' : 'are'} suspended (opt-in, not enabled on this cluster).`);
   if (graph.cycles.length > 0) parts.push(`${graph.cycles.length} dependency loop${graph.cycles.length === 1 ? '' : 's'}.`);
   return parts.join(' ');
 }
