@@ -43,7 +43,14 @@ class CancelledError extends Error {
 }
 
 /** How the runner names each input of the shared request rules: by the flag a user types. */
-const RUNNER_FIELDS: RunInputFields = { cluster: 'cluster', certificate: '--cert', kubeconfig: '--kubeconfig', registry: '--registry-auth' };
+const RUNNER_FIELDS: RunInputFields = {
+  cluster: 'cluster',
+  certificate: '--cert',
+  kubeconfig: '--kubeconfig',
+  registry: '--registry-auth',
+  notificationProvider: '--notification-provider',
+  notificationAddress: '--notification-address-file',
+};
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -138,6 +145,7 @@ interface ScaffoldInputs {
   readonly cluster: ClusterSpec;
   readonly certificatePem?: string;
   readonly registryAuth?: string;
+  readonly notifications?: { readonly provider: string; readonly address: string };
   readonly rotateCredentials: CredentialRotation;
   readonly rotateValues: 'same' | 'fresh';
   readonly freshValues: boolean;
@@ -176,6 +184,16 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
     throw new ValidationError([{ field: '--rotate-values', message: "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for" }]);
   }
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+  const notificationAddress =
+    env[RUNNER_ENV.notificationAddress] || (flags.notificationAddressFile ? await readSecretFile(flags.notificationAddressFile, '--notification-address-file') : undefined);
+  if ((flags.notificationProvider === undefined) !== (notificationAddress === undefined)) {
+    throw new ValidationError([
+      flags.notificationProvider === undefined
+        ? { field: '--notification-provider', message: 'the notification address needs its Provider type: slack, msteams or generic' }
+        : { field: '--notification-address-file', message: `the ${flags.notificationProvider} Provider needs its webhook address` },
+    ]);
+  }
+  const notifications = flags.notificationProvider !== undefined && notificationAddress !== undefined ? { provider: flags.notificationProvider, address: notificationAddress } : undefined;
   const { runInputIssues } = await import('./run-contract/run-inputs.js');
   const checked = runInputIssues(
     {
@@ -183,11 +201,12 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
       reference: flags.reference,
       ...(certificatePem === undefined ? {} : { certificatePem }),
       ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+      ...(notifications === undefined ? {} : { notifications }),
     },
     RUNNER_FIELDS,
   );
   if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
+  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}), ...(notifications ? { notifications } : {}) };
 }
 
 /**
@@ -320,6 +339,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
             ...(scaffolding.freshValues ? { freshValues: true } : {}),
             ...(scaffolding.certificatePem ? { certificatePem: scaffolding.certificatePem } : {}),
             ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
+            ...(scaffolding.notifications ? { notifications: scaffolding.notifications } : {}),
           },
         )
       : await runFleetChange(
