@@ -191,6 +191,19 @@ describe('failure notifications in the shipped platforms', () => {
     await renderWorkTree(repo, { cluster: PLATFORMS[0].cluster, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
   });
 
+  it("verify fails a tree whose Alert names a Provider the root sync does not apply, or whose Provider's address Secret is not sealed", async () => {
+    const repo = join(tmp, 'default-broken');
+    await initPlatformRepository(repo, platformDir('default'));
+    await renderWorkTree(repo, { cluster: PLATFORMS[0].cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test', notificationProvider: 'slack', notificationAddress: SLACK_ADDRESS });
+    const file = join(repo, 'clusters/staging/flux/flux-alerts.yaml');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace(/providerRef:\n {4}name: flux-failures/, 'providerRef:\n    name: flux-errors').replace(/secretRef:\n {4}name: flux-notification-address/, 'secretRef:\n    name: slack-webhook'));
+    const findings = (await verifyWorkTree(repo, { cluster: 'staging' })).findings.map((f) => JSON.stringify(f));
+    assert.equal(findings.length, 2, findings.join('\n'));
+    assert.match(findings[0]!, /Alert flux-system\/flux-failures: spec.providerRef names Provider flux-system\/flux-errors, which nothing on this cluster applies/);
+    assert.match(findings[1]!, /Provider flux-system\/flux-failures: spec.secretRef names Secret flux-system\/slack-webhook/);
+  });
+
   describe('generate-gitops-env render', () => {
     it('exits 2 naming the flag for an unknown Provider type or a non-https address, before any progress line, and never prints the address', async () => {
       const repo = join(tmp, 'cli');
