@@ -223,6 +223,9 @@ async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv
   }
   if (waitReady && flags.action === 'remove') throw new ValidationError([{ field: '--wait-ready', message: 'a removal leaves nothing of the cluster for its Flux to make Ready' }]);
   if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues)) throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
+  if (flags.notificationProvider !== undefined || flags.notificationAddressFile !== undefined || env[RUNNER_ENV.notificationAddress]) {
+    throw new ValidationError([{ field: '--notification-provider', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} the cluster's notification Provider and its sealed address as they are: change them with a scaffold run` }]);
+  }
   const deleteData = flags.deleteData === true || booleanFromEnv(env, RUNNER_ENV.deleteData);
   if (deleteData && flags.action !== 'remove') throw new ValidationError([{ field: '--delete-data', message: 'only a removal deletes data' }]);
   if (deleteData && kubeconfig === undefined) {
