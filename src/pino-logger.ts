@@ -53,6 +53,9 @@ export const REDACT_PATHS = [
   'repositoryCredentials',
   'registryDockerconfigjson',
   'registryAuth',
+  // A notification Provider's webhook address: the URL is the credential.
+  'notifications',
+  'notificationAddress',
   'privateKey',
   'env',
   '*.token',

@@ -44,7 +44,14 @@ class CancelledError extends Error {
 }
 
 /** How the runner names each input of the shared request rules: by the flag a user types. */
-const RUNNER_FIELDS: RunInputFields = { cluster: 'cluster', certificate: '--cert', kubeconfig: '--kubeconfig', registry: '--registry-auth' };
+const RUNNER_FIELDS: RunInputFields = {
+  cluster: 'cluster',
+  certificate: '--cert',
+  kubeconfig: '--kubeconfig',
+  registry: '--registry-auth',
+  notificationProvider: '--notification-provider',
+  notificationAddress: '--notification-address-file',
+};
 
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
@@ -139,6 +146,7 @@ interface ScaffoldInputs {
   readonly cluster: ClusterSpec;
   readonly certificatePem?: string;
   readonly registryAuth?: string;
+  readonly notifications?: { readonly provider: string; readonly address: string };
   readonly rotateCredentials: CredentialRotation;
   readonly rotateValues: 'same' | 'fresh';
   readonly freshValues: boolean;
@@ -177,6 +185,16 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
     throw new ValidationError([{ field: '--rotate-values', message: "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for" }]);
   }
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
+  const notificationAddress =
+    env[RUNNER_ENV.notificationAddress] || (flags.notificationAddressFile ? await readSecretFile(flags.notificationAddressFile, '--notification-address-file') : undefined);
+  if ((flags.notificationProvider === undefined) !== (notificationAddress === undefined)) {
+    throw new ValidationError([
+      flags.notificationProvider === undefined
+        ? { field: '--notification-provider', message: 'the notification address needs its Provider type: slack, msteams or generic' }
+        : { field: '--notification-address-file', message: `the ${flags.notificationProvider} Provider needs its webhook address` },
+    ]);
+  }
+  const notifications = flags.notificationProvider !== undefined && notificationAddress !== undefined ? { provider: flags.notificationProvider, address: notificationAddress } : undefined;
   const { runInputIssues } = await import('./run-contract/run-inputs.js');
   const checked = runInputIssues(
     {
@@ -184,11 +202,12 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
       reference: flags.reference,
       ...(certificatePem === undefined ? {} : { certificatePem }),
       ...(registryAuth === undefined ? {} : { registryDockerconfigjson: registryAuth }),
+      ...(notifications === undefined ? {} : { notifications }),
     },
     RUNNER_FIELDS,
   );
   if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}) };
+  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}), ...(notifications ? { notifications } : {}) };
 }
 
 /**
@@ -205,6 +224,9 @@ async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv
   }
   if (waitReady && !runActionOf(flags.action).leavesTree) throw new ValidationError([{ field: '--wait-ready', message: `a ${runActionOf(flags.action).dashboard.noun} leaves nothing of the cluster for its Flux to make Ready` }]);
   if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues)) throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
+  if (flags.notificationProvider !== undefined || flags.notificationAddressFile !== undefined || env[RUNNER_ENV.notificationAddress]) {
+    throw new ValidationError([{ field: '--notification-provider', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} the cluster's notification Provider and its sealed address as they are: change them with a scaffold run` }]);
+  }
   const deleteData = flags.deleteData === true || booleanFromEnv(env, RUNNER_ENV.deleteData);
   if (deleteData && flags.action !== 'remove') throw new ValidationError([{ field: '--delete-data', message: 'only a removal deletes data' }]);
   if (deleteData && kubeconfig === undefined) {
@@ -321,6 +343,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
             ...(scaffolding.freshValues ? { freshValues: true } : {}),
             ...(scaffolding.certificatePem ? { certificatePem: scaffolding.certificatePem } : {}),
             ...(scaffolding.registryAuth ? { registryAuth: scaffolding.registryAuth } : {}),
+            ...(scaffolding.notifications ? { notifications: scaffolding.notifications } : {}),
           },
         )
       : await runFleetChange(

@@ -10,6 +10,7 @@ import { EXIT_OK, exitCodeOf } from './exit-codes.js';
 import { createPinoLogger } from './pino-logger.js';
 import { failedResult, StepError } from './runner/run-scaffold.js';
 import { readInputFile } from './read-input-file.js';
+import { assertNotificationAddress, assertNotificationProvider } from './gitops/notification-schema.js';
 import { terminalOutput } from './cli/terse-run-output.js';
 import { inFlagTerms } from './cli/flag-names.js';
 import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from './model/defaults.js';
@@ -24,6 +25,8 @@ interface ScaffoldFlags {
   branch: string;
   cert?: string;
   registryAuth?: string;
+  notificationProvider?: string;
+  notificationAddressFile?: string;
   rotateCredentials: boolean;
 }
 
@@ -41,6 +44,8 @@ export function registerScaffoldCommand(program: Command): void {
     .option('--branch <branch>', 'branch', DEFAULT_BRANCH)
     .option('--cert <pem-file>', "seal with this certificate instead of the local stand-in key")
     .option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret')
+    .option('--notification-provider <type>', "where Flux's failures are sent: slack, msteams or generic (with --notification-address-file)")
+    .option('--notification-address-file <file>', "a file holding the Provider's webhook URL (https://), sealed like every credential")
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
     .action(async (flags: ScaffoldFlags) => {
       const logger = createPinoLogger({ base: { component: 'scaffold' }, ...terminalOutput() });
@@ -48,6 +53,11 @@ export function registerScaffoldCommand(program: Command): void {
       try {
         const certificatePem = flags.cert ? await readInputFile(flags.cert, '--cert') : undefined;
         const registryAuth = flags.registryAuth ? await readInputFile(flags.registryAuth, '--registry-auth') : undefined;
+        const notificationAddress = flags.notificationAddressFile ? await readInputFile(flags.notificationAddressFile, '--notification-address-file') : undefined;
+        const notifications =
+          flags.notificationProvider !== undefined || notificationAddress !== undefined
+            ? { provider: assertNotificationProvider(flags.notificationProvider ?? '', '--notification-provider'), address: assertNotificationAddress(notificationAddress ?? '', '--notification-address-file') }
+            : undefined;
         const result = await runLocalScaffold({
           dataDir: flags.dataDir,
           cluster,
@@ -58,6 +68,7 @@ export function registerScaffoldCommand(program: Command): void {
           ...(flags.repoUrl ? { repositoryUrl: flags.repoUrl } : {}),
           ...(certificatePem ? { certificatePem } : {}),
           ...(registryAuth ? { registryAuth } : {}),
+          ...(notifications ? { notifications } : {}),
         });
         const repo = result.repositoryUrl.startsWith('file://') ? new URL(result.repositoryUrl).pathname : result.repositoryUrl;
         process.stderr.write(

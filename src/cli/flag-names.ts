@@ -18,6 +18,8 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   reference: '--reference',
   repoDir: '--repo',
   'registry-auth': '--registry-auth',
+  'notification-provider': '--notification-provider',
+  'notification-address': '--notification-address-file',
   'sync-url': '--sync-url',
   'sync-ref': '--sync-ref',
   cert: '--cert',

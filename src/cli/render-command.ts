@@ -12,6 +12,7 @@ import { readInputFile } from '../read-input-file.js';
 import { colorAllowed, paint } from '../no-color.js';
 import { unifiedDiff } from '../gitops/unified-diff.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
+import { assertNotificationAddress, assertNotificationProvider, NOTIFICATION_FILE, NOTIFICATION_PROVIDERS } from '../gitops/notification-schema.js';
 import { existingDirectory, readCertificate, say } from './cli-io.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
@@ -40,6 +41,8 @@ interface RenderFlags {
   pass: RenderPass;
   cert?: string;
   registryAuth?: string;
+  notificationProvider?: string;
+  notificationAddressFile?: string;
   rotateCredentials: boolean;
   role?: string;
   infraProvider?: string;
@@ -74,6 +77,8 @@ export function registerRenderCommand(program: Command): void {
     .addOption(new Option('--pass <pass>', 'infrastructure: only the layers without dependsOn, nothing sealed; all: everything').choices(['infrastructure', 'all']).default('all'))
     .option('--cert <pem-file>', "the cluster's Sealed Secrets certificate (needed by --pass all)")
     .option('--registry-auth <dockerconfigjson-file>', 'the registry pull secret (a .dockerconfigjson), sealed exactly as given; without it none is written and images are pulled anonymously')
+    .option('--notification-provider <type>', `where Flux's failures are sent: ${NOTIFICATION_PROVIDERS.join(', ')} (a Provider and an Alert on every Kustomization and HelmRelease for error events); kept on re-renders`)
+    .option('--notification-address-file <file>', "a file holding the Provider's webhook URL (https://), sealed like every credential, never written in plain text")
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
     .option('--role <role>', "the cluster's role, when the platform's layer catalog selects by it (e.g. tooling, env)")
     .option('--infra-provider <provider>', 'where the cluster runs, when the catalog selects by it (e.g. proxmox, aws, gcp)')
@@ -103,6 +108,9 @@ export function registerRenderCommand(program: Command): void {
       if ((opts.syncUrl !== undefined || opts.syncRef !== undefined || opts.syncSecret !== undefined) && opts.fluxInstance !== true) {
         throw new ValidationError([{ field: '--sync-url', message: '--sync-url, --sync-ref and --sync-secret configure the FluxInstance: add --flux-instance' }]);
       }
+      if (opts.notificationProvider !== undefined) assertNotificationProvider(opts.notificationProvider, '--notification-provider');
+      const notificationAddress =
+        opts.notificationAddressFile !== undefined ? assertNotificationAddress(await readInputFile(opts.notificationAddressFile, '--notification-address-file'), '--notification-address-file') : undefined;
       const certificate = opts.cert ? await readCertificate(opts.cert) : undefined;
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
       say(`Rendering ${opts.cluster} (${opts.domain}, ${opts.region}) from clusters/${opts.reference}, pass ${opts.pass}…`);
@@ -114,6 +122,8 @@ export function registerRenderCommand(program: Command): void {
         rotateCredentials: opts.rotateCredentials,
         ...(certificate ? { certificate } : {}),
         ...(registryAuth !== undefined ? { registryAuth } : {}),
+        ...(opts.notificationProvider !== undefined ? { notificationProvider: opts.notificationProvider } : {}),
+        ...(notificationAddress !== undefined ? { notificationAddress } : {}),
         ...(opts.fluxInstance === true ? { fluxInstance: true } : {}),
         ...(opts.syncUrl !== undefined ? { syncUrl: opts.syncUrl } : {}),
         ...(opts.syncRef !== undefined ? { syncRef: opts.syncRef } : {}),
@@ -138,9 +148,14 @@ export function registerRenderCommand(program: Command): void {
       for (const c of result.credentials) {
         say(
           c.action === 'omitted'
-            ? `  credential ${c.namespace}/${c.name}: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously (public images only)`
+            ? c.supplied === 'notification-address'
+              ? `  credential ${c.namespace}/${c.name}: omitted, no --notification-address-file given: no failure notifications (no Provider, no Alert)`
+              : `  credential ${c.namespace}/${c.name}: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously (public images only)`
             : `  credential ${c.namespace}/${c.name}: ${c.action} (${result.gitopsPath}/${c.file})`,
         );
+      }
+      if (result.notifications !== undefined) {
+        say(`  failure notifications: ${result.notifications.provider} Provider and Alert ${result.notifications.name} (${result.gitopsPath}/${NOTIFICATION_FILE}), error events of every Kustomization and HelmRelease`);
       }
       say(
         result.pass === 'infrastructure'

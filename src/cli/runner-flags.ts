@@ -37,6 +37,8 @@ export interface RunnerFlags {
   leaseFile?: string;
   controllerTimeout: string;
   registryAuth?: string;
+  notificationProvider?: string;
+  notificationAddressFile?: string;
   rotateCredentials: boolean;
   rotateOnly?: string;
   rotateValues: string;
@@ -103,6 +105,8 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
     .addOption(option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, SEALED_SECRETS_CONTROLLER.name))
     .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
     .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
+    .addOption(option('--notification-provider <type>', "where Flux's failures are sent: slack, msteams or generic (scaffold only; needs --notification-address-file)", RUNNER_ENV.notificationProvider))
+    .addOption(option('--notification-address-file <file>', "a file holding the Provider's webhook URL (https://), sealed like every credential", RUNNER_ENV.notificationAddressFile))
     // Not .env(): commander turns a boolean flag on whenever its variable is set, so
     // SCAFFOLD_ROTATE_CREDENTIALS=false would rotate every credential. Read below.
     .addOption(new Option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist (env SCAFFOLD_ROTATE_CREDENTIALS=true|false; scaffold only)').default(false))

@@ -32,6 +32,8 @@ export interface LocalScaffoldOptions {
   /** @default the stand-in key in `<dataDir>/sealing/` */
   readonly certificatePem?: string;
   readonly registryAuth?: string;
+  /** Failure notifications: the Provider type and its webhook address (sealed). */
+  readonly notifications?: { readonly provider: string; readonly address: string };
   readonly rotateCredentials?: boolean;
   readonly logger: Logger;
   readonly signal?: AbortSignal;
@@ -88,6 +90,7 @@ export async function runLocalScaffold(options: LocalScaffoldOptions): Promise<R
       generatorVersion: packageVersion(),
       rotateCredentials: options.rotateCredentials ?? false,
       ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
+      ...(options.notifications !== undefined ? { notifications: options.notifications } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     },
   );

@@ -20,7 +20,7 @@ export interface ClusterCredentialsInput {
   readonly includedDirs: ReadonlySet<string>;
   /** The cluster directory's files now, relative to it: sealed credentials there are kept. */
   readonly existing: ReadonlyMap<string, string>;
-  readonly options: Pick<RenderOptions, 'certificate' | 'registryAuth' | 'rotateCredentials' | 'random'>;
+  readonly options: Pick<RenderOptions, 'certificate' | 'registryAuth' | 'notificationAddress' | 'rotateCredentials' | 'random'>;
 }
 
 /** What the credential step sealed. */
@@ -68,8 +68,12 @@ export function sealClusterCredentials(input: ClusterCredentialsInput): ClusterC
     existing: input.existing,
     ...(options.certificate ? { certificate: options.certificate } : {}),
     ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
+    ...(options.notificationAddress !== undefined ? { notificationAddress: options.notificationAddress } : {}),
     rotate: options.rotateCredentials ?? false,
     random: options.random,
   });
-  return { credentials, files: sealed.files, outcomes: sealed.outcomes };
+  // An omitted credential (supplied by nobody) is not sealed: its layer lists no sealed/ for it.
+  const omitted = new Set(sealed.outcomes.filter((o) => o.action === 'omitted').map((o) => `${o.namespace}/${o.name}`));
+  const written = credentials.filter((c) => !omitted.has(`${c.namespace}/${c.name}`));
+  return { credentials: written, files: sealed.files, outcomes: sealed.outcomes };
 }

@@ -21,6 +21,10 @@ export const valueSourceSchema = z.union([
       registry: z.string().min(1),
     })
     .strict(),
+  // A notification Provider's webhook address (notifications.ts): only the
+  // chat or endpoint issues it; the caller supplies it (`--notification-address-file`,
+  // `notifications.address`) or the credential is not written at all.
+  z.object({ supplied: z.literal('notification-address') }).strict(),
   z
     .object({
       sameAs: z.string().regex(/^[-a-z0-9]+\/[-a-z0-9]+\/[-._a-zA-Z0-9]+$/, 'must be namespace/name/key of another credential'),

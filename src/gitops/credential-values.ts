@@ -7,6 +7,9 @@ import { ValidationError } from '../errors.js';
 import type { CredentialSpec, ValueSource } from './platform-descriptor.js';
 import { randomString, type RandomBytes } from './random-string.js';
 
+/** The kinds of caller-supplied values a credential key can take (`{ supplied: … }`). */
+export type SuppliedKind = Extract<ValueSource, { supplied: string }>['supplied'];
+
 /** Values already produced in this render, by `namespace/name/key`, for `sameAs`. */
 export type ProducedValues = Map<string, string>;
 
@@ -58,7 +61,8 @@ export function credentialValues(
   options: {
     random: RandomBytes;
     produced: ProducedValues;
-    supplied?: string;
+    /** The caller's value: one string (every supplied key of this credential), or one per supplied kind. */
+    supplied?: string | Readonly<Partial<Record<SuppliedKind, string>>>;
   },
 ): Record<string, string> {
   const data: Record<string, string> = {};
@@ -66,8 +70,9 @@ export function credentialValues(
     let value: string;
     if ('supplied' in source) {
       // Never generated: the caller omits an unsupplied registry credential before it gets here.
-      if (options.supplied === undefined) throw new Error(`${credential.namespace}/${credential.name}/${key} is supplied by the caller (${source.supplied}), never generated`);
-      value = options.supplied;
+      const given = typeof options.supplied === 'string' ? options.supplied : options.supplied?.[source.supplied];
+      if (given === undefined) throw new Error(`${credential.namespace}/${credential.name}/${key} is supplied by the caller (${source.supplied}), never generated`);
+      value = given;
     } else if ('sameAs' in source) {
       const other = options.produced.get(source.sameAs);
       if (other === undefined) throw new Error(`sameAs ${source.sameAs} was not produced before ${credential.namespace}/${credential.name}`);

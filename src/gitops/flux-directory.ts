@@ -9,8 +9,11 @@ import { rewriteIdentity } from './cluster-identity.js';
 import { FLUX_INSTANCE_FILE } from './flux-instance.js';
 import { FLUX_INSTANCE_RESOURCE, type PlannedFluxInstance } from './flux-instance-plan.js';
 import { FLUX_OPERATOR_FILE } from './flux-operator-release.js';
+import type { PlannedNotifications } from './flux-alerts.js';
+import { NOTIFICATION_FILE } from './notification-schema.js';
 
 const FLUX_OPERATOR_RESOURCE = FLUX_OPERATOR_FILE.slice('flux/'.length);
+const NOTIFICATION_RESOURCE = NOTIFICATION_FILE.slice('flux/'.length);
 import type { ResolvedAttributes } from './layer-catalog.js';
 import type { PlannedLayer } from './planned-layers.js';
 import type { PlatformDescriptor } from './platform-descriptor.js';
@@ -31,6 +34,8 @@ export interface FluxDirectoryInput {
   readonly fluxInstance: PlannedFluxInstance | undefined;
   /** Whether Flux's own credentials are sealed into flux/sealed/. */
   readonly fluxSealed: boolean;
+  /** The failure notifications' Provider and Alert, when the cluster has them. */
+  readonly notifications?: PlannedNotifications | undefined;
   /** Whether an earlier step already wrote this file (relative to the cluster directory). */
   readonly written: (rel: string) => boolean;
 }
@@ -43,18 +48,19 @@ export function renderFluxDirectory(input: FluxDirectoryInput): [string, string]
   files.set(`flux/${reference.configMapFile}`, renderClusterConfig(reference, cluster, input.attributes, input.descriptor, fluxInstance?.syncKind));
   if (fluxInstance) files.set(FLUX_INSTANCE_FILE, fluxInstance.yaml);
   if (fluxInstance?.operatorYaml !== undefined) files.set(FLUX_OPERATOR_FILE, fluxInstance.operatorYaml);
+  if (input.notifications !== undefined) files.set(NOTIFICATION_FILE, input.notifications.yaml);
 
   // What flux/kustomization.yaml lists. Without a catalog: the reference's order,
   // minus the layers not rendered, plus whatever it lacks. With one: the
   // ConfigMap, the generated Flux objects, what else the reference lists, then
   // the layers in order (the reference's own Kustomizations are its selection).
   const operator = fluxInstance?.operatorYaml !== undefined;
-  const generatedFlux = [...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []), ...(operator ? [FLUX_OPERATOR_RESOURCE] : []), ...(fluxSealed ? ['sealed'] : [])];
+  const generatedFlux = [...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []), ...(operator ? [FLUX_OPERATOR_RESOURCE] : []), ...(fluxSealed ? ['sealed'] : []), ...(input.notifications !== undefined ? [NOTIFICATION_RESOURCE] : [])];
   const notRendered = new Set(fromCatalog ? reference.fluxKustomizationFiles : layers.filter((l) => !included.includes(l)).map((l) => l.file));
   const listed = [...new Set(reference.fluxResources.map((r) => r.replace(/^\.\//, '').replace(/\/+$/, '')))]
     .filter((r) => !notRendered.has(r))
     // Generated when they are rendered, never carried over.
-    .filter((r) => (r !== 'sealed' || fluxSealed) && (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined) && (r !== FLUX_OPERATOR_RESOURCE || operator))
+    .filter((r) => (r !== 'sealed' || fluxSealed) && (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined) && (r !== FLUX_OPERATOR_RESOURCE || operator) && (r !== NOTIFICATION_RESOURCE || input.notifications !== undefined))
     .filter((r) => !fromCatalog || (r !== reference.configMapFile && !generatedFlux.includes(r)));
   const fluxResources = fromCatalog
     ? [reference.configMapFile, ...generatedFlux, ...listed, ...included.map((l) => l.file)]

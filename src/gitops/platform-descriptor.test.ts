@@ -25,11 +25,11 @@ const credential = (name: string, keys: string, extra = '') =>
   `  - name: ${name}\n    namespace: database\n    layer: database\n${extra}    keys:\n${keys}`;
 
 describe('parsePlatformDescriptor', () => {
-  it('reads the shipped scaffold.yaml: four credentials, defaults filled in', () => {
+  it('reads the shipped scaffold.yaml: five credentials, defaults filled in', () => {
     const descriptor = parsePlatformDescriptor(readFileSync(join(platformDir(), 'scaffold.yaml'), 'utf8'));
     assert.deepEqual(
       descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`),
-      ['database:database/postgresql-credentials', 'database:database/rabbitmq-credentials', 'apps:tcr/tcr-database', 'apps:tcr/registry-pull-secret'],
+      ['database:database/postgresql-credentials', 'database:database/rabbitmq-credentials', 'apps:tcr/tcr-database', 'apps:tcr/registry-pull-secret', 'cert-manager-config:flux-system/flux-notification-address'],
     );
     assert.deepEqual(descriptor.credentials[1]!.keys['rabbitmq-erlang-cookie'], { generate: 'alphanumeric', length: 64 });
     assert.deepEqual(descriptor.credentials[2]!.keys.DATABASE_PASSWORD, { sameAs: 'database/postgresql-credentials/password' });
@@ -113,7 +113,7 @@ describe('parsePlatformDescriptor', () => {
     assert.deepEqual(descriptor.layers?.find((l) => l.name === 'env-data')?.when, { role: ['env'], self_hosted: true });
     assert.deepEqual(descriptor.layers?.find((l) => l.name === 'cc')?.dependsOn, ['talos', 'aws', 'gcp']);
     assert.deepEqual(descriptor.layerDefaults.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
-    assert.deepEqual(descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`), ['secrets:flux-system/cluster-secrets']);
+    assert.deepEqual(descriptor.credentials.map((c) => `${c.layer}:${c.namespace}/${c.name}`), ['secrets:flux-system/cluster-secrets', 'secrets:flux-system/flux-notification-address']);
     assert.equal(descriptor.fluxInstance?.enabled, false);
     assert.deepEqual(descriptor.fluxInstance?.sync, { pullSecret: 'flux-system' });
     // What verify needs and the tree cannot show.

@@ -25,6 +25,8 @@ import { fieldIssuesOf } from '../model/cluster-spec.js';
 import { parseStrictYaml } from '../model/strict-yaml.js';
 import { credentialSpecSchema, FLUX_CREDENTIAL_LAYER, FLUX_NAMESPACE } from './credential-schema.js';
 import { fluxInstanceSpecSchema } from './flux-instance-schema.js';
+import { notificationIssues } from './notification-issues.js';
+import { notificationsSpecSchema } from './notification-schema.js';
 import { layerCatalogIssues } from './layer-catalog-issues.js';
 import { clusterAttributesSchema, layerDefaultsSchema, layerSpecSchema } from './layer-catalog-schema.js';
 import { platformPrerequisitesShape } from './platform-prerequisites.js';
@@ -46,6 +48,8 @@ export const platformDescriptorSchema = z
     layers: z.array(layerSpecSchema).optional(),
     fluxInstance: fluxInstanceSpecSchema.optional(),
     previews: previewsSpecSchema.optional(),
+    /** Failure notifications (a Provider and an Alert per cluster), when a cluster supplies an address. */
+    notifications: notificationsSpecSchema.optional(),
     ...platformPrerequisitesShape,
   })
   .strict();
@@ -87,7 +91,7 @@ export function parsePlatformDescriptor(text: string | undefined): PlatformDescr
     }
   }
   const catalog = layerCatalogIssues(result.data).map((issue) => ({ ...issue, field: `${PLATFORM_DESCRIPTOR_PATH}.${issue.field}` }));
-  const issues = [...credentialIssues(result.data), ...catalog];
+  const issues = [...credentialIssues(result.data), ...catalog, ...notificationIssues(result.data)];
   if (issues.length > 0) throw new ValidationError(issues);
   return result.data;
 }

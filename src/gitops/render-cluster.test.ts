@@ -391,7 +391,7 @@ describe('re-rendering an existing cluster', () => {
     const { result, changes } = await renderWorkTree(repo, { ...options, pass: 'all' });
     assert.deepEqual(changes.written, []);
     assert.deepEqual(changes.removed, []);
-    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['kept', 'kept', 'kept', 'omitted']);
+    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['kept', 'kept', 'kept', 'omitted', 'omitted']);
     assert.equal(git(repo, 'status', '--porcelain'), '');
     assert.equal(git(repo, 'diff', 'HEAD'), '');
   });
@@ -427,7 +427,7 @@ describe('re-rendering an existing cluster', () => {
   it('seals every credential anew with --rotate-credentials, still consistent', async () => {
     const { result } = await renderWorkTree(repo, { ...options, pass: 'all', rotateCredentials: true });
     // Rotation invents no pull secret either.
-    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['generated', 'generated', 'generated', 'omitted']);
+    assert.deepEqual(result.credentials.map((c) => c.action).sort(), ['generated', 'generated', 'generated', 'omitted', 'omitted']);
     const changed = git(repo, 'diff', '--name-only').trim().split('\n').sort();
     assert.deepEqual(changed, [
       `${GITOPS_PATH}/apps/sealed/sealed-tcr-database.yaml`,

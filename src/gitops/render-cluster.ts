@@ -14,6 +14,7 @@ import { CLUSTER_ATTRIBUTES, parseClusterSpec, parseReferenceName, type ClusterS
 import { sealClusterCredentials } from './cluster-credentials.js';
 import { renderEntryPoint } from './cluster-entry-point.js';
 import { identityLeftovers, rewriteIdentity } from './cluster-identity.js';
+import { planNotifications } from './flux-alerts.js';
 import { renderFluxDirectory } from './flux-directory.js';
 import { FLUX_BOOTSTRAP_COMPONENTS, planFluxInstance } from './flux-instance-plan.js';
 import { isCarriedOver } from './generated-paths.js';
@@ -24,6 +25,7 @@ import { enabledOptionalLayers, markOptionalLayer } from './optional-layers.js';
 import { planPreviews } from './preview-environments.js';
 import { PREVIEWS_LAYER } from './previews-schema.js';
 import { FLUX_INSTANCE_FILE } from './flux-instance.js';
+import { NOTIFICATION_FILE } from './notification-schema.js';
 import { FLUX_CREDENTIAL_LAYER, PLATFORM_DESCRIPTOR_PATH, parsePlatformDescriptor } from './platform-descriptor.js';
 import { parseProvenance, renderProvenance, PROVENANCE_FILE } from './provenance.js';
 import { loadReferenceEnvironment } from './reference-environment.js';
@@ -141,7 +143,16 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   for (const [rel, content] of overlays) put(rel, content);
   if (previews && included.some((l) => l.name === PREVIEWS_LAYER)) for (const [rel, content] of previews.files) put(rel, content);
   const fluxSealed = sealed.credentials.some((c) => c.layer === FLUX_CREDENTIAL_LAYER);
-  const fluxFiles = renderFluxDirectory({ reference, cluster, attributes, descriptor, fromCatalog, layers, included, fluxInstance, fluxSealed, written: (rel) => out.has(rel) });
+  const notifications = planNotifications({
+    descriptor,
+    pass,
+    clusterName: cluster.name,
+    choice: { ...(options.notificationProvider !== undefined ? { provider: options.notificationProvider } : {}), ...(options.notificationAddress !== undefined ? { address: options.notificationAddress } : {}) },
+    existing: existing.get(NOTIFICATION_FILE),
+    outcomes: sealed.outcomes,
+    fluxInstance: fluxInstance !== undefined,
+  });
+  const fluxFiles = renderFluxDirectory({ reference, cluster, attributes, descriptor, fromCatalog, layers, included, fluxInstance, fluxSealed, notifications, written: (rel) => out.has(rel) });
   for (const [rel, content] of fluxFiles) put(rel, content);
 
   const produced = new Set([...out.keys(), 'kustomization.yaml', PROVENANCE_FILE]);
@@ -193,5 +204,6 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     fluxInstance: fluxInstance !== undefined,
     ...(fluxInstance !== undefined ? { fluxSync: fluxInstance.sync } : {}),
     credentials: sealed.outcomes,
+    ...(notifications !== undefined ? { notifications: { provider: notifications.provider, name: notifications.name } } : {}),
   };
 }

@@ -28,6 +28,13 @@ export interface RenderOptions {
   readonly certificate?: SealingCertificate;
   /** A caller-supplied `.dockerconfigjson` for the registry pull secret. */
   readonly registryAuth?: string;
+  /**
+   * The notification Provider's type (slack, msteams, generic) for this cluster.
+   * @default the type of the Provider the cluster already has; none: no Provider or Alert
+   */
+  readonly notificationProvider?: string;
+  /** The Provider's webhook address (https URL), a credential: sealed into scaffold.yaml's notification-address credential. */
+  readonly notificationAddress?: string;
   /** Seal fresh credentials even where sealed ones exist: all (`true`) or the ones named. @default false */
   readonly rotateCredentials?: CredentialRotation;
   readonly random: RandomBytes;
@@ -89,4 +96,6 @@ export interface RenderResult {
   /** With a FluxInstance: what its sync pulls and with which Secret (none: anonymously); `fluxSyncNote` says it. */
   readonly fluxSync?: FluxSyncAccess;
   readonly credentials: readonly CredentialOutcome[];
+  /** With failure notifications: the Provider's type and name (flux-system); the address is only sealed. */
+  readonly notifications?: { readonly provider: string; readonly name: string };
 }

@@ -247,10 +247,13 @@ export function refuseFreshSupplied(descriptor: PlatformDescriptor, names: reado
   const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
   const namedSupplied = names.filter((name) => descriptor.credentials.some((c) => matches(name, c) && isSuppliedCredential(c)));
   if (namedSupplied.length > 0) {
+    const kinds = new Set(descriptor.credentials.filter((c) => namedSupplied.some((name) => matches(name, c))).flatMap((c) => Object.values(c.keys).flatMap((s) => ('supplied' in s ? [s.supplied] : []))));
+    // Where a new value comes from, in the flags that give it.
+    const flags = [...(kinds.has('registry-auth') ? ['--registry-auth'] : []), ...(kinds.has('notification-address') ? ['--notification-address-file'] : [])];
     throw new ValidationError([
       {
         field: 'credential',
-        message: `${namedSupplied.join(', ')}: supplied by the caller (registry-auth), not generated, so there are no fresh values to make up: re-encrypt the one in Git with the controller's old private key (--recovery-private-key), or render the cluster with the new credential (--registry-auth)`,
+        message: `${namedSupplied.join(', ')}: supplied by the caller (${[...kinds].sort().join(', ')}), not generated, so there are no fresh values to make up: re-encrypt the one in Git with the controller's old private key (--recovery-private-key), or render the cluster with the new credential (${flags.join(', ')})`,
       },
     ]);
   }

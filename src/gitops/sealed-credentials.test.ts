@@ -25,9 +25,10 @@ interface Sealed {
 }
 
 const REGISTRY_AUTH = '{"auths":{"ghcr.io":{"username":"robot","password":"issued-by-the-registry"}}}';
+const NOTIFICATION_ADDRESS = 'https://hooks.slack.com/services/T0/B0/issued-by-slack';
 
 function render(overrides: Partial<SealedCredentialsOptions> = {}) {
-  return renderSealedCredentials({ credentials, existing: new Map(), certificate, random: randomBytes, registryAuth: REGISTRY_AUTH, ...overrides });
+  return renderSealedCredentials({ credentials, existing: new Map(), certificate, random: randomBytes, registryAuth: REGISTRY_AUTH, notificationAddress: NOTIFICATION_ADDRESS, ...overrides });
 }
 
 /** Every value of every sealed file, decrypted with the controller's key under the strict scope. */
@@ -53,6 +54,8 @@ describe('renderSealedCredentials', () => {
       'apps/sealed/kustomization.yaml',
       'apps/sealed/sealed-registry-pull-secret.yaml',
       'apps/sealed/sealed-tcr-database.yaml',
+      'cert-manager-config/sealed/kustomization.yaml',
+      'cert-manager-config/sealed/sealed-flux-notification-address.yaml',
       'database/sealed/kustomization.yaml',
       'database/sealed/sealed-postgresql-credentials.yaml',
       'database/sealed/sealed-rabbitmq-credentials.yaml',
@@ -64,6 +67,7 @@ describe('renderSealedCredentials', () => {
     assert.deepEqual(outcomes.map((o) => `${o.namespace}/${o.name}:${o.action}`), [
       'tcr/registry-pull-secret:supplied',
       'tcr/tcr-database:generated',
+      'flux-system/flux-notification-address:supplied',
       'database/postgresql-credentials:generated',
       'database/rabbitmq-credentials:generated',
     ]);
@@ -144,6 +148,7 @@ describe('renderSealedCredentials', () => {
     existing.delete('apps/sealed/sealed-tcr-database.yaml');
     const { files, outcomes } = render({ existing });
     assert.deepEqual(outcomes.map((o) => `${o.name}:${o.action}`).sort(), [
+      'flux-notification-address:kept',
       'postgresql-credentials:generated',
       'rabbitmq-credentials:kept',
       'registry-pull-secret:kept',
@@ -168,6 +173,7 @@ describe('renderSealedCredentials', () => {
     const renewed = parseSealingCertificate(createTestCertificate().certificatePem);
     const { files, outcomes } = render({ existing: new Map(first.files), certificate: renewed, rotate: ['tcr/tcr-database', 'rabbitmq-credentials'] });
     assert.deepEqual(outcomes.map((o) => `${o.name}:${o.action}`).sort(), [
+      'flux-notification-address:kept',
       'postgresql-credentials:generated',
       'rabbitmq-credentials:generated',
       'registry-pull-secret:kept',
@@ -177,7 +183,10 @@ describe('renderSealedCredentials', () => {
     // Only the kept one is still sealed with the old key.
     assert.deepEqual(
       sealedWithOtherCertificate(files, renewed).map((s) => [s.file, s.sealedWith]),
-      [['apps/sealed/sealed-registry-pull-secret.yaml', `sha256:${certificate.fingerprint}`]],
+      [
+        ['apps/sealed/sealed-registry-pull-secret.yaml', `sha256:${certificate.fingerprint}`],
+        ['cert-manager-config/sealed/sealed-flux-notification-address.yaml', `sha256:${certificate.fingerprint}`],
+      ],
     );
     assert.deepEqual(sealedWithOtherCertificate(first.files, certificate), [], 'all sealed with the first one');
   });

@@ -11,7 +11,8 @@
 import { ValidationError } from '../errors.js';
 import type { SealingCertificate } from '../sealing/sealing-certificate.js';
 import { buildSealedSecret } from '../sealing/sealed-secret.js';
-import { assertDockerConfigJson, credentialValues, type ProducedValues } from './credential-values.js';
+import { assertDockerConfigJson, credentialValues, type ProducedValues, type SuppliedKind } from './credential-values.js';
+import { assertNotificationAddress } from './notification-schema.js';
 import type { CredentialSpec } from './platform-descriptor.js';
 import type { RandomBytes } from './random-string.js';
 import { SEALED_WITH_ANNOTATION, sealedWithOf } from './sealed-with.js';
@@ -24,8 +25,13 @@ export interface CredentialOutcome {
   readonly name: string;
   readonly layer: string;
   readonly file: string;
-  /** `omitted`: a registry credential nobody supplied; none is invented, so no pull secret is written (public images). */
+  /**
+   * `omitted`: a supplied credential nobody supplied; none is invented, so none is written (a registry
+   * credential: images are pulled anonymously; a notification address: no Provider or Alert).
+   */
   readonly action: 'generated' | 'supplied' | 'kept' | 'omitted';
+  /** For a credential only the caller gives: which kind (registry-auth, notification-address). */
+  readonly supplied?: SuppliedKind;
 }
 
 /** Inputs of {@link renderSealedCredentials}. */
@@ -35,6 +41,8 @@ export interface SealedCredentialsOptions {
   readonly existing: ReadonlyMap<string, string>;
   readonly certificate?: SealingCertificate;
   readonly registryAuth?: string;
+  /** A caller-supplied webhook address for the notification Provider (`{ supplied: notification-address }`). */
+  readonly notificationAddress?: string;
   /**
    * Seal fresh values even where sealed ones exist: all of them (`true`) or
    * the credentials named (`name` or `namespace/name`). @default false
@@ -84,12 +92,20 @@ function reusable(text: string | undefined, credential: CredentialSpec, file: st
 }
 
 /**
- * A registry credential: only its owner can give it (`--registry-auth`,
- * `registry_pull_secret`). A generated one would be a random password the
- * registry never issued, and every pull would go out with it.
+ * A supplied credential: only its owner can give it (a registry credential:
+ * `--registry-auth`, `registry_pull_secret`; a notification address:
+ * `--notification-address-file`, `notifications.address`). A generated one
+ * would be a random password the registry never issued, or a URL nobody listens on.
+ * @returns the kind supplied, undefined for a generated credential
  */
-function registryCredential(credential: CredentialSpec): boolean {
-  return Object.values(credential.keys).some((s) => 'supplied' in s);
+function suppliedKindOf(credential: CredentialSpec): SuppliedKind | undefined {
+  for (const source of Object.values(credential.keys)) if ('supplied' in source) return source.supplied;
+  return undefined;
+}
+
+function suppliedOf(credential: CredentialSpec): { supplied?: SuppliedKind } {
+  const kind = suppliedKindOf(credential);
+  return kind === undefined ? {} : { supplied: kind };
 }
 
 function sameAsTargets(credential: CredentialSpec): string[] {
@@ -121,11 +137,15 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
       }
     }
   }
-  const supplied = options.registryAuth === undefined ? undefined : assertDockerConfigJson(options.registryAuth, 'registry-auth');
-  // Never invented: without a supplied one, a registry credential is kept as sealed before, or not written at all.
+  const supplied: Partial<Record<SuppliedKind, string>> = {
+    ...(options.registryAuth === undefined ? {} : { 'registry-auth': assertDockerConfigJson(options.registryAuth, 'registry-auth') }),
+    ...(options.notificationAddress === undefined ? {} : { 'notification-address': assertNotificationAddress(options.notificationAddress, 'notification-address') }),
+  };
+  // Never invented: without a supplied one, a supplied credential is kept as sealed before, or not written at all.
   const omitted = new Set<string>();
   for (const c of options.credentials) {
-    if (!registryCredential(c) || supplied !== undefined || !fresh.has(key(c))) continue;
+    const kind = suppliedKindOf(c);
+    if (kind === undefined || supplied[kind] !== undefined || !fresh.has(key(c))) continue;
     fresh.delete(key(c));
     if (!reusable(options.existing.get(sealedFileOf(c)), c, sealedFileOf(c))) omitted.add(key(c));
   }
@@ -143,15 +163,16 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
   for (const credential of ordered) {
     const file = sealedFileOf(credential);
     if (omitted.has(key(credential))) {
-      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'omitted' });
+      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'omitted', ...suppliedOf(credential) });
       continue;
     }
     if (!fresh.has(key(credential))) {
       files.set(file, options.existing.get(file)!);
-      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'kept' });
+      outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: 'kept', ...suppliedOf(credential) });
       continue;
     }
-    const useSupplied = registryCredential(credential) && supplied !== undefined;
+    const kind = suppliedKindOf(credential);
+    const useSupplied = kind !== undefined && supplied[kind] !== undefined;
     const data = credentialValues(credential, {
       random: options.random,
       produced,
@@ -172,12 +193,14 @@ export function renderSealedCredentials(options: SealedCredentialsOptions): { fi
       file,
       toYaml(sealed, `${credential.namespace}/${credential.name}, sealed for this cluster only (strict scope). Generated by gitops-scaffolder.`),
     );
-    outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: useSupplied ? 'supplied' : 'generated' });
+    outcomes.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, action: useSupplied ? 'supplied' : 'generated', ...suppliedOf(credential) });
   }
 
   const byLayer = new Map<string, string[]>();
   for (const c of options.credentials) byLayer.set(c.layer, [...(byLayer.get(c.layer) ?? []), ...(omitted.has(key(c)) ? [] : [sealedFileOf(c).split('/').pop()!])]);
   for (const [layer, names] of [...byLayer].sort(([a], [b]) => a.localeCompare(b))) {
+    // A layer whose only credentials were omitted gets no sealed/ (its overlay does not list one).
+    if (names.length === 0 && options.credentials.every((c) => c.layer !== layer || omitted.has(key(c)))) continue;
     files.set(
       `${layer}/sealed/kustomization.yaml`,
       toYaml(

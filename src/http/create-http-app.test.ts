@@ -263,6 +263,11 @@ const MALFORMED_BODIES: readonly [string, unknown, string][] = [
   ['dockerconfigjson with an empty auths', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}' } }, 'registry_pull_secret.dockerconfigjson'],
   ['dockerconfigjson whose registry has no credentials', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{"registry.example.net":{}}}' } }, 'registry_pull_secret.dockerconfigjson'],
   ['dockerconfigjson whose auth is not user:password', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `{"auths":{"registry.example.net":{"auth":"${SECRET}"}}}` } }, 'registry_pull_secret.dockerconfigjson'],
+  // Failure notifications: the type notification-controller knows, the address (a credential) https only, never echoed.
+  ['notification provider notification-controller does not know', { ...withCluster({}), notifications: { provider: 'teams', address: `https://hooks.slack.com/services/${SECRET}` } }, 'notifications.provider'],
+  ['notification address over plain http', { ...withCluster({}), notifications: { provider: 'slack', address: `http://hooks.slack.com/services/${SECRET}` } }, 'notifications.address'],
+  ['notification address that is not a URL', { ...withCluster({}), notifications: { provider: 'generic', address: `hooks.example.net/${SECRET}` } }, 'notifications.address'],
+  ['notifications without an address', { ...withCluster({}), notifications: { provider: 'slack' } }, 'notifications.address'],
   ['cluster named like the reference environment', withCluster({ name: 'development' }), 'cluster.name'],
   // URLs git reads differently from a URL parser.
   ['backslash URL that git sends to another host', withUrl('http://localhost\\@169.254.169.254/latest/meta-data'), 'repository.url'],

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/scaffold-service.js';
 import { FORGES, GITHUB_APP_FORGES, forgeDescriptor, forgeNameList } from '../model/forges.js';
+import { NOTIFICATION_PROVIDERS } from '../gitops/notification-schema.js';
 
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const STEP_STATUSES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
@@ -90,6 +91,20 @@ export const registryPullSecretSchema = z
   .strict()
   .describe('Your own registry pull secret instead of a generated one.');
 
+export const notificationsSchema = z
+  .object({
+    provider: z
+      .enum(NOTIFICATION_PROVIDERS, { error: `must be one of ${NOTIFICATION_PROVIDERS.join(', ')}` })
+      .describe("notification-controller's Provider type: slack (an incoming webhook), msteams (a Teams workflow webhook) or generic (any https endpoint taking Flux's event JSON). The target platform may offer fewer (scaffold.yaml notifications.providers)."),
+    address: z
+      .string({ error: 'must be a string' })
+      .min(1, 'must not be empty')
+      .max(2048, 'must be at most 2048 characters')
+      .describe('The webhook URL (https://). A credential: sealed into the cluster\'s tree like every other (SealedSecret, strict scope), never stored, logged or echoed.'),
+  })
+  .strict()
+  .describe("Failure notifications: a Provider and an Alert on every Kustomization and HelmRelease for error events. Needs a platform that declares them (scaffold.yaml notifications). Without it the cluster gets none, unless it had them: a re-render keeps the type and the sealed address.");
+
 export const waitForReadySchema = z
   .boolean({ error: 'must be true or false' })
   .describe("After the last push, wait until the cluster's Flux Kustomizations report Ready at the pushed commit; the run fails, naming them, if they do not. Needs kubeconfig (sealing.certificate may be given as well).");
@@ -128,6 +143,7 @@ export const scaffoldRequestSchema = z
     kubeconfig: kubeconfigSchema.optional(),
     sealing: sealingSchema.optional(),
     registry_pull_secret: registryPullSecretSchema.optional(),
+    notifications: notificationsSchema.optional(),
     wait_for_ready: waitForReadySchema.optional(),
     ready_timeout_seconds: readyTimeoutSchema.optional(),
     delivery: deliverySchema.optional(),
@@ -147,6 +163,7 @@ export const retryRequestSchema = z
     kubeconfig: kubeconfigSchema.optional(),
     sealing: sealingSchema.optional(),
     registry_pull_secret: registryPullSecretSchema.optional(),
+    notifications: notificationsSchema.optional(),
     wait_for_ready: waitForReadySchema.optional(),
     ready_timeout_seconds: readyTimeoutSchema.optional(),
   })

@@ -50,6 +50,7 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
         : {}),
     ...(body?.sealing === undefined ? {} : { certificate: body.sealing.certificate }),
     ...(body?.registry_pull_secret === undefined ? {} : { registryDockerconfigjson: body.registry_pull_secret.dockerconfigjson }),
+    ...(body?.notifications === undefined ? {} : { notifications: { provider: body.notifications.provider, address: body.notifications.address } }),
     ...(body?.wait_for_ready === true ? { waitForReady: { timeoutSeconds: body.ready_timeout_seconds ?? DEFAULT_READY_TIMEOUT_SECONDS } } : {}),
   };
 }

@@ -78,6 +78,7 @@ export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<str
   if (secrets.kubeconfig?.kind === 'inline') data[SECRET_FILES.kubeconfig.key] = b64(secrets.kubeconfig.value);
   if (secrets.certificate) data[SECRET_FILES.certificate.key] = b64(secrets.certificate);
   if (secrets.registryDockerconfigjson) data[SECRET_FILES.registryAuth.key] = b64(secrets.registryDockerconfigjson);
+  if (secrets.notifications) data[SECRET_FILES.notificationAddress.key] = b64(secrets.notifications.address);
   if (secrets.githubApp) {
     data[SECRET_FILES.githubAppId.key] = b64(secrets.githubApp.appId);
     data[SECRET_FILES.githubAppInstallationId.key] = b64(secrets.githubApp.installationId);

@@ -8,6 +8,7 @@
 import type { FieldIssue } from '../errors.js';
 import { ValidationError } from '../errors.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
+import { assertNotificationAddress, assertNotificationProvider } from '../gitops/notification-schema.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { CLUSTER_ATTRIBUTES, clusterSpecSchema, fieldIssuesOf, type ClusterSpec } from '../model/cluster-spec.js';
 import { kubeconfigIssues } from '../model/kubeconfig-policy.js';
@@ -23,6 +24,8 @@ export interface RunInputsDraft {
   /** Kubeconfig text the caller sent (a Secret reference is checked where it is read). */
   readonly kubeconfig?: string;
   readonly registryDockerconfigjson?: string;
+  /** Failure notifications: a Provider type and its webhook address (https). */
+  readonly notifications?: { readonly provider: string; readonly address: string };
 }
 
 /** How an edge names each input in its messages. */
@@ -32,6 +35,9 @@ export interface RunInputFields {
   readonly certificate: string;
   readonly kubeconfig: string;
   readonly registry: string;
+  /** The Provider type and its address, e.g. `notifications.provider` / `--notification-provider`. @default notifications.provider, notifications.address */
+  readonly notificationProvider?: string;
+  readonly notificationAddress?: string;
 }
 
 /** The field names of the HTTP API. */
@@ -81,6 +87,19 @@ export function runInputIssues(draft: RunInputsDraft, fields: RunInputFields): {
       assertDockerConfigJson(draft.registryDockerconfigjson, fields.registry);
     } catch (error) {
       issues.push(...issuesOf(error));
+    }
+  }
+  if (draft.notifications !== undefined) {
+    // The platform may offer fewer types; the render says so. These are the types any platform can have.
+    for (const check of [
+      () => assertNotificationProvider(draft.notifications!.provider, fields.notificationProvider ?? 'notifications.provider'),
+      () => assertNotificationAddress(draft.notifications!.address, fields.notificationAddress ?? 'notifications.address'),
+    ]) {
+      try {
+        check();
+      } catch (error) {
+        issues.push(...issuesOf(error));
+      }
     }
   }
   return { ...(parsed.success ? { cluster: parsed.data } : {}), issues };

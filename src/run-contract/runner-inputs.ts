@@ -56,6 +56,10 @@ export const RUNNER_ENV = {
   certificatePem: 'SCAFFOLD_CERT_PEM',
   kubeconfigData: 'SCAFFOLD_KUBECONFIG_DATA',
   registryAuth: 'SCAFFOLD_REGISTRY_AUTH',
+  /** The notification Provider's webhook address (a credential); also as *_FILE. */
+  notificationAddress: 'SCAFFOLD_NOTIFICATION_ADDRESS',
+  /** Its Provider type (slack, msteams, generic): no secret, a per-attempt option. */
+  notificationProvider: 'SCAFFOLD_NOTIFICATION_PROVIDER',
   // A GitHub App (pull_request delivery on GitHub); the runner reads each from NAME or the file NAME_FILE.
   githubAppId: 'SCAFFOLD_GITHUB_APP_ID',
   githubAppInstallationId: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID',
@@ -68,6 +72,7 @@ export const RUNNER_ENV = {
   kubeconfigFile: 'SCAFFOLD_KUBECONFIG',
   certificateFile: 'SCAFFOLD_CERT',
   registryAuthFile: 'SCAFFOLD_REGISTRY_AUTH_FILE',
+  notificationAddressFile: 'SCAFFOLD_NOTIFICATION_ADDRESS_FILE',
   githubAppIdFile: 'SCAFFOLD_GITHUB_APP_ID_FILE',
   githubAppInstallationIdFile: 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID_FILE',
   githubAppPrivateKeyFile: 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY_FILE',
@@ -119,6 +124,7 @@ export function secretEnvOf(secrets: RunSecrets): Record<string, string> {
   if (secrets.certificate !== undefined) env[RUNNER_ENV.certificatePem] = secrets.certificate;
   if (secrets.kubeconfig?.kind === 'inline') env[RUNNER_ENV.kubeconfigData] = secrets.kubeconfig.value;
   if (secrets.registryDockerconfigjson !== undefined) env[RUNNER_ENV.registryAuth] = secrets.registryDockerconfigjson;
+  if (secrets.notifications !== undefined) env[RUNNER_ENV.notificationAddress] = secrets.notifications.address;
   if (secrets.githubApp !== undefined) {
     env[RUNNER_ENV.githubAppId] = secrets.githubApp.appId;
     env[RUNNER_ENV.githubAppInstallationId] = secrets.githubApp.installationId;
@@ -146,6 +152,8 @@ export function runOptionsEnvOf(secrets: RunSecrets): Record<string, string> {
     ...(rotate === undefined ? {} : { [RUNNER_ENV.rotateValues]: secrets.rotateValues ?? 'same' }),
     ...(secrets.freshValues === true ? { [RUNNER_ENV.freshValues]: 'true' } : {}),
     ...(secrets.deleteData === undefined ? {} : { [RUNNER_ENV.deleteData]: 'true', [RUNNER_ENV.liftTimeout]: `${secrets.deleteData.timeoutSeconds}s` }),
+    // The type only: its address travels as a secret (a value locally, a file of the run's Secret in Kubernetes).
+    ...(secrets.notifications === undefined ? {} : { [RUNNER_ENV.notificationProvider]: secrets.notifications.provider }),
   };
 }
 
@@ -156,6 +164,7 @@ export const SECRET_FILES = {
   kubeconfig: { key: 'kubeconfig', variable: RUNNER_ENV.kubeconfigFile },
   certificate: { key: 'cert.pem', variable: RUNNER_ENV.certificateFile },
   registryAuth: { key: 'registry-auth.json', variable: RUNNER_ENV.registryAuthFile },
+  notificationAddress: { key: 'notification-address', variable: RUNNER_ENV.notificationAddressFile },
   // The App's id and installation id are no secret, but travel with its key so the three never disagree.
   githubAppId: { key: 'github-app-id', variable: RUNNER_ENV.githubAppIdFile },
   githubAppInstallationId: { key: 'github-app-installation-id', variable: RUNNER_ENV.githubAppInstallationIdFile },

@@ -125,6 +125,12 @@ export interface RunSecrets {
   readonly certificate?: string;
   readonly registryDockerconfigjson?: string;
   /**
+   * Failure notifications: the Provider type (not secret, travels with it) and
+   * its webhook address, which is a credential (sealed by the runner into the
+   * cluster's tree, never stored or logged).
+   */
+  readonly notifications?: { readonly provider: string; readonly address: string };
+  /**
    * A GitHub App the runner authenticates to GitHub with (`pull_request`
    * delivery, forge github): it mints an installation token for the API and for git.
    */

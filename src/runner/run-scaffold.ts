@@ -53,6 +53,8 @@ export interface ScaffoldRunOptions extends RunFrameOptions {
   /** How long step 4 may wait. @default 15 minutes */
   readonly controllerTimeoutMs?: number;
   readonly registryAuth?: string;
+  /** Failure notifications: the Provider type and its webhook address (sealed, never logged); checked by the render. */
+  readonly notifications?: { readonly provider: string; readonly address: string };
   /** Rotate credentials: all (`true`: with `same` values, the ones not sealed with the controller's newest key) or the ones named. @default false */
   readonly rotateCredentials?: CredentialRotation;
   /**
@@ -133,9 +135,10 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
         rotateCredentials: pass === 'all' && !sameValues && (options.rotateCredentials ?? false),
         ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
         ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
+        ...(options.notifications !== undefined ? { notificationProvider: options.notifications.provider, notificationAddress: options.notifications.address } : {}),
       });
       for (const c of result.credentials) {
-        log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
+        log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' && c.supplied === 'notification-address' ? `credential ${c.namespace}/${c.name} omitted: no notification address was given (notifications), so the cluster gets no failure notifications` : c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
       }
       // Said in the run's log like an omitted pull secret: a cluster whose Flux cannot pull shows nothing else.
       if (result.fluxSync !== undefined) log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));

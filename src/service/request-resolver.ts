@@ -215,6 +215,7 @@ export class RequestResolver {
         ...(certificate === undefined ? {} : { certificatePem: certificate }),
         ...(kubeconfig?.kind === 'inline' ? { kubeconfig: kubeconfig.value } : {}),
         ...(secrets.registryDockerconfigjson === undefined ? {} : { registryDockerconfigjson: secrets.registryDockerconfigjson }),
+        ...(secrets.notifications === undefined ? {} : { notifications: secrets.notifications }),
       },
       API_FIELDS,
     );

@@ -87,6 +87,7 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
           generatorVersion: this.deps.generatorVersion,
           ...(certificate ? { certificate } : {}),
           ...(input.secrets.registryDockerconfigjson !== undefined ? { registryAuth: input.secrets.registryDockerconfigjson } : {}),
+          ...(input.secrets.notifications !== undefined ? { notificationProvider: input.secrets.notifications.provider, notificationAddress: input.secrets.notifications.address } : {}),
           ...(platformCommit ? { platformCommit } : {}),
         });
         return { gitopsPath, files: previewFiles(before, result) };

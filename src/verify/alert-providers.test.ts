@@ -24,6 +24,15 @@ describe('Alerts that can send nothing', () => {
     ]);
   });
 
+  it('reads the Alert and the Provider the root sync applies (a generated flux/flux-alerts.yaml), with the address sealed in a layer', () => {
+    const root = (objects: Record<string, unknown>[]) => ({ clusterDir: 'clusters/c', objects });
+    assert.deepEqual(checkAlertProviders([layer('secrets', [sealed('slack-address')])], root([alert('slack'), provider('slack-address')])), []);
+    assert.deepEqual(checkAlertProviders([layer('secrets', [sealed('other')])], root([alert('teams'), provider('slack-address')])).map(formatFinding), [
+      'clusters/c: Alert flux-system/errors: spec.providerRef names Provider flux-system/teams, which nothing on this cluster applies: the Alert is never Ready and sends nothing. Add the Provider in namespace flux-system, or name one that exists',
+      'clusters/c: Provider flux-system/slack: spec.secretRef names Secret flux-system/slack-address (the address or token), which nothing on this cluster applies, sealed or not: the Provider sends nothing. Seal it into namespace flux-system',
+    ]);
+  });
+
   it('reads the namespace the Kustomization puts the objects in', () => {
     const unnamespaced = (o: Record<string, unknown>) => ({ ...o, metadata: { name: (o.metadata as { name: string }).name } });
     assert.deepEqual(checkAlertProviders([layer('n', [unnamespaced(alert('slack')), unnamespaced(provider('a')), unnamespaced(sealed('a'))], 'team-a')]), []);

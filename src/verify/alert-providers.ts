@@ -13,8 +13,15 @@ import { objectLabel } from './object-label.js';
 
 const NOTIFICATION_GROUP = 'notification.toolkit.fluxcd.io/';
 
-/** One finding per Alert whose Provider, and per Provider whose Secret, no Kustomization of the cluster applies. */
-export function checkAlertProviders(kustomizations: readonly AppliedKustomization[]): Finding[] {
+/**
+ * One finding per Alert whose Provider, and per Provider whose Secret, no Kustomization of the cluster applies.
+ * @param root - what the root sync applies (`clusterDir` builds it): a generated tree's Alert and Provider are there (flux/flux-alerts.yaml)
+ */
+export function checkAlertProviders(kustomizations: readonly AppliedKustomization[], root?: { readonly clusterDir: string; readonly objects: readonly Record<string, unknown>[] }): Finding[] {
+  if (root !== undefined) {
+    // The root sync as one more applier: it sets no targetNamespace, so each object keeps its own.
+    kustomizations = [...kustomizations, { key: 'flux-system/flux-system', file: root.clusterDir, dir: root.clusterDir, object: {}, dependsOn: [], objects: root.objects }];
+  }
   const providers = new Set<string>();
   const secrets = new Set<string>();
   for (const k of kustomizations) {

@@ -51,7 +51,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...checkBootstrapPrerequisites(clusterDir, kustomizations, prerequisites),
       ...checkReleaseOptions(kustomizations, prerequisites),
       ...checkFluxMetricRules(kustomizations, input.targetFlux),
-      ...checkAlertProviders(kustomizations),
+      ...checkAlertProviders(kustomizations, input.rootObjects ? { clusterDir, objects: input.rootObjects } : undefined),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };
