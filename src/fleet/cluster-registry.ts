@@ -36,6 +36,8 @@ export interface ClusterEntry {
     readonly role?: string;
     readonly infraProvider?: string;
     readonly dnsProvider?: string;
+    /** The opt-in layers the cluster resumed (`enable_layers`); absent when none. */
+    readonly enableLayers?: readonly string[];
   };
   /** What provenance.yaml records; undefined for the reference and unmanaged directories. */
   readonly provenance?: Pick<Provenance, 'generatorVersion' | 'reference' | 'platformCommit' | 'pass' | 'files'>;
@@ -83,6 +85,7 @@ export function clusterEntryOf(name: string, provenanceText: string | undefined,
       ...(typeof cluster.role === 'string' ? { role: cluster.role } : {}),
       ...(typeof cluster.infra_provider === 'string' ? { infraProvider: cluster.infra_provider } : {}),
       ...(typeof cluster.dns_provider === 'string' ? { dnsProvider: cluster.dns_provider } : {}),
+      ...(enableLayersOf(cluster.enable_layers) ?? {}),
     },
     provenance: {
       generatorVersion: String(provenance.generatorVersion ?? UNKNOWN_COMMIT),
@@ -94,6 +97,13 @@ export function clusterEntryOf(name: string, provenanceText: string | undefined,
     freshness,
     ...(freshness === 'behind' ? { renderedFrom: provenance.platformCommit } : {}),
   };
+}
+
+/** A hand-edited provenance may hold anything: only a list of names counts. */
+function enableLayersOf(value: unknown): { enableLayers: string[] } | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const names = value.filter((name): name is string => typeof name === 'string');
+  return names.length > 0 ? { enableLayers: names } : undefined;
 }
 
 /** The names of the directories directly under `clusters/`, sorted. */

@@ -7,6 +7,7 @@
  */
 import type { ClusterEntry, ClusterFreshness, ClusterKind } from './cluster-registry.js';
 import { clusterStateOf, type ClusterState, type LastRunOutcome } from './cluster-state.js';
+import { PREVIEWS_LAYER } from '../gitops/previews-schema.js';
 
 /**
  * One cluster, as printed and served. `R` is the shape of its last run, which
@@ -21,6 +22,10 @@ export interface ClusterView<R = never> {
   readonly role?: string;
   readonly infra_provider?: string;
   readonly dns_provider?: string;
+  /** The opt-in layers the cluster resumed (the rest of its opt-in layers ship suspended). */
+  readonly enabled_layers?: readonly string[];
+  /** Whether the cluster renders previews per pull/merge request (it enabled the `previews` layer). */
+  readonly previews?: boolean;
   /** Freshness only: kept for compatibility; `state` says whether the tree is complete too. */
   readonly status: ClusterFreshness;
   /** Generated clusters only: complete, incomplete, failed, behind, up to date or removing (cluster-state.ts). */
@@ -53,6 +58,8 @@ export function clusterView<R = never>(entry: ClusterEntry, current: string | un
     ...(a.role !== undefined ? { role: a.role } : {}),
     ...(a.infraProvider !== undefined ? { infra_provider: a.infraProvider } : {}),
     ...(a.dnsProvider !== undefined ? { dns_provider: a.dnsProvider } : {}),
+    ...(a.enableLayers !== undefined ? { enabled_layers: a.enableLayers } : {}),
+    ...(entry.kind === 'generated' ? { previews: a.enableLayers?.includes(PREVIEWS_LAYER) ?? false } : {}),
     status: entry.freshness,
     ...(state !== undefined ? { state } : {}),
     ...(entry.freshness === 'up_to_date' || entry.freshness === 'behind' ? { up_to_date: entry.freshness === 'up_to_date' } : {}),

@@ -71,6 +71,20 @@ export function ClusterPage({ name }: { name: string }) {
                   </Fragment>
                 ),
               )}
+              {cluster.kind === 'generated' && (
+                <>
+                  <dt>Opt-in layers</dt>
+                  <dd data-testid="enabled-layers">
+                    {cluster.enabled_layers === undefined ? (
+                      <span class="muted">none enabled: every opt-in layer ships suspended</span>
+                    ) : (
+                      cluster.enabled_layers.join(', ')
+                    )}
+                  </dd>
+                  <dt>Previews</dt>
+                  <dd data-testid="previews">{cluster.previews === true ? 'an environment per labelled pull/merge request' : 'off'}</dd>
+                </>
+              )}
               {cluster.provenance !== undefined && (
                 <>
                   <dt>Rendered from</dt>

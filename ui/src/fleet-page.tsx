@@ -102,7 +102,14 @@ export function FleetPage() {
                       <ClusterStateBadge cluster={cluster} />
                     </td>
                     <td>{from === undefined ? <span class="muted">–</span> : <code title={from}>{from.slice(0, 12)}</code>}</td>
-                    <td>{attributes.length === 0 ? <span class="muted">–</span> : attributes.join(' · ')}</td>
+                    <td>
+                      {attributes.length === 0 ? <span class="muted">–</span> : attributes.join(' · ')}
+                      {cluster.previews === true && (
+                        <span class="badge previews" data-testid="previews-badge" title="Renders an environment per labelled pull/merge request">
+                          previews
+                        </span>
+                      )}
+                    </td>
                     <td>
                       {cluster.last_run === undefined ? (
                         <span class="muted">none</span>
