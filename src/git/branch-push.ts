@@ -25,6 +25,7 @@ import type { QueueAuth } from './queue-auth.js';
 import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import type { KnownCommits } from './known-commits.js';
 
 /** What a push needs of a working copy. */
 export interface PushingWorkspace extends QueueGit {
@@ -44,6 +45,15 @@ export interface PushingWorkspace extends QueueGit {
   readonly sightings: QueueSightings;
   /** The fence of the run whose pass commit is pushed (one per workspace). */
   attemptFence(trailers: PassTrailers): AttemptFence;
+  /** What the workspace knows of the commits it made: asked before git is. */
+  readonly known?: KnownCommits;
+}
+
+/** HEAD's pass trailers: from what the workspace knows of it, else from git. */
+async function headTrailers(ws: PushingWorkspace): Promise<PassTrailers | undefined> {
+  const head = ws.known ? await ws.head().catch(() => undefined) : undefined;
+  const facts = head === undefined ? undefined : ws.known?.get(head);
+  return facts ? facts.trailers : passTrailersOf(ws, 'HEAD');
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -88,13 +98,24 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   throw ws.fail(['rebase'], rebase);
 }
 
-/** Whether a plain push of HEAD would lose: others are queued, or the branch moved past HEAD's base. */
-async function queueAhead(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<boolean> {
-  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) });
+/**
+ * Whether a plain push of HEAD would lose: others are queued, or the branch
+ * moved past HEAD's base. The same `ls-remote` reads the attempt's fence for
+ * its first move (attempt-fence.ts), so the fence costs no look of its own.
+ */
+async function queueAhead(ws: PushingWorkspace, fence: AttemptFence | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  const call = signal ? { signal } : {};
+  const readFence = fence?.enabled === true && !fence.started;
+  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`, ...(readFence ? [fence.ref] : [])], { network: true, ...call });
   const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
+  if (readFence) await fence.startFrom(ws, lines.find(([, ref]) => ref === fence.ref)?.[0], signal);
   if (lines.some(([, ref]) => ref !== undefined && inQueueOf(ws.branch, ref))) return true;
   const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
-  return tip !== undefined && (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
+  if (tip === undefined) return false;
+  // HEAD's own parent (the branch as cloned, or this run's last push) needs no merge-base.
+  const head = ws.known ? await ws.head().catch(() => undefined) : undefined;
+  if (head !== undefined && ws.known?.isAncestorOrSelf(tip, head)) return false;
+  return (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
 }
 
 /** What a queued run saw while it waited. */
@@ -158,7 +179,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
   const tracking = `refs/remotes/origin/${branch}`;
-  const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
+  const trailers: PassTrailers | undefined = await headTrailers(ws);
   // Pass commits under the service's key are fenced: every push moves the attempt's fence under a lease (attempt-fence.ts).
   const fence = trailers !== undefined && ws.auth.shared ? ws.attemptFence(trailers) : undefined;
   const own = trailers ? new Announcement(ws, trailers, fence) : undefined;
@@ -198,7 +219,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
 
   try {
     // A queued commit waits its turn rather than racing the runs already waiting.
-    let attempt = queue && (await queueAhead(ws, signal)) ? 0 : 1;
+    let attempt = queue && (await queueAhead(ws, fence, signal)) ? 0 : 1;
     for (; ; attempt++) {
       if (attempt > 0) {
         const pushed = await attemptPush(attempt);
