@@ -64,9 +64,18 @@ const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale inf
 /**
  * How often a queued run looks whether it was carried: the further back in the
  * queue, the less often (every look is an `ls-remote`, and fifty runs looking
- * every second would keep two cores busy), at most every 4 s.
+ * every second would keep two cores busy), and less often again with every
+ * look that found nothing changed (`quietGrowth` per quiet look: a carrier
+ * takes a fetch, a rebase and a push, so the branch moves in bursts); a look
+ * that saw the branch or the queue ahead move starts over. At most every 4 s.
  */
-const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
+const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, quietGrowth: 1.5, maxMs: 4_000 } as const;
+
+/** The window before a queued run's next look: its place in the queue, and how many looks in a row found nothing changed. */
+export function queuePollWindow(place: number, quietLooks: number): number {
+  const base = QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, place);
+  return Math.min(QUEUE_POLL.maxMs, base * QUEUE_POLL.quietGrowth ** Math.max(0, quietLooks));
+}
 
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
@@ -146,9 +155,10 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     queued = await readQueue(ws, ws.branch, ws.auth);
     return landed;
   };
+  let quietLooks = 0;
   for (let round = 0; ; round++) {
     if (round > 0) {
-      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued.commits)));
+      const window = queuePollWindow(own.place(queued.commits), quietLooks);
       await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
@@ -157,6 +167,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     const refs = new Map(listing.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
     const ahead = queued.commits.slice(0, Math.max(0, own.place(queued.commits)));
     const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
+    quietLooks = changed ? 0 : quietLooks + 1;
     const landed = changed ? await refresh(listing, round) : undefined;
     if (landed !== undefined) return { landed };
     if (!own.mayCarry(queued.commits, branch)) continue;
