@@ -18,7 +18,8 @@ export class ContentCache<T> {
   #hits = 0;
   #misses = 0;
 
-  constructor(private readonly limit: number) {}
+  /** @param limit - entries kept; 0 keeps none (every get parses) */
+  constructor(public limit: number) {}
 
   /** The value for `text`, made by `make` when none is kept (a throw keeps nothing). */
   get(text: string, make: () => T): T {
@@ -34,7 +35,7 @@ export class ContentCache<T> {
     this.#misses++;
     const made = make();
     this.#entries.set(key, made);
-    if (this.#entries.size > this.limit) this.#entries.delete(this.#entries.keys().next().value!);
+    while (this.#entries.size > this.limit) this.#entries.delete(this.#entries.keys().next().value!);
     return made;
   }
 
