@@ -7,7 +7,6 @@
  * rebase needs the merge base.
  */
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -22,6 +21,7 @@ import { DEFAULT_IDENTITY, assertIdentity, identityEnv } from './git-identity.js
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import { isValidBranchName } from './branch-name.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
@@ -350,7 +350,7 @@ export class CliGitRemote implements GitRemote {
     const call = { ...(signal ? { signal } : {}) };
 
     // check-ref-format is git's own definition of a branch name; "-x" would also read as an option.
-    if (branch.startsWith('-') || (await runGit(['check-ref-format', `refs/heads/${branch}`], { cwd: tmpdir(), okExitCodes: [0, 1] })).exitCode !== 0) {
+    if (!(await isValidBranchName(branch))) {
       throw new ValidationError([{ field: 'branch', message: `${JSON.stringify(branch)} is not a valid branch name` }]);
     }
     let existing: string[] = [];
