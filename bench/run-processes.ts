@@ -1,9 +1,15 @@
 /**
  * What one verified scaffold run spawns, as the scaffold-runner runs it (one
  * verifier a run, so the kustomize build cache lives for the run's two
- * verifies): kubectl processes, git commands, the cache's hit rate and the CPU
- * of this process and its children per run. The baseline, measured in the same
- * suite and interleaved run by run, is the same run with the cache off.
+ * verifies): kubectl and git processes, counted by a PATH shim
+ * (process-shim.ts: every process the run starts, the reader's and the
+ * verifier's included), the cache's hit rate and the CPU of this process and
+ * its children per run. Three kinds of run, interleaved run by run: the cache
+ * off (the kubectl baseline), the cache on with a key of the run's own (the
+ * CLI), and the cache on with the service's shared queue key (pass commits
+ * MAC'd, pushes fenced: what a runner Job does). The git baseline is plain git
+ * making the same clone, two commits and two pushes, counted by the same shim
+ * in the same run; the count before issue 24's reductions is printed beside it.
  * Needs kubectl on PATH; without it the suite reports nothing.
  */
 import { mkdir } from 'node:fs/promises';
