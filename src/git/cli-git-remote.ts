@@ -116,6 +116,8 @@ class CliGitWorkspace implements GitWorkspace {
   private secrets: readonly string[] = [];
   /** The commits this workspace made, read once (known-commits.ts). */
   private readonly known = new KnownCommits();
+  /** HEAD's top-level names as the clone listed them, by the commit they were listed for. */
+  private topsOf: { readonly commit: string; readonly names: readonly string[] } | undefined;
   /** The platform commit of a render, by `<head>\0<reference>`: the same for a commit that changed only other clusters. */
   private readonly platformCommits = new Map<string, string | undefined>();
 
@@ -170,6 +172,12 @@ class CliGitWorkspace implements GitWorkspace {
     return renderWorkTree(this.dir, { ...options, ...(platformCommit !== undefined ? { platformCommit } : {}) });
   }
 
+  /** Records the top-level names the clone listed for its branch, which HEAD now is. */
+  async knowTops(names: readonly string[]): Promise<void> {
+    const head = await headFromFiles(this.state.dir);
+    if (head !== undefined) this.topsOf = { commit: head, names };
+  }
+
   /**
    * What `platformCommitOf` answers for HEAD, asked once per run: a commit this
    * workspace made that changed only other clusters' directories has its
@@ -183,7 +191,9 @@ class CliGitWorkspace implements GitWorkspace {
     const facts = this.known.get(head);
     const parentKey = facts?.parents.length === 1 ? `${facts.parents[0]}\0${reference}` : undefined;
     const elsewhere = facts?.changed?.every((path) => path.startsWith('clusters/') && path.split('/')[1] !== reference) ?? false;
-    const value = parentKey !== undefined && elsewhere && this.platformCommits.has(parentKey) ? this.platformCommits.get(parentKey) : await platformCommitOf(this.dir, reference);
+    const value = parentKey !== undefined && elsewhere && this.platformCommits.has(parentKey)
+        ? this.platformCommits.get(parentKey)
+        : await platformCommitOf(this.dir, reference, this.topsOf?.commit === head ? this.topsOf.names : undefined);
     this.platformCommits.set(key, value);
     return value;
   }
@@ -395,13 +405,18 @@ export class CliGitRemote implements GitRemote {
       // the index, so checkout, add and commit cost the same with 10 or 1,000 other
       // clusters in the repository (a full index would list every one of their files).
       const cone = new Set(sparsePaths);
+      let topsOfBranch: string[] | undefined;
       if (!orphan && options.sparseTopLevelExcept !== undefined) {
         const except = new Set(options.sparseTopLevelExcept);
-        const tops = await workspace.git(['ls-tree', '-d', '--name-only', branch, '--'], call);
-        for (const top of tops.stdout.split('\n').filter((t) => t !== '' && !except.has(t))) cone.add(top);
+        // Every top-level entry, as `ls-tree --name-only` names them: the trees widen the cone, and all of them are what the render's platform commit reads.
+        const entries = (await workspace.git(['ls-tree', branch, '--'], call)).stdout.split('\n').filter((line) => line !== '');
+        const names = entries.map((line) => line.slice(line.indexOf('\t') + 1));
+        for (const [i, line] of entries.entries()) if (line.split(' ')[1] === 'tree' && !except.has(names[i]!)) cone.add(names[i]!);
+        topsOfBranch = names;
       }
       await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
       if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      if (topsOfBranch !== undefined) await workspace.knowTops(topsOfBranch);
       await assertConfinedWorkTree(dir);
       logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
       return workspace;
