@@ -9,6 +9,9 @@ import { CliGitRemote } from './cli-git-remote.js';
 import { headFromFiles } from './known-commits.js';
 import { queuePollWindow } from './branch-push.js';
 import type { Logger } from '../logger.js';
+import { ensureSeededBareRepository } from './seed-repository.js';
+import { platformDir } from '../package-paths.js';
+import { readFile } from 'node:fs/promises';
 
 const git = (cwd: string, ...args: string[]): string => gitSync(cwd, ...args).trim();
 const AUTHOR = { name: 'Scaffold Bot', email: 'bot@example.invalid' };
@@ -87,6 +90,31 @@ describe('known commits', () => {
       }
       // Nothing to commit: no commit, as before.
       assert.equal(await ws.commit({ message: 'again', author: AUTHOR, paths: ['clusters/new'], trailers }), undefined);
+    } finally {
+      await ws.dispose();
+    }
+  });
+
+  it("renders with git's own platform commit: listed by the clone, kept across the run's own commit, asked again after another one", async () => {
+    const served = join(tmp, 'platform.git');
+    await ensureSeededBareRepository(served, platformDir());
+    const ws = await new CliGitRemote().clone({ url: served, branch: 'main', dir: join(tmp, 'render'), sparsePaths: ['base', 'clusters/development', 'clusters/new'], sparseTopLevelExcept: ['clusters'] });
+    try {
+      const tops = git(ws.dir, 'ls-tree', '--name-only', 'HEAD').split('\n').filter((t) => t !== 'clusters');
+      const expected = () => git(ws.dir, 'rev-list', '-1', 'HEAD', '--', ...tops, 'clusters/development');
+      const provenance = async () => /platformCommit: (\S+)/.exec(await readFile(join(ws.dir, 'clusters/new/provenance.yaml'), 'utf8'))?.[1];
+      const render = () => ws.render({ cluster: { name: 'new', domain: 'new.example.net', region: 'eu-west-1' }, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
+      await render();
+      assert.equal(await provenance(), expected());
+      await ws.commit({ message: 'pass 1', author: AUTHOR, paths: ['clusters/new'], trailers: {} });
+      await render();
+      assert.equal(await provenance(), expected());
+      // A commit that touches the platform: asked again, and the answer moves.
+      await writeFile(join(ws.dir, 'base', 'extra.yaml'), 'x: 1\n');
+      const touched = await ws.commit({ message: 'platform', author: AUTHOR, paths: ['base'], trailers: {} });
+      await render();
+      assert.equal(await provenance(), touched);
+      assert.equal(expected(), touched);
     } finally {
       await ws.dispose();
     }
