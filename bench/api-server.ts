@@ -35,6 +35,7 @@ import type { ScaffoldPreviewer } from '../src/run/scaffold-previewer.js';
 import { jobNameOf, type RunStatus, type ScaffoldRun } from '../src/run/scaffold-run.js';
 import { ScaffoldService } from '../src/service/scaffold-service.js';
 import { StaticTokenAuthenticator } from '../src/service/static-token-authenticator.js';
+import { parsedCertificates } from '../src/sealing/sealing-certificate.js';
 
 /** Starts nothing: records the run and says it is running. */
 class NoopExecutor implements ScaffoldExecutor {
@@ -145,6 +146,9 @@ export interface ServerStats {
   readonly storeCalls: number;
   /** User + system CPU time of the server process, µs. */
   readonly cpuMicros: number;
+  /** Sealing certificates parsed, and parses the content-hash cache answered (app only). */
+  readonly certificateParses?: number;
+  readonly certificateHits?: number;
 }
 
 interface Running {
@@ -164,6 +168,8 @@ async function startApp(): Promise<Running> {
   if (!token) throw new Error('BENCH_API_TOKEN is not set');
   const databaseUrl = process.env['BENCH_DATABASE_URL'] || undefined;
   const cached = process.env['BENCH_CACHE'] !== '0';
+  // BENCH_CERT_CACHE=0: every request parses its certificate again (the app before the parse cache).
+  if (process.env['BENCH_CERT_CACHE'] === '0') parsedCertificates.limit = 0;
   const log = createPino({ destination: pino.destination({ dest: devNull, sync: true }), base: { service: 'gitops-scaffolder' } });
   const logger = loggerFromPino(log);
   const database = new CountingStore(await PgRunStore.open({ ...(databaseUrl === undefined ? {} : { databaseUrl }), logger: logger.child({ component: 'store' }) }));
@@ -180,7 +186,7 @@ async function startApp(): Promise<Running> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     port: address.port,
-    stats: () => ({ requests, storeCalls: database.calls, cpuMicros: cpuMicros() }),
+    stats: () => ({ requests, storeCalls: database.calls, cpuMicros: cpuMicros(), certificateParses: parsedCertificates.stats.misses, certificateHits: parsedCertificates.stats.hits }),
     report: async () => {
       // Requests the load generator gave up on (or left when it stopped) may
       // still be storing and starting runs: count once they are all done.

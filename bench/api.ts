@@ -13,7 +13,8 @@
  * requests, against bare Fastify returning a fixed JSON.
  *
  * BENCH_API_BACKENDS picks backends (comma-separated): `pglite`, `postgres`
- * (default both), and `pglite-nocache`, `postgres-nocache` for comparison.
+ * (default both and `postgres-nocert`), and `pglite-nocache`, `postgres-nocache`, `pglite-nocert`,
+ * `postgres-nocert` (the sealing certificate parse cache off) for comparison.
  *
  * Besides latency and errors, each load reports its cost on the server: store
  * round trips (SQL statements) and CPU time per request. Note that autocannon
@@ -177,6 +178,9 @@ interface Measured extends Load {
   readonly storeCallsPerRequest: number;
   /** Server CPU time per request answered, µs. */
   readonly cpuMicrosPerRequest: number;
+  /** Certificate parses the cache answered, of all certificate reads in this load. */
+  readonly certificateHits: number;
+  readonly certificateReads: number;
 }
 
 async function measure(server: ServerProcess, run: () => Promise<Load>): Promise<Measured> {
@@ -188,6 +192,8 @@ async function measure(server: ServerProcess, run: () => Promise<Load>): Promise
     ...outcome,
     storeCallsPerRequest: (after.storeCalls - before.storeCalls) / requests,
     cpuMicrosPerRequest: (after.cpuMicros - before.cpuMicros) / requests,
+    certificateHits: (after.certificateHits ?? 0) - (before.certificateHits ?? 0),
+    certificateReads: (after.certificateHits ?? 0) + (after.certificateParses ?? 0) - (before.certificateHits ?? 0) - (before.certificateParses ?? 0),
   };
 }
 
@@ -199,8 +205,11 @@ interface Backend {
 }
 
 const BACKENDS: readonly Backend[] = [
-  { key: 'pglite', label: 'PGlite + cache', prepare: async () => ({}) },
-  { key: 'postgres', label: 'PostgreSQL + cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl() }) },
+  { key: 'pglite', label: 'PGlite (embedded, in memory) + cache', prepare: async () => ({}) },
+  { key: 'postgres', label: 'PostgreSQL (server on loopback) + cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl() }) },
+  // The certificate parse cache off: the baseline of the POST path before it (issue 24).
+  { key: 'pglite-nocert', label: 'PGlite (embedded), no certificate cache', prepare: async () => ({ BENCH_CERT_CACHE: '0' }) },
+  { key: 'postgres-nocert', label: 'PostgreSQL (server), no certificate cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CERT_CACHE: '0' }) },
   { key: 'pglite-nocache', label: 'PGlite, no cache', prepare: async () => ({ BENCH_CACHE: '0' }) },
   { key: 'postgres-nocache', label: 'PostgreSQL, no cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CACHE: '0' }) },
 ];
@@ -213,7 +222,7 @@ async function postgresUrl(): Promise<string> {
 }
 
 function selectedBackends(): Backend[] {
-  const wanted = (process.env['BENCH_API_BACKENDS'] ?? 'pglite,postgres')
+  const wanted = (process.env['BENCH_API_BACKENDS'] ?? 'pglite,postgres,postgres-nocert')
     .split(',')
     .map((b) => b.trim())
     .filter((b) => b !== '');
@@ -222,7 +231,9 @@ function selectedBackends(): Backend[] {
   return wanted.map((key) => BACKENDS.find((b) => b.key === key)!);
 }
 
-const perRequest = (m: Measured) => `${m.storeCallsPerRequest.toFixed(2)} store round trips, ${m.cpuMicrosPerRequest.toFixed(0)} µs server CPU per request`;
+const perRequest = (m: Measured) =>
+  `${m.storeCallsPerRequest.toFixed(2)} store round trips, ${m.cpuMicrosPerRequest.toFixed(0)} µs server CPU per request` +
+  (m.certificateReads > 0 ? `; certificate cache ${((100 * m.certificateHits) / m.certificateReads).toFixed(0)}% hits of ${m.certificateReads}` : '');
 
 export const apiSuite: Suite = async ({ log }) => {
   const token = randomBytes(24).toString('base64url');
@@ -242,6 +253,8 @@ export const apiSuite: Suite = async ({ log }) => {
   await baselineServer.stop();
 
   const figures: Figure[] = [];
+  /** POST req/s and CPU per request by backend key, for the certificate cache's before/after. */
+  const posts = new Map<string, Measured>();
   for (const backend of backends) {
     const env = await backend.prepare();
     const appServer = await startServer('app', token, env);
@@ -258,6 +271,7 @@ export const apiSuite: Suite = async ({ log }) => {
           `${r.errors} errors (${r.timeouts} timeouts), ${r.non2xx} non-2xx of ${r.requests.total}; ${perRequest(outcome)}`,
       );
     }
+    posts.set(backend.key, measured.get('POST')!);
     const accepted = [...measured.values()].reduce((sum, l) => sum + l.accepted, 0);
     const report = await appServer.stop();
     log(`api: ${backend.label}: ${accepted} POSTs answered 202 under load + ${ids.length} seeded; the server stored ${report?.stored ?? '?'} runs and started ${report?.started ?? '?'} (${report?.startCalls ?? '?'} start calls)`);
@@ -310,6 +324,22 @@ export const apiSuite: Suite = async ({ log }) => {
     });
     // Stop the database of this backend before the next one runs.
     await runCleanups(log);
+  }
+  // The certificate parse cache, before/after in the same run, where both were measured.
+  for (const db of ['postgres', 'pglite'] as const) {
+    const on = posts.get(db);
+    const off = posts.get(`${db}-nocert`);
+    if (!on || !off) continue;
+    const name = db === 'postgres' ? 'PostgreSQL (server)' : 'PGlite (embedded)';
+    figures.push({
+      suite: 'api',
+      name: `${name}: POST req/s and server CPU, certificate parse cached vs not`,
+      measured: `${on.result.requests.average.toFixed(0)} req/s, ${on.cpuMicrosPerRequest.toFixed(0)} µs CPU, p99 ${fmt(on.result.latency.p99)}`,
+      baseline: `no certificate cache ${off.result.requests.average.toFixed(0)} req/s, ${off.cpuMicrosPerRequest.toFixed(0)} µs CPU, p99 ${fmt(off.result.latency.p99)}`,
+      ratio: on.result.requests.average / Math.max(1, off.result.requests.average),
+      target: db === 'postgres' ? '≥ 2× POST req/s (issue 24, against the app before it)' : 'report',
+      verdict: db === 'postgres' ? verdict(on.result.requests.average >= 2 * off.result.requests.average) : 'INFO',
+    });
   }
   return figures;
 };

@@ -9,6 +9,7 @@
  * under 5×), the load average beside each, and where the time went: steps,
  * git commands, push retries, and verifies run or skipped after a rebase.
  */
+import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CliGitRemote } from '../src/git/cli-git-remote.js';
@@ -17,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { createWorkTreeVerifier } from '../src/workspace/verify-work-tree.js';
 import { runScaffold, verifierFor, type WorkTreeVerifier } from '../src/runner/run-scaffold.js';
 import { breakdown } from './run-breakdown.js';
+import { installProcessCounter } from './process-shim.js';
 import type { RunResult } from '../src/run/scaffold-run.js';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
@@ -27,6 +29,13 @@ const CONCURRENT = Number(process.env['BENCH_CONCURRENT'] ?? 50);
 const SINGLE_RUNS = 3;
 /** The issue's target: 50 concurrent runs take under 5× one run alone. */
 const TARGET_RATIO = 5;
+/**
+ * git processes under concurrency before issue 24's reductions: this suite at
+ * BENCH_CONCURRENT=10, run on the tree of that commit (the same shim, the
+ * shared key), on this 2-core machine at load 25-30. The polls grow with the
+ * wall time, so compare at a like load.
+ */
+const BEFORE = { commit: 'eb82b48', runs: 10, perRun: 156, lsRemote: 445 } as const;
 
 /** A Logger that keeps every event's fields, with the bindings of its children. */
 export function recordingLogger(events: Record<string, unknown>[], bindings: Record<string, unknown> = {}): Logger {
@@ -86,7 +95,11 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const url = daemon.url('shared.git');
   const events: Record<string, unknown>[] = [];
   // The remote's own log says every time a push lost a race and was rebased, failed runs included.
-  const remote = new CliGitRemote({ logger: recordingLogger(events) });
+  // The queue key shared, as the service shares it with its runners: only then does a carrier take others' commits.
+  const remote = new CliGitRemote({ logger: recordingLogger(events), queueAuth: { key: randomBytes(32), shared: true, attempt: 1 } });
+  // Every git process the runs start, by subcommand (after the daemon started: its upload-packs do not count).
+  const counter = await installProcessCounter(join(tmp.path, 'shims'), ['git']);
+  onCleanup(() => counter.uninstall());
 
   // The production gate (the runner's verifier), timed.
   const gate = verifierFor(createWorkTreeVerifier());
@@ -125,6 +138,7 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   verifyMs.length = 0;
   const loadBefore = loadavg()[0]!;
 
+  await counter.reset();
   const names = Array.from({ length: CONCURRENT }, (_, i) => `concurrent-${String(i + 1).padStart(2, '0')}`);
   let settled: PromiseSettledResult<RunResult>[] = [];
   const cpuAtStart = cpuMsWithChildren();
@@ -132,6 +146,12 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     settled = await Promise.allSettled(names.map((name) => scaffold(name)));
   });
   const concurrentCpuMs = cpuMsWithChildren() - cpuAtStart;
+  const gitSpawned = (await counter.read()).git;
+  counter.uninstall();
+  const gitByKind = new Map<string, number>();
+  for (const p of gitSpawned) gitByKind.set(p.command, (gitByKind.get(p.command) ?? 0) + 1);
+  const kinds = [...gitByKind].sort((a, b) => b[1] - a[1]);
+  log(`concurrent-runs: git processes: ${gitSpawned.length} (${(gitSpawned.length / CONCURRENT).toFixed(1)} per run): ${kinds.map(([k, n]) => `${n}× ${k}`).join('; ')}`);
   const failures = settled.flatMap((s, i) =>
     s.status === 'rejected' ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`] : s.value.status !== 'succeeded' ? [`${names[i]}: ${s.value.message}`] : [],
   );
@@ -221,6 +241,15 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
       measured: ms(wall),
       baseline: `floor ${ms(floorMs)} (one run ${ms(singleCpuMs)} CPU; the floor alone is ${(floorMs / singleMs).toFixed(1)}× one run)`,
       ratio: wall / floorMs,
+      target: 'none (information)',
+      verdict: 'INFO',
+    },
+    {
+      suite: 'concurrent-runs',
+      name: 'git processes per run under concurrency (PATH shim)',
+      measured: `${(gitSpawned.length / CONCURRENT).toFixed(1)}: ${['ls-remote', 'fetch', 'push'].map((k) => `${gitByKind.get(k) ?? 0} ${k}`).join(', ')} for ${2 * CONCURRENT} commits`,
+      baseline: `before (${BEFORE.commit}, ${BEFORE.runs} runs): ${BEFORE.perRun} per run, ${BEFORE.lsRemote} ls-remote`,
+      ...(CONCURRENT === BEFORE.runs ? { ratio: gitSpawned.length / CONCURRENT / BEFORE.perRun } : {}),
       target: 'none (information)',
       verdict: 'INFO',
     },

@@ -41,7 +41,7 @@ async function writeFiles(root: string, tree: ReadonlyMap<string, string>): Prom
  * clone flags and sparse paths as CliGitRemote, the same two trees committed
  * (pre-rendered outside the timing), two pushes, the working copy removed.
  */
-async function plainGitRun(url: string, work: string, infra: RenderResult, all: RenderResult, sparseIndex = false): Promise<void> {
+export async function plainGitRun(url: string, work: string, infra: RenderResult, all: RenderResult, sparseIndex = false): Promise<void> {
   const dir = join(work, 'repo');
   const path = infra.gitopsPath;
   await git(work, ['clone', '--quiet', '--filter=blob:none', '--no-checkout', '--single-branch', '--no-tags', '--branch', 'main', '--', url, dir]);

@@ -52,8 +52,14 @@ export function parseFenceRef(branch: string, ref: string): FenceOwner | undefin
 }
 
 /** A fence commit: `open` while its attempt may push, `closed` once the service has fenced it. */
+/** Working copies that hold the empty tree object already: written once each, not once per fence move. */
+const emptyTreeWritten = new WeakSet<QueueGit>();
+
 export async function fenceCommit(ws: QueueGit, state: 'open' | 'closed', owner: FenceOwner, parent: string | undefined): Promise<string> {
-  await ws.git(['hash-object', '-t', 'tree', '-w', '--stdin'], { input: '' });
+  if (!emptyTreeWritten.has(ws)) {
+    await ws.git(['hash-object', '-t', 'tree', '-w', '--stdin'], { input: '' });
+    emptyTreeWritten.add(ws);
+  }
   // A nonce, so two moves within one second never make the same commit (a push of an unchanged ref sends nothing for the server to check).
   const message = `${state} ${owner.id} ${owner.attempt}\n\nnonce ${randomBytes(8).toString('hex')}\n`;
   const env = { GIT_AUTHOR_NAME: 'gitops-scaffolder', GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost', GIT_COMMITTER_NAME: 'gitops-scaffolder', GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost' };
@@ -79,6 +85,11 @@ export class AttemptFence {
     readonly ref: string,
     private readonly owner: FenceOwner,
   ) {}
+
+  /** Whether the remote's fence was read (by the first move, or {@link startFrom}). */
+  get started(): boolean {
+    return this.#started;
+  }
 
   /** False once the remote turned out to take no atomic pushes: a fence needs them. */
   get enabled(): boolean {
@@ -114,9 +125,19 @@ export class AttemptFence {
    * ends the attempt.
    */
   async #start(ws: QueueGit, signal?: AbortSignal): Promise<void> {
+    const listed = await ws.git(['ls-remote', 'origin', this.ref], { network: true, ...(signal ? { signal } : {}) });
+    await this.startFrom(ws, listed.stdout.split('\t')[0]?.trim() || undefined, signal);
+  }
+
+  /**
+   * The attempt's start from a listing of the remote made by the caller (the
+   * push's own `ls-remote`): `remote` is the fence's value there, undefined
+   * when it has none. An older listing is as safe as a fresh one: the first
+   * move is leased on the value read here, so a fence that moved since fails it.
+   */
+  async startFrom(ws: QueueGit, remote: string | undefined, signal?: AbortSignal): Promise<void> {
+    if (this.#started) return;
     const call = { network: true, ...(signal ? { signal } : {}) };
-    const listed = await ws.git(['ls-remote', 'origin', this.ref], call);
-    const remote = listed.stdout.split('\t')[0]?.trim() || undefined;
     if (remote !== undefined) {
       await ws.git(['fetch', '--quiet', '--no-tags', 'origin', `+${this.ref}:${this.ref}`], call);
       const subject = (await ws.git(['log', '-1', '--format=%s', this.ref])).stdout.trim();

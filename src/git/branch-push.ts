@@ -25,6 +25,7 @@ import type { QueueAuth } from './queue-auth.js';
 import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import type { KnownCommits } from './known-commits.js';
 
 /** What a push needs of a working copy. */
 export interface PushingWorkspace extends QueueGit {
@@ -44,6 +45,15 @@ export interface PushingWorkspace extends QueueGit {
   readonly sightings: QueueSightings;
   /** The fence of the run whose pass commit is pushed (one per workspace). */
   attemptFence(trailers: PassTrailers): AttemptFence;
+  /** What the workspace knows of the commits it made: asked before git is. */
+  readonly known?: KnownCommits;
+}
+
+/** HEAD's pass trailers: from what the workspace knows of it, else from git. */
+async function headTrailers(ws: PushingWorkspace): Promise<PassTrailers | undefined> {
+  const head = ws.known ? await ws.head().catch(() => undefined) : undefined;
+  const facts = head === undefined ? undefined : ws.known?.get(head);
+  return facts ? facts.trailers : passTrailersOf(ws, 'HEAD');
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -54,9 +64,18 @@ const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale inf
 /**
  * How often a queued run looks whether it was carried: the further back in the
  * queue, the less often (every look is an `ls-remote`, and fifty runs looking
- * every second would keep two cores busy), at most every 4 s.
+ * every second would keep two cores busy), and less often again with every
+ * look that found nothing changed (`quietGrowth` per quiet look: a carrier
+ * takes a fetch, a rebase and a push, so the branch moves in bursts); a look
+ * that saw the branch or the queue ahead move starts over. At most every 4 s.
  */
-const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, maxMs: 4_000 } as const;
+const QUEUE_POLL = { firstMs: 250, perPlaceMs: 100, quietGrowth: 1.5, maxMs: 4_000 } as const;
+
+/** The window before a queued run's next look: its place in the queue, and how many looks in a row found nothing changed. */
+export function queuePollWindow(place: number, quietLooks: number): number {
+  const base = QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, place);
+  return Math.min(QUEUE_POLL.maxMs, base * QUEUE_POLL.quietGrowth ** Math.max(0, quietLooks));
+}
 
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
@@ -88,13 +107,24 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   throw ws.fail(['rebase'], rebase);
 }
 
-/** Whether a plain push of HEAD would lose: others are queued, or the branch moved past HEAD's base. */
-async function queueAhead(ws: PushingWorkspace, signal: AbortSignal | undefined): Promise<boolean> {
-  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...(signal ? { signal } : {}) });
+/**
+ * Whether a plain push of HEAD would lose: others are queued, or the branch
+ * moved past HEAD's base. The same `ls-remote` reads the attempt's fence for
+ * its first move (attempt-fence.ts), so the fence costs no look of its own.
+ */
+async function queueAhead(ws: PushingWorkspace, fence: AttemptFence | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  const call = signal ? { signal } : {};
+  const readFence = fence?.enabled === true && !fence.started;
+  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`, ...(readFence ? [fence.ref] : [])], { network: true, ...call });
   const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
+  if (readFence) await fence.startFrom(ws, lines.find(([, ref]) => ref === fence.ref)?.[0], signal);
   if (lines.some(([, ref]) => ref !== undefined && inQueueOf(ws.branch, ref))) return true;
   const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
-  return tip !== undefined && (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
+  if (tip === undefined) return false;
+  // HEAD's own parent (the branch as cloned, or this run's last push) needs no merge-base.
+  const head = ws.known ? await ws.head().catch(() => undefined) : undefined;
+  if (head !== undefined && ws.known?.isAncestorOrSelf(tip, head)) return false;
+  return (await ws.git(['merge-base', '--is-ancestor', tip, 'HEAD'], { okExitCodes: [0, 1, 128] })).exitCode !== 0;
 }
 
 /** What a queued run saw while it waited. */
@@ -125,9 +155,10 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     queued = await readQueue(ws, ws.branch, ws.auth);
     return landed;
   };
+  let quietLooks = 0;
   for (let round = 0; ; round++) {
     if (round > 0) {
-      const window = Math.min(QUEUE_POLL.maxMs, QUEUE_POLL.firstMs + QUEUE_POLL.perPlaceMs * Math.max(0, own.place(queued.commits)));
+      const window = queuePollWindow(own.place(queued.commits), quietLooks);
       await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
@@ -136,6 +167,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     const refs = new Map(listing.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
     const ahead = queued.commits.slice(0, Math.max(0, own.place(queued.commits)));
     const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
+    quietLooks = changed ? 0 : quietLooks + 1;
     const landed = changed ? await refresh(listing, round) : undefined;
     if (landed !== undefined) return { landed };
     if (!own.mayCarry(queued.commits, branch)) continue;
@@ -158,7 +190,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new ValidationError([{ field: 'maxAttempts', message: 'must be a positive integer' }]);
   const tracking = `refs/remotes/origin/${branch}`;
-  const trailers: PassTrailers | undefined = await passTrailersOf(ws, 'HEAD');
+  const trailers: PassTrailers | undefined = await headTrailers(ws);
   // Pass commits under the service's key are fenced: every push moves the attempt's fence under a lease (attempt-fence.ts).
   const fence = trailers !== undefined && ws.auth.shared ? ws.attemptFence(trailers) : undefined;
   const own = trailers ? new Announcement(ws, trailers, fence) : undefined;
@@ -198,7 +230,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
 
   try {
     // A queued commit waits its turn rather than racing the runs already waiting.
-    let attempt = queue && (await queueAhead(ws, signal)) ? 0 : 1;
+    let attempt = queue && (await queueAhead(ws, fence, signal)) ? 0 : 1;
     for (; ; attempt++) {
       if (attempt > 0) {
         const pushed = await attemptPush(attempt);

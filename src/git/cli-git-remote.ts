@@ -7,7 +7,6 @@
  * rebase needs the merge base.
  */
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -22,12 +21,16 @@ import { DEFAULT_IDENTITY, assertIdentity, identityEnv } from './git-identity.js
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import { isValidBranchName } from './branch-name.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, runGit, toGitError } from './git-process.js';
 import { type PassTrailers, QueueSightings } from './landing-queue.js';
 import { AttemptFence, fenceRef } from './attempt-fence.js';
 import { MAC_TRAILER, type QueueAuth, ownQueueAuth, passCommitMac } from './queue-auth.js';
+import { KnownCommits, headFromFiles, readCommitFacts } from './known-commits.js';
+import { platformCommitOf } from './render-work-tree.js';
+import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
 /** Dependencies of {@link CliGitRemote}. */
 export interface CliGitRemoteDeps {
@@ -111,6 +114,12 @@ class CliGitWorkspace implements GitWorkspace {
   private fence: AttemptFence | undefined;
   /** What the credentials look like in output, for errors built outside runGit. */
   private secrets: readonly string[] = [];
+  /** The commits this workspace made, read once (known-commits.ts). */
+  private readonly known = new KnownCommits();
+  /** HEAD's top-level names as the clone listed them, by the commit they were listed for. */
+  private topsOf: { readonly commit: string; readonly names: readonly string[] } | undefined;
+  /** The platform commit of a render, by `<head>\0<reference>`: the same for a commit that changed only other clusters. */
+  private readonly platformCommits = new Map<string, string | undefined>();
 
   constructor(private readonly state: WorkspaceState) {}
 
@@ -150,13 +159,43 @@ class CliGitWorkspace implements GitWorkspace {
   }
 
   async head(): Promise<string> {
+    const fromFiles = await headFromFiles(this.state.dir);
+    if (fromFiles !== undefined) return fromFiles;
     const result = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { okExitCodes: [0, 1] });
     if (result.exitCode !== 0) throw new NotFoundError(`branch ${this.state.branch} has no commits yet`);
     return result.stdout.trim();
   }
 
-  render(options: WorkTreeRenderOptions): Promise<WorkTreeRender> {
-    return renderWorkTree(this.dir, options);
+  async render(options: WorkTreeRenderOptions): Promise<WorkTreeRender> {
+    if (options.platformCommit !== undefined) return renderWorkTree(this.dir, options);
+    const platformCommit = await this.platformCommit(options.reference ?? REFERENCE_ENVIRONMENT);
+    return renderWorkTree(this.dir, { ...options, ...(platformCommit !== undefined ? { platformCommit } : {}) });
+  }
+
+  /** Records the top-level names the clone listed for its branch, which HEAD now is. */
+  async knowTops(names: readonly string[]): Promise<void> {
+    const head = await headFromFiles(this.state.dir);
+    if (head !== undefined) this.topsOf = { commit: head, names };
+  }
+
+  /**
+   * What `platformCommitOf` answers for HEAD, asked once per run: a commit this
+   * workspace made that changed only other clusters' directories has its
+   * parent's answer (pass 2 renders on pass 1's commit).
+   */
+  private async platformCommit(reference: string): Promise<string | undefined> {
+    const head = await headFromFiles(this.state.dir);
+    if (head === undefined) return platformCommitOf(this.dir, reference);
+    const key = `${head}\0${reference}`;
+    if (this.platformCommits.has(key)) return this.platformCommits.get(key);
+    const facts = this.known.get(head);
+    const parentKey = facts?.parents.length === 1 ? `${facts.parents[0]}\0${reference}` : undefined;
+    const elsewhere = facts?.changed?.every((path) => path.startsWith('clusters/') && path.split('/')[1] !== reference) ?? false;
+    const value = parentKey !== undefined && elsewhere && this.platformCommits.has(parentKey)
+        ? this.platformCommits.get(parentKey)
+        : await platformCommitOf(this.dir, reference, this.topsOf?.commit === head ? this.topsOf.names : undefined);
+    this.platformCommits.set(key, value);
+    return value;
   }
 
   passCommit(cluster: string, pass: RunPass): Promise<string | undefined> {
@@ -200,8 +239,9 @@ class CliGitWorkspace implements GitWorkspace {
     }
     if (stage.length > 0) await this.git(['add', '--all', '--', ...stage]);
 
-    const diff = await this.git(['diff', '--cached', '--quiet'], { okExitCodes: [0, 1] });
-    if (diff.exitCode === 0) return undefined;
+    // What the commit will change, which also says whether there is anything to commit.
+    const changed = (await this.git(['diff', '--cached', '--name-only', '-z', '--no-renames'])).stdout.split('\0').filter(Boolean);
+    if (changed.length === 0) return undefined;
     trailerArgs.push(...(await this.macTrailer(options.trailers)));
 
     await this.git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-', ...trailerArgs], {
@@ -209,7 +249,10 @@ class CliGitWorkspace implements GitWorkspace {
       env: identityEnv(options.author, options.author),
     });
     this.lastAuthor = options.author;
-    return this.head();
+    // Its id, parents, tree and trailers in one read: the push asks for them next.
+    const { sha, facts } = await readCommitFacts(this, 'HEAD');
+    this.known.set(sha, { ...facts, changed });
+    return sha;
   }
 
   /**
@@ -230,9 +273,12 @@ class CliGitWorkspace implements GitWorkspace {
     return ['--trailer', `${MAC_TRAILER}: ${passCommitMac(auth.key, { id, attempt: auth.attempt, pass, cluster, clusterTree })}`];
   }
 
+  /** The workspace as a push sees it: one for the workspace's life, so what a push learned (the fence's empty tree) holds for the next. */
+  private pushing: PushingWorkspace | undefined;
+
   push(options: PushOptions = {}): Promise<PushResult> {
     const { state } = this;
-    const workspace: PushingWorkspace = {
+    const workspace: PushingWorkspace = this.pushing ?? {
       dir: state.dir,
       branch: state.branch,
       logger: state.logger,
@@ -247,6 +293,7 @@ class CliGitWorkspace implements GitWorkspace {
       fail: (args, result) => this.fail(args, result),
       auth: state.auth,
       sightings: state.sightings,
+      known: this.known,
       attemptFence: (trailers: PassTrailers) => {
         const owner = { cluster: trailers.cluster, attempt: state.auth.attempt, id: trailers.id };
         const ref = fenceRef(state.branch, owner);
@@ -254,6 +301,7 @@ class CliGitWorkspace implements GitWorkspace {
         return this.fence;
       },
     };
+    this.pushing = workspace;
     return pushHead(workspace, options);
   }
 
@@ -312,7 +360,7 @@ export class CliGitRemote implements GitRemote {
     const call = { ...(signal ? { signal } : {}) };
 
     // check-ref-format is git's own definition of a branch name; "-x" would also read as an option.
-    if (branch.startsWith('-') || (await runGit(['check-ref-format', `refs/heads/${branch}`], { cwd: tmpdir(), okExitCodes: [0, 1] })).exitCode !== 0) {
+    if (!(await isValidBranchName(branch))) {
       throw new ValidationError([{ field: 'branch', message: `${JSON.stringify(branch)} is not a valid branch name` }]);
     }
     let existing: string[] = [];
@@ -357,13 +405,18 @@ export class CliGitRemote implements GitRemote {
       // the index, so checkout, add and commit cost the same with 10 or 1,000 other
       // clusters in the repository (a full index would list every one of their files).
       const cone = new Set(sparsePaths);
+      let topsOfBranch: string[] | undefined;
       if (!orphan && options.sparseTopLevelExcept !== undefined) {
         const except = new Set(options.sparseTopLevelExcept);
-        const tops = await workspace.git(['ls-tree', '-d', '--name-only', branch, '--'], call);
-        for (const top of tops.stdout.split('\n').filter((t) => t !== '' && !except.has(t))) cone.add(top);
+        // Every top-level entry, as `ls-tree --name-only` names them: the trees widen the cone, and all of them are what the render's platform commit reads.
+        const entries = (await workspace.git(['ls-tree', branch, '--'], call)).stdout.split('\n').filter((line) => line !== '');
+        const names = entries.map((line) => line.slice(line.indexOf('\t') + 1));
+        for (const [i, line] of entries.entries()) if (line.split(' ')[1] === 'tree' && !except.has(names[i]!)) cone.add(names[i]!);
+        topsOfBranch = names;
       }
       await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
       if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      if (topsOfBranch !== undefined) await workspace.knowTops(topsOfBranch);
       await assertConfinedWorkTree(dir);
       logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
       return workspace;

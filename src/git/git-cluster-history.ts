@@ -18,11 +18,17 @@ export class GitClusterHistory implements ClusterHistory {
     const options = { cwd: this.dir, env: { GIT_CEILING_DIRECTORIES: dirname(this.dir) }, okExitCodes: [0, 1, 128] };
     // Changes below the cluster path: the verified state is the working tree, about
     // to be committed on HEAD. None: it is HEAD itself, and the one before is HEAD^.
-    const status = await runGit(['status', '--porcelain', '--untracked-files=all', '-z', '--', `${clusterDir}/`], options);
+    // Porcelain v2 with --branch also names HEAD's commit (`# branch.oid`), so the usual case asks git once less.
+    const status = await runGit(['status', '--porcelain=v2', '--branch', '--no-ahead-behind', '--untracked-files=all', '-z', '--', `${clusterDir}/`], options);
     if (status.exitCode !== 0) return undefined;
-    const base = status.stdout !== '' ? 'HEAD' : 'HEAD^';
-    const rev = await runGit(['rev-parse', '--verify', '--quiet', `${base}^{commit}`], options);
-    const commit = rev.exitCode === 0 ? rev.stdout.trim() : '';
+    const records = status.stdout.split('\0').filter((record) => record !== '');
+    const changed = records.some((record) => !record.startsWith('# '));
+    const headOid = records.find((record) => record.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+    let commit = changed ? (headOid ?? '') : '';
+    if (!changed) {
+      const rev = await runGit(['rev-parse', '--verify', '--quiet', 'HEAD^^{commit}'], options);
+      commit = rev.exitCode === 0 ? rev.stdout.trim() : '';
+    }
     if (!/^[0-9a-f]{40,64}$/.test(commit)) return undefined;
     const tree = await runGit(['ls-tree', '-r', '--name-only', '-z', commit, '--', `${clusterDir}/`], options);
     if (tree.exitCode !== 0) return undefined;

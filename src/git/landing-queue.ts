@@ -123,9 +123,9 @@ export function queueRefspec(branch: string): string {
   return `+${queuePrefix(branch)}*:${queuePrefix(branch)}*`;
 }
 
-const TRAILER_FORMAT = ['Scaffold-Id', 'Scaffold-Pass', 'Scaffold-Cluster', 'Scaffold-Reference'].map((key) => `%(trailers:key=${key},valueonly,separator=%x2C)`);
+export const TRAILER_FORMAT = ['Scaffold-Id', 'Scaffold-Pass', 'Scaffold-Cluster', 'Scaffold-Reference'].map((key) => `%(trailers:key=${key},valueonly,separator=%x2C)`);
 
-function trailersFrom(fields: readonly string[]): PassTrailers | undefined {
+export function trailersFrom(fields: readonly string[]): PassTrailers | undefined {
   const [id = '', pass = '', cluster = '', reference = ''] = fields.map((field) => field.trim());
   if (!isRunId(id) || !PASS.test(pass) || !clusterNameSchema.safeParse(cluster).success || !clusterNameSchema.safeParse(reference).success) return undefined;
   return { id, pass, cluster, reference };

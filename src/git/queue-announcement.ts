@@ -49,7 +49,9 @@ export class Announcement {
   async announce(head: string, signal: AbortSignal | undefined): Promise<void> {
     if (this.#sha !== undefined && (this.#sha === head || Date.now() - this.#at < CARRY_WINDOW_MS / 2)) return;
     const { auth, branch } = this.ws;
-    const [parent = '', tree = ''] = (await this.ws.git(['log', '-1', '--format=%P%x00%T', head])).stdout.trim().split('\0');
+    // A commit the workspace made itself is known already (known-commits.ts).
+    const known = this.ws.known?.get(head);
+    const [parent = '', tree = ''] = known ? [known.parents.join(' '), known.tree] : (await this.ws.git(['log', '-1', '--format=%P%x00%T', head])).stdout.trim().split('\0');
     const issuedAt = Date.now();
     const fields = { branch, id: this.trailers.id, attempt: auth.attempt, pass: this.trailers.pass, cluster: this.trailers.cluster, parent, tree, sha: head, issuedAt };
     const ref = queueRef(branch, { id: this.trailers.id, pass: this.trailers.pass, attempt: auth.attempt, issuedAt, mac: announcementMac(auth.key, fields) });

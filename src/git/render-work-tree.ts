@@ -23,15 +23,20 @@ export type RenderWorkTreeOptions = WorkTreeRenderOptions;
 /**
  * The newest commit that touched the platform itself: everything at the top of
  * the repository except `clusters/` (base/, a catalog's shared roots,
- * scaffold.yaml), plus the reference environment. Other clusters' commits do not
+ * scaffold.yaml), plus the reference environment. `headTops`: HEAD's top-level
+ * names as `git ls-tree --name-only HEAD` prints them, when the caller has them. Other clusters' commits do not
  * count, so the provenance of a cluster is stable while its neighbours come and go.
  */
-export async function platformCommitOf(dir: string, reference: string): Promise<string | undefined> {
+export async function platformCommitOf(dir: string, reference: string, headTops?: readonly string[]): Promise<string | undefined> {
   // The ceiling keeps git from finding an enclosing repository when `dir` is a plain directory.
   const options = { cwd: dir, okExitCodes: [0, 128], env: { GIT_CEILING_DIRECTORIES: dirname(dir) } };
-  const tops = await runGit(['ls-tree', '--name-only', 'HEAD'], options);
-  if (tops.exitCode !== 0) return undefined;
-  const paths = [...tops.stdout.split('\n').filter((t) => t !== '' && t !== 'clusters'), `clusters/${reference}`];
+  let names = headTops;
+  if (names === undefined) {
+    const tops = await runGit(['ls-tree', '--name-only', 'HEAD'], options);
+    if (tops.exitCode !== 0) return undefined;
+    names = tops.stdout.split('\n');
+  }
+  const paths = [...names.filter((t) => t !== '' && t !== 'clusters'), `clusters/${reference}`];
   const result = await runGit(['rev-list', '-1', 'HEAD', '--', ...paths], options);
   const sha = result.exitCode === 0 ? result.stdout.trim() : '';
   return sha === '' ? undefined : sha;

@@ -6,9 +6,9 @@
  */
 import { ValidationError } from '../errors.js';
 import type { PushResult } from '../run/ports.js';
-import { type GitResult, runGit } from './git-process.js';
+import type { GitResult } from './git-process.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
-import { tmpdir } from 'node:os';
+import { isValidBranchName } from './branch-name.js';
 
 /** What these functions need of a workspace: its git, with the remote's credentials. */
 export interface WorkspaceGit {
@@ -19,7 +19,7 @@ export interface WorkspaceGit {
 }
 
 async function assertBranchName(branch: string): Promise<void> {
-  if (branch.startsWith('-') || (await runGit(['check-ref-format', `refs/heads/${branch}`], { cwd: tmpdir(), okExitCodes: [0, 1] })).exitCode !== 0) {
+  if (!(await isValidBranchName(branch))) {
     throw new ValidationError([{ field: 'branch', message: `${JSON.stringify(branch)} is not a valid branch name` }]);
   }
 }

@@ -4,6 +4,7 @@
  */
 import { X509Certificate, createHash, type KeyObject } from 'node:crypto';
 import { ValidationError } from '../errors.js';
+import { CANDIDATE_CACHE_LIMIT, ContentCache } from './candidate-cache.js';
 
 /** A parsed sealing certificate: the key to seal with and what identifies it. */
 export interface SealingCertificate {
@@ -42,7 +43,15 @@ function parseOpensslTime(text: string): Date | undefined {
   return new Date(Date.UTC(Number(m[6]), month, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5])));
 }
 
+/** Certificates parsed before, by the hash of their PEM block (candidate-cache.ts). */
+export const parsedCertificates = new ContentCache<SealingCertificate>(CANDIDATE_CACHE_LIMIT);
+
 function readCandidate(block: string, position: number, field: string): SealingCertificate {
+  // What a block parses to depends on its text alone; a refusal names its position and field, so it is not kept.
+  return parsedCertificates.get(block, () => parseCandidate(block, position, field));
+}
+
+function parseCandidate(block: string, position: number, field: string): SealingCertificate {
   const where = `${field}: certificate #${position + 1}`;
   let x509: X509Certificate;
   try {

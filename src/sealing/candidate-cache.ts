@@ -1,0 +1,45 @@
+/**
+ * Parsed certificates by the SHA-256 of their PEM block: the service parses
+ * the same controller certificate on every request that carries it (the
+ * validation of the request, the run, the sealing check), and an X.509 parse
+ * of a 4096-bit certificate is the largest cost of a POST inside the app.
+ * Only a parse that succeeded is kept (a refusal is parsed again, and so says
+ * the same thing); what depends on the moment, the validity window against
+ * `now`, is checked by the caller on every use. Bounded: the least recently
+ * used entry goes first.
+ */
+import { createHash } from 'node:crypto';
+
+/** Entries kept: a service talks to a few hundred clusters' controllers at most at once. */
+export const CANDIDATE_CACHE_LIMIT = 256;
+
+export class ContentCache<T> {
+  readonly #entries = new Map<string, T>();
+  #hits = 0;
+  #misses = 0;
+
+  /** @param limit - entries kept; 0 keeps none (every get parses) */
+  constructor(public limit: number) {}
+
+  /** The value for `text`, made by `make` when none is kept (a throw keeps nothing). */
+  get(text: string, make: () => T): T {
+    const key = createHash('sha256').update(text, 'utf8').digest('hex');
+    const kept = this.#entries.get(key);
+    if (kept !== undefined) {
+      this.#hits++;
+      // Most recently used last.
+      this.#entries.delete(key);
+      this.#entries.set(key, kept);
+      return kept;
+    }
+    this.#misses++;
+    const made = make();
+    this.#entries.set(key, made);
+    while (this.#entries.size > this.limit) this.#entries.delete(this.#entries.keys().next().value!);
+    return made;
+  }
+
+  get stats(): { readonly size: number; readonly hits: number; readonly misses: number } {
+    return { size: this.#entries.size, hits: this.#hits, misses: this.#misses };
+  }
+}
