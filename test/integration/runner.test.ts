@@ -559,7 +559,8 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
     const scaffold = join(work, 'scaffold.yaml');
     const descriptor = await readFile(scaffold, 'utf8');
     const operated = descriptor.replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n').replace('  sync:\n    pullSecret: flux-system\n', '  sync:\n    url: https://git.example.net/platform/gitops.git\n    pullSecret: flux-system\n');
-    assert.equal((operated.match(/enabled: true|url: https:\/\/git\.example\.net/g) ?? []).length, 2, 'the probe edits both lines');
+    assert.match(operated, /fluxInstance:\n {2}enabled: true\n/, 'the probe turns the FluxInstance on');
+    assert.match(operated, /\n {4}url: https:\/\/git\.example\.net\/platform\/gitops\.git\n/, 'the probe sets the sync URL');
     await writeFile(scaffold, operated);
     await git(work, '-c', 'user.name=test', '-c', 'user.email=test@example.invalid', 'commit', '--quiet', '-am', 'Flux Operator for every cluster');
     await git(work, 'push', '--quiet', 'origin', 'HEAD:main');
