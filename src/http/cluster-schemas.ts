@@ -91,7 +91,7 @@ export const clusterViewSchema = z.object({
   role: z.string().optional(),
   infra_provider: z.string().optional(),
   dns_provider: z.string().optional(),
-  enabled_layers: z.array(z.string()).optional().describe("The opt-in layers the cluster resumed (`enable_layers`); its other opt-in layers ship suspended."),
+  enabled_layers: z.array(z.string()).readonly().optional().describe("The opt-in layers the cluster resumed (`enable_layers`); its other opt-in layers ship suspended."),
   previews: z.boolean().optional().describe('Generated clusters only: whether it renders an environment per labelled pull/merge request (it enabled the `previews` layer).'),
   status: z.enum(['up_to_date', 'behind', 'unknown', 'not_applicable']).describe('Freshness only (the platform commit it was rendered from); kept for compatibility. See `state`.'),
   state: z
