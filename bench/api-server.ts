@@ -30,31 +30,31 @@ import { createHttpApp } from '../src/http/create-http-app.js';
 import { createPino, loggerFromPino } from '../src/pino-logger.js';
 import { CachedRunStore } from '../src/service/cached-run-store.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../src/service/run-store.js';
-import type { ExecutionState, ScaffoldExecutor } from '../src/service/scaffold-executor.js';
+import type { ExecutionState, RunExecutor } from '../src/service/run-executor.js';
 import type { ScaffoldPreviewer } from '../src/run/scaffold-previewer.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from '../src/run/scaffold-run.js';
-import { ScaffoldService } from '../src/service/scaffold-service.js';
+import { jobNameOf, type RunStatus, type RunRecord } from '../src/run/run-record.js';
+import { RunService } from '../src/service/run-service.js';
 import { StaticTokenAuthenticator } from '../src/service/static-token-authenticator.js';
 import { parsedCertificates } from '../src/sealing/sealing-certificate.js';
 
 /** Starts nothing: records the run and says it is running. */
-class NoopExecutor implements ScaffoldExecutor {
+class NoopExecutor implements RunExecutor {
   readonly started = new Set<string>();
   startCalls = 0;
 
-  async start(run: ScaffoldRun): Promise<{ readonly job: string }> {
+  async start(run: RunRecord): Promise<{ readonly job: string }> {
     this.startCalls++;
     this.started.add(run.id);
     return { job: jobNameOf(run.id) };
   }
 
-  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+  async inspect(run: RunRecord): Promise<ExecutionState> {
     return this.started.has(run.id) ? { state: 'running' } : { state: 'missing' };
   }
 
   async *logs(): AsyncIterable<string> {}
 
-  async cancel(run: ScaffoldRun): Promise<void> {
+  async cancel(run: RunRecord): Promise<void> {
     this.started.delete(run.id);
   }
 }
@@ -72,11 +72,11 @@ class CountingStore implements RunStore {
     this.#inner = inner;
   }
 
-  create(run: NewRun): Promise<ScaffoldRun> {
+  create(run: NewRun): Promise<RunRecord> {
     this.calls++;
     return this.#inner.create(run);
   }
-  get(id: string): Promise<ScaffoldRun | undefined> {
+  get(id: string): Promise<RunRecord | undefined> {
     this.calls++;
     return this.#inner.get(id);
   }
@@ -84,11 +84,11 @@ class CountingStore implements RunStore {
     this.calls++;
     return this.#inner.list(filter);
   }
-  listActive(): Promise<ScaffoldRun[]> {
+  listActive(): Promise<RunRecord[]> {
     this.calls++;
     return this.#inner.listActive();
   }
-  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<RunRecord | undefined> {
     this.calls++;
     return this.#inner.update(id, update, from);
   }
@@ -110,10 +110,10 @@ class CountingStore implements RunStore {
 }
 
 /** Knows how many creates are under way: a client that gave up does not stop one. */
-class CountingService extends ScaffoldService {
+class CountingService extends RunService {
   creating = 0;
 
-  override async create(...args: Parameters<ScaffoldService['create']>): Promise<ScaffoldRun> {
+  override async create(...args: Parameters<RunService['create']>): Promise<RunRecord> {
     this.creating++;
     try {
       return await super.create(...args);

@@ -19,7 +19,7 @@ import { createWorkTreeVerifier } from '../src/workspace/verify-work-tree.js';
 import { runScaffold, verifierFor, type WorkTreeVerifier } from '../src/runner/run-scaffold.js';
 import { breakdown } from './run-breakdown.js';
 import { installProcessCounter } from './process-shim.js';
-import type { RunResult } from '../src/run/scaffold-run.js';
+import type { RunResult } from '../src/run/run-record.js';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
 import { type Suite, cpuMsWithChildren, git, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';

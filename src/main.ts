@@ -36,9 +36,9 @@ import { secretFromEnvOrFile } from './read-input-file.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { LocalExecutor, type RunnerCommand } from './local/local-executor.js';
 import { RunMonitor } from './service/run-monitor.js';
-import type { ScaffoldExecutor } from './service/scaffold-executor.js';
+import type { RunExecutor } from './service/run-executor.js';
 import type { ScaffoldPreviewer } from './run/scaffold-previewer.js';
-import { ScaffoldService, type DefaultRepository } from './service/scaffold-service.js';
+import { RunService, type DefaultRepository } from './service/run-service.js';
 import { loadServiceConfig, type ServiceConfig } from './service/service-config.js';
 import { StaticTokenAuthenticator } from './service/static-token-authenticator.js';
 import { GitCatalogSource } from './sources/git-catalog-source.js';
@@ -179,7 +179,7 @@ export async function startService(
     // The landing queue's key for the service and its runners: SCAFFOLD_QUEUE_KEY(_FILE), else kept in the data directory.
     const queueKey = (await secretFromEnvOrFile(process.env, RUNNER_ENV.queueKey)) ?? (await ensureQueueKey(config.dataDir));
     parseQueueKey(queueKey, RUNNER_ENV.queueKey);
-    let executor: ScaffoldExecutor;
+    let executor: RunExecutor;
     if (config.executor === 'local') {
       // Runs waiting for a slot are rows of the store: a restart or a crash does not lose them.
       const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits, queueKey, queue: pgStore.localRunQueue(queueKey) });
@@ -224,7 +224,7 @@ export async function startService(
 
     const monitor = new RunMonitor({ store, executor, logger: logger.child({ component: 'monitor' }) });
     const catalogSource = plugins.catalogSource?.({ config, logger });
-    const service = new ScaffoldService({
+    const service = new RunService({
       store,
       executor,
       previewer: plugins.previewer?.({ config, logger }) ?? unwiredPreviewer,

@@ -25,7 +25,7 @@ import type { RunInputFields } from './run-contract/run-inputs.js';
 import type { CredentialRotation } from './gitops/sealed-credentials.js';
 import { booleanFromEnv, rotationNames, runnerCommand, type RunnerFlags } from './cli/runner-flags.js';
 import type { GitCredentials } from './run/ports.js';
-import type { RunResult } from './run/scaffold-run.js';
+import type { RunResult } from './run/run-record.js';
 import { parseDuration } from './duration.js';
 import { FIELD_FLAGS } from './cli/flag-names.js';
 import { terminalOutput } from './cli/terse-run-output.js';

@@ -17,8 +17,8 @@ import { PgRunStore } from '../../src/db/pg-run-store.js';
 import { readLandedCommits } from '../../src/git/landed-commits.js';
 import { LocalExecutor, type RunnerCommand } from '../../src/local/local-executor.js';
 import { readLease } from '../../src/run-contract/run-lease.js';
-import type { ScaffoldRun } from '../../src/run/scaffold-run.js';
-import type { ExecutionState } from '../../src/service/scaffold-executor.js';
+import type { RunRecord } from '../../src/run/run-record.js';
+import type { ExecutionState } from '../../src/service/run-executor.js';
 import { git } from '../../test/support/git.js';
 import { createBareRepository, startGitDaemon } from '../../test/support/git-server.js';
 import { startPostgres } from '../../test/support/postgres.js';
@@ -40,7 +40,7 @@ export function inFlightPushTrial(repetitions = 10): Trial {
       const store = await PgRunStore.open({ databaseUrl: postgres.url });
       const dataDir = join(scratch, 'data');
       const executor = new LocalExecutor({ runnerCommand: PASS_RUNNER, dataDir, landedCommits: readLandedCommits, queueKey: QUEUE_KEY, killGraceMs: 1_000 });
-      const started: ScaffoldRun[] = [];
+      const started: RunRecord[] = [];
       const errors: string[] = [];
       const marks = join(scratch, 'marks');
       const remote = join(scratch, 'remote.git');
@@ -58,7 +58,7 @@ export function inFlightPushTrial(repetitions = 10): Trial {
         await chmod(hook, 0o755);
         const url = daemon.url(basename(remote));
         const count = async (prefix: string) => (await readdir(marks)).filter((name) => name.startsWith(prefix)).length;
-        const start = async (cluster: string, attempt: number): Promise<ScaffoldRun> => {
+        const start = async (cluster: string, attempt: number): Promise<RunRecord> => {
           const id = randomUUID();
           await store.create({ id, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'r' }, repositoryUrl: url, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'chaos', sealing: 'certificate' });
           const run = (attempt === 1 ? await store.get(id) : await store.update(id, { attempt }, ['pending']))!;
@@ -66,13 +66,13 @@ export function inFlightPushTrial(repetitions = 10): Trial {
           started.push(run);
           return run;
         };
-        const ended = (run: ScaffoldRun) =>
+        const ended = (run: RunRecord) =>
           eventually(`run ${run.id} to end`, async () => {
             const state = await executor.inspect(run);
             return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
           }, 90_000);
         /** Records the run's outcome as the monitor would (this frees the cluster for its retry). */
-        const record = async (run: ScaffoldRun, state: ExecutionState & { state: 'succeeded' | 'failed' }) => {
+        const record = async (run: RunRecord, state: ExecutionState & { state: 'succeeded' | 'failed' }) => {
           await store.update(run.id, { status: state.state, message: state.result.message, finishedAt: new Date(), commits: state.result.commits ?? [] }, ['pending', 'running']);
         };
 

@@ -16,7 +16,7 @@ import { capturingLogger } from '../../test/support/runner.js';
 import { secretDataOf } from '../kubernetes/kube-job-manifests.js';
 import { secretFromEnvOrFile } from '../read-input-file.js';
 import { secretEnvOf, secretFileEnvOf } from '../run-contract/runner-inputs.js';
-import type { RunSecrets } from '../run/scaffold-run.js';
+import type { RunSecrets } from '../run/run-record.js';
 import { runnerDelivery } from './runner-delivery.js';
 
 const INSTALLATION_TOKEN = 'ghs_installation-token-from-the-double';

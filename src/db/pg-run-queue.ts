@@ -7,7 +7,7 @@
  * run, and neither waits for the other's pick.
  */
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 import { translatePgError } from './pg-errors.js';
 import { QueuedSecretsCipher } from './queued-secrets-cipher.js';
 import { COLUMNS, runOf, type RunRow } from './run-row.js';
@@ -24,7 +24,7 @@ export class PgRunQueue implements RunQueue {
     this.#cipher = new QueuedSecretsCipher(queueKey);
   }
 
-  async enqueue(run: ScaffoldRun, secrets: RunSecrets): Promise<void> {
+  async enqueue(run: RunRecord, secrets: RunSecrets): Promise<void> {
     await this.#run(() =>
       this.#client.query(`INSERT INTO local_run_queue (run_id, state, secrets) VALUES ($1, 'queued', $2) ON CONFLICT (run_id) DO NOTHING`, [
         run.id,

@@ -8,7 +8,7 @@
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from '../service/run-store.js';
-import { ACTIVE_STATUSES, canTransition, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
+import { ACTIVE_STATUSES, canTransition, type RunStatus, type RunRecord } from '../run/run-record.js';
 import { migrate } from './migrate.js';
 import { isRunAction } from '../model/run-action.js';
 import { PgSqlClient } from './pg-sql-client.js';
@@ -99,7 +99,7 @@ export class PgRunStore implements RunStore {
     return new PgRunStore({ client, logger });
   }
 
-  async create(run: NewRun): Promise<ScaffoldRun> {
+  async create(run: NewRun): Promise<RunRecord> {
     // The registry, not the schema, says which actions exist (migration 11).
     if (run.action !== undefined && !isRunAction(run.action)) throw new ValidationError([{ field: 'action', message: 'is not a run action this build knows' }]);
     try {
@@ -153,7 +153,7 @@ export class PgRunStore implements RunStore {
     }
   }
 
-  async get(id: string): Promise<ScaffoldRun | undefined> {
+  async get(id: string): Promise<RunRecord | undefined> {
     const { rows } = await this.#query<RunRow>(`SELECT ${COLUMNS} FROM scaffold_runs WHERE id = $1`, [id]);
     return rows[0] ? runOf(rows[0]) : undefined;
   }
@@ -192,12 +192,12 @@ export class PgRunStore implements RunStore {
     return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last) } : { runs };
   }
 
-  async listActive(): Promise<ScaffoldRun[]> {
+  async listActive(): Promise<RunRecord[]> {
     const { rows } = await this.#query<RunRow>(`SELECT ${COLUMNS} FROM scaffold_runs WHERE ${ACTIVE_SQL} ORDER BY created_at, id`);
     return rows.map(runOf);
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard: RunGuard = {}): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard: RunGuard = {}): Promise<RunRecord | undefined> {
     // The statuses the row may be in for this update to apply: the caller's guard,
     // narrowed to those allowed to move to the target status. An update without
     // a status keeps the current one, which only active runs may (final is final).

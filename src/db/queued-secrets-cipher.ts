@@ -5,7 +5,7 @@
  * and a sealed value copied onto another run's row does not open.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { RunSecrets } from '../run/scaffold-run.js';
+import type { RunSecrets } from '../run/run-record.js';
 
 const VERSION = 'v1';
 const NONCE_BYTES = 12;

@@ -5,7 +5,7 @@
 import type { DeliverySettings } from '../run/delivery.js';
 import { ValidationError, type ErrorCode } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
@@ -80,7 +80,7 @@ export function clusterOf(
   role: string | null | undefined,
   infraProvider: string | null | undefined,
   dnsProvider: string | null | undefined,
-): ScaffoldRun['cluster'] {
+): RunRecord['cluster'] {
   return {
     name,
     domain,
@@ -91,7 +91,7 @@ export function clusterOf(
   };
 }
 
-export function runOf(row: RunRow): ScaffoldRun {
+export function runOf(row: RunRow): RunRecord {
   return {
     id: row.id,
     action: row.action,
@@ -122,7 +122,7 @@ export function runOf(row: RunRow): ScaffoldRun {
 }
 
 /** Opaque to callers; base64url of `[createdAt ISO, id]` of the page's last run. */
-export function encodeCursor(run: ScaffoldRun): string {
+export function encodeCursor(run: RunRecord): string {
   return Buffer.from(JSON.stringify([run.createdAt.toISOString(), run.id])).toString('base64url');
 }
 

@@ -10,7 +10,7 @@
  */
 import { UnavailableError, ValidationError } from '../errors.js';
 import { parseRepositoryUrl } from '../model/repository-url.js';
-import type { RunSecrets } from '../run/scaffold-run.js';
+import type { RunSecrets } from '../run/run-record.js';
 import { checkApiUrl, defaultApiUrl } from './delivery-settings.js';
 import type { DeliverySettings } from '../run/delivery.js';
 import { FORGES, forgeDescriptor } from '../model/forges.js';

@@ -13,7 +13,7 @@ import { CliGitRemote } from '../git/cli-git-remote.js';
 import { ensureSeededBareRepository } from '../git/seed-repository.js';
 import { platformDir, packageVersion } from '../package-paths.js';
 import { runScaffold, verifierFor } from '../runner/run-scaffold.js';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 import { ensureLocalSealingKey } from './local-sealing-key.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
 import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH } from '../model/defaults.js';

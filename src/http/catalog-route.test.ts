@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { UnavailableError } from '../errors.js';
 import type { Catalog, CatalogSource } from '../service/catalog-source.js';
-import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { RunExecutor } from '../service/run-executor.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
-import { ScaffoldService, type DefaultRepository } from '../service/scaffold-service.js';
+import { RunService, type DefaultRepository } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
 import fc from 'fast-check';
@@ -29,7 +29,7 @@ const CATALOG: Catalog = {
   ],
 };
 
-const unusedExecutor: ScaffoldExecutor = {
+const unusedExecutor: RunExecutor = {
   start: async () => Promise.reject(new Error('not used')),
   inspect: async () => ({ state: 'missing' }),
   logs: async function* () {},
@@ -66,7 +66,7 @@ function appWith(options: {
   defaultRepository?: DefaultRepository;
   allowed?: readonly string[];
 }) {
-  const service = new ScaffoldService({
+  const service = new RunService({
     store,
     executor: unusedExecutor,
     previewer: unusedPreviewer,

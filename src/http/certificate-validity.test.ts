@@ -9,19 +9,19 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
-import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
 import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../run/scaffold-previewer.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
 
 const TOKEN = 'cert-validity-token-0123456789';
 const NOW = new Date('2026-06-01T00:00:00Z');
 
-class RecordingExecutor implements ScaffoldExecutor {
-  readonly starts: ScaffoldRun[] = [];
-  async start(run: ScaffoldRun, _secrets: RunSecrets): Promise<{ job: string }> {
+class RecordingExecutor implements RunExecutor {
+  readonly starts: RunRecord[] = [];
+  async start(run: RunRecord, _secrets: RunSecrets): Promise<{ job: string }> {
     this.starts.push(run);
     return { job: run.job };
   }
@@ -51,7 +51,7 @@ let clusters = 0;
 
 before(async () => {
   store = await PgRunStore.open();
-  const service = new ScaffoldService({
+  const service = new RunService({
     store,
     executor,
     previewer,

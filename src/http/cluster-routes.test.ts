@@ -17,8 +17,8 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { writeFluxBootstrap } from '../../test/support/flux-bootstrap.js';
@@ -32,7 +32,7 @@ const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: []\n';
 
 /** Runs the service started: the executor records them. */
-const started: { run: ScaffoldRun; secrets: RunSecrets }[] = [];
+const started: { run: RunRecord; secrets: RunSecrets }[] = [];
 
 interface Fleet {
   commit: string;
@@ -74,8 +74,8 @@ describe('/api/v1/clusters', () => {
     await commitAndPush('Two clusters');
     store = await PgRunStore.open();
     // Runs are started, not run: what a removal run does is test/integration/fleet-runs.test.ts's.
-    const executor = { ...unusedExecutor, start: async (run: ScaffoldRun, secrets: RunSecrets) => (started.push({ run, secrets }), { job: run.job }) };
-    const service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const executor = { ...unusedExecutor, start: async (run: RunRecord, secrets: RunSecrets) => (started.push({ run, secrets }), { job: run.job }) };
+    const service = new RunService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
     app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, allowedRepositoryUrls: ['https://github.com/acme/gitops.git'] });
   });

@@ -7,7 +7,7 @@ import { RUN_PASSES } from '../model/run-action.js';
 import { CLUSTER_STATES } from '../fleet/cluster-state.js';
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import { branchSchema } from '../service/scaffold-service.js';
+import { branchSchema } from '../service/run-service.js';
 import { deliveryViewSchema } from './fleet-delivery-wire.js';
 import { RUN_STATUSES, acceptedSchema, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
 

@@ -6,10 +6,10 @@ import { ForbiddenError, UnavailableError } from '../errors.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import type { Authenticator } from '../service/authenticator.js';
 import { RunMonitor } from '../service/run-monitor.js';
-import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
 import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../run/scaffold-previewer.js';
-import type { RunResult, RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunResult, RunSecrets, RunRecord } from '../run/run-record.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { DOCS_CSP, createHttpApp } from './create-http-app.js';
 
@@ -19,21 +19,21 @@ const SECRET = 'hunter2-very-secret-value';
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: []\n';
 
 /** A fake executor that records calls; tests drive each run's output and outcome. */
-class FakeExecutor implements ScaffoldExecutor {
-  readonly starts: { run: ScaffoldRun; secrets: RunSecrets }[] = [];
+class FakeExecutor implements RunExecutor {
+  readonly starts: { run: RunRecord; secrets: RunSecrets }[] = [];
   readonly cancels: string[] = [];
   readonly #states = new Map<string, ExecutionState>();
   readonly #lines = new Map<string, string[]>();
   #waiters: (() => void)[] = [];
   startError: Error | undefined;
 
-  async start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ job: string }> {
+  async start(run: RunRecord, secrets: RunSecrets): Promise<{ job: string }> {
     if (this.startError) throw this.startError;
     this.starts.push({ run, secrets });
     this.#states.set(run.id, { state: 'running' });
     return { job: run.job };
   }
-  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+  async inspect(run: RunRecord): Promise<ExecutionState> {
     return this.#states.get(run.id) ?? { state: 'missing' };
   }
   emit(id: string, line: string): void {
@@ -44,7 +44,7 @@ class FakeExecutor implements ScaffoldExecutor {
     this.#states.set(id, { state: result.status, result });
     this.#wake();
   }
-  async *logs(run: ScaffoldRun, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
+  async *logs(run: RunRecord, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
     let index = 0;
     for (;;) {
       const lines = this.#lines.get(run.id) ?? [];
@@ -57,7 +57,7 @@ class FakeExecutor implements ScaffoldExecutor {
       });
     }
   }
-  async cancel(run: ScaffoldRun): Promise<void> {
+  async cancel(run: RunRecord): Promise<void> {
     this.cancels.push(run.id);
     this.finish(run.id, { status: 'failed', message: 'killed' });
   }
@@ -104,7 +104,7 @@ async function harness(options: { authenticator?: Authenticator; metricsPublic?:
   const monitor = new RunMonitor({ store, executor, options: { logFlushMs: 10, reconcileIntervalMs: 60_000, recheckDelayMs: 20 } });
   const stop = new AbortController();
   await monitor.start(stop.signal);
-  const service = new ScaffoldService({
+  const service = new RunService({
     store,
     executor,
     previewer,
@@ -357,7 +357,7 @@ describe('createHttpApp', () => {
 
     it('refuses a kubeconfig Secret reference when the executor cannot mount one', async () => {
       const executor = new FakeExecutor();
-      const service = new ScaffoldService({ store, executor, previewer: new FakePreviewer(), defaultRepository: { ensure: async () => 'file:///x.git' }, reference: 'development', kubeconfigSecretRefs: false });
+      const service = new RunService({ store, executor, previewer: new FakePreviewer(), defaultRepository: { ensure: async () => 'file:///x.git' }, reference: 'development', kubeconfigSecretRefs: false });
       const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store });
       const rowsBefore = await rowCount();
       const response = await post(app, { cluster: nextCluster(), kubeconfig: { secretRef: { namespace: 'clusters', name: 'x', key: 'value' } } });
@@ -369,7 +369,7 @@ describe('createHttpApp', () => {
     });
 
     it('asks for repository.url when the service has no default repository', async () => {
-      const service = new ScaffoldService({ store, executor: new FakeExecutor(), previewer: new FakePreviewer(), reference: 'development' });
+      const service = new RunService({ store, executor: new FakeExecutor(), previewer: new FakePreviewer(), reference: 'development' });
       const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store });
       const response = await post(app, validBody());
       assert.equal(response.statusCode, 400);

@@ -3,7 +3,7 @@
  * validation and the OpenAPI document, the bearer-token hook, request metrics
  * and logs, the error handler, and the route groups (`routes/`). Schemas are in
  * `wire-schemas.ts`, errors become statuses in `http-errors.ts`, and the use
- * cases live in `service/scaffold-service.ts`.
+ * cases live in `service/run-service.ts`.
  */
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -22,7 +22,7 @@ import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { FleetSource } from '../service/fleet-source.js';
 import type { ControllerCertificateSource } from '../service/controller-certificate-source.js';
 import type { RunStore } from '../service/run-store.js';
-import type { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunService } from '../service/run-service.js';
 import { describeError, errorResponseOf, zodValidatorCompiler } from './http-errors.js';
 import { readableRepository } from './readable-repository.js';
 import type { RouteContext, ZodApp } from './route-context.js';
@@ -54,7 +54,7 @@ export const DOCS_CSP = [
 
 /** What the HTTP app needs. */
 export interface HttpAppDeps {
-  readonly service: ScaffoldService;
+  readonly service: RunService;
   readonly authenticator: Authenticator;
   /**
    * Decides what an authenticated caller may do, per route (`route-permissions.ts`).

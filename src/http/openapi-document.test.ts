@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from './create-http-app.js';
-import type { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 
 interface Operation {
@@ -24,7 +24,7 @@ describe('the OpenAPI document', () => {
   before(async () => {
     app = await createHttpApp({
       // Only the document is read: no request reaches the service or the store.
-      service: {} as ScaffoldService,
+      service: {} as RunService,
       authenticator: new StaticTokenAuthenticator(['openapi-document-token-0123']),
       store: { ping: async () => undefined },
     });

@@ -13,7 +13,7 @@
  */
 import { ForbiddenError, ValidationError } from '../errors.js';
 import { checkRepositoryUrl, parseRepositoryUrl, type RepositoryUrlPolicy } from '../model/repository-url.js';
-import type { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunService } from '../service/run-service.js';
 
 /** The one answer to a repository_url outside the configured ones. */
 export const UNCONFIGURED_REPOSITORY_MESSAGE =
@@ -35,7 +35,7 @@ export type ReadableRepository = (query: RepositoryQuery) => Promise<{ repositor
  *   {@link UNCONFIGURED_REPOSITORY_MESSAGE} for a well-formed URL that is neither
  *   the default repository nor on the allow list
  */
-export function readableRepository(service: Pick<ScaffoldService, 'repositoryOf'>, allowList: readonly string[]): ReadableRepository {
+export function readableRepository(service: Pick<RunService, 'repositoryOf'>, allowList: readonly string[]): ReadableRepository {
   // Only the list decides here: transports and hosts were the create-request rules' business.
   const listed: RepositoryUrlPolicy = { scp: false, plainTransports: 'any', localRepositories: 'any', allowList };
   const isListed = (url: string): boolean => {

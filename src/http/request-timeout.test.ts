@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { PgRunStore } from '../db/pg-run-store.js';
-import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunExecutor } from '../service/run-executor.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
 
@@ -14,7 +14,7 @@ const TIMEOUT_MS = 400;
 const GIVE_UP_MS = 15_000;
 
 /** Requests here never reach a handler: the executor is never asked anything. */
-const unusedExecutor: ScaffoldExecutor = {
+const unusedExecutor: RunExecutor = {
   start: () => Promise.reject(new Error('not used')),
   inspect: () => Promise.reject(new Error('not used')),
   logs: () => {
@@ -29,7 +29,7 @@ let port: number;
 
 before(async () => {
   store = await PgRunStore.open();
-  const service = new ScaffoldService({
+  const service = new RunService({
     store,
     executor: unusedExecutor,
     previewer: { preview: () => Promise.reject(new Error('not used')) },

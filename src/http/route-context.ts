@@ -13,7 +13,7 @@ import type { Caller } from '../service/authenticator.js';
 import type { CatalogSource } from '../service/catalog-source.js';
 import type { ClusterGraphSource } from '../service/cluster-graph-source.js';
 import type { RunStore } from '../service/run-store.js';
-import type { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunService } from '../service/run-service.js';
 
 /** The Fastify app with zod-typed routes. */
 export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -21,7 +21,7 @@ export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerRe
 /** Shared by the route groups in `routes/`. */
 export interface RouteContext {
   readonly app: ZodApp;
-  readonly service: ScaffoldService;
+  readonly service: RunService;
   readonly store: Pick<RunStore, 'ping'>;
   readonly logger: Logger;
   readonly graphSource?: ClusterGraphSource;

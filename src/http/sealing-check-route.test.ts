@@ -28,7 +28,7 @@ import { platformDir } from '../package-paths.js';
 import { createPino } from '../pino-logger.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { GitFleetSource } from '../sources/git-fleet-source.js';
 import { createBareRepository } from '../../test/support/git-server.js';
@@ -94,7 +94,7 @@ describe('the sealing section of a cluster', () => {
 
     store = await PgRunStore.open();
     const url = pathToFileURL(bare).href;
-    const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         logged.push(chunk.toString('utf8'));

@@ -7,10 +7,10 @@ import type { FastifyInstance } from 'fastify';
 import { PgRunStore } from '../db/pg-run-store.js';
 import { NotFoundError } from '../errors.js';
 import type { ClusterGraphFormat, ClusterGraphSource } from '../service/cluster-graph-source.js';
-import type { ScaffoldExecutor } from '../service/scaffold-executor.js';
+import type { RunExecutor } from '../service/run-executor.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
-import type { ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunRecord } from '../run/run-record.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createHttpApp } from './create-http-app.js';
 import { UNCONFIGURED_REPOSITORY_MESSAGE } from './readable-repository.js';
@@ -20,7 +20,7 @@ const TOKEN = 'ui-test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><g class="node" id="node-flux-system-apps"/></svg>\n';
 
-const unusedExecutor: ScaffoldExecutor = {
+const unusedExecutor: RunExecutor = {
   start: async () => Promise.reject(new Error('not used')),
   inspect: async () => ({ state: 'missing' }),
   logs: async function* () {},
@@ -30,7 +30,7 @@ const unusedPreviewer: ScaffoldPreviewer = { preview: async () => Promise.reject
 
 class FakeGraphSource implements ClusterGraphSource {
   readonly calls: { id: string; format: ClusterGraphFormat }[] = [];
-  async graph(run: ScaffoldRun, format: ClusterGraphFormat): Promise<string> {
+  async graph(run: RunRecord, format: ClusterGraphFormat): Promise<string> {
     this.calls.push({ id: run.id, format });
     if (run.gitopsPath === undefined) throw new NotFoundError(`scaffold run ${run.id} has no gitops_path yet`);
     return format === 'svg' ? SVG : '{"nodes":[]}\n';
@@ -45,7 +45,7 @@ let runCounter = 0;
 const RUN_REPOSITORY = 'https://git.example.com/platform/gitops.git';
 
 async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource; allowed?: readonly string[]; builtCheckMs?: number }): Promise<FastifyInstance> {
-  const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
+  const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
   return createHttpApp({
     service,
     authenticator: new StaticTokenAuthenticator([TOKEN]),

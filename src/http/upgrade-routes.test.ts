@@ -19,8 +19,8 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from '../service/scaffold-service.js';
+import type { RunRecord } from '../run/run-record.js';
+import { RunService } from '../service/run-service.js';
 import { StaticTokenAuthenticator } from '../service/static-token-authenticator.js';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { editReferenceReplicas } from '../../test/support/generated-fleet.js';
@@ -63,7 +63,7 @@ describe('/api/v1/upgrades', () => {
     await git(work, 'push', '--quiet', bare, 'main:main');
     store = await PgRunStore.open();
     const url = pathToFileURL(bare).href;
-    const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
     appDeps = { service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, rolloutStore: store.rollouts() };
     app = await createHttpApp(appDeps);
@@ -126,8 +126,8 @@ describe('/api/v1/upgrades', () => {
   it('cancel stops a rollout: its run under way is cancelled saying by whom, the next wave never starts; a second cancel is 409; the list shows it', async () => {
     // Runs that start and never end by themselves: only the cancel ends eu-1's.
     const started: string[] = [];
-    const executor = { ...unusedExecutor, start: async (run: ScaffoldRun) => (started.push(run.cluster.name), { job: run.job }) };
-    const service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => pathToFileURL(bare).href } });
+    const executor = { ...unusedExecutor, start: async (run: RunRecord) => (started.push(run.cluster.name), { job: run.job }) };
+    const service = new RunService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => pathToFileURL(bare).href } });
     const running = await createHttpApp({ ...appDeps, service });
     try {
       const call = (method: 'GET' | 'POST', url: string) => running.inject({ method, url, headers: AUTH, ...(method === 'POST' ? { payload: {} } : {}) });

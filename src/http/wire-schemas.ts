@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../errors.js';
 import { RUN_ACTIONS, RUN_PASSES, runActionsDescribed } from '../model/run-action.js';
 import { z } from 'zod';
 import { clusterNameSchema, clusterSpecSchema } from '../model/cluster-spec.js';
-import { branchSchema } from '../service/scaffold-service.js';
+import { branchSchema } from '../service/run-service.js';
 import { FORGES, GITHUB_APP_FORGES, forgeDescriptor, forgeNameList } from '../model/forges.js';
 import { NOTIFICATION_PROVIDERS } from '../gitops/notification-schema.js';
 

@@ -6,8 +6,8 @@
 import type { z } from 'zod';
 import type { RawDeliverySettings } from '../delivery/delivery-settings.js';
 import type { RunStep } from '../service/run-steps.js';
-import type { DryRunResult, ScaffoldRequest } from '../service/scaffold-service.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { DryRunResult, ScaffoldRequest } from '../service/run-service.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 import type { acceptedSchema, dryRunSchema, runStepSchema, runViewSchema, WireRequest, WireSecrets } from './wire-schemas.js';
 
 /** How long `wait_for_ready` waits when the request does not say: the runner's own default, 15 minutes. */
@@ -56,7 +56,7 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
 }
 
 /** A run as the API shows it: snake_case, ISO timestamps, explicit nulls, no credential. */
-export function runView(run: ScaffoldRun): z.output<typeof runViewSchema> {
+export function runView(run: RunRecord): z.output<typeof runViewSchema> {
   return {
     id: run.id,
     action: run.action,
@@ -119,7 +119,7 @@ export function stepView(step: RunStep): z.output<typeof runStepSchema> {
   };
 }
 
-export function acceptedView(run: ScaffoldRun): z.output<typeof acceptedSchema> {
+export function acceptedView(run: RunRecord): z.output<typeof acceptedSchema> {
   return { id: run.id, job: run.job, status: run.status, attempt: run.attempt };
 }
 

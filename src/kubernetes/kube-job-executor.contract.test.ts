@@ -1,5 +1,5 @@
 /**
- * The executor contract (service/scaffold-executor.contract.ts) against the
+ * The executor contract (service/run-executor.contract.ts) against the
  * Kubernetes executor, through the protocol-faithful API double: the runner's
  * pod, its log, its termination message and the Job's conditions are played
  * the way the Job controller and the kubelet would report them.
@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startKubeApiDouble, type JsonObject } from '../../test/support/kube-api-double.js';
-import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
-import { jobNameOf } from '../run/scaffold-run.js';
+import { runScaffoldExecutorContract } from '../service/run-executor.contract.js';
+import { jobNameOf } from '../run/run-record.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
 

@@ -11,8 +11,8 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
 import { RunMonitor } from '../service/run-monitor.js';
-import { contractRunOf } from '../service/scaffold-executor.contract.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import { contractRunOf } from '../service/run-executor.contract.js';
+import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { loadKubeConfig } from './kube-config.js';
 import { KubeJobExecutor } from './kube-job-executor.js';
 
@@ -22,7 +22,7 @@ const GIT_TOKEN = 'glpat-SECRET-git-token-value';
 const KUBECONFIG_TEXT = 'apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: SECRET-cluster-token\n';
 
 let runCounter = 0;
-function runOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
+function runOf(overrides: Partial<RunRecord> = {}): RunRecord {
   runCounter += 1;
   return contractRunOf({ id: `r${runCounter}-01hzy3k8c`, job: '', createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller', sealing: 'kubeconfig', ...overrides });
 }

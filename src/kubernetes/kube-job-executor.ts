@@ -19,8 +19,8 @@ import { parseDocument } from 'yaml';
 import { inlineKubeconfigText, readKubeconfig } from '../model/kubeconfig-policy.js';
 import { runOptionsEnvOf, SECRET_FILES } from '../run-contract/runner-inputs.js';
 import { outputSourceLine } from '../service/output-source.js';
-import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
+import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { codeOf, kubeApiFailureOf, kubeApiFailureSummary, unavailable } from './kube-api-error.js';
 import { type JobShape, jobManifestOf, labelsOf, RUN_ID_LABEL, secretDataOf } from './kube-job-manifests.js';
@@ -50,8 +50,8 @@ function isKubeconfigDocument(text: string): boolean {
   }
 }
 
-/** Implements ScaffoldExecutor with Kubernetes Jobs. */
-export class KubeJobExecutor implements ScaffoldExecutor {
+/** Implements RunExecutor with Kubernetes Jobs. */
+export class KubeJobExecutor implements RunExecutor {
   private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
   private readonly podLogs: PodLogReader;
@@ -82,7 +82,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
    * @throws NotFoundError when the referenced kubeconfig Secret does not exist
    * @throws UnavailableError when the Kubernetes API cannot be reached or refuses
    */
-  async start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ readonly job: string }> {
+  async start(run: RunRecord, secrets: RunSecrets): Promise<{ readonly job: string }> {
     const name = jobNameOf(run.id);
     const log = this.logger.child({ run: run.id, job: name });
     const labels = labelsOf(run);
@@ -136,7 +136,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
   }
 
   /** Reads the Job and, once it has finished, the runner's result from its pod. */
-  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+  async inspect(run: RunRecord): Promise<ExecutionState> {
     const name = jobNameOf(run.id);
     let job: V1Job;
     try {
@@ -169,7 +169,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
    * a dropped connection), and ends when the Job has finished and every pod has
    * been read. A Job that no longer exists yields nothing.
    */
-  async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
+  async *logs(run: RunRecord, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
     const { follow, signal } = options;
     const name = jobNameOf(run.id);
     const read = new Set<string>();
@@ -200,7 +200,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
   }
 
   /** Deletes the Job (its pods go with it) and the Secret. Missing objects are fine. */
-  async cancel(run: ScaffoldRun): Promise<void> {
+  async cancel(run: RunRecord): Promise<void> {
     const name = jobNameOf(run.id);
     await this.deleteIgnoringMissing('Job', () =>
       // Background: without it batch/v1 orphans the pods, and a cancelled runner would keep pushing.
@@ -269,7 +269,7 @@ export class KubeJobExecutor implements ScaffoldExecutor {
   }
 
   /** Whether any pod of the run (found by its run-id label, whatever became of its Job) has a runner that has not terminated. */
-  private async runnerAlive(run: ScaffoldRun): Promise<boolean> {
+  private async runnerAlive(run: RunRecord): Promise<boolean> {
     try {
       const list = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `${RUN_ID_LABEL}=${run.id}` });
       return list.items.some((pod) => runnerPhase(pod) !== 'terminated');

@@ -7,7 +7,7 @@
 import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
 import { runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
@@ -59,7 +59,7 @@ function b64(text: string): string {
 }
 
 /** The labels of a run's objects. */
-export function labelsOf(run: ScaffoldRun): Record<string, string> {
+export function labelsOf(run: RunRecord): Record<string, string> {
   return { [NAME_LABEL]: 'scaffold-runner', [RUN_ID_LABEL]: run.id, [CLUSTER_LABEL]: run.cluster.name };
 }
 
@@ -91,7 +91,7 @@ export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<str
  * The runner Job of `run`, mounting the Secret whose keys are `files`.
  * @throws ValidationError when the repository URL carries a password
  */
-export function jobManifestOf(run: ScaffoldRun, labels: Record<string, string>, files: ReadonlySet<string>, shape: JobShape, options: Readonly<Record<string, string>> = {}): V1Job {
+export function jobManifestOf(run: RunRecord, labels: Record<string, string>, files: ReadonlySet<string>, shape: JobShape, options: Readonly<Record<string, string>> = {}): V1Job {
   const name = jobNameOf(run.id);
   assertNoCredentialsInUrl(run.repositoryUrl);
   const env = Object.entries({

@@ -6,7 +6,7 @@
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { lastEventOf, parseRunResult } from '../run-contract/run-result.js';
-import type { ExecutionState } from '../service/scaffold-executor.js';
+import type { ExecutionState } from '../service/run-executor.js';
 import { CONTAINER } from './kube-job-manifests.js';
 
 export function byCreation(a: V1Pod, b: V1Pod): number {

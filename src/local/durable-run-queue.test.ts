@@ -19,8 +19,8 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { PgSqlClient } from '../db/pg-sql-client.js';
 import { PgliteSqlClient } from '../db/pglite-sql-client.js';
 import type { SqlClient } from '../db/sql-client.js';
-import { jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
-import type { ExecutionState } from '../service/scaffold-executor.js';
+import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
+import type { ExecutionState } from '../service/run-executor.js';
 import { LocalExecutor } from './local-executor.js';
 
 // Notes "<run id> <sha256 of its git token>" in the shared ran.log the moment it starts (so
@@ -81,7 +81,7 @@ let dir: string;
 let runnerPath: string;
 let counter = 0;
 
-async function createRun(store: PgRunStore): Promise<ScaffoldRun> {
+async function createRun(store: PgRunStore): Promise<RunRecord> {
   counter++;
   const id = `queued-${counter}-${process.pid}`;
   return store.create({
@@ -129,7 +129,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
-async function stateIn(executor: LocalExecutor, run: ScaffoldRun): Promise<ExecutionState['state']> {
+async function stateIn(executor: LocalExecutor, run: RunRecord): Promise<ExecutionState['state']> {
   return (await executor.inspect(run)).state;
 }
 
@@ -163,7 +163,7 @@ for (const make of [pgliteBackend, async () => postgresBackend(await startPostgr
       const dataDir = join(shared, 'data');
       const first = await backend.connect();
       const runs = [await createRun(first.store), await createRun(first.store), await createRun(first.store)];
-      const [one, two, three] = runs as [ScaffoldRun, ScaffoldRun, ScaffoldRun];
+      const [one, two, three] = runs as [RunRecord, RunRecord, RunRecord];
       const crashed = executorOn(first.queue, { dataDir, shared, concurrency: 1, hold: true });
       for (const run of runs) await crashed.start(run, secretsOf(run.id));
       await waitFor('the first run to start', async () => ((await startsIn(shared)).has(one.id) ? true : undefined));
@@ -212,7 +212,7 @@ for (const make of [pgliteBackend, async () => postgresBackend(await startPostgr
       const ex = executorOn(first.queue, { dataDir, shared, concurrency: 1, hold: true });
       await ex.start(busy, secretsOf(busy.id));
       await ex.start(waiting, secretsOf(waiting.id));
-      // What ScaffoldService.cancel does: the status first, then the executor.
+      // What RunService.cancel does: the status first, then the executor.
       await first.store.update(waiting.id, { status: 'cancelled', message: 'cancelled by static:0' }, ['pending']);
       await ex.cancel(waiting);
       assert.equal(await stateIn(ex, waiting), 'failed');
@@ -244,7 +244,7 @@ describe('two executors on one PostgreSQL', () => {
   it('never claim the same queued run: concurrent claims from two connections take each run once', async () => {
     const one = await connection(new PgSqlClient({ databaseUrl: server.url, poolSize: 6 }));
     const two = await connection(new PgSqlClient({ databaseUrl: server.url, poolSize: 6 }));
-    const runs: ScaffoldRun[] = [];
+    const runs: RunRecord[] = [];
     for (let i = 0; i < 10; i++) runs.push(await createRun(one.store));
     for (const run of runs) await one.queue.enqueue(run, secretsOf(run.id));
     const claims = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? one : two).queue.claim(`claimer-${i}`)));
@@ -260,7 +260,7 @@ describe('two executors on one PostgreSQL', () => {
     const shared = await mkdtemp(join(dir, 'shared-'));
     const one = await connection(new PgSqlClient({ databaseUrl: server.url, poolSize: 4 }));
     const two = await connection(new PgSqlClient({ databaseUrl: server.url, poolSize: 4 }));
-    const runs: ScaffoldRun[] = [];
+    const runs: RunRecord[] = [];
     for (let i = 0; i < 12; i++) runs.push(await createRun(one.store));
     // Queued with no executor draining: what a crashed service leaves.
     for (const run of runs) await one.queue.enqueue(run, secretsOf(run.id));

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { processAlive, type RunLease } from '../run-contract/run-lease.js';
-import { contractRunOf } from '../service/scaffold-executor.contract.js';
+import { contractRunOf } from '../service/run-executor.contract.js';
 import { LocalExecutor } from './local-executor.js';
 
 const TTL = 15_000;

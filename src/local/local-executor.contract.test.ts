@@ -1,5 +1,5 @@
 /**
- * The executor contract (scaffold-executor.contract.ts) against the local
+ * The executor contract (run-executor.contract.ts) against the local
  * executor: real child processes, a fake runner that plays the script the
  * contract writes for its run.
  */
@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local-executor.js';
-import { runScaffoldExecutorContract } from '../service/scaffold-executor.contract.js';
+import { runScaffoldExecutorContract } from '../service/run-executor.contract.js';
 
 // Writes what it was given (<scripts>/<run id>.env.json: its SCAFFOLD_* variables), waits for its
 // script (<scripts>/<run id>.json), prints its lines, then writes the result and exits, or hangs.

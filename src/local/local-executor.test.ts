@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { LocalExecutor, type LocalExecutorDeps } from './local-executor.js';
-import type { ExecutionState } from '../service/scaffold-executor.js';
-import { contractRunOf } from '../service/scaffold-executor.contract.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState } from '../service/run-executor.js';
+import { contractRunOf } from '../service/run-executor.contract.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 
 // A stand-in for scaffold-runner. What it does depends on the cluster name's
 // prefix: ok-* succeeds and writes a result file, crash-* exits 3 without one,
@@ -71,7 +71,7 @@ let runnerPath: string;
 let counter = 0;
 const savedApiTokens = process.env.API_TOKENS;
 
-function runOf(prefix: string): ScaffoldRun {
+function runOf(prefix: string): RunRecord {
   counter++;
   const id = `${prefix}-${counter}`;
   return contractRunOf({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl: 'file:///srv/gitops.git', createdBy: 'static:0' });
@@ -87,7 +87,7 @@ async function collect(lines: AsyncIterable<string>): Promise<string[]> {
   return out;
 }
 
-async function waitForState(ex: LocalExecutor, run: ScaffoldRun, states: ExecutionState['state'][], timeoutMs = 10_000): Promise<ExecutionState> {
+async function waitForState(ex: LocalExecutor, run: RunRecord, states: ExecutionState['state'][], timeoutMs = 10_000): Promise<ExecutionState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await ex.inspect(run);

@@ -19,8 +19,8 @@ import { LocalRunDirs, signalGroup } from './local-run-dir.js';
 import { MemoryRunQueue } from './memory-run-queue.js';
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 import { tailLines } from './output-file.js';
-import type { ExecutionState, ScaffoldExecutor } from '../service/scaffold-executor.js';
-import type { RunCommit, RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
+import type { RunCommit, RunSecrets, RunRecord } from '../run/run-record.js';
 
 /** How to start scaffold-runner: e.g. `process.execPath` with `dist/src/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {
@@ -86,7 +86,7 @@ const DEFAULT_INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_
 const MAX_LINES = 100_000;
 
 interface Execution {
-  readonly run: ScaffoldRun;
+  readonly run: RunRecord;
   /** Held only until the process is spawned, then dropped. */
   secrets: RunSecrets | undefined;
   /**
@@ -114,7 +114,7 @@ interface Execution {
 }
 
 /** Runs scaffold-runner as child processes (embedded mode). */
-export class LocalExecutor implements ScaffoldExecutor {
+export class LocalExecutor implements RunExecutor {
   readonly #runnerCommand: RunnerCommand;
   readonly #dirs: LocalRunDirs;
   readonly #logger: Logger;
@@ -178,7 +178,7 @@ export class LocalExecutor implements ScaffoldExecutor {
    * @throws ValidationError when the secrets ask for something a local process cannot do (a kubeconfig Secret reference)
    * @throws UnavailableError after close(), or when the queue cannot be written
    */
-  async start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ readonly job: string }> {
+  async start(run: RunRecord, secrets: RunSecrets): Promise<{ readonly job: string }> {
     if (this.#closed) throw new UnavailableError('the service is shutting down; runs cannot start now');
     if (this.#executions.has(run.id)) return { job: run.job };
     if (secrets.kubeconfig?.kind === 'secretRef') {
@@ -197,7 +197,7 @@ export class LocalExecutor implements ScaffoldExecutor {
     return this.#closed ? Promise.resolve() : this.#drain();
   }
 
-  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+  async inspect(run: RunRecord): Promise<ExecutionState> {
     let execution = this.#executions.get(run.id);
     if (execution === undefined) {
       if (await this.#queue.isQueued(run.id)) return { state: 'pending' };
@@ -235,7 +235,7 @@ export class LocalExecutor implements ScaffoldExecutor {
    * its output file, followed while the process its lease names is alive: a
    * runner that outlived the service that started it loses no line.
    */
-  async *logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
+  async *logs(run: RunRecord, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string> {
     const { follow, signal } = options;
     const execution = this.#executions.get(run.id);
     if (execution === undefined) {
@@ -265,7 +265,7 @@ export class LocalExecutor implements ScaffoldExecutor {
   }
 
   /** Kills the run's process group: SIGTERM, then SIGKILL after the grace period. Resolves when it has exited. */
-  async cancel(run: ScaffoldRun): Promise<void> {
+  async cancel(run: RunRecord): Promise<void> {
     let execution = this.#executions.get(run.id);
     if (execution === undefined) {
       if (await this.#queue.drop(run.id)) {
@@ -361,7 +361,7 @@ export class LocalExecutor implements ScaffoldExecutor {
   }
 
   /** A new in-memory record of `run`, looked up by inspect(), logs() and cancel(). */
-  #track(run: ScaffoldRun, secrets: RunSecrets | undefined): Execution {
+  #track(run: RunRecord, secrets: RunSecrets | undefined): Execution {
     let markExited!: () => void;
     const exited = new Promise<void>((resolve) => {
       markExited = resolve;
@@ -461,7 +461,7 @@ export class LocalExecutor implements ScaffoldExecutor {
   }
 
   /** What the remote holds of `run`, or undefined when it cannot be read (the log's commits stand then). */
-  async #landed(run: ScaffoldRun, credentials: RunSecrets['repositoryCredentials']): Promise<readonly RunCommit[] | undefined> {
+  async #landed(run: RunRecord, credentials: RunSecrets['repositoryCredentials']): Promise<readonly RunCommit[] | undefined> {
     if (this.#landedCommits === undefined) return undefined;
     try {
       return await this.#landedCommits({

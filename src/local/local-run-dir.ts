@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { processAlive, readLease } from '../run-contract/run-lease.js';
 import { parseRunResult } from '../run-contract/run-result.js';
-import type { ExecutionState } from '../service/scaffold-executor.js';
-import type { RunCommit, RunResult, ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState } from '../service/run-executor.js';
+import type { RunCommit, RunResult, RunRecord } from '../run/run-record.js';
 import { LeaseWatch } from './lease-watch.js';
 
 /** Sends `signal` to process group `pgid`; a group that is gone is fine. */
@@ -89,7 +89,7 @@ export class LocalRunDirs {
    * change). No lease: missing.
    */
   async inspectUnowned(
-    run: ScaffoldRun,
+    run: RunRecord,
     options: { readonly leaseTtlMs: number; readonly landed: () => Promise<readonly RunCommit[] | undefined>; readonly logger: Logger },
   ): Promise<ExecutionState> {
     const lease = await readLease(this.leaseFileOf(run.id));
@@ -116,7 +116,7 @@ export class LocalRunDirs {
   }
 
   /** Stops a runner started before a restart, found through its lease: SIGTERM to its group, SIGKILL after `graceMs`. */
-  async stopUnowned(run: ScaffoldRun, graceMs: number): Promise<void> {
+  async stopUnowned(run: RunRecord, graceMs: number): Promise<void> {
     const lease = await readLease(this.leaseFileOf(run.id));
     if (lease === undefined || lease.run_id !== run.id || !processAlive(lease.pid)) return;
     signalGroup(lease.pid, 'SIGTERM');

@@ -2,11 +2,11 @@
  * The run queue (`service/run-queue.ts`) in this process's memory, for an executor
  * without a store: its waiting runs are lost with the process.
  */
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 import type { ClaimedRun, RunQueue } from '../service/run-queue.js';
 
 interface Entry {
-  readonly run: ScaffoldRun;
+  readonly run: RunRecord;
   /** Held while the run waits; dropped when it is claimed or dropped. */
   secrets: RunSecrets | undefined;
 }
@@ -16,7 +16,7 @@ export class MemoryRunQueue implements RunQueue {
   /** Every run ever queued (a Map keeps insertion order): the ids make a repeated enqueue a no-op. */
   readonly #entries = new Map<string, Entry>();
 
-  enqueue(run: ScaffoldRun, secrets: RunSecrets): Promise<void> {
+  enqueue(run: RunRecord, secrets: RunSecrets): Promise<void> {
     if (!this.#entries.has(run.id)) this.#entries.set(run.id, { run, secrets });
     return Promise.resolve();
   }

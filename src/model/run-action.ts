@@ -14,14 +14,14 @@
  * enum), the passes (`RUN_PASSES`) and every place that treats actions
  * differently read it. Pure: the dashboard imports it.
  */
-import { REMOVE_STEPS, SCAFFOLD_STEPS, type ScaffoldStep, UPGRADE_STEPS } from './scaffold-steps.js';
+import { REMOVE_STEPS, SCAFFOLD_STEPS, type RunStepDefinition, UPGRADE_STEPS } from './run-step-tables.js';
 
 /** One run action. */
 export interface RunActionDefinition {
   /** What it does, as the API's `action` field and the runner's `--action` describe it. */
   readonly summary: string;
-  /** Its steps, in order (`model/scaffold-steps.ts`). */
-  readonly steps: readonly ScaffoldStep[];
+  /** Its steps, in order (`model/run-step-tables.ts`). */
+  readonly steps: readonly RunStepDefinition[];
   /** The passes it commits, in order: its commits, `Scaffold-Pass` trailers and request branches. */
   readonly passes: readonly string[];
   readonly inputs: {
@@ -163,7 +163,7 @@ export function passOfAction(action: FleetAction): RunPass {
 }
 
 /** The step table of a run that does `action` (absent: a scaffold). */
-export function stepsOf(action: RunAction = 'scaffold'): readonly ScaffoldStep[] {
+export function stepsOf(action: RunAction = 'scaffold'): readonly RunStepDefinition[] {
   return RUN_ACTION_DEFINITIONS[action].steps;
 }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 import { boundedResult, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
 
 const written = (result: RunResult): string => `${JSON.stringify(boundedResult(result))}\n`;

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../errors.js';
 import { RUN_PASSES } from '../model/run-action.js';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 
 /** The result JSON. */
 export const runResultSchema = z.object({

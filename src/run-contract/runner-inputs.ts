@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { deliveryEnv } from '../delivery/delivery-settings.js';
 import { RUN_ACTIONS } from '../model/run-action.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 
 /** Every variable of the contract, by meaning. */
 export const RUNNER_ENV = {
@@ -96,7 +96,7 @@ export const runnerRunEnvSchema = z.object({
 });
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
-export function runEnvOf(run: Pick<ScaffoldRun, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number }): Record<string, string> {
+export function runEnvOf(run: Pick<RunRecord, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number }): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
     ...(run.attempt !== undefined && run.attempt > 1 ? { [RUNNER_ENV.attempt]: String(run.attempt) } : {}),

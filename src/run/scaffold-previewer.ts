@@ -4,7 +4,7 @@
  * read-only clone of the repository); the service only talks to this interface.
  */
 import type { ClusterSpec } from '../model/cluster-spec.js';
-import type { RunSecrets } from './scaffold-run.js';
+import type { RunSecrets } from './run-record.js';
 
 /** How a file of the tree would change relative to the repository's current content. */
 export type PreviewChange = 'added' | 'modified' | 'removed' | 'unchanged';

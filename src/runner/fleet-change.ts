@@ -8,7 +8,7 @@
  */
 import { ConflictError, VerificationError } from '../errors.js';
 import type { PassSummary } from '../run/delivery.js';
-import type { RunChanges } from '../run/scaffold-run.js';
+import type { RunChanges } from '../run/run-record.js';
 import { formatObjectRef } from '../fleet/prune-forecast.js';
 import { clusterLeftovers, liftWorkTree, removalMessage, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { upgradeMessage } from '../workspace/upgrade-message.js';

@@ -16,7 +16,7 @@ import { CliGitRemote } from '../git/cli-git-remote.js';
 import { createForgeClient } from '../delivery/create-delivery.js';
 import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 import { type GitDaemon, startGitDaemon } from '../../test/support/git-server.js';
 import { startForgeDouble } from '../../test/support/forge-double.js';
 import { protectMain } from '../../test/support/protected-branch.js';

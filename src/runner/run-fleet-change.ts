@@ -1,6 +1,6 @@
 /**
  * One upgrade run or removal run: the steps of `UPGRADE_STEPS` /
- * `REMOVE_STEPS` (`model/scaffold-steps.ts`), one commit of pass `upgrade` or
+ * `REMOVE_STEPS` (`model/run-step-tables.ts`), one commit of pass `upgrade` or
  * `remove`, delivered like a scaffold pass (pushed through the landing queue,
  * or through a pull/merge request on `scaffold/<cluster>/<pass>`).
  *
@@ -18,8 +18,8 @@
 import { ValidationError } from '../errors.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type FleetAction, type RunPass } from '../model/run-action.js';
-import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/scaffold-steps.js';
-import type { RunCommit, RunResult } from '../run/scaffold-run.js';
+import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/run-step-tables.js';
+import type { RunCommit, RunResult } from '../run/run-record.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { liftChange, removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { FluxReadiness } from './flux-readiness.js';

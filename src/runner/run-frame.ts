@@ -14,10 +14,10 @@ import { VerificationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { DEFAULT_BRANCH, REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 import type { RunAction, RunPass } from '../model/run-action.js';
-import type { ScaffoldStep } from '../model/scaffold-steps.js';
+import type { RunStepDefinition } from '../model/run-step-tables.js';
 import type { PassDelivery, PassSummary } from '../run/delivery.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
-import type { RunCommit, RunResult } from '../run/scaffold-run.js';
+import type { RunCommit, RunResult } from '../run/run-record.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, finishRun, landPass, runScratch } from './run-git.js';
 import { runSteps, type StepWork } from './step-runner.js';
@@ -97,7 +97,7 @@ export interface RunFrame {
 
 /** An action's part of a run: its step table, the work of each row, and its result. */
 export interface RunPlan<Name extends string> {
-  readonly steps: readonly (ScaffoldStep & { readonly name: Name })[];
+  readonly steps: readonly (RunStepDefinition & { readonly name: Name })[];
   readonly work: Readonly<Record<Name, StepWork>>;
   /** The succeeded result's own fields, read once every step has run. */
   readonly result: () => { readonly message: string; readonly changes?: RunResult['changes'] };

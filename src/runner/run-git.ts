@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isRunId } from '../model/run-id.js';
-import type { RunCommit } from '../run/scaffold-run.js';
+import type { RunCommit } from '../run/run-record.js';
 import { StepError } from './step-runner.js';
 import type { DeliverablePass, DeliveredPass, DeliverPassRequest, PassDelivery } from '../run/delivery.js';
 import type { RunPass } from '../model/run-action.js';

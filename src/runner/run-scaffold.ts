@@ -1,5 +1,5 @@
 /**
- * One scaffold run: the steps of the table in `model/scaffold-steps.ts`, two passes.
+ * One scaffold run: the steps of the table in `model/run-step-tables.ts`, two passes.
  *
  * Credentials must be sealed with the new cluster's own Sealed Secrets key, but
  * that controller is part of the infrastructure being generated. So the run
@@ -13,7 +13,7 @@
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { parseClusterSpec, type ClusterSpec } from '../model/cluster-spec.js';
-import { SCAFFOLD_STEPS, STEPS, type StepName, type StepNumber } from '../model/scaffold-steps.js';
+import { SCAFFOLD_STEPS, STEPS, type StepName, type StepNumber } from '../model/run-step-tables.js';
 import { assertDockerConfigJson } from '../gitops/credential-values.js';
 import { fluxSyncNote } from '../gitops/flux-instance.js';
 import type { RenderPass } from '../gitops/render-cluster.js';
@@ -21,7 +21,7 @@ import type { CredentialRotation } from '../gitops/sealed-credentials.js';
 import type { FreshValuesFollowUp } from '../gitops/rotate-credentials.js';
 import { refuseFreshSuppliedIn, writeFreshValuesFollowUp } from '../workspace/fresh-values-work-tree.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 import type { PassSummary } from '../run/delivery.js';
 import { reencryptThroughController } from './reencrypt-through-controller.js';
 import type { SealingCertificateSource, SealingControllerRef } from '../run/ports.js';
@@ -173,7 +173,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
       });
     };
 
-    // What the runner does for each row of the step table (model/scaffold-steps.ts): its skip rule and its function.
+    // What the runner does for each row of the step table (model/run-step-tables.ts): its skip rule and its function.
     const supplied = options.certificatePem !== undefined ? 'the sealing certificate was supplied' : undefined;
     const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
     // Checked up front: when no certificate is supplied, a certificate source is.

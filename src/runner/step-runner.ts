@@ -1,5 +1,5 @@
 /**
- * Running a step table (`model/scaffold-steps.ts`) the way every run does:
+ * Running a step table (`model/run-step-tables.ts`) the way every run does:
  * each step logged as `step_started` / `step_finished` / `step_skipped` /
  * `step_failed` with its number and name, a failure wrapped in a StepError that
  * says which step, and the failed result written from it. A scaffold and a
@@ -9,8 +9,8 @@
 import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import type { ScaffoldStep, StepNumber } from '../model/scaffold-steps.js';
-import type { RunCommit, RunResult } from '../run/scaffold-run.js';
+import type { RunStepDefinition, StepNumber } from '../model/run-step-tables.js';
+import type { RunCommit, RunResult } from '../run/run-record.js';
 
 /** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
 export interface StepWork {
@@ -48,7 +48,7 @@ export interface StepContext {
  * those whose rule says so.
  * @throws StepError carrying the step, its name and the original error
  */
-export async function runSteps<Name extends string>(table: readonly (ScaffoldStep & { readonly name: Name })[], work: Readonly<Record<Name, StepWork>>, context: StepContext): Promise<void> {
+export async function runSteps<Name extends string>(table: readonly (RunStepDefinition & { readonly name: Name })[], work: Readonly<Record<Name, StepWork>>, context: StepContext): Promise<void> {
   const { log, now, signal } = context;
   for (const [index, { name }] of table.entries()) {
     const step = index + 1;

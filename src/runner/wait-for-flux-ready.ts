@@ -10,7 +10,7 @@
  */
 import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RunResult } from '../run/scaffold-run.js';
+import type { RunResult } from '../run/run-record.js';
 import type { KustomizationReadiness } from '../gitops/kustomization-readiness.js';
 import type { FluxReadiness } from './flux-readiness.js';
 

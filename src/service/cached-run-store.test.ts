@@ -6,7 +6,7 @@ import { UnavailableError } from '../errors.js';
 import { CachedRunStore } from './cached-run-store.js';
 import { runRunStoreContract } from './run-store.contract.js';
 import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from './run-store.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
+import { jobNameOf, type RunStatus, type RunRecord } from '../run/run-record.js';
 
 runRunStoreContract('CachedRunStore over PGlite in memory', async () => {
   const store = new CachedRunStore({ store: await PgRunStore.open() });
@@ -26,8 +26,8 @@ type Method = 'create' | 'get' | 'list' | 'listActive' | 'update' | 'appendLogs'
 class CountingStore implements RunStore {
   readonly calls = new Map<Method, number>();
   /** Runs after the inner call and before its result is handed back. */
-  afterGet: ((run: ScaffoldRun | undefined) => Promise<void>) | undefined;
-  afterUpdate: ((run: ScaffoldRun | undefined) => Promise<void>) | undefined;
+  afterGet: ((run: RunRecord | undefined) => Promise<void>) | undefined;
+  afterUpdate: ((run: RunRecord | undefined) => Promise<void>) | undefined;
   /** Applies the update, then throws as if the connection broke before the answer. */
   failUpdateAfterCommit = false;
   failAppendAfterCommit = false;
@@ -46,12 +46,12 @@ class CountingStore implements RunStore {
     this.calls.set(method, this.count(method) + 1);
   }
 
-  async create(run: NewRun): Promise<ScaffoldRun> {
+  async create(run: NewRun): Promise<RunRecord> {
     this.#called('create');
     return this.inner.create(run);
   }
 
-  async get(id: string): Promise<ScaffoldRun | undefined> {
+  async get(id: string): Promise<RunRecord | undefined> {
     this.#called('get');
     const run = await this.inner.get(id);
     await this.afterGet?.(run);
@@ -63,12 +63,12 @@ class CountingStore implements RunStore {
     return this.inner.list(filter);
   }
 
-  async listActive(): Promise<ScaffoldRun[]> {
+  async listActive(): Promise<RunRecord[]> {
     this.#called('listActive');
     return this.inner.listActive();
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<RunRecord | undefined> {
     this.#called('update');
     const run = await this.inner.update(id, update, from);
     if (this.failUpdateAfterCommit) throw new UnavailableError('database unavailable (08006)');

@@ -46,7 +46,7 @@
  * read-only values their type says they are.
  */
 import type { LogLine, NewRun, RunFilter, RunGuard, RunPage, RunStore, RunUpdate } from './run-store.js';
-import type { RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunStatus, RunRecord } from '../run/run-record.js';
 
 /** What a {@link CachedRunStore} needs. */
 export interface CachedRunStoreDeps {
@@ -62,7 +62,7 @@ export interface CachedRunStoreDeps {
 
 /** A cached run and, when known, the seq of its last stored log line (0: none). */
 interface Entry {
-  readonly run: ScaffoldRun;
+  readonly run: RunRecord;
   logEnd: number | undefined;
 }
 
@@ -83,7 +83,7 @@ interface Activity {
 }
 
 /** What a finished row write tells the cache. */
-type Outcome = { readonly kind: 'run'; readonly run: ScaffoldRun } | { readonly kind: 'unchanged' } | { readonly kind: 'unknown' };
+type Outcome = { readonly kind: 'run'; readonly run: RunRecord } | { readonly kind: 'unchanged' } | { readonly kind: 'unknown' };
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 /** The RunStore contract's default and documented page of `readLogs`: a shorter answer is the end of the log. */
@@ -113,10 +113,10 @@ export class CachedRunStore implements RunStore {
     return this.#entries.size;
   }
 
-  async create(run: NewRun): Promise<ScaffoldRun> {
+  async create(run: NewRun): Promise<RunRecord> {
     const activity = this.#beginWrite(run.id);
     const startedAt = this.#clock;
-    let created: ScaffoldRun;
+    let created: RunRecord;
     try {
       created = await this.#store.create(run);
     } catch (error) {
@@ -130,7 +130,7 @@ export class CachedRunStore implements RunStore {
     return created;
   }
 
-  async get(id: string): Promise<ScaffoldRun | undefined> {
+  async get(id: string): Promise<RunRecord | undefined> {
     const cached = this.#touch(id);
     if (cached !== undefined) return cached.run;
     const activity = this.#begin(id);
@@ -152,13 +152,13 @@ export class CachedRunStore implements RunStore {
     return this.#store.list(filter);
   }
 
-  listActive(): Promise<ScaffoldRun[]> {
+  listActive(): Promise<RunRecord[]> {
     return this.#store.listActive();
   }
 
-  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined> {
+  async update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<RunRecord | undefined> {
     const activity = this.#beginWrite(id);
-    let updated: ScaffoldRun | undefined;
+    let updated: RunRecord | undefined;
     try {
       updated = await this.#store.update(id, update, from, guard);
     } catch (error) {
@@ -277,7 +277,7 @@ export class CachedRunStore implements RunStore {
   }
 
   /** Caches `run`, keeping what is known of its log unless `logEnd` is given. */
-  #remember(run: ScaffoldRun, logEnd?: number): Entry {
+  #remember(run: RunRecord, logEnd?: number): Entry {
     const previous = this.#entries.get(run.id);
     const entry: Entry = { run: freezeRun(run), logEnd: logEnd ?? previous?.logEnd };
     this.#entries.delete(run.id);
@@ -291,7 +291,7 @@ export class CachedRunStore implements RunStore {
 }
 
 /** Freezes the run and its nested plain objects (Dates stay as they are: they have no freezable state). */
-function freezeRun(run: ScaffoldRun): ScaffoldRun {
+function freezeRun(run: RunRecord): RunRecord {
   if (Object.isFrozen(run)) return run;
   Object.freeze(run.cluster);
   for (const commit of run.commits) Object.freeze(commit);

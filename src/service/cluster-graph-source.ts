@@ -4,7 +4,7 @@
  * `GET /api/v1/scaffolds/{id}/graph`; implemented by
  * `app/git-cluster-graph-source.ts`.
  */
-import type { ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunRecord } from '../run/run-record.js';
 
 /** How the graph is drawn: an SVG picture, or the JSON of `generate-gitops-env graph --format json`. */
 export type ClusterGraphFormat = 'svg' | 'json';
@@ -19,5 +19,5 @@ export interface ClusterGraphSource {
    * @throws ConflictError when the tree at that commit does not build
    * @throws UnavailableError when the repository cannot be read
    */
-  graph(run: ScaffoldRun, format: ClusterGraphFormat): Promise<string>;
+  graph(run: RunRecord, format: ClusterGraphFormat): Promise<string>;
 }

@@ -17,9 +17,9 @@ import { unusedPreviewer } from '../../test/support/unused-executor.js';
 import { repositoryKeyOf } from './cluster-key.js';
 import type { FleetSource } from './fleet-source.js';
 import { RolloutService } from './rollout-service.js';
-import type { ScaffoldExecutor } from './scaffold-executor.js';
-import type { ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from './scaffold-service.js';
+import type { RunExecutor } from './run-executor.js';
+import type { RunRecord } from '../run/run-record.js';
+import { RunService } from './run-service.js';
 
 const CALLER = { identity: 'static:0' };
 const MAIN = { repositoryUrl: 'file:///srv/gitops.git', branch: 'main' };
@@ -27,8 +27,8 @@ const OTHER_BRANCH = { ...MAIN, branch: 'staging' };
 const OTHER_REPOSITORY = { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' };
 
 /** Starts every run (it stays pending until the test ends it in the store). */
-const startingExecutor = (): ScaffoldExecutor & { started: ScaffoldRun[] } => {
-  const started: ScaffoldRun[] = [];
+const startingExecutor = (): RunExecutor & { started: RunRecord[] } => {
+  const started: RunRecord[] = [];
   return {
     started,
     start: async (run) => {
@@ -47,13 +47,13 @@ const nextName = () => `ck-${++counter}`;
 
 describe('cluster identity: (repository, branch, name)', () => {
   let store: PgRunStore;
-  let service: ScaffoldService;
+  let service: RunService;
   let executor: ReturnType<typeof startingExecutor>;
 
   before(async () => {
     store = await PgRunStore.open();
     executor = startingExecutor();
-    service = new ScaffoldService({ store, executor, previewer: unusedPreviewer, reference: 'development' });
+    service = new RunService({ store, executor, previewer: unusedPreviewer, reference: 'development' });
   });
   after(async () => store?.close());
 

@@ -15,7 +15,7 @@ import { checkRepositoryUrl, type RepositoryUrlPolicy } from '../model/repositor
 import { API_FIELDS, catalogIssues, runInputIssues } from '../run-contract/run-inputs.js';
 import type { CatalogSource } from './catalog-source.js';
 import type { DefaultRepository, ScaffoldRequest } from './scaffold-request.js';
-import type { RunSecrets } from '../run/scaffold-run.js';
+import type { RunSecrets } from '../run/run-record.js';
 import { DEFAULT_BRANCH } from '../model/defaults.js';
 
 /**

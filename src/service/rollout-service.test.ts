@@ -13,8 +13,8 @@ import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { FleetSource } from './fleet-source.js';
 import { RolloutService, type RolloutRuns } from './rollout-service.js';
 import type { RolloutStore } from './rollout-store.js';
-import type { RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
-import type { FleetRunRequest } from './scaffold-service.js';
+import type { RunStatus, RunRecord } from '../run/run-record.js';
+import type { FleetRunRequest } from './run-service.js';
 import { eventually } from '../../test/support/runner.js';
 
 const REPO = { repositoryUrl: 'file:///srv/gitops.git', branch: 'main' };
@@ -41,18 +41,18 @@ function fleetOf(names: string[]): FleetSource & { clusters: ClusterEntry[] } {
 
 /** Runs the test ends by hand; starting one for a cluster in `busy` fails like the store's one-active-run rule. */
 class RunsDouble implements RolloutRuns {
-  readonly runs = new Map<string, ScaffoldRun>();
+  readonly runs = new Map<string, RunRecord>();
   readonly started: FleetRunRequest[] = [];
   readonly busy = new Set<string>();
   /** How often the driver has read a run: each pass of its loop reads every run it follows. */
   reads = 0;
   #next = 0;
 
-  async startFleetRun(request: FleetRunRequest, caller: { identity: string }): Promise<ScaffoldRun> {
+  async startFleetRun(request: FleetRunRequest, caller: { identity: string }): Promise<RunRecord> {
     if (this.busy.has(request.cluster.name)) throw new ConflictError(`cluster ${request.cluster.name} already has an active run`);
     this.started.push(request);
     const now = new Date();
-    const run: ScaffoldRun = {
+    const run: RunRecord = {
       id: `run-${++this.#next}`,
       action: request.action,
       cluster: request.cluster,
@@ -74,18 +74,18 @@ class RunsDouble implements RolloutRuns {
     return run;
   }
 
-  async get(id: string): Promise<ScaffoldRun> {
+  async get(id: string): Promise<RunRecord> {
     this.reads++;
     const run = this.runs.get(id);
     if (run === undefined) throw new NotFoundError(`no run ${id}`);
     return run;
   }
 
-  /** Like ScaffoldService.cancel: an active run becomes cancelled at once, saying by whom; a final one is a conflict. */
-  async cancel(id: string, caller: { identity: string }): Promise<ScaffoldRun> {
+  /** Like RunService.cancel: an active run becomes cancelled at once, saying by whom; a final one is a conflict. */
+  async cancel(id: string, caller: { identity: string }): Promise<RunRecord> {
     const run = await this.get(id);
     if (run.status !== 'pending' && run.status !== 'running') throw new ConflictError(`scaffold run ${id} is already ${run.status}`);
-    const cancelled: ScaffoldRun = { ...run, status: 'cancelled', message: `cancelled by ${caller.identity}` };
+    const cancelled: RunRecord = { ...run, status: 'cancelled', message: `cancelled by ${caller.identity}` };
     this.runs.set(id, cancelled);
     return cancelled;
   }

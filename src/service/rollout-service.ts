@@ -25,16 +25,16 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { Caller } from './authenticator.js';
 import type { FleetSource, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
-import { isFinal, type ScaffoldRun } from '../run/scaffold-run.js';
-import type { FleetRunRequest } from './scaffold-service.js';
+import { isFinal, type RunRecord } from '../run/run-record.js';
+import type { FleetRunRequest } from './run-service.js';
 
-/** How a rollout starts and follows its runs: the ScaffoldService. */
+/** How a rollout starts and follows its runs: the RunService. */
 export interface RolloutRuns {
-  startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun>;
+  startFleetRun(request: FleetRunRequest, caller: Caller): Promise<RunRecord>;
   /** @throws NotFoundError */
-  get(id: string): Promise<ScaffoldRun>;
+  get(id: string): Promise<RunRecord>;
   /** @throws NotFoundError; ConflictError when the run is already final */
-  cancel(id: string, caller: Caller): Promise<ScaffoldRun>;
+  cancel(id: string, caller: Caller): Promise<RunRecord>;
   /** @throws ValidationError / UnavailableError when a fleet run could not deliver as `settings` ask */
   checkFleetDelivery(settings: DeliverySettings | undefined, repositoryUrl: string): void;
 }
@@ -53,7 +53,7 @@ export interface RolloutServiceDeps {
   /** At most this many upgrade runs active at once; a larger wave starts the rest as runs end. @default 20 */
   readonly maxActiveRuns?: number;
   /** Told of each upgrade run started (the runs-created metric). */
-  readonly onRunStarted?: (run: ScaffoldRun) => void;
+  readonly onRunStarted?: (run: RunRecord) => void;
 }
 
 /** What a caller asks for. */
@@ -82,7 +82,7 @@ export class RolloutService {
   readonly #newId: () => string;
   readonly #pollMs: number;
   readonly #maxActiveRuns: number;
-  readonly #onRunStarted: ((run: ScaffoldRun) => void) | undefined;
+  readonly #onRunStarted: ((run: RunRecord) => void) | undefined;
   /** The driver of each rollout this process drives (one at most: two would start its runs twice). */
   readonly #drivers = new Map<string, Promise<void>>();
   /** Rollouts an operator asked to cancel, with who asked; their drivers act on it. */
@@ -336,7 +336,7 @@ export class RolloutService {
     const ended: Record<string, RolloutCluster> = {};
     for (const name of following) {
       const id = rollout.clusters[name]!.run!;
-      let run: ScaffoldRun;
+      let run: RunRecord;
       try {
         run = await this.#runs.get(id);
       } catch (error) {
@@ -364,7 +364,7 @@ function runningOf(rollout: Rollout, clusters: readonly string[]): string[] {
 }
 
 /** A cluster's outcome from its ended upgrade run. */
-function clusterOutcome(run: ScaffoldRun): RolloutCluster {
+function clusterOutcome(run: RunRecord): RolloutCluster {
   const counts = run.changes === undefined ? {} : { added: run.changes.added, modified: run.changes.modified, removed: run.changes.removed };
   if (run.status !== 'succeeded') return { status: run.status === 'cancelled' ? 'cancelled' : 'failed', run: run.id, message: run.message, ...counts };
   const commit = run.commits.find((c) => c.pass === 'upgrade')?.sha;

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf, type RunStep } from './run-steps.js';
-import { isFinal, type ScaffoldRun } from '../run/scaffold-run.js';
+import { isFinal, type RunRecord } from '../run/run-record.js';
 
 /** Options for reading a run's logs. */
 export interface LogReadOptions {
@@ -47,7 +47,7 @@ export class RunLogReader {
    * for the steps of a run this way costs one read of its new lines instead of
    * a read of its whole log.
    */
-  async steps(run: ScaffoldRun): Promise<RunStep[]> {
+  async steps(run: RunRecord): Promise<RunStep[]> {
     let timeline = this.#timelines.get(run.id);
     if (timeline === undefined) {
       timeline = { seq: 0, events: [] };

@@ -4,21 +4,21 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { UnavailableError } from '../errors.js';
 import { outputSourceLine } from './output-source.js';
 import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
-import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState, RunExecutor } from './run-executor.js';
+import { jobNameOf, type RunResult, type RunSecrets, type RunRecord } from '../run/run-record.js';
 
 /** An executor whose state and output the test sets; logs replay from the start like a pod's. */
-class FakeExecutor implements ScaffoldExecutor {
+class FakeExecutor implements RunExecutor {
   readonly states = new Map<string, ExecutionState>();
   readonly lines = new Map<string, string[]>();
   readonly logCalls: string[] = [];
   #waiters: (() => void)[] = [];
 
-  async start(run: ScaffoldRun, _secrets: RunSecrets): Promise<{ job: string }> {
+  async start(run: RunRecord, _secrets: RunSecrets): Promise<{ job: string }> {
     this.states.set(run.id, { state: 'running' });
     return { job: run.job };
   }
-  async inspect(run: ScaffoldRun): Promise<ExecutionState> {
+  async inspect(run: RunRecord): Promise<ExecutionState> {
     return this.states.get(run.id) ?? { state: 'missing' };
   }
   set(id: string, state: ExecutionState, lines?: string[]): void {
@@ -33,7 +33,7 @@ class FakeExecutor implements ScaffoldExecutor {
   finish(id: string, result: RunResult): void {
     this.set(id, { state: result.status, result });
   }
-  async *logs(run: ScaffoldRun, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
+  async *logs(run: RunRecord, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
     this.logCalls.push(run.id);
     let index = 0;
     for (;;) {
@@ -47,7 +47,7 @@ class FakeExecutor implements ScaffoldExecutor {
       });
     }
   }
-  async cancel(run: ScaffoldRun): Promise<void> {
+  async cancel(run: RunRecord): Promise<void> {
     this.finish(run.id, { status: 'failed', message: 'killed' });
   }
   #wake(): void {
@@ -60,7 +60,7 @@ class FakeExecutor implements ScaffoldExecutor {
 let store: PgRunStore;
 let counter = 0;
 
-async function newRun(status: 'pending' | 'running' = 'running'): Promise<ScaffoldRun> {
+async function newRun(status: 'pending' | 'running' = 'running'): Promise<RunRecord> {
   counter++;
   const id = `run-${counter}`;
   const run = await store.create({
@@ -74,7 +74,7 @@ async function newRun(status: 'pending' | 'running' = 'running'): Promise<Scaffo
     sealing: 'certificate',
   });
   if (status === 'pending') return run;
-  return (await store.update(id, { status: 'running', startedAt: new Date(), step: 1, stepName: 'clone' })) as ScaffoldRun;
+  return (await store.update(id, { status: 'running', startedAt: new Date(), step: 1, stepName: 'clone' })) as RunRecord;
 }
 
 function monitorWith(executor: FakeExecutor, options: RunMonitorOptions = {}): RunMonitor {
@@ -309,7 +309,7 @@ describe('RunMonitor', () => {
     const source = (pod: string): string => outputSourceLine({ source: `pod/${pod}`, msg: `runner output from pod ${pod}` });
 
     /** Runs the monitor until the run is settled, then returns its stored lines. */
-    async function settle(run: ScaffoldRun, executor: FakeExecutor): Promise<string[]> {
+    async function settle(run: RunRecord, executor: FakeExecutor): Promise<string[]> {
       const stop = new AbortController();
       const monitor = monitorWith(executor);
       await monitor.start(stop.signal);

@@ -14,9 +14,9 @@ import { silentLogger, type Logger } from '../logger.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
 import type { RunStore, RunUpdate } from './run-store.js';
-import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type ScaffoldRun } from '../run/scaffold-run.js';
-import type { RunTracker } from './scaffold-service.js';
+import type { ExecutionState, RunExecutor } from './run-executor.js';
+import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type RunRecord } from '../run/run-record.js';
+import type { RunTracker } from './run-service.js';
 
 /** The message a run gets when the executor has no trace of it. */
 export const LOST_RUN_MESSAGE = 'the executor has no trace of this run; it was lost while the service was down — retry it';
@@ -64,7 +64,7 @@ type PendingWrite = { readonly kind: 'lines'; readonly afterSeq: number; readonl
 /** What the monitor needs. */
 export interface RunMonitorDeps {
   readonly store: RunStore;
-  readonly executor: ScaffoldExecutor;
+  readonly executor: RunExecutor;
   /** @default silentLogger */
   readonly logger?: Logger;
   /** @default () => new Date() */
@@ -84,7 +84,7 @@ interface PumpState {
 /** Follows runs: implements the service's RunTracker. */
 export class RunMonitor implements RunTracker {
   readonly #store: RunStore;
-  readonly #executor: ScaffoldExecutor;
+  readonly #executor: RunExecutor;
   readonly #logger: Logger;
   readonly #clock: () => Date;
   readonly #reconcileIntervalMs: number;
@@ -153,7 +153,7 @@ export class RunMonitor implements RunTracker {
   }
 
   /** Starts following a run the service has just started. Idempotent. */
-  track(run: ScaffoldRun): void {
+  track(run: RunRecord): void {
     if (this.#stop.signal.aborted || isFinal(run.status) || this.#pumps.has(run.id)) return;
     const task = this.#follow(run)
       .catch((error: unknown) => {
@@ -181,7 +181,7 @@ export class RunMonitor implements RunTracker {
   }
 
   async #reconcilePass(): Promise<void> {
-    let active: ScaffoldRun[];
+    let active: RunRecord[];
     try {
       active = await this.#store.listActive();
     } catch (error) {
@@ -199,7 +199,7 @@ export class RunMonitor implements RunTracker {
     }
   }
 
-  async #reconcileRun(run: ScaffoldRun): Promise<void> {
+  async #reconcileRun(run: RunRecord): Promise<void> {
     const state = await this.#executor.inspect(run);
     switch (state.state) {
       case 'missing':
@@ -228,7 +228,7 @@ export class RunMonitor implements RunTracker {
    * back-off that doubles up to the reconcile interval, rather than waiting for
    * the next full pass.
    */
-  async #follow(run: ScaffoldRun): Promise<void> {
+  async #follow(run: RunRecord): Promise<void> {
     let current = run;
     let delay = this.#recheckDelayMs;
     for (;;) {
@@ -253,7 +253,7 @@ export class RunMonitor implements RunTracker {
    * already stored (from before a restart or an earlier pump) are skipped by
    * {@link ReplayFilter}.
    */
-  async #pumpOnce(initial: ScaffoldRun): Promise<{ received: number; outcome: 'settled' | 'active' | 'aborted' }> {
+  async #pumpOnce(initial: RunRecord): Promise<{ received: number; outcome: 'settled' | 'active' | 'aborted' }> {
     const id = initial.id;
     const signal = this.#stop.signal;
     const state: PumpState = {
@@ -407,7 +407,7 @@ export class RunMonitor implements RunTracker {
   }
 
   /** After the log stream ended: records the outcome when there is one. */
-  async #settle(run: ScaffoldRun, state: PumpState): Promise<'settled' | 'active'> {
+  async #settle(run: RunRecord, state: PumpState): Promise<'settled' | 'active'> {
     let execution: ExecutionState;
     try {
       execution = await this.#executor.inspect(run);
@@ -436,7 +436,7 @@ export class RunMonitor implements RunTracker {
    * would keep lost runs pending (blocking their cluster) or skip the grace.
    * @returns whether the run is final now (failed here, or already)
    */
-  async #failLost(run: ScaffoldRun): Promise<boolean> {
+  async #failLost(run: RunRecord): Promise<boolean> {
     const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, failure: LOST_RUN_FAILURE, finishedAt: this.#clock() }, ACTIVE_STATUSES, {
       createdAtLeastMsAgo: this.#missingGraceMs,
     });
@@ -448,7 +448,7 @@ export class RunMonitor implements RunTracker {
     return now === undefined || isFinal(now.status);
   }
 
-  async #recordResult(run: ScaffoldRun, result: RunResult, state: PumpState): Promise<void> {
+  async #recordResult(run: RunRecord, result: RunResult, state: PumpState): Promise<void> {
     const now = this.#clock();
     const update: RunUpdate = {
       status: result.status,

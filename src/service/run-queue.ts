@@ -6,14 +6,14 @@
  * store; `local/memory-run-queue.ts` is the same contract for an executor without a
  * store (tests, tools).
  */
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 
 /**
  * A run taken off the queue, with the secrets it was queued with, or why they
  * cannot be read (sealed under another queue key): such a run fails, it is
  * never started without them.
  */
-export type ClaimedRun = { readonly run: ScaffoldRun; readonly secrets: RunSecrets } | { readonly run: ScaffoldRun; readonly unreadable: string };
+export type ClaimedRun = { readonly run: RunRecord; readonly secrets: RunSecrets } | { readonly run: RunRecord; readonly unreadable: string };
 
 /** Where runs wait for an executor slot. */
 export interface RunQueue {
@@ -21,7 +21,7 @@ export interface RunQueue {
    * Queues a run. A run queued before, whatever became of it since (claimed,
    * dropped), is not queued again: a repeated start never runs it twice.
    */
-  enqueue(run: ScaffoldRun, secrets: RunSecrets): Promise<void>;
+  enqueue(run: RunRecord, secrets: RunSecrets): Promise<void>;
   /**
    * Takes the oldest waiting run for `owner`, atomically: two executors
    * claiming at once never get the same run. The secrets leave the queue with

@@ -7,16 +7,16 @@
  * duration_ms, msg); everything else on a line is ignored.
  */
 import { type RunAction, runActionOf } from '../model/run-action.js';
-import { STEPS } from '../model/scaffold-steps.js';
+import { STEPS } from '../model/run-step-tables.js';
 import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
-import type { RunStatus } from '../run/scaffold-run.js';
+import type { RunStatus } from '../run/run-record.js';
 
 /** Where a step stands. */
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';
 
 /** One step of the timeline. */
 export interface RunStep {
-  /** 1 to the number of steps (`model/scaffold-steps.ts`). */
+  /** 1 to the number of steps (`model/run-step-tables.ts`). */
   readonly step: number;
   readonly name: string;
   readonly status: StepStatus;

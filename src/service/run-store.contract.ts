@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { NewRun, RunStore } from './run-store.js';
-import { jobNameOf, type RunStatus, type ScaffoldRun } from '../run/scaffold-run.js';
+import { jobNameOf, type RunStatus, type RunRecord } from '../run/run-record.js';
 
 /** A store under test and how to dispose of it. */
 export interface OpenedRunStore {
@@ -220,7 +220,7 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const cluster = clusterName();
       const keys = [{ branch: 'main' }, { branch: 'staging' }, { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' }];
       const results = await Promise.allSettled(keys.flatMap((key) => Array.from({ length: 4 }, () => store().create(newRun({ cluster, ...key })))));
-      const won = results.filter((r): r is PromiseFulfilledResult<ScaffoldRun> => r.status === 'fulfilled').map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
+      const won = results.filter((r): r is PromiseFulfilledResult<RunRecord> => r.status === 'fulfilled').map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
       assert.equal(won.length, keys.length, 'one winner per key');
       assert.equal(new Set(won).size, keys.length);
       for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `expected ConflictError, got ${String(r.reason)}`);
@@ -294,7 +294,7 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.equal(await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 3_600_000 }), undefined, 'an hour old: not yet');
       assert.equal((await store().get(run.id))?.status, 'pending');
       const deadline = Date.now() + 5_000;
-      let failed: ScaffoldRun | undefined;
+      let failed: RunRecord | undefined;
       while (failed === undefined && Date.now() < deadline) {
         failed = await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 50 });
         if (failed === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -316,7 +316,7 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const a = clusterName();
       const b = clusterName();
       const statuses: RunStatus[] = ['failed', 'succeeded', 'failed'];
-      const created: ScaffoldRun[] = [];
+      const created: RunRecord[] = [];
       for (const status of statuses) {
         const run = await store().create(newRun({ cluster: a }));
         created.push(run);
@@ -349,7 +349,7 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
 
     it('paginates with no duplicates or gaps, even while runs are added', async () => {
       const cluster = clusterName();
-      const created: ScaffoldRun[] = [];
+      const created: RunRecord[] = [];
       for (let i = 0; i < 7; i++) {
         const run = await store().create(newRun({ cluster }));
         created.push(run);
@@ -498,22 +498,22 @@ function newRun(overrides: { readonly id?: string; readonly cluster?: string; re
   };
 }
 
-function ids(runs: readonly ScaffoldRun[]): string[] {
+function ids(runs: readonly RunRecord[]): string[] {
   return runs.map((r) => r.id);
 }
 
 /** Positive when `a` sorts after `b` in newest-first order (createdAt desc, then id desc). */
-function compareNewestFirst(a: ScaffoldRun, b: ScaffoldRun): number {
+function compareNewestFirst(a: RunRecord, b: RunRecord): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();
   if (byTime !== 0) return byTime;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-function newestFirst(runs: readonly ScaffoldRun[]): ScaffoldRun[] {
+function newestFirst(runs: readonly RunRecord[]): RunRecord[] {
   return [...runs].sort(compareNewestFirst);
 }
 
-function assertNewestFirst(runs: readonly ScaffoldRun[]): void {
+function assertNewestFirst(runs: readonly RunRecord[]): void {
   for (let i = 1; i < runs.length; i++) {
     assert.ok(compareNewestFirst(runs[i - 1]!, runs[i]!) < 0, `run ${i} is not older than run ${i - 1}`);
   }

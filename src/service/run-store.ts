@@ -6,7 +6,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../run/delivery.js';
 import type { Failure } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {
@@ -53,7 +53,7 @@ export interface LogLine {
 
 /** A page of runs, newest first. */
 export interface RunPage {
-  readonly runs: readonly ScaffoldRun[];
+  readonly runs: readonly RunRecord[];
   /** Opaque cursor for the next page, absent on the last page. */
   readonly nextCursor?: string;
 }
@@ -88,17 +88,17 @@ export interface RunStore {
    * Creates a pending run.
    * @throws ConflictError when the cluster (its repository, branch and name) already has an active (pending or running) run
    */
-  create(run: NewRun): Promise<ScaffoldRun>;
-  get(id: string): Promise<ScaffoldRun | undefined>;
+  create(run: NewRun): Promise<RunRecord>;
+  get(id: string): Promise<RunRecord | undefined>;
   list(filter: RunFilter): Promise<RunPage>;
   /** Every run in an active status, oldest first: what the reconciler looks at after a restart. */
-  listActive(): Promise<ScaffoldRun[]>;
+  listActive(): Promise<RunRecord[]>;
   /**
    * Applies `update` if the run's current status is one of `from` (when given),
    * the status transition is allowed and `guard` (when given) holds.
    * @returns the updated run, or undefined when the run is missing or the condition failed
    */
-  update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<ScaffoldRun | undefined>;
+  update(id: string, update: RunUpdate, from?: readonly RunStatus[], guard?: RunGuard): Promise<RunRecord | undefined>;
   /**
    * Appends lines, numbering them after the last stored one; with `afterSeq`,
    * numbering them `afterSeq + 1…` instead and skipping any number already

@@ -7,7 +7,7 @@
 import type { RawDeliverySettings } from '../delivery/delivery-settings.js';
 import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { ScaffoldPreview } from '../run/scaffold-previewer.js';
-import type { RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunSecrets, RunRecord } from '../run/run-record.js';
 
 /** Where runs push when a request names no repository. */
 export interface DefaultRepository {
@@ -21,7 +21,7 @@ export interface DefaultRepository {
 
 /** Told about every run the service starts, so its progress is followed at once (the run monitor). */
 export interface RunTracker {
-  track(run: ScaffoldRun): void;
+  track(run: RunRecord): void;
 }
 
 /** A request to scaffold a cluster, as the service sees it (the HTTP edge maps its wire shape to this). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import type { FluxGraph } from '../graph/flux-graph.js';
 import type { CloneOptions, GitRemote, GitWorkspace } from '../run/ports.js';
-import type { ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunRecord } from '../run/run-record.js';
 import { GitClusterGraphSource } from './git-cluster-graph-source.js';
 import { gitSync } from '../../test/support/git.js';
 
@@ -18,7 +18,7 @@ const GRAPH: FluxGraph = {
   ],
 };
 
-function runOf(patch: Partial<ScaffoldRun> = {}): ScaffoldRun {
+function runOf(patch: Partial<RunRecord> = {}): RunRecord {
   const now = new Date();
   return {
     id: 'run-1',

@@ -22,7 +22,7 @@ import { renderGraph } from '../graph/graph-format.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { GitRemote } from '../run/ports.js';
 import type { ClusterGraphFormat, ClusterGraphSource } from '../service/cluster-graph-source.js';
-import type { ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunRecord } from '../run/run-record.js';
 import { clusterGraph } from '../workspace/draw-cluster-graph.js';
 
 /** Collaborators of {@link GitClusterGraphSource}. */
@@ -61,7 +61,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
     this.#checkoutTimeoutMs = deps.checkoutTimeoutMs ?? 120_000;
   }
 
-  async graph(run: ScaffoldRun, format: ClusterGraphFormat): Promise<string> {
+  async graph(run: RunRecord, format: ClusterGraphFormat): Promise<string> {
     if (run.gitopsPath === undefined) {
       throw new NotFoundError(`scaffold run ${run.id} has no gitops_path yet: its graph can be drawn once the run has pushed the cluster's tree`);
     }
@@ -72,7 +72,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
   }
 
   /** The graph at the run's last commit, read once per commit (concurrent callers share the clone). */
-  #graphOf(run: ScaffoldRun): Promise<FluxGraph> {
+  #graphOf(run: RunRecord): Promise<FluxGraph> {
     const sha = run.commits.at(-1)?.sha;
     // Without a commit of its own (a rerun that changed nothing) the run's tree is the branch head: not cacheable.
     if (sha === undefined) return this.#graphAt(run, undefined);
@@ -92,7 +92,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
     return reading;
   }
 
-  async #graphAt(run: ScaffoldRun, sha: string | undefined): Promise<FluxGraph> {
+  async #graphAt(run: RunRecord, sha: string | undefined): Promise<FluxGraph> {
     const cluster = run.cluster.name;
     const started = Date.now();
     const work = await mkdtemp(join(this.#workRoot, 'gitops-graph-'));
@@ -148,7 +148,7 @@ export class GitClusterGraphSource implements ClusterGraphSource {
 }
 
 /** A clone failure as the graph endpoint reports it (anonymous-read-failure.ts): git's own words go to the log. */
-function readFailure(error: unknown, run: ScaffoldRun, logger: Logger): Error {
+function readFailure(error: unknown, run: RunRecord, logger: Logger): Error {
   return anonymousReadFailure(error, `run credentials are not kept, so the graph of scaffold run ${run.id} is only drawn for repositories readable without them`, {
     logger,
     repositoryUrl: run.repositoryUrl,

@@ -21,8 +21,8 @@ import { loadKubeConfig } from '../../src/kubernetes/kube-config.js';
 import { SubjectAccessReviewAuthorizer } from '../../src/kubernetes/subject-access-review-authorizer.js';
 import { TokenReviewAuthenticator } from '../../src/kubernetes/token-review-authenticator.js';
 import type { Caller } from '../../src/service/authenticator.js';
-import type { ScaffoldExecutor } from '../../src/service/scaffold-executor.js';
-import { ScaffoldService } from '../../src/service/scaffold-service.js';
+import type { RunExecutor } from '../../src/service/run-executor.js';
+import { RunService } from '../../src/service/run-service.js';
 import type { RbacObject } from '../support/kube-rbac.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
@@ -31,7 +31,7 @@ const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: []\n';
 const SAR_PATH = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
 
 /** Runs start and stay running; nothing here is about execution. */
-const executor: ScaffoldExecutor = {
+const executor: RunExecutor = {
   start: async (run) => ({ job: run.job }),
   inspect: async () => ({ state: 'running' }),
   // eslint-disable-next-line require-yield -- a run without output
@@ -91,7 +91,7 @@ describe('RBAC authorization through SubjectAccessReview', () => {
     double.setTokenReview('carol-token', { authenticated: true, user: { username: 'carol@example.com' } });
 
     store = await PgRunStore.open();
-    const service = new ScaffoldService({
+    const service = new RunService({
       store,
       executor,
       previewer: { preview: async () => ({ gitopsPath: 'clusters/x', files: [] }) },

@@ -39,8 +39,8 @@ import { readLease } from '../../src/run-contract/run-lease.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { LocalExecutor, type RunnerCommand } from '../../src/local/local-executor.js';
 import { LOST_RUN_MESSAGE, RunMonitor } from '../../src/service/run-monitor.js';
-import type { ScaffoldRun } from '../../src/run/scaffold-run.js';
-import { ScaffoldService } from '../../src/service/scaffold-service.js';
+import type { RunRecord } from '../../src/run/run-record.js';
+import { RunService } from '../../src/service/run-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
 import { git } from '../support/git.js';
 import { createBareRepository, startGitDaemon } from '../support/git-server.js';
@@ -175,7 +175,7 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     const store = await PgRunStore.open({ dataDir: join(dataDir, 'pgdata') });
     const executor = new LocalExecutor({ runnerCommand: RUNNER, dataDir, landedCommits: readLandedCommits, killGraceMs: 2_000 });
     const monitor = new RunMonitor({ store, executor, options: { missingGraceMs: 0, reconcileIntervalMs: 100, recheckDelayMs: 50 } });
-    const service = new ScaffoldService({
+    const service = new RunService({
       store,
       executor,
       previewer: { preview: () => Promise.reject(new Error('not used')) },
@@ -250,7 +250,7 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     try {
       await monitor.start(stop.signal);
       const id = randomUUID();
-      const run: ScaffoldRun = await store.create({
+      const run: RunRecord = await store.create({
         id,
         cluster: CLUSTER,
         repositoryUrl: `file://${remote.dir}`,
@@ -323,14 +323,14 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     const executor = new LocalExecutor({ runnerCommand: PASS_RUNNER, dataDir, landedCommits: readLandedCommits, queueKey: TRIAL_KEY, killGraceMs: 1_000 });
     const marks = async (prefix: string) => (await readdir(remote.marks)).filter((name) => name.startsWith(prefix)).length;
     /** Starts a run of `cluster` (attempt `attempt`) and returns it. */
-    const start = async (cluster: string, attempt: number): Promise<ScaffoldRun> => {
+    const start = async (cluster: string, attempt: number): Promise<RunRecord> => {
       const id = randomUUID();
       await store.create({ id, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'r' }, repositoryUrl: url, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'test', sealing: 'certificate' });
       const run = attempt === 1 ? await store.get(id) : await store.update(id, { attempt }, ['pending']);
       await executor.start(run!, {});
       return run!;
     };
-    const finished = (run: ScaffoldRun) =>
+    const finished = (run: RunRecord) =>
       eventually(`run ${run.id} to end`, async () => {
         const state = await executor.inspect(run);
         return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import type { RunResult } from '../../src/run/scaffold-run.js';
+import type { RunResult } from '../../src/run/run-record.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 import { git } from '../support/git.js';
 import { describeOutcome, runRunner, startRunner } from '../support/runner.js';

@@ -21,7 +21,7 @@ import { packageVersion, platformDir } from '../../src/package-paths.js';
 import type { SealingCertificateSource } from '../../src/run/ports.js';
 import { runScaffold, StepError, type ScaffoldRunOptions, type StepNumber } from '../../src/runner/run-scaffold.js';
 import { createTestCertificate, type TestCertificate } from '../../src/sealing/test-certificate.js';
-import type { RunResult } from '../../src/run/scaffold-run.js';
+import type { RunResult } from '../../src/run/run-record.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { type GitDaemon, type GitHttpServer, startGitDaemon, startGitHttpServer } from '../support/git-server.js';
 import { type KubeApiDouble, startKubeApiDouble } from '../support/kube-api-double.js';

@@ -18,7 +18,7 @@ import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { platformDir } from '../../src/package-paths.js';
 import { processAlive, readLease } from '../../src/run-contract/run-lease.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { jobNameOf } from '../../src/run/scaffold-run.js';
+import { jobNameOf } from '../../src/run/run-record.js';
 import { git } from './git.js';
 import { eventually } from './runner.js';
 import { startServiceProcess, type ServiceProcess } from './service-process.js';

@@ -15,7 +15,7 @@ import { createHttpApp } from '../../src/http/create-http-app.js';
 import { LocalExecutor } from '../../src/local/local-executor.js';
 import type { Logger } from '../../src/logger.js';
 import { RunMonitor } from '../../src/service/run-monitor.js';
-import { ScaffoldService } from '../../src/service/scaffold-service.js';
+import { RunService } from '../../src/service/run-service.js';
 import { StaticTokenAuthenticator } from '../../src/service/static-token-authenticator.js';
 import { GitFleetSource } from '../../src/sources/git-fleet-source.js';
 import { REPO_ROOT } from './runner.js';
@@ -25,7 +25,7 @@ import { unusedPreviewer } from './unused-executor.js';
 export interface LocalFleetService {
   readonly app: FastifyInstance;
   readonly store: PgRunStore;
-  readonly service: ScaffoldService;
+  readonly service: RunService;
   /** Stops following runs, waits for the local runners, closes the app and the store. */
   close(): Promise<void>;
 }
@@ -54,7 +54,7 @@ export async function startLocalFleetService(options: LocalFleetServiceOptions):
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
   const monitor = new RunMonitor({ store, executor, options: { reconcileIntervalMs: 200, recheckDelayMs: 50 } });
-  const service = new ScaffoldService({
+  const service = new RunService({
     store,
     executor,
     previewer: unusedPreviewer,

@@ -16,7 +16,7 @@ import { git } from './git.js';
 import type { Logger } from '../../src/logger.js';
 import { scopeLabel } from '../../src/sealing/seal.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
-import type { RunResult } from '../../src/run/scaffold-run.js';
+import type { RunResult } from '../../src/run/run-record.js';
 
 /** The repository root (where package.json and src/ live). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -7,7 +7,7 @@
  * nothing after a failure (or a cancellation) will run.
  */
 import { type RunAction, runActionOf } from '../../src/model/run-action.js';
-import type { StepName } from '../../src/model/scaffold-steps.js';
+import type { StepName } from '../../src/model/run-step-tables.js';
 import type { RunDetail, RunStep, StepStatus } from './run-types.js';
 
 /** How the dashboard names step `step` of a run that does `action` (`step_name` in the API): the run contract's title; undefined beyond the table. */

@@ -12,8 +12,8 @@ import { clusterView, resourceSetInputs } from '../../fleet/cluster-view.js';
 import { sealingView } from '../../fleet/sealing-freshness.js';
 import type { ControllerCertificateSource } from '../../service/controller-certificate-source.js';
 import type { FleetSource } from '../../service/fleet-source.js';
-import type { ScaffoldService } from '../../service/scaffold-service.js';
-import type { RunStatus, ScaffoldRun } from '../../run/scaffold-run.js';
+import type { RunService } from '../../service/run-service.js';
+import type { RunStatus, RunRecord } from '../../run/run-record.js';
 import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
 import { API, type RouteContext } from '../route-context.js';
 import { errorResponsesOf, kubeconfigSchema, readyTimeoutSchema } from '../wire-schemas.js';
@@ -80,7 +80,7 @@ export interface LastRunView {
   readonly commit?: string;
 }
 
-function lastRunView(run: ScaffoldRun): LastRunView {
+function lastRunView(run: RunRecord): LastRunView {
   const commit = run.commits.at(-1)?.sha;
   return {
     id: run.id,
@@ -92,8 +92,8 @@ function lastRunView(run: ScaffoldRun): LastRunView {
 }
 
 /** The newest run of each cluster in this repository and branch, among the service's recent runs. */
-async function lastRuns(service: ScaffoldService, repositoryUrl: string, branch: string, cluster?: string): Promise<Map<string, ScaffoldRun>> {
-  const newest = new Map<string, ScaffoldRun>();
+async function lastRuns(service: RunService, repositoryUrl: string, branch: string, cluster?: string): Promise<Map<string, RunRecord>> {
+  const newest = new Map<string, RunRecord>();
   let cursor: string | undefined;
   for (let seen = 0; seen < RECENT_RUNS; ) {
     // The store narrows to this repository (in its stored form) and branch: a cluster is its name there.

@@ -2,7 +2,7 @@
  * Starting, listing, reading, cancelling and retrying scaffold runs (and dry
  * runs). Routes only translate between the wire and the service.
  */
-import { isFinal, type ScaffoldRun } from '../../run/scaffold-run.js';
+import { isFinal, type RunRecord } from '../../run/run-record.js';
 import type { RunStep } from '../../service/run-steps.js';
 import { API, type RouteContext } from '../route-context.js';
 import {
@@ -86,7 +86,7 @@ export function registerScaffoldRoutes(context: RouteContext): void {
 
   // Steps of final runs, which never change again; oldest first.
   const finalSteps = new Map<string, readonly RunStep[]>();
-  const stepsOf = async (run: ScaffoldRun): Promise<readonly RunStep[]> => {
+  const stepsOf = async (run: RunRecord): Promise<readonly RunStep[]> => {
     const known = finalSteps.get(run.id);
     if (known !== undefined) return known;
     // The service keeps each run's step events and reads only lines it has not seen.

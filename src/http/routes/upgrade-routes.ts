@@ -12,8 +12,8 @@ import { clusterNameSchema } from '../../model/cluster-spec.js';
 import type { FleetSource, FleetUpgrade } from '../../service/fleet-source.js';
 import { RolloutService } from '../../service/rollout-service.js';
 import type { Rollout, RolloutStore } from '../../service/rollout-store.js';
-import type { ScaffoldRun } from '../../run/scaffold-run.js';
-import { branchSchema } from '../../service/scaffold-service.js';
+import type { RunRecord } from '../../run/run-record.js';
+import { branchSchema } from '../../service/run-service.js';
 import type { RouteContext } from '../route-context.js';
 import { RUN_STATUSES, errorResponsesOf, repositoryUrlSchema } from '../wire-schemas.js';
 import { withoutCredentials } from '../wire-views.js';
@@ -161,7 +161,7 @@ function previewView(upgrades: readonly FleetUpgrade[], withDiff: boolean): z.in
 }
 
 /** When each cluster's run started and ended, read from the runs (served from the run cache); a run that cannot be read adds nothing. */
-async function runTimesOf(rollout: Rollout, runs: { get(id: string): Promise<ScaffoldRun> }): Promise<ReadonlyMap<string, { started_at: string; finished_at?: string }>> {
+async function runTimesOf(rollout: Rollout, runs: { get(id: string): Promise<RunRecord> }): Promise<ReadonlyMap<string, { started_at: string; finished_at?: string }>> {
   const times = new Map<string, { started_at: string; finished_at?: string }>();
   await Promise.all(
     Object.entries(rollout.clusters).map(async ([name, cluster]) => {

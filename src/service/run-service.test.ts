@@ -5,15 +5,15 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { CachedRunStore } from './cached-run-store.js';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf } from './run-steps.js';
-import type { ScaffoldExecutor } from './scaffold-executor.js';
+import type { RunExecutor } from './run-executor.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
-import { jobNameOf, type ScaffoldRun } from '../run/scaffold-run.js';
-import { ScaffoldService } from './scaffold-service.js';
+import { jobNameOf, type RunRecord } from '../run/run-record.js';
+import { RunService } from './run-service.js';
 
-const unusedExecutor = {} as ScaffoldExecutor;
+const unusedExecutor = {} as RunExecutor;
 const unusedPreviewer = {} as ScaffoldPreviewer;
 
-describe('ScaffoldService.steps', () => {
+describe('RunService.steps', () => {
   let database: PgRunStore | undefined;
   before(async () => {
     database = await PgRunStore.open();
@@ -37,8 +37,8 @@ describe('ScaffoldService.steps', () => {
       },
     });
     const store = new CachedRunStore({ store: recording });
-    const service = new ScaffoldService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
-    const create = (): Promise<ScaffoldRun> => {
+    const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
+    const create = (): Promise<RunRecord> => {
       const id = randomUUID();
       const name = `c-${id.slice(0, 8)}`;
       return store.create({

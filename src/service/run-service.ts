@@ -1,7 +1,7 @@
 /**
  * The use cases of the HTTP service: start, read, follow, cancel and retry
  * scaffold runs, and preview one (dry run). Edges (HTTP, CLI) call this; it
- * talks only to ports (RunStore, ScaffoldExecutor, ScaffoldPreviewer).
+ * talks only to ports (RunStore, RunExecutor, ScaffoldPreviewer).
  *
  * Secrets in a request go to the executor (or previewer) and nowhere else:
  * not a run's row, not a log line, not an error message. (The local executor
@@ -25,10 +25,10 @@ import { RequestResolver, type RequestResolverDeps } from './request-resolver.js
 import { RunLogReader, type LogReadOptions } from './run-log-reader.js';
 import type { LogLine, RunFilter, RunPage, RunStore } from './run-store.js';
 import type { RunStep } from './run-steps.js';
-import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
+import type { ExecutionState, RunExecutor } from './run-executor.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import type { DryRunResult, RetryRequest, RunTracker, ScaffoldRequest } from './scaffold-request.js';
-import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 
 // Importers keep this module path for the request shapes, the branch rule and the URL policy.
 export { branchSchema } from '../model/branch-name.js';
@@ -37,9 +37,9 @@ export type { LogReadOptions } from './run-log-reader.js';
 export type { DefaultRepository, DryRunResult, RetryRequest, RunTracker, ScaffoldRequest } from './scaffold-request.js';
 
 /** What the service needs. */
-export interface ScaffoldServiceDeps extends RequestResolverDeps {
+export interface RunServiceDeps extends RequestResolverDeps {
   readonly store: RunStore;
-  readonly executor: ScaffoldExecutor;
+  readonly executor: RunExecutor;
   readonly previewer: ScaffoldPreviewer;
   /** Run ids; the job is `scaffold-<id>`, so ids must keep that a DNS-1123 label. @default crypto.randomUUID */
   readonly idGenerator?: () => string;
@@ -71,9 +71,9 @@ export interface FleetRunRequest {
 }
 
 /** The run lifecycle use cases. */
-export class ScaffoldService {
+export class RunService {
   readonly #store: RunStore;
-  readonly #executor: ScaffoldExecutor;
+  readonly #executor: RunExecutor;
   readonly #previewer: ScaffoldPreviewer;
   readonly #reference: string;
   readonly #logger: Logger;
@@ -84,7 +84,7 @@ export class ScaffoldService {
   readonly #logs: RunLogReader;
   readonly #fleetRunSecrets: FleetRunSecrets;
 
-  constructor(deps: ScaffoldServiceDeps) {
+  constructor(deps: RunServiceDeps) {
     this.#store = deps.store;
     this.#executor = deps.executor;
     this.#previewer = deps.previewer;
@@ -113,7 +113,7 @@ export class ScaffoldService {
    * @throws ValidationError / UnavailableError when the delivery cannot be made with them
    * @throws ConflictError when the cluster (in that repository and branch) already has an active run
    */
-  async startFleetRun(request: FleetRunRequest, caller: Caller): Promise<ScaffoldRun> {
+  async startFleetRun(request: FleetRunRequest, caller: Caller): Promise<RunRecord> {
     const { deleteData, ...fleetRun } = request;
     if (deleteData !== undefined) {
       if (request.action !== 'remove') throw new ValidationError([{ field: 'delete_data', message: 'only a removal deletes data' }]);
@@ -142,7 +142,7 @@ export class ScaffoldService {
    * @throws ConflictError when the cluster (in that repository and branch) already has an active run
    * @throws UnavailableError when the default repository or the executor cannot be reached (the run is then recorded as failed)
    */
-  async create(request: ScaffoldRequest, caller: Caller): Promise<ScaffoldRun> {
+  async create(request: ScaffoldRequest, caller: Caller): Promise<RunRecord> {
     const { cluster, repositoryUrl, branch, delivery } = await this.#resolver.resolve(request);
     return this.#startRun({ cluster, repositoryUrl, branch, reference: this.#reference, secrets: request.secrets, caller, attempt: 1, ...(delivery ? { delivery } : {}) });
   }
@@ -165,7 +165,7 @@ export class ScaffoldService {
   }
 
   /** @throws NotFoundError */
-  async get(id: string): Promise<ScaffoldRun> {
+  async get(id: string): Promise<RunRecord> {
     const run = await this.#store.get(id);
     if (run === undefined) throw new NotFoundError(`no scaffold run with id ${id}`);
     return run;
@@ -217,7 +217,7 @@ export class ScaffoldService {
   }
 
   /** The run's steps, folded incrementally from its log (see {@link RunLogReader.steps}). */
-  async steps(run: ScaffoldRun): Promise<RunStep[]> {
+  async steps(run: RunRecord): Promise<RunStep[]> {
     return this.#logs.steps(run);
   }
 
@@ -229,7 +229,7 @@ export class ScaffoldService {
    * @throws NotFoundError
    * @throws ConflictError when the run is already final
    */
-  async cancel(id: string, caller: Caller): Promise<ScaffoldRun> {
+  async cancel(id: string, caller: Caller): Promise<RunRecord> {
     const run = await this.get(id);
     if (isFinal(run.status)) throw new ConflictError(`scaffold run ${id} is already ${run.status}`);
     const cancelled = await this.#store.update(
@@ -263,7 +263,7 @@ export class ScaffoldService {
    * @throws ConflictError when the run is active or succeeded, or the cluster has another active run
    * @throws ValidationError when the secrets break the request rules
    */
-  async retry(id: string, request: RetryRequest, caller: Caller): Promise<ScaffoldRun> {
+  async retry(id: string, request: RetryRequest, caller: Caller): Promise<RunRecord> {
     const previous = await this.get(id);
     if (!isFinal(previous.status)) throw new ConflictError(`scaffold run ${id} is still ${previous.status}; cancel it before retrying`);
     if (previous.status === 'succeeded') throw new ConflictError(`scaffold run ${id} succeeded; start a new scaffold to run it again`);
@@ -289,7 +289,7 @@ export class ScaffoldService {
   }
 
   /** A scaffold's retry carries its secrets again, under the same rules as a new request. */
-  #retrySecrets(previous: ScaffoldRun, request: RetryRequest): RunSecrets {
+  #retrySecrets(previous: RunRecord, request: RetryRequest): RunSecrets {
     const issues: FieldIssue[] = [];
     this.#resolver.checkInputs(previous.cluster, request.secrets, issues);
     if (issues.length > 0) throw new ValidationError(issues);
@@ -303,7 +303,7 @@ export class ScaffoldService {
    * @throws ConflictError while the runner is still active
    * @throws UnavailableError when the executor cannot tell
    */
-  async #assertStopped(run: ScaffoldRun): Promise<void> {
+  async #assertStopped(run: RunRecord): Promise<void> {
     let state: ExecutionState['state'];
     try {
       state = (await this.#executor.inspect(run)).state;
@@ -336,7 +336,7 @@ export class ScaffoldService {
     attempt: number;
     retryOf?: string;
     delivery?: DeliverySettings;
-  }): Promise<ScaffoldRun> {
+  }): Promise<RunRecord> {
     const id = this.#idGenerator();
     const action = input.action ?? 'scaffold';
     let run = await this.#store.create({

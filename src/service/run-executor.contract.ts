@@ -1,5 +1,5 @@
 /**
- * The behaviour every `ScaffoldExecutor` must show, as a node:test suite,
+ * The behaviour every `RunExecutor` must show, as a node:test suite,
  * run against the local executor (real child processes) and the Kubernetes
  * executor (through the protocol-faithful API double). An implementation's test
  * file calls {@link runScaffoldExecutorContract} with a way to open the
@@ -11,8 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { parseOutputSource } from './output-source.js';
-import type { ExecutionState, ScaffoldExecutor } from './scaffold-executor.js';
-import { jobNameOf, type RunResult, type RunSecrets, type ScaffoldRun } from '../run/scaffold-run.js';
+import type { ExecutionState, RunExecutor } from './run-executor.js';
+import { jobNameOf, type RunResult, type RunSecrets, type RunRecord } from '../run/run-record.js';
 
 /** What a started run's runner does. */
 export interface RunnerScript {
@@ -28,15 +28,15 @@ export interface RunnerScript {
 
 /** An executor under test. */
 export interface ExecutorUnderTest {
-  readonly executor: ScaffoldExecutor;
+  readonly executor: RunExecutor;
   /** Plays the runner of `run`, which has been started; resolves once the lines are out (and the end is reported, unless it hangs). */
-  play(run: ScaffoldRun, script: RunnerScript): Promise<void>;
+  play(run: RunRecord, script: RunnerScript): Promise<void>;
   /**
    * What the runner of a started run finds: its environment, and the content of
    * each file its executor gives it (by path; a mounted Secret's), so the
    * contract reads a value as the runner does (`NAME`, or the file `NAME_FILE`).
    */
-  runnerView(run: ScaffoldRun): Promise<{ readonly env: Readonly<Record<string, string>>; readonly files: Readonly<Record<string, string>> }>;
+  runnerView(run: RunRecord): Promise<{ readonly env: Readonly<Record<string, string>>; readonly files: Readonly<Record<string, string>> }>;
   /** Stops whatever is left and removes what `open` created. */
   cleanup(): Promise<void>;
 }
@@ -49,7 +49,7 @@ export const CONTRACT_GITHUB_APP = {
 } as const;
 
 /** A pending run as the service would hand it to an executor (its Job named after its id); executor tests make theirs with it too. */
-export function contractRunOf(overrides: Partial<ScaffoldRun> = {}): ScaffoldRun {
+export function contractRunOf(overrides: Partial<RunRecord> = {}): RunRecord {
   const id = overrides.id ?? randomUUID();
   const now = new Date();
   return {
@@ -82,7 +82,7 @@ async function runnerLines(lines: AsyncIterable<string>): Promise<string[]> {
   return out;
 }
 
-async function settled(executor: ScaffoldExecutor, run: ScaffoldRun, timeoutMs = 30_000): Promise<ExecutionState> {
+async function settled(executor: RunExecutor, run: RunRecord, timeoutMs = 30_000): Promise<ExecutionState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await executor.inspect(run);
@@ -93,12 +93,12 @@ async function settled(executor: ScaffoldExecutor, run: ScaffoldRun, timeoutMs =
 }
 
 /**
- * Registers the ScaffoldExecutor contract suite under `name`.
+ * Registers the RunExecutor contract suite under `name`.
  *
  * @param open - returns the executor under test; called once, before the suite's tests
  */
 export function runScaffoldExecutorContract(name: string, open: () => Promise<ExecutorUnderTest>): void {
-  describe(`ScaffoldExecutor contract: ${name}`, () => {
+  describe(`RunExecutor contract: ${name}`, () => {
     let opened: ExecutorUnderTest | undefined;
     const under = (): ExecutorUnderTest => {
       if (!opened) throw new Error('executor not open');

@@ -3,7 +3,7 @@
  * `kubernetes/kube-job-executor.ts` runs it as a Job; `service/local-executor.ts`
  * as a child process (embedded mode). The service only talks to this interface.
  */
-import type { RunResult, RunSecrets, ScaffoldRun } from '../run/scaffold-run.js';
+import type { RunResult, RunSecrets, RunRecord } from '../run/run-record.js';
 
 /** What the executor knows of a run's process right now. */
 export type ExecutionState =
@@ -15,15 +15,15 @@ export type ExecutionState =
   | { readonly state: 'missing' };
 
 /** Runs scaffold-runner for a run. */
-export interface ScaffoldExecutor {
+export interface RunExecutor {
   /**
    * Starts the runner for `run`. Idempotent per run id: starting an already
    * started run returns its existing job name.
    * @returns the job name (`scaffold-<id>`)
    */
-  start(run: ScaffoldRun, secrets: RunSecrets): Promise<{ readonly job: string }>;
+  start(run: RunRecord, secrets: RunSecrets): Promise<{ readonly job: string }>;
   /** Current state, derived from the executor (Job status / process exit and result file). */
-  inspect(run: ScaffoldRun): Promise<ExecutionState>;
+  inspect(run: RunRecord): Promise<ExecutionState>;
   /**
    * The runner's stdout lines (JSON events). With `follow`, keeps yielding until the
    * run ends or `signal` aborts.
@@ -34,7 +34,7 @@ export interface ScaffoldExecutor {
    * deleted pod) may be missing from a later call. Output with no source line is
    * one unnamed source.
    */
-  logs(run: ScaffoldRun, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string>;
+  logs(run: RunRecord, options: { readonly follow: boolean; readonly signal?: AbortSignal }): AsyncIterable<string>;
   /** Stops the run's process (deletes the Job with its pods / kills the child). Idempotent. */
-  cancel(run: ScaffoldRun): Promise<void>;
+  cancel(run: RunRecord): Promise<void>;
 }

@@ -75,7 +75,7 @@ export interface RunChanges {
 }
 
 /** A run, as stored. Holds no credential: secrets travel separately (`RunSecrets`). */
-export interface ScaffoldRun {
+export interface RunRecord {
   readonly id: string;
   /** What the run does to the cluster's directory. */
   readonly action: RunAction;

@@ -9,7 +9,7 @@
  */
 
 /** One step: its event name and what a person is shown. */
-export interface ScaffoldStep {
+export interface RunStepDefinition {
   readonly name: string;
   readonly title: string;
 }
@@ -23,14 +23,14 @@ export const SCAFFOLD_STEPS = [
   { name: 'fetch-sealing-certificate', title: 'Fetch the sealing certificate' },
   { name: 'render-all', title: 'Render every layer, sealed' },
   { name: 'push-all', title: 'Commit and push everything' },
-] as const satisfies readonly ScaffoldStep[];
+] as const satisfies readonly RunStepDefinition[];
 
 /** An upgrade: the cluster rendered again from the current reference, sealed credentials kept, verified. */
 export const UPGRADE_STEPS = [
   { name: 'clone', title: 'Clone the repository' },
   { name: 'render-upgrade', title: 'Render again from the reference, credentials kept' },
   { name: 'push-upgrade', title: 'Commit and push the upgrade' },
-] as const satisfies readonly ScaffoldStep[];
+] as const satisfies readonly RunStepDefinition[];
 
 /**
  * A removal: the files the cluster's provenance lists, deleted in one commit.
@@ -45,7 +45,7 @@ export const REMOVE_STEPS = [
   { name: 'wait-for-lift', title: 'Wait for Flux to apply the lift' },
   { name: 'remove-files', title: "Remove the generator's files" },
   { name: 'push-removal', title: 'Commit and push the removal' },
-] as const satisfies readonly ScaffoldStep[];
+] as const satisfies readonly RunStepDefinition[];
 
 /** A scaffold step's event name. */
 export type StepName = (typeof SCAFFOLD_STEPS)[number]['name'];

@@ -1,7 +1,7 @@
 /** How a run keeps its review requests from the runner's reports (`withReviewRequest`, pure). */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { withReviewRequest, type RunReviewRequest } from './scaffold-run.js';
+import { withReviewRequest, type RunReviewRequest } from './run-record.js';
 
 const at = (iso: string): Date => new Date(iso);
 const pr = (fields: Partial<RunReviewRequest>): RunReviewRequest => ({
