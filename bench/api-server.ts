@@ -172,7 +172,9 @@ async function startApp(): Promise<Running> {
   if (process.env['BENCH_CERT_CACHE'] === '0') parsedCertificates.limit = 0;
   const log = createPino({ destination: pino.destination({ dest: devNull, sync: true }), base: { service: 'gitops-scaffolder' } });
   const logger = loggerFromPino(log);
-  const database = new CountingStore(await PgRunStore.open({ ...(databaseUrl === undefined ? {} : { databaseUrl }), logger: logger.child({ component: 'store' }) }));
+  const database = new CountingStore(
+    await PgRunStore.open({ ...(databaseUrl === undefined ? {} : { databaseUrl }), logger: logger.child({ component: 'store' }) }),
+  );
   // As src/main.ts: one cache in front of the store, and everything (service,
   // HTTP app, run monitor) uses it, so every write of the process goes through it.
   const store: RunStore = cached ? new CachedRunStore({ store: database }) : database;
@@ -186,11 +188,17 @@ async function startApp(): Promise<Running> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     port: address.port,
-    stats: () => ({ requests, storeCalls: database.calls, cpuMicros: cpuMicros(), certificateParses: parsedCertificates.stats.misses, certificateHits: parsedCertificates.stats.hits }),
+    stats: () => ({
+      requests,
+      storeCalls: database.calls,
+      cpuMicros: cpuMicros(),
+      certificateParses: parsedCertificates.stats.misses,
+      certificateHits: parsedCertificates.stats.hits,
+    }),
     report: async () => {
       // Requests the load generator gave up on (or left when it stopped) may
       // still be storing and starting runs: count once they are all done.
-      for (const deadline = Date.now() + 10_000; service.creating > 0 && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 10_000; service.creating > 0 && Date.now() < deadline;) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       let stored = 0;

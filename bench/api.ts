@@ -209,7 +209,11 @@ const BACKENDS: readonly Backend[] = [
   { key: 'postgres', label: 'PostgreSQL (server on loopback) + cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl() }) },
   // The certificate parse cache off: the baseline of the POST path before it (issue 24).
   { key: 'pglite-nocert', label: 'PGlite (embedded), no certificate cache', prepare: async () => ({ BENCH_CERT_CACHE: '0' }) },
-  { key: 'postgres-nocert', label: 'PostgreSQL (server), no certificate cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CERT_CACHE: '0' }) },
+  {
+    key: 'postgres-nocert',
+    label: 'PostgreSQL (server), no certificate cache',
+    prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CERT_CACHE: '0' }),
+  },
   { key: 'pglite-nocache', label: 'PGlite, no cache', prepare: async () => ({ BENCH_CACHE: '0' }) },
   { key: 'postgres-nocache', label: 'PostgreSQL, no cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CACHE: '0' }) },
 ];
@@ -248,7 +252,9 @@ export const apiSuite: Suite = async ({ log }) => {
     const outcome = await measure(baselineServer, () => load(baselineServer.url, token, mix, ['baseline'], pem, DURATION_S, CONNECTIONS));
     baseline.set(mix, outcome);
     const r = outcome.result;
-    log(`api: baseline ${mix}: p50 ${fmt(r.latency.p50)}, p99 ${fmt(r.latency.p99)}, ${r.requests.average.toFixed(0)} req/s, ${r.errors} errors (${r.timeouts} timeouts); ${outcome.cpuMicrosPerRequest.toFixed(0)} µs CPU per request`);
+    log(
+      `api: baseline ${mix}: p50 ${fmt(r.latency.p50)}, p99 ${fmt(r.latency.p99)}, ${r.requests.average.toFixed(0)} req/s, ${r.errors} errors (${r.timeouts} timeouts); ${outcome.cpuMicrosPerRequest.toFixed(0)} µs CPU per request`,
+    );
   }
   await baselineServer.stop();
 
@@ -274,7 +280,9 @@ export const apiSuite: Suite = async ({ log }) => {
     posts.set(backend.key, measured.get('POST')!);
     const accepted = [...measured.values()].reduce((sum, l) => sum + l.accepted, 0);
     const report = await appServer.stop();
-    log(`api: ${backend.label}: ${accepted} POSTs answered 202 under load + ${ids.length} seeded; the server stored ${report?.stored ?? '?'} runs and started ${report?.started ?? '?'} (${report?.startCalls ?? '?'} start calls)`);
+    log(
+      `api: ${backend.label}: ${accepted} POSTs answered 202 under load + ${ids.length} seeded; the server stored ${report?.stored ?? '?'} runs and started ${report?.started ?? '?'} (${report?.startCalls ?? '?'} start calls)`,
+    );
 
     for (const mix of MIXES) {
       const m = measured.get(mix)!;
@@ -314,11 +322,14 @@ export const apiSuite: Suite = async ({ log }) => {
     }
     // Requests still in flight when a load ends (or that timed out) may be stored
     // without the client seeing the 202, so stored may exceed what was counted, never the reverse.
-    const consistent = report !== undefined && report.stored === report.started && report.startCalls === report.started && report.stored >= accepted + ids.length;
+    const consistent =
+      report !== undefined && report.stored === report.started && report.startCalls === report.started && report.stored >= accepted + ids.length;
     figures.push({
       suite: 'api',
       name: `${backend.label}: every stored run started exactly once; every 202 stored`,
-      measured: report ? `${report.stored} stored, ${report.started} started (${report.startCalls} calls), ${accepted + ids.length} 202s seen` : 'no report from the server',
+      measured: report
+        ? `${report.stored} stored, ${report.started} started (${report.startCalls} calls), ${accepted + ids.length} 202s seen`
+        : 'no report from the server',
       target: 'stored = started = calls ≥ 202s',
       verdict: verdict(consistent),
     });

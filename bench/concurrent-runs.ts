@@ -128,9 +128,14 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const singleCpuMs = (cpuMsWithChildren() - cpuBefore) / SINGLE_RUNS;
   const floorMs = (CONCURRENT * singleCpuMs) / cpus().length;
   const loadSingle = loadavg()[0]!;
-  log(`concurrent-runs: one run alone ${ms(singleMs)} (median of ${SINGLE_RUNS}), ${ms(singleCpuMs)} CPU; ${CONCURRENT} runs need ${ms(floorMs)} on ${cpus().length} cores at the least`);
+  log(
+    `concurrent-runs: one run alone ${ms(singleMs)} (median of ${SINGLE_RUNS}), ${ms(singleCpuMs)} CPU; ${CONCURRENT} runs need ${ms(floorMs)} on ${cpus().length} cores at the least`,
+  );
 
-  const single1 = breakdown(events.filter((e) => e['run_id'] === `alone-${SINGLE_RUNS - 1}`), []);
+  const single1 = breakdown(
+    events.filter((e) => e['run_id'] === `alone-${SINGLE_RUNS - 1}`),
+    [],
+  );
   log(`concurrent-runs: one run alone, steps: ${single1.steps.join('; ')}`);
   const countCommits = async () => Number((await git(bare, ['rev-list', '--count', 'main'])).stdout.trim());
   const before = await countCommits();
@@ -151,16 +156,28 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const gitByKind = new Map<string, number>();
   for (const p of gitSpawned) gitByKind.set(p.command, (gitByKind.get(p.command) ?? 0) + 1);
   const kinds = [...gitByKind].sort((a, b) => b[1] - a[1]);
-  log(`concurrent-runs: git processes: ${gitSpawned.length} (${(gitSpawned.length / CONCURRENT).toFixed(1)} per run): ${kinds.map(([k, n]) => `${n}× ${k}`).join('; ')}`);
+  log(
+    `concurrent-runs: git processes: ${gitSpawned.length} (${(gitSpawned.length / CONCURRENT).toFixed(1)} per run): ${kinds.map(([k, n]) => `${n}× ${k}`).join('; ')}`,
+  );
   const failures = settled.flatMap((s, i) =>
-    s.status === 'rejected' ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`] : s.value.status !== 'succeeded' ? [`${names[i]}: ${s.value.message}`] : [],
+    s.status === 'rejected'
+      ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`]
+      : s.value.status !== 'succeeded'
+        ? [`${names[i]}: ${s.value.message}`]
+        : [],
   );
   const succeeded = CONCURRENT - failures.length;
-  log(`concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`);
+  log(
+    `concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`,
+  );
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
   // Why pushes were turned down, and why queued commits were left for their owners: "3× reason; 1× other".
   const rejections = events.flatMap((e) =>
-    e['push'] === 'rejected' ? (e['lines'] as string[]).map((line) => `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`) : [],
+    e['push'] === 'rejected'
+      ? (e['lines'] as string[]).map(
+          (line) => `${Number(e['carrying']) > 0 ? 'carrying' : 'alone'}: ${line.replace(/^!\t\S+\t/, '').replace(/refs\/scaffold-queue\S+/, 'queue ref')}`,
+        )
+      : [],
   );
   const leftReasons = events.flatMap((e) => (e['push'] === 'left' ? (e['left'] as string[]).map((item) => item.replace(/^[^:]*: /, '')) : []));
   if (rejections.length > 0) log(`concurrent-runs: rejected push lines: ${tally(rejections)}`);
@@ -170,7 +187,9 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const spent = breakdown(events, verifyMs);
   log(`concurrent-runs: steps summed over the runs: ${spent.steps.join('; ')}`);
   log(`concurrent-runs: git commands by time: ${spent.git.join('; ')}`);
-  log(`concurrent-runs: verify gate ${spent.verifies}× (${(spent.verifyMs / 1000).toFixed(1)} s summed); after a rebase: ${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped`);
+  log(
+    `concurrent-runs: verify gate ${spent.verifies}× (${(spent.verifyMs / 1000).toFixed(1)} s summed); after a rebase: ${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped`,
+  );
   const { pushesLanded, rejectedAttempts: retries, maxAttempts } = spent;
   const gaveUp = events.filter((e) => typeof e['message'] === 'string' && /overtaken by concurrent pushes/.test(e['message'])).length;
 
@@ -181,7 +200,14 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const merges = (await git(bare, ['rev-list', '--merges', 'main'])).stdout.trim();
   if (merges !== '') problems.push(`main has merge commits: ${merges.split('\n').length}`);
   const onMain = new Set((await git(bare, ['rev-list', 'main'])).stdout.trim().split('\n'));
-  const trailers = (await git(bare, ['log', `-${2 * CONCURRENT + 5}`, '--format=%(trailers:key=Scaffold-Cluster,valueonly,separator=)%x09%(trailers:key=Scaffold-Pass,valueonly,separator=)', 'main'])).stdout;
+  const trailers = (
+    await git(bare, [
+      'log',
+      `-${2 * CONCURRENT + 5}`,
+      '--format=%(trailers:key=Scaffold-Cluster,valueonly,separator=)%x09%(trailers:key=Scaffold-Pass,valueonly,separator=)',
+      'main',
+    ])
+  ).stdout;
   const passesOf = new Map<string, string[]>();
   for (const line of trailers.split('\n').filter(Boolean)) {
     const [cluster = '', pass = ''] = line.split('\t').map((s) => s.trim());
@@ -198,16 +224,22 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     const passes = (passesOf.get(name) ?? []).sort().join(',');
     if (passes !== 'all,infrastructure') problems.push(`${name}: commits on main for passes [${passes}], expected [all,infrastructure]`);
     const prefix = `clusters/${name}/`;
-    const present = listed.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length)).sort();
+    const present = listed
+      .filter((p) => p.startsWith(prefix))
+      .map((p) => p.slice(prefix.length))
+      .sort();
     const missing = expectedFiles.filter((rel) => !present.includes(rel));
     if (missing.length > 0) problems.push(`${name}: ${missing.length} files missing, e.g. ${missing.slice(0, 3).join(', ')}`);
     for (const rel of expectedSealed) {
       const text = sealedBlobs.get(`${prefix}${rel}`);
-      if (text === undefined || !/^kind: SealedSecret$/m.test(text) || !/encryptedData:/.test(text)) problems.push(`${name}: ${rel} is missing or not a SealedSecret`);
+      if (text === undefined || !/^kind: SealedSecret$/m.test(text) || !/encryptedData:/.test(text))
+        problems.push(`${name}: ${rel} is missing or not a SealedSecret`);
     }
   }
   for (const problem of problems.slice(0, 20)) log(`concurrent-runs: PROBLEM ${problem}`);
-  log(`concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} races lost, ${spent.carriedCommits} commits carried by ${spent.carryingPushes} pushes, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`);
+  log(
+    `concurrent-runs: ${added} commits added, ${merges === '' ? 'no merges' : 'MERGES'}, ${pushesLanded} pushes landed, ${retries} races lost, ${spent.carriedCommits} commits carried by ${spent.carryingPushes} pushes, ${gaveUp} runs gave up (max ${maxAttempts} attempts for a push that landed)`,
+  );
   await daemon.stop();
   await tmp.remove();
 
@@ -222,7 +254,10 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     {
       suite: 'concurrent-runs',
       name: 'remote history: all commits, linear, nothing lost',
-      measured: problems.length === 0 ? `${added} commits, 0 merges, ${CONCURRENT} full trees + ${expectedSealed.length} SealedSecrets each` : `${problems.length} problem(s): ${problems[0]}`,
+      measured:
+        problems.length === 0
+          ? `${added} commits, 0 merges, ${CONCURRENT} full trees + ${expectedSealed.length} SealedSecrets each`
+          : `${problems.length} problem(s): ${problems[0]}`,
       target: `${2 * CONCURRENT} commits, linear, all trees`,
       verdict: verdict(problems.length === 0),
     },

@@ -44,7 +44,12 @@ export async function platformRepository(dir: string): Promise<{ commit: string;
 }
 
 /** Renders `cluster` (pass all, sealed) over the in-memory platform. */
-export function renderInMemory(files: ReadonlyMap<string, string>, cluster: ClusterSpec, pass: 'infrastructure' | 'all' = 'all', platformCommit?: string): Promise<RenderResult> {
+export function renderInMemory(
+  files: ReadonlyMap<string, string>,
+  cluster: ClusterSpec,
+  pass: 'infrastructure' | 'all' = 'all',
+  platformCommit?: string,
+): Promise<RenderResult> {
   return renderCluster(memoryRepoReader(files), {
     cluster,
     pass,
@@ -73,12 +78,7 @@ function fastImportPath(path: string): string {
  * repository; files that carry no identity stay shared blobs, as git would
  * store them anyway.
  */
-export async function bareRepositoryWithClusters(
-  dir: string,
-  template: RenderResult,
-  count: number,
-  namePrefix = 'existing',
-): Promise<void> {
+export async function bareRepositoryWithClusters(dir: string, template: RenderResult, count: number, namePrefix = 'existing'): Promise<void> {
   await createBareRepository(dir);
   // The seed commit is the reference platform, as `generate-gitops-env init` makes it.
   const work = await tempDir('seed');

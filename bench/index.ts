@@ -29,7 +29,11 @@ function log(message: string): void {
 
 function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length)));
-  const line = (row: readonly string[]) => row.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ').trimEnd();
+  const line = (row: readonly string[]) =>
+    row
+      .map((cell, c) => cell.padEnd(widths[c]!))
+      .join(' | ')
+      .trimEnd();
   const [head, ...body] = rows;
   return [line(head!), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
 }
@@ -56,7 +60,10 @@ async function main(): Promise<number> {
   const figures: Figure[] = [];
   const failures: string[] = [];
   const started = Date.now();
-  const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
   const loadAtStart = load();
   log(`${cpus().length} CPUs, load average ${loadAtStart}; suites: ${selected.map(([n]) => n).join(', ')}`);
   for (const [name, suite] of selected) {

@@ -47,8 +47,13 @@ export function breakdown(events: readonly Event[], verifyMs: readonly number[])
   const pushes = events.filter((e) => e['event'] === 'commit' && e['pushed'] === true).map((e) => Number(e['attempts'] ?? 1));
   const reverify = events.filter((e) => e['event'] === 'reverify');
   return {
-    steps: [...byStep].sort(([a], [b]) => a.localeCompare(b)).map(([key, d]) => `${key} ${seconds(sum(d))} (median ${ms([...d].sort((a, b) => a - b)[Math.floor(d.length / 2)] ?? 0)})`),
-    git: [...byGit].sort(([, a], [, b]) => sum(b) - sum(a)).slice(0, 6).map(([cmd, d]) => `${cmd} ×${d.length} ${seconds(sum(d))}`),
+    steps: [...byStep]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, d]) => `${key} ${seconds(sum(d))} (median ${ms([...d].sort((a, b) => a - b)[Math.floor(d.length / 2)] ?? 0)})`),
+    git: [...byGit]
+      .sort(([, a], [, b]) => sum(b) - sum(a))
+      .slice(0, 6)
+      .map(([cmd, d]) => `${cmd} ×${d.length} ${seconds(sum(d))}`),
     pushesLanded: pushes.length,
     rejectedAttempts: events.filter((e) => e['push'] === 'lost').length,
     carryingPushes: events.filter((e) => e['push'] === 'landed' && Number(e['carried'] ?? 0) > 0).length,

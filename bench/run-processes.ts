@@ -84,7 +84,12 @@ export const runProcessesSuite: Suite = async ({ log }) => {
     const cpuBefore = cpuMsWithChildren();
     const wallMs = await timeMs(async () => {
       const result = await runScaffold(
-        { git: new CliGitRemote({ logger: recordingLogger(events), ...(queueAuth ? { queueAuth } : {}) }), verify, logger: recordingLogger(events), workRoot: tmp.path },
+        {
+          git: new CliGitRemote({ logger: recordingLogger(events), ...(queueAuth ? { queueAuth } : {}) }),
+          verify,
+          logger: recordingLogger(events),
+          workRoot: tmp.path,
+        },
         { id: name, repositoryUrl: daemon.url('fleet.git'), cluster: benchCluster(name), certificatePem: pem, generatorVersion: GENERATOR_VERSION },
       );
       if (result.status !== 'succeeded') throw new Error(`run ${name} ended ${result.status}: ${result.message}`);
@@ -131,7 +136,9 @@ export const runProcessesSuite: Suite = async ({ log }) => {
   };
   const plainGit = median(plain.map((p) => p.git));
   const plainCpu = median(plain.map((p) => p.cpuMs));
-  log(`run-processes: per run, cache off: ${med(base, 'kubectlSpawned')} kubectl, ${med(base, 'git')} git, ${ms(med(base, 'cpuMs'))} CPU; cache on: ${med(cache, 'kubectlSpawned')} kubectl (${med(cache, 'cached')} cached), ${med(cache, 'git')} git, ${ms(med(cache, 'cpuMs'))} CPU; service key: ${med(service, 'git')} git, ${ms(med(service, 'cpuMs'))} CPU; plain git: ${plainGit} git, ${ms(plainCpu)} CPU`);
+  log(
+    `run-processes: per run, cache off: ${med(base, 'kubectlSpawned')} kubectl, ${med(base, 'git')} git, ${ms(med(base, 'cpuMs'))} CPU; cache on: ${med(cache, 'kubectlSpawned')} kubectl (${med(cache, 'cached')} cached), ${med(cache, 'git')} git, ${ms(med(cache, 'cpuMs'))} CPU; service key: ${med(service, 'git')} git, ${ms(med(service, 'cpuMs'))} CPU; plain git: ${plainGit} git, ${ms(plainCpu)} CPU`,
+  );
   log(`run-processes: one run's git commands (CLI key), in order: ${cache[0]?.gitSequence.join(', ') ?? ''}`);
   log(`run-processes: one run's git commands (service key), in order: ${service[0]?.gitSequence.join(', ') ?? ''}`);
   const info = (name: string, measured: string, baseline: string, ratio: number | undefined): Figure => ({
@@ -145,10 +152,25 @@ export const runProcessesSuite: Suite = async ({ log }) => {
   });
   const before = (key: keyof typeof BEFORE) => `; before ${BEFORE[key]} (${BEFORE_COMMIT})`;
   return [
-    info(`kubectl processes per verified run (median of ${RUNS}, PATH shim)`, String(med(cache, 'kubectlSpawned')), `cache off ${med(base, 'kubectlSpawned')}`, med(cache, 'kubectlSpawned') / med(base, 'kubectlSpawned')),
-    info('kustomize build cache hit rate per run', `${(hitRate(cache) * 100).toFixed(0)} % (${med(cache, 'cached')} of ${med(cache, 'cached') + med(cache, 'kubectl')})`, 'cache off 0 %', undefined),
+    info(
+      `kubectl processes per verified run (median of ${RUNS}, PATH shim)`,
+      String(med(cache, 'kubectlSpawned')),
+      `cache off ${med(base, 'kubectlSpawned')}`,
+      med(cache, 'kubectlSpawned') / med(base, 'kubectlSpawned'),
+    ),
+    info(
+      'kustomize build cache hit rate per run',
+      `${(hitRate(cache) * 100).toFixed(0)} % (${med(cache, 'cached')} of ${med(cache, 'cached') + med(cache, 'kubectl')})`,
+      'cache off 0 %',
+      undefined,
+    ),
     info('git processes per run, CLI key (PATH shim)', String(med(cache, 'git')), `plain git ${plainGit}${before('gitCli')}`, med(cache, 'git') / plainGit),
-    info("git processes per run, service key (MAC'd, fenced)", String(med(service, 'git')), `plain git ${plainGit}${before('gitService')}`, med(service, 'git') / plainGit),
+    info(
+      "git processes per run, service key (MAC'd, fenced)",
+      String(med(service, 'git')),
+      `plain git ${plainGit}${before('gitService')}`,
+      med(service, 'git') / plainGit,
+    ),
     info('CPU per run, this process + git + kubectl', ms(med(cache, 'cpuMs')), `cache off ${ms(med(base, 'cpuMs'))}`, med(cache, 'cpuMs') / med(base, 'cpuMs')),
     info('CPU per run, service key', ms(med(service, 'cpuMs')), `plain git ${ms(plainCpu)}`, med(service, 'cpuMs') / plainCpu),
     info('wall time per run', ms(med(cache, 'wallMs')), `cache off ${ms(med(base, 'wallMs'))}`, med(cache, 'wallMs') / med(base, 'wallMs')),

@@ -47,7 +47,10 @@ export async function plainGitRun(url: string, work: string, infra: RenderResult
   await git(work, ['clone', '--quiet', '--filter=blob:none', '--no-checkout', '--single-branch', '--no-tags', '--branch', 'main', '--', url, dir]);
   await git(dir, ['sparse-checkout', 'set', '--cone', ...(sparseIndex ? ['--sparse-index'] : []), '--', 'base', 'clusters/development', path]);
   await git(dir, ['checkout', '--quiet', 'main', '--']);
-  for (const [pass, result] of [['infrastructure', infra], ['all', all]] as const) {
+  for (const [pass, result] of [
+    ['infrastructure', infra],
+    ['all', all],
+  ] as const) {
     await writeFiles(dir, result.tree);
     await git(dir, ['add', '--all', '--', path]);
     await git(dir, ['commit', '--quiet', '--no-verify', `--message=Scaffold ${result.cluster.name}: ${pass}`]);
@@ -85,7 +88,8 @@ export const runnerScaleSuite: Suite = async ({ log }) => {
       { git: remote, logger: silentLogger, workRoot: tmp.path, ...(verify && verifyWired ? { verify: verifyWired } : {}) },
       { id: name, repositoryUrl: daemon.url(`clusters-${size}.git`), cluster: benchCluster(name), certificatePem: pem, generatorVersion: GENERATOR_VERSION },
     );
-    if (result.status !== 'succeeded' || result.commits?.length !== 2) throw new Error(`run ${name} ended ${result.status} with ${result.commits?.length ?? 0} commits: ${result.message}`);
+    if (result.status !== 'succeeded' || result.commits?.length !== 2)
+      throw new Error(`run ${name} ended ${result.status} with ${result.commits?.length ?? 0} commits: ${result.message}`);
   };
 
   // The floor's trees are rendered before the clock starts: rendering is part of
@@ -136,7 +140,9 @@ export const runnerScaleSuite: Suite = async ({ log }) => {
   for (const size of SIZES) {
     const r = runner.get(size)!;
     const f = floor.get(size)!;
-    log(`runner-scale: ${size} clusters: runScaffold ${ms(median(r))}, plain git ${ms(median(f))} (medians of ${RUNS}; samples ${r.map((x) => x.toFixed(0)).join(' ')} / ${f.map((x) => x.toFixed(0)).join(' ')} ms)`);
+    log(
+      `runner-scale: ${size} clusters: runScaffold ${ms(median(r))}, plain git ${ms(median(f))} (medians of ${RUNS}; samples ${r.map((x) => x.toFixed(0)).join(' ')} / ${f.map((x) => x.toFixed(0)).join(' ')} ms)`,
+    );
   }
   log(`runner-scale: plain git with --sparse-index: ${FLAT_SIZES.map((size) => `${size} clusters ${ms(median(sparseIndexFloor.get(size)!))}`).join(', ')}`);
   if (verifyWired) {

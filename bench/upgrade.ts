@@ -63,7 +63,12 @@ export const upgradeSuite: Suite = async ({ log }) => {
   const baseCpuBefore = process.cpuUsage();
   for (const name of names) {
     const provenance = parseProvenance(await reader().read(`clusters/${name}/provenance.yaml`))!;
-    await renderCluster(reader(), { cluster: provenance.cluster, pass: provenance.pass, random: (size) => randomBytes(size), generatorVersion: GENERATOR_VERSION });
+    await renderCluster(reader(), {
+      cluster: provenance.cluster,
+      pass: provenance.pass,
+      random: (size) => randomBytes(size),
+      generatorVersion: GENERATOR_VERSION,
+    });
   }
   const perCluster = (performance.now() - baseStarted) / names.length;
   const baseCpu = process.cpuUsage(baseCpuBefore);

@@ -72,7 +72,8 @@ export function folderCycles(root) {
     if (members.length < 2) return;
     members.sort();
     const imports = [];
-    for (const a of members) for (const b of members) if (evidence.has(`${a} -> ${b}`)) imports.push(`${a} -> ${b}: ${evidence.get(`${a} -> ${b}`).slice(0, 3).join('; ')}`);
+    for (const a of members)
+      for (const b of members) if (evidence.has(`${a} -> ${b}`)) imports.push(`${a} -> ${b}: ${evidence.get(`${a} -> ${b}`).slice(0, 3).join('; ')}`);
     cycles.push({ folders: members, imports });
   };
   for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);

@@ -15,8 +15,24 @@ export const REPO_ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..
 
 /** Builtins and packages a unit test may not reach: processes, sockets, servers, databases, a browser. */
 export const UNIT_FORBIDDEN = [
-  'child_process', 'net', 'tls', 'http', 'https', 'http2', 'dgram', 'cluster', 'worker_threads',
-  'pg', '@electric-sql/pglite', 'fastify', '@fastify/', '@kubernetes/client-node', 'playwright-core', 'autocannon', 'undici', 'light-my-request',
+  'child_process',
+  'net',
+  'tls',
+  'http',
+  'https',
+  'http2',
+  'dgram',
+  'cluster',
+  'worker_threads',
+  'pg',
+  '@electric-sql/pglite',
+  'fastify',
+  '@fastify/',
+  '@kubernetes/client-node',
+  'playwright-core',
+  'autocannon',
+  'undici',
+  'light-my-request',
 ];
 
 const E2E_DIRS = ['test/e2e/'];
@@ -25,7 +41,10 @@ const E2E_DIRS = ['test/e2e/'];
 export function testFilesUnder(roots) {
   const files = [];
   for (const root of roots) {
-    if (root.endsWith('.test.ts')) { files.push(root); continue; }
+    if (root.endsWith('.test.ts')) {
+      files.push(root);
+      continue;
+    }
     for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
       if (entry.isFile() && entry.name.endsWith('.test.ts')) files.push(join(entry.parentPath ?? entry.path, entry.name));
     }
@@ -45,7 +64,9 @@ const DYNAMIC = /\bimport(?:\.meta\.resolve)?\(\s*['"]([^'"]+)['"]/g;
 
 /** The modules `file` loads when it runs (and those it hands a child by import.meta.resolve). */
 function runtimeSpecifiers(file) {
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   const specifiers = [];
   for (const [, typeOnly, specifier] of text.matchAll(STATIC)) if (!typeOnly) specifiers.push(specifier);
   for (const [, specifier] of text.matchAll(DYNAMIC)) specifiers.push(specifier);

@@ -7,7 +7,17 @@
  */
 
 /** Every code an error may carry, so a reader of stored results can check one (`run-result.ts`). */
-export const ERROR_CODES = ['invalid_input', 'not_found', 'conflict', 'unauthenticated', 'forbidden', 'unavailable', 'timeout', 'verification_failed', 'internal'] as const;
+export const ERROR_CODES = [
+  'invalid_input',
+  'not_found',
+  'conflict',
+  'unauthenticated',
+  'forbidden',
+  'unavailable',
+  'timeout',
+  'verification_failed',
+  'internal',
+] as const;
 
 /** What went wrong, as a stable machine-readable code. */
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -94,7 +94,12 @@ export interface ServePlugins {
 }
 
 const defaultPlugins: ServePlugins = {
-  previewer: ({ logger }) => new GitScaffoldPreviewer({ git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }), generatorVersion: packageVersion(), logger: logger.child({ component: 'dry-run' }) }),
+  previewer: ({ logger }) =>
+    new GitScaffoldPreviewer({
+      git: new CliGitRemote({ logger: logger.child({ component: 'dry-run' }) }),
+      generatorVersion: packageVersion(),
+      logger: logger.child({ component: 'dry-run' }),
+    }),
   seedDefaultRepository: ({ dataDir, logger }) => ensureDefaultRepository(dataDir, logger),
   graphSource: ({ config, logger }) =>
     new GitClusterGraphSource({
@@ -182,7 +187,14 @@ export async function startService(
     let executor: RunExecutor;
     if (config.executor === 'local') {
       // Runs waiting for a slot are rows of the store: a restart or a crash does not lose them.
-      const local = new LocalExecutor({ runnerCommand: runnerCommand(), dataDir: config.dataDir, logger: logger.child({ component: 'local-executor' }), landedCommits: readLandedCommits, queueKey, queue: pgStore.localRunQueue(queueKey) });
+      const local = new LocalExecutor({
+        runnerCommand: runnerCommand(),
+        dataDir: config.dataDir,
+        logger: logger.child({ component: 'local-executor' }),
+        landedCommits: readLandedCommits,
+        queueKey,
+        queue: pgStore.localRunQueue(queueKey),
+      });
       cleanups.unshift(() => local.close());
       // Runs a stopped or crashed service left waiting; the monitor's first pass then follows them.
       await local.resume();
@@ -208,7 +220,8 @@ export async function startService(
     }
 
     // Embedded mode without API_TOKENS: a token generated at first start (the config allows it only outside a cluster).
-    const embeddedToken: EmbeddedApiToken | undefined = config.authMode === 'static' && config.apiTokens.length === 0 ? await ensureEmbeddedApiToken(config.dataDir) : undefined;
+    const embeddedToken: EmbeddedApiToken | undefined =
+      config.authMode === 'static' && config.apiTokens.length === 0 ? await ensureEmbeddedApiToken(config.dataDir) : undefined;
     const authenticator: Authenticator =
       config.authMode === 'static'
         ? new StaticTokenAuthenticator(embeddedToken === undefined ? config.apiTokens : [embeddedToken.token])
@@ -220,7 +233,9 @@ export async function startService(
           });
     // Static tokens are whole credentials; with TokenReview, Kubernetes RBAC decides each action.
     const authorizer: Authorizer =
-      config.authMode === 'static' ? new AllowAllAuthorizer() : new SubjectAccessReviewAuthorizer({ kubeConfig: clusterConfig(), logger: logger.child({ component: 'auth' }) });
+      config.authMode === 'static'
+        ? new AllowAllAuthorizer()
+        : new SubjectAccessReviewAuthorizer({ kubeConfig: clusterConfig(), logger: logger.child({ component: 'auth' }) });
 
     const monitor = new RunMonitor({ store, executor, logger: logger.child({ component: 'monitor' }) });
     const catalogSource = plugins.catalogSource?.({ config, logger });
@@ -272,9 +287,13 @@ export async function startService(
     });
     cleanups.unshift(() => app.close());
     const address = await app.listen({ port: config.port, host: config.host });
-    logger.info({ address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' }, 'gitops-scaffolder listening');
+    logger.info(
+      { address, executor: config.executor, auth: config.authMode, database: config.databaseUrl === undefined ? 'pglite' : 'postgresql' },
+      'gitops-scaffolder listening',
+    );
     // Straight to the terminal, not the log: the generated token is printed once, to whoever started the service.
-    if (config.authMode === 'static') (options.notice ?? ((text: string) => process.stderr.write(text)))(
+    if (config.authMode === 'static')
+      (options.notice ?? ((text: string) => process.stderr.write(text)))(
         embeddedStartupNotice(`${address}${UI_PREFIX}`, embeddedToken, options.noticeOnTerminal ?? process.stderr.isTTY === true),
       );
 

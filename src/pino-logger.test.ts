@@ -5,7 +5,9 @@ import { createPino, loggerFromPino } from './pino-logger.js';
 const TOKEN = 'tok-3f9c1b7e5d2a4c6e8f0a';
 const PASSWORD = 'pw-a1b2c3d4e5f6a7b8';
 const KUBE_TOKEN = 'kube-9e8d7c6b5a4f3e2d';
-const REGISTRY = JSON.stringify({ auths: { 'registry.example.net': { username: 'u', password: PASSWORD, auth: Buffer.from(`u:${PASSWORD}`).toString('base64') } } });
+const REGISTRY = JSON.stringify({
+  auths: { 'registry.example.net': { username: 'u', password: PASSWORD, auth: Buffer.from(`u:${PASSWORD}`).toString('base64') } },
+});
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: ${KUBE_TOKEN}}}]\n`;
 const NEEDLES = [TOKEN, PASSWORD, KUBE_TOKEN, Buffer.from(`u:${PASSWORD}`).toString('base64'), Buffer.from(`x:${TOKEN}`).toString('base64')];
 

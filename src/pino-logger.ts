@@ -77,7 +77,9 @@ function adapt(instance: Pino): Logger {
 export function createPino(options: PinoLoggerOptions = {}): Pino {
   const destination =
     options.destination ??
-    (options.pretty ? pretty({ sync: true, colorize: colorAllowed(process.stdout), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination({ fd: 1, sync: true }));
+    (options.pretty
+      ? pretty({ sync: true, colorize: colorAllowed(process.stdout), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      : pino.destination({ fd: 1, sync: true }));
   return pino(
     {
       level: options.level ?? 'info',

@@ -41,26 +41,49 @@ describe('redirectSafeFetch', () => {
 
   it('drops every header outside the allowlist on a redirect to another origin, whatever its name', async () => {
     const send = redirectSafeFetch({ client: 'test', crossOrigin: 'drop-credentials' });
-    const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,24}$/).filter((name) => !HEADERS_KEPT_ACROSS_ORIGINS.has(name) && !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer'].includes(name));
+    const headerName = fc
+      .stringMatching(/^[a-z][a-z0-9-]{0,24}$/)
+      .filter(
+        (name) =>
+          !HEADERS_KEPT_ACROSS_ORIGINS.has(name) &&
+          !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer'].includes(name),
+      );
     const secret = fc.stringMatching(/^[A-Za-z0-9]{12,40}$/);
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.tuple(headerName, secret), { minLength: 1, maxLength: 6, selector: ([name]) => name }), fc.constantFrom('GET', 'PUT', 'HEAD'), async (credentials, method) => {
-        const seen = other.requests.length;
-        const headers = { ...Object.fromEntries(credentials), authorization: 'Bearer a', cookie: 's=b', 'proxy-authorization': 'Basic c', 'private-token': 'd', accept: 'application/json' };
-        const response = await send(`${origin.baseUrl}/hop/1/away/blob?sig=1`, { method, headers, ...(method === 'PUT' ? { body: 'bytes' } : {}) });
-        await response.arrayBuffer();
-        const arrived = other.requests.slice(seen);
-        assert.equal(arrived.length, 1);
-        const got = arrived[0]!;
-        assert.equal(got.path, '/blob?sig=1');
-        assert.equal(got.method, method);
-        assert.equal(got.headers['accept'], 'application/json', 'an allowlisted header goes along');
-        for (const [name, value] of [...credentials, ['authorization', 'a'], ['cookie', 'b'], ['proxy-authorization', 'c'], ['private-token', 'd']] as const) {
-          assert.equal(got.headers[name], undefined, `${name} reached the other origin`);
-          assert.ok(!JSON.stringify(got.headers).includes(value) || value.length < 12, `a value of ${name} reached the other origin`);
-        }
-        if (method === 'PUT') assert.equal(got.body, 'bytes', 'a 307 sends the body again');
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.tuple(headerName, secret), { minLength: 1, maxLength: 6, selector: ([name]) => name }),
+        fc.constantFrom('GET', 'PUT', 'HEAD'),
+        async (credentials, method) => {
+          const seen = other.requests.length;
+          const headers = {
+            ...Object.fromEntries(credentials),
+            authorization: 'Bearer a',
+            cookie: 's=b',
+            'proxy-authorization': 'Basic c',
+            'private-token': 'd',
+            accept: 'application/json',
+          };
+          const response = await send(`${origin.baseUrl}/hop/1/away/blob?sig=1`, { method, headers, ...(method === 'PUT' ? { body: 'bytes' } : {}) });
+          await response.arrayBuffer();
+          const arrived = other.requests.slice(seen);
+          assert.equal(arrived.length, 1);
+          const got = arrived[0]!;
+          assert.equal(got.path, '/blob?sig=1');
+          assert.equal(got.method, method);
+          assert.equal(got.headers['accept'], 'application/json', 'an allowlisted header goes along');
+          for (const [name, value] of [
+            ...credentials,
+            ['authorization', 'a'],
+            ['cookie', 'b'],
+            ['proxy-authorization', 'c'],
+            ['private-token', 'd'],
+          ] as const) {
+            assert.equal(got.headers[name], undefined, `${name} reached the other origin`);
+            assert.ok(!JSON.stringify(got.headers).includes(value) || value.length < 12, `a value of ${name} reached the other origin`);
+          }
+          if (method === 'PUT') assert.equal(got.body, 'bytes', 'a 307 sends the body again');
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -112,7 +135,11 @@ describe('redirectSafeFetch', () => {
 
   it('never follows https to plain http', async () => {
     const fake: typeof fetch = (input) =>
-      Promise.resolve(String(input).startsWith('https:') ? new Response(null, { status: 302, headers: { location: 'http://storage.example.test/blob' } }) : new Response('plain'));
+      Promise.resolve(
+        String(input).startsWith('https:')
+          ? new Response(null, { status: 302, headers: { location: 'http://storage.example.test/blob' } })
+          : new Response('plain'),
+      );
     const send = redirectSafeFetch({ client: 'registry r', crossOrigin: 'drop-credentials', fetch: fake });
     await assert.rejects(send('https://r.example.test/v2/x'), /an https request is not followed to plain http/);
   });

@@ -75,7 +75,8 @@ async function gitCredentialsFrom(env: NodeJS.ProcessEnv): Promise<GitCredential
 /** The landing queue's key and this run's attempt: the service's shared key, else one of this process's own (git/queue-auth.ts). */
 async function queueAuthFrom(env: NodeJS.ProcessEnv): Promise<QueueAuth> {
   const attemptText = env[RUNNER_ENV.attempt];
-  if (attemptText !== undefined && !/^[1-9][0-9]{0,5}$/.test(attemptText)) throw new ValidationError([{ field: RUNNER_ENV.attempt, message: 'must be a positive integer' }]);
+  if (attemptText !== undefined && !/^[1-9][0-9]{0,5}$/.test(attemptText))
+    throw new ValidationError([{ field: RUNNER_ENV.attempt, message: 'must be a positive integer' }]);
   const attempt = attemptText === undefined ? 1 : Number(attemptText);
   const key = await secretFromEnvOrFile(env, RUNNER_ENV.queueKey);
   return key === undefined ? ownQueueAuth(attempt) : { key: parseQueueKey(key, RUNNER_ENV.queueKey), shared: true, attempt };
@@ -153,7 +154,12 @@ interface ScaffoldInputs {
 }
 
 /** A scaffold's own rules: exactly one of certificate and kubeconfig (unless --wait-ready brings the kubeconfig), and the service's input rules under the runner's flag names. */
-async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeconfig: KubeConfigSource | undefined, waitReady: boolean): Promise<ScaffoldInputs> {
+async function scaffoldInputs(
+  flags: RunnerFlags,
+  env: NodeJS.ProcessEnv,
+  kubeconfig: KubeConfigSource | undefined,
+  waitReady: boolean,
+): Promise<ScaffoldInputs> {
   const { domain, region } = flags;
   if (domain === undefined || region === undefined) {
     throw new ValidationError([
@@ -172,21 +178,36 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
   const certificatePem = env[RUNNER_ENV.certificatePem] || (flags.cert ? await readSecretFile(flags.cert, '--cert') : undefined);
   // With --wait-ready the kubeconfig is there for Flux; a certificate may still be given alongside it.
   if (!waitReady && (certificatePem === undefined) === (kubeconfig === undefined)) {
-    throw new ValidationError([{ field: '--kubeconfig/--cert', message: 'give exactly one: the new cluster\'s kubeconfig (to fetch its certificate) or its sealing certificate' }]);
+    throw new ValidationError([
+      { field: '--kubeconfig/--cert', message: "give exactly one: the new cluster's kubeconfig (to fetch its certificate) or its sealing certificate" },
+    ]);
   }
   const rotateOnly = rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]);
   const rotateCredentials = flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotateOnly || false;
   const freshValues = flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues);
-  if (freshValues && rotateCredentials === false) throw new ValidationError([{ field: '--fresh-values', message: 'writes the Jobs for the credentials a rotation seals anew: give --rotate-credentials or --rotate-only' }]);
+  if (freshValues && rotateCredentials === false)
+    throw new ValidationError([
+      { field: '--fresh-values', message: 'writes the Jobs for the credentials a rotation seals anew: give --rotate-credentials or --rotate-only' },
+    ]);
   const rotateValues = flags.rotateValues === 'same' ? 'same' : 'fresh';
-  if (freshValues && rotateValues === 'same') throw new ValidationError([{ field: '--fresh-values', message: 'sets new values where the databases keep them, but --rotate-values same keeps the values: drop one of them' }]);
+  if (freshValues && rotateValues === 'same')
+    throw new ValidationError([
+      { field: '--fresh-values', message: 'sets new values where the databases keep them, but --rotate-values same keeps the values: drop one of them' },
+    ]);
   // Said here with the runner's flag names; runScaffold refuses it too.
   if (rotateCredentials !== false && rotateValues === 'same' && (kubeconfig === undefined || certificatePem !== undefined)) {
-    throw new ValidationError([{ field: '--rotate-values', message: "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for" }]);
+    throw new ValidationError([
+      {
+        field: '--rotate-values',
+        message:
+          "same needs --kubeconfig and no --cert: the cluster's Sealed Secrets controller re-encrypts the values (/v1/rotate) and serves the certificate they are sealed for",
+      },
+    ]);
   }
   const registryAuth = env[RUNNER_ENV.registryAuth] || (flags.registryAuth ? await readSecretFile(flags.registryAuth, '--registry-auth') : undefined);
   const notificationAddress =
-    env[RUNNER_ENV.notificationAddress] || (flags.notificationAddressFile ? await readSecretFile(flags.notificationAddressFile, '--notification-address-file') : undefined);
+    env[RUNNER_ENV.notificationAddress] ||
+    (flags.notificationAddressFile ? await readSecretFile(flags.notificationAddressFile, '--notification-address-file') : undefined);
   if ((flags.notificationProvider === undefined) !== (notificationAddress === undefined)) {
     throw new ValidationError([
       flags.notificationProvider === undefined
@@ -194,7 +215,10 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
         : { field: '--notification-address-file', message: `the ${flags.notificationProvider} Provider needs its webhook address` },
     ]);
   }
-  const notifications = flags.notificationProvider !== undefined && notificationAddress !== undefined ? { provider: flags.notificationProvider, address: notificationAddress } : undefined;
+  const notifications =
+    flags.notificationProvider !== undefined && notificationAddress !== undefined
+      ? { provider: flags.notificationProvider, address: notificationAddress }
+      : undefined;
   const { runInputIssues } = await import('./run-contract/run-inputs.js');
   const checked = runInputIssues(
     {
@@ -206,8 +230,17 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
     },
     RUNNER_FIELDS,
   );
-  if (checked.issues.length > 0 || checked.cluster === undefined) throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
-  return { cluster: checked.cluster, rotateCredentials, rotateValues, freshValues, ...(certificatePem ? { certificatePem } : {}), ...(registryAuth ? { registryAuth } : {}), ...(notifications ? { notifications } : {}) };
+  if (checked.issues.length > 0 || checked.cluster === undefined)
+    throw new ValidationError(checked.issues.map(({ field, message }) => ({ field: FIELD_FLAGS[field] ?? field, message })));
+  return {
+    cluster: checked.cluster,
+    rotateCredentials,
+    rotateValues,
+    freshValues,
+    ...(certificatePem ? { certificatePem } : {}),
+    ...(registryAuth ? { registryAuth } : {}),
+    ...(notifications ? { notifications } : {}),
+  };
 }
 
 /**
@@ -215,22 +248,51 @@ async function scaffoldInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, kubeco
  * only a removal deleting the data needs the kubeconfig (to wait for Flux).
  * @returns whether the removal deletes the data
  */
-async function checkFleetChangeInputs(flags: RunnerFlags, env: NodeJS.ProcessEnv, waitReady: boolean, kubeconfig: KubeConfigSource | undefined): Promise<boolean> {
+async function checkFleetChangeInputs(
+  flags: RunnerFlags,
+  env: NodeJS.ProcessEnv,
+  waitReady: boolean,
+  kubeconfig: KubeConfigSource | undefined,
+): Promise<boolean> {
   const { clusterNameSchema } = await import('./model/cluster-spec.js');
   const parsed = clusterNameSchema.safeParse(flags.cluster);
   if (!parsed.success) throw new ValidationError([{ field: '--cluster', message: parsed.error.issues[0]!.message }]);
-  if (flags.rotateCredentials === true || booleanFromEnv(env, RUNNER_ENV.rotateCredentials) || rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined) {
-    throw new ValidationError([{ field: '--rotate-credentials/--rotate-only', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} sealed credentials, it never seals them anew: rotate credentials with a scaffold run` }]);
+  if (
+    flags.rotateCredentials === true ||
+    booleanFromEnv(env, RUNNER_ENV.rotateCredentials) ||
+    rotationNames(flags.rotateOnly ?? env[RUNNER_ENV.rotateOnly]) !== undefined
+  ) {
+    throw new ValidationError([
+      {
+        field: '--rotate-credentials/--rotate-only',
+        message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} sealed credentials, it never seals them anew: rotate credentials with a scaffold run`,
+      },
+    ]);
   }
-  if (waitReady && !runActionOf(flags.action).leavesTree) throw new ValidationError([{ field: '--wait-ready', message: `a ${runActionOf(flags.action).dashboard.noun} leaves nothing of the cluster for its Flux to make Ready` }]);
-  if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues)) throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
+  if (waitReady && !runActionOf(flags.action).leavesTree)
+    throw new ValidationError([
+      { field: '--wait-ready', message: `a ${runActionOf(flags.action).dashboard.noun} leaves nothing of the cluster for its Flux to make Ready` },
+    ]);
+  if (flags.freshValues === true || booleanFromEnv(env, RUNNER_ENV.freshValues))
+    throw new ValidationError([{ field: '--fresh-values', message: 'only a rotation seals fresh values: rotate credentials with a scaffold run' }]);
   if (flags.notificationProvider !== undefined || flags.notificationAddressFile !== undefined || env[RUNNER_ENV.notificationAddress]) {
-    throw new ValidationError([{ field: '--notification-provider', message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} the cluster's notification Provider and its sealed address as they are: change them with a scaffold run` }]);
+    throw new ValidationError([
+      {
+        field: '--notification-provider',
+        message: `${flags.action === 'upgrade' ? 'an upgrade keeps' : 'a removal deletes'} the cluster's notification Provider and its sealed address as they are: change them with a scaffold run`,
+      },
+    ]);
   }
   const deleteData = flags.deleteData === true || booleanFromEnv(env, RUNNER_ENV.deleteData);
   if (deleteData && flags.action !== 'remove') throw new ValidationError([{ field: '--delete-data', message: 'only a removal deletes data' }]);
   if (deleteData && kubeconfig === undefined) {
-    throw new ValidationError([{ field: '--delete-data', message: "needs the cluster's kubeconfig (--kubeconfig): the removal may land only once the cluster's Flux has applied the lifting of the prune protection, or the data stays" }]);
+    throw new ValidationError([
+      {
+        field: '--delete-data',
+        message:
+          "needs the cluster's kubeconfig (--kubeconfig): the removal may land only once the cluster's Flux has applied the lifting of the prune protection, or the data stays",
+      },
+    ]);
   }
   return deleteData;
 }
@@ -264,7 +326,11 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       import('./workspace/commit-containment.js'),
       import('./cli/runner-delivery.js'),
     ]);
-    for (const [field, value] of [['--sealed-secrets-namespace', flags.sealedSecretsNamespace], ['--sealed-secrets-name', flags.sealedSecretsName], ['--reference', flags.reference]] as const) {
+    for (const [field, value] of [
+      ['--sealed-secrets-namespace', flags.sealedSecretsNamespace],
+      ['--sealed-secrets-name', flags.sealedSecretsName],
+      ['--reference', flags.reference],
+    ] as const) {
       const parsed = clusterNameSchema.safeParse(value);
       if (!parsed.success) throw new ValidationError([{ field, message: parsed.error.issues[0]!.message }]);
     }
@@ -282,7 +348,12 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, kubeconfig, waitReady) : undefined;
     const deleteData = scaffolding ? false : await checkFleetChangeInputs(flags, env, waitReady, kubeconfig);
     const deliverySettings = parseDeliverySettings(
-      { mode: flags.delivery, autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge), ...(flags.forge ? { forge: flags.forge } : {}), ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}) },
+      {
+        mode: flags.delivery,
+        autoMerge: flags.autoMerge === true || booleanFromEnv(env, DELIVERY_ENV.autoMerge),
+        ...(flags.forge ? { forge: flags.forge } : {}),
+        ...(flags.forgeApiUrl ? { apiUrl: flags.forgeApiUrl } : {}),
+      },
       { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' },
     );
     const { delivery, credentials } = await runnerDelivery(deliverySettings, {
@@ -326,10 +397,23 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     // Flux may apply a later commit (another run's) that contains this run's: that counts. Opened once asked for.
     let containment: ReturnType<typeof commitContainment> | undefined;
     const containsOf = () => (commit: string, other: string) => {
-      containment ??= commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
+      containment ??= commitContainment(new CliGitRemote({ logger }), {
+        repositoryUrl: flags.repoUrl,
+        branch: flags.branch,
+        signal: stop.signal,
+        ...(credentials ? { credentials } : {}),
+      });
       return containment.contains(commit, other);
     };
-    const common = { id, repositoryUrl: flags.repoUrl, branch: flags.branch, reference: flags.reference, generatorVersion: packageVersion(), ...(credentials ? { credentials } : {}), signal: stop.signal };
+    const common = {
+      id,
+      repositoryUrl: flags.repoUrl,
+      branch: flags.branch,
+      reference: flags.reference,
+      generatorVersion: packageVersion(),
+      ...(credentials ? { credentials } : {}),
+      signal: stop.signal,
+    };
     const done = scaffolding
       ? await runScaffold(
           { ...deps, ...(kubeconfig ? { certificates: new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) } : {}) },
@@ -358,10 +442,18 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
         ).finally(() => containment?.dispose());
     if (waitReady) {
       // Flux may apply a later commit (another run's) that contains this run's: that counts.
-      const containment = commitContainment(new CliGitRemote({ logger }), { repositoryUrl: flags.repoUrl, branch: flags.branch, signal: stop.signal, ...(credentials ? { credentials } : {}) });
+      const containment = commitContainment(new CliGitRemote({ logger }), {
+        repositoryUrl: flags.repoUrl,
+        branch: flags.branch,
+        signal: stop.signal,
+        ...(credentials ? { credentials } : {}),
+      });
       try {
         result = await waitForFluxReady(
-          { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), logger: logger.child({ run_id: id, cluster: flags.cluster }) },
+          {
+            readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }),
+            logger: logger.child({ run_id: id, cluster: flags.cluster }),
+          },
           { result: done, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },
         );
       } finally {
@@ -374,8 +466,15 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     result = failedResult(error, { name: flags.cluster });
     const cause = error instanceof StepError ? error.cause : error;
     // The result file keeps the contract's two outcomes (the service records cancels itself); the log says what happened.
-    logger.error({ event: 'run_finished', status: cause instanceof CancelledError ? 'cancelled' : 'failed', step: result.step, commits: result.commits }, result.message);
-    process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) ? (cause instanceof CancelledError ? EXIT_CANCELLED : exitCodeOf(cause)) : EXIT_FAILURE;
+    logger.error(
+      { event: 'run_finished', status: cause instanceof CancelledError ? 'cancelled' : 'failed', step: result.step, commits: result.commits },
+      result.message,
+    );
+    process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger))
+      ? cause instanceof CancelledError
+        ? EXIT_CANCELLED
+        : exitCodeOf(cause)
+      : EXIT_FAILURE;
     return;
   }
   // Pushed but not Ready (--wait-ready) is a failed run: the result says which Kustomizations and why.

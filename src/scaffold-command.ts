@@ -42,7 +42,7 @@ export function registerScaffoldCommand(program: Command): void {
     .option('--data-dir <dir>', 'where the local repository and key live', process.env.DATA_DIR ?? '.gitops-scaffolder')
     .option('--repo-url <url>', 'push here instead of the local repository')
     .option('--branch <branch>', 'branch', DEFAULT_BRANCH)
-    .option('--cert <pem-file>', "seal with this certificate instead of the local stand-in key")
+    .option('--cert <pem-file>', 'seal with this certificate instead of the local stand-in key')
     .option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret')
     .option('--notification-provider <type>', "where Flux's failures are sent: slack, msteams or generic (with --notification-address-file)")
     .option('--notification-address-file <file>', "a file holding the Provider's webhook URL (https://), sealed like every credential")
@@ -53,10 +53,15 @@ export function registerScaffoldCommand(program: Command): void {
       try {
         const certificatePem = flags.cert ? await readInputFile(flags.cert, '--cert') : undefined;
         const registryAuth = flags.registryAuth ? await readInputFile(flags.registryAuth, '--registry-auth') : undefined;
-        const notificationAddress = flags.notificationAddressFile ? await readInputFile(flags.notificationAddressFile, '--notification-address-file') : undefined;
+        const notificationAddress = flags.notificationAddressFile
+          ? await readInputFile(flags.notificationAddressFile, '--notification-address-file')
+          : undefined;
         const notifications =
           flags.notificationProvider !== undefined || notificationAddress !== undefined
-            ? { provider: assertNotificationProvider(flags.notificationProvider ?? '', '--notification-provider'), address: assertNotificationAddress(notificationAddress ?? '', '--notification-address-file') }
+            ? {
+                provider: assertNotificationProvider(flags.notificationProvider ?? '', '--notification-provider'),
+                address: assertNotificationAddress(notificationAddress ?? '', '--notification-address-file'),
+              }
             : undefined;
         const result = await runLocalScaffold({
           dataDir: flags.dataDir,

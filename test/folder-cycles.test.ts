@@ -56,7 +56,13 @@ describe('folders without cycles', () => {
       'errors.ts': 'export const errors = 1;\n',
       'main.ts': "import '../a/x.js';\nimport '../c/z.js';\n",
     });
-    assert.deepEqual(folderCycles(root).map((c) => c.folders), [['a', 'b', 'c']]);
-    assert.deepEqual(folderCycles(await tree({ 'a/x.ts': "import { e } from '../errors.js';\n", 'errors.ts': 'export const e = 1;\n', 'main.ts': "import './a/x.js';\n" })), []);
+    assert.deepEqual(
+      folderCycles(root).map((c) => c.folders),
+      [['a', 'b', 'c']],
+    );
+    assert.deepEqual(
+      folderCycles(await tree({ 'a/x.ts': "import { e } from '../errors.js';\n", 'errors.ts': 'export const e = 1;\n', 'main.ts': "import './a/x.js';\n" })),
+      [],
+    );
   });
 });

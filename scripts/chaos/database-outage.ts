@@ -50,7 +50,15 @@ export function databaseOutageTrial(runCount = 6, outageSeconds = 30): Trial {
           trial: this.name,
           faults: `PostgreSQL stopped ${outage.toFixed(0)} s while ${runCount} runs work (service on PostgreSQL, local executor)`,
           runs: ids.length,
-          invariants: await serviceRunInvariants({ service, serviceLogs: [service.output()], dataDir, remote: remote.path, views, privateKey: certificate.privateKey, database: dump }),
+          invariants: await serviceRunInvariants({
+            service,
+            serviceLogs: [service.output()],
+            dataDir,
+            remote: remote.path,
+            views,
+            privateKey: certificate.privateKey,
+            database: dump,
+          }),
         };
       } finally {
         await service?.kill();

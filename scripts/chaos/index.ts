@@ -45,9 +45,15 @@ for (const [key, make] of Object.entries(TRIALS)) {
     reports.push({ ...report, seconds: (performance.now() - began) / 1000 });
   } catch (error) {
     // A trial that could not run proves nothing: it counts as violated.
-    reports.push({ trial: trial.name, faults: '(did not run)', runs: 0, seconds: (performance.now() - began) / 1000, invariants: [{ name: 'trial ran', held: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) }] });
+    reports.push({
+      trial: trial.name,
+      faults: '(did not run)',
+      runs: 0,
+      seconds: (performance.now() - began) / 1000,
+      invariants: [{ name: 'trial ran', held: false, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) }],
+    });
   }
-  console.error(`chaos: ${trial.name} done in ${(reports.at(-1)!.seconds).toFixed(0)} s`);
+  console.error(`chaos: ${trial.name} done in ${reports.at(-1)!.seconds.toFixed(0)} s`);
 }
 
 console.log(formatTable(reports));

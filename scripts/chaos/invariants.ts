@@ -30,14 +30,23 @@ export function stuckRuns(runs: readonly RecordedRun[]): string[] {
 async function scaffoldCommits(bare: string, branch: string): Promise<{ sha: string; id: string; pass: string; cluster: string; parents: number }[]> {
   return (await commitsOf(bare, branch))
     .filter((c) => c.trailers['Scaffold-Id'] !== undefined)
-    .map((c) => ({ sha: c.sha, id: c.trailers['Scaffold-Id'] ?? '', pass: c.trailers['Scaffold-Pass'] ?? '', cluster: c.trailers['Scaffold-Cluster'] ?? '', parents: c.parents.length }))
+    .map((c) => ({
+      sha: c.sha,
+      id: c.trailers['Scaffold-Id'] ?? '',
+      pass: c.trailers['Scaffold-Pass'] ?? '',
+      cluster: c.trailers['Scaffold-Cluster'] ?? '',
+      parents: c.parents.length,
+    }))
     .reverse();
 }
 
 /** Linear history: no merge commit on the branch. */
 export async function nonLinearHistory(bare: string, branch: string): Promise<string[]> {
   const { stdout } = await exec('git', ['rev-list', '--min-parents=2', branch, '--'], { cwd: bare });
-  return stdout.split('\n').filter(Boolean).map((sha) => `merge commit ${sha.slice(0, 12)} on ${branch}`);
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((sha) => `merge commit ${sha.slice(0, 12)} on ${branch}`);
 }
 
 /** Every run reports exactly the commits on the branch that carry its Scaffold-Id (same passes, same SHAs, same order). */
@@ -47,7 +56,8 @@ export async function misreportedRuns(bare: string, branch: string, runs: readon
   for (const run of runs) {
     const onBranch = landed.filter((c) => c.id === run.id).map((c) => `${c.pass}@${c.sha.slice(0, 12)}`);
     const reported = run.commits.map((c) => `${c.pass}@${c.sha.slice(0, 12)}`);
-    if (onBranch.join(',') !== reported.join(',')) found.push(`${run.id} (${run.cluster}, ${run.status}) reports [${reported.join(',')}], the branch holds [${onBranch.join(',')}]`);
+    if (onBranch.join(',') !== reported.join(','))
+      found.push(`${run.id} (${run.cluster}, ${run.status}) reports [${reported.join(',')}], the branch holds [${onBranch.join(',')}]`);
   }
   return found;
 }
@@ -102,7 +112,8 @@ export async function interleavedAttempts(bare: string, branch: string, runs: re
       const previous = list[i - 1];
       if (previous !== undefined && previous.id !== current.id) {
         closed.add(previous.id);
-        if (current.attempt < previous.attempt) found.push(`${cluster}: attempt ${current.attempt} (${current.id}) landed ${current.sha.slice(0, 12)} after attempt ${previous.attempt}`);
+        if (current.attempt < previous.attempt)
+          found.push(`${cluster}: attempt ${current.attempt} (${current.id}) landed ${current.sha.slice(0, 12)} after attempt ${previous.attempt}`);
       }
       if (closed.has(current.id)) found.push(`${cluster}: ${current.id} landed ${current.sha.slice(0, 12)} after another attempt's commit`);
     }
@@ -117,6 +128,10 @@ export function needlesIn(text: string, needles: readonly string[], where: strin
 
 /** The content of every object in the bare repository, unreachable ones included (loose and packed). */
 export async function allGitObjects(bare: string): Promise<string> {
-  const { stdout } = await exec('git', ['cat-file', '--batch-all-objects', '--unordered', '--batch'], { cwd: bare, maxBuffer: 1024 * 1024 * 1024, encoding: 'latin1' });
+  const { stdout } = await exec('git', ['cat-file', '--batch-all-objects', '--unordered', '--batch'], {
+    cwd: bare,
+    maxBuffer: 1024 * 1024 * 1024,
+    encoding: 'latin1',
+  });
   return Buffer.from(stdout, 'latin1').toString('utf8');
 }

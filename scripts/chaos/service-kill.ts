@@ -26,9 +26,12 @@ async function sqlDump(url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = await client.query<{ name: string }>(`SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`);
+    const tables = await client.query<{ name: string }>(
+      `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`,
+    );
     let text = '';
-    for (const { name } of tables.rows) text += (await client.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${name} t`)).rows.map((r) => r.row).join('\n');
+    for (const { name } of tables.rows)
+      text += (await client.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${name} t`)).rows.map((r) => r.row).join('\n');
     return text;
   } finally {
     await client.end();

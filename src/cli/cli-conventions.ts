@@ -62,7 +62,10 @@ export function unknownFlagError(program: Command, args: readonly string[]): str
     if (!arg.startsWith('--')) continue;
     const flag = arg.split('=')[0]!;
     if (known.has(flag)) continue;
-    const suggestion = closestName(flag.slice(2), [...known].map((k) => k.slice(2)));
+    const suggestion = closestName(
+      flag.slice(2),
+      [...known].map((k) => k.slice(2)),
+    );
     // Never echo a value given with the flag (`--token=…`): it may be a secret.
     return `error: unknown option '${flag}'${suggestion === undefined ? '' : `\n(Did you mean --${suggestion}?)`}\n(run '${commandPath(command)} --help' for usage)`;
   }

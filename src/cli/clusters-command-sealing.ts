@@ -25,10 +25,23 @@ export interface ClusterSealingFlags {
 /** One SealedSecret a line: state, namespace/name, recorded fingerprint, file. */
 function table(sealing: SealingView): string {
   const row = (state: string, s: SealedSecretView) => [state, `${s.namespace}/${s.name}`, s.sealed_with ?? '-', s.path];
-  const rows = [['STATE', 'SEALEDSECRET', 'SEALED WITH', 'PATH'], ...sealing.stale.map((s) => row('stale', s)), ...sealing.unknown.map((s) => row('unknown', s))];
+  const rows = [
+    ['STATE', 'SEALEDSECRET', 'SEALED WITH', 'PATH'],
+    ...sealing.stale.map((s) => row('stale', s)),
+    ...sealing.unknown.map((s) => row('unknown', s)),
+  ];
   if (rows.length === 1) return '';
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** The summary for stderr: what was compared and what to do about it. */
@@ -40,7 +53,10 @@ function summary(name: string, repo: string, cert: string | undefined, sealing: 
     lines.push(
       `  compared with ${sealing.controller_certificate.fingerprint} (valid until ${sealing.controller_certificate.not_after}): ${sealing.stale.length} sealed with another certificate, ${sealing.unknown.length} recording none, ${sealing.current_count ?? 0} current`,
     );
-    if (sealing.stale.length > 0) lines.push(`  reseal them: generate-gitops-env rotate --repo ${repo} --cluster ${name} --cert ${cert ?? 'FILE'} --recovery-private-key OLD-KEY.pem (same values; or --fresh-values)`);
+    if (sealing.stale.length > 0)
+      lines.push(
+        `  reseal them: generate-gitops-env rotate --repo ${repo} --cluster ${name} --cert ${cert ?? 'FILE'} --recovery-private-key OLD-KEY.pem (same values; or --fresh-values)`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -55,7 +71,11 @@ export async function printClusterSealing(dir: string, flags: ClusterSealingFlag
   const { clusters, platformCommit } = await listWorkTreeClusters(dir, flags.reference);
   const entry = clusters.find((c) => c.name === flags.cluster);
   if (entry === undefined) throw new NotFoundError(`clusters/${flags.cluster} does not exist in ${flags.repo}`);
-  const sealing = sealingView(await readClusterSealedSecrets(new FsRepoReader(dir), entry.name), certificate, "no --cert given: pass the certificate the cluster's controller serves now (kubeseal --fetch-cert) to name the stale ones");
+  const sealing = sealingView(
+    await readClusterSealedSecrets(new FsRepoReader(dir), entry.name),
+    certificate,
+    "no --cert given: pass the certificate the cluster's controller serves now (kubeseal --fetch-cert) to name the stale ones",
+  );
   const view = { ...clusterView(entry, platformCommit), sealing };
   process.stderr.write(summary(entry.name, flags.repo, flags.cert, sealing));
   if (flags.output === 'json') process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);

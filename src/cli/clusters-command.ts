@@ -31,7 +31,16 @@ function table(views: readonly ClusterView[]): string {
     ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** Registers `clusters --repo DIR [--cluster NAME [--cert FILE]] [-o table|json|yaml|resourceset]`. */
@@ -42,10 +51,14 @@ export function registerClustersCommand(cli: Command): void {
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .option('--reference <name>', 'the reference environment', REFERENCE_ENVIRONMENT)
     .option('--cluster <name>', 'show this cluster only, with its SealedSecrets')
-    .option('--cert <pem-file>', "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one")
+    .option(
+      '--cert <pem-file>',
+      "with --cluster: the certificate the cluster's Sealed Secrets controller serves now; names the SealedSecrets sealed with another one",
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('table'))
     .action(async (opts: { repo: string; reference: string; cluster?: string; cert?: string; output: (typeof OUTPUTS)[number] }) => {
-      if (opts.cert !== undefined && opts.cluster === undefined) throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
+      if (opts.cert !== undefined && opts.cluster === undefined)
+        throw new ValidationError([{ field: '--cert', message: 'needs --cluster NAME: a certificate belongs to one cluster' }]);
       const dir = await existingDirectory(opts.repo);
       if (opts.cluster !== undefined) {
         if (opts.output === 'resourceset') throw new ValidationError([{ field: '--output', message: 'resourceset lists the fleet: leave out --cluster' }]);

@@ -14,7 +14,7 @@ export function formatResourceSetInputs(views: readonly ClusterView[]): string {
   const inputs = resourceSetInputs(views);
   return [
     '# ResourceSet inputs (fluxcd.controlplane.io/v1 ResourceSet spec.inputs), one per generated cluster:',
-    '# use them as << inputs.name >>, << inputs.domain >>, … in the ResourceSet\'s resourcesTemplate.',
+    "# use them as << inputs.name >>, << inputs.domain >>, … in the ResourceSet's resourcesTemplate.",
     stringify(inputs, { lineWidth: 0 }),
   ].join('\n');
 }

@@ -40,19 +40,29 @@ function flagsOf(command: Command): FlagSpec[] {
 function specOf(program: Command): { name: string; root: FlagSpec[]; commands: CommandSpec[] } {
   const commands = program.commands
     .filter((c) => c.name() !== 'help')
-    .map((c) => ({ name: c.name(), description: c.description(), flags: [...flagsOf(c), { long: '--help', short: '-h', description: 'display help for command', takesValue: false, choices: [] }] }));
+    .map((c) => ({
+      name: c.name(),
+      description: c.description(),
+      flags: [...flagsOf(c), { long: '--help', short: '-h', description: 'display help for command', takesValue: false, choices: [] }],
+    }));
   return { name: program.name(), root: flagsOf(program), commands };
 }
 
 /** One line, without characters that would end a quoted word in any of the shells. */
-const plain = (text: string) => text.replace(/\s+/g, ' ').replace(/['"`$\\[\]:]/g, '').trim();
+const plain = (text: string) =>
+  text
+    .replace(/\s+/g, ' ')
+    .replace(/['"`$\\[\]:]/g, '')
+    .trim();
 const identifier = (name: string) => `_${name.replace(/[^a-zA-Z0-9]/g, '_')}`;
 
 function bash(spec: ReturnType<typeof specOf>): string {
   const fn = identifier(spec.name);
   const cases = spec.commands.map((c) => {
     const valued = c.flags.filter((f) => f.takesValue);
-    const choices = valued.filter((f) => f.choices.length > 0).map((f) => `        ${f.long}${f.short ? `|${f.short}` : ''}) COMPREPLY=( $(compgen -W "${f.choices.join(' ')}" -- "$cur") ); return ;;`);
+    const choices = valued
+      .filter((f) => f.choices.length > 0)
+      .map((f) => `        ${f.long}${f.short ? `|${f.short}` : ''}) COMPREPLY=( $(compgen -W "${f.choices.join(' ')}" -- "$cur") ); return ;;`);
     // A flag that takes a free value (a file, a name): complete file names.
     const free = valued.filter((f) => f.choices.length === 0).flatMap((f) => [f.long, ...(f.short ? [f.short] : [])]);
     return [
@@ -112,7 +122,9 @@ function fish(spec: ReturnType<typeof specOf>): string {
   for (const c of spec.commands) {
     for (const f of c.flags) {
       const value = !f.takesValue ? '' : f.choices.length > 0 ? ` -x -a '${f.choices.join(' ')}'` : ' -r -F';
-      lines.push(`${c0} -n '__fish_seen_subcommand_from ${c.name}' -l ${f.long.slice(2)}${f.short ? ` -s ${f.short.slice(1)}` : ''}${value} -d '${plain(f.description)}'`);
+      lines.push(
+        `${c0} -n '__fish_seen_subcommand_from ${c.name}' -l ${f.long.slice(2)}${f.short ? ` -s ${f.short.slice(1)}` : ''}${value} -d '${plain(f.description)}'`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

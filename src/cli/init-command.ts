@@ -34,7 +34,9 @@ export function registerInitCommand(program: Command): void {
       }
       const sha = await initPlatformRepository(target, platformDir(opts.platform));
       say(`Initialized ${target} with the ${opts.platform} reference platform (commit ${sha.slice(0, 12)}).`);
-      say(`Next: generate-gitops-env render --repo ${dir} --cluster NAME --domain DOMAIN --region REGION${opts.platform === 'default' ? '' : ' [--role ROLE --infra-provider PROVIDER --dns-provider PROVIDER]'}`);
+      say(
+        `Next: generate-gitops-env render --repo ${dir} --cluster NAME --domain DOMAIN --region REGION${opts.platform === 'default' ? '' : ' [--role ROLE --infra-provider PROVIDER --dns-provider PROVIDER]'}`,
+      );
       process.stdout.write(`${sha}\n`);
     });
 }

@@ -23,12 +23,15 @@ async function printDryRun(dir: string, options: RenderWorkTreeOptions): Promise
   for (const file of files) {
     const diff = unifiedDiff(file.path, file.change === 'added' ? undefined : (file.previousContent ?? file.content), file.content);
     for (const line of diff.split('\n').slice(0, -1)) {
-      const code = line.startsWith('+++') || line.startsWith('---') ? 1 : line.startsWith('+') ? 32 : line.startsWith('-') ? 31 : line.startsWith('@@') ? 36 : 0;
+      const code =
+        line.startsWith('+++') || line.startsWith('---') ? 1 : line.startsWith('+') ? 32 : line.startsWith('-') ? 31 : line.startsWith('@@') ? 36 : 0;
       process.stdout.write(`${code === 0 ? line : paint(color, code, line)}\n`);
     }
   }
   const count = (change: string) => files.filter((f) => f.change === change).length;
-  say(`  dry run, nothing written: ${count('added')} added, ${count('modified')} modified, ${count('removed')} removed, ${count('unchanged')} unchanged under ${result.gitopsPath}/`);
+  say(
+    `  dry run, nothing written: ${count('added')} added, ${count('modified')} modified, ${count('removed')} removed, ${count('unchanged')} unchanged under ${result.gitopsPath}/`,
+  );
 }
 
 /** The flags of `render`. */
@@ -68,17 +71,30 @@ function describeLayer(layer: RenderedLayer, gitopsPath: string): string {
 export function registerRenderCommand(program: Command): void {
   program
     .command('render')
-    .description("Write clusters/NAME/ into the work tree DIR from the reference environment.")
+    .description('Write clusters/NAME/ into the work tree DIR from the reference environment.')
     .requiredOption('--repo <dir>', 'work tree of the platform repository')
     .requiredOption('--cluster <name>', 'cluster name (a DNS-1123 label)')
     .requiredOption('--domain <domain>', "the cluster's DNS domain")
     .requiredOption('--region <region>', "the cluster's region, e.g. eu-west-1")
     .option('--reference <name>', 'reference environment to use as the template', REFERENCE_ENVIRONMENT)
-    .addOption(new Option('--pass <pass>', 'infrastructure: only the layers without dependsOn, nothing sealed; all: everything').choices(['infrastructure', 'all']).default('all'))
+    .addOption(
+      new Option('--pass <pass>', 'infrastructure: only the layers without dependsOn, nothing sealed; all: everything')
+        .choices(['infrastructure', 'all'])
+        .default('all'),
+    )
     .option('--cert <pem-file>', "the cluster's Sealed Secrets certificate (needed by --pass all)")
-    .option('--registry-auth <dockerconfigjson-file>', 'the registry pull secret (a .dockerconfigjson), sealed exactly as given; without it none is written and images are pulled anonymously')
-    .option('--notification-provider <type>', `where Flux's failures are sent: ${NOTIFICATION_PROVIDERS.join(', ')} (a Provider and an Alert on every Kustomization and HelmRelease for error events); kept on re-renders`)
-    .option('--notification-address-file <file>', "a file holding the Provider's webhook URL (https://), sealed like every credential, never written in plain text")
+    .option(
+      '--registry-auth <dockerconfigjson-file>',
+      'the registry pull secret (a .dockerconfigjson), sealed exactly as given; without it none is written and images are pulled anonymously',
+    )
+    .option(
+      '--notification-provider <type>',
+      `where Flux's failures are sent: ${NOTIFICATION_PROVIDERS.join(', ')} (a Provider and an Alert on every Kustomization and HelmRelease for error events); kept on re-renders`,
+    )
+    .option(
+      '--notification-address-file <file>',
+      "a file holding the Provider's webhook URL (https://), sealed like every credential, never written in plain text",
+    )
     .option('--rotate-credentials', 'seal fresh credentials even where sealed ones exist', false)
     .option('--role <role>', "the cluster's role, when the platform's layer catalog selects by it (e.g. tooling, env)")
     .option('--infra-provider <provider>', 'where the cluster runs, when the catalog selects by it (e.g. proxmox, aws, gcp)')
@@ -98,19 +114,35 @@ export function registerRenderCommand(program: Command): void {
         ...(opts.role !== undefined ? { role: opts.role } : {}),
         ...(opts.infraProvider !== undefined ? { infra_provider: opts.infraProvider } : {}),
         ...(opts.dnsProvider !== undefined ? { dns_provider: opts.dnsProvider } : {}),
-        ...(opts.enableLayers !== undefined ? { enable_layers: opts.enableLayers.split(',').map((n) => n.trim()).filter((n) => n !== '') } : {}),
+        ...(opts.enableLayers !== undefined
+          ? {
+              enable_layers: opts.enableLayers
+                .split(',')
+                .map((n) => n.trim())
+                .filter((n) => n !== ''),
+            }
+          : {}),
       });
       const reference = parseReferenceName(opts.reference);
       const dir = await existingDirectory(opts.repo);
       if (opts.pass === 'all' && !opts.cert) {
-        throw new ValidationError([{ field: '--cert', message: '--pass all seals credentials and needs the cluster\'s certificate (--cert PEM_FILE); use --pass infrastructure for the first pass' }]);
+        throw new ValidationError([
+          {
+            field: '--cert',
+            message: "--pass all seals credentials and needs the cluster's certificate (--cert PEM_FILE); use --pass infrastructure for the first pass",
+          },
+        ]);
       }
       if ((opts.syncUrl !== undefined || opts.syncRef !== undefined || opts.syncSecret !== undefined) && opts.fluxInstance !== true) {
-        throw new ValidationError([{ field: '--sync-url', message: '--sync-url, --sync-ref and --sync-secret configure the FluxInstance: add --flux-instance' }]);
+        throw new ValidationError([
+          { field: '--sync-url', message: '--sync-url, --sync-ref and --sync-secret configure the FluxInstance: add --flux-instance' },
+        ]);
       }
       if (opts.notificationProvider !== undefined) assertNotificationProvider(opts.notificationProvider, '--notification-provider');
       const notificationAddress =
-        opts.notificationAddressFile !== undefined ? assertNotificationAddress(await readInputFile(opts.notificationAddressFile, '--notification-address-file'), '--notification-address-file') : undefined;
+        opts.notificationAddressFile !== undefined
+          ? assertNotificationAddress(await readInputFile(opts.notificationAddressFile, '--notification-address-file'), '--notification-address-file')
+          : undefined;
       const certificate = opts.cert ? await readCertificate(opts.cert) : undefined;
       const registryAuth = opts.registryAuth ? await readInputFile(opts.registryAuth, '--registry-auth') : undefined;
       say(`Rendering ${opts.cluster} (${opts.domain}, ${opts.region}) from clusters/${opts.reference}, pass ${opts.pass}…`);
@@ -139,11 +171,16 @@ export function registerRenderCommand(program: Command): void {
       if (attributes.length > 0) say(`  attributes: ${attributes.join(', ')}${result.attributes.self_hosted ? ' (self-hosted)' : ''}`);
       say(`  layers: ${result.layers.map((l) => describeLayer(l, result.gitopsPath)).join(', ')}`);
       if (result.skippedLayers.length > 0) say(`  not for this cluster: ${result.skippedLayers.join(', ')}`);
-      if (result.fluxInstance) say(`  Flux managed by the Flux Operator: ${result.gitopsPath}/flux/flux-instance.yaml (apply it once after installing the operator)`);
+      if (result.fluxInstance)
+        say(`  Flux managed by the Flux Operator: ${result.gitopsPath}/flux/flux-instance.yaml (apply it once after installing the operator)`);
       if (result.fluxSync !== undefined) say(`  ${fluxSyncNote(result.fluxSync)}`);
-      say(`  ${result.tree.size} files under ${result.gitopsPath}/: ${changes.written.length} written, ${changes.unchanged.length} unchanged, ${changes.removed.length} removed`);
+      say(
+        `  ${result.tree.size} files under ${result.gitopsPath}/: ${changes.written.length} written, ${changes.unchanged.length} unchanged, ${changes.removed.length} removed`,
+      );
       if (result.foreignRoots.length > 0) {
-        say(`  kept as they are and listed in ${result.gitopsPath}/kustomization.yaml: ${result.foreignRoots.map((d) => `${d}/`).join(', ')} (not generated, e.g. by flux bootstrap)`);
+        say(
+          `  kept as they are and listed in ${result.gitopsPath}/kustomization.yaml: ${result.foreignRoots.map((d) => `${d}/`).join(', ')} (not generated, e.g. by flux bootstrap)`,
+        );
       }
       for (const c of result.credentials) {
         say(
@@ -155,7 +192,9 @@ export function registerRenderCommand(program: Command): void {
         );
       }
       if (result.notifications !== undefined) {
-        say(`  failure notifications: ${result.notifications.provider} Provider and Alert ${result.notifications.name} (${result.gitopsPath}/${NOTIFICATION_FILE}), error events of every Kustomization and HelmRelease`);
+        say(
+          `  failure notifications: ${result.notifications.provider} Provider and Alert ${result.notifications.name} (${result.gitopsPath}/${NOTIFICATION_FILE}), error events of every Kustomization and HelmRelease`,
+        );
       }
       say(
         result.pass === 'infrastructure'

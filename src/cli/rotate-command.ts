@@ -33,12 +33,15 @@ interface RotateFlags {
 /** Same values (the old keys given) or fresh ones (asked for); never both, never a silent choice. */
 async function valuesOf(opts: RotateFlags): Promise<RotationValues | undefined> {
   if (opts.freshValues === true && opts.recoveryPrivateKey !== undefined) {
-    throw new ValidationError([{ field: 'fresh-values', message: 'either keep the values (--recovery-private-key) or seal fresh ones (--fresh-values), not both' }]);
+    throw new ValidationError([
+      { field: 'fresh-values', message: 'either keep the values (--recovery-private-key) or seal fresh ones (--fresh-values), not both' },
+    ]);
   }
   if (opts.freshValues === true) return { fresh: { random: (size) => randomBytes(size) } };
   if (opts.recoveryPrivateKey === undefined) return undefined;
   const privateKeys = [];
-  for (const file of opts.recoveryPrivateKey) privateKeys.push(...parseRecoveryKeys(await readInputFile(file, '--recovery-private-key'), '--recovery-private-key'));
+  for (const file of opts.recoveryPrivateKey)
+    privateKeys.push(...parseRecoveryKeys(await readInputFile(file, '--recovery-private-key'), '--recovery-private-key'));
   return { keep: { privateKeys } };
 }
 
@@ -53,7 +56,10 @@ export function registerRotateCommand(cli: Command): void {
     .requiredOption('--cluster <name>', 'a cluster rendered by this generator (clusters/NAME/provenance.yaml)')
     .requiredOption('--cert <pem-file>', "the certificate the cluster's Sealed Secrets controller serves now")
     .option('--credential <name...>', 'rotate these credentials (name or namespace/name from scaffold.yaml), whatever they were sealed with')
-    .option('--recovery-private-key <file...>', "the controller's old private key(s), PEM or its key backup (kubectl get secret -l sealedsecrets.bitnami.com/sealed-secrets-key -o yaml): re-encrypt the same values")
+    .option(
+      '--recovery-private-key <file...>',
+      "the controller's old private key(s), PEM or its key backup (kubectl get secret -l sealedsecrets.bitnami.com/sealed-secrets-key -o yaml): re-encrypt the same values",
+    )
     .option('--fresh-values', 'seal new values instead, and write the Jobs that set them where the databases keep them')
     .option('--dry-run', 'list what would be rotated; write nothing')
     .action(async (opts: RotateFlags) => {
@@ -83,7 +89,10 @@ export function registerRotateCommand(cli: Command): void {
       }
       if (opts.dryRun !== true) await writeTree(dir, plan.files);
       const verb = opts.dryRun ? 'would reseal' : 'resealed';
-      for (const c of plan.rotated) say(`  ${verb} ${c.namespace}/${c.name} ${c.values === 'same' ? 'with the same values' : values === undefined ? '(choose: same values or --fresh-values)' : 'with fresh values'} (${plan.gitopsPath}/${c.file})`);
+      for (const c of plan.rotated)
+        say(
+          `  ${verb} ${c.namespace}/${c.name} ${c.values === 'same' ? 'with the same values' : values === undefined ? '(choose: same values or --fresh-values)' : 'with fresh values'} (${plan.gitopsPath}/${c.file})`,
+        );
       for (const s of plan.remaining) {
         const why = plan.suppliedRemaining.includes(`${s.namespace}/${s.name}`)
           ? 'supplied by the caller, not generated: only --recovery-private-key re-encrypts it'

@@ -33,7 +33,14 @@ describe('runnerDelivery with a GitHub App', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'runner-delivery-'));
-    double = await startForgeDouble({ forge: 'github', repoDir: dir, owner: 'acme', repo: 'platform-gitops', token: INSTALLATION_TOKEN, githubApp: { appId: '123456', installationId: '7890123', publicKey } });
+    double = await startForgeDouble({
+      forge: 'github',
+      repoDir: dir,
+      owner: 'acme',
+      repo: 'platform-gitops',
+      token: INSTALLATION_TOKEN,
+      githubApp: { appId: '123456', installationId: '7890123', publicKey },
+    });
   });
   after(async () => {
     await double.stop();
@@ -49,20 +56,26 @@ describe('runnerDelivery with a GitHub App', () => {
     return { ...made, logger };
   }
 
-  it('reads the App from the local runner\'s environment and pushes with the installation token it mints', async () => {
+  it("reads the App from the local runner's environment and pushes with the installation token it mints", async () => {
     const from = double.calls.length;
     const { delivery, credentials, logger } = await deliveryWith(secretEnvOf(SECRETS));
     assert.equal(delivery.mode, 'pull_request');
     assert.deepEqual(credentials, { kind: 'token', token: INSTALLATION_TOKEN, username: 'x-access-token' });
-    assert.deepEqual(double.calls.slice(from).map((c) => `${c.method} ${c.path} ${c.status}`), ['POST /app/installations/7890123/access_tokens 201']);
+    assert.deepEqual(
+      double.calls.slice(from).map((c) => `${c.method} ${c.path} ${c.status}`),
+      ['POST /app/installations/7890123/access_tokens 201'],
+    );
     assert.ok(!logger.text().includes('PRIVATE KEY') && !logger.text().includes(INSTALLATION_TOKEN), 'neither the key nor the token is logged');
   });
 
-  it('reads the App from the files of the Job\'s Secret, as the Kubernetes executor mounts them', async () => {
+  it("reads the App from the files of the Job's Secret, as the Kubernetes executor mounts them", async () => {
     const mount = await mkdtemp(join(dir, 'secrets-'));
     for (const [key, value] of Object.entries(secretDataOf(SECRETS))) await writeFile(join(mount, key), Buffer.from(value, 'base64'), { mode: 0o400 });
     const env = secretFileEnvOf(mount, new Set(Object.keys(secretDataOf(SECRETS))));
-    assert.ok(Object.values(env).every((value) => value.startsWith(mount)), 'the environment names files only');
+    assert.ok(
+      Object.values(env).every((value) => value.startsWith(mount)),
+      'the environment names files only',
+    );
     const { credentials } = await deliveryWith(env);
     assert.deepEqual(credentials, { kind: 'token', token: INSTALLATION_TOKEN, username: 'x-access-token' });
   });

@@ -35,20 +35,39 @@ export interface RunnerDeliveryOptions {
  * The runner's delivery, and the credentials git pushes with: with a GitHub
  * App, an installation token minted here (valid one hour) replaces them.
  */
-export async function runnerDelivery(settings: DeliverySettings, options: RunnerDeliveryOptions): Promise<{ delivery: PassDelivery; credentials: GitCredentials | undefined }> {
-  const app = settings.forge !== undefined && forgeDescriptor(settings.forge).acceptsGithubApp ? await githubAppAuth(options.readSecret, GITHUB_APP_ENV) : undefined;
+export async function runnerDelivery(
+  settings: DeliverySettings,
+  options: RunnerDeliveryOptions,
+): Promise<{ delivery: PassDelivery; credentials: GitCredentials | undefined }> {
+  const app =
+    settings.forge !== undefined && forgeDescriptor(settings.forge).acceptsGithubApp ? await githubAppAuth(options.readSecret, GITHUB_APP_ENV) : undefined;
   if (settings.mode === 'push' && !app) return { delivery: pushDelivery, credentials: options.credentials };
-  const token = options.credentials?.kind === 'token' ? options.credentials.token : options.credentials?.kind === 'basic' ? options.credentials.password : undefined;
+  const token =
+    options.credentials?.kind === 'token' ? options.credentials.token : options.credentials?.kind === 'basic' ? options.credentials.password : undefined;
   const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);
   if (!auth || !settings.forge) {
-    throw new ValidationError([{ field: 'delivery', message: 'pull_request needs a forge token (SCAFFOLD_GIT_TOKEN, also used to push) or a GitHub App (SCAFFOLD_GITHUB_APP_*)' }]);
+    throw new ValidationError([
+      { field: 'delivery', message: 'pull_request needs a forge token (SCAFFOLD_GIT_TOKEN, also used to push) or a GitHub App (SCAFFOLD_GITHUB_APP_*)' },
+    ]);
   }
-  const forge = createForgeClient({ forge: settings.forge, repositoryUrl: options.repositoryUrl, auth, logger: options.logger, ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}) });
+  const forge = createForgeClient({
+    forge: settings.forge,
+    repositoryUrl: options.repositoryUrl,
+    auth,
+    logger: options.logger,
+    ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+  });
   let credentials = options.credentials;
-  if (app && forge instanceof GitHubForge && credentials?.kind !== 'ssh') credentials = { kind: 'token', token: await forge.gitToken(), username: 'x-access-token' };
+  if (app && forge instanceof GitHubForge && credentials?.kind !== 'ssh')
+    credentials = { kind: 'token', token: await forge.gitToken(), username: 'x-access-token' };
   const delivery =
     settings.mode === 'push'
       ? pushDelivery
-      : new PullRequestDelivery({ forge, autoMerge: settings.autoMerge ?? false, logger: options.logger, ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}) });
+      : new PullRequestDelivery({
+          forge,
+          autoMerge: settings.autoMerge ?? false,
+          logger: options.logger,
+          ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+        });
   return { delivery, credentials };
 }

@@ -38,7 +38,13 @@ export function registerVerifyCommand(program: Command): void {
         for (const note of report.notes) say(`note: ${note}`);
         say(`==> ${report.summary}`);
       } else {
-        const data = { ok: report.findings.length === 0, findings: report.findings, notes: report.notes, kustomizationsChecked: report.kustomizationsChecked, summary: report.summary };
+        const data = {
+          ok: report.findings.length === 0,
+          findings: report.findings,
+          notes: report.notes,
+          kustomizationsChecked: report.kustomizationsChecked,
+          summary: report.summary,
+        };
         process.stdout.write(formatData(data, opts.output));
       }
       process.exitCode = report.findings.length > 0 ? EXIT_FAILURE : EXIT_OK;

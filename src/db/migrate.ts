@@ -38,7 +38,19 @@ export interface Migration {
  * (see `migrations/0001-init.ts`) so they are part of the compiled output
  * wherever it runs from.
  */
-export const MIGRATIONS: readonly Migration[] = [initMigration, clusterAttributesMigration, deliveryMigration, rolloutsMigration, reviewRequestsMigration, rolloutDeliveryMigration, runActionMigration, clusterKeyMigration, localRunQueueMigration, runFailureMigration, runActionByRegistryMigration];
+export const MIGRATIONS: readonly Migration[] = [
+  initMigration,
+  clusterAttributesMigration,
+  deliveryMigration,
+  rolloutsMigration,
+  reviewRequestsMigration,
+  rolloutDeliveryMigration,
+  runActionMigration,
+  clusterKeyMigration,
+  localRunQueueMigration,
+  runFailureMigration,
+  runActionByRegistryMigration,
+];
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {
@@ -95,11 +107,7 @@ export async function migrate(client: SqlClient, options: MigrateOptions = {}): 
       const { rowCount } = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
       if (rowCount > 0) return false; // another replica got here first
       for (const statement of migration.statements) await tx.query(statement);
-      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-        migration.version,
-        migration.name,
-        checksumOf(migration),
-      ]);
+      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, checksumOf(migration)]);
       return true;
     });
     if (ran) {

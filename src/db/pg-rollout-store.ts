@@ -93,17 +93,17 @@ export class PgRolloutStore implements RolloutStore {
 
 function rolloutOf(row: RolloutRow): Rollout {
   return {
-      id: row.id,
-      repositoryUrl: row.repository_url,
-      branch: row.branch,
-      requestedBy: row.requested_by,
-      waveSize: row.wave_size,
-      waves: row.waves,
-      clusters: row.clusters,
-      state: row.state,
-      ...(row.failure !== null ? { failure: row.failure } : {}),
-      ...(row.delivery !== null ? { delivery: row.delivery } : {}),
-      createdAt: dateOf(row.created_at),
+    id: row.id,
+    repositoryUrl: row.repository_url,
+    branch: row.branch,
+    requestedBy: row.requested_by,
+    waveSize: row.wave_size,
+    waves: row.waves,
+    clusters: row.clusters,
+    state: row.state,
+    ...(row.failure !== null ? { failure: row.failure } : {}),
+    ...(row.delivery !== null ? { delivery: row.delivery } : {}),
+    createdAt: dateOf(row.created_at),
     ...(row.finished_at !== null ? { finishedAt: dateOf(row.finished_at) } : {}),
   };
 }

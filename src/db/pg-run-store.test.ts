@@ -80,10 +80,13 @@ describe('PgRunStore on a PGlite data directory', () => {
       await assert.rejects(second.create(newRun({ cluster: run.cluster.name })), ConflictError);
       // Numbering continues where it stopped.
       await second.appendLogs(run.id, [{ time: new Date(), line: 'after reopen' }]);
-      assert.deepEqual((await second.readLogs(run.id)).map((l) => [l.seq, l.line]), [
-        [1, 'before reopen'],
-        [2, 'after reopen'],
-      ]);
+      assert.deepEqual(
+        (await second.readLogs(run.id)).map((l) => [l.seq, l.line]),
+        [
+          [1, 'before reopen'],
+          [2, 'after reopen'],
+        ],
+      );
     } finally {
       await second.close();
     }
@@ -120,7 +123,10 @@ describe('PgRunStore specifics', () => {
       { time: new Date(), line: 'nul\u0000byte' },
       { time: new Date(), line: 'lone \uD800 surrogate, pair \uD83D\uDE00 kept' },
     ]);
-    assert.deepEqual((await store.readLogs(run.id)).map((l) => l.line), ['nul\uFFFDbyte', 'lone \uFFFD surrogate, pair \uD83D\uDE00 kept']);
+    assert.deepEqual(
+      (await store.readLogs(run.id)).map((l) => l.line),
+      ['nul\uFFFDbyte', 'lone \uFFFD surrogate, pair \uD83D\uDE00 kept'],
+    );
   });
 
   it('reports a closed store as unavailable', async () => {
@@ -133,14 +139,11 @@ describe('PgRunStore specifics', () => {
 
   it('reports an unreachable server as unavailable, without the connection string', async () => {
     const port = await closedPort();
-    await assert.rejects(
-      PgRunStore.open({ databaseUrl: `postgres://scaffolder:hunter2@127.0.0.1:${port}/runs` }),
-      (error: unknown) => {
-        assert.ok(error instanceof UnavailableError, `expected UnavailableError, got ${String(error)}`);
-        assert.doesNotMatch(error.message, /hunter2|scaffolder@/);
-        return true;
-      },
-    );
+    await assert.rejects(PgRunStore.open({ databaseUrl: `postgres://scaffolder:hunter2@127.0.0.1:${port}/runs` }), (error: unknown) => {
+      assert.ok(error instanceof UnavailableError, `expected UnavailableError, got ${String(error)}`);
+      assert.doesNotMatch(error.message, /hunter2|scaffolder@/);
+      return true;
+    });
   });
 
   /** The URL of a fresh schema on the real server, selected through the startup options. */
@@ -156,10 +159,16 @@ describe('PgRunStore specifics', () => {
   describe('migrate', () => {
     it('applies every migration once, recording it', async () => {
       const client = await freshPgliteSchema();
-      assert.deepEqual(await migrate(client), MIGRATIONS.map((m) => m.version));
+      assert.deepEqual(
+        await migrate(client),
+        MIGRATIONS.map((m) => m.version),
+      );
       assert.deepEqual(await migrate(client), []);
       const { rows } = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
-      assert.deepEqual(rows, MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+      assert.deepEqual(
+        rows,
+        MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+      );
     });
 
     it('lets replicas that start together migrate without racing', async () => {
@@ -169,7 +178,10 @@ describe('PgRunStore specifics', () => {
       try {
         const applied = await Promise.all(clients.map((c) => migrate(c)));
         // Each migration ran on exactly one replica.
-        assert.deepEqual(applied.flat().sort((a, b) => a - b), MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(
+          applied.flat().sort((a, b) => a - b),
+          MIGRATIONS.map((m) => m.version),
+        );
         const { rows } = await clients[0]!.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
         assert.equal(rows[0]?.n, MIGRATIONS.length);
       } finally {
@@ -183,7 +195,10 @@ describe('PgRunStore specifics', () => {
       const broken: Migration = { version: next, name: 'broken', statements: ['CREATE TABLE half_done (a int)', 'SELECT no_such_column FROM half_done'] };
       await assert.rejects(migrate(client, { migrations: [...MIGRATIONS, broken] }), /no_such_column/);
       assert.equal((await client.query(`SELECT to_regclass('half_done') AS t`)).rows[0]?.['t'], null);
-      assert.deepEqual((await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows, MIGRATIONS.map((m) => ({ version: m.version })));
+      assert.deepEqual(
+        (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows,
+        MIGRATIONS.map((m) => ({ version: m.version })),
+      );
 
       const fixed: Migration = { version: next, name: 'fixed', statements: ['CREATE TABLE half_done (a int)'] };
       assert.deepEqual(await migrate(client, { migrations: [...MIGRATIONS, fixed] }), [next]);
@@ -231,7 +246,11 @@ describe('PgRunStore specifics', () => {
           );
         });
         const { rows, rowCount } = await client.query<{ k: string }>('SELECT k FROM t ORDER BY k');
-        assert.deepEqual(rows.map((r) => r.k), ['committed', 'outer'], name);
+        assert.deepEqual(
+          rows.map((r) => r.k),
+          ['committed', 'outer'],
+          name,
+        );
         assert.equal(rowCount, 2, name);
         const updated = await client.query('UPDATE t SET v = v + 1');
         assert.equal(updated.rowCount, 2, `${name}: rowCount of an UPDATE`);

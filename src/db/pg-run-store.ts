@@ -114,9 +114,21 @@ export class PgRunStore implements RunStore {
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15)
          RETURNING created_at`,
         [
-          run.id, run.cluster.name, run.cluster.domain, run.cluster.region, run.repositoryUrl, run.branch, run.reference, run.job, run.sealing, run.createdBy,
-          run.cluster.role ?? null, run.cluster.infra_provider ?? null, run.cluster.dns_provider ?? null,
-          run.delivery ? JSON.stringify(run.delivery) : null, run.action ?? 'scaffold',
+          run.id,
+          run.cluster.name,
+          run.cluster.domain,
+          run.cluster.region,
+          run.repositoryUrl,
+          run.branch,
+          run.reference,
+          run.job,
+          run.sealing,
+          run.createdBy,
+          run.cluster.role ?? null,
+          run.cluster.infra_provider ?? null,
+          run.cluster.dns_provider ?? null,
+          run.delivery ? JSON.stringify(run.delivery) : null,
+          run.action ?? 'scaffold',
         ],
       );
       const createdAt = firstRow(rows).created_at;
@@ -271,10 +283,10 @@ export class PgRunStore implements RunStore {
       this.#client.transaction(async (tx) => {
         // Reserving the numbers bumps the run's counter, which row-locks the run
         // until commit: a concurrent append waits and continues after our last seq.
-        const { rows } = await tx.query<{ log_seq: number }>(
-          'UPDATE scaffold_runs SET log_seq = log_seq + $2 WHERE id = $1 RETURNING log_seq',
-          [id, lines.length],
-        );
+        const { rows } = await tx.query<{ log_seq: number }>('UPDATE scaffold_runs SET log_seq = log_seq + $2 WHERE id = $1 RETURNING log_seq', [
+          id,
+          lines.length,
+        ]);
         const reserved = rows[0];
         if (!reserved) throw new NotFoundError(`run ${id} not found`);
         await tx.query(

@@ -22,7 +22,10 @@ describe('PgliteSqlClient', () => {
         }),
       ),
     );
-    assert.deepEqual(order, [...Array(20).keys()].filter((i) => i % 5 !== 4));
+    assert.deepEqual(
+      order,
+      [...Array(20).keys()].filter((i) => i % 5 !== 4),
+    );
     assert.equal(results.filter((r) => r.status === 'rejected').length, 4);
   });
 

@@ -17,23 +17,44 @@ function fieldsOf(work: () => unknown): string[] {
 describe('delivery settings', () => {
   it('defaults to push and needs a forge for pull_request', () => {
     assert.deepEqual(parseDeliverySettings({}), { mode: 'push', autoMerge: false });
-    assert.deepEqual(parseDeliverySettings({ mode: 'pull_request', forge: 'gitea', autoMerge: true }), { mode: 'pull_request', forge: 'gitea', autoMerge: true });
-    assert.deepEqual(fieldsOf(() => parseDeliverySettings({ mode: 'pull_request' })), ['delivery.forge']);
-    assert.deepEqual(fieldsOf(() => parseDeliverySettings({ mode: 'mail', forge: 'bitbucket' }, { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' })), ['--delivery', '--forge']);
+    assert.deepEqual(parseDeliverySettings({ mode: 'pull_request', forge: 'gitea', autoMerge: true }), {
+      mode: 'pull_request',
+      forge: 'gitea',
+      autoMerge: true,
+    });
+    assert.deepEqual(
+      fieldsOf(() => parseDeliverySettings({ mode: 'pull_request' })),
+      ['delivery.forge'],
+    );
+    assert.deepEqual(
+      fieldsOf(() => parseDeliverySettings({ mode: 'mail', forge: 'bitbucket' }, { mode: '--delivery', forge: '--forge', apiUrl: '--forge-api-url' })),
+      ['--delivery', '--forge'],
+    );
   });
 
   it('sends the token to https only, or plain http to loopback', () => {
     assert.equal(checkApiUrl('https://ghe.example.net/api/v3/'), 'https://ghe.example.net/api/v3');
     assert.equal(checkApiUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080');
-    for (const bad of ['http://gitea.example.net/api/v1', 'https://user:pw@ghe.example.net', 'ftp://x', 'not a url']) assert.deepEqual(fieldsOf(() => checkApiUrl(bad)), ['delivery.api_url'], bad);
+    for (const bad of ['http://gitea.example.net/api/v1', 'https://user:pw@ghe.example.net', 'ftp://x', 'not a url'])
+      assert.deepEqual(
+        fieldsOf(() => checkApiUrl(bad)),
+        ['delivery.api_url'],
+        bad,
+      );
   });
 
   it('reads owner/repository from https, ssh and scp-like URLs', () => {
     assert.equal(repositoryPathOf('https://github.com/acme/platform.git'), 'acme/platform');
     assert.equal(repositoryPathOf('ssh://git@gitlab.example.net/group/sub/project.git'), 'group/sub/project');
     assert.equal(repositoryPathOf('git@github.com:acme/platform.git'), 'acme/platform');
-    assert.deepEqual(fieldsOf(() => repositoryPathOf('https://gitlab.example.net/platform.git')), ['repository.url']);
-    assert.deepEqual(fieldsOf(() => repositoryPathOf('file:///srv/git/platform.git')), ['delivery.mode']);
+    assert.deepEqual(
+      fieldsOf(() => repositoryPathOf('https://gitlab.example.net/platform.git')),
+      ['repository.url'],
+    );
+    assert.deepEqual(
+      fieldsOf(() => repositoryPathOf('file:///srv/git/platform.git')),
+      ['delivery.mode'],
+    );
   });
 
   it('derives the API next to the repository', () => {

@@ -15,7 +15,9 @@ export function repositoryPathOf(repositoryUrl: string): string {
     throw new ValidationError([{ field: 'delivery.mode', message: 'pull_request needs a repository hosted on a forge, not a local path' }]);
   }
   const raw = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote.url) ? new URL(remote.url).pathname : remote.url.replace(/^[^:]*:/, '');
-  const path = decodeURIComponent(raw).replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
+  const path = decodeURIComponent(raw)
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/\.git$/, '');
   if (path.split('/').filter(Boolean).length < 2) {
     throw new ValidationError([{ field: 'repository.url', message: `"${remote.display}" does not name an owner and a repository` }]);
   }
@@ -37,7 +39,8 @@ export function checkApiUrl(value: string, field = 'delivery.api_url'): string {
   } catch {
     throw new ValidationError([{ field, message: 'is not a URL' }]);
   }
-  if (url.username || url.password || url.search || url.hash) throw new ValidationError([{ field, message: 'must not hold credentials, a query or a fragment' }]);
+  if (url.username || url.password || url.search || url.hash)
+    throw new ValidationError([{ field, message: 'must not hold credentials, a query or a fragment' }]);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(host))) {
     throw new ValidationError([{ field, message: 'must be https (plain http only to a loopback address)' }]);
@@ -78,7 +81,11 @@ export interface RawDeliverySettings {
  */
 export function parseDeliverySettings(
   raw: RawDeliverySettings,
-  fields: { readonly mode: string; readonly forge: string; readonly apiUrl: string } = { mode: 'delivery.mode', forge: 'delivery.forge', apiUrl: 'delivery.api_url' },
+  fields: { readonly mode: string; readonly forge: string; readonly apiUrl: string } = {
+    mode: 'delivery.mode',
+    forge: 'delivery.forge',
+    apiUrl: 'delivery.api_url',
+  },
 ): DeliverySettings {
   const issues: { field: string; message: string }[] = [];
   const mode = (raw.mode ?? 'push') as DeliveryMode;

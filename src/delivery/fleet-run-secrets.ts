@@ -36,13 +36,19 @@ export function fleetRunSecrets(service: ServiceForgeAuth): FleetRunSecrets {
     }
     const bound = checkApiUrl(apiUrl);
     const asked = checkApiUrl(settings.apiUrl ?? defaultApiUrl(settings.forge, repositoryUrl));
-    if (asked !== bound) throw new ValidationError([{ field: 'delivery.api_url', message: `the service's forge credentials are only sent to ${apiUrl}; this repository's forge API is ${asked}` }]);
+    if (asked !== bound)
+      throw new ValidationError([
+        { field: 'delivery.api_url', message: `the service's forge credentials are only sent to ${apiUrl}; this repository's forge API is ${asked}` },
+      ]);
     // The run also pushes its branch with them: only to an https repository on that same forge (an explicit api_url proves nothing about git's host).
     if (parseRepositoryUrl(repositoryUrl, 'repository_url').kind !== 'https' || checkApiUrl(defaultApiUrl(settings.forge, repositoryUrl)) !== bound) {
-      throw new ValidationError([{ field: 'repository_url', message: `the service's forge credentials only push to https repositories of the forge at ${apiUrl}` }]);
+      throw new ValidationError([
+        { field: 'repository_url', message: `the service's forge credentials only push to https repositories of the forge at ${apiUrl}` },
+      ]);
     }
     if (auth.kind === 'token') return { repositoryCredentials: { token: auth.token } };
-    if (!forgeDescriptor(settings.forge).acceptsGithubApp) throw new ValidationError([{ field: 'delivery.forge', message: `the service's GitHub App cannot open requests on ${settings.forge}` }]);
+    if (!forgeDescriptor(settings.forge).acceptsGithubApp)
+      throw new ValidationError([{ field: 'delivery.forge', message: `the service's GitHub App cannot open requests on ${settings.forge}` }]);
     return { githubApp: { appId: auth.appId, installationId: auth.installationId, privateKey: auth.privateKey } };
   };
 }

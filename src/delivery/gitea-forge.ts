@@ -70,7 +70,11 @@ export class GiteaForge implements ForgeClient {
       () =>
         new Request(`${this.base}${path}`, {
           method,
-          headers: { authorization: `token ${this.options.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            authorization: `token ${this.options.token}`,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         }),
       { forge: 'gitea', logger: this.logger },
@@ -109,7 +113,9 @@ export class GiteaForge implements ForgeClient {
       // Gitea takes label ids: the repository's labels of those names, where they exist.
       const known = await this.request<{ id: number; name: string }[]>('GET', '/labels?limit=50');
       const labels = known.filter((l) => request.labels.includes(l.name)).map((l) => l.id);
-      return reviewOf(await this.request<PullLike>('POST', '/pulls', { head: request.head, base: request.base, title: request.title, body: request.body, labels }));
+      return reviewOf(
+        await this.request<PullLike>('POST', '/pulls', { head: request.head, base: request.base, title: request.title, body: request.body, labels }),
+      );
     });
   }
 

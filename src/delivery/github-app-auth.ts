@@ -30,7 +30,9 @@ export async function githubAppAuth(readSecret: SecretReader, names: GitHubAppNa
     const given = { appId, installationId, privateKey };
     const missing = (Object.keys(names) as (keyof GitHubAppNames)[]).filter((key) => given[key] === undefined);
     const all = Object.values(names).join(', ');
-    throw new ValidationError(missing.map((key) => ({ field: names[key], message: `is required: a GitHub App needs ${all} together (each also as NAME_FILE)` })));
+    throw new ValidationError(
+      missing.map((key) => ({ field: names[key], message: `is required: a GitHub App needs ${all} together (each also as NAME_FILE)` })),
+    );
   }
   // A PEM read from a file was trimmed; the key parser wants its final newline.
   return { kind: 'app', appId, installationId, privateKey: `${privateKey}\n` };

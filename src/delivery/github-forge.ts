@@ -72,7 +72,10 @@ export class GitHubForge implements ForgeClient {
     const retries = options.rateLimitRetries ?? 5;
     this.repoRef = { owner: options.owner, repo: options.repo };
     const onLimit = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
-      logger.warn({ event: 'forge_rate_limited', forge: 'github', kind, retry_after_s: retryAfter, attempt: retryCount + 1 }, `GitHub ${kind} rate limit on ${request.method} ${request.url}; retrying in ${retryAfter}s`);
+      logger.warn(
+        { event: 'forge_rate_limited', forge: 'github', kind, retry_after_s: retryAfter, attempt: retryCount + 1 },
+        `GitHub ${kind} rate limit on ${request.method} ${request.url}; retrying in ${retryAfter}s`,
+      );
       return retryCount < retries;
     };
     this.octokit = new ThrottledOctokit({
@@ -82,12 +85,20 @@ export class GitHubForge implements ForgeClient {
       request: { fetch: forgeFetch('GitHub') },
       ...(options.auth.kind === 'token'
         ? { auth: options.auth.token }
-        : { authStrategy: createAppAuth, auth: { appId: options.auth.appId, privateKey: options.auth.privateKey, installationId: options.auth.installationId } }),
+        : {
+            authStrategy: createAppAuth,
+            auth: { appId: options.auth.appId, privateKey: options.auth.privateKey, installationId: options.auth.installationId },
+          }),
       throttle: { onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
       // 405 (not mergeable yet) and 409 (head moved) are answers, not faults: the poll asks again.
       retry: { doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
       // Octokit logs through console by default; the run's logger has the events.
-      log: { debug: () => undefined, info: () => undefined, warn: (message: string) => logger.warn({ forge: 'github' }, message), error: (message: string) => logger.error({ forge: 'github' }, message) },
+      log: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (message: string) => logger.warn({ forge: 'github' }, message),
+        error: (message: string) => logger.error({ forge: 'github' }, message),
+      },
     });
   }
 
@@ -110,7 +121,13 @@ export class GitHubForge implements ForgeClient {
 
   open(request: NewReviewRequest): Promise<ReviewRequest> {
     return this.call('opening a pull request', async () => {
-      const { data } = await this.octokit.rest.pulls.create({ ...this.repoRef, head: request.head, base: request.base, title: request.title, body: request.body });
+      const { data } = await this.octokit.rest.pulls.create({
+        ...this.repoRef,
+        head: request.head,
+        base: request.base,
+        title: request.title,
+        body: request.body,
+      });
       // Labels live on the pull request's issue.
       if (request.labels.length > 0) await this.octokit.rest.issues.addLabels({ ...this.repoRef, issue_number: data.number, labels: [...request.labels] });
       return reviewOf(data);
@@ -118,7 +135,9 @@ export class GitHubForge implements ForgeClient {
   }
 
   get(number: number): Promise<ReviewRequest> {
-    return this.call(`reading pull request #${number}`, async () => reviewOf((await this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number })).data));
+    return this.call(`reading pull request #${number}`, async () =>
+      reviewOf((await this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number })).data),
+    );
   }
 
   async merge(number: number, headSha: string): Promise<boolean> {

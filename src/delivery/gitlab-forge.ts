@@ -52,7 +52,15 @@ function requesterFor(logger: Logger) {
   return createRequesterFn(
     (_service, options) => Promise.resolve(options),
     async (endpoint, options = {}) => {
-      const { rateLimiters, prefixUrl, searchParams, method, asStream: _asStream, agent: _agent, ...init } = options as Record<string, unknown> & { rateLimiters?: RateLimiters; prefixUrl: string; searchParams?: string; method: string };
+      const {
+        rateLimiters,
+        prefixUrl,
+        searchParams,
+        method,
+        asStream: _asStream,
+        agent: _agent,
+        ...init
+      } = options as Record<string, unknown> & { rateLimiters?: RateLimiters; prefixUrl: string; searchParams?: string; method: string };
       const url = new URL(endpoint, prefixUrl.endsWith('/') ? prefixUrl : `${prefixUrl}/`);
       url.search = searchParams ?? '';
       // gitbeaker's client-side pacing (GitLab's documented per-endpoint limits) first, then the server's word.
@@ -62,7 +70,10 @@ function requesterFor(logger: Logger) {
       const text = response.status === 204 ? '' : await response.text();
       const json = (response.headers.get('content-type') ?? '').includes('json') && text !== '' ? (JSON.parse(text) as unknown) : text;
       if (!response.ok) {
-        const description = typeof json === 'object' && json !== null ? JSON.stringify((json as { message?: unknown; error?: unknown }).message ?? (json as { error?: unknown }).error) : text;
+        const description =
+          typeof json === 'object' && json !== null
+            ? JSON.stringify((json as { message?: unknown; error?: unknown }).message ?? (json as { error?: unknown }).error)
+            : text;
         throw new GitbeakerRequestError(description, { cause: { description, request: new Request(url, { method }), response } });
       }
       return { body: (response.status === 204 ? null : json) as never, headers, status: response.status };
@@ -86,19 +97,33 @@ export class GitLabForge implements ForgeClient {
 
   findOpen(head: string, base: string): Promise<ReviewRequest | undefined> {
     return this.call('listing merge requests', async () => {
-      const list = (await this.api.MergeRequests.all({ projectId: this.project, sourceBranch: head, targetBranch: base, state: 'opened', perPage: 20, maxPages: 1 })) as unknown as MergeRequestLike[];
+      const list = (await this.api.MergeRequests.all({
+        projectId: this.project,
+        sourceBranch: head,
+        targetBranch: base,
+        state: 'opened',
+        perPage: 20,
+        maxPages: 1,
+      })) as unknown as MergeRequestLike[];
       return list[0] ? reviewOf(list[0]) : undefined;
     });
   }
 
   open(request: NewReviewRequest): Promise<ReviewRequest> {
     return this.call('opening a merge request', async () =>
-      reviewOf((await this.api.MergeRequests.create(this.project, request.head, request.base, request.title, { description: request.body, labels: request.labels.join(',') })) as unknown as MergeRequestLike),
+      reviewOf(
+        (await this.api.MergeRequests.create(this.project, request.head, request.base, request.title, {
+          description: request.body,
+          labels: request.labels.join(','),
+        })) as unknown as MergeRequestLike,
+      ),
     );
   }
 
   get(number: number): Promise<ReviewRequest> {
-    return this.call(`reading merge request !${number}`, async () => reviewOf((await this.api.MergeRequests.show(this.project, number)) as unknown as MergeRequestLike));
+    return this.call(`reading merge request !${number}`, async () =>
+      reviewOf((await this.api.MergeRequests.show(this.project, number)) as unknown as MergeRequestLike),
+    );
   }
 
   async merge(number: number, headSha: string): Promise<boolean> {

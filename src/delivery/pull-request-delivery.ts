@@ -99,7 +99,12 @@ export class PullRequestDelivery implements PassDelivery {
         await this.log(review, request, 'merging', `merged request #${request.number} (auto_merge)`);
       } else if (!waitingLogged) {
         waitingLogged = true;
-        await this.log(review, request, 'waiting', `waiting for request #${request.number} to be merged${autoMerge ? ' (auto_merge once mergeable)' : ''}: ${request.url}`);
+        await this.log(
+          review,
+          request,
+          'waiting',
+          `waiting for request #${request.number} to be merged${autoMerge ? ' (auto_merge once mergeable)' : ''}: ${request.url}`,
+        );
       }
       request = await forge.get(request.number);
       if (request.state === 'open') {

@@ -69,7 +69,14 @@ export async function rateLimitedFetch(makeRequest: () => Request, options: Rate
     if ((!limited && !flaky) || attempt >= retries) return response;
     const waitMs = Math.min(maxWaitMs, asked ?? 2 ** attempt * 1000);
     options.logger.warn(
-      { event: 'forge_rate_limited', forge: options.forge, kind: limited ? 'rate_limit' : 'unavailable', status: response.status, retry_after_s: Math.round(waitMs / 1000), attempt: attempt + 1 },
+      {
+        event: 'forge_rate_limited',
+        forge: options.forge,
+        kind: limited ? 'rate_limit' : 'unavailable',
+        status: response.status,
+        retry_after_s: Math.round(waitMs / 1000),
+        attempt: attempt + 1,
+      },
       `${options.forge} answered ${response.status} to ${request.method} ${new URL(request.url).pathname}; retrying in ${Math.round(waitMs / 1000)}s`,
     );
     await response.body?.cancel().catch(() => undefined);

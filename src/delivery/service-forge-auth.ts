@@ -21,7 +21,11 @@ export interface ServiceForgeAuth {
 export const SERVICE_FORGE_ENV = {
   token: 'SCAFFOLD_FORGE_TOKEN',
   apiUrl: 'SCAFFOLD_FORGE_API_URL',
-  githubApp: { appId: 'SCAFFOLD_FORGE_GITHUB_APP_ID', installationId: 'SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID', privateKey: 'SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY' },
+  githubApp: {
+    appId: 'SCAFFOLD_FORGE_GITHUB_APP_ID',
+    installationId: 'SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID',
+    privateKey: 'SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY',
+  },
 } as const;
 
 /** Every variable name the service reads for its forge credentials (the App's also as `NAME_FILE`). */
@@ -43,13 +47,17 @@ export async function serviceForgeAuth(env: Readonly<Record<string, string | und
   const token = env[SERVICE_FORGE_ENV.token]?.trim();
   const app = await githubAppAuth((name) => secretFromEnvOrFile(env, name), SERVICE_FORGE_ENV.githubApp);
   if (token && app) {
-    throw new ValidationError([{ field: SERVICE_FORGE_ENV.token, message: `is set together with a GitHub App (${SERVICE_FORGE_ENV.githubApp.appId}): set one of them` }]);
+    throw new ValidationError([
+      { field: SERVICE_FORGE_ENV.token, message: `is set together with a GitHub App (${SERVICE_FORGE_ENV.githubApp.appId}): set one of them` },
+    ]);
   }
   const auth: ForgeAuth | undefined = app ?? (token ? { kind: 'token', token } : undefined);
   if (auth === undefined) return {};
   const apiUrl = env[SERVICE_FORGE_ENV.apiUrl]?.trim();
   const given = auth.kind === 'token' ? SERVICE_FORGE_ENV.token : 'a GitHub App';
-  if (!apiUrl) throw new ValidationError([{ field: SERVICE_FORGE_ENV.apiUrl, message: `is required with ${given}: the forge API the credentials are sent to, e.g. https://api.github.com` }]);
+  if (!apiUrl)
+    throw new ValidationError([
+      { field: SERVICE_FORGE_ENV.apiUrl, message: `is required with ${given}: the forge API the credentials are sent to, e.g. https://api.github.com` },
+    ]);
   return { auth, apiUrl: checkApiUrl(apiUrl, SERVICE_FORGE_ENV.apiUrl) };
 }
-

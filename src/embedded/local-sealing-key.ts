@@ -29,7 +29,10 @@ const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: 
 const TEN_YEARS_MS = 3650 * 24 * 3600 * 1000;
 
 function toPem(der: ArrayBuffer, label: string): string {
-  const base64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').trimEnd();
+  const base64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trimEnd();
   return `-----BEGIN ${label}-----\n${base64}\n-----END ${label}-----\n`;
 }
 
@@ -49,7 +52,9 @@ export async function ensureLocalSealingKey(dir: string): Promise<LocalSealingKe
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const now = Date.now();
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     name: 'CN=sealed-secret, O=sealed-secret',
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + TEN_YEARS_MS),

@@ -21,7 +21,10 @@ import { clusterView } from './cluster-view.js';
 
 const CLUSTER = { name: 'eu-half-1', domain: 'eu-half-1.example.net', region: 'eu-west-1' };
 const STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-const outcomeArb: fc.Arbitrary<LastRunOutcome | undefined> = fc.option(fc.record({ action: fc.constantFrom(...RUN_ACTIONS), status: fc.constantFrom(...STATUSES) }), { nil: undefined });
+const outcomeArb: fc.Arbitrary<LastRunOutcome | undefined> = fc.option(
+  fc.record({ action: fc.constantFrom(...RUN_ACTIONS), status: fc.constantFrom(...STATUSES) }),
+  { nil: undefined },
+);
 
 describe('cluster state', () => {
   let tmp: string;
@@ -45,7 +48,10 @@ describe('cluster state', () => {
 
   it('calls the tree an infrastructure pass leaves incomplete, though it is rendered from the current platform commit', () => {
     const platformCommit = /platformCommit: (\S+)/.exec(infrastructureOnly)?.[1] ?? 'unknown';
-    const entry = clusterEntryOf(CLUSTER.name, infrastructureOnly, { reference: 'development', platformCommit: platformCommit === 'unknown' ? 'c0ffee' : platformCommit });
+    const entry = clusterEntryOf(CLUSTER.name, infrastructureOnly, {
+      reference: 'development',
+      platformCommit: platformCommit === 'unknown' ? 'c0ffee' : platformCommit,
+    });
     const view = clusterView(entry, 'c0ffee', undefined, { action: 'scaffold', status: 'cancelled' });
     assert.equal(view.state, 'incomplete');
     assert.notEqual(view.state, 'up_to_date');
@@ -58,7 +64,11 @@ describe('cluster state', () => {
   it('never says up to date, behind or complete of a tree with only the infrastructure pass, whatever the last run', () => {
     fc.assert(
       fc.property(fc.constantFrom('up_to_date', 'behind', 'unknown') as fc.Arbitrary<ClusterEntry['freshness']>, outcomeArb, (freshness, outcome) => {
-        const entry = { kind: 'generated', freshness, provenance: { generatorVersion: 't', reference: 'development', platformCommit: 'abc', pass: 'infrastructure' } } as const;
+        const entry = {
+          kind: 'generated',
+          freshness,
+          provenance: { generatorVersion: 't', reference: 'development', platformCommit: 'abc', pass: 'infrastructure' },
+        } as const;
         const state = clusterStateOf(entry, outcome);
         assert.ok(state === 'incomplete' || state === 'removing', `${String(state)} for ${JSON.stringify(outcome)}`);
         assert.equal(state === 'removing', outcome?.action === 'remove' && (outcome.status === 'pending' || outcome.status === 'running'));
@@ -67,7 +77,8 @@ describe('cluster state', () => {
   });
 
   it('gives a complete tree its freshness unless its last run failed or a removal is under way', () => {
-    const entry = (freshness: ClusterEntry['freshness']) => ({ kind: 'generated', freshness, provenance: { generatorVersion: 't', reference: 'development', platformCommit: 'abc', pass: 'all' } }) as const;
+    const entry = (freshness: ClusterEntry['freshness']) =>
+      ({ kind: 'generated', freshness, provenance: { generatorVersion: 't', reference: 'development', platformCommit: 'abc', pass: 'all' } }) as const;
     assert.equal(clusterStateOf(entry('up_to_date')), 'up_to_date');
     assert.equal(clusterStateOf(entry('behind'), { action: 'upgrade', status: 'succeeded' }), 'behind');
     assert.equal(clusterStateOf(entry('unknown')), 'complete');

@@ -28,7 +28,14 @@ async function fleetFiles(): Promise<Map<string, string>> {
   for (const path of await platform.list('')) files.set(path, (await platform.read(path)) ?? '');
   const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
   for (const name of ['eu-1', 'eu-2']) {
-    const result = await renderCluster(memoryRepoReader(files), { cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' }, pass: 'all', certificate, random, generatorVersion: 'test', platformCommit: OLD });
+    const result = await renderCluster(memoryRepoReader(files), {
+      cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
+      pass: 'all',
+      certificate,
+      random,
+      generatorVersion: 'test',
+      platformCommit: OLD,
+    });
     for (const [path, text] of result.tree) files.set(path, text);
   }
   files.set('clusters/by-hand/kustomization.yaml', 'resources: []\n');
@@ -44,29 +51,53 @@ describe('the fleet core', () => {
   it('tells generated clusters from the reference and hand-made directories, and behind from up to date', async () => {
     const reader = memoryRepoReader(files);
     const behind = await readClusterRegistry(reader, { reference: 'development', platformCommit: NEW });
-    assert.deepEqual(behind.map((c) => [c.name, c.kind, c.freshness, c.renderedFrom]), [
-      ['by-hand', 'unmanaged', 'not_applicable', undefined],
-      ['development', 'reference', 'not_applicable', undefined],
-      ['eu-1', 'generated', 'behind', OLD],
-      ['eu-2', 'generated', 'behind', OLD],
-    ]);
+    assert.deepEqual(
+      behind.map((c) => [c.name, c.kind, c.freshness, c.renderedFrom]),
+      [
+        ['by-hand', 'unmanaged', 'not_applicable', undefined],
+        ['development', 'reference', 'not_applicable', undefined],
+        ['eu-1', 'generated', 'behind', OLD],
+        ['eu-2', 'generated', 'behind', OLD],
+      ],
+    );
     const current = await readClusterRegistry(reader, { reference: 'development', platformCommit: OLD });
-    assert.deepEqual(current.filter((c) => c.kind === 'generated').map((c) => c.freshness), ['up_to_date', 'up_to_date']);
+    assert.deepEqual(
+      current.filter((c) => c.kind === 'generated').map((c) => c.freshness),
+      ['up_to_date', 'up_to_date'],
+    );
     const outsideGit = await readClusterRegistry(reader, { reference: 'development' });
-    assert.deepEqual(outsideGit.filter((c) => c.kind === 'generated').map((c) => c.freshness), ['unknown', 'unknown']);
+    assert.deepEqual(
+      outsideGit.filter((c) => c.kind === 'generated').map((c) => c.freshness),
+      ['unknown', 'unknown'],
+    );
     const inputs = resourceSetInputs(behind.map((c) => clusterView(c, NEW))).inputs;
-    assert.deepEqual(inputs.map((i) => i.id), ['eu-1', 'eu-2']);
+    assert.deepEqual(
+      inputs.map((i) => i.id),
+      ['eu-1', 'eu-2'],
+    );
   });
 
   it('upgrades nothing that is already current, and reports a cluster it cannot render without touching the others', async () => {
     const same = await planUpgrade(memoryRepoReader(files), { reference: 'development', platformCommit: OLD, generatorVersion: 'test', random });
-    assert.deepEqual(same.map((u) => [u.name, u.status]), [['eu-1', 'up_to_date'], ['eu-2', 'up_to_date']]);
+    assert.deepEqual(
+      same.map((u) => [u.name, u.status]),
+      [
+        ['eu-1', 'up_to_date'],
+        ['eu-2', 'up_to_date'],
+      ],
+    );
 
     // A sealed credential lost by hand cannot be sealed again without the cluster's certificate.
     const damaged = new Map(files);
     damaged.delete('clusters/eu-2/database/sealed/sealed-postgresql-credentials.yaml');
     const plans = await planUpgrade(memoryRepoReader(damaged), { reference: 'development', platformCommit: NEW, generatorVersion: 'test', random });
-    assert.deepEqual(plans.map((u) => [u.name, u.status]), [['eu-1', 'changed'], ['eu-2', 'failed']]);
+    assert.deepEqual(
+      plans.map((u) => [u.name, u.status]),
+      [
+        ['eu-1', 'changed'],
+        ['eu-2', 'failed'],
+      ],
+    );
     assert.deepEqual(plans[0]!.modified, ['clusters/eu-1/provenance.yaml']);
     assert.equal(plans[0]!.credentialsKept, 3, 'postgresql, rabbitmq and tcr-database: no registry pull secret without registry auth');
     assert.match(plans[1]!.message ?? '', /render this cluster with --cert/);
@@ -95,6 +126,9 @@ describe('the fleet core', () => {
     await assert.rejects(planRemoval(memoryRepoReader(files), '../base', 'development'), ValidationError);
     const older = new Map(files);
     older.set('clusters/eu-2/provenance.yaml', files.get('clusters/eu-2/provenance.yaml')!.replace(/\nfiles:[\s\S]*$/, '\n'));
-    await assert.rejects(planRemoval(memoryRepoReader(older), 'eu-2', 'development'), (e: Error) => e instanceof ConflictError && /upgrade it first|run upgrade/.test(e.message));
+    await assert.rejects(
+      planRemoval(memoryRepoReader(older), 'eu-2', 'development'),
+      (e: Error) => e instanceof ConflictError && /upgrade it first|run upgrade/.test(e.message),
+    );
   });
 });

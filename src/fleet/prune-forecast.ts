@@ -72,7 +72,13 @@ export function pruneProtected(object: unknown): boolean {
  * else (the cluster-config ConfigMap, a FluxInstance).
  */
 export function layerKustomizationOf(object: unknown): LayerKustomization | undefined {
-  if (!isRecord(object) || object.kind !== 'Kustomization' || typeof object.apiVersion !== 'string' || !object.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')) return undefined;
+  if (
+    !isRecord(object) ||
+    object.kind !== 'Kustomization' ||
+    typeof object.apiVersion !== 'string' ||
+    !object.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')
+  )
+    return undefined;
   const name = metadataOf(object).name;
   const spec = isRecord(object.spec) ? object.spec : {};
   if (typeof name !== 'string' || typeof spec.path !== 'string') return undefined;

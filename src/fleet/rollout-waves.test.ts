@@ -25,7 +25,11 @@ describe('nextRolloutStep', () => {
     assert.deepEqual(nextRolloutStep(waves, { a: 'succeeded', b: 'succeeded', c: 'succeeded' }), { kind: 'done' });
   });
   it('stops at the first failure, saying which wave and clusters, and never starts the next wave', () => {
-    assert.deepEqual(nextRolloutStep(waves, { a: 'failed', b: 'running' }), { kind: 'wait', wave: 0, waitingFor: ['b'] }, 'the rest of the wave finishes first');
+    assert.deepEqual(
+      nextRolloutStep(waves, { a: 'failed', b: 'running' }),
+      { kind: 'wait', wave: 0, waitingFor: ['b'] },
+      'the rest of the wave finishes first',
+    );
     assert.deepEqual(nextRolloutStep(waves, { a: 'failed', b: 'succeeded' }), { kind: 'stopped', wave: 0, failed: ['a'], notStarted: ['c'] });
     assert.deepEqual(nextRolloutStep(waves, { a: 'succeeded', b: 'succeeded', c: 'cancelled' }), { kind: 'stopped', wave: 1, failed: ['c'], notStarted: [] });
   });

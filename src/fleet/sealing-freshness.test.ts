@@ -20,20 +20,36 @@ const records = [
 describe('sealingFreshness', () => {
   it('splits SealedSecrets into sealed with another certificate, recording none, and sealed with the current one', () => {
     const split = sealingFreshness(records, NOW);
-    assert.deepEqual(split.stale.map((r) => r.name), ['b']);
-    assert.deepEqual(split.unknown.map((r) => r.name), ['c']);
-    assert.deepEqual(split.current.map((r) => r.name), ['a']);
+    assert.deepEqual(
+      split.stale.map((r) => r.name),
+      ['b'],
+    );
+    assert.deepEqual(
+      split.unknown.map((r) => r.name),
+      ['c'],
+    );
+    assert.deepEqual(
+      split.current.map((r) => r.name),
+      ['a'],
+    );
   });
 
   it('takes the fingerprint as hex or as the annotation value, in either case', () => {
     for (const given of [NOW.toUpperCase(), `sha256:${NOW}`, `SHA256:${NOW.toUpperCase()}`]) {
-      assert.deepEqual(sealingFreshness(records, given).current.map((r) => r.name), ['a'], given);
+      assert.deepEqual(
+        sealingFreshness(records, given).current.map((r) => r.name),
+        ['a'],
+        given,
+      );
     }
   });
 
   it('calls everything with a recorded fingerprint stale after the controller renewed its key', () => {
     const split = sealingFreshness(records, 'ef'.repeat(32));
-    assert.deepEqual(split.stale.map((r) => r.name), ['a', 'b']);
+    assert.deepEqual(
+      split.stale.map((r) => r.name),
+      ['a', 'b'],
+    );
     assert.equal(split.current.length, 0);
   });
 

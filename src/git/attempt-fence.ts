@@ -62,7 +62,12 @@ export async function fenceCommit(ws: QueueGit, state: 'open' | 'closed', owner:
   }
   // A nonce, so two moves within one second never make the same commit (a push of an unchanged ref sends nothing for the server to check).
   const message = `${state} ${owner.id} ${owner.attempt}\n\nnonce ${randomBytes(8).toString('hex')}\n`;
-  const env = { GIT_AUTHOR_NAME: 'gitops-scaffolder', GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost', GIT_COMMITTER_NAME: 'gitops-scaffolder', GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost' };
+  const env = {
+    GIT_AUTHOR_NAME: 'gitops-scaffolder',
+    GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost',
+    GIT_COMMITTER_NAME: 'gitops-scaffolder',
+    GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost',
+  };
   const result = await ws.git(['commit-tree', ...(parent ? ['-p', parent] : []), EMPTY_TREE], { input: message, env });
   return result.stdout.trim();
 }
@@ -162,7 +167,12 @@ export class AttemptFence {
   /** Best effort at the end of the run: its fence is no longer needed (an announcement without one is never carried). */
   async remove(ws: QueueGit): Promise<void> {
     if (this.#value === undefined || this.#closed) return;
-    await ws.git(['push', '--porcelain', '--no-verify', `--force-with-lease=${this.ref}:${this.#value}`, 'origin', `:${this.ref}`], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
+    await ws
+      .git(['push', '--porcelain', '--no-verify', `--force-with-lease=${this.ref}:${this.#value}`, 'origin', `:${this.ref}`], {
+        okExitCodes: [0, 1, 128],
+        network: true,
+      })
+      .catch(() => undefined);
     this.#value = undefined;
   }
 }

@@ -30,7 +30,13 @@ export const readBranchHead: BranchHeadReader = async (query) => {
   const remote = parseRepositoryUrl(query.repositoryUrl);
   const ref = `refs/heads/${query.branch}`;
   const listed = await withGitAuth(remote, query.credentials, (auth) =>
-    runGit(['ls-remote', '--', remote.url, ref], { cwd: tmpdir(), env: auth.env, secrets: auth.secrets, timeoutMs: query.timeoutMs ?? 30_000, ...(query.signal ? { signal: query.signal } : {}) }),
+    runGit(['ls-remote', '--', remote.url, ref], {
+      cwd: tmpdir(),
+      env: auth.env,
+      secrets: auth.secrets,
+      timeoutMs: query.timeoutMs ?? 30_000,
+      ...(query.signal ? { signal: query.signal } : {}),
+    }),
   );
   // `refs/heads/main` also matches `refs/heads/x/refs/heads/main`: take the exact ref only.
   for (const line of listed.stdout.split('\n')) {

@@ -19,7 +19,21 @@ import type { GitIdentity, PushOptions, PushResult } from '../run/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
 import type { GitResult } from './git-process.js';
-import { ALWAYS_RESERVED, type CarriedChain, type PassTrailers, type QueueGit, type QueueListing, type QueueSightings, carryQueued, inQueueOf, landedPassCommit, passTrailersOf, queuePrefix, queueRefspec, readQueue } from './landing-queue.js';
+import {
+  ALWAYS_RESERVED,
+  type CarriedChain,
+  type PassTrailers,
+  type QueueGit,
+  type QueueListing,
+  type QueueSightings,
+  carryQueued,
+  inQueueOf,
+  landedPassCommit,
+  passTrailersOf,
+  queuePrefix,
+  queueRefspec,
+  readQueue,
+} from './landing-queue.js';
 import { Announcement, removalsOf } from './queue-announcement.js';
 import type { QueueAuth } from './queue-auth.js';
 import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
@@ -59,7 +73,8 @@ async function headTrailers(ws: PushingWorkspace): Promise<PassTrailers | undefi
 const DEFAULT_MAX_ATTEMPTS = 8;
 
 /** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
-const LOST_RACE = /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
+const LOST_RACE =
+  /\[rejected\]|\(fetch first\)|\(non-fast-forward\)|\(stale info\)|cannot lock ref|failed to update ref|incorrect old value|failed to lock|atomic push fail|atomic transaction failed/;
 
 /**
  * How often a queued run looks whether it was carried: the further back in the
@@ -90,7 +105,11 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   const abort = () => ws.git(['rebase', '--abort'], { okExitCodes: [0, 1, 128] });
   let rebase: GitResult;
   try {
-    rebase = await ws.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${ws.branch}`], { ...call, okExitCodes: [0, 1], env: identityEnv(committer, committer) });
+    rebase = await ws.git(['rebase', '--no-verify', '--no-autostash', `refs/remotes/origin/${ws.branch}`], {
+      ...call,
+      okExitCodes: [0, 1],
+      env: identityEnv(committer, committer),
+    });
   } catch (error) {
     // Cancelled half-way: leave the working copy on its own commits, not mid-rebase.
     await abort();
@@ -102,7 +121,9 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
   await abort();
   if (/CONFLICT|could not apply/.test(output)) {
     const files = [...output.matchAll(/CONFLICT \([^)]*\): .*? in (\S+)/g)].map((match) => match[1]);
-    throw new ConcurrentPushError(`a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`);
+    throw new ConcurrentPushError(
+      `a concurrent push to ${ws.branch} changed the same files${files.length > 0 ? ` (${files.join(', ')})` : ''}; the rebase was aborted`,
+    );
   }
   throw ws.fail(['rebase'], rebase);
 }
@@ -115,8 +136,14 @@ async function rebaseOntoTracking(ws: PushingWorkspace, signal: AbortSignal | un
 async function queueAhead(ws: PushingWorkspace, fence: AttemptFence | undefined, signal: AbortSignal | undefined): Promise<boolean> {
   const call = signal ? { signal } : {};
   const readFence = fence?.enabled === true && !fence.started;
-  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`, ...(readFence ? [fence.ref] : [])], { network: true, ...call });
-  const lines = listing.stdout.split('\n').filter(Boolean).map((line) => line.split('\t'));
+  const listing = await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`, ...(readFence ? [fence.ref] : [])], {
+    network: true,
+    ...call,
+  });
+  const lines = listing.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\t'));
   if (readFence) await fence.startFrom(ws, lines.find(([, ref]) => ref === fence.ref)?.[0], signal);
   if (lines.some(([, ref]) => ref !== undefined && inQueueOf(ws.branch, ref))) return true;
   const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
@@ -128,7 +155,9 @@ async function queueAhead(ws: PushingWorkspace, fence: AttemptFence | undefined,
 }
 
 /** What a queued run saw while it waited. */
-type WaitOutcome = { readonly landed: string } | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: QueueListing };
+type WaitOutcome =
+  | { readonly landed: string }
+  | { readonly landed?: undefined; readonly before: string | undefined; readonly after: string | undefined; readonly queued: QueueListing };
 
 /**
  * Waits until another run carried this run's commit (its landed commit), or it
@@ -164,7 +193,12 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     }
     const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
     // Only a moved branch or a gone announcement ahead changes anything for a waiting run; newcomers queue behind it.
-    const refs = new Map(listing.split('\n').filter(Boolean).map((line) => line.split('\t').reverse() as [string, string]));
+    const refs = new Map(
+      listing
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split('\t').reverse() as [string, string]),
+    );
     const ahead = queued.commits.slice(0, Math.max(0, own.place(queued.commits)));
     const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
     quietLooks = changed ? 0 : quietLooks + 1;
@@ -202,7 +236,16 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
     const { leases, deletions } = removalsOf([...(chain?.carried ?? []), ...(chain?.unlandable ?? []), ...(own?.entry ? [own.entry] : [])]);
     const move = fence?.enabled ? await fence.move(ws, signal) : undefined;
     const atomic = deletions.length > 0 || move !== undefined;
-    const args = ['push', '--porcelain', '--no-verify', ...(atomic ? ['--atomic', ...leases, ...(move?.args ?? [])] : []), 'origin', `${chain?.tip ?? head}:refs/heads/${branch}`, ...(move ? [move.refspec] : []), ...deletions];
+    const args = [
+      'push',
+      '--porcelain',
+      '--no-verify',
+      ...(atomic ? ['--atomic', ...leases, ...(move?.args ?? [])] : []),
+      'origin',
+      `${chain?.tip ?? head}:refs/heads/${branch}`,
+      ...(move ? [move.refspec] : []),
+      ...deletions,
+    ];
     const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
     const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
     if (result.exitCode === 0 && rejected.length === 0) {
@@ -270,11 +313,26 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       const others = { commits: queued.commits.filter((entry) => entry.id !== trailers?.id), malformed: queued.malformed };
       chain = undefined;
       if (queue) {
-        const rules = { auth: ws.auth, sightings: ws.sightings, reserved: new Set<string>([...ALWAYS_RESERVED, ...(trailers ? [trailers.reference] : [])]), now: Date.now(), branch, fences: await readFences(ws, branch) };
+        const rules = {
+          auth: ws.auth,
+          sightings: ws.sightings,
+          reserved: new Set<string>([...ALWAYS_RESERVED, ...(trailers ? [trailers.reference] : [])]),
+          now: Date.now(),
+          branch,
+          fences: await readFences(ws, branch),
+        };
         chain = await carryQueued(ws, others, await ws.head(), ws.committer(), rules);
       }
-      if (chain && chain.left.length > 0) logger.debug({ push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) }, 'queued commits left for their owners');
-      if (chain && chain.unlandable.length > 0) logger.info({ push: 'refused', refused: chain.unlandable.map(({ ref, reason }) => `${ref.slice(queuePrefix(branch).length)}: ${reason}`) }, 'announcements that can never land are deleted');
+      if (chain && chain.left.length > 0)
+        logger.debug(
+          { push: 'left', left: chain.left.map(({ entry, reason }) => `${entry.id}/${entry.pass}: ${reason}`) },
+          'queued commits left for their owners',
+        );
+      if (chain && chain.unlandable.length > 0)
+        logger.info(
+          { push: 'refused', refused: chain.unlandable.map(({ ref, reason }) => `${ref.slice(queuePrefix(branch).length)}: ${reason}`) },
+          'announcements that can never land are deleted',
+        );
       if (chain && chain.carried.length === 0 && chain.unlandable.length === 0) chain = undefined;
     }
   } catch (error) {

@@ -5,13 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf } from '../errors.js';
 import type { GitCredentials, GitWorkspace } from '../run/ports.js';
-import {
-  type GitDaemon,
-  type GitHttpServer,
-  createBareRepository,
-  startGitDaemon,
-  startGitHttpServer,
-} from '../../test/support/git-server.js';
+import { type GitDaemon, type GitHttpServer, createBareRepository, startGitDaemon, startGitHttpServer } from '../../test/support/git-server.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
 import { git } from '../../test/support/git.js';
@@ -104,7 +98,12 @@ describe('CliGitRemote', () => {
     assert.equal(await readFile(join(ws.dir, 'base/apps/kustomization.yaml'), 'utf8'), 'resources: []\n');
     // --missing=print lists what the partial clone never fetched, without fetching it.
     const objects = await git(ws.dir, 'rev-list', '--objects', '--all', '--missing=print');
-    const missing = new Set(objects.split('\n').filter((line) => line.startsWith('?')).map((line) => line.slice(1)));
+    const missing = new Set(
+      objects
+        .split('\n')
+        .filter((line) => line.startsWith('?'))
+        .map((line) => line.slice(1)),
+    );
     assert.deepEqual([...missing].sort(), [...otherClusterBlobs].sort());
   }
 
@@ -154,41 +153,48 @@ describe('CliGitRemote', () => {
     }
   });
 
-  it('never puts a credential on a command line (the process list), checked by watching /proc during a clone and a push', { skip: process.platform !== 'linux' }, async () => {
-    const repo = await freshRepo('proc.git');
-    const seen = new Set<string>();
-    const read = new Set<string>();
-    let watching = true;
-    const watch = (async () => {
-      while (watching) {
-        // Only processes not read before, so a pass is quick enough to catch short-lived git children.
-        const fresh = (await readdir('/proc').catch(() => [] as string[])).filter((pid) => /^\d+$/.test(pid) && !read.has(pid));
-        await Promise.all(
-          fresh.map(async (pid) => {
-            read.add(pid);
-            const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-            if (cmdline.includes('git')) seen.add(cmdline.split('\0').join(' '));
-          }),
-        );
-        await new Promise((resolve) => setImmediate(resolve));
+  it(
+    'never puts a credential on a command line (the process list), checked by watching /proc during a clone and a push',
+    { skip: process.platform !== 'linux' },
+    async () => {
+      const repo = await freshRepo('proc.git');
+      const seen = new Set<string>();
+      const read = new Set<string>();
+      let watching = true;
+      const watch = (async () => {
+        while (watching) {
+          // Only processes not read before, so a pass is quick enough to catch short-lived git children.
+          const fresh = (await readdir('/proc').catch(() => [] as string[])).filter((pid) => /^\d+$/.test(pid) && !read.has(pid));
+          await Promise.all(
+            fresh.map(async (pid) => {
+              read.add(pid);
+              const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+              if (cmdline.includes('git')) seen.add(cmdline.split('\0').join(' '));
+            }),
+          );
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const credentials = { kind: 'basic', username: USER, password: PASSWORD } as const;
+      const ws = await remote.clone({ url: basicServer.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE, credentials });
+      try {
+        await mkdir(join(ws.dir, 'clusters/new'), { recursive: true });
+        await writeFile(join(ws.dir, 'clusters/new/x.yaml'), 'x\n');
+        await ws.commit({ paths: ['clusters/new'], message: 'x', trailers: {}, author: AUTHOR });
+        await ws.push();
+      } finally {
+        watching = false;
+        await watch;
+        await ws.dispose();
       }
-    })();
-    const credentials = { kind: 'basic', username: USER, password: PASSWORD } as const;
-    const ws = await remote.clone({ url: basicServer.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE, credentials });
-    try {
-      await mkdir(join(ws.dir, 'clusters/new'), { recursive: true });
-      await writeFile(join(ws.dir, 'clusters/new/x.yaml'), 'x\n');
-      await ws.commit({ paths: ['clusters/new'], message: 'x', trailers: {}, author: AUTHOR });
-      await ws.push();
-    } finally {
-      watching = false;
-      await watch;
-      await ws.dispose();
-    }
-    // git-remote-http lives as long as each network operation, so the watcher cannot miss all of them.
-    assert.ok([...seen].some((line) => line.includes(repo)), `the watcher saw no git process of the test:\n${[...seen].join('\n')}`);
-    for (const line of seen) assertNoSecret(line, `the command line ${line}`);
-  });
+      // git-remote-http lives as long as each network operation, so the watcher cannot miss all of them.
+      assert.ok(
+        [...seen].some((line) => line.includes(repo)),
+        `the watcher saw no git process of the test:\n${[...seen].join('\n')}`,
+      );
+      for (const line of seen) assertNoSecret(line, `the command line ${line}`);
+    },
+  );
 
   it('clones through smart HTTP with a token (user name x-access-token unless given)', async () => {
     for (const [server, credentials] of [
@@ -229,7 +235,13 @@ describe('CliGitRemote', () => {
     const port = await closedPort();
     for (const url of [`git://127.0.0.1:${port}/platform.git`, `http://127.0.0.1:${port}/platform.git`]) {
       await assert.rejects(
-        remote.clone({ url, branch: 'main', dir: workdir(), sparsePaths: SPARSE, credentials: url.startsWith('http') ? { kind: 'token', token: TOKEN } : undefined }),
+        remote.clone({
+          url,
+          branch: 'main',
+          dir: workdir(),
+          sparsePaths: SPARSE,
+          credentials: url.startsWith('http') ? { kind: 'token', token: TOKEN } : undefined,
+        }),
         (error: unknown) => {
           assert.ok(error instanceof UnavailableError, `${url}: ${String(error)}`);
           assertNoSecret(error.message, 'the error message');
@@ -279,7 +291,10 @@ describe('CliGitRemote', () => {
       const trailers = (await runGit(['interpret-trailers', '--parse'], { cwd: ws.dir, input: body })).stdout;
       assert.equal(trailers, 'Scaffold-Id: run-42\nScaffold-Pass: infrastructure\n');
       assert.match(body, /^Scaffold cluster new\n\nInfrastructure layer\./);
-      assert.equal(await git(ws.dir, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', sha), 'Scaffold Bot <bot@example.invalid>|Scaffold Bot <bot@example.invalid>');
+      assert.equal(
+        await git(ws.dir, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', sha),
+        'Scaffold Bot <bot@example.invalid>|Scaffold Bot <bot@example.invalid>',
+      );
       assert.equal(await ws.lastCommitTouching(['clusters/new']), sha);
       assert.equal(await ws.lastCommitTouching(['clusters/development', 'base']), base);
 
@@ -308,13 +323,16 @@ describe('CliGitRemote', () => {
 
   it('lands two racing pushes of disjoint changes through fetch + rebase, keeping history linear', async () => {
     const repo = await freshRepo('race.git');
-    const [a, b] = await Promise.all(
+    const [a, b] = (await Promise.all(
       ['alpha', 'beta'].map((name) =>
         remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: ['base', 'clusters/development', `clusters/${name}`] }),
       ),
-    ) as [GitWorkspace, GitWorkspace];
+    )) as [GitWorkspace, GitWorkspace];
     try {
-      for (const [ws, name] of [[a, 'alpha'], [b, 'beta']] as const) {
+      for (const [ws, name] of [
+        [a, 'alpha'],
+        [b, 'beta'],
+      ] as const) {
         await mkdir(join(ws.dir, `clusters/${name}`), { recursive: true });
         await writeFile(join(ws.dir, `clusters/${name}/kustomization.yaml`), `# ${name}\n`);
         assert.ok(await ws.commit({ paths: [`clusters/${name}`], message: `Scaffold ${name}`, trailers: { 'Scaffold-Id': name }, author: AUTHOR }));
@@ -325,7 +343,7 @@ describe('CliGitRemote', () => {
       const tip = await git(served_, 'rev-parse', 'main');
       assert.ok(results.some((r) => r.sha === tip));
       assert.equal(await git(served_, 'rev-list', '--merges', 'main'), '');
-      assert.equal((await git(served_, 'rev-list', '--count', 'main')), '3');
+      assert.equal(await git(served_, 'rev-list', '--count', 'main'), '3');
       const files = await git(served_, 'ls-tree', '-r', '--name-only', 'main', '--', 'clusters/alpha', 'clusters/beta');
       assert.deepEqual(files.split('\n'), ['clusters/alpha/kustomization.yaml', 'clusters/beta/kustomization.yaml']);
       // The rebased workspace still shows only its own cluster.
@@ -338,11 +356,15 @@ describe('CliGitRemote', () => {
 
   it('throws ConflictError and aborts the rebase when a concurrent push changed the same file', async () => {
     const repo = await freshRepo('conflict.git');
-    const [a, b] = await Promise.all(
-      [1, 2].map(() => remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE })),
-    ) as [GitWorkspace, GitWorkspace];
+    const [a, b] = (await Promise.all([1, 2].map(() => remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE })))) as [
+      GitWorkspace,
+      GitWorkspace,
+    ];
     try {
-      for (const [ws, text] of [[a, 'first\n'], [b, 'second\n']] as const) {
+      for (const [ws, text] of [
+        [a, 'first\n'],
+        [b, 'second\n'],
+      ] as const) {
         await writeFile(join(ws.dir, 'clusters/development/kustomization.yaml'), text);
         await ws.commit({ paths: ['clusters/development'], message: 'edit', trailers: {}, author: AUTHOR });
       }
@@ -365,11 +387,15 @@ describe('CliGitRemote', () => {
 
   it('gives up with UnavailableError after maxAttempts rejected pushes', async () => {
     const repo = await freshRepo('attempts.git');
-    const [a, b] = await Promise.all(
-      [1, 2].map(() => remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE })),
-    ) as [GitWorkspace, GitWorkspace];
+    const [a, b] = (await Promise.all([1, 2].map(() => remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE })))) as [
+      GitWorkspace,
+      GitWorkspace,
+    ];
     try {
-      for (const [ws, name] of [[a, 'one'], [b, 'two']] as const) {
+      for (const [ws, name] of [
+        [a, 'one'],
+        [b, 'two'],
+      ] as const) {
         await mkdir(join(ws.dir, `clusters/new`), { recursive: true });
         await writeFile(join(ws.dir, `clusters/new/${name}.yaml`), `${name}\n`);
         await ws.commit({ paths: ['clusters/new'], message: name, trailers: {}, author: AUTHOR });

@@ -10,7 +10,18 @@ import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
-import type { CloneOptions, CommitOptions, GitCredentials, GitIdentity, GitRemote, GitWorkspace, PushOptions, PushResult, WorkTreeRender, WorkTreeRenderOptions } from '../run/ports.js';
+import type {
+  CloneOptions,
+  CommitOptions,
+  GitCredentials,
+  GitIdentity,
+  GitRemote,
+  GitWorkspace,
+  PushOptions,
+  PushResult,
+  WorkTreeRender,
+  WorkTreeRenderOptions,
+} from '../run/ports.js';
 import type { RunPass } from '../model/run-action.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { FsRepoReader } from './fs-repo-reader.js';
@@ -191,7 +202,8 @@ class CliGitWorkspace implements GitWorkspace {
     const facts = this.known.get(head);
     const parentKey = facts?.parents.length === 1 ? `${facts.parents[0]}\0${reference}` : undefined;
     const elsewhere = facts?.changed?.every((path) => path.startsWith('clusters/') && path.split('/')[1] !== reference) ?? false;
-    const value = parentKey !== undefined && elsewhere && this.platformCommits.has(parentKey)
+    const value =
+      parentKey !== undefined && elsewhere && this.platformCommits.has(parentKey)
         ? this.platformCommits.get(parentKey)
         : await platformCommitOf(this.dir, reference, this.topsOf?.commit === head ? this.topsOf.names : undefined);
     this.platformCommits.set(key, value);
@@ -220,7 +232,8 @@ class CliGitWorkspace implements GitWorkspace {
     if (options.message.trim().length === 0) throw new ValidationError([{ field: 'message', message: 'is empty' }]);
     const trailerArgs: string[] = [];
     for (const [key, value] of Object.entries(options.trailers)) {
-      if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(key)) throw new ValidationError([{ field: `trailers.${key}`, message: 'is not a trailer key (letters, digits, "-")' }]);
+      if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(key))
+        throw new ValidationError([{ field: `trailers.${key}`, message: 'is not a trailer key (letters, digits, "-")' }]);
       if (/[\r\n\0]/.test(value)) throw new ValidationError([{ field: `trailers.${key}`, message: 'contains a line break' }]);
       trailerArgs.push('--trailer', `${key}: ${value}`);
     }
@@ -389,9 +402,30 @@ export class CliGitRemote implements GitRemote {
     const started = Date.now();
     try {
       const fileConfig = remote.kind === 'file' ? ['--config', `remote.origin.uploadpack=${FILE_UPLOAD_PACK}`] : [];
-      const args = ['clone', '--quiet', '--filter=blob:none', '--no-checkout', '--single-branch', '--no-tags', '--branch', branch, ...fileConfig, '--', remote.url, dir];
+      const args = [
+        'clone',
+        '--quiet',
+        '--filter=blob:none',
+        '--no-checkout',
+        '--single-branch',
+        '--no-tags',
+        '--branch',
+        branch,
+        ...fileConfig,
+        '--',
+        remote.url,
+        dir,
+      ];
       const cloned = await withGitAuth(remote, credentials, async (auth) => {
-        const result = await runGit(args, { cwd: parent, env: auth.env, secrets: auth.secrets, okExitCodes: [0, 128], timeoutMs: networkTimeoutMs, processGroup: state.processGroup, ...call });
+        const result = await runGit(args, {
+          cwd: parent,
+          env: auth.env,
+          secrets: auth.secrets,
+          okExitCodes: [0, 128],
+          timeoutMs: networkTimeoutMs,
+          processGroup: state.processGroup,
+          ...call,
+        });
         if (result.exitCode !== 0 && !/Remote branch .* not found in upstream/.test(result.stderr)) throw toGitError(args, result, auth.secrets);
         return result;
       });

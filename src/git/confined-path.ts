@@ -26,13 +26,13 @@ export function escapingLinkError(path: string): ValidationError {
 
 /** A path that is not a regular file or directory (a FIFO, socket or device): never opened for reading. */
 export function specialFileError(path: string): ValidationError {
-  return new ValidationError([{ field: 'repository', message: `${path} is not a regular file (a FIFO, socket or device); the repository may hold only files, directories and links` }]);
+  return new ValidationError([
+    { field: 'repository', message: `${path} is not a regular file (a FIFO, socket or device); the repository may hold only files, directories and links` },
+  ]);
 }
 
 /** Where a path led, inside the tree. */
-export type ConfinedPath =
-  | { readonly found: true; readonly absolute: string; readonly stats: Stats }
-  | { readonly found: false };
+export type ConfinedPath = { readonly found: true; readonly absolute: string; readonly stats: Stats } | { readonly found: false };
 
 /**
  * Resolves `path` (repository-relative, POSIX) below `realRoot` (an absolute

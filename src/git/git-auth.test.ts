@@ -11,7 +11,8 @@ import { runGit } from './git-process.js';
 import { closedPort } from '../../test/support/net.js';
 
 /** Not a real key: it only has to look like one. */
-const FAKE_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----';
+const FAKE_KEY =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----';
 
 describe('withGitAuth', () => {
   it('gives no environment without credentials', async () => {
@@ -48,7 +49,11 @@ describe('withGitAuth', () => {
       ['ssh://git@git.example.net/r.git', { kind: 'ssh', privateKey: 'not a key' }],
     ];
     for (const [url, credentials] of cases) {
-      await assert.rejects(withGitAuth(parseRepositoryUrl(url), credentials, async () => undefined), ValidationError, url);
+      await assert.rejects(
+        withGitAuth(parseRepositoryUrl(url), credentials, async () => undefined),
+        ValidationError,
+        url,
+      );
     }
     // Loopback http is the test servers: allowed.
     await withGitAuth(parseRepositoryUrl('http://127.0.0.1:8080/r.git'), { kind: 'basic', username: 'a', password: 'b' }, async () => undefined);

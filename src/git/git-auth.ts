@@ -118,13 +118,20 @@ export async function withGitAuth<T>(remote: RemoteUrl, credentials: GitCredenti
     const command = [
       'ssh',
       // The user's ~/.ssh/config must not add hosts, keys, proxies or agents.
-      '-F', devNull,
-      '-i', shellQuote(keyFile),
-      '-o', 'IdentitiesOnly=yes',
-      '-o', 'IdentityAgent=none',
-      '-o', 'BatchMode=yes',
-      '-o', `UserKnownHostsFile=${shellQuote(knownHostsFile)}`,
-      '-o', 'StrictHostKeyChecking=yes',
+      '-F',
+      devNull,
+      '-i',
+      shellQuote(keyFile),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'IdentityAgent=none',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      `UserKnownHostsFile=${shellQuote(knownHostsFile)}`,
+      '-o',
+      'StrictHostKeyChecking=yes',
     ].join(' ');
     const keyLines = key.split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
     return await use({ env: { GIT_SSH_COMMAND: command, GIT_SSH_VARIANT: 'ssh' }, secrets: [key.trim(), ...keyLines] });

@@ -32,6 +32,12 @@ export class GitClusterHistory implements ClusterHistory {
     if (!/^[0-9a-f]{40,64}$/.test(commit)) return undefined;
     const tree = await runGit(['ls-tree', '-r', '--name-only', '-z', commit, '--', `${clusterDir}/`], options);
     if (tree.exitCode !== 0) return undefined;
-    return { commit, files: tree.stdout.split('\0').filter((f) => f !== '').sort() };
+    return {
+      commit,
+      files: tree.stdout
+        .split('\0')
+        .filter((f) => f !== '')
+        .sort(),
+    };
   }
 }

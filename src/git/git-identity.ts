@@ -6,7 +6,10 @@ export const DEFAULT_IDENTITY: GitIdentity = { name: 'gitops-scaffolder', email:
 
 export function assertIdentity(identity: GitIdentity, field: string): void {
   // git would silently drop <, > and newlines, producing an identity nobody asked for.
-  for (const [key, value] of [['name', identity.name], ['email', identity.email]] as const) {
+  for (const [key, value] of [
+    ['name', identity.name],
+    ['email', identity.email],
+  ] as const) {
     if (value.trim().length === 0 || /[<>\r\n\0]/.test(value)) {
       throw new ValidationError([{ field: `${field}.${key}`, message: 'must be non-empty without <, > or line breaks' }]);
     }

@@ -44,7 +44,8 @@ describe('GitObjectRepoReader', () => {
   });
 
   it('refuses links and gitlinks by their path, in a read, a listing and below them', async () => {
-    const refused = (path: string, what: RegExp) => (error: unknown) => error instanceof ValidationError && error.issues[0]?.field === 'repository' && error.message.includes(`${path} is a`) && what.test(error.message);
+    const refused = (path: string, what: RegExp) => (error: unknown) =>
+      error instanceof ValidationError && error.issues[0]?.field === 'repository' && error.message.includes(`${path} is a`) && what.test(error.message);
     await assert.rejects(reader.read('clusters/x'), refused('clusters/x', /symbolic link/));
     await assert.rejects(reader.read('clusters/u/eu/kustomization.yaml'), refused('clusters/u', /symbolic link/));
     await assert.rejects(reader.list('clusters'), refused('clusters/u', /symbolic link/));
@@ -55,7 +56,11 @@ describe('GitObjectRepoReader', () => {
   it('reads files as committed, byte for byte, and answers undefined for what the commit does not hold', async () => {
     assert.equal(await reader.read('scaffold.yaml'), 'attributes: {}\n');
     assert.deepEqual(await reader.readBytes('clusters/eu/blob.bin'), binary);
-    assert.deepEqual(await Promise.all([reader.read('clusters/eu/kustomization.yaml'), reader.read('base/a.yaml'), reader.read('nope.yaml')]), ['resources: []\n', 'a: 1\n', undefined]);
+    assert.deepEqual(await Promise.all([reader.read('clusters/eu/kustomization.yaml'), reader.read('base/a.yaml'), reader.read('nope.yaml')]), [
+      'resources: []\n',
+      'a: 1\n',
+      undefined,
+    ]);
     assert.deepEqual(await reader.list('clusters/eu'), ['clusters/eu/blob.bin', 'clusters/eu/kustomization.yaml']);
     assert.equal(await reader.isDirectory('clusters/eu'), true);
     assert.equal(await reader.isDirectory('clusters/eu/blob.bin'), false);

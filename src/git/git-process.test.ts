@@ -54,7 +54,11 @@ describe('runGit', () => {
       assert.ok(!env.includes('inherited-value'));
       assert.ok(!env.includes(home));
     } finally {
-      for (const [key, name] of [['HOME', 'HOME'], ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_GLOBAL'], ['LEAK', 'GS_TEST_LEAK']] as const) {
+      for (const [key, name] of [
+        ['HOME', 'HOME'],
+        ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_GLOBAL'],
+        ['LEAK', 'GS_TEST_LEAK'],
+      ] as const) {
         const value = saved[key];
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;

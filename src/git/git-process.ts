@@ -130,7 +130,8 @@ export function redactSecrets(text: string, secrets: readonly string[] = []): st
 const AUTH_FAILURE =
   /Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|HTTP Basic: Access denied|returned error: 401|Permission denied \(|Host key verification failed|Invalid username or password/i;
 const FORBIDDEN = /returned error: 403|access denied|not authorized|insufficient (?:scope|permission)/i;
-const NOT_FOUND = /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404|No such (?:repository|file or directory)|repository .* does not exist|not found: did you run git update-server-info|repository not exported/i;
+const NOT_FOUND =
+  /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404|No such (?:repository|file or directory)|repository .* does not exist|not found: did you run git update-server-info|repository not exported/i;
 const UNREACHABLE =
   /Could not resolve (?:host|proxy)|Connection refused|Connection timed out|Connection reset|Failed to connect|unable to connect|Network is unreachable|No route to host|remote end hung up|early EOF|Could not read from remote repository|unable to access|Operation timed out|SSL|TLS|returned error: 5\d\d|Broken pipe/i;
 const NON_BARE_TARGET = /refusing to update checked out branch|branch is currently checked out/;
@@ -176,7 +177,8 @@ export function toGitError(args: readonly string[], result: GitResult, secrets: 
   const text = result.stderr;
   if (AUTH_FAILURE.test(text)) return new AuthenticationError(message);
   // A push into a working copy's checked-out branch: the target is wrong, not down.
-  if (NON_BARE_TARGET.test(text)) return new ValidationError(`the push target is not a bare repository (its branch is checked out); push to a bare repository. ${message}`);
+  if (NON_BARE_TARGET.test(text))
+    return new ValidationError(`the push target is not a bare repository (its branch is checked out); push to a bare repository. ${message}`);
   // git daemon says "access denied or repository not exported" for a missing repository.
   if (NOT_FOUND.test(text)) return new NotFoundError(message);
   if (FORBIDDEN.test(text)) return new ForbiddenError(message);
@@ -252,7 +254,12 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
 
     child.on('error', (error: NodeJS.ErrnoException) => {
       // spawn reports a missing working directory exactly like a missing binary.
-      const cause = error.code !== 'ENOENT' ? `git could not be started: ${error.code ?? error.message}` : existsSync(options.cwd) ? 'git is not installed (not found on PATH)' : 'the working directory of git does not exist';
+      const cause =
+        error.code !== 'ENOENT'
+          ? `git could not be started: ${error.code ?? error.message}`
+          : existsSync(options.cwd)
+            ? 'git is not installed (not found on PATH)'
+            : 'the working directory of git does not exist';
       // Only a refused start is worth retrying; no retry installs git or creates the directory.
       finish(() => reject(error.code === 'ENOENT' ? new MissingDependencyError(cause) : new UnavailableError(cause)));
     });

@@ -79,7 +79,12 @@ describe('known commits', () => {
         await mkdir(join(ws.dir, 'clusters', 'new'), { recursive: true });
         await writeFile(join(ws.dir, 'clusters', 'new', `${pass}.yaml`), `pass: ${pass}\n`);
         commands.length = 0;
-        const sha = await ws.commit({ message: `Scaffold new: ${pass}`, author: AUTHOR, paths: ['clusters/new'], trailers: { ...trailers, 'Scaffold-Pass': pass } });
+        const sha = await ws.commit({
+          message: `Scaffold new: ${pass}`,
+          author: AUTHOR,
+          paths: ['clusters/new'],
+          trailers: { ...trailers, 'Scaffold-Pass': pass },
+        });
         assert.equal(sha, git(ws.dir, 'rev-parse', 'HEAD'));
         assert.equal(await ws.head(), sha);
         const pushed = await ws.push();
@@ -98,12 +103,21 @@ describe('known commits', () => {
   it("renders with git's own platform commit: listed by the clone, kept across the run's own commit, asked again after another one", async () => {
     const served = join(tmp, 'platform.git');
     await ensureSeededBareRepository(served, platformDir());
-    const ws = await new CliGitRemote().clone({ url: served, branch: 'main', dir: join(tmp, 'render'), sparsePaths: ['base', 'clusters/development', 'clusters/new'], sparseTopLevelExcept: ['clusters'] });
+    const ws = await new CliGitRemote().clone({
+      url: served,
+      branch: 'main',
+      dir: join(tmp, 'render'),
+      sparsePaths: ['base', 'clusters/development', 'clusters/new'],
+      sparseTopLevelExcept: ['clusters'],
+    });
     try {
-      const tops = git(ws.dir, 'ls-tree', '--name-only', 'HEAD').split('\n').filter((t) => t !== 'clusters');
+      const tops = git(ws.dir, 'ls-tree', '--name-only', 'HEAD')
+        .split('\n')
+        .filter((t) => t !== 'clusters');
       const expected = () => git(ws.dir, 'rev-list', '-1', 'HEAD', '--', ...tops, 'clusters/development');
       const provenance = async () => /platformCommit: (\S+)/.exec(await readFile(join(ws.dir, 'clusters/new/provenance.yaml'), 'utf8'))?.[1];
-      const render = () => ws.render({ cluster: { name: 'new', domain: 'new.example.net', region: 'eu-west-1' }, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
+      const render = () =>
+        ws.render({ cluster: { name: 'new', domain: 'new.example.net', region: 'eu-west-1' }, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
       await render();
       assert.equal(await provenance(), expected());
       await ws.commit({ message: 'pass 1', author: AUTHOR, paths: ['clusters/new'], trailers: {} });

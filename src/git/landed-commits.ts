@@ -60,10 +60,18 @@ const FENCE_ROUNDS = 10;
  * fails its fence lease, and with no announcement left no carrier can take one.
  * @throws UnavailableError when the fence could not be closed
  */
-async function fenceAttempt(query: LandedCommitsQuery, url: string, scratch: string, call: { cwd: string; env: Record<string, string>; secrets: readonly string[]; timeoutMs: number }): Promise<void> {
+async function fenceAttempt(
+  query: LandedCommitsQuery,
+  url: string,
+  scratch: string,
+  call: { cwd: string; env: Record<string, string>; secrets: readonly string[]; timeoutMs: number },
+): Promise<void> {
   const owner = { cluster: query.cluster, attempt: query.attempt, id: query.runId };
   const fence = fenceRef(query.branch, owner);
-  const scratchGit = { git: (args: readonly string[], extra: { readonly input?: string; readonly env?: Readonly<Record<string, string>> } = {}) => runGit(args, { cwd: scratch, ...extra }) };
+  const scratchGit = {
+    git: (args: readonly string[], extra: { readonly input?: string; readonly env?: Readonly<Record<string, string>> } = {}) =>
+      runGit(args, { cwd: scratch, ...extra }),
+  };
   for (let round = 1; ; round++) {
     const listed = await runGit(['ls-remote', '--', url, fence, `${queuePrefix(query.branch)}${query.runId}--*`], call);
     const lines = listed.stdout.split('\n').map((line) => line.split('\t'));
@@ -103,7 +111,10 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
     const fetched = await withGitAuth(remote, query.credentials, async (auth) => {
       const call = { cwd: scratch, env: auth.env, secrets: auth.secrets, timeoutMs };
       await fenceAttempt(query, remote.url, scratch, call);
-      return runGit(['fetch', '--quiet', '--no-tags', '--filter=blob:none', '--', remote.url, `refs/heads/${query.branch}`], { ...call, okExitCodes: [0, 128] });
+      return runGit(['fetch', '--quiet', '--no-tags', '--filter=blob:none', '--', remote.url, `refs/heads/${query.branch}`], {
+        ...call,
+        okExitCodes: [0, 128],
+      });
     });
     if (fetched.exitCode !== 0) {
       if (/couldn't find remote ref/i.test(fetched.stderr)) return [];
@@ -123,7 +134,15 @@ export const readLandedCommits: LandedCommitsReader = async (query) => {
       .split('\n')
       .map((line) => line.trim().split(' '))
       .filter(([sha = '', pass = '']) => isRunPass(pass) && /^[0-9a-f]{40,64}$/.test(sha));
-    const trees = candidates.length === 0 ? [] : (await runGit(['cat-file', '--batch-check=%(objectname)'], { cwd: scratch, input: candidates.map(([sha]) => `${sha}:clusters/${query.cluster}\n`).join('') })).stdout.split('\n');
+    const trees =
+      candidates.length === 0
+        ? []
+        : (
+            await runGit(['cat-file', '--batch-check=%(objectname)'], {
+              cwd: scratch,
+              input: candidates.map(([sha]) => `${sha}:clusters/${query.cluster}\n`).join(''),
+            })
+          ).stdout.split('\n');
     const newestPerPass = new Map<LandedCommit['pass'], string>();
     for (const [i, [sha = '', pass = '', mac = '']] of candidates.entries()) {
       const line = trees[i] ?? '';

@@ -80,7 +80,13 @@ describe('landing queue', () => {
     return remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: ['base', 'clusters/development', `clusters/${cluster}`] });
   }
 
-  async function writeCluster(ws: GitWorkspace, cluster: string, trailers: Record<string, string>, author = AUTHOR, path = `clusters/${cluster}`): Promise<string> {
+  async function writeCluster(
+    ws: GitWorkspace,
+    cluster: string,
+    trailers: Record<string, string>,
+    author = AUTHOR,
+    path = `clusters/${cluster}`,
+  ): Promise<string> {
     await mkdir(join(ws.dir, path), { recursive: true });
     await writeFile(join(ws.dir, path, 'kustomization.yaml'), `# ${cluster} ${trailers['Scaffold-Pass'] ?? ''}\n`);
     const sha = await ws.commit({ paths: [path], message: `Scaffold ${cluster}`, trailers, author });
@@ -98,12 +104,26 @@ describe('landing queue', () => {
    * Puts `ws`'s HEAD in the queue, as its run does after losing a race: under a
    * ref whose name holds the issue time and the MAC over what a carrier relies on.
    */
-  async function announce(ws: GitWorkspace, trailers: Record<string, string>, options: { readonly key?: Buffer; readonly issuedAt?: number } = {}): Promise<string> {
+  async function announce(
+    ws: GitWorkspace,
+    trailers: Record<string, string>,
+    options: { readonly key?: Buffer; readonly issuedAt?: number } = {},
+  ): Promise<string> {
     const [sha = '', parent = '', tree = ''] = (await git(ws.dir, 'log', '-1', '--format=%H%n%P%n%T', 'HEAD')).split('\n');
     const id = trailers['Scaffold-Id']!;
     const pass = trailers['Scaffold-Pass']!;
     const issuedAt = options.issuedAt ?? Date.now();
-    const mac = announcementMac(options.key ?? KEY, { branch: 'main', id, attempt: 1, pass, cluster: trailers['Scaffold-Cluster']!, parent, tree, sha, issuedAt });
+    const mac = announcementMac(options.key ?? KEY, {
+      branch: 'main',
+      id,
+      attempt: 1,
+      pass,
+      cluster: trailers['Scaffold-Cluster']!,
+      parent,
+      tree,
+      sha,
+      issuedAt,
+    });
     const ref = queueRef('main', { id, pass, attempt: 1, issuedAt, mac });
     // With its attempt's fence open, as its runner's announcing push leaves it.
     const owner = { cluster: trailers['Scaffold-Cluster']!, attempt: 1, id };
@@ -129,7 +149,11 @@ describe('landing queue', () => {
     if (configure) await configure(bare);
     const { logger, events } = recorder();
     const remote = new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger, queueAuth: AUTH });
-    const [first, beta, gamma] = (await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c)))) as [GitWorkspace, GitWorkspace, GitWorkspace];
+    const [first, beta, gamma] = (await Promise.all(['alpha', 'beta', 'gamma'].map((c) => cloneFor(remote, repo, c)))) as [
+      GitWorkspace,
+      GitWorkspace,
+      GitWorkspace,
+    ];
     await writeCluster(first, 'alpha', passTrailers('run-a', 'alpha'));
     await first.push();
     return { repo, bare, events, first, beta, gamma, dispose: () => Promise.all([first.dispose(), beta.dispose(), gamma.dispose()]) };
@@ -145,7 +169,6 @@ describe('landing queue', () => {
 
   /** Issued 5 s ahead by the announcing runner's clock (inside the allowed skew), so gamma, the carrier, is first in line and carries at once. */
   const aheadOfCarrier = () => Date.now() + 5_000;
-
 
   it('carries an announced commit onto the branch in the same push, and its owner finds it there', async () => {
     const race = await afterAlphaLanded('carry.git');
@@ -231,7 +254,11 @@ describe('landing queue', () => {
       assert.deepEqual(ids, ['run-c', 'run-a'], "nothing of beta's run is on main: only gamma's and alpha's commits on the seed");
       assert.equal(await git(bare, 'rev-list', '--count', 'main'), '3');
       assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', "beta's commit is not on main");
-      assert.equal(await git(bare, 'rev-parse', 'main:clusters/development/kustomization.yaml'), await git(bare, 'rev-parse', 'main~2:clusters/development/kustomization.yaml'), 'the reference environment is untouched');
+      assert.equal(
+        await git(bare, 'rev-parse', 'main:clusters/development/kustomization.yaml'),
+        await git(bare, 'rev-parse', 'main~2:clusters/development/kustomization.yaml'),
+        'the reference environment is untouched',
+      );
       assert.deepEqual(await queueRefs(bare), [], 'the carrier deleted the announcement it refused');
     } finally {
       await race.dispose();
@@ -307,7 +334,10 @@ describe('landing queue', () => {
       await gamma.push();
       assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '');
       assert.deepEqual(await queueRefs(bare), [ref], 'it stays for its owner, who verifies again');
-      assert.deepEqual(events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]), ['run-b/infrastructure: what its verify read has changed']);
+      assert.deepEqual(
+        events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]),
+        ['run-b/infrastructure: what its verify read has changed'],
+      );
     } finally {
       await race.dispose();
     }
@@ -346,12 +376,31 @@ describe('landing queue', () => {
     let clock = 0;
     const sightings = new QueueSightings(() => clock);
     const entry: QueuedCommit = {
-      id: 'run-b', pass: 'infrastructure', cluster: 'beta', reference: 'development', ref: 'refs/scaffold-queue/main/x', sha: 'a'.repeat(40), parents: ['b'.repeat(40)], tree: 'c'.repeat(40),
-      attempt: 1, issuedAt: Date.now(), authentic: true, author: AUTHOR, authorDate: '0 +0000', message: 'm',
+      id: 'run-b',
+      pass: 'infrastructure',
+      cluster: 'beta',
+      reference: 'development',
+      ref: 'refs/scaffold-queue/main/x',
+      sha: 'a'.repeat(40),
+      parents: ['b'.repeat(40)],
+      tree: 'c'.repeat(40),
+      attempt: 1,
+      issuedAt: Date.now(),
+      authentic: true,
+      author: AUTHOR,
+      authorDate: '0 +0000',
+      message: 'm',
     };
     const own = [{ mode: '100644', path: 'clusters/beta/kustomization.yaml' }];
     const fences = { open: new Set([fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' })]), newestAttempt: new Map([['beta', 1]]) };
-    const rules = (): CarryRules => ({ auth: AUTH, sightings, reserved: new Set(['development', 'base', 'flux-system']), now: entry.issuedAt, branch: 'main', fences });
+    const rules = (): CarryRules => ({
+      auth: AUTH,
+      sightings,
+      reserved: new Set(['development', 'base', 'flux-system']),
+      now: entry.issuedAt,
+      branch: 'main',
+      fences,
+    });
     assert.equal(carryRefusal(entry, own, new Set(), rules()), undefined, 'first seen: carried');
     clock += CARRY_WINDOW_MS + 1;
     assert.deepEqual(carryRefusal(entry, own, new Set(), rules()), { reason: 'announced too long ago', unlandable: true });
@@ -400,14 +449,48 @@ describe('landing queue', () => {
       // Planted straight on main by someone who may push: the run's trailers, a MAC made up.
       await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [planted]\n');
       await git(beta.dir, 'add', 'clusters/beta');
-      await git(beta.dir, '-c', `user.name=x`, '-c', 'user.email=x@example.invalid', 'commit', '--quiet', '-m', 'planted', '--trailer', 'Scaffold-Id: run-b', '--trailer', 'Scaffold-Pass: all', '--trailer', 'Scaffold-Cluster: beta', '--trailer', `Scaffold-Mac: ${'0'.repeat(64)}`);
+      await git(
+        beta.dir,
+        '-c',
+        `user.name=x`,
+        '-c',
+        'user.email=x@example.invalid',
+        'commit',
+        '--quiet',
+        '-m',
+        'planted',
+        '--trailer',
+        'Scaffold-Id: run-b',
+        '--trailer',
+        'Scaffold-Pass: all',
+        '--trailer',
+        'Scaffold-Cluster: beta',
+        '--trailer',
+        `Scaffold-Mac: ${'0'.repeat(64)}`,
+      );
       await git(beta.dir, 'push', '--quiet', 'origin', 'HEAD:main');
       assert.equal(await git(bare, 'log', '-1', '--format=%s', 'main'), 'planted');
       assert.notEqual(landed.sha, real, 'rebased onto alpha');
 
-      const read = await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-b', attempt: 1, cluster: 'beta', queueKey: KEY, scratchDir: scratch });
+      const read = await readLandedCommits({
+        repositoryUrl: daemon.url(repo),
+        branch: 'main',
+        runId: 'run-b',
+        attempt: 1,
+        cluster: 'beta',
+        queueKey: KEY,
+        scratchDir: scratch,
+      });
       assert.deepEqual(read, [{ pass: 'infrastructure', sha: landed.sha }], 'only the commit the run signed is its');
-      const otherAttempt = await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-b', attempt: 2, cluster: 'beta', queueKey: KEY, scratchDir: scratch });
+      const otherAttempt = await readLandedCommits({
+        repositoryUrl: daemon.url(repo),
+        branch: 'main',
+        runId: 'run-b',
+        attempt: 2,
+        cluster: 'beta',
+        queueKey: KEY,
+        scratchDir: scratch,
+      });
       assert.deepEqual(otherAttempt, [], "another attempt's MAC is not this one's");
     } finally {
       await race.dispose();
@@ -421,7 +504,18 @@ describe('landing queue', () => {
       // beta's runner announced its commit and was killed.
       await writeCluster(dead, 'beta', passTrailers('run-dead', 'beta'));
       await announce(dead, passTrailers('run-dead', 'beta'));
-      assert.deepEqual(await readLandedCommits({ repositoryUrl: daemon.url(repo), branch: 'main', runId: 'run-dead', attempt: 1, cluster: 'beta', queueKey: KEY, scratchDir: scratch }), []);
+      assert.deepEqual(
+        await readLandedCommits({
+          repositoryUrl: daemon.url(repo),
+          branch: 'main',
+          runId: 'run-dead',
+          attempt: 1,
+          cluster: 'beta',
+          queueKey: KEY,
+          scratchDir: scratch,
+        }),
+        [],
+      );
       assert.deepEqual(await queueRefs(bare), []);
 
       await writeCluster(carrier, 'gamma', passTrailers('run-c', 'gamma'));
@@ -441,8 +535,15 @@ describe('landing queue', () => {
       await writeCluster(queued, 'beta', passTrailers('run-q', 'beta'));
       await announce(queued, passTrailers('run-q', 'beta'), { issuedAt: aheadOfCarrier() });
       await carrier.push();
-      assert.ok(events.some((e) => e['push'] === 'lost' && e['queued'] === false), 'the carrier fell back to racing alone');
-      assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-c', 'nothing was carried without an atomic push');
+      assert.ok(
+        events.some((e) => e['push'] === 'lost' && e['queued'] === false),
+        'the carrier fell back to racing alone',
+      );
+      assert.equal(
+        await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'),
+        'run-c',
+        'nothing was carried without an atomic push',
+      );
       assert.deepEqual(
         (await queueRefs(bare)).map((ref) => ref.split('--').slice(0, 2).join('--')),
         ['refs/scaffold-queue/main/run-q--infrastructure'],

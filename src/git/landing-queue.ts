@@ -52,7 +52,16 @@ const MAX_CARRIED = 200;
 
 /** What the queue needs of a working copy: its git, with the remote's credentials. */
 export interface QueueGit {
-  git(args: readonly string[], call?: { readonly okExitCodes?: readonly number[]; readonly input?: string; readonly env?: Readonly<Record<string, string>>; readonly signal?: AbortSignal; readonly network?: boolean }): Promise<GitResult>;
+  git(
+    args: readonly string[],
+    call?: {
+      readonly okExitCodes?: readonly number[];
+      readonly input?: string;
+      readonly env?: Readonly<Record<string, string>>;
+      readonly signal?: AbortSignal;
+      readonly network?: boolean;
+    },
+  ): Promise<GitResult>;
 }
 
 /** The trailers that make a commit a scaffold pass, and so queueable. */
@@ -123,7 +132,9 @@ export function queueRefspec(branch: string): string {
   return `+${queuePrefix(branch)}*:${queuePrefix(branch)}*`;
 }
 
-export const TRAILER_FORMAT = ['Scaffold-Id', 'Scaffold-Pass', 'Scaffold-Cluster', 'Scaffold-Reference'].map((key) => `%(trailers:key=${key},valueonly,separator=%x2C)`);
+export const TRAILER_FORMAT = ['Scaffold-Id', 'Scaffold-Pass', 'Scaffold-Cluster', 'Scaffold-Reference'].map(
+  (key) => `%(trailers:key=${key},valueonly,separator=%x2C)`,
+);
 
 export function trailersFrom(fields: readonly string[]): PassTrailers | undefined {
   const [id = '', pass = '', cluster = '', reference = ''] = fields.map((field) => field.trim());
@@ -170,7 +181,8 @@ export async function readQueue(ws: QueueGit, branch: string, auth: QueueAuth): 
   const commits = await ws.git(['log', '--no-walk=unsorted', '-z', '--date=raw', `--format=${format}`, ...refs.keys()]);
   const queued: QueuedCommit[] = [];
   for (const record of commits.stdout.split('\0').filter(Boolean)) {
-    const [sha = '', parents = '', tree = '', name = '', email = '', authorDate = '', id = '', pass = '', cluster = '', reference = '', ...message] = record.split('\x1f');
+    const [sha = '', parents = '', tree = '', name = '', email = '', authorDate = '', id = '', pass = '', cluster = '', reference = '', ...message] =
+      record.split('\x1f');
     const trailers = trailersFrom([id, pass, cluster, reference]);
     for (const ref of refs.get(sha) ?? []) {
       const announced = parseQueueRef(branch, ref)!;
@@ -182,8 +194,34 @@ export async function readQueue(ws: QueueGit, branch: string, auth: QueueAuth): 
       const authentic =
         auth.shared &&
         parentList.length === 1 &&
-        announcementAuthentic(auth.key, { branch, id: trailers.id, attempt: announced.attempt, pass: trailers.pass, cluster: trailers.cluster, parent: parentList[0]!, tree, sha, issuedAt: announced.issuedAt }, announced.mac);
-      queued.push({ ...trailers, ref, sha, parents: parentList, tree, attempt: announced.attempt, issuedAt: announced.issuedAt, authentic, author: { name, email }, authorDate, message: message.join('\x1f') });
+        announcementAuthentic(
+          auth.key,
+          {
+            branch,
+            id: trailers.id,
+            attempt: announced.attempt,
+            pass: trailers.pass,
+            cluster: trailers.cluster,
+            parent: parentList[0]!,
+            tree,
+            sha,
+            issuedAt: announced.issuedAt,
+          },
+          announced.mac,
+        );
+      queued.push({
+        ...trailers,
+        ref,
+        sha,
+        parents: parentList,
+        tree,
+        attempt: announced.attempt,
+        issuedAt: announced.issuedAt,
+        authentic,
+        author: { name, email },
+        authorDate,
+        message: message.join('\x1f'),
+      });
     }
   }
   return { commits: queued.sort((a, b) => a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref)), malformed };
@@ -229,7 +267,9 @@ export async function landedPassCommit(ws: QueueGit, own: string, tip: string, t
   const mine = (await ws.git(['log', '-1', '--format=%(trailers:key=Scaffold-Mac,valueonly,separator=%x2C)', own])).stdout.trim();
   const revs = [own, ...candidates.map(([sha]) => sha)].map((rev) => `${rev}:clusters/${trailers.cluster}\n`).join('');
   // A removal has no tree there: "<rev> missing" for both.
-  const trees = (await ws.git(['cat-file', '--batch-check=%(objectname)'], { input: revs })).stdout.split('\n').map((line) => (line.endsWith(' missing') ? '' : line));
+  const trees = (await ws.git(['cat-file', '--batch-check=%(objectname)'], { input: revs })).stdout
+    .split('\n')
+    .map((line) => (line.endsWith(' missing') ? '' : line));
   const ownTree = trees[0];
   for (const [i, [sha = '', , , mac = '']] of candidates.entries()) if (mac === mine && trees[i + 1] === ownTree) return sha;
   return undefined;
@@ -237,7 +277,9 @@ export async function landedPassCommit(ws: QueueGit, own: string, tip: string, t
 
 /** Mode and path of every file each commit changes against its parent, in one `git diff-tree --stdin`. */
 async function ownChanges(ws: QueueGit, entries: readonly QueuedCommit[]): Promise<Map<string, { mode: string; path: string }[]>> {
-  const raw = await ws.git(['diff-tree', '--stdin', '-r', '--raw', '-z', '--no-renames', '--no-abbrev'], { input: entries.map((entry) => `${entry.sha}\n`).join('') });
+  const raw = await ws.git(['diff-tree', '--stdin', '-r', '--raw', '-z', '--no-renames', '--no-abbrev'], {
+    input: entries.map((entry) => `${entry.sha}\n`).join(''),
+  });
   const changes = new Map<string, { mode: string; path: string }[]>(entries.map((entry) => [entry.sha, []]));
   let current: { mode: string; path: string }[] | undefined;
   const tokens = raw.stdout.split('\0');
@@ -271,7 +313,16 @@ class ChangesSince {
 
   async #read(parent: string): Promise<Set<string> | undefined> {
     if (this.#history === undefined) {
-      const log = await this.ws.git(['log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x1e%H', `-n${HISTORY_WINDOW}`, this.tip]);
+      const log = await this.ws.git([
+        'log',
+        '--first-parent',
+        '--diff-merges=first-parent',
+        '--no-renames',
+        '--name-only',
+        '--format=%x1e%H',
+        `-n${HISTORY_WINDOW}`,
+        this.tip,
+      ]);
       this.#history = log.stdout
         .split('\x1e')
         .filter(Boolean)
@@ -324,7 +375,12 @@ export interface CarryRules {
 const never = (reason: string): Refusal => ({ reason, unlandable: true });
 
 /** Why `entry` may not ride on the chain, or undefined when it may. */
-export function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; path: string }[], since: ReadonlySet<string> | undefined, rules: CarryRules): Refusal | undefined {
+export function carryRefusal(
+  entry: QueuedCommit,
+  own: readonly { mode: string; path: string }[],
+  since: ReadonlySet<string> | undefined,
+  rules: CarryRules,
+): Refusal | undefined {
   // Only a holder of the key can have announced it: anything else is planted.
   if (!entry.authentic) return never('it is not authenticated: its MAC does not hold under the service key');
   if (rules.reserved.has(entry.cluster) || entry.cluster === entry.reference) return never(`its cluster ${entry.cluster} is reserved`);
@@ -356,7 +412,9 @@ export function carryRefusal(entry: QueuedCommit, own: readonly { mode: string; 
  * @returns the new tip
  */
 async function recreateChain(ws: QueueGit, entries: readonly QueuedCommit[], tip: string, committer: GitIdentity, now: number): Promise<string> {
-  const subtrees = await ws.git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { input: entries.map((entry) => `${entry.sha}:clusters/${entry.cluster}\n`).join('') });
+  const subtrees = await ws.git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], {
+    input: entries.map((entry) => `${entry.sha}:clusters/${entry.cluster}\n`).join(''),
+  });
   const lines = subtrees.stdout.split('\n');
   const ref = 'refs/scaffold-carry/chain';
   const chunks: string[] = [`reset ${ref}\nfrom ${tip}\n\n`];
@@ -400,7 +458,10 @@ export async function carryQueued(ws: QueueGit, listing: QueueListing, tip: stri
   const unlandable = listing.malformed.map(({ ref, sha, reason }) => ({ ref, sha, reason }));
   if (listing.commits.length === 0) return { tip, carried, left, unlandable };
   // Diffs only of what a key holder announced: a planted commit costs nothing to refuse.
-  const changes = await ownChanges(ws, listing.commits.filter((entry) => entry.authentic));
+  const changes = await ownChanges(
+    ws,
+    listing.commits.filter((entry) => entry.authentic),
+  );
   const since = new ChangesSince(ws, tip);
   // One announcement per run and pass: the newest (a renewal whose old ref outlived it is superseded).
   const newest = new Map<string, QueuedCommit>();

@@ -51,14 +51,36 @@ export class Announcement {
     const { auth, branch } = this.ws;
     // A commit the workspace made itself is known already (known-commits.ts).
     const known = this.ws.known?.get(head);
-    const [parent = '', tree = ''] = known ? [known.parents.join(' '), known.tree] : (await this.ws.git(['log', '-1', '--format=%P%x00%T', head])).stdout.trim().split('\0');
+    const [parent = '', tree = ''] = known
+      ? [known.parents.join(' '), known.tree]
+      : (await this.ws.git(['log', '-1', '--format=%P%x00%T', head])).stdout.trim().split('\0');
     const issuedAt = Date.now();
-    const fields = { branch, id: this.trailers.id, attempt: auth.attempt, pass: this.trailers.pass, cluster: this.trailers.cluster, parent, tree, sha: head, issuedAt };
+    const fields = {
+      branch,
+      id: this.trailers.id,
+      attempt: auth.attempt,
+      pass: this.trailers.pass,
+      cluster: this.trailers.cluster,
+      parent,
+      tree,
+      sha: head,
+      issuedAt,
+    };
     const ref = queueRef(branch, { id: this.trailers.id, pass: this.trailers.pass, attempt: auth.attempt, issuedAt, mac: announcementMac(auth.key, fields) });
     const previous = this.entry;
     const replace = previous === undefined ? [] : [`--force-with-lease=${previous.ref}:${previous.sha}`, `:${previous.ref}`];
     const move = this.fence?.enabled ? await this.fence.move(this.ws, signal) : undefined;
-    const args = ['push', '--porcelain', '--no-verify', ...(move ? ['--atomic', ...move.args] : []), ...replace.slice(0, 1), 'origin', `${head}:${ref}`, ...(move ? [move.refspec] : []), ...replace.slice(1)];
+    const args = [
+      'push',
+      '--porcelain',
+      '--no-verify',
+      ...(move ? ['--atomic', ...move.args] : []),
+      ...replace.slice(0, 1),
+      'origin',
+      `${head}:${ref}`,
+      ...(move ? [move.refspec] : []),
+      ...replace.slice(1),
+    ];
     const result = await this.ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
     const created = result.stdout.split('\n').some((line) => line.startsWith('*') && line.includes(ref));
     if (move && created) move.landed();
@@ -107,8 +129,9 @@ export class Announcement {
     const entry = this.entry;
     if (entry === undefined) return;
     const { leases, deletions } = removalsOf([entry]);
-    await this.ws.git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true }).catch(() => undefined);
+    await this.ws
+      .git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true })
+      .catch(() => undefined);
     this.landed();
   }
 }
-

@@ -51,7 +51,9 @@ export function ownQueueAuth(attempt = 1): QueueAuth {
 }
 
 function mac(key: Buffer, purpose: string, fields: readonly (string | number)[]): string {
-  return createHmac('sha256', key).update(`${purpose}\n${JSON.stringify(fields)}`).digest('hex');
+  return createHmac('sha256', key)
+    .update(`${purpose}\n${JSON.stringify(fields)}`)
+    .digest('hex');
 }
 
 function equalMac(expected: string, given: string): boolean {

@@ -29,9 +29,7 @@ const NAMES = ['u', 'a', 'b', 'kustomization.yaml'] as const;
 /** Longest a single read may take before it counts as hanging. */
 const BOUND_MS = 5_000;
 
-type Node =
-  | { readonly path: string; readonly kind: 'file' | 'dir' | 'fifo' }
-  | { readonly path: string; readonly kind: 'link'; readonly target: Target };
+type Node = { readonly path: string; readonly kind: 'file' | 'dir' | 'fifo' } | { readonly path: string; readonly kind: 'link'; readonly target: Target };
 type Target =
   | { readonly relative: string }
   | { readonly absolute: 'sentinel' | 'outside' | 'fifo' | 'root' | 'root-file' }
@@ -39,24 +37,34 @@ type Target =
   | { readonly chain: number; readonly tail: string };
 
 const segment = fc.constantFrom(...NAMES);
-const path = fc.oneof({ weight: 2, arbitrary: segment }, { weight: 1, arbitrary: fc.array(segment, { minLength: 2, maxLength: 3 }).map((parts) => parts.join('/')) });
-const target: fc.Arbitrary<Target> = fc.oneof(
-  { weight: 1, arbitrary: fc.constantFrom('.', '..', 'u', 'a/b') },
-  // A chain: names (a link back to `.` makes them stay in place), then about as many `..` (so the text stays
-  // inside while the kernel climbs out), then the way to the host's files.
-  {
-    weight: 4,
-    arbitrary: fc
-    .tuple(
-      fc.array(fc.constantFrom('u', 'u', 'a', '.', 'b'), { maxLength: 6 }),
-      fc.integer({ min: -1, max: 3 }),
-      fc.constantFrom('', 'outside', 'outside/sentinel.txt', 'outside/fifo', 'outside/kustomization.yaml', 'a'),
-    )
-    .map(([names, more, tail]) => [...names, ...Array<string>(Math.max(0, names.length + more)).fill('..'), ...(tail === '' ? [] : [tail])].join('/') || '.'),
-  },
-).map((relativeTarget) => ({ relative: relativeTarget }) as Target);
+const path = fc.oneof(
+  { weight: 2, arbitrary: segment },
+  { weight: 1, arbitrary: fc.array(segment, { minLength: 2, maxLength: 3 }).map((parts) => parts.join('/')) },
+);
+const target: fc.Arbitrary<Target> = fc
+  .oneof(
+    { weight: 1, arbitrary: fc.constantFrom('.', '..', 'u', 'a/b') },
+    // A chain: names (a link back to `.` makes them stay in place), then about as many `..` (so the text stays
+    // inside while the kernel climbs out), then the way to the host's files.
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(
+          fc.array(fc.constantFrom('u', 'u', 'a', '.', 'b'), { maxLength: 6 }),
+          fc.integer({ min: -1, max: 3 }),
+          fc.constantFrom('', 'outside', 'outside/sentinel.txt', 'outside/fifo', 'outside/kustomization.yaml', 'a'),
+        )
+        .map(
+          ([names, more, tail]) => [...names, ...Array<string>(Math.max(0, names.length + more)).fill('..'), ...(tail === '' ? [] : [tail])].join('/') || '.',
+        ),
+    },
+  )
+  .map((relativeTarget) => ({ relative: relativeTarget }) as Target);
 const absoluteTarget: fc.Arbitrary<Target> = fc.constantFrom('sentinel', 'outside', 'fifo', 'root', 'root-file').map((absolute) => ({ absolute }) as Target);
-const chainTarget: fc.Arbitrary<Target> = fc.record({ chain: fc.integer({ min: 1, max: 4 }), tail: fc.constantFrom('', 'outside', 'outside/sentinel.txt', 'outside/fifo', 'outside/kustomization.yaml') });
+const chainTarget: fc.Arbitrary<Target> = fc.record({
+  chain: fc.integer({ min: 1, max: 4 }),
+  tail: fc.constantFrom('', 'outside', 'outside/sentinel.txt', 'outside/fifo', 'outside/kustomization.yaml'),
+});
 const node = (withFifo: boolean): fc.Arbitrary<Node> =>
   fc.oneof(
     fc.record({ path, kind: fc.constantFrom(...(withFifo ? (['file', 'dir', 'fifo'] as const) : (['file', 'dir'] as const))) }),
@@ -69,7 +77,9 @@ const node = (withFifo: boolean): fc.Arbitrary<Node> =>
 /** Most trees start with a link that loops in place (`u -> .` somewhere), the first link of a chain. */
 const loop: fc.Arbitrary<Node> = fc.constantFrom('u', 'u', 'a/u').map((at) => ({ path: at, kind: 'link' as const, target: { relative: '.' } }));
 const tree = (withFifo: boolean) =>
-  fc.tuple(fc.option(loop, { freq: 4 }), fc.array(node(withFifo), { minLength: 1, maxLength: 8 })).map(([first, rest]) => (first === null ? rest : [first, ...rest]));
+  fc
+    .tuple(fc.option(loop, { freq: 4 }), fc.array(node(withFifo), { minLength: 1, maxLength: 8 }))
+    .map(([first, rest]) => (first === null ? rest : [first, ...rest]));
 
 let scratch: string;
 /** The host beside the tree being probed (`<tree>/../outside`): one `..` too many reaches it. */
@@ -111,7 +121,12 @@ async function build(root: string, nodes: readonly Node[]): Promise<void> {
           'relative' in t
             ? t.relative
             : 'chain' in t
-              ? [...Array<string>(parts.length - 1).fill('..'), ...Array<string>(t.chain).fill('u'), ...Array<string>(t.chain).fill('..'), ...(t.tail === '' ? [] : [t.tail])].join('/')
+              ? [
+                  ...Array<string>(parts.length - 1).fill('..'),
+                  ...Array<string>(t.chain).fill('u'),
+                  ...Array<string>(t.chain).fill('..'),
+                  ...(t.tail === '' ? [] : [t.tail]),
+                ].join('/')
               : { sentinel: join(outside, 'sentinel.txt'), outside, fifo: join(outside, 'fifo'), root, 'root-file': join(root, 'a') }[t.absolute];
         await symlink(linkTarget, at);
       } else if (entry.kind === 'file') await writeFile(at, `inside ${entry.path}\n`, { flag: 'wx' });
@@ -149,7 +164,8 @@ async function bounded<T>(what: string, call: () => Promise<T>): Promise<T | Val
 async function probe(reader: RepoReader, root: string): Promise<void> {
   const paths = await pathsOf(root);
   const queries = new Set<string>();
-  for (const p of paths) for (const suffix of ['', '/sentinel.txt', '/outside/sentinel.txt', '/kustomization.yaml', '/fifo', '/a']) queries.add(`${p}${suffix}`);
+  for (const p of paths)
+    for (const suffix of ['', '/sentinel.txt', '/outside/sentinel.txt', '/kustomization.yaml', '/fifo', '/a']) queries.add(`${p}${suffix}`);
   for (const query of ['', ...queries]) {
     const listed = await bounded(`list ${query}`, () => reader.list(query));
     if (Array.isArray(listed)) {
@@ -192,7 +208,10 @@ async function assertKernelAgrees(root: string): Promise<void> {
       continue; // dangling or a loop: the kernel reaches nothing
     }
     const rel = relative(realRoot, real);
-    assert.ok(!rel.startsWith('..') && !rel.startsWith('/') && rel.split(sep)[0] !== '.git', `the guard let ${p} through, and the kernel resolves it outside the tree`);
+    assert.ok(
+      !rel.startsWith('..') && !rel.startsWith('/') && rel.split(sep)[0] !== '.git',
+      `the guard let ${p} through, and the kernel resolves it outside the tree`,
+    );
   }
 }
 
@@ -248,7 +267,10 @@ describe('repository readers against generated link graphs', { timeout: 600_000 
             .map((record) => record.slice(record.indexOf('\t') + 1));
           for (const link of links) {
             const refused = await bounded(`read ${link}`, () => reader.read(link));
-            assert.ok(refused instanceof ValidationError && refused.message.startsWith(`repository: ${link} is a symbolic link`), `${link}: ${String(refused)}`);
+            assert.ok(
+              refused instanceof ValidationError && refused.message.startsWith(`repository: ${link} is a symbolic link`),
+              `${link}: ${String(refused)}`,
+            );
           }
         } finally {
           reader.close();

@@ -13,7 +13,10 @@ import { isValidBranchName } from './branch-name.js';
 /** What these functions need of a workspace: its git, with the remote's credentials. */
 export interface WorkspaceGit {
   readonly dir: string;
-  git(args: readonly string[], call?: { readonly okExitCodes?: readonly number[]; readonly signal?: AbortSignal; readonly network?: boolean }): Promise<GitResult>;
+  git(
+    args: readonly string[],
+    call?: { readonly okExitCodes?: readonly number[]; readonly signal?: AbortSignal; readonly network?: boolean },
+  ): Promise<GitResult>;
   /** Turns a failed result into the product's error, credentials scrubbed. */
   fail(args: readonly string[], result: GitResult): Error;
 }
@@ -26,7 +29,10 @@ async function assertBranchName(branch: string): Promise<void> {
 
 async function fetchBranch(ws: WorkspaceGit, branch: string, signal: AbortSignal | undefined): Promise<string> {
   const tracking = `refs/remotes/origin/${branch}`;
-  await ws.git(['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', `+refs/heads/${branch}:${tracking}`], { network: true, ...(signal ? { signal } : {}) });
+  await ws.git(['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', `+refs/heads/${branch}:${tracking}`], {
+    network: true,
+    ...(signal ? { signal } : {}),
+  });
   return tracking;
 }
 
@@ -64,4 +70,3 @@ export async function syncToRemoteBranch(ws: WorkspaceGit, branch: string, signa
   await assertConfinedWorkTree(ws.dir);
   return (await ws.git(['rev-parse', 'HEAD'])).stdout.trim();
 }
-

@@ -12,7 +12,12 @@ import { runGit } from './git-process.js';
 import { DEFAULT_BRANCH } from '../model/defaults.js';
 
 /** Author of the seed commit. */
-const SEED_IDENTITY = { GIT_AUTHOR_NAME: 'gitops-scaffolder', GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost', GIT_COMMITTER_NAME: 'gitops-scaffolder', GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost' };
+const SEED_IDENTITY = {
+  GIT_AUTHOR_NAME: 'gitops-scaffolder',
+  GIT_AUTHOR_EMAIL: 'gitops-scaffolder@localhost',
+  GIT_COMMITTER_NAME: 'gitops-scaffolder',
+  GIT_COMMITTER_EMAIL: 'gitops-scaffolder@localhost',
+};
 
 async function isEmptyOrMissing(dir: string): Promise<boolean> {
   try {
@@ -38,7 +43,10 @@ export async function initPlatformRepository(dir: string, platformDir: string, o
     await cp(platformDir, dir, { recursive: true });
     await runGit(['init', '--quiet', `--initial-branch=${branch}`], { cwd: dir });
     await runGit(['add', '--all'], { cwd: dir });
-    await runGit(['commit', '--quiet', '--message', 'Seed the platform repository with the reference platform\n\nWritten by gitops-scaffolder init.'], { cwd: dir, env: SEED_IDENTITY });
+    await runGit(['commit', '--quiet', '--message', 'Seed the platform repository with the reference platform\n\nWritten by gitops-scaffolder init.'], {
+      cwd: dir,
+      env: SEED_IDENTITY,
+    });
     return (await runGit(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim();
   } catch (error) {
     // Nothing half-written: a failed init leaves no repository behind.

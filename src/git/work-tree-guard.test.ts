@@ -34,7 +34,8 @@ describe('assertConfinedWorkTree', () => {
     await build(repo);
     return repo;
   }
-  const refusedWith = (message: RegExp) => (error: unknown) => error instanceof ValidationError && error.issues[0]?.field === 'repository' && message.test(error.message) && !error.message.includes(scratch);
+  const refusedWith = (message: RegExp) => (error: unknown) =>
+    error instanceof ValidationError && error.issues[0]?.field === 'repository' && message.test(error.message) && !error.message.includes(scratch);
 
   it('refuses `clusters/u -> .` plus a link through u/u/../../.. that the kernel resolves outside', async () => {
     const repo = await tree(async (r) => {

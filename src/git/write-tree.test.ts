@@ -24,30 +24,62 @@ describe('writeTree', () => {
   });
 
   it('creates files and directories and reports them', async () => {
-    const result = await writeTree(root, new Map([['clusters/a/flux/b.yaml', 'b\n'], ['clusters/a/kustomization.yaml', 'k\n']]));
+    const result = await writeTree(
+      root,
+      new Map([
+        ['clusters/a/flux/b.yaml', 'b\n'],
+        ['clusters/a/kustomization.yaml', 'k\n'],
+      ]),
+    );
     assert.deepEqual(result, { written: ['clusters/a/flux/b.yaml', 'clusters/a/kustomization.yaml'], removed: [], unchanged: [] });
     assert.equal(await readFile(join(root, 'clusters/a/flux/b.yaml'), 'utf8'), 'b\n');
   });
 
   it('leaves identical files untouched (mtime kept) and rewrites changed ones', async () => {
-    await writeTree(root, new Map([['a/same.yaml', 'same\n'], ['a/changed.yaml', 'old\n']]));
+    await writeTree(
+      root,
+      new Map([
+        ['a/same.yaml', 'same\n'],
+        ['a/changed.yaml', 'old\n'],
+      ]),
+    );
     const past = new Date('2020-01-01T00:00:00Z');
     await utimes(join(root, 'a/same.yaml'), past, past);
-    const result = await writeTree(root, new Map([['a/same.yaml', 'same\n'], ['a/changed.yaml', 'new\n']]));
+    const result = await writeTree(
+      root,
+      new Map([
+        ['a/same.yaml', 'same\n'],
+        ['a/changed.yaml', 'new\n'],
+      ]),
+    );
     assert.deepEqual(result, { written: ['a/changed.yaml'], removed: [], unchanged: ['a/same.yaml'] });
     assert.equal((await stat(join(root, 'a/same.yaml'))).mtime.getTime(), past.getTime());
     assert.equal(await readFile(join(root, 'a/changed.yaml'), 'utf8'), 'new\n');
   });
 
   it('removes stale files and emptied directories below removeBelow only', async () => {
-    await writeTree(root, new Map([
-      ['clusters/a/keep.yaml', 'k\n'],
-      ['clusters/a/old/stale.yaml', 's\n'],
-      ['clusters/a/stale.yaml', 's\n'],
-      ['clusters/b/other.yaml', 'o\n'],
-    ]));
-    const result = await writeTree(root, new Map([['clusters/a/keep.yaml', 'k\n'], ['clusters/a/new.yaml', 'n\n']]), { removeBelow: ['clusters/a'] });
-    assert.deepEqual(result, { written: ['clusters/a/new.yaml'], removed: ['clusters/a/old/stale.yaml', 'clusters/a/stale.yaml'], unchanged: ['clusters/a/keep.yaml'] });
+    await writeTree(
+      root,
+      new Map([
+        ['clusters/a/keep.yaml', 'k\n'],
+        ['clusters/a/old/stale.yaml', 's\n'],
+        ['clusters/a/stale.yaml', 's\n'],
+        ['clusters/b/other.yaml', 'o\n'],
+      ]),
+    );
+    const result = await writeTree(
+      root,
+      new Map([
+        ['clusters/a/keep.yaml', 'k\n'],
+        ['clusters/a/new.yaml', 'n\n'],
+      ]),
+      { removeBelow: ['clusters/a'] },
+    );
+    assert.deepEqual(result, {
+      written: ['clusters/a/new.yaml'],
+      removed: ['clusters/a/old/stale.yaml', 'clusters/a/stale.yaml'],
+      unchanged: ['clusters/a/keep.yaml'],
+    });
     assert.deepEqual((await readdir(join(root, 'clusters/a'))).sort(), ['keep.yaml', 'new.yaml']);
     assert.equal(await readFile(join(root, 'clusters/b/other.yaml'), 'utf8'), 'o\n');
     // A removeBelow directory that does not exist yet is fine.
@@ -55,12 +87,15 @@ describe('writeTree', () => {
   });
 
   it('removes exactly the files named by remove, and the directories that leaves empty, nothing else', async () => {
-    await writeTree(root, new Map([
-      ['c/a/flux/old.yaml', 'o\n'],
-      ['c/a/gone/deep/x.yaml', 'x\n'],
-      ['c/a/flux-system/gotk-sync.yaml', 'g\n'],
-      ['c/a/kept.yaml', 'k\n'],
-    ]));
+    await writeTree(
+      root,
+      new Map([
+        ['c/a/flux/old.yaml', 'o\n'],
+        ['c/a/gone/deep/x.yaml', 'x\n'],
+        ['c/a/flux-system/gotk-sync.yaml', 'g\n'],
+        ['c/a/kept.yaml', 'k\n'],
+      ]),
+    );
     const result = await writeTree(root, new Map([['c/a/flux/new.yaml', 'n\n']]), {
       remove: ['c/a/flux/old.yaml', 'c/a/gone/deep/x.yaml', 'c/a/never-there.yaml', 'c/a/flux/new.yaml'],
     });
@@ -84,7 +119,17 @@ describe('writeTree', () => {
 
   it('refuses paths that escape the root, and writes nothing when one does', async () => {
     for (const bad of ['../x', '/etc/passwd', 'a/../../x', 'a/./b', '.git/config', 'a\\b', 'dir/']) {
-      await assert.rejects(writeTree(root, new Map([['fine.yaml', 'f\n'], [bad, 'x\n']])), ValidationError, bad);
+      await assert.rejects(
+        writeTree(
+          root,
+          new Map([
+            ['fine.yaml', 'f\n'],
+            [bad, 'x\n'],
+          ]),
+        ),
+        ValidationError,
+        bad,
+      );
     }
     assert.deepEqual(await readdir(root), []);
     await assert.rejects(writeTree(root, new Map(), { removeBelow: ['../outside'] }), ValidationError);

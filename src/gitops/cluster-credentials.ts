@@ -41,7 +41,10 @@ export function sealClusterCredentials(input: ClusterCredentialsInput): ClusterC
   for (const credential of descriptor.credentials) {
     if (credential.layer !== FLUX_CREDENTIAL_LAYER && !layerDirs.has(credential.layer)) {
       throw new ValidationError([
-        { field: PLATFORM_DESCRIPTOR_PATH, message: `credential ${credential.namespace}/${credential.name} names layer ${JSON.stringify(credential.layer)}, which the reference environment does not have` },
+        {
+          field: PLATFORM_DESCRIPTOR_PATH,
+          message: `credential ${credential.namespace}/${credential.name} names layer ${JSON.stringify(credential.layer)}, which the reference environment does not have`,
+        },
       ]);
     }
   }

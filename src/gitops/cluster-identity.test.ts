@@ -11,10 +11,7 @@ const leftovers = (text: string, to: ClusterIdentity = cluster) => identityLefto
 describe('rewriteIdentity', () => {
   it('replaces the name, domain and region where they stand as whole values', () => {
     const text = 'cluster_name: development\ncluster_domain: dev.tantilium.example.com\ncluster_region: eu-central-1\npath: ./clusters/development/apps\n';
-    assert.equal(
-      rewrite(text),
-      'cluster_name: eu-prod-1\ncluster_domain: eu-prod-1.example.net\ncluster_region: eu-west-1\npath: ./clusters/eu-prod-1/apps\n',
-    );
+    assert.equal(rewrite(text), 'cluster_name: eu-prod-1\ncluster_domain: eu-prod-1.example.net\ncluster_region: eu-west-1\npath: ./clusters/eu-prod-1/apps\n');
   });
 
   it('moves a host under the old domain to the same host under the new domain', () => {

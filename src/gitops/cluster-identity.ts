@@ -32,7 +32,10 @@ function tokenPattern(tokens: readonly { value: string; domain: boolean }[]): Re
  * inside them (the unchanged domain `dev.example.com` is not rewritten because
  * the name `dev` changes).
  */
-function tokensOf(from: ClusterIdentity, to: ClusterIdentity): { pairs: Map<string, string>; tokens: { value: string; domain: boolean }[]; changed: Set<string> } {
+function tokensOf(
+  from: ClusterIdentity,
+  to: ClusterIdentity,
+): { pairs: Map<string, string>; tokens: { value: string; domain: boolean }[]; changed: Set<string> } {
   const pairs = new Map<string, string>();
   const tokens: { value: string; domain: boolean }[] = [];
   const changed = new Set<string>();

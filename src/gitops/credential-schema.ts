@@ -57,7 +57,10 @@ export const passwordChangeSchema = z
     container: clusterNameSchema,
     users: z.record(secretKeySchema, z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case role or user name')),
     /** PostgreSQL: the superuser psql connects as over the local socket (and its database). @default postgres */
-    connectAs: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+    connectAs: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .optional(),
     /** An image with sh and kubectl that runs the change. */
     image: z.string().min(1).default('alpine/k8s:1.32.4'),
   })

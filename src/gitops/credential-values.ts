@@ -71,7 +71,8 @@ export function credentialValues(
     if ('supplied' in source) {
       // Never generated: the caller omits an unsupplied registry credential before it gets here.
       const given = typeof options.supplied === 'string' ? options.supplied : options.supplied?.[source.supplied];
-      if (given === undefined) throw new Error(`${credential.namespace}/${credential.name}/${key} is supplied by the caller (${source.supplied}), never generated`);
+      if (given === undefined)
+        throw new Error(`${credential.namespace}/${credential.name}/${key} is supplied by the caller (${source.supplied}), never generated`);
       value = given;
     } else if ('sameAs' in source) {
       const other = options.produced.get(source.sameAs);

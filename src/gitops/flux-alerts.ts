@@ -97,7 +97,10 @@ export function planNotifications(input: NotificationsInput): PlannedNotificatio
   if (outcome.action === 'omitted') {
     if (given !== undefined) {
       throw new ValidationError([
-        { field: 'notification-address', message: `the ${given} Provider needs its webhook address (--notification-address-file, or notifications.address): none was given and none is sealed for this cluster` },
+        {
+          field: 'notification-address',
+          message: `the ${given} Provider needs its webhook address (--notification-address-file, or notifications.address): none was given and none is sealed for this cluster`,
+        },
       ]);
     }
     if (spec.required && input.pass === 'all') {
@@ -114,7 +117,10 @@ export function planNotifications(input: NotificationsInput): PlannedNotificatio
   const type = given ?? (kept === undefined ? undefined : assertNotificationProvider(kept, NOTIFICATION_FILE, spec.providers));
   if (type === undefined) {
     throw new ValidationError([
-      { field: 'notification-provider', message: `a notification address is sealed for this cluster but no Provider type was given: name one (${spec.providers.join(', ')})` },
+      {
+        field: 'notification-provider',
+        message: `a notification address is sealed for this cluster but no Provider type was given: name one (${spec.providers.join(', ')})`,
+      },
     ]);
   }
   const components = descriptor.fluxInstance?.components;
@@ -122,7 +128,8 @@ export function planNotifications(input: NotificationsInput): PlannedNotificatio
     throw new ValidationError([
       {
         field: `${PLATFORM_DESCRIPTOR_PATH}.fluxInstance.components`,
-        message: 'lacks notification-controller, which alone sends the failure notifications this cluster asks for: add it, or render without a notification Provider',
+        message:
+          'lacks notification-controller, which alone sends the failure notifications this cluster asks for: add it, or render without a notification Provider',
       },
     ]);
   }
@@ -130,7 +137,13 @@ export function planNotifications(input: NotificationsInput): PlannedNotificatio
 }
 
 /** The Provider and the Alert, as one YAML stream. */
-export function renderNotifications(clusterName: string, type: NotificationProviderType, name: string, secretName: string, helmReleaseNamespaces: readonly string[]): string {
+export function renderNotifications(
+  clusterName: string,
+  type: NotificationProviderType,
+  name: string,
+  secretName: string,
+  helmReleaseNamespaces: readonly string[],
+): string {
   const metadata = { name, namespace: FLUX_NAMESPACE, labels: { 'app.kubernetes.io/managed-by': 'gitops-scaffolder' } };
   const provider = {
     apiVersion: 'notification.toolkit.fluxcd.io/v1beta3',

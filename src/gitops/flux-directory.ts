@@ -55,19 +55,31 @@ export function renderFluxDirectory(input: FluxDirectoryInput): [string, string]
   // ConfigMap, the generated Flux objects, what else the reference lists, then
   // the layers in order (the reference's own Kustomizations are its selection).
   const operator = fluxInstance?.operatorYaml !== undefined;
-  const generatedFlux = [...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []), ...(operator ? [FLUX_OPERATOR_RESOURCE] : []), ...(fluxSealed ? ['sealed'] : []), ...(input.notifications !== undefined ? [NOTIFICATION_RESOURCE] : [])];
+  const generatedFlux = [
+    ...(fluxInstance ? [FLUX_INSTANCE_RESOURCE] : []),
+    ...(operator ? [FLUX_OPERATOR_RESOURCE] : []),
+    ...(fluxSealed ? ['sealed'] : []),
+    ...(input.notifications !== undefined ? [NOTIFICATION_RESOURCE] : []),
+  ];
   const notRendered = new Set(fromCatalog ? reference.fluxKustomizationFiles : layers.filter((l) => !included.includes(l)).map((l) => l.file));
   const listed = [...new Set(reference.fluxResources.map((r) => r.replace(/^\.\//, '').replace(/\/+$/, '')))]
     .filter((r) => !notRendered.has(r))
     // Generated when they are rendered, never carried over.
-    .filter((r) => (r !== 'sealed' || fluxSealed) && (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined) && (r !== FLUX_OPERATOR_RESOURCE || operator) && (r !== NOTIFICATION_RESOURCE || input.notifications !== undefined))
+    .filter(
+      (r) =>
+        (r !== 'sealed' || fluxSealed) &&
+        (r !== FLUX_INSTANCE_RESOURCE || fluxInstance !== undefined) &&
+        (r !== FLUX_OPERATOR_RESOURCE || operator) &&
+        (r !== NOTIFICATION_RESOURCE || input.notifications !== undefined),
+    )
     .filter((r) => !fromCatalog || (r !== reference.configMapFile && !generatedFlux.includes(r)));
   const fluxResources = fromCatalog
     ? [reference.configMapFile, ...generatedFlux, ...listed, ...included.map((l) => l.file)]
     : [...listed, ...[reference.configMapFile, ...included.map((l) => l.file), ...generatedFlux].filter((f) => !listed.includes(f))];
   for (const rel of listed) {
     const text = reference.files.get(`flux/${rel}`);
-    if (text !== undefined && !files.has(`flux/${rel}`) && !input.written(`flux/${rel}`)) files.set(`flux/${rel}`, rewriteIdentity(text, reference.identity, cluster));
+    if (text !== undefined && !files.has(`flux/${rel}`) && !input.written(`flux/${rel}`))
+      files.set(`flux/${rel}`, rewriteIdentity(text, reference.identity, cluster));
   }
   files.set(
     'flux/kustomization.yaml',

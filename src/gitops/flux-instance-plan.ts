@@ -80,7 +80,9 @@ export function planFluxInstance(
 ): PlannedFluxInstance | undefined {
   const before =
     existingFluxInstance(existingText) ??
-    (reference.fluxResources.some((r) => r.replace(/^\.\//, '') === FLUX_INSTANCE_RESOURCE) ? existingFluxInstance(reference.files.get(FLUX_INSTANCE_FILE)) : undefined);
+    (reference.fluxResources.some((r) => r.replace(/^\.\//, '') === FLUX_INSTANCE_RESOURCE)
+      ? existingFluxInstance(reference.files.get(FLUX_INSTANCE_FILE))
+      : undefined);
   const wantsInstance = options.fluxInstance ?? (descriptor.fluxInstance?.enabled === true || before !== undefined);
   if (!wantsInstance) return undefined;
   if (bootstrapped) throw new ValidationError([{ field: 'flux-instance', message: fluxOwnerConflict(`clusters/${clusterName}`) }]);
@@ -88,7 +90,10 @@ export function planFluxInstance(
   const syncUrl = options.syncUrl ?? descriptor.fluxInstance?.sync.url ?? before?.url;
   if (syncUrl === undefined) {
     throw new ValidationError([
-      { field: 'sync-url', message: 'a FluxInstance syncs the cluster from its repository: give the URL Flux pulls from (--sync-url, or fluxInstance.sync.url in scaffold.yaml)' },
+      {
+        field: 'sync-url',
+        message: 'a FluxInstance syncs the cluster from its repository: give the URL Flux pulls from (--sync-url, or fluxInstance.sync.url in scaffold.yaml)',
+      },
     ]);
   }
   // A ref belongs to the URL it was given with: a new URL starts from its own default.
@@ -121,7 +126,7 @@ function assertCniBeforeFlux(descriptor: PlatformDescriptor, infraProvider: stri
       message:
         `infrastructure provider ${infraProvider} has no CNI until Flux runs its bootstrap layer (scaffold.yaml attributes.infra_provider.platform.${infraProvider}.cni: bootstrap), ` +
         'but the Flux Operator and its controllers are Pods that need a CNI to start: nothing would ever run. ' +
-        'Create the cluster with its CNI installed (a Helm chart under the release name and namespace of the bootstrap layer\'s HelmRelease, which then upgrades it in place) and set cni: cluster',
+        "Create the cluster with its CNI installed (a Helm chart under the release name and namespace of the bootstrap layer's HelmRelease, which then upgrades it in place) and set cni: cluster",
     },
   ]);
 }

@@ -41,14 +41,14 @@ export const fluxInstanceSpecSchema = z
       .object({
         version: z.string().min(1).default('2.x'),
         registry: z.string().min(1).default('ghcr.io/fluxcd'),
-        artifact: z.string().regex(/^oci:\/\//, 'must be an oci:// URL').optional(),
+        artifact: z
+          .string()
+          .regex(/^oci:\/\//, 'must be an oci:// URL')
+          .optional(),
       })
       .strict()
       .prefault({}),
-    components: z
-      .array(z.enum(FLUX_COMPONENTS))
-      .min(1)
-      .default(['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller']),
+    components: z.array(z.enum(FLUX_COMPONENTS)).min(1).default(['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller']),
     cluster: z
       .object({
         type: z.enum(['kubernetes', 'openshift', 'aws', 'azure', 'gcp']).optional(),

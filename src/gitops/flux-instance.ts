@@ -74,7 +74,10 @@ export function syncKindOf(url: string): SyncKind {
  * The FluxInstance of one cluster.
  * @throws ValidationError naming `sync-url`, `sync-ref` or `sync-secret` for a bad URL, ref or Secret name
  */
-export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstanceOptions): { readonly yaml: string; readonly syncKind: SyncKind; readonly sync: FluxSyncAccess } {
+export function renderFluxInstance(
+  spec: FluxInstanceSpec,
+  options: FluxInstanceOptions,
+): { readonly yaml: string; readonly syncKind: SyncKind; readonly sync: FluxSyncAccess } {
   const url = syncUrlSchema.safeParse(options.syncUrl);
   if (!url.success) throw new ValidationError(fieldIssuesOf(url.error, 'sync-url'));
   const kind = syncKindOf(url.data);
@@ -102,10 +105,21 @@ export function renderFluxInstance(spec: FluxInstanceSpec, options: FluxInstance
   if (provider === 'github') {
     // The CRD allows provider github only for a GitRepository, and the App's tokens only work over https.
     if (kind !== 'GitRepository' || !/^https:\/\//.test(url.data)) {
-      throw new ValidationError([{ field: 'sync-url', message: `fluxInstance.sync.provider github (a GitHub App) pulls a Git repository over https; ${url.data} is not one. Give an https:// URL of the repository, or drop the provider` }]);
+      throw new ValidationError([
+        {
+          field: 'sync-url',
+          message: `fluxInstance.sync.provider github (a GitHub App) pulls a Git repository over https; ${url.data} is not one. Give an https:// URL of the repository, or drop the provider`,
+        },
+      ]);
     }
     if (pullSecret === undefined) {
-      throw new ValidationError([{ field: 'sync-secret', message: 'fluxInstance.sync.provider github needs the Secret in flux-system holding the GitHub App (githubAppID, githubAppInstallationID, githubAppPrivateKey): name it with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml' }]);
+      throw new ValidationError([
+        {
+          field: 'sync-secret',
+          message:
+            'fluxInstance.sync.provider github needs the Secret in flux-system holding the GitHub App (githubAppID, githubAppInstallationID, githubAppPrivateKey): name it with --sync-secret or fluxInstance.sync.pullSecret in scaffold.yaml',
+        },
+      ]);
     }
   }
   const patches = fluxTuningPatches(spec.tuning, spec.components, spec.distribution.version);

@@ -23,7 +23,13 @@ const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSche
 interface Source {
   kind: string;
   metadata: { name: string; namespace: string; labels: Record<string, string> };
-  spec: { ref?: { semver?: string; tag?: string }; verify?: { provider: string; matchOIDCIdentity: { issuer: string; subject: string }[] }; chartRef?: { kind: string; name: string }; releaseName?: string; serviceAccountName?: string };
+  spec: {
+    ref?: { semver?: string; tag?: string };
+    verify?: { provider: string; matchOIDCIdentity: { issuer: string; subject: string }[] };
+    chartRef?: { kind: string; name: string };
+    releaseName?: string;
+    serviceAccountName?: string;
+  };
 }
 
 async function platformFiles(): Promise<Map<string, string>> {
@@ -56,14 +62,22 @@ describe('the Flux Operator upgrades itself from Git', () => {
     const tree = await render();
     const text = tree.get(`clusters/c1/${FLUX_OPERATOR_FILE}`);
     assert.ok(text, 'flux/flux-operator.yaml is rendered beside the FluxInstance');
-    assert.ok((parse(tree.get('clusters/c1/flux/kustomization.yaml')!) as { resources: string[] }).resources.includes('flux-operator.yaml'), 'and listed, so the sync applies it');
+    assert.ok(
+      (parse(tree.get('clusters/c1/flux/kustomization.yaml')!) as { resources: string[] }).resources.includes('flux-operator.yaml'),
+      'and listed, so the sync applies it',
+    );
     const [source, release] = parseAllDocuments(text).map((d) => d.toJS() as Source);
     assert.equal(source!.kind, 'OCIRepository');
     assert.equal(source!.spec.ref?.semver, OPERATOR_CHART_RANGE, 'a range, not a pin: the bootstrap version is the floor');
     assert.equal(source!.spec.ref?.tag, undefined);
     assert.deepEqual(source!.spec.verify, {
       provider: 'cosign',
-      matchOIDCIdentity: [{ issuer: '^https://token\\.actions\\.githubusercontent\\.com$', subject: '^https://github\\.com/controlplaneio-fluxcd/charts/\\.github/workflows/release\\.yml@refs/tags/v.+$' }],
+      matchOIDCIdentity: [
+        {
+          issuer: '^https://token\\.actions\\.githubusercontent\\.com$',
+          subject: '^https://github\\.com/controlplaneio-fluxcd/charts/\\.github/workflows/release\\.yml@refs/tags/v.+$',
+        },
+      ],
     });
     // The signer's identity must match the charts' release workflow and nothing else.
     const subject = new RegExp(source!.spec.verify!.matchOIDCIdentity[0]!.subject);
@@ -71,7 +85,10 @@ describe('the Flux Operator upgrades itself from Git', () => {
     assert.ok(!subject.test('https://github.com/someone/charts/.github/workflows/release.yml@refs/tags/v0.49.0'));
     assert.ok(!subject.test('https://github.com/controlplaneio-fluxcd/charts/.github/workflows/release.yml@refs/heads/main'));
     assert.equal(release!.kind, 'HelmRelease');
-    assert.deepEqual([release!.spec.releaseName, release!.spec.serviceAccountName, release!.metadata.namespace], ['flux-operator', 'flux-operator', 'flux-system']);
+    assert.deepEqual(
+      [release!.spec.releaseName, release!.spec.serviceAccountName, release!.metadata.namespace],
+      ['flux-operator', 'flux-operator', 'flux-system'],
+    );
     assert.deepEqual(release!.spec.chartRef, { kind: 'OCIRepository', name: 'flux-operator' });
     for (const object of [source!, release!]) {
       assert.equal(object.metadata.labels['kustomize.toolkit.fluxcd.io/prune'], 'disabled');

@@ -38,30 +38,30 @@ export function renderFluxOperatorRelease(range: string, clusterName: string): s
   // A fresh object each: a shared one would be written as a YAML anchor and alias.
   const metadata = () => ({ name: FLUX_OPERATOR_RELEASE, namespace: FLUX_NAMESPACE, labels: { ...KEEP } });
   const [source, release] = [
-      {
-        apiVersion: 'source.toolkit.fluxcd.io/v1',
-        kind: 'OCIRepository',
-        metadata: metadata(),
-        spec: {
-          interval: '1h',
-          url: CHART_URL,
-          layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' },
-          ref: { semver: range },
-          verify: { provider: 'cosign', matchOIDCIdentity: [SIGNED_BY] },
-        },
+    {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'OCIRepository',
+      metadata: metadata(),
+      spec: {
+        interval: '1h',
+        url: CHART_URL,
+        layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' },
+        ref: { semver: range },
+        verify: { provider: 'cosign', matchOIDCIdentity: [SIGNED_BY] },
       },
-      {
-        apiVersion: 'helm.toolkit.fluxcd.io/v2',
-        kind: 'HelmRelease',
-        metadata: metadata(),
-        spec: {
-          interval: '30m',
-          releaseName: FLUX_OPERATOR_RELEASE,
-          serviceAccountName: FLUX_OPERATOR_RELEASE,
-          chartRef: { kind: 'OCIRepository', name: FLUX_OPERATOR_RELEASE },
-          upgrade: { strategy: { name: 'RetryOnFailure' } },
-        },
+    },
+    {
+      apiVersion: 'helm.toolkit.fluxcd.io/v2',
+      kind: 'HelmRelease',
+      metadata: metadata(),
+      spec: {
+        interval: '30m',
+        releaseName: FLUX_OPERATOR_RELEASE,
+        serviceAccountName: FLUX_OPERATOR_RELEASE,
+        chartRef: { kind: 'OCIRepository', name: FLUX_OPERATOR_RELEASE },
+        upgrade: { strategy: { name: 'RetryOnFailure' } },
       },
+    },
   ];
   return `${toYaml(
     source,

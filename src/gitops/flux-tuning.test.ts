@@ -73,13 +73,27 @@ describe('Flux tuned through the FluxInstance', () => {
     assert.deepEqual(gates({ tuning: { cancelHealthCheckOnNewRevision: false } }), []);
     assert.throws(
       () => instance({ distribution: { version: '2.7.x' }, tuning: { cancelHealthCheckOnNewRevision: true } }),
-      (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === 'fluxInstance.tuning.cancelHealthCheckOnNewRevision' && /helm-controller .* Flux 2\.8/.test(error.message),
+      (error: unknown) =>
+        error instanceof ValidationError &&
+        error.issues[0]!.field === 'fluxInstance.tuning.cancelHealthCheckOnNewRevision' &&
+        /helm-controller .* Flux 2\.8/.test(error.message),
     );
-    assert.deepEqual(gates({ distribution: { version: '2.7.x' }, components: ['source-controller', 'kustomize-controller'], tuning: { cancelHealthCheckOnNewRevision: true } }), ['kustomize-controller'], 'no helm-controller installed: nothing to refuse');
+    assert.deepEqual(
+      gates({
+        distribution: { version: '2.7.x' },
+        components: ['source-controller', 'kustomize-controller'],
+        tuning: { cancelHealthCheckOnNewRevision: true },
+      }),
+      ['kustomize-controller'],
+      'no helm-controller installed: nothing to refuse',
+    );
   });
 
-  it('patches only installed controllers, takes the descriptor\'s numbers, and writes no patch when tuning is off', async () => {
-    const object = instance({ components: ['source-controller', 'kustomize-controller'], tuning: { concurrent: { sourceController: 20, kustomizeController: 12 }, requeueDependency: '5s' } });
+  it("patches only installed controllers, takes the descriptor's numbers, and writes no patch when tuning is off", async () => {
+    const object = instance({
+      components: ['source-controller', 'kustomize-controller'],
+      tuning: { concurrent: { sourceController: 20, kustomizeController: 12 }, requeueDependency: '5s' },
+    });
     assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
     const args = await argsAfterPatches(object.spec.kustomize!.patches);
     assert.deepEqual(args['source-controller'], ['--concurrent=20']);
@@ -91,7 +105,16 @@ describe('Flux tuned through the FluxInstance', () => {
   });
 
   it('reads the lowest Flux minor a version range admits', () => {
-    const cases: [string, number | undefined][] = [['2.x', undefined], ['*', undefined], ['2.8.x', 8], ['2.8.1', 8], ['>=2.7.0', 7], ['~2.6', 6], ['^2.8', 8], ['3.0.x', Number.POSITIVE_INFINITY]];
+    const cases: [string, number | undefined][] = [
+      ['2.x', undefined],
+      ['*', undefined],
+      ['2.8.x', 8],
+      ['2.8.1', 8],
+      ['>=2.7.0', 7],
+      ['~2.6', 6],
+      ['^2.8', 8],
+      ['3.0.x', Number.POSITIVE_INFINITY],
+    ];
     for (const [range, minor] of cases) assert.equal(fluxMinorFloor(range), minor, range);
   });
 });

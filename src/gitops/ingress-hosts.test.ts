@@ -36,7 +36,12 @@ describe('serviceHostOf', () => {
 describe('renderHostsComponent', () => {
   it('writes one JSON6902 patch per Ingress: a test of each base host, then its replacement', () => {
     const files = renderHostsComponent(
-      [ingress('tcr-api', { tls: [{ hosts: ['api.base.invalid', 'hooks.base.invalid'], secretName: 'tls' }], rules: [rule('api.base.invalid'), rule('hooks.base.invalid', '/webhooks')] })],
+      [
+        ingress('tcr-api', {
+          tls: [{ hosts: ['api.base.invalid', 'hooks.base.invalid'], secretName: 'tls' }],
+          rules: [rule('api.base.invalid'), rule('hooks.base.invalid', '/webhooks')],
+        }),
+      ],
       'eu-prod-1.example.net',
     );
     assert.deepEqual([...files.keys()].sort(), ['hosts/kustomization.yaml', 'hosts/tcr-api.yaml']);
@@ -87,7 +92,10 @@ describe('renderHostsComponent', () => {
       [
         ingress('catch-all', { defaultBackend: { service: { name: 'svc', port: { number: 80 } } }, rules: [{ http: { paths: [] } }] }),
         { file: 'base/apps/x/service.yaml', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'x' } } },
-        { file: 'base/apps/x/old.yaml', object: { apiVersion: 'extensions/v1beta1', kind: 'Ingress', metadata: { name: 'old' }, spec: { rules: [rule('old.base.invalid')] } } },
+        {
+          file: 'base/apps/x/old.yaml',
+          object: { apiVersion: 'extensions/v1beta1', kind: 'Ingress', metadata: { name: 'old' }, spec: { rules: [rule('old.base.invalid')] } },
+        },
       ],
       'eu-prod-1.example.net',
     );

@@ -28,7 +28,10 @@ describe('kustomizationReadiness', () => {
   });
   it('fails a suspended or stalled Kustomization', () => {
     assert.equal(kustomizationReadiness({ metadata: meta, spec: { suspend: true } }, SHA).phase, 'failed');
-    const stalled = kustomizationReadiness({ metadata: meta, status: { conditions: [{ type: 'Stalled', status: 'True', reason: 'InvalidPath', message: 'path not found' }] } }, SHA);
+    const stalled = kustomizationReadiness(
+      { metadata: meta, status: { conditions: [{ type: 'Stalled', status: 'True', reason: 'InvalidPath', message: 'path not found' }] } },
+      SHA,
+    );
     assert.deepEqual([stalled.phase, stalled.summary], ['failed', 'Stalled=True (InvalidPath: path not found), nothing applied yet']);
   });
   it('counts an opt-in layer suspended by the render as ready, not failed: the cluster has not enabled it', () => {
@@ -39,7 +42,10 @@ describe('kustomizationReadiness', () => {
     assert.equal(kustomizationReadiness({ metadata: optional, spec: { suspend: false } }, SHA).phase, 'progressing');
   });
   it('keeps a retryable reason progressing even at the commit', () => {
-    const status = { lastAttemptedRevision: `main@sha1:${SHA}`, conditions: [{ type: 'Ready', status: 'False', reason: 'HealthCheckFailed', message: 'timeout' }] };
+    const status = {
+      lastAttemptedRevision: `main@sha1:${SHA}`,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'HealthCheckFailed', message: 'timeout' }],
+    };
     const state = kustomizationReadiness({ metadata: meta, status }, SHA);
     assert.equal(state.phase, 'progressing');
     // The dashboard shows these on their own, per Kustomization.

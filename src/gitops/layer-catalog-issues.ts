@@ -37,11 +37,13 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
   const reservedKeys = new Set(['cluster_name', 'cluster_domain', 'cluster_region', 'cluster_role', 'infra_provider', 'dns_provider']);
   for (const name of CLUSTER_ATTRIBUTES) {
     for (const [value, entries] of Object.entries(attributes[name]?.config ?? {})) {
-      if (!attributes[name]!.values.includes(value)) at(`attributes.${name}.config.${value}`, `${JSON.stringify(value)} is not one of the values (${attributes[name]!.values.join(', ')})`);
+      if (!attributes[name]!.values.includes(value))
+        at(`attributes.${name}.config.${value}`, `${JSON.stringify(value)} is not one of the values (${attributes[name]!.values.join(', ')})`);
       for (const key of Object.keys(entries)) {
         if (reservedKeys.has(key)) at(`attributes.${name}.config.${value}.${key}`, 'is set by the generator itself (identity and attributes)');
         const owner = configKeys.get(key);
-        if (owner !== undefined && owner !== name) at(`attributes.${name}.config.${value}.${key}`, `is also set by attributes.${owner}.config: one attribute owns each key`);
+        if (owner !== undefined && owner !== name)
+          at(`attributes.${name}.config.${value}.${key}`, `is also set by attributes.${owner}.config: one attribute owns each key`);
         configKeys.set(key, name);
       }
     }
@@ -60,7 +62,7 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
 
   const layers = descriptor.layers;
   if (layers === undefined) return issues;
-  if (layers.length === 0) at('layers', 'must list at least one layer (or be left out: the layers are then the reference environment\'s)');
+  if (layers.length === 0) at('layers', "must list at least one layer (or be left out: the layers are then the reference environment's)");
   // Flux reads substituteFrom Secrets in its own namespace, sealed in flux/ or in a layer's overlay.
   const sealedInFlux = new Set(descriptor.credentials.filter((c) => c.namespace === FLUX_NAMESPACE).map((c) => c.name));
   const names = new Set<string>();
@@ -86,7 +88,8 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
     }
     for (const [key, values] of Object.entries(layer.when ?? {}) as [keyof LayerCondition, unknown][]) {
       if (key === 'self_hosted') {
-        if (!attributes.infra_provider) at(`${field}.when.self_hosted`, 'needs attributes.infra_provider (self-hosted is a property of the infrastructure provider)');
+        if (!attributes.infra_provider)
+          at(`${field}.when.self_hosted`, 'needs attributes.infra_provider (self-hosted is a property of the infrastructure provider)');
         continue;
       }
       const attribute = attributes[key as ClusterAttribute];
@@ -95,7 +98,8 @@ export function layerCatalogIssues(descriptor: PlatformDescriptor): FieldIssue[]
         continue;
       }
       for (const value of values as string[]) {
-        if (!attribute.values.includes(value)) at(`${field}.when.${key}`, `${JSON.stringify(value)} is not one of attributes.${key}.values (${attribute.values.join(', ')})`);
+        if (!attribute.values.includes(value))
+          at(`${field}.when.${key}`, `${JSON.stringify(value)} is not one of attributes.${key}.values (${attribute.values.join(', ')})`);
       }
     }
     unsealedSecretIssues(layer.substituteFrom ?? [], sealedInFlux, `${field}.substituteFrom`, at);

@@ -110,7 +110,9 @@ const substitutionSourceSchema = z
 /** A Flux source a layer's Kustomization reads from. */
 const sourceRefSchema = z
   .object({
-    kind: z.enum(['GitRepository', 'OCIRepository', 'Bucket', 'ExternalArtifact'], { error: 'must be GitRepository, OCIRepository, Bucket or ExternalArtifact' }),
+    kind: z.enum(['GitRepository', 'OCIRepository', 'Bucket', 'ExternalArtifact'], {
+      error: 'must be GitRepository, OCIRepository, Bucket or ExternalArtifact',
+    }),
     name: clusterNameSchema,
     namespace: clusterNameSchema.optional(),
   })

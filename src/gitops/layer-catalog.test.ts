@@ -32,13 +32,21 @@ describe('resolveClusterAttributes', () => {
       dns_provider: 'route53',
       self_hosted: false,
     });
-    assert.deepEqual(resolveClusterAttributes(matrix.attributes, {}), { role: 'env', infra_provider: 'proxmox', dns_provider: 'digitalocean', self_hosted: true });
-    assert.deepEqual(resolveClusterAttributes(matrix.attributes, { role: 'env' }, { role: 'tooling', infra_provider: 'gcp', dns_provider: 'no-longer-known' }), {
+    assert.deepEqual(resolveClusterAttributes(matrix.attributes, {}), {
       role: 'env',
-      infra_provider: 'gcp',
+      infra_provider: 'proxmox',
       dns_provider: 'digitalocean',
-      self_hosted: false,
+      self_hosted: true,
     });
+    assert.deepEqual(
+      resolveClusterAttributes(matrix.attributes, { role: 'env' }, { role: 'tooling', infra_provider: 'gcp', dns_provider: 'no-longer-known' }),
+      {
+        role: 'env',
+        infra_provider: 'gcp',
+        dns_provider: 'digitalocean',
+        self_hosted: false,
+      },
+    );
   });
 
   it('names the field and lists the known values for an unknown value, and requires one without default', () => {
@@ -50,13 +58,19 @@ describe('resolveClusterAttributes', () => {
           'cluster.role: "ops" is not a role this platform knows: one of tooling, env; cluster.dns_provider: "bind" is not a DNS provider this platform knows: one of digitalocean, cloudflare, route53, clouddns, rfc2136, designate',
     );
     const d = descriptor(`${ATTRIBUTES}layers:\n  - { name: one, path: one }\n`);
-    assert.throws(() => resolveClusterAttributes(d.attributes, {}), /^ValidationError: cluster\.infra_provider: is required by this platform \(one of x, y, z\); scaffold\.yaml sets no default$/);
+    assert.throws(
+      () => resolveClusterAttributes(d.attributes, {}),
+      /^ValidationError: cluster\.infra_provider: is required by this platform \(one of x, y, z\); scaffold\.yaml sets no default$/,
+    );
   });
 
   it('refuses an attribute the platform does not declare (the default platform declares none)', () => {
     const none = parsePlatformDescriptor(readFileSync(join(platformDir(), 'scaffold.yaml'), 'utf8'));
     assert.deepEqual(resolveClusterAttributes(none.attributes, {}), {});
-    assert.throws(() => resolveClusterAttributes(none.attributes, { role: 'env' }), /^ValidationError: cluster\.role: this platform's scaffold\.yaml declares no attributes\.role/);
+    assert.throws(
+      () => resolveClusterAttributes(none.attributes, { role: 'env' }),
+      /^ValidationError: cluster\.role: this platform's scaffold\.yaml declares no attributes\.role/,
+    );
   });
 });
 
@@ -101,7 +115,7 @@ describe('selectLayers', () => {
     assert.deepEqual(select(d, { infra_provider: 'z' }).order, ['base', 'role<-base', 'explicit<-base']);
   });
 
-  it("reproduces the dependency chains of spec 001 with the matrix-example catalog", () => {
+  it('reproduces the dependency chains of spec 001 with the matrix-example catalog', () => {
     assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'aws', dns_provider: 'route53' }).order, [
       'bootstrap',
       'secrets<-bootstrap',
@@ -128,7 +142,15 @@ describe('selectLayers', () => {
       'cc-observability<-cc-config',
       'cc-observability-routes<-cc-observability',
     ]);
-    assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'digitalocean' }).order.slice(0, 7), ['bootstrap', 'secrets<-bootstrap', 'platform<-secrets', 'dns<-platform', 'platform-config<-dns', 'env<-platform-config', 'env-auth<-env']);
+    assert.deepEqual(select(matrix, { role: 'env', infra_provider: 'digitalocean' }).order.slice(0, 7), [
+      'bootstrap',
+      'secrets<-bootstrap',
+      'platform<-secrets',
+      'dns<-platform',
+      'platform-config<-dns',
+      'env<-platform-config',
+      'env-auth<-env',
+    ]);
   });
 });
 
@@ -140,10 +162,9 @@ describe('conditionHolds, expandLayerPath', () => {
     assert.equal(conditionHolds({ role: ['env'], self_hosted: true }, { role: 'env', self_hosted: false }), false);
   });
 
-  it('puts the cluster\'s values into a layer path', () => {
+  it("puts the cluster's values into a layer path", () => {
     assert.equal(expandLayerPath('./dns/{dns_provider}/', { dns_provider: 'route53' }), 'dns/route53');
     assert.equal(expandLayerPath('vendors/{infra_provider}-{role}', { infra_provider: 'aws', role: 'env' }), 'vendors/aws-env');
     assert.throws(() => expandLayerPath('dns/{dns_provider}', {}), /uses \{dns_provider\}, which this cluster has no value for/);
   });
-
 });

@@ -100,11 +100,15 @@ export function conditionHolds(when: LayerCondition | undefined, attributes: Res
 
 /** The layer's repository path with the cluster's values put in for `{role}`, `{infra_provider}`, `{dns_provider}`. */
 export function expandLayerPath(template: string, attributes: ResolvedAttributes): string {
-  return template.replace(/^(\.\/)+/, '').replace(/\/+$/, '').replace(/\{([a-z_]+)\}/g, (match, name: string) => {
-    const value = (CLUSTER_ATTRIBUTES as readonly string[]).includes(name) ? attributes[name as ClusterAttribute] : undefined;
-    if (value === undefined) throw new ValidationError([{ field: 'scaffold.yaml', message: `layer path ${template} uses ${match}, which this cluster has no value for` }]);
-    return value;
-  });
+  return template
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\{([a-z_]+)\}/g, (match, name: string) => {
+      const value = (CLUSTER_ATTRIBUTES as readonly string[]).includes(name) ? attributes[name as ClusterAttribute] : undefined;
+      if (value === undefined)
+        throw new ValidationError([{ field: 'scaffold.yaml', message: `layer path ${template} uses ${match}, which this cluster has no value for` }]);
+      return value;
+    });
 }
 
 /** A layer a cluster gets, with its dependsOn wired among the layers it gets. */
@@ -186,7 +190,8 @@ function orderLayers(layers: readonly SelectedLayer[]): SelectedLayer[] {
   const pending = [...layers];
   while (pending.length > 0) {
     const index = pending.findIndex((l) => l.dependsOn.every((d) => done.has(d)));
-    if (index < 0) throw new ValidationError([{ field: 'scaffold.yaml.layers', message: `dependsOn has a cycle among ${pending.map((l) => l.name).join(', ')}` }]);
+    if (index < 0)
+      throw new ValidationError([{ field: 'scaffold.yaml.layers', message: `dependsOn has a cycle among ${pending.map((l) => l.name).join(', ')}` }]);
     const [next] = pending.splice(index, 1);
     done.add(next!.name);
     out.push(next!);

@@ -33,7 +33,12 @@ function ensureListEntry(doc: Document, key: string, value: string): void {
 function removeListEntry(doc: Document, key: string, value: string): void {
   const existing = doc.get(key);
   if (!isSeq(existing)) return;
-  existing.items = existing.items.filter((item) => String((item as { value?: unknown }).value ?? item).replace(/^\.\//, '').replace(/\/+$/, '') !== value);
+  existing.items = existing.items.filter(
+    (item) =>
+      String((item as { value?: unknown }).value ?? item)
+        .replace(/^\.\//, '')
+        .replace(/\/+$/, '') !== value,
+  );
   if (existing.items.length === 0) doc.delete(key);
 }
 
@@ -82,7 +87,12 @@ export async function renderLayerOverlays(input: LayerOverlaysInput): Promise<[s
     if (text === undefined) {
       throw new ValidationError([{ field: `${reference.root}/${kustomizationRel}`, message: `layer ${layer.name} has no kustomization.yaml` }]);
     }
-    const objects = await layerResourceObjects(carriedOverReader(input.reader, reference, cluster), `${reference.root}/${layer.dir}`, text, input.parseResources);
+    const objects = await layerResourceObjects(
+      carriedOverReader(input.reader, reference, cluster),
+      `${reference.root}/${layer.dir}`,
+      text,
+      input.parseResources,
+    );
     const doc = parseDocument(input.carriedOver(kustomizationRel)!);
     const components = [...renderHostsComponent(objects, cluster.domain), ...renderIdentityComponent(objects, cluster)];
     for (const [rel, content] of components) files.push([`${layer.dir}/${rel}`, content]);

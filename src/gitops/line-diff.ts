@@ -61,7 +61,10 @@ export function diffLines(oldText: string, newText: string): DiffLine[] {
     const lcs = new Uint32Array((n + 1) * width);
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
-        lcs[i * width + j] = a[start + i] === b[start + j] ? (lcs[(i + 1) * width + j + 1] as number) + 1 : Math.max(lcs[(i + 1) * width + j] as number, lcs[i * width + j + 1] as number);
+        lcs[i * width + j] =
+          a[start + i] === b[start + j]
+            ? (lcs[(i + 1) * width + j + 1] as number) + 1
+            : Math.max(lcs[(i + 1) * width + j] as number, lcs[i * width + j + 1] as number);
       }
     }
     let i = 0;

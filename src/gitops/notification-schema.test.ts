@@ -25,7 +25,10 @@ describe('the notification address', () => {
 
   it('takes an https URL with a host, dropping the newline a file ends with', () => {
     assert.equal(assertNotificationAddress(`${SECRET}\n`), SECRET);
-    assert.equal(assertNotificationAddress('https://prod-12.westeurope.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x'), 'https://prod-12.westeurope.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x');
+    assert.equal(
+      assertNotificationAddress('https://prod-12.westeurope.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x'),
+      'https://prod-12.westeurope.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x',
+    );
   });
 
   it('refuses anything else, saying what is wrong and never what was given', () => {
@@ -48,7 +51,10 @@ describe('the notification address', () => {
 describe('the notification provider type', () => {
   it('is one of slack, msteams, generic, or the fewer the platform offers', () => {
     assert.equal(assertNotificationProvider('msteams'), 'msteams');
-    assert.match(refusal(() => assertNotificationProvider('teams', '--notification-provider')).message, /--notification-provider: "teams" is not a notification provider this platform offers \(one of slack, msteams, generic\)/);
+    assert.match(
+      refusal(() => assertNotificationProvider('teams', '--notification-provider')).message,
+      /--notification-provider: "teams" is not a notification provider this platform offers \(one of slack, msteams, generic\)/,
+    );
     assert.match(refusal(() => assertNotificationProvider('generic', 'x', ['slack'])).message, /one of slack\)/);
   });
 });
@@ -56,21 +62,43 @@ describe('the notification provider type', () => {
 describe('scaffold.yaml notifications', () => {
   it('reads a section with its defaults', () => {
     const descriptor = parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL()}notifications: {}\n`);
-    assert.deepEqual(descriptor.notifications, { providers: ['slack', 'msteams', 'generic'], required: false, name: 'flux-failures', helmReleaseNamespaces: [] });
+    assert.deepEqual(descriptor.notifications, {
+      providers: ['slack', 'msteams', 'generic'],
+      required: false,
+      name: 'flux-failures',
+      helmReleaseNamespaces: [],
+    });
   });
 
   it('refuses a section without an address credential, and an address the Provider could not read', () => {
-    assert.match(refusal(() => parsePlatformDescriptor(`${HEADER}notifications: {}\n`)).message, /scaffold\.yaml\.notifications: needs a credential for the webhook address/);
-    assert.match(refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ namespace: 'monitoring' })}notifications: {}\n`)).message, /must be in flux-system/);
-    assert.match(refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ key: 'url' })}notifications: {}\n`)).message, /its one key must be address/);
-    assert.match(refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ layer: 'flux' })}notifications: {}\n`)).message, /SealedSecret in the root sync/);
-    assert.match(refusal(() => parsePlatformDescriptor(`${HEADER}notifications: { providers: [teams] }\n`)).message, /scaffold\.yaml\.notifications\.providers/);
+    assert.match(
+      refusal(() => parsePlatformDescriptor(`${HEADER}notifications: {}\n`)).message,
+      /scaffold\.yaml\.notifications: needs a credential for the webhook address/,
+    );
+    assert.match(
+      refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ namespace: 'monitoring' })}notifications: {}\n`)).message,
+      /must be in flux-system/,
+    );
+    assert.match(
+      refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ key: 'url' })}notifications: {}\n`)).message,
+      /its one key must be address/,
+    );
+    assert.match(
+      refusal(() => parsePlatformDescriptor(`${HEADER}${ADDRESS_CREDENTIAL({ layer: 'flux' })}notifications: {}\n`)).message,
+      /SealedSecret in the root sync/,
+    );
+    assert.match(
+      refusal(() => parsePlatformDescriptor(`${HEADER}notifications: { providers: [teams] }\n`)).message,
+      /scaffold\.yaml\.notifications\.providers/,
+    );
   });
 });
 
 describe('renderNotifications', () => {
   it('writes a Provider reading its address from the sealed Secret, and an Alert on error events of every Kustomization and of the HelmReleases of each namespace', () => {
-    const [provider, alert] = parseAllDocuments(renderNotifications('eu-prod-1', 'slack', 'flux-failures', 'flux-notification-address', ['monitoring', 'cert-manager'])).map((d) => d.toJS());
+    const [provider, alert] = parseAllDocuments(
+      renderNotifications('eu-prod-1', 'slack', 'flux-failures', 'flux-notification-address', ['monitoring', 'cert-manager']),
+    ).map((d) => d.toJS());
     assert.deepEqual(provider.spec, { type: 'slack', secretRef: { name: 'flux-notification-address' } });
     assert.equal(alert.spec.eventSeverity, 'error');
     assert.deepEqual(alert.spec.providerRef, { name: 'flux-failures' });

@@ -37,7 +37,10 @@ export const NOTIFICATION_FILE = 'flux/flux-alerts.yaml';
 export const notificationsSpecSchema = z
   .object({
     /** The Provider types this platform lets a cluster choose. @default slack, msteams, generic */
-    providers: z.array(z.enum(NOTIFICATION_PROVIDERS)).min(1).default([...NOTIFICATION_PROVIDERS]),
+    providers: z
+      .array(z.enum(NOTIFICATION_PROVIDERS))
+      .min(1)
+      .default([...NOTIFICATION_PROVIDERS]),
     /** Refuse to render a cluster (its second pass) without a notification address. @default false */
     required: z.boolean({ error: 'must be true or false' }).default(false),
     /** The name of the Provider and the Alert in flux-system. @default flux-failures */
@@ -65,10 +68,16 @@ export interface NotificationChoice {
  * Checks a Provider type the caller chose.
  * @throws ValidationError naming the types there are
  */
-export function assertNotificationProvider(value: string, field = 'notifications.provider', allowed: readonly string[] = NOTIFICATION_PROVIDERS): NotificationProviderType {
+export function assertNotificationProvider(
+  value: string,
+  field = 'notifications.provider',
+  allowed: readonly string[] = NOTIFICATION_PROVIDERS,
+): NotificationProviderType {
   if (!(allowed as readonly string[]).includes(value)) {
     // The type is not a secret: echoing it helps the typo.
-    throw new ValidationError([{ field, message: `${JSON.stringify(value)} is not a notification provider this platform offers (one of ${allowed.join(', ')})` }]);
+    throw new ValidationError([
+      { field, message: `${JSON.stringify(value)} is not a notification provider this platform offers (one of ${allowed.join(', ')})` },
+    ]);
   }
   return value as NotificationProviderType;
 }

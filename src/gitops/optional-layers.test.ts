@@ -31,17 +31,23 @@ describe('which optional layers a cluster resumes', () => {
   });
 
   it('refuses a name that is no layer, a layer that is always on, and one this cluster does not get, listing what it can enable', () => {
-    assert.deepEqual(issuesOf(() => enabledOptionalLayers({ layers: LAYERS, skipped: ['tooling'], requested: ['agnet', 'platform', 'tooling'], previous: undefined })), [
-      'cluster.enable_layers: "agnet" is not a layer of this platform; the optional layers it can enable: agent, agent-dashboards, previews',
-      'cluster.enable_layers: "platform" is not optional: it is always on; the optional layers it can enable: agent, agent-dashboards, previews',
-      "cluster.enable_layers: \"tooling\" is not a layer this cluster gets (its `when` does not hold for the cluster's attributes); the optional layers it can enable: agent, agent-dashboards, previews",
-    ]);
+    assert.deepEqual(
+      issuesOf(() => enabledOptionalLayers({ layers: LAYERS, skipped: ['tooling'], requested: ['agnet', 'platform', 'tooling'], previous: undefined })),
+      [
+        'cluster.enable_layers: "agnet" is not a layer of this platform; the optional layers it can enable: agent, agent-dashboards, previews',
+        'cluster.enable_layers: "platform" is not optional: it is always on; the optional layers it can enable: agent, agent-dashboards, previews',
+        'cluster.enable_layers: "tooling" is not a layer this cluster gets (its `when` does not hold for the cluster\'s attributes); the optional layers it can enable: agent, agent-dashboards, previews',
+      ],
+    );
   });
 
   it('refuses enabling a layer whose optional dependency would stay suspended: Flux would never make it Ready', () => {
-    assert.deepEqual(issuesOf(() => enabledOptionalLayers({ layers: LAYERS, skipped: [], requested: ['agent-dashboards'], previous: undefined })), [
-      'cluster.enable_layers: "agent-dashboards" depends on optional layer "agent", which would stay suspended, and a Kustomization depending on a suspended one never becomes Ready: enable agent too',
-    ]);
+    assert.deepEqual(
+      issuesOf(() => enabledOptionalLayers({ layers: LAYERS, skipped: [], requested: ['agent-dashboards'], previous: undefined })),
+      [
+        'cluster.enable_layers: "agent-dashboards" depends on optional layer "agent", which would stay suspended, and a Kustomization depending on a suspended one never becomes Ready: enable agent too',
+      ],
+    );
   });
 });
 
@@ -58,12 +64,15 @@ bootstrap: { layer: platform }
     assert.doesNotThrow(() => parsePlatformDescriptor(catalog(true, true)));
     assert.deepEqual(
       issuesOf(() => parsePlatformDescriptor(catalog(true, false))),
-      ['scaffold.yaml.layers.app.dependsOn: "agent" is optional (suspended on every cluster that does not enable it), and a Kustomization depending on a suspended one never becomes Ready: make app optional too, or drop the dependency'],
+      [
+        'scaffold.yaml.layers.app.dependsOn: "agent" is optional (suspended on every cluster that does not enable it), and a Kustomization depending on a suspended one never becomes Ready: make app optional too, or drop the dependency',
+      ],
     );
   });
 
   it('is rendered suspended and marked optional; resumed, the suspend field is gone', () => {
-    const yaml = '# Layer agent.\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: agent\n  namespace: flux-system\nspec:\n  prune: true\n';
+    const yaml =
+      '# Layer agent.\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: agent\n  namespace: flux-system\nspec:\n  prune: true\n';
     const suspended = parse(markOptionalLayer(yaml, false)) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
     assert.equal(suspended.spec.suspend, true);
     assert.equal(suspended.metadata.annotations[OPTIONAL_LAYER_ANNOTATION], 'true');

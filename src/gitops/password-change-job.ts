@@ -48,13 +48,12 @@ function script(input: PasswordChangeInput): string {
   const { namespace, name, change } = input;
   const keys = Object.keys(change.users).sort();
   const get = `kubectl get sealedsecret -n ${quote(namespace)} ${quote(name)}`;
-  const waits = keys.map((key) => `[ "$(${get} -o jsonpath=${quote(`{.spec.encryptedData.${field(key)}}`)} | sha256sum | cut -c1-64)" = ${quote(sha256(input.encryptedData[key] ?? ''))} ]`);
+  const waits = keys.map(
+    (key) =>
+      `[ "$(${get} -o jsonpath=${quote(`{.spec.encryptedData.${field(key)}}`)} | sha256sum | cut -c1-64)" = ${quote(sha256(input.encryptedData[key] ?? ''))} ]`,
+  );
   waits.push(`[ "$(${get} -o jsonpath=${quote('{.status.conditions[?(@.type=="Synced")].status}')})" = True ]`);
-  const lines = [
-    'set -eu',
-    '# This rotation\'s SealedSecret, unsealed by the controller into the Secret.',
-    `until ${waits.join(' && ')}; do sleep 5; done`,
-  ];
+  const lines = ['set -eu', "# This rotation's SealedSecret, unsealed by the controller into the Secret.", `until ${waits.join(' && ')}; do sleep 5; done`];
   const exec = `kubectl exec -i -n ${quote(namespace)} ${quote(change.pod)} -c ${quote(change.container)} --`;
   for (const key of keys) {
     const user = change.users[key]!;
@@ -63,7 +62,9 @@ function script(input: PasswordChangeInput): string {
       const admin = change.connectAs ?? 'postgres';
       // printf is a shell builtin: the value is in no process's arguments.
       lines.push(`pw="$(${value})"`);
-      lines.push(`printf 'ALTER ROLE "%s" PASSWORD '"'"'%s'"'"';\\n' ${quote(user)} "$(printf '%s' "$pw" | sed "s/'/''/g")" | ${exec} psql --no-psqlrc --quiet --set ON_ERROR_STOP=1 --username=${quote(admin)} --dbname=${quote(admin)}`);
+      lines.push(
+        `printf 'ALTER ROLE "%s" PASSWORD '"'"'%s'"'"';\\n' ${quote(user)} "$(printf '%s' "$pw" | sed "s/'/''/g")" | ${exec} psql --no-psqlrc --quiet --set ON_ERROR_STOP=1 --username=${quote(admin)} --dbname=${quote(admin)}`,
+      );
       lines.push('unset pw');
     } else {
       // change_password reads the password from stdin when it is not an argument.
@@ -133,7 +134,11 @@ export function passwordChangeManifest(input: PasswordChangeInput): string {
       toYaml(
         object,
         index === 0
-          ? `Sets the new ${namespace}/${name} passwords where ${change.engine === 'postgresql' ? 'PostgreSQL' : 'RabbitMQ'} keeps them (${Object.entries(change.users).map(([k, u]) => `${k} -> ${u}`).join(', ')}), once the controller has unsealed this rotation. Written by gitops-scaffolder rotate --fresh-values.`
+          ? `Sets the new ${namespace}/${name} passwords where ${change.engine === 'postgresql' ? 'PostgreSQL' : 'RabbitMQ'} keeps them (${Object.entries(
+              change.users,
+            )
+              .map(([k, u]) => `${k} -> ${u}`)
+              .join(', ')}), once the controller has unsealed this rotation. Written by gitops-scaffolder rotate --fresh-values.`
           : undefined,
       ),
     )

@@ -31,7 +31,11 @@ function renderLayerKustomization(layer: ReferenceLayer, reference: ReferenceEnv
   const doc = parseDocument(rewriteIdentity(documentToYaml(layer.document), reference.identity, cluster));
   doc.setIn(['spec', 'path'], `./clusters/${cluster.name}/${layer.dir}`);
   // A FluxInstance's sync creates the flux-system source; a layer reading it follows its kind.
-  if (syncKind && doc.getIn(['spec', 'sourceRef', 'name']) === FLUX_NAMESPACE && (doc.getIn(['spec', 'sourceRef', 'namespace']) ?? FLUX_NAMESPACE) === FLUX_NAMESPACE) {
+  if (
+    syncKind &&
+    doc.getIn(['spec', 'sourceRef', 'name']) === FLUX_NAMESPACE &&
+    (doc.getIn(['spec', 'sourceRef', 'namespace']) ?? FLUX_NAMESPACE) === FLUX_NAMESPACE
+  ) {
     doc.setIn(['spec', 'sourceRef', 'kind'], syncKind);
   }
   // Every layer must make "applied" mean "ready" and keep converging; fill in what
@@ -43,8 +47,7 @@ function renderLayerKustomization(layer: ReferenceLayer, reference: ReferenceEnv
     doc.setIn(['spec', 'wait'], true);
   }
   const sources = doc.getIn(['spec', 'postBuild', 'substituteFrom']);
-  const hasConfig =
-    isSeq(sources) && sources.items.some((item) => isMap(item) && item.get('kind') === 'ConfigMap' && item.get('name') === CLUSTER_CONFIG_NAME);
+  const hasConfig = isSeq(sources) && sources.items.some((item) => isMap(item) && item.get('kind') === 'ConfigMap' && item.get('name') === CLUSTER_CONFIG_NAME);
   if (!hasConfig) {
     const entry = new YAMLMap();
     entry.set('kind', 'ConfigMap');
@@ -110,14 +113,22 @@ export async function catalogLayers(
     let path: string;
     if (spec.overlay !== undefined) {
       if (!reference.files.has(`${spec.overlay}/kustomization.yaml`)) {
-        throw new ValidationError([{ field: `${field}.overlay`, message: `${reference.root}/${spec.overlay}/kustomization.yaml does not exist: the reference environment has no such overlay` }]);
+        throw new ValidationError([
+          {
+            field: `${field}.overlay`,
+            message: `${reference.root}/${spec.overlay}/kustomization.yaml does not exist: the reference environment has no such overlay`,
+          },
+        ]);
       }
       path = `clusters/${cluster.name}/${spec.overlay}`;
     } else {
       path = expandLayerPath(spec.path!, attributes);
       if (!(await hasKustomization(reader, path))) {
         throw new ValidationError([
-          { field: `${field}.path`, message: `${path}/ (from ${spec.path}) has no kustomization.yaml in the repository: the platform lacks this layer for the cluster's attributes` },
+          {
+            field: `${field}.path`,
+            message: `${path}/ (from ${spec.path}) has no kustomization.yaml in the repository: the platform lacks this layer for the cluster's attributes`,
+          },
         ]);
       }
     }
@@ -131,7 +142,15 @@ export async function catalogLayers(
         .filter((s) => s.kind === 'Secret' && sealed.has(s.name))
         .map((s) => s.name),
       ...(spec.optional === true ? { optional: true } : {}),
-      render: () => renderCatalogKustomization({ layer: spec, defaults: descriptor.layerDefaults, path, dependsOn, clusterName: cluster.name, ...(syncKind ? { syncKind } : {}) }),
+      render: () =>
+        renderCatalogKustomization({
+          layer: spec,
+          defaults: descriptor.layerDefaults,
+          path,
+          dependsOn,
+          clusterName: cluster.name,
+          ...(syncKind ? { syncKind } : {}),
+        }),
     });
   }
   return { layers, skipped: selection.skipped };

@@ -85,7 +85,10 @@ export function parsePlatformDescriptor(text: string | undefined): PlatformDescr
       const targetSource = target?.keys[otherKey!];
       if (!targetSource || !('generate' in targetSource)) {
         throw new ValidationError([
-          { field: `${PLATFORM_DESCRIPTOR_PATH}.credentials.${c.namespace}/${c.name}.${key}`, message: `sameAs ${source.sameAs} must name a generated key of another credential` },
+          {
+            field: `${PLATFORM_DESCRIPTOR_PATH}.credentials.${c.namespace}/${c.name}.${key}`,
+            message: `sameAs ${source.sameAs} must name a generated key of another credential`,
+          },
         ]);
       }
     }
@@ -109,4 +112,3 @@ function credentialIssues(descriptor: PlatformDescriptor): FieldIssue[] {
   }
   return issues;
 }
-

@@ -37,7 +37,7 @@ export const targetFluxSchema = z.string({ error: 'must be a string' }).regex(/^
 /** A Service a chart creates, named after its release (`{release}-haproxy`), with its named ports. */
 const chartServiceSchema = z
   .object({
-    name: z.string().regex(/^[-a-z0-9{}]+$/, 'must be a Service name, {release} (or {name} of an operand) standing for the object\'s name'),
+    name: z.string().regex(/^[-a-z0-9{}]+$/, "must be a Service name, {release} (or {name} of an operand) standing for the object's name"),
     /** Its labels, which ServiceMonitors select it by. */
     labels: z.record(z.string(), z.string()).default({}),
     /** Its named ports, which ServiceMonitors scrape. */
@@ -47,7 +47,10 @@ const chartServiceSchema = z
      * chart to create it (cilium's hubble-ui: `hubble.ui.enabled`); without
      * it, every release of the chart creates the Service.
      */
-    enabledBy: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted path into the chart values, e.g. hubble.ui.enabled').optional(),
+    enabledBy: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be a dotted path into the chart values, e.g. hubble.ui.enabled')
+      .optional(),
   })
   .strict();
 
@@ -173,6 +176,8 @@ export function prerequisitesForInfra(prerequisites: PlatformPrerequisites, infr
   return {
     ...prerequisites,
     provided: { ...provided, crds: [...new Set([...provided.crds, ...managed])] },
-    ...(prerequisites.bootstrap ? { bootstrap: { ...prerequisites.bootstrap, crds: prerequisites.bootstrap.crds.filter((crd) => !managed.includes(crd)) } } : {}),
+    ...(prerequisites.bootstrap
+      ? { bootstrap: { ...prerequisites.bootstrap, crds: prerequisites.bootstrap.crds.filter((crd) => !managed.includes(crd)) } }
+      : {}),
   };
 }

@@ -48,11 +48,20 @@ describe('previews on a cluster of the default platform', () => {
   it('are written only where the cluster opts in, and kept on a re-render that names no layers', async () => {
     const files = await defaultPlatform();
     const off = await render(files, { fluxInstance: true, syncUrl: 'https://github.com/acme/platform.git' });
-    assert.equal([...off.tree.keys()].some((p) => p.includes('/previews')), false);
+    assert.equal(
+      [...off.tree.keys()].some((p) => p.includes('/previews')),
+      false,
+    );
     const on = await render(files, { fluxInstance: true, syncUrl: 'https://github.com/acme/platform.git', enable: ['previews'] });
     assert.deepEqual(
       [...on.tree.keys()].filter((p) => p.includes('previews')),
-      ['clusters/eu-prod-1/flux/previews.yaml', 'clusters/eu-prod-1/previews/input-provider.yaml', 'clusters/eu-prod-1/previews/kustomization.yaml', 'clusters/eu-prod-1/previews/rbac.yaml', 'clusters/eu-prod-1/previews/resource-set.yaml'],
+      [
+        'clusters/eu-prod-1/flux/previews.yaml',
+        'clusters/eu-prod-1/previews/input-provider.yaml',
+        'clusters/eu-prod-1/previews/kustomization.yaml',
+        'clusters/eu-prod-1/previews/rbac.yaml',
+        'clusters/eu-prod-1/previews/resource-set.yaml',
+      ],
     );
     assert.deepEqual(on.cluster.enable_layers, ['previews']);
     const again = await render(new Map([...files, ...on.tree]), {});
@@ -61,7 +70,10 @@ describe('previews on a cluster of the default platform', () => {
 
   it('refuse a cluster without the Flux Operator, a forge the operator cannot list, and a sync URL that is not https', async () => {
     const files = await defaultPlatform();
-    assert.match(await issueOf(render(files, { enable: ['previews'] })), /^cluster\.enable_layers: previews are run by the Flux Operator .* which this cluster does not have/);
+    assert.match(
+      await issueOf(render(files, { enable: ['previews'] })),
+      /^cluster\.enable_layers: previews are run by the Flux Operator .* which this cluster does not have/,
+    );
     assert.match(
       await issueOf(render(files, { fluxInstance: true, syncUrl: 'https://git.example.net/acme/platform.git', enable: ['previews'] })),
       /^scaffold\.yaml\.previews\.forge: cannot tell the forge of https:\/\/git\.example\.net\/acme\/platform\.git from its host: set github or gitlab/,

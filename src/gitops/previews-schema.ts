@@ -34,9 +34,14 @@ export const previewsSpecSchema = z
     /** Whether the platform offers previews at all; each cluster still opts in (`enable_layers: [previews]`). */
     enabled: z.boolean({ error: 'must be true or false' }).default(false),
     /** The forge the requests are on; default: recognised from the repository URL's host. */
-    forge: z.enum(['github', 'gitlab'], { error: 'must be github or gitlab (the Flux Operator lists GitHub pull requests and GitLab merge requests)' }).optional(),
+    forge: z
+      .enum(['github', 'gitlab'], { error: 'must be github or gitlab (the Flux Operator lists GitHub pull requests and GitLab merge requests)' })
+      .optional(),
     /** The repository whose requests are previewed (https); default: the FluxInstance's sync URL. */
-    url: z.string({ error: 'must be a string' }).regex(/^https:\/\/[^\s/]+\/\S+$/, 'must be the repository\'s https:// address').optional(),
+    url: z
+      .string({ error: 'must be a string' })
+      .regex(/^https:\/\/[^\s/]+\/\S+$/, "must be the repository's https:// address")
+      .optional(),
     /** Only requests with this label get a preview. */
     label: labelSchema.default('preview'),
     /** At most this many previews at a time (the provider's `filter.limit`). */

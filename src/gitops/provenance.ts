@@ -61,7 +61,13 @@ function compare(a: string, b: string): number {
 
 /** A recorded file name that stays inside the cluster directory. */
 function isInsidePath(path: unknown): path is string {
-  return typeof path === 'string' && path !== '' && !path.startsWith('/') && !path.includes('\\') && path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+  return (
+    typeof path === 'string' &&
+    path !== '' &&
+    !path.startsWith('/') &&
+    !path.includes('\\') &&
+    path.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
+  );
 }
 
 /**

@@ -121,7 +121,10 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
     layers.push({ name: String(metadata.name ?? ''), dir, dependsOn, file, document: parseDocument(text) });
   }
   if (!configMap || !configMapFile) {
-    throw invalid('flux/', `no ConfigMap ${CLUSTER_CONFIG_NAME} found: the reference must define its identity (cluster_name, cluster_domain, cluster_region) there`);
+    throw invalid(
+      'flux/',
+      `no ConfigMap ${CLUSTER_CONFIG_NAME} found: the reference must define its identity (cluster_name, cluster_domain, cluster_region) there`,
+    );
   }
   if (fromFlux && layers.length === 0) throw invalid('flux/', 'no Flux Kustomization found: the reference has no layers');
 
@@ -130,7 +133,8 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
   for (const [key, value] of Object.entries(identity)) {
     if (typeof value !== 'string' || value === '') throw invalid(`flux/${configMapFile}`, `data.cluster_${key} must be set`);
   }
-  if (identity.name !== reference) throw invalid(`flux/${configMapFile}`, `data.cluster_name is ${JSON.stringify(identity.name)}, expected ${JSON.stringify(reference)}`);
+  if (identity.name !== reference)
+    throw invalid(`flux/${configMapFile}`, `data.cluster_name is ${JSON.stringify(identity.name)}, expected ${JSON.stringify(reference)}`);
 
   const fluxKustomization = files.get('flux/kustomization.yaml');
   if (fluxKustomization !== undefined) strict('flux/kustomization.yaml', fluxKustomization);

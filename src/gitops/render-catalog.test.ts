@@ -79,7 +79,10 @@ describe('a catalog of overlay layers over the default platform', () => {
     const descriptor = await readFile(join(source, 'scaffold.yaml'), 'utf8');
     await writeFile(join(source, 'scaffold.yaml'), descriptor.replace('kind: Platform\n', `kind: Platform\n${OVERLAY_CATALOG}`));
     await cp(join(source, 'base/cert-manager-config'), join(source, 'dns/cloudflare'), { recursive: true });
-    await writeFile(join(source, 'dns/cloudflare/kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-issuers.yaml\nnamePrefix: cf-\n');
+    await writeFile(
+      join(source, 'dns/cloudflare/kustomization.yaml'),
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-issuers.yaml\nnamePrefix: cf-\n',
+    );
     repo = join(tmp, 'repo');
     await initPlatformRepository(repo, source);
   });
@@ -114,11 +117,15 @@ describe('a catalog of overlay layers over the default platform', () => {
       renderWorkTree(repo, { cluster: { ...CLUSTER, name: 'lite-1', role: 'lite' }, pass: 'all', certificate, generatorVersion: 't' }),
       (error: unknown) =>
         error instanceof ValidationError &&
-        error.message === 'scaffold.yaml.credentials.tcr/tcr-database: takes database/postgresql-credentials/password from a credential of layer database, which this cluster does not get',
+        error.message ===
+          'scaffold.yaml.credentials.tcr/tcr-database: takes database/postgresql-credentials/password from a credential of layer database, which this cluster does not get',
     );
     // Pass infrastructure has no credentials to tie; the layers it renders do not depend on the role.
     const { result } = await renderWorkTree(repo, { cluster: { ...CLUSTER, name: 'lite-1', role: 'lite' }, pass: 'infrastructure', generatorVersion: 't' });
-    assert.deepEqual(result.layers.map((l) => l.name), ['infrastructure']);
+    assert.deepEqual(
+      result.layers.map((l) => l.name),
+      ['infrastructure'],
+    );
     assert.deepEqual(result.skippedLayers, ['database', 'dns-extra']);
   });
 
@@ -153,7 +160,10 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
   });
 
   it('refuses an attribute the default platform does not select by, naming the field', async () => {
-    await assert.rejects(render(platform, { cluster: { ...CLUSTER, role: 'env' } }), /^ValidationError: cluster\.role: this platform's scaffold\.yaml declares no attributes\.role/);
+    await assert.rejects(
+      render(platform, { cluster: { ...CLUSTER, role: 'env' } }),
+      /^ValidationError: cluster\.role: this platform's scaffold\.yaml declares no attributes\.role/,
+    );
   });
 
   it('writes the default platform exactly as without a catalog: no attribute in provenance or cluster-config', async () => {
@@ -177,7 +187,13 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
     ]);
     const instance = parse(git.tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!) as { spec: { sync: unknown } };
     // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with, even without --sync-secret.
-    assert.deepEqual(instance.spec.sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH, pullSecret: 'flux-system' });
+    assert.deepEqual(instance.spec.sync, {
+      kind: 'GitRepository',
+      url: 'https://git.example.net/tcr/gitops.git',
+      ref: 'refs/heads/prod',
+      path: GITOPS_PATH,
+      pullSecret: 'flux-system',
+    });
     assert.match(git.tree.get(`${GITOPS_PATH}/flux/apps.yaml`)!, /sourceRef:\n {4}kind: GitRepository\n/);
     const oci = await render(platform, { fluxInstance: true, syncUrl: 'oci://registry.example.net/tcr/gitops' });
     assert.match(oci.tree.get(`${GITOPS_PATH}/flux/apps.yaml`)!, /sourceRef:\n {4}kind: OCIRepository\n {4}name: flux-system\n/);
@@ -196,15 +212,32 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
   });
 
   it("takes the reference's own FluxInstance as the template: same source, the new cluster's path", async () => {
-    const first = await render(platform, { cluster: { ...CLUSTER, name: 'other' }, fluxInstance: true, syncUrl: 'https://git.example.net/tcr/gitops.git', syncRef: 'refs/heads/prod' });
+    const first = await render(platform, {
+      cluster: { ...CLUSTER, name: 'other' },
+      fluxInstance: true,
+      syncUrl: 'https://git.example.net/tcr/gitops.git',
+      syncRef: 'refs/heads/prod',
+    });
     const files = new Map(platform);
-    files.set('clusters/development/flux/flux-instance.yaml', first.tree.get('clusters/other/flux/flux-instance.yaml')!.replaceAll('clusters/other', 'clusters/development'));
+    files.set(
+      'clusters/development/flux/flux-instance.yaml',
+      first.tree.get('clusters/other/flux/flux-instance.yaml')!.replaceAll('clusters/other', 'clusters/development'),
+    );
     files.set('clusters/development/flux/kustomization.yaml', `${platform.get('clusters/development/flux/kustomization.yaml')!}  - flux-instance.yaml\n`);
     const { tree, fluxInstance } = await render(files);
     assert.equal(fluxInstance, true);
     const sync = (parse(tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!) as { spec: { sync: unknown } }).spec.sync;
-    assert.deepEqual(sync, { kind: 'GitRepository', url: 'https://git.example.net/tcr/gitops.git', ref: 'refs/heads/prod', path: GITOPS_PATH, pullSecret: 'flux-system' });
-    assert.equal((parse(tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources.filter((r) => r === 'flux-instance.yaml').length, 1);
+    assert.deepEqual(sync, {
+      kind: 'GitRepository',
+      url: 'https://git.example.net/tcr/gitops.git',
+      ref: 'refs/heads/prod',
+      path: GITOPS_PATH,
+      pullSecret: 'flux-system',
+    });
+    assert.equal(
+      (parse(tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources.filter((r) => r === 'flux-instance.yaml').length,
+      1,
+    );
     const without = await render(files, { fluxInstance: false });
     assert.ok(!without.tree.has(`${GITOPS_PATH}/flux/flux-instance.yaml`));
     assert.ok(!(parse(without.tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources.includes('flux-instance.yaml'));
@@ -213,7 +246,13 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
   it('needs a sync URL for a FluxInstance, from the option or scaffold.yaml', async () => {
     await assert.rejects(render(platform, { fluxInstance: true }), /^ValidationError: sync-url: a FluxInstance syncs the cluster from its repository/);
     const files = new Map(matrix);
-    files.set('scaffold.yaml', matrix.get('scaffold.yaml')!.replace('    pullSecret: flux-system\n', '    pullSecret: flux-system\n    url: "https://git.example.net/mojaloop/gitops.git"\n').replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n'));
+    files.set(
+      'scaffold.yaml',
+      matrix
+        .get('scaffold.yaml')!
+        .replace('    pullSecret: flux-system\n', '    pullSecret: flux-system\n    url: "https://git.example.net/mojaloop/gitops.git"\n')
+        .replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n'),
+    );
     const { fluxInstance, tree } = await render(files);
     assert.equal(fluxInstance, true);
     assert.match(tree.get(`${GITOPS_PATH}/flux/flux-instance.yaml`)!, /url: https:\/\/git\.example\.net\/mojaloop\/gitops\.git/);
@@ -225,7 +264,8 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
       render(files, { cluster: { ...CLUSTER, dns_provider: 'designate' } }),
       (error: unknown) =>
         error instanceof ValidationError &&
-        error.message === "scaffold.yaml.layers.dns.path: dns/designate/ (from dns/{dns_provider}) has no kustomization.yaml in the repository: the platform lacks this layer for the cluster's attributes",
+        error.message ===
+          "scaffold.yaml.layers.dns.path: dns/designate/ (from dns/{dns_provider}) has no kustomization.yaml in the repository: the platform lacks this layer for the cluster's attributes",
     );
   });
 
@@ -233,13 +273,18 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
     const files = new Map(matrix);
     files.set(
       'scaffold.yaml',
-      matrix.get('scaffold.yaml')!.replace(
-        '    path: bootstrap/{infra_provider}\n',
-        '    path: bootstrap/{infra_provider}\n    substituteFrom:\n      - { kind: ConfigMap, name: cluster-config }\n      - { kind: Secret, name: cluster-secrets }\n',
-      ),
+      matrix
+        .get('scaffold.yaml')!
+        .replace(
+          '    path: bootstrap/{infra_provider}\n',
+          '    path: bootstrap/{infra_provider}\n    substituteFrom:\n      - { kind: ConfigMap, name: cluster-config }\n      - { kind: Secret, name: cluster-secrets }\n',
+        ),
     );
     // The first layer cannot wait for the layer that seals it.
-    await assert.rejects(render(files, { pass: 'infrastructure' }), /^ValidationError: scaffold\.yaml\.layers\.bootstrap\.substituteFrom: Secret cluster-secrets is sealed by layer secrets, which bootstrap does not depend on/);
+    await assert.rejects(
+      render(files, { pass: 'infrastructure' }),
+      /^ValidationError: scaffold\.yaml\.layers\.bootstrap\.substituteFrom: Secret cluster-secrets is sealed by layer secrets, which bootstrap does not depend on/,
+    );
   });
 
   it('renders the same bytes twice (ciphertexts apart), and the reference identity nowhere', async () => {
@@ -253,6 +298,21 @@ describe('renderCluster: attributes, catalog layers and the FluxInstance, on the
       if (path.endsWith('provenance.yaml') || path.includes('/sealed/sealed-')) continue;
       for (const old of ['development', 'dev.mojaloop.example.org', 'fra-dc1']) assert.ok(!text.includes(old), `${path} mentions ${old}`);
     }
-    assert.deepEqual(a.layers.map((l) => l.path), ['bootstrap/gcp', 'clusters/eu-prod-1/secrets', 'platform', 'dns/cloudflare', 'platform-config', 'gcp', 'cc', 'cc-config', 'cc-routes', 'cc-observability', 'cc-observability-routes']);
+    assert.deepEqual(
+      a.layers.map((l) => l.path),
+      [
+        'bootstrap/gcp',
+        'clusters/eu-prod-1/secrets',
+        'platform',
+        'dns/cloudflare',
+        'platform-config',
+        'gcp',
+        'cc',
+        'cc-config',
+        'cc-routes',
+        'cc-observability',
+        'cc-observability-routes',
+      ],
+    );
   });
 });

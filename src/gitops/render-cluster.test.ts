@@ -198,7 +198,10 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       for (const host of spec.tls.flatMap((t) => t.hosts)) assert.ok(host.endsWith('.eu-prod-1.example.net'), `${name} TLS host ${host}`);
     }
     const hosts = ingresses.flatMap((i) => (i.spec as { rules: { host: string }[] }).rules.map((r) => r.host)).sort();
-    assert.deepEqual(hosts, ['api', 'builds', 'console', 'docs', 'hooks', 'metering', 'registry', 'scheduler'].map((h) => `${h}.eu-prod-1.example.net`));
+    assert.deepEqual(
+      hosts,
+      ['api', 'builds', 'console', 'docs', 'hooks', 'metering', 'registry', 'scheduler'].map((h) => `${h}.eu-prod-1.example.net`),
+    );
   });
 
   it('points external-dns at the cluster domain, name and region', () => {
@@ -206,7 +209,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       const raw = built.get(`${GITOPS_PATH}/infrastructure`)!;
       const text = substituted ? substitute(raw, clusterConfigOf(files)).text : raw;
       const release = objectsOf(text).find((o) => o.kind === 'HelmRelease' && o.metadata!.name === 'external-dns')!;
-      const values = (release.spec as { values: { domainFilters: string[]; txtOwnerId: string; env: { name: string; value: string }[]; provider: unknown } }).values;
+      const values = (release.spec as { values: { domainFilters: string[]; txtOwnerId: string; env: { name: string; value: string }[]; provider: unknown } })
+        .values;
       assert.deepEqual(values.domainFilters, ['eu-prod-1.example.net']);
       assert.equal(values.txtOwnerId, 'eu-prod-1');
       assert.deepEqual(values.env, [{ name: 'AWS_DEFAULT_REGION', value: 'eu-west-1' }]);
@@ -248,22 +252,28 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
       assert.deepEqual(spec.sourceRef, { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' });
       assert.deepEqual(spec.postBuild.substituteFrom, [{ kind: 'ConfigMap', name: 'cluster-config' }]);
     }
-    assert.deepEqual(fullPass.result.layers.map((l) => l.name), ['infrastructure', 'database', 'apps', 'cert-manager-config']);
+    assert.deepEqual(
+      fullPass.result.layers.map((l) => l.name),
+      ['infrastructure', 'database', 'apps', 'cert-manager-config'],
+    );
   });
 
   it('wrote, in pass infrastructure, only the entry point, provenance, flux/ (ConfigMap + infrastructure) and the infrastructure overlay', () => {
     assert.equal(infraPass.result.pass, 'infrastructure');
-    assert.deepEqual([...infraFiles.keys()], [
-      `${GITOPS_PATH}/flux/cluster-config.yaml`,
-      `${GITOPS_PATH}/flux/infrastructure.yaml`,
-      `${GITOPS_PATH}/flux/kustomization.yaml`,
-      `${GITOPS_PATH}/infrastructure/identity/external-dns.yaml`,
-      `${GITOPS_PATH}/infrastructure/identity/kustomization.yaml`,
-      `${GITOPS_PATH}/infrastructure/ingress-nginx-replicas.yaml`,
-      `${GITOPS_PATH}/infrastructure/kustomization.yaml`,
-      `${GITOPS_PATH}/kustomization.yaml`,
-      `${GITOPS_PATH}/provenance.yaml`,
-    ]);
+    assert.deepEqual(
+      [...infraFiles.keys()],
+      [
+        `${GITOPS_PATH}/flux/cluster-config.yaml`,
+        `${GITOPS_PATH}/flux/infrastructure.yaml`,
+        `${GITOPS_PATH}/flux/kustomization.yaml`,
+        `${GITOPS_PATH}/infrastructure/identity/external-dns.yaml`,
+        `${GITOPS_PATH}/infrastructure/identity/kustomization.yaml`,
+        `${GITOPS_PATH}/infrastructure/ingress-nginx-replicas.yaml`,
+        `${GITOPS_PATH}/infrastructure/kustomization.yaml`,
+        `${GITOPS_PATH}/kustomization.yaml`,
+        `${GITOPS_PATH}/provenance.yaml`,
+      ],
+    );
     assert.deepEqual(infraPass.result.credentials, []);
     assert.ok(![...infraFiles.values()].some((text) => text.includes('SealedSecret')));
     assert.deepEqual((parse(infraFiles.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, [
@@ -278,12 +288,13 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     }
   });
 
-  it('seals credentials that decrypt with the cluster\'s key to values of the declared length and charset', () => {
+  it("seals credentials that decrypt with the cluster's key to values of the declared length and charset", () => {
     const values = unsealTree(files);
     // No --registry-auth: no pull secret at all (public images), never an invented one.
     assert.deepEqual([...values.keys()].sort(), ['database/postgresql-credentials', 'database/rabbitmq-credentials', 'tcr/tcr-database']);
     assert.equal(fullPass.result.credentials.find((c) => c.name === 'registry-pull-secret')!.action, 'omitted');
-    for (const [path, text] of files) assert.ok(!text.includes('tcr-pull') && !path.includes('registry-pull-secret'), `${path} holds a pull secret nobody supplied`);
+    for (const [path, text] of files)
+      assert.ok(!text.includes('tcr-pull') && !path.includes('registry-pull-secret'), `${path} holds a pull secret nobody supplied`);
     const pg = values.get('database/postgresql-credentials')!;
     const rabbit = values.get('database/rabbitmq-credentials')!;
     assert.deepEqual(Object.keys(pg).sort(), ['password', 'postgres-password']);
@@ -291,10 +302,15 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.match(rabbit['rabbitmq-erlang-cookie']!, /^[A-Za-z0-9]{64}$/);
     assert.deepEqual(values.get('tcr/tcr-database'), { DATABASE_PASSWORD: pg.password });
 
-
     // The apps and database layers actually apply them (the sealed/ kustomizations are wired in).
-    const appSecrets = objectsOf(built.get(`${GITOPS_PATH}/apps`)!).filter((o) => o.kind === 'SealedSecret').map((o) => o.metadata!.name).sort();
-    const dbSecrets = objectsOf(built.get(`${GITOPS_PATH}/database`)!).filter((o) => o.kind === 'SealedSecret').map((o) => o.metadata!.name).sort();
+    const appSecrets = objectsOf(built.get(`${GITOPS_PATH}/apps`)!)
+      .filter((o) => o.kind === 'SealedSecret')
+      .map((o) => o.metadata!.name)
+      .sort();
+    const dbSecrets = objectsOf(built.get(`${GITOPS_PATH}/database`)!)
+      .filter((o) => o.kind === 'SealedSecret')
+      .map((o) => o.metadata!.name)
+      .sort();
     assert.deepEqual(appSecrets, ['tcr-database']);
     assert.deepEqual(dbSecrets, ['postgresql-credentials', 'rabbitmq-credentials']);
   });
@@ -308,7 +324,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     }
   });
 
-  it('leaves no trace of the reference\'s name, domain or region, except provenance\'s reference field', () => {
+  it("leaves no trace of the reference's name, domain or region, except provenance's reference field", () => {
     for (const [path, text] of files) {
       const lines = path.endsWith('/provenance.yaml') ? text.split('\n').filter((l) => l !== 'reference: development') : text.split('\n');
       for (const old of [REFERENCE.name, REFERENCE.domain, REFERENCE.region]) {
@@ -320,7 +336,7 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.match(files.get(`${GITOPS_PATH}/provenance.yaml`)!, /^reference: development$/m);
   });
 
-  it('never edits base/ or anything outside the new cluster\'s directory', async () => {
+  it("never edits base/ or anything outside the new cluster's directory", async () => {
     assert.deepEqual(await readTree(repo, 'base'), baseBefore);
     assert.equal(git(repo, 'status', '--porcelain', '--untracked-files=normal'), '?? clusters/eu-prod-1/\n');
   });
@@ -341,12 +357,17 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
   });
 
   it('draws the Flux graph of the four layers in every format', async () => {
-    const json = JSON.parse(await drawClusterGraph(repo, CLUSTER.name, 'json')) as { nodes: { id: string; name: string }[]; edges: { from: string; to: string }[]; order: string[]; cycles: unknown[] };
+    const json = JSON.parse(await drawClusterGraph(repo, CLUSTER.name, 'json')) as {
+      nodes: { id: string; name: string }[];
+      edges: { from: string; to: string }[];
+      order: string[];
+      cycles: unknown[];
+    };
     assert.deepEqual(json.nodes.map((n) => n.name).sort(), LAYERS);
-    assert.deepEqual(
-      json.edges.map((e) => `${e.from} -> ${e.to}`).sort(),
-      ['flux-system/database -> flux-system/apps', ...['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`)],
-    );
+    assert.deepEqual(json.edges.map((e) => `${e.from} -> ${e.to}`).sort(), [
+      'flux-system/database -> flux-system/apps',
+      ...['apps', 'cert-manager-config', 'database'].map((l) => `flux-system/infrastructure -> flux-system/${l}`),
+    ]);
     assert.equal(json.order[0], 'flux-system/infrastructure');
     assert.deepEqual(json.cycles, []);
 
@@ -362,7 +383,8 @@ describe('a new cluster rendered into a fresh copy of the reference platform', (
     assert.match(svg, /<svg[\s>]/);
     assert.match(svg.trimEnd(), /<\/svg>$/);
     for (const l of LAYERS) assert.ok(svg.includes(`id="node-flux-system-${l}"`), `svg lacks ${l}`);
-    for (const l of ['apps', 'cert-manager-config', 'database']) assert.ok(svg.includes(`id="edge-flux-system-infrastructure--flux-system-${l}"`), `svg lacks the edge to ${l}`);
+    for (const l of ['apps', 'cert-manager-config', 'database'])
+      assert.ok(svg.includes(`id="edge-flux-system-infrastructure--flux-system-${l}"`), `svg lacks the edge to ${l}`);
   });
 });
 
@@ -496,10 +518,10 @@ describe('a cluster path that flux bootstrap wrote flux-system/ into', () => {
     assert.doesNotMatch(await readFile(provenancePath, 'utf8'), /^files:/m);
     await writeFile(join(repo, GITOPS_PATH, 'flux/old-layer.yaml'), 'old: true\n');
     await writeFile(join(repo, GITOPS_PATH, 'apps/hosts/old-host.yaml'), 'old: true\n');
-    await writeFile(join(repo, GITOPS_PATH, 'NOTES.md'), 'ours, not the generator\'s\n');
+    await writeFile(join(repo, GITOPS_PATH, 'NOTES.md'), "ours, not the generator's\n");
     const { changes } = await renderWorkTree(repo, { ...options, pass: 'all' });
     assert.deepEqual(changes.removed, [`${GITOPS_PATH}/apps/hosts/old-host.yaml`, `${GITOPS_PATH}/flux/old-layer.yaml`]);
-    assert.equal(await readFile(join(repo, GITOPS_PATH, 'NOTES.md'), 'utf8'), 'ours, not the generator\'s\n');
+    assert.equal(await readFile(join(repo, GITOPS_PATH, 'NOTES.md'), 'utf8'), "ours, not the generator's\n");
     await assertBootstrapKept();
     assert.deepEqual(git(repo, 'status', '--porcelain').split('\n').filter(Boolean), [`?? ${GITOPS_PATH}/NOTES.md`]);
   });
@@ -563,33 +585,46 @@ describe('renderCluster on reference environments that are less tidy than the sh
   }
 
   const renderMemory = (files: ReadonlyMap<string, string>, overrides: Partial<RenderOptions> = {}) =>
-    renderCluster(memoryRepoReader(files), { cluster: CLUSTER, pass: 'all', certificate, random: (n) => new Uint8Array(n).map((_, i) => i), generatorVersion: 't', ...overrides });
+    renderCluster(memoryRepoReader(files), {
+      cluster: CLUSTER,
+      pass: 'all',
+      certificate,
+      random: (n) => new Uint8Array(n).map((_, i) => i),
+      generatorVersion: 't',
+      ...overrides,
+    });
 
-  it('renders a cluster whose domain is below the reference\'s domain', async () => {
+  it("renders a cluster whose domain is below the reference's domain", async () => {
     const cluster = { ...CLUSTER, domain: 'eu.dev.tantilium.example.com' };
     const { tree } = await renderMemory(platform, { cluster });
     assert.match(tree.get(`${GITOPS_PATH}/flux/cluster-config.yaml`)!, /^ {2}cluster_domain: eu\.dev\.tantilium\.example\.com$/m);
     assert.match(tree.get(`${GITOPS_PATH}/apps/hosts/tcr-console.yaml`)!, /value: console\.eu\.dev\.tantilium\.example\.com$/m);
   });
 
-  it('renders a cluster whose domain contains the reference\'s name, without replacing it again', async () => {
+  it("renders a cluster whose domain contains the reference's name, without replacing it again", async () => {
     const cluster = { ...CLUSTER, domain: 'development.example.net' };
     const { tree } = await renderMemory(platform, { cluster });
     assert.match(tree.get(`${GITOPS_PATH}/infrastructure/identity/external-dns.yaml`)!, /- development\.example\.net$/m);
     assert.match(tree.get(`${GITOPS_PATH}/flux/cluster-config.yaml`)!, /^ {2}cluster_name: eu-prod-1$/m);
   });
 
-  it('does not carry over the reference cluster\'s own flux-system/ (its flux bootstrap), and keeps the new cluster\'s', async () => {
+  it("does not carry over the reference cluster's own flux-system/ (its flux bootstrap), and keeps the new cluster's", async () => {
     const files = new Map(platform);
     for (const [rel, text] of fluxBootstrapFiles('development')) files.set(`clusters/development/${rel}`, text);
     files.set('clusters/development/kustomization.yaml', 'resources:\n  - flux\n  - flux-system\n');
     const fresh = await renderMemory(files);
-    assert.deepEqual([...fresh.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.deepEqual(
+      [...fresh.tree.keys()].filter((p) => p.includes('flux-system')),
+      [],
+    );
     assert.match(fresh.tree.get(`${GITOPS_PATH}/kustomization.yaml`)!, /^resources:\n {2}- flux\n$/m);
     const own = fluxBootstrapFiles(CLUSTER.name);
     for (const [rel, text] of own) files.set(`${GITOPS_PATH}/${rel}`, text);
     const bootstrapped = await renderMemory(files);
-    assert.deepEqual([...bootstrapped.tree.keys()].filter((p) => p.includes('flux-system')), []);
+    assert.deepEqual(
+      [...bootstrapped.tree.keys()].filter((p) => p.includes('flux-system')),
+      [],
+    );
     assert.deepEqual(bootstrapped.stale, []);
     assert.deepEqual(bootstrapped.foreignRoots, ['flux-system']);
   });
@@ -609,15 +644,21 @@ describe('renderCluster on reference environments that are less tidy than the sh
 
   it('renames a carried-over file named after the reference, together with the reference to it', async () => {
     const files = new Map(platform);
-    files.set('clusters/development/apps/development.yaml', 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: tcr-docs\n  namespace: tcr\nspec:\n  replicas: 1\n');
-    files.set('clusters/development/apps/kustomization.yaml', files.get('clusters/development/apps/kustomization.yaml')!.replace('patches:\n', 'patches:\n  - path: development.yaml\n'));
+    files.set(
+      'clusters/development/apps/development.yaml',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: tcr-docs\n  namespace: tcr\nspec:\n  replicas: 1\n',
+    );
+    files.set(
+      'clusters/development/apps/kustomization.yaml',
+      files.get('clusters/development/apps/kustomization.yaml')!.replace('patches:\n', 'patches:\n  - path: development.yaml\n'),
+    );
     const { tree } = await renderMemory(files);
     assert.ok(tree.has(`${GITOPS_PATH}/apps/eu-prod-1.yaml`));
     assert.ok(![...tree.keys()].some((p) => p.includes('development')));
     assert.match(tree.get(`${GITOPS_PATH}/apps/kustomization.yaml`)!, /^ {2}- path: eu-prod-1\.yaml$/m);
   });
 
-  it('gives an overlay\'s own Ingress, written with the reference\'s domain, a host patch that builds', async () => {
+  it("gives an overlay's own Ingress, written with the reference's domain, a host patch that builds", async () => {
     const dir = await platformCopy('overlay-ingress', {
       'clusters/development/apps/status-ingress.yaml': [
         'apiVersion: networking.k8s.io/v1',
@@ -658,7 +699,9 @@ describe('renderCluster on reference environments that are less tidy than the sh
       ),
     });
     await renderWorkTree(dir, { cluster: CLUSTER, pass: 'infrastructure', generatorVersion: 't' });
-    const release = objectsOf(await kustomize.build(dir, `${GITOPS_PATH}/infrastructure`)).find((o) => o.kind === 'HelmRelease' && o.metadata!.name === 'external-dns')!;
+    const release = objectsOf(await kustomize.build(dir, `${GITOPS_PATH}/infrastructure`)).find(
+      (o) => o.kind === 'HelmRelease' && o.metadata!.name === 'external-dns',
+    )!;
     assert.deepEqual((release.spec as { values: { env: unknown } }).values.env, [
       { name: 'AWS_DEFAULT_REGION', value: 'eu-west-1' },
       { name: 'EXTERNAL_DNS_AWS_ZONE_TYPE', value: 'public' },
@@ -677,14 +720,17 @@ describe('renderCluster on reference environments that are less tidy than the sh
     assert.ok(objectsOf(await kustomize.build(dir, `${GITOPS_PATH}/infrastructure`)).length > 0);
   });
 
-  it('accepts `./`-prefixed entries in the reference\'s flux/kustomization.yaml', async () => {
+  it("accepts `./`-prefixed entries in the reference's flux/kustomization.yaml", async () => {
     const files = new Map(platform);
     files.set(
       'clusters/development/flux/kustomization.yaml',
       files.get('clusters/development/flux/kustomization.yaml')!.replace(/^ {2}- (\S+)$/gm, '  - ./$1'),
     );
     const infra = await renderMemory(files, { pass: 'infrastructure' });
-    assert.deepEqual((parse(infra.tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, ['cluster-config.yaml', 'infrastructure.yaml']);
+    assert.deepEqual((parse(infra.tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, [
+      'cluster-config.yaml',
+      'infrastructure.yaml',
+    ]);
     const all = await renderMemory(files);
     assert.deepEqual((parse(all.tree.get(`${GITOPS_PATH}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, [
       'cluster-config.yaml',
@@ -705,7 +751,11 @@ describe('renderCluster on reference environments that are less tidy than the sh
       [{ pass: 'all', certificate: undefined }, /^cert: sealing .* needs the cluster's Sealed Secrets certificate/],
     ];
     for (const [overrides, message] of cases) {
-      await assert.rejects(renderMemory(platform, overrides), (error: unknown) => error instanceof ValidationError && message.test(error.message), String(message));
+      await assert.rejects(
+        renderMemory(platform, overrides),
+        (error: unknown) => error instanceof ValidationError && message.test(error.message),
+        String(message),
+      );
     }
     await assert.rejects(renderMemory(platform, { reference: 'staging' }), /reference environment clusters\/staging\/ does not exist/);
   });

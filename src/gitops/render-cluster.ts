@@ -57,7 +57,9 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const cluster = parseClusterSpec(options.cluster);
   const referenceName = parseReferenceName(options.reference ?? REFERENCE_ENVIRONMENT);
   if (cluster.name === referenceName) {
-    throw new ValidationError([{ field: 'cluster.name', message: `must differ from the reference environment ${JSON.stringify(referenceName)}, which is the template` }]);
+    throw new ValidationError([
+      { field: 'cluster.name', message: `must differ from the reference environment ${JSON.stringify(referenceName)}, which is the template` },
+    ]);
   }
   const descriptor = parsePlatformDescriptor(await reader.read(PLATFORM_DESCRIPTOR_PATH));
   const fromCatalog = descriptor.layers !== undefined;
@@ -69,9 +71,20 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
   const previous = parseProvenance(existing.get(PROVENANCE_FILE));
   const pass: RenderPass = options.pass === 'infrastructure' && previous?.pass === 'all' ? 'all' : options.pass;
   const attributes = resolveClusterAttributes(descriptor.attributes, cluster, previous?.cluster ?? {});
-  const resolvedCluster: { -readonly [K in keyof ClusterSpec]: ClusterSpec[K] } = { ...cluster, ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))) };
+  const resolvedCluster: { -readonly [K in keyof ClusterSpec]: ClusterSpec[K] } = {
+    ...cluster,
+    ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))),
+  };
 
-  const fluxInstance = planFluxInstance(options, descriptor, reference, cluster.name, existing.get(FLUX_INSTANCE_FILE), attributes.infra_provider, existing.has(FLUX_BOOTSTRAP_COMPONENTS));
+  const fluxInstance = planFluxInstance(
+    options,
+    descriptor,
+    reference,
+    cluster.name,
+    existing.get(FLUX_INSTANCE_FILE),
+    attributes.infra_provider,
+    existing.has(FLUX_BOOTSTRAP_COMPONENTS),
+  );
   const syncKind = fluxInstance?.syncKind;
 
   const planned = fromCatalog
@@ -147,12 +160,27 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     descriptor,
     pass,
     clusterName: cluster.name,
-    choice: { ...(options.notificationProvider !== undefined ? { provider: options.notificationProvider } : {}), ...(options.notificationAddress !== undefined ? { address: options.notificationAddress } : {}) },
+    choice: {
+      ...(options.notificationProvider !== undefined ? { provider: options.notificationProvider } : {}),
+      ...(options.notificationAddress !== undefined ? { address: options.notificationAddress } : {}),
+    },
     existing: existing.get(NOTIFICATION_FILE),
     outcomes: sealed.outcomes,
     fluxInstance: fluxInstance !== undefined,
   });
-  const fluxFiles = renderFluxDirectory({ reference, cluster, attributes, descriptor, fromCatalog, layers, included, fluxInstance, fluxSealed, notifications, written: (rel) => out.has(rel) });
+  const fluxFiles = renderFluxDirectory({
+    reference,
+    cluster,
+    attributes,
+    descriptor,
+    fromCatalog,
+    layers,
+    included,
+    fluxInstance,
+    fluxSealed,
+    notifications,
+    written: (rel) => out.has(rel),
+  });
   for (const [rel, content] of fluxFiles) put(rel, content);
 
   const produced = new Set([...out.keys(), 'kustomization.yaml', PROVENANCE_FILE]);

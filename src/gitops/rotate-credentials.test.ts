@@ -38,7 +38,20 @@ function independentDecrypt(privateKey: KeyObject, label: string, ciphertext: st
   try {
     writeFileSync(join(dir, 'key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
     writeFileSync(join(dir, 'in.bin'), bytes.subarray(2, 2 + rsaLength));
-    const args = ['pkeyutl', '-decrypt', '-inkey', join(dir, 'key.pem'), '-in', join(dir, 'in.bin'), '-pkeyopt', 'rsa_padding_mode:oaep', '-pkeyopt', 'rsa_oaep_md:sha256', '-pkeyopt', 'rsa_mgf1_md:sha256'];
+    const args = [
+      'pkeyutl',
+      '-decrypt',
+      '-inkey',
+      join(dir, 'key.pem'),
+      '-in',
+      join(dir, 'in.bin'),
+      '-pkeyopt',
+      'rsa_padding_mode:oaep',
+      '-pkeyopt',
+      'rsa_oaep_md:sha256',
+      '-pkeyopt',
+      'rsa_mgf1_md:sha256',
+    ];
     if (label !== '') args.push('-pkeyopt', `rsa_oaep_label:${Buffer.from(label).toString('hex')}`);
     const sessionKey = execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'ignore'] });
     const decipher = createDecipheriv('aes-256-gcm', sessionKey, Buffer.alloc(12));
@@ -55,11 +68,17 @@ function openAll(files: ReadonlyMap<string, string>, privateKey: KeyObject): Map
   for (const [path, text] of files) {
     if (!path.startsWith('clusters/eu-1/') && !path.startsWith('x/')) continue;
     if (!path.includes('/sealed/sealed-')) continue;
-    const doc = parse(text) as { metadata: { name: string; namespace: string; annotations?: Record<string, string> }; spec: { encryptedData: Record<string, string> } };
+    const doc = parse(text) as {
+      metadata: { name: string; namespace: string; annotations?: Record<string, string> };
+      spec: { encryptedData: Record<string, string> };
+    };
     // Strict scope (no scope annotation): the label is "namespace/name".
     assert.equal(doc.metadata.annotations?.['sealedsecrets.bitnami.com/cluster-wide'], undefined);
     for (const [key, ciphertext] of Object.entries(doc.spec.encryptedData)) {
-      values.set(`${doc.metadata.namespace}/${doc.metadata.name}/${key}`, independentDecrypt(privateKey, `${doc.metadata.namespace}/${doc.metadata.name}`, ciphertext));
+      values.set(
+        `${doc.metadata.namespace}/${doc.metadata.name}/${key}`,
+        independentDecrypt(privateKey, `${doc.metadata.namespace}/${doc.metadata.name}`, ciphertext),
+      );
     }
   }
   return values;
@@ -71,15 +90,31 @@ describe('rotateCredentials', () => {
     const platform = new FsRepoReader(platformDir());
     files = new Map();
     for (const path of await platform.list('')) files.set(path, (await platform.read(path)) ?? '');
-    const result = await renderCluster(memoryRepoReader(files), { cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, pass: 'all', certificate: oldCert, random: randomBytes, generatorVersion: 'test', registryAuth: JSON.stringify({ auths: { 'ghcr.io': { username: 'robot', password: 'pull-token' } } }) });
+    const result = await renderCluster(memoryRepoReader(files), {
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+      pass: 'all',
+      certificate: oldCert,
+      random: randomBytes,
+      generatorVersion: 'test',
+      registryAuth: JSON.stringify({ auths: { 'ghcr.io': { username: 'robot', password: 'pull-token' } } }),
+    });
     for (const [path, text] of result.tree) files.set(path, text);
   });
 
   it('re-encrypts every stale SealedSecret for the new key with the same values, and nothing else', async () => {
-    const plan = await rotateCredentials(memoryRepoReader(files), { cluster: 'eu-1', certificate: newCert, values: { keep: { privateKeys: [oldKey.privateKey] } }, generatorVersion: 'test' });
+    const plan = await rotateCredentials(memoryRepoReader(files), {
+      cluster: 'eu-1',
+      certificate: newCert,
+      values: { keep: { privateKeys: [oldKey.privateKey] } },
+      generatorVersion: 'test',
+    });
     assert.equal(plan.rotated.length, 4);
     assert.ok(plan.rotated.every((c) => c.values === 'same'));
-    assert.deepEqual([...plan.files.keys()].filter((p) => !p.includes('/sealed/sealed-')), [], 'only SealedSecrets change');
+    assert.deepEqual(
+      [...plan.files.keys()].filter((p) => !p.includes('/sealed/sealed-')),
+      [],
+      'only SealedSecrets change',
+    );
     assert.deepEqual(plan.passwordChanges, []);
     const before = openAll(files, oldKey.privateKey);
     const after = openAll(plan.files, newKey.privateKey);
@@ -95,21 +130,41 @@ describe('rotateCredentials', () => {
   it('refuses, naming the flag, when the given key does not open a value; nothing is half-rotated', async () => {
     const other = createTestCertificate();
     await assert.rejects(
-      rotateCredentials(memoryRepoReader(files), { cluster: 'eu-1', certificate: newCert, values: { keep: { privateKeys: [other.privateKey] } }, generatorVersion: 'test' }),
-      (e: Error) => e instanceof ValidationError && /recovery-private-key/.test(JSON.stringify((e as ValidationError).issues ?? e.message)) && !/[A-Za-z0-9+/]{40,}/.test(e.message),
+      rotateCredentials(memoryRepoReader(files), {
+        cluster: 'eu-1',
+        certificate: newCert,
+        values: { keep: { privateKeys: [other.privateKey] } },
+        generatorVersion: 'test',
+      }),
+      (e: Error) =>
+        e instanceof ValidationError &&
+        /recovery-private-key/.test(JSON.stringify((e as ValidationError).issues ?? e.message)) &&
+        !/[A-Za-z0-9+/]{40,}/.test(e.message),
     );
   });
 
   it('--fresh-values seals new values and writes the Job that sets them in PostgreSQL, named by this rotation', async () => {
-    const rotate = () => rotateCredentials(memoryRepoReader(files), { cluster: 'eu-1', certificate: newCert, credentials: ['database/postgresql-credentials'], values: { fresh: { random: randomBytes } }, generatorVersion: 'test' });
+    const rotate = () =>
+      rotateCredentials(memoryRepoReader(files), {
+        cluster: 'eu-1',
+        certificate: newCert,
+        credentials: ['database/postgresql-credentials'],
+        values: { fresh: { random: randomBytes } },
+        generatorVersion: 'test',
+      });
     const plan = await rotate();
     assert.deepEqual(plan.rotated.map((c) => `${c.namespace}/${c.name}`).sort(), ['database/postgresql-credentials', 'tcr/tcr-database'], 'sameAs partner too');
     assert.equal(plan.passwordChanges.length, 1);
     const job = plan.passwordChanges[0]!;
     assert.match(job.job, /^postgresql-credentials-rotation-[0-9a-f]{10}$/);
     const manifest = plan.files.get(job.file)!;
-    const objects = parseAllDocuments(manifest).map((d) => d.toJS() as { kind: string; spec?: { template: { spec: { containers: { command: string[] }[] } } } });
-    assert.deepEqual(objects.map((o) => o.kind), ['ServiceAccount', 'Role', 'RoleBinding', 'Job']);
+    const objects = parseAllDocuments(manifest).map(
+      (d) => d.toJS() as { kind: string; spec?: { template: { spec: { containers: { command: string[] }[] } } } },
+    );
+    assert.deepEqual(
+      objects.map((o) => o.kind),
+      ['ServiceAccount', 'Role', 'RoleBinding', 'Job'],
+    );
     const script = objects[3]!.spec!.template.spec.containers[0]!.command[2]!;
     assert.match(script, /ALTER ROLE "%s" PASSWORD/);
     assert.match(script, /'tcr'/);
@@ -127,7 +182,13 @@ describe('rotateCredentials', () => {
   });
 
   it('writes a RabbitMQ change_password Job that reads the password on stdin', async () => {
-    const plan = await rotateCredentials(memoryRepoReader(files), { cluster: 'eu-1', certificate: newCert, credentials: ['rabbitmq-credentials'], values: { fresh: { random: randomBytes } }, generatorVersion: 'test' });
+    const plan = await rotateCredentials(memoryRepoReader(files), {
+      cluster: 'eu-1',
+      certificate: newCert,
+      credentials: ['rabbitmq-credentials'],
+      values: { fresh: { random: randomBytes } },
+      generatorVersion: 'test',
+    });
     const manifest = plan.files.get(plan.passwordChanges[0]!.file)!;
     assert.match(manifest, /base64 -d \| kubectl exec -i -n 'database' 'rabbitmq-0' -c 'rabbitmq' -- rabbitmqctl change_password 'tcr'/);
     assert.ok(plan.restart.includes('StatefulSet database/rabbitmq'));

@@ -166,7 +166,8 @@ function withResource(text: string, resource: string): string {
 export async function rotateCredentials(reader: RepoReader, options: RotateCredentialsOptions): Promise<RotationPlan> {
   const gitopsPath = `clusters/${options.cluster}`;
   const provenance = parseProvenance(await reader.read(`${gitopsPath}/${PROVENANCE_FILE}`));
-  if (!provenance) throw new NotFoundError(`${gitopsPath}/${PROVENANCE_FILE} not found or unreadable: ${options.cluster} is not a cluster this generator rendered`);
+  if (!provenance)
+    throw new NotFoundError(`${gitopsPath}/${PROVENANCE_FILE} not found or unreadable: ${options.cluster} is not a cluster this generator rendered`);
   if (provenance.pass !== 'all') {
     throw new ValidationError([{ field: 'cluster', message: `${gitopsPath} has only its first pass: nothing is sealed yet (finish the scaffold instead)` }]);
   }
@@ -184,7 +185,10 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
   const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
   const unknown = chosen.filter((name) => !descriptor.credentials.some((c) => matches(name, c)));
   if (unknown.length > 0) {
-    const known = descriptor.credentials.map((c) => `${c.namespace}/${c.name}`).sort().join(', ');
+    const known = descriptor.credentials
+      .map((c) => `${c.namespace}/${c.name}`)
+      .sort()
+      .join(', ');
     throw new ValidationError([{ field: 'credential', message: `${unknown.join(', ')}: no such credential in scaffold.yaml (known: ${known || 'none'})` }]);
   }
 
@@ -199,9 +203,15 @@ export async function rotateCredentials(reader: RepoReader, options: RotateCrede
       const file = sealedFileOf(credential);
       const path = `${gitopsPath}/${file}`;
       const text = existing.get(path);
-      if (text === undefined) throw new ValidationError([{ field: 'credential', message: `${credential.namespace}/${credential.name} has no SealedSecret at ${path} to re-encrypt` }]);
+      if (text === undefined)
+        throw new ValidationError([
+          { field: 'credential', message: `${credential.namespace}/${credential.name} has no SealedSecret at ${path} to re-encrypt` },
+        ]);
       const object = sealedSecretIn(text, path);
-      const data = 'keep' in values ? reencryptedData(object, values.keep.privateKeys, options.certificate) : controllerData(object, await values.controller.reencrypt(object), path);
+      const data =
+        'keep' in values
+          ? reencryptedData(object, values.keep.privateKeys, options.certificate)
+          : controllerData(object, await values.controller.reencrypt(object), path);
       files.set(path, withEncryptedData(text, data, options.certificate));
       rotated.push({ namespace: credential.namespace, name: credential.name, layer: credential.layer, file, values: 'same' });
     }
@@ -247,7 +257,11 @@ export function refuseFreshSupplied(descriptor: PlatformDescriptor, names: reado
   const matches = (name: string, c: CredentialSpec) => name === c.name || name === `${c.namespace}/${c.name}`;
   const namedSupplied = names.filter((name) => descriptor.credentials.some((c) => matches(name, c) && isSuppliedCredential(c)));
   if (namedSupplied.length > 0) {
-    const kinds = new Set(descriptor.credentials.filter((c) => namedSupplied.some((name) => matches(name, c))).flatMap((c) => Object.values(c.keys).flatMap((s) => ('supplied' in s ? [s.supplied] : []))));
+    const kinds = new Set(
+      descriptor.credentials
+        .filter((c) => namedSupplied.some((name) => matches(name, c)))
+        .flatMap((c) => Object.values(c.keys).flatMap((s) => ('supplied' in s ? [s.supplied] : []))),
+    );
     // Where a new value comes from, in the flags that give it.
     const flags = [...(kinds.has('registry-auth') ? ['--registry-auth'] : []), ...(kinds.has('notification-address') ? ['--notification-address-file'] : [])];
     throw new ValidationError([
@@ -282,7 +296,12 @@ export interface FreshValuesFollowUp {
  */
 export async function freshValuesFollowUp(
   reader: RepoReader,
-  options: { readonly gitopsPath: string; readonly descriptor: PlatformDescriptor; readonly rotated: readonly Omit<RotatedCredential, 'values'>[]; readonly tree: ReadonlyMap<string, string> },
+  options: {
+    readonly gitopsPath: string;
+    readonly descriptor: PlatformDescriptor;
+    readonly rotated: readonly Omit<RotatedCredential, 'values'>[];
+    readonly tree: ReadonlyMap<string, string>;
+  },
 ): Promise<FreshValuesFollowUp> {
   const { gitopsPath, descriptor, rotated, tree } = options;
   const files = new Map<string, string>();
@@ -301,11 +320,17 @@ export async function freshValuesFollowUp(
   // The Jobs are applied with the layer's SealedSecrets: listed in the same kustomization.
   for (const change of passwordChanges) {
     const kustomization = `${change.file.slice(0, change.file.lastIndexOf('/'))}/kustomization.yaml`;
-    const text = files.get(kustomization) ?? tree.get(kustomization) ?? (await reader.read(kustomization)) ?? toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [] });
+    const text =
+      files.get(kustomization) ??
+      tree.get(kustomization) ??
+      (await reader.read(kustomization)) ??
+      toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [] });
     files.set(kustomization, withResource(text, change.file.slice(change.file.lastIndexOf('/') + 1)));
   }
   const restart = await readersOf(reader, gitopsPath, rotated);
-  const readOnly = rotated.filter((r) => descriptor.credentials.find((d) => d.namespace === r.namespace && d.name === r.name)?.passwordChange === undefined).map((r) => `${r.namespace}/${r.name}`);
+  const readOnly = rotated
+    .filter((r) => descriptor.credentials.find((d) => d.namespace === r.namespace && d.name === r.name)?.passwordChange === undefined)
+    .map((r) => `${r.namespace}/${r.name}`);
   return { files, passwordChanges, restart, readOnly };
 }
 
@@ -323,7 +348,8 @@ function sealedSecretIn(text: string, path: string): Record<string, unknown> {
  * the two differ), and taking it would change the Secret the cluster gets.
  */
 function controllerData(sent: Record<string, unknown>, answer: unknown, path: string): Record<string, string> {
-  const refuse = (why: string) => new ValidationError([{ field: 'credential', message: `the Sealed Secrets controller's /v1/rotate answer for ${path} ${why}: nothing was written` }]);
+  const refuse = (why: string) =>
+    new ValidationError([{ field: 'credential', message: `the Sealed Secrets controller's /v1/rotate answer for ${path} ${why}: nothing was written` }]);
   const sentMeta = isRecord(sent.metadata) ? sent.metadata : {};
   const sentData = isRecord(sent.spec) && isRecord(sent.spec.encryptedData) ? sent.spec.encryptedData : {};
   if (!isRecord(answer) || !isRecord(answer.metadata) || !isRecord(answer.spec) || !isRecord(answer.spec.encryptedData)) throw refuse('is not a SealedSecret');

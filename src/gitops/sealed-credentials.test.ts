@@ -28,7 +28,15 @@ const REGISTRY_AUTH = '{"auths":{"ghcr.io":{"username":"robot","password":"issue
 const NOTIFICATION_ADDRESS = 'https://hooks.slack.com/services/T0/B0/issued-by-slack';
 
 function render(overrides: Partial<SealedCredentialsOptions> = {}) {
-  return renderSealedCredentials({ credentials, existing: new Map(), certificate, random: randomBytes, registryAuth: REGISTRY_AUTH, notificationAddress: NOTIFICATION_ADDRESS, ...overrides });
+  return renderSealedCredentials({
+    credentials,
+    existing: new Map(),
+    certificate,
+    random: randomBytes,
+    registryAuth: REGISTRY_AUTH,
+    notificationAddress: NOTIFICATION_ADDRESS,
+    ...overrides,
+  });
 }
 
 /** Every value of every sealed file, decrypted with the controller's key under the strict scope. */
@@ -64,13 +72,16 @@ describe('renderSealedCredentials', () => {
       'sealed-registry-pull-secret.yaml',
       'sealed-tcr-database.yaml',
     ]);
-    assert.deepEqual(outcomes.map((o) => `${o.namespace}/${o.name}:${o.action}`), [
-      'tcr/registry-pull-secret:supplied',
-      'tcr/tcr-database:generated',
-      'flux-system/flux-notification-address:supplied',
-      'database/postgresql-credentials:generated',
-      'database/rabbitmq-credentials:generated',
-    ]);
+    assert.deepEqual(
+      outcomes.map((o) => `${o.namespace}/${o.name}:${o.action}`),
+      [
+        'tcr/registry-pull-secret:supplied',
+        'tcr/tcr-database:generated',
+        'flux-system/flux-notification-address:supplied',
+        'database/postgresql-credentials:generated',
+        'database/rabbitmq-credentials:generated',
+      ],
+    );
   });
 
   it('writes SealedSecrets in strict scope, with the Secret type and the scaffolder label in the template', () => {
@@ -92,16 +103,26 @@ describe('renderSealedCredentials', () => {
     });
     // Strict scope: the value does not decrypt as any other Secret.
     assert.throws(
-      () => unsealValue({ privateKey: controller.privateKey, label: scopeLabel('strict', 'tcr', 'other'), ciphertext: sealed.spec.encryptedData['.dockerconfigjson']! }),
+      () =>
+        unsealValue({
+          privateKey: controller.privateKey,
+          label: scopeLabel('strict', 'tcr', 'other'),
+          ciphertext: sealed.spec.encryptedData['.dockerconfigjson']!,
+        }),
       ValidationError,
     );
     assert.throws(
-      () => unsealValue({ privateKey: controller.privateKey, label: scopeLabel('namespace-wide', 'tcr', 'registry-pull-secret'), ciphertext: sealed.spec.encryptedData['.dockerconfigjson']! }),
+      () =>
+        unsealValue({
+          privateKey: controller.privateKey,
+          label: scopeLabel('namespace-wide', 'tcr', 'registry-pull-secret'),
+          ciphertext: sealed.spec.encryptedData['.dockerconfigjson']!,
+        }),
       ValidationError,
     );
   });
 
-  it('generates credentials of the declared length and charset; the app password equals PostgreSQL\'s', () => {
+  it("generates credentials of the declared length and charset; the app password equals PostgreSQL's", () => {
     const values = unsealAll(render().files);
     const pg = values.get('database/postgresql-credentials')!;
     const rabbit = values.get('database/rabbitmq-credentials')!;
@@ -179,7 +200,11 @@ describe('renderSealedCredentials', () => {
       'registry-pull-secret:kept',
       'tcr-database:generated',
     ]);
-    assert.equal(files.get('apps/sealed/sealed-registry-pull-secret.yaml'), first.files.get('apps/sealed/sealed-registry-pull-secret.yaml'), 'kept byte for byte');
+    assert.equal(
+      files.get('apps/sealed/sealed-registry-pull-secret.yaml'),
+      first.files.get('apps/sealed/sealed-registry-pull-secret.yaml'),
+      'kept byte for byte',
+    );
     // Only the kept one is still sealed with the old key.
     assert.deepEqual(
       sealedWithOtherCertificate(files, renewed).map((s) => [s.file, s.sealedWith]),
@@ -194,7 +219,8 @@ describe('renderSealedCredentials', () => {
   it('refuses to rotate a credential the descriptor does not declare, listing the ones it does', () => {
     assert.throws(
       () => render({ existing: new Map(render().files), rotate: ['nope'] }),
-      (error: unknown) => error instanceof ValidationError && /nope: no such credential in scaffold\.yaml \(known: database\/postgresql-credentials, /.test(error.message),
+      (error: unknown) =>
+        error instanceof ValidationError && /nope: no such credential in scaffold\.yaml \(known: database\/postgresql-credentials, /.test(error.message),
     );
   });
 
@@ -231,10 +257,11 @@ describe('renderSealedCredentials', () => {
     }
   });
 
-  it('refuses to generate credentials without the cluster\'s certificate, naming the field', () => {
+  it("refuses to generate credentials without the cluster's certificate, naming the field", () => {
     assert.throws(
       () => render({ certificate: undefined }),
-      (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === 'cert' && /needs the cluster's Sealed Secrets certificate/.test(error.message),
+      (error: unknown) =>
+        error instanceof ValidationError && error.issues[0]!.field === 'cert' && /needs the cluster's Sealed Secrets certificate/.test(error.message),
     );
   });
 });

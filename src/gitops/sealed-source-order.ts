@@ -46,7 +46,12 @@ export function sealedSourceOrderIssues(descriptor: PlatformDescriptor, layers: 
 }
 
 /** A Secret source must be one the descriptor seals, or optional: nothing else would create it. */
-export function unsealedSecretIssues(sources: readonly SubstitutionSource[], sealed: ReadonlySet<string>, field: string, at: (field: string, message: string) => void): void {
+export function unsealedSecretIssues(
+  sources: readonly SubstitutionSource[],
+  sealed: ReadonlySet<string>,
+  field: string,
+  at: (field: string, message: string) => void,
+): void {
   for (const source of sources) {
     if (source.kind === 'Secret' && !sealed.has(source.name) && source.optional !== true) {
       at(

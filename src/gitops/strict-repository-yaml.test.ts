@@ -28,7 +28,10 @@ async function referenceFiles(): Promise<Map<string, string>> {
 function refusal(pattern: RegExp, field: string): (error: unknown) => boolean {
   return (error: unknown) => {
     assert.ok(error instanceof ValidationError, String(error));
-    assert.ok(error.issues.every((i) => i.field === field), JSON.stringify(error.issues));
+    assert.ok(
+      error.issues.every((i) => i.field === field),
+      JSON.stringify(error.issues),
+    );
     assert.match(error.message, pattern);
     return true;
   };
@@ -55,9 +58,19 @@ describe('YAML from the target repository', () => {
     const config = files.get(`${FLUX}/cluster-config.yaml`)!;
     const cases: [string, string, RegExp][] = [
       // dependsOn pulled in from an anchor parked under an annotation: what the render orders by is not what it shows.
-      ['apps.yaml', apps.replace('  name: apps\n', '  name: apps\n  annotations: {x: &d [{name: database}]}\n').replace(/ {2}dependsOn:\n( {4}- name: \w+\n)+/, '  dependsOn: *d\n'), /YAML anchor \(&name\) at metadata\.annotations\.x/],
+      [
+        'apps.yaml',
+        apps
+          .replace('  name: apps\n', '  name: apps\n  annotations: {x: &d [{name: database}]}\n')
+          .replace(/ {2}dependsOn:\n( {4}- name: \w+\n)+/, '  dependsOn: *d\n'),
+        /YAML anchor \(&name\) at metadata\.annotations\.x/,
+      ],
       ['apps.yaml', apps.replace('  sourceRef:\n', '  sourceRef:\n    <<: {kind: OCIRepository}\n'), /YAML merge key \(<<\) at spec\.sourceRef/],
-      ['cluster-config.yaml', config.replace('cluster_name: development', 'cluster_name: !!str &n development\n  other: *n'), /YAML anchor \(&name\) at data\.cluster_name/],
+      [
+        'cluster-config.yaml',
+        config.replace('cluster_name: development', 'cluster_name: !!str &n development\n  other: *n'),
+        /YAML anchor \(&name\) at data\.cluster_name/,
+      ],
       ['kustomization.yaml', `${files.get(`${FLUX}/kustomization.yaml`)!}extra: !include other.yaml\n`, /YAML tag outside the core schema at extra/],
     ];
     for (const [file, text, pattern] of cases) {

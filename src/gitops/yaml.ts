@@ -11,7 +11,11 @@ const OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0, indent: 2 }
 /** Serializes one object as a YAML document, with an optional leading comment. */
 export function toYaml(value: unknown, comment?: string): string {
   const doc = new Document(value);
-  if (comment) doc.commentBefore = comment.split('\n').map((l) => ` ${l}`).join('\n');
+  if (comment)
+    doc.commentBefore = comment
+      .split('\n')
+      .map((l) => ` ${l}`)
+      .join('\n');
   return doc.toString(OPTIONS);
 }
 

@@ -48,7 +48,9 @@ describe('renderGraph', () => {
   });
 
   it('rejects a format outside GRAPH_FORMATS with a ValidationError naming the choices', async () => {
-    await assert.rejects(renderGraph(graph, 'png' as GraphFormat), (error: unknown) =>
-      error instanceof ValidationError && error.issues[0]?.field === 'format' && /mermaid, dot, json, svg/.test(error.message));
+    await assert.rejects(
+      renderGraph(graph, 'png' as GraphFormat),
+      (error: unknown) => error instanceof ValidationError && error.issues[0]?.field === 'format' && /mermaid, dot, json, svg/.test(error.message),
+    );
   });
 });

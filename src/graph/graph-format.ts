@@ -36,9 +36,7 @@ export async function renderGraph(graph: FluxGraph, format: GraphFormat, options
       return renderSvg(graph, options);
     default: {
       const unknown: never = format;
-      throw new ValidationError([
-        { field: 'format', message: `unknown graph format ${JSON.stringify(unknown)}; expected one of ${GRAPH_FORMATS.join(', ')}` },
-      ]);
+      throw new ValidationError([{ field: 'format', message: `unknown graph format ${JSON.stringify(unknown)}; expected one of ${GRAPH_FORMATS.join(', ')}` }]);
     }
   }
 }

@@ -36,7 +36,10 @@ describe('renderDot', () => {
   function layOut(dot: string): LaidOut {
     const result = viz.render(dot, { format: 'json', engine: 'dot' });
     assert.equal(result.status, 'success', JSON.stringify(result.errors));
-    assert.deepEqual(result.errors.filter((e) => !/width of non-ASCII character/.test(e.message)), []);
+    assert.deepEqual(
+      result.errors.filter((e) => !/width of non-ASCII character/.test(e.message)),
+      [],
+    );
     const json = JSON.parse(result.output!) as {
       objects: (Record<string, unknown> & { name: string })[];
       edges?: (Record<string, unknown> & { tail: number; head: number })[];
@@ -52,12 +55,7 @@ describe('renderDot', () => {
     const dot = renderDot(clusterGraph(reference));
     assert.match(dot, /^digraph "Flux dependencies" \{\n {2}graph \[rankdir=TB /);
     const { nodes } = layOut(dot);
-    assert.deepEqual([...nodes.keys()].sort(), [
-      'flux-system/apps',
-      'flux-system/cert-manager-config',
-      'flux-system/database',
-      'flux-system/infrastructure',
-    ]);
+    assert.deepEqual([...nodes.keys()].sort(), ['flux-system/apps', 'flux-system/cert-manager-config', 'flux-system/database', 'flux-system/infrastructure']);
     assert.equal(nodes.get('flux-system/apps')!.id, 'node-flux-system-apps');
   });
 
@@ -108,7 +106,15 @@ describe('renderDot', () => {
   });
 
   it('still draws a dependsOn loop, marking its edges', () => {
-    const { edges } = layOut(renderDot(clusterGraph([{ name: 'a', dependsOn: ['b'] }, { name: 'b', dependsOn: ['a'] }, { name: 'c', dependsOn: ['a'] }])));
+    const { edges } = layOut(
+      renderDot(
+        clusterGraph([
+          { name: 'a', dependsOn: ['b'] },
+          { name: 'b', dependsOn: ['a'] },
+          { name: 'c', dependsOn: ['a'] },
+        ]),
+      ),
+    );
     assert.deepEqual(
       edges.map((e) => `${e.from} -> ${e.to} ${String(e.attributes.class ?? '')}`.trim()),
       ['flux-system/a -> flux-system/b cycle', 'flux-system/a -> flux-system/c', 'flux-system/b -> flux-system/a cycle'],
@@ -120,6 +126,9 @@ describe('renderDot', () => {
     const placeholder = nodes.get('flux-system/infrastructure')!;
     assert.equal(placeholder.class, 'missing');
     assert.match(String(placeholder.style), /dashed/);
-    assert.deepEqual(edges.map((e) => `${e.from} -> ${e.to}`), ['flux-system/infrastructure -> flux-system/apps']);
+    assert.deepEqual(
+      edges.map((e) => `${e.from} -> ${e.to}`),
+      ['flux-system/infrastructure -> flux-system/apps'],
+    );
   });
 });

@@ -84,12 +84,7 @@ function htmlLabel(label: GraphViewLabel): string {
 
 /** XML escaping for Graphviz HTML-like labels; control characters become spaces. */
 function escapeHtml(text: string): string {
-  return withoutControls(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+  return withoutControls(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /**

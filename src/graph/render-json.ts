@@ -85,7 +85,7 @@ function jsonNode(node: FluxNode): GraphJsonNode {
 function applicable(nodes: readonly FluxNode[], cycles: readonly (readonly string[])[]): FluxNode[] {
   const held = new Set(cycles.flat());
   if (held.size === 0) return [...nodes];
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const node of nodes) {
       if (!held.has(refKey(node)) && node.dependsOn.some((dep) => held.has(refKey(dep)))) {

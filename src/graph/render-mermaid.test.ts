@@ -52,15 +52,12 @@ function parseMermaid(text: string): { labels: Map<string, string>; edges: [stri
 describe('renderMermaid', () => {
   it('draws one node per Kustomization with its name, path and health checks', () => {
     const { labels } = parseMermaid(renderMermaid(clusterGraph(reference)));
-    assert.deepEqual(
-      [...labels.values()].sort(),
-      [
-        'apps<br/>./clusters/eu-prod-1/apps<br/>✓ wait: all resources',
-        'cert-manager-config<br/>./clusters/eu-prod-1/cert-manager-config',
-        'database<br/>./clusters/eu-prod-1/database<br/>✓ HelmRelease/postgresql',
-        'infrastructure<br/>./clusters/eu-prod-1/infrastructure<br/>✓ HelmRelease/sealed-secrets<br/>✓ HelmRelease/ingress-nginx',
-      ],
-    );
+    assert.deepEqual([...labels.values()].sort(), [
+      'apps<br/>./clusters/eu-prod-1/apps<br/>✓ wait: all resources',
+      'cert-manager-config<br/>./clusters/eu-prod-1/cert-manager-config',
+      'database<br/>./clusters/eu-prod-1/database<br/>✓ HelmRelease/postgresql',
+      'infrastructure<br/>./clusters/eu-prod-1/infrastructure<br/>✓ HelmRelease/sealed-secrets<br/>✓ HelmRelease/ingress-nginx',
+    ]);
   });
 
   it('draws every dependsOn as dependency --> dependent, so the chart reads in apply order', () => {
@@ -118,7 +115,14 @@ describe('renderMermaid', () => {
 
   it('names Kustomizations outside flux-system with their namespace', () => {
     const graph = fluxGraphOf([
-      { object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name: 'web', namespace: 'team-a' }, spec: { path: './apps/web' } } },
+      {
+        object: {
+          apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+          kind: 'Kustomization',
+          metadata: { name: 'web', namespace: 'team-a' },
+          spec: { path: './apps/web' },
+        },
+      },
     ]);
     assert.deepEqual([...parseMermaid(renderMermaid(graph)).labels.values()], ['team-a/web<br/>./apps/web']);
   });

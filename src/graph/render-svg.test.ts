@@ -27,8 +27,7 @@ const ENTITY = /&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);/g;
  */
 function parseXml(xml: string): Element {
   const token = /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!DOCTYPE[^>]*>|<\/([\w:.-]+)\s*>|<([\w:.-]+)((?:\s+[\w:.-]+\s*=\s*"[^"]*")*)\s*(\/?)>|([^<]+)|(<)/g;
-  const checkText = (text: string): void =>
-    assert.doesNotMatch(text.replace(ENTITY, ''), /[&<]/, `bad character data ${JSON.stringify(text.slice(0, 80))}`);
+  const checkText = (text: string): void => assert.doesNotMatch(text.replace(ENTITY, ''), /[&<]/, `bad character data ${JSON.stringify(text.slice(0, 80))}`);
   const root: Element = { name: '#document', attributes: new Map(), children: [], text: '' };
   const stack: Element[] = [root];
   for (const match of xml.matchAll(token)) {
@@ -63,8 +62,7 @@ function* walk(element: Element): Generator<Element> {
   for (const child of element.children) yield* walk(child);
 }
 
-const groups = (svg: Element, className: string): Element[] =>
-  [...walk(svg)].filter((e) => e.name === 'g' && e.attributes.get('class') === className);
+const groups = (svg: Element, className: string): Element[] => [...walk(svg)].filter((e) => e.name === 'g' && e.attributes.get('class') === className);
 
 const titleOf = (element: Element): string | undefined => element.children.find((c) => c.name === 'title')?.text;
 
@@ -156,8 +154,14 @@ describe('renderSvg', () => {
 
   it('marks a dependency absent from the cluster as a missing node, not a Kustomization', async () => {
     const svg = parseXml(await renderSvg(clusterGraph([{ name: 'apps', dependsOn: ['infrastructure'] }]), { viz }));
-    assert.deepEqual(groups(svg, 'node').map((g) => g.attributes.get('id')), ['node-flux-system-apps']);
-    assert.deepEqual(groups(svg, 'node missing').map((g) => g.attributes.get('id')), ['node-flux-system-infrastructure']);
+    assert.deepEqual(
+      groups(svg, 'node').map((g) => g.attributes.get('id')),
+      ['node-flux-system-apps'],
+    );
+    assert.deepEqual(
+      groups(svg, 'node missing').map((g) => g.attributes.get('id')),
+      ['node-flux-system-infrastructure'],
+    );
   });
 
   it('is byte-identical across calls, with a shared Graphviz instance or a fresh one', async () => {

@@ -77,9 +77,13 @@ interface MeasuredText {
  * Debian is some 15% wider), so labels ran out of their boxes.
  */
 function measuredTexts(viz: Viz, dot: string): MeasuredText[] {
-  const layout = JSON.parse(viz.renderString(dot, { format: 'json', engine: 'dot' })) as { objects?: readonly { _ldraw_?: readonly { op: string; text?: string; width?: number }[] }[] };
+  const layout = JSON.parse(viz.renderString(dot, { format: 'json', engine: 'dot' })) as {
+    objects?: readonly { _ldraw_?: readonly { op: string; text?: string; width?: number }[] }[];
+  };
   return (layout.objects ?? []).flatMap((object) =>
-    (object._ldraw_ ?? []).flatMap((op) => (op.op === 'T' && typeof op.text === 'string' && typeof op.width === 'number' ? [{ text: op.text, width: op.width }] : [])),
+    (object._ldraw_ ?? []).flatMap((op) =>
+      op.op === 'T' && typeof op.text === 'string' && typeof op.width === 'number' ? [{ text: op.text, width: op.width }] : [],
+    ),
   );
 }
 

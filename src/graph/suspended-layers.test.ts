@@ -8,7 +8,12 @@ import { renderMermaid } from './render-mermaid.js';
 import { renderSvg } from './render-svg.js';
 
 const kustomization = (name: string, spec: Record<string, unknown>) => ({
-  object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: { path: `./clusters/c/${name}`, wait: true, ...spec } },
+  object: {
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name, namespace: 'flux-system' },
+    spec: { path: `./clusters/c/${name}`, wait: true, ...spec },
+  },
 });
 // An opt-in layer the cluster has not enabled, beside an active one.
 const graph = fluxGraphOf([kustomization('platform', {}), kustomization('agent', { dependsOn: [{ name: 'platform' }], suspend: true })]);
@@ -16,7 +21,13 @@ const graph = fluxGraphOf([kustomization('platform', {}), kustomization('agent',
 describe('a suspended (opt-in) Kustomization in the graph', () => {
   it('is marked suspended in the JSON, and only it', () => {
     const nodes = (JSON.parse(renderJson(graph)) as { nodes: { name: string; suspended?: boolean }[] }).nodes;
-    assert.deepEqual(nodes.map((n) => [n.name, n.suspended ?? false]), [['agent', true], ['platform', false]]);
+    assert.deepEqual(
+      nodes.map((n) => [n.name, n.suspended ?? false]),
+      [
+        ['agent', true],
+        ['platform', false],
+      ],
+    );
   });
 
   it('says so in its label and is drawn apart (dashed, class suspended), not as failed or missing', async () => {

@@ -35,9 +35,7 @@ export function clusterGraph(layers: readonly TestLayer[]): FluxGraph {
           sourceRef: { kind: 'GitRepository', name: 'flux-system' },
           postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] },
           ...(layer.dependsOn ? { dependsOn: layer.dependsOn.map((name) => ({ name })) } : {}),
-          ...(layer.healthChecks
-            ? { healthChecks: layer.healthChecks.map((h) => ({ apiVersion: 'helm.toolkit.fluxcd.io/v2', ...h })) }
-            : {}),
+          ...(layer.healthChecks ? { healthChecks: layer.healthChecks.map((h) => ({ apiVersion: 'helm.toolkit.fluxcd.io/v2', ...h })) } : {}),
           ...(layer.wait ? { wait: true } : {}),
         },
       },

@@ -37,13 +37,7 @@ describe('topoSort', () => {
   });
 
   it('orders every node after all of its dependencies in a deeper chain', () => {
-    const nodes = nodesOf(
-      kustomization('a', ['d', 'b']),
-      kustomization('b', ['c']),
-      kustomization('c'),
-      kustomization('d', ['c']),
-      kustomization('e'),
-    );
+    const nodes = nodesOf(kustomization('a', ['d', 'b']), kustomization('b', ['c']), kustomization('c'), kustomization('d', ['c']), kustomization('e'));
     const order = topoSort(nodes).map(refKey);
     for (const node of nodes) {
       for (const dep of node.dependsOn) assert.ok(order.indexOf(refKey(dep)) < order.indexOf(refKey(node)), `${dep.name} before ${node.name}`);
@@ -52,11 +46,7 @@ describe('topoSort', () => {
   });
 
   it('gives the same order whatever order the nodes arrive in', () => {
-    const objects = [
-      kustomization('apps', ['infrastructure']),
-      kustomization('infrastructure'),
-      kustomization('database', ['infrastructure']),
-    ];
+    const objects = [kustomization('apps', ['infrastructure']), kustomization('infrastructure'), kustomization('database', ['infrastructure'])];
     const forward = names(topoSort(nodesOf(...objects)));
     const backward = names(topoSort([...nodesOf(...objects)].reverse()));
     assert.deepEqual(backward, forward);
@@ -86,8 +76,10 @@ describe('topoSort', () => {
   });
 
   it('reports a Kustomization that depends on itself', () => {
-    assert.throws(() => topoSort(nodesOf(kustomization('a', ['a']))), (error: unknown) =>
-      error instanceof CycleError && error.cycle.join(' ') === 'flux-system/a flux-system/a');
+    assert.throws(
+      () => topoSort(nodesOf(kustomization('a', ['a']))),
+      (error: unknown) => error instanceof CycleError && error.cycle.join(' ') === 'flux-system/a flux-system/a',
+    );
   });
 });
 
@@ -118,12 +110,7 @@ describe('findCycles', () => {
   });
 
   it('finds separate loops and self-loops, and ignores absent dependencies', () => {
-    const nodes = nodesOf(
-      kustomization('x', ['y', 'gone']),
-      kustomization('y', ['x']),
-      kustomization('self', ['self']),
-      kustomization('infrastructure'),
-    );
+    const nodes = nodesOf(kustomization('x', ['y', 'gone']), kustomization('y', ['x']), kustomization('self', ['self']), kustomization('infrastructure'));
     assert.deepEqual(findCycles(nodes), [
       ['flux-system/self', 'flux-system/self'],
       ['flux-system/x', 'flux-system/y', 'flux-system/x'],

@@ -65,9 +65,7 @@ export function findCycles(nodes: readonly FluxNode[]): string[][] {
   const keys = [...new Set(nodes.map(refKey))].sort();
   const rank = new Map(keys.map((k, i) => [k, i]));
   const byKey = new Map(nodes.map((n) => [refKey(n), n]));
-  const successors = new Map<string, string[]>(
-    keys.map((k) => [k, [...new Set(byKey.get(k)!.dependsOn.map(refKey))].filter((d) => rank.has(d)).sort()]),
-  );
+  const successors = new Map<string, string[]>(keys.map((k) => [k, [...new Set(byKey.get(k)!.dependsOn.map(refKey))].filter((d) => rank.has(d)).sort()]));
   const cycles: string[][] = [];
 
   keys.forEach((start, startRank) => {

@@ -164,8 +164,22 @@ describe('GET /api/v1/catalog', () => {
       });
     const runIn = async (repositoryUrl: string): Promise<string> => {
       const id = `catalog-graph-${++runs}`;
-      await store.create({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'test', sealing: 'certificate' });
-      await store.update(id, { status: 'succeeded', finishedAt: new Date(), gitopsPath: `clusters/${id}`, commits: [{ sha: 'a'.repeat(40), pass: 'infrastructure' }] });
+      await store.create({
+        id,
+        cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' },
+        repositoryUrl,
+        branch: 'main',
+        reference: 'development',
+        job: `scaffold-${id}`,
+        createdBy: 'test',
+        sealing: 'certificate',
+      });
+      await store.update(id, {
+        status: 'succeeded',
+        finishedAt: new Date(),
+        gitopsPath: `clusters/${id}`,
+        commits: [{ sha: 'a'.repeat(40), pass: 'infrastructure' }],
+      });
       return id;
     };
     const reads = async (url: string): Promise<string[]> => [

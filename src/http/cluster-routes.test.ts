@@ -37,7 +37,15 @@ const started: { run: RunRecord; secrets: RunSecrets }[] = [];
 interface Fleet {
   commit: string;
   platform_commit: string | null;
-  clusters: { name: string; kind: string; status: string; up_to_date?: boolean; behind?: { rendered_from: string; current: string }; domain?: string; last_run?: { id: string; status: string } }[];
+  clusters: {
+    name: string;
+    kind: string;
+    status: string;
+    up_to_date?: boolean;
+    behind?: { rendered_from: string; current: string };
+    domain?: string;
+    last_run?: { id: string; status: string };
+  }[];
 }
 
 describe('/api/v1/clusters', () => {
@@ -77,7 +85,13 @@ describe('/api/v1/clusters', () => {
     const executor = { ...unusedExecutor, start: async (run: RunRecord, secrets: RunSecrets) => (started.push({ run, secrets }), { job: run.job }) };
     const service = new RunService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
-    app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, allowedRepositoryUrls: ['https://github.com/acme/gitops.git'] });
+    app = await createHttpApp({
+      service,
+      authenticator: new StaticTokenAuthenticator([TOKEN]),
+      store,
+      fleetSource,
+      allowedRepositoryUrls: ['https://github.com/acme/gitops.git'],
+    });
   });
 
   after(async () => {
@@ -88,11 +102,14 @@ describe('/api/v1/clusters', () => {
 
   it('lists every cluster with its kind, attributes and freshness, and says which are behind once the reference changes', async () => {
     const fresh = await get<Fleet>('/api/v1/clusters');
-    assert.deepEqual(fresh.clusters.map((c) => [c.name, c.kind, c.status]), [
-      ['development', 'reference', 'not_applicable'],
-      ['eu-1', 'generated', 'up_to_date'],
-      ['eu-2', 'generated', 'up_to_date'],
-    ]);
+    assert.deepEqual(
+      fresh.clusters.map((c) => [c.name, c.kind, c.status]),
+      [
+        ['development', 'reference', 'not_applicable'],
+        ['eu-1', 'generated', 'up_to_date'],
+        ['eu-2', 'generated', 'up_to_date'],
+      ],
+    );
     assert.equal(fresh.clusters[1]!.domain, 'eu-1.example.net');
     const renderedFrom = fresh.platform_commit!;
 
@@ -118,15 +135,36 @@ describe('/api/v1/clusters', () => {
   it('answers the Flux Operator ExternalService input shape with ?format=resourceset', async () => {
     const body = await get<{ inputs: Record<string, unknown>[] }>('/api/v1/clusters?format=resourceset');
     assert.deepEqual(Object.keys(body), ['inputs']);
-    assert.deepEqual(body.inputs.map((i) => i.id), ['eu-1', 'eu-2']);
+    assert.deepEqual(
+      body.inputs.map((i) => i.id),
+      ['eu-1', 'eu-2'],
+    );
     assert.deepEqual(
       { ...body.inputs[0], platform_commit: undefined },
-      { id: 'eu-1', name: 'eu-1', gitops_path: 'clusters/eu-1', domain: 'eu-1.example.net', region: 'eu-west-1', status: 'behind', generator_version: 'test', platform_commit: undefined },
+      {
+        id: 'eu-1',
+        name: 'eu-1',
+        gitops_path: 'clusters/eu-1',
+        domain: 'eu-1.example.net',
+        region: 'eu-west-1',
+        status: 'behind',
+        generator_version: 'test',
+        platform_commit: undefined,
+      },
     );
   });
 
   it('shows one cluster with its last run, and 404 for a cluster that does not exist', async () => {
-    await store.create({ id: 'run-eu-1', cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, repositoryUrl: url, branch: 'main', reference: 'development', job: 'scaffold-run-eu-1', createdBy: 'static:test', sealing: 'certificate' });
+    await store.create({
+      id: 'run-eu-1',
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+      repositoryUrl: url,
+      branch: 'main',
+      reference: 'development',
+      job: 'scaffold-run-eu-1',
+      createdBy: 'static:test',
+      sealing: 'certificate',
+    });
     const one = await get<Fleet['clusters'][number]>('/api/v1/clusters/eu-1');
     assert.equal(one.name, 'eu-1');
     assert.deepEqual({ id: one.last_run?.id, status: one.last_run?.status }, { id: 'run-eu-1', status: 'pending' });
@@ -157,12 +195,22 @@ describe('/api/v1/clusters', () => {
     assert.equal(refused?.field, 'kubeconfig');
     assert.match(refused?.message ?? '', /required with delete_data: .*Flux apply it before it pushes the removal/);
     // A kubeconfig is only read for deleting the data: sent without it, it is a mistake, not silently carried.
-    const stray = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+    const stray = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/clusters/eu-2?confirm=eu-2',
+      headers: AUTH,
+      payload: { kubeconfig: { inline: KUBECONFIG } },
+    });
     assert.equal(stray.statusCode, 400, stray.body);
     assert.match(stray.body, /only used with delete_data/);
     // The runner would load it: the kubeconfig policy of a scaffold's applies (no exec on the runner's host).
     const exec = 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: /bin/sh\n';
-    const refusedExec = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH, payload: { delete_data: true, kubeconfig: { inline: exec } } });
+    const refusedExec = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/clusters/eu-2?confirm=eu-2',
+      headers: AUTH,
+      payload: { delete_data: true, kubeconfig: { inline: exec } },
+    });
     assert.equal(refusedExec.statusCode, 400, refusedExec.body);
     assert.match(refusedExec.body, /exec/);
     assert.equal(started.length, 0);
@@ -173,23 +221,49 @@ describe('/api/v1/clusters', () => {
     const head = await git(bare, 'rev-parse', 'main');
     const response = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
     assert.equal(response.statusCode, 202, response.body);
-    const body = response.json<{ run: { id: string; status: string }; cluster: string; removed: string[]; kept: string[]; flux_bootstrap: boolean; delivery: { mode: string } }>();
+    const body = response.json<{
+      run: { id: string; status: string };
+      cluster: string;
+      removed: string[];
+      kept: string[];
+      flux_bootstrap: boolean;
+      delivery: { mode: string };
+    }>();
     assert.equal(response.headers.location, `/api/v1/scaffolds/${body.run.id}`);
     assert.equal(body.cluster, 'eu-2');
     assert.ok(body.removed.includes('clusters/eu-2/provenance.yaml'));
     assert.equal(body.flux_bootstrap, true);
-    assert.deepEqual(body.kept, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml']);
+    assert.deepEqual(body.kept, [
+      'clusters/eu-2/flux-system/gotk-components.yaml',
+      'clusters/eu-2/flux-system/gotk-sync.yaml',
+      'clusters/eu-2/flux-system/kustomization.yaml',
+    ]);
     assert.deepEqual(body.delivery, { mode: 'push', auto_merge: false });
     const [start] = started.splice(0);
     assert.ok(start);
     assert.deepEqual(
-      { action: start.run.action, cluster: start.run.cluster, sealing: start.run.sealing, createdBy: start.run.createdBy, repositoryUrl: start.run.repositoryUrl },
-      { action: 'remove', cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' }, sealing: 'none', createdBy: 'static:0', repositoryUrl: url },
+      {
+        action: start.run.action,
+        cluster: start.run.cluster,
+        sealing: start.run.sealing,
+        createdBy: start.run.createdBy,
+        repositoryUrl: start.run.repositoryUrl,
+      },
+      {
+        action: 'remove',
+        cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' },
+        sealing: 'none',
+        createdBy: 'static:0',
+        repositoryUrl: url,
+      },
     );
     assert.deepEqual(start.secrets, {}, 'a removal run carries no caller credential');
     const run = await get<{ action: string; sealing: string; steps: { name: string }[] }>(`/api/v1/scaffolds/${body.run.id}`);
     assert.equal(run.action, 'remove');
-    assert.deepEqual(run.steps.map((s) => s.name), ['clone', 'lift-protection', 'wait-for-lift', 'remove-files', 'push-removal']);
+    assert.deepEqual(
+      run.steps.map((s) => s.name),
+      ['clone', 'lift-protection', 'wait-for-lift', 'remove-files', 'push-removal'],
+    );
     assert.equal(await git(bare, 'rev-parse', 'main'), head, 'the service itself writes nothing');
     const again = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });
     assert.equal(again.statusCode, 409, again.body);
@@ -222,7 +296,10 @@ describe('/api/v1/clusters', () => {
     assert.equal(response.statusCode, 202, response.body);
     assert.equal(response.json<{ delete_data: boolean }>().delete_data, true);
     const [start] = started.splice(0);
-    assert.deepEqual([start?.run.action, start?.secrets], ['remove', { kubeconfig: { kind: 'inline', value: KUBECONFIG }, deleteData: { timeoutSeconds: 120 } }]);
+    assert.deepEqual(
+      [start?.run.action, start?.secrets],
+      ['remove', { kubeconfig: { kind: 'inline', value: KUBECONFIG }, deleteData: { timeoutSeconds: 120 } }],
+    );
   });
 
   it('DELETE with pull_request refuses a service without forge credentials before any run starts', async () => {

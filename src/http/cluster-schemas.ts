@@ -22,7 +22,9 @@ export const clustersQuerySchema = z
     format: z
       .enum(['fleet', 'resourceset'])
       .optional()
-      .describe('`resourceset`: the Flux Operator ResourceSetInputProvider ExternalService shape, `{"inputs": [{"id": …}]}`, generated clusters only. Default: `fleet`.'),
+      .describe(
+        '`resourceset`: the Flux Operator ResourceSetInputProvider ExternalService shape, `{"inputs": [{"id": …}]}`, generated clusters only. Default: `fleet`.',
+      ),
   })
   .strict();
 export const clusterQuerySchema = z.object(repositoryQuery).strict();
@@ -49,7 +51,11 @@ export const sealingViewSchema = z
       .describe("The certificate the cluster's Sealed Secrets controller serves now; null when it was not read (see `reason`)."),
     reason: z.string().optional().describe('Why controller_certificate is null.'),
     sealed_secrets: z.number().int().describe('How many SealedSecrets the cluster directory holds.'),
-    stale: z.array(sealedSecretViewSchema).describe("Sealed with another (older) key than the one the controller serves now. Not undecryptable: the controller keeps its older keys, so the cluster reads them while it holds theirs; `rotate` has the controller re-encrypt them with its newest key, values unchanged. Empty when controller_certificate is null."),
+    stale: z
+      .array(sealedSecretViewSchema)
+      .describe(
+        'Sealed with another (older) key than the one the controller serves now. Not undecryptable: the controller keeps its older keys, so the cluster reads them while it holds theirs; `rotate` has the controller re-encrypt them with its newest key, values unchanged. Empty when controller_certificate is null.',
+      ),
     unknown: z.array(sealedSecretViewSchema).describe('Without the sealed-with annotation (sealed by hand or by an older generator).'),
     current_count: z.number().int().nullable().describe('How many are sealed with the current certificate; null when controller_certificate is null.'),
   })
@@ -68,7 +74,9 @@ export const sealingCheckRequestSchema = z
       .object({ inline: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(1_048_576, 'must be at most 1 MiB') })
       .strict()
       .optional()
-      .describe("The cluster's kubeconfig text (inline data only: no exec, no file paths): the service reads the controller's certificate through the API server's service proxy, for this request only."),
+      .describe(
+        "The cluster's kubeconfig text (inline data only: no exec, no file paths): the service reads the controller's certificate through the API server's service proxy, for this request only.",
+      ),
     sealing: sealingSchema.optional(),
     controller: z
       .object({ namespace: dnsLabel, name: dnsSubdomain })
@@ -78,9 +86,12 @@ export const sealingCheckRequestSchema = z
   })
   .strict()
   .superRefine((value, ctx) => {
-    if ((value.kubeconfig === undefined) === (value.sealing === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of kubeconfig.inline or sealing.certificate' });
+    if ((value.kubeconfig === undefined) === (value.sealing === undefined))
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of kubeconfig.inline or sealing.certificate' });
   })
-  .describe("One of kubeconfig (the certificate is fetched from the cluster's controller) or sealing.certificate (the one it serves now, e.g. from `kubeseal --fetch-cert`).");
+  .describe(
+    "One of kubeconfig (the certificate is fetched from the cluster's controller) or sealing.certificate (the one it serves now, e.g. from `kubeseal --fetch-cert`).",
+  );
 
 export const clusterViewSchema = z.object({
   name: z.string(),
@@ -91,9 +102,18 @@ export const clusterViewSchema = z.object({
   role: z.string().optional(),
   infra_provider: z.string().optional(),
   dns_provider: z.string().optional(),
-  enabled_layers: z.array(z.string()).readonly().optional().describe("The opt-in layers the cluster resumed (`enable_layers`); its other opt-in layers ship suspended."),
-  previews: z.boolean().optional().describe('Generated clusters only: whether it renders an environment per labelled pull/merge request (it enabled the `previews` layer).'),
-  status: z.enum(['up_to_date', 'behind', 'unknown', 'not_applicable']).describe('Freshness only (the platform commit it was rendered from); kept for compatibility. See `state`.'),
+  enabled_layers: z
+    .array(z.string())
+    .readonly()
+    .optional()
+    .describe('The opt-in layers the cluster resumed (`enable_layers`); its other opt-in layers ship suspended.'),
+  previews: z
+    .boolean()
+    .optional()
+    .describe('Generated clusters only: whether it renders an environment per labelled pull/merge request (it enabled the `previews` layer).'),
+  status: z
+    .enum(['up_to_date', 'behind', 'unknown', 'not_applicable'])
+    .describe('Freshness only (the platform commit it was rendered from); kept for compatibility. See `state`.'),
   state: z
     .enum(CLUSTER_STATES)
     .optional()
@@ -115,7 +135,9 @@ export const clusterViewSchema = z.object({
     .object({ id: z.string(), status: z.enum(RUN_STATUSES), created_at: z.string(), finished_at: z.string().optional(), commit: z.string().optional() })
     .optional()
     .describe('The newest run this service started for the cluster in this repository.'),
-  sealing: sealingViewSchema.optional().describe('Generated clusters only. On GET the controller is not asked (controller_certificate is null); POST …/sealing-check compares.'),
+  sealing: sealingViewSchema
+    .optional()
+    .describe('Generated clusters only. On GET the controller is not asked (controller_certificate is null); POST …/sealing-check compares.'),
 });
 
 export const fleetSchema = z.union([
@@ -134,6 +156,10 @@ export const removalSchema = z.object({
   removed: z.array(z.string()).describe('The files the run removes, as the branch holds them now.'),
   kept: z.array(z.string()).describe('Files under the cluster path the generator did not write; left in place.'),
   flux_bootstrap: z.boolean().describe('Whether a flux-system/ written by flux bootstrap is among the kept files.'),
-  delete_data: z.boolean().describe("Whether the run deletes the data too: it lands the lift of the prune protection first (pass `lift-protection`) and the removal once the cluster's Flux applied it."),
+  delete_data: z
+    .boolean()
+    .describe(
+      "Whether the run deletes the data too: it lands the lift of the prune protection first (pass `lift-protection`) and the removal once the cluster's Flux applied it.",
+    ),
   delivery: deliveryViewSchema.describe('How the run delivers the removal.'),
 });

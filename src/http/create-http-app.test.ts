@@ -98,7 +98,9 @@ const nextCluster = () => {
   return { name: `c-${clusterCounter}`, domain: `c-${clusterCounter}.example.net`, region: 'eu-west-1' };
 };
 
-async function harness(options: { authenticator?: Authenticator; metricsPublic?: boolean; healthStore?: { ping(): Promise<void> }; bodyLimit?: number } = {}): Promise<Harness> {
+async function harness(
+  options: { authenticator?: Authenticator; metricsPublic?: boolean; healthStore?: { ping(): Promise<void> }; bodyLimit?: number } = {},
+): Promise<Harness> {
   const executor = new FakeExecutor();
   const previewer = new FakePreviewer();
   const monitor = new RunMonitor({ store, executor, options: { logFlushMs: 10, reconcileIntervalMs: 60_000, recheckDelayMs: 20 } });
@@ -150,7 +152,12 @@ function validBody(cluster = nextCluster()): Record<string, unknown> {
 }
 
 function post(app: FastifyInstance, payload: unknown, query = '') {
-  return app.inject({ method: 'POST', url: `/api/v1/scaffolds${query}`, headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  return app.inject({
+    method: 'POST',
+    url: `/api/v1/scaffolds${query}`,
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 }
 
 before(async () => {
@@ -168,7 +175,8 @@ const withRepository = (repository: unknown) => ({ cluster: base(), repository, 
 const withUrl = (url: unknown) => withRepository({ url });
 const withBranch = (branch: unknown) => withRepository({ url: 'https://git.example.net/platform/gitops.git', branch });
 const withKubeconfig = (kubeconfig: unknown) => ({ cluster: base(), kubeconfig });
-const secretRef = (patch: Record<string, unknown>) => withKubeconfig({ secretRef: { namespace: 'clusters', name: 'eu-prod-1-kubeconfig', key: 'value', ...patch } });
+const secretRef = (patch: Record<string, unknown>) =>
+  withKubeconfig({ secretRef: { namespace: 'clusters', name: 'eu-prod-1-kubeconfig', key: 'value', ...patch } });
 const withoutKey = <T extends Record<string, unknown>>(value: T, key: string) => Object.fromEntries(Object.entries(value).filter(([k]) => k !== key));
 
 /** [description, body, field the error must name]. */
@@ -210,11 +218,19 @@ const MALFORMED_BODIES: readonly [string, unknown, string][] = [
   ['unknown field in cluster', withCluster({ provider: 'aws' }), 'cluster'],
   ['unknown top-level field', { ...withCluster({}), clusters: [] }, 'body'],
   ['unknown field in repository', withRepository({ url: 'https://git.example.net/x.git', ref: 'main' }), 'repository'],
-  ['unknown field in credentials', withRepository({ url: 'https://git.example.net/x.git', credentials: { token: SECRET, password: SECRET } }), 'repository.credentials'],
+  [
+    'unknown field in credentials',
+    withRepository({ url: 'https://git.example.net/x.git', credentials: { token: SECRET, password: SECRET } }),
+    'repository.credentials',
+  ],
   ['unknown field in kubeconfig', withKubeconfig({ inline: KUBECONFIG, file: '/root/.kube/config' }), 'kubeconfig'],
   ['unknown field in secretRef', secretRef({ optional: true }), 'kubeconfig.secretRef'],
   ['unknown field in sealing', { cluster: base(), sealing: { certificate: 'x', key: SECRET } }, 'sealing'],
-  ['unknown field in registry_pull_secret', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}', username: 'x' } }, 'registry_pull_secret'],
+  [
+    'unknown field in registry_pull_secret',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}', username: 'x' } },
+    'registry_pull_secret',
+  ],
   ['URL with user and password', withUrl(`https://scaffolder:${SECRET}@git.example.net/x.git`), 'repository.url'],
   ['URL with a token as user', withUrl(`https://${SECRET}@git.example.net/x.git`), 'repository.url'],
   ['ext:: transport with a command', withUrl('ext::sh -c touch% /tmp/pwned'), 'repository.url'],
@@ -242,31 +258,83 @@ const MALFORMED_BODIES: readonly [string, unknown, string][] = [
   ['branch with a colon', withBranch('a:b'), 'repository.branch'],
   ['empty branch', withBranch(''), 'repository.branch'],
   ['kubeconfig and certificate both missing', { cluster: base() }, 'kubeconfig'],
-  ['kubeconfig and certificate both given', { cluster: base(), kubeconfig: { inline: KUBECONFIG }, sealing: { certificate: createTestCertificate({}).certificatePem } }, 'sealing.certificate'],
+  [
+    'kubeconfig and certificate both given',
+    { cluster: base(), kubeconfig: { inline: KUBECONFIG }, sealing: { certificate: createTestCertificate({}).certificatePem } },
+    'sealing.certificate',
+  ],
   ['certificate that is not PEM', { cluster: base(), sealing: { certificate: 'not a certificate' } }, 'sealing.certificate'],
-  ['certificate with a broken body', { cluster: base(), sealing: { certificate: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' } }, 'sealing.certificate'],
+  [
+    'certificate with a broken body',
+    { cluster: base(), sealing: { certificate: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' } },
+    'sealing.certificate',
+  ],
   ['empty certificate', { cluster: base(), sealing: { certificate: '' } }, 'sealing.certificate'],
   ['empty kubeconfig object', withKubeconfig({}), 'kubeconfig'],
-  ['kubeconfig with both inline and secretRef', withKubeconfig({ inline: KUBECONFIG, secretRef: { namespace: 'clusters', name: 'x', key: 'value' } }), 'kubeconfig'],
+  [
+    'kubeconfig with both inline and secretRef',
+    withKubeconfig({ inline: KUBECONFIG, secretRef: { namespace: 'clusters', name: 'x', key: 'value' } }),
+    'kubeconfig',
+  ],
   ['secretRef with an upper-case namespace', secretRef({ namespace: 'Clusters' }), 'kubeconfig.secretRef.namespace'],
   ['secretRef with a path as name', secretRef({ name: '../x' }), 'kubeconfig.secretRef.name'],
   ['secretRef with a slash in the key', secretRef({ key: 'a/b' }), 'kubeconfig.secretRef.key'],
   ['secretRef without a key', withKubeconfig({ secretRef: { namespace: 'clusters', name: 'x' } }), 'kubeconfig.secretRef.key'],
   ['empty inline kubeconfig', withKubeconfig({ inline: '' }), 'kubeconfig.inline'],
   ['numeric inline kubeconfig', withKubeconfig({ inline: 42 }), 'kubeconfig.inline'],
-  ['credentials without a token', withRepository({ url: 'https://git.example.net/x.git', credentials: { username: 'scaffolder' } }), 'repository.credentials.token'],
-  ['token with a line break', withRepository({ url: 'https://git.example.net/x.git', credentials: { token: `${SECRET}\nX-Injected: 1` } }), 'repository.credentials.token'],
+  [
+    'credentials without a token',
+    withRepository({ url: 'https://git.example.net/x.git', credentials: { username: 'scaffolder' } }),
+    'repository.credentials.token',
+  ],
+  [
+    'token with a line break',
+    withRepository({ url: 'https://git.example.net/x.git', credentials: { token: `${SECRET}\nX-Injected: 1` } }),
+    'repository.credentials.token',
+  ],
   ['empty token', withRepository({ url: 'https://git.example.net/x.git', credentials: { token: '' } }), 'repository.credentials.token'],
-  ['dockerconfigjson that is not JSON', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `not json ${SECRET}` } }, 'registry_pull_secret.dockerconfigjson'],
-  ['dockerconfigjson without auths', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"credsStore":"x"}' } }, 'registry_pull_secret.dockerconfigjson'],
+  [
+    'dockerconfigjson that is not JSON',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `not json ${SECRET}` } },
+    'registry_pull_secret.dockerconfigjson',
+  ],
+  [
+    'dockerconfigjson without auths',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"credsStore":"x"}' } },
+    'registry_pull_secret.dockerconfigjson',
+  ],
   // Requests that used to get 202 and then a failed run.
-  ['dockerconfigjson with an empty auths', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}' } }, 'registry_pull_secret.dockerconfigjson'],
-  ['dockerconfigjson whose registry has no credentials', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{"registry.example.net":{}}}' } }, 'registry_pull_secret.dockerconfigjson'],
-  ['dockerconfigjson whose auth is not user:password', { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `{"auths":{"registry.example.net":{"auth":"${SECRET}"}}}` } }, 'registry_pull_secret.dockerconfigjson'],
+  [
+    'dockerconfigjson with an empty auths',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{}}' } },
+    'registry_pull_secret.dockerconfigjson',
+  ],
+  [
+    'dockerconfigjson whose registry has no credentials',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: '{"auths":{"registry.example.net":{}}}' } },
+    'registry_pull_secret.dockerconfigjson',
+  ],
+  [
+    'dockerconfigjson whose auth is not user:password',
+    { ...withCluster({}), registry_pull_secret: { dockerconfigjson: `{"auths":{"registry.example.net":{"auth":"${SECRET}"}}}` } },
+    'registry_pull_secret.dockerconfigjson',
+  ],
   // Failure notifications: the type notification-controller knows, the address (a credential) https only, never echoed.
-  ['notification provider notification-controller does not know', { ...withCluster({}), notifications: { provider: 'teams', address: `https://hooks.slack.com/services/${SECRET}` } }, 'notifications.provider'],
-  ['notification address over plain http', { ...withCluster({}), notifications: { provider: 'slack', address: `http://hooks.slack.com/services/${SECRET}` } }, 'notifications.address'],
-  ['notification address that is not a URL', { ...withCluster({}), notifications: { provider: 'generic', address: `hooks.example.net/${SECRET}` } }, 'notifications.address'],
+  [
+    'notification provider notification-controller does not know',
+    { ...withCluster({}), notifications: { provider: 'teams', address: `https://hooks.slack.com/services/${SECRET}` } },
+    'notifications.provider',
+  ],
+  [
+    'notification address over plain http',
+    { ...withCluster({}), notifications: { provider: 'slack', address: `http://hooks.slack.com/services/${SECRET}` } },
+    'notifications.address',
+  ],
+  [
+    'notification address that is not a URL',
+    { ...withCluster({}), notifications: { provider: 'generic', address: `hooks.example.net/${SECRET}` } },
+    'notifications.address',
+  ],
   ['notifications without an address', { ...withCluster({}), notifications: { provider: 'slack' } }, 'notifications.address'],
   ['cluster named like the reference environment', withCluster({ name: 'development' }), 'cluster.name'],
   // URLs git reads differently from a URL parser.
@@ -277,11 +345,37 @@ const MALFORMED_BODIES: readonly [string, unknown, string][] = [
   ['file URL to a repository that is not configured', withUrl('file:///etc'), 'repository.url'],
   ['absolute path to a repository that is not configured', withUrl('/srv/other.git'), 'repository.url'],
   // Kubeconfigs that would run a command or read a file on the runner's host.
-  ['kubeconfig with exec', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: sh\n      args: ["-c", "id"]\n' }), 'kubeconfig.inline'],
-  ['kubeconfig with an auth-provider', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    auth-provider:\n      name: gcp\n' }), 'kubeconfig.inline'],
-  ['kubeconfig with a tokenFile', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n' }), 'kubeconfig.inline'],
-  ['kubeconfig with client certificate files', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    client-certificate: /etc/tls.crt\n    client-key: /etc/tls.key\n' }), 'kubeconfig.inline'],
-  ['kubeconfig with a CA file', withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\n    certificate-authority: /etc/ca.crt\n' }), 'kubeconfig.inline'],
+  [
+    'kubeconfig with exec',
+    withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    exec:\n      command: sh\n      args: ["-c", "id"]\n' }),
+    'kubeconfig.inline',
+  ],
+  [
+    'kubeconfig with an auth-provider',
+    withKubeconfig({ inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    auth-provider:\n      name: gcp\n' }),
+    'kubeconfig.inline',
+  ],
+  [
+    'kubeconfig with a tokenFile',
+    withKubeconfig({
+      inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n',
+    }),
+    'kubeconfig.inline',
+  ],
+  [
+    'kubeconfig with client certificate files',
+    withKubeconfig({
+      inline: 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    client-certificate: /etc/tls.crt\n    client-key: /etc/tls.key\n',
+    }),
+    'kubeconfig.inline',
+  ],
+  [
+    'kubeconfig with a CA file',
+    withKubeconfig({
+      inline: 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\n    certificate-authority: /etc/ca.crt\n',
+    }),
+    'kubeconfig.inline',
+  ],
   ['body that is an array', [withCluster({})], 'body'],
   ['body that is a string', 'eu-prod-1', 'body'],
   ['body that is null', null, 'body'],
@@ -348,7 +442,11 @@ describe('createHttpApp', () => {
         assert.match(response.headers['content-type'] as string, /^application\/json/);
         const error = response.json().error;
         assert.ok(typeof error.code === 'string' && typeof error.message === 'string' && error.message.length > 0);
-        if (field !== undefined) assert.ok(error.fields.some((f: { field: string }) => f.field === field), JSON.stringify(error));
+        if (field !== undefined)
+          assert.ok(
+            error.fields.some((f: { field: string }) => f.field === field),
+            JSON.stringify(error),
+          );
         assert.ok(!/at .*\.(ts|js):\d+/.test(response.body), 'no stack trace');
         assert.equal(await rowCount(), rowsBefore);
         assert.equal(h.executor.starts.length, 0);
@@ -357,7 +455,14 @@ describe('createHttpApp', () => {
 
     it('refuses a kubeconfig Secret reference when the executor cannot mount one', async () => {
       const executor = new FakeExecutor();
-      const service = new RunService({ store, executor, previewer: new FakePreviewer(), defaultRepository: { ensure: async () => 'file:///x.git' }, reference: 'development', kubeconfigSecretRefs: false });
+      const service = new RunService({
+        store,
+        executor,
+        previewer: new FakePreviewer(),
+        defaultRepository: { ensure: async () => 'file:///x.git' },
+        reference: 'development',
+        kubeconfigSecretRefs: false,
+      });
       const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([TOKEN]), store });
       const rowsBefore = await rowCount();
       const response = await post(app, { cluster: nextCluster(), kubeconfig: { secretRef: { namespace: 'clusters', name: 'x', key: 'value' } } });
@@ -393,7 +498,9 @@ describe('createHttpApp', () => {
         cluster,
         repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'main', credentials: { username: 'scaffolder', token: SECRET } },
         kubeconfig: { inline: KUBECONFIG },
-        registry_pull_secret: { dockerconfigjson: JSON.stringify({ auths: { 'registry.example.net': { auth: Buffer.from(`robot:${SECRET}`).toString('base64') } } }) },
+        registry_pull_secret: {
+          dockerconfigjson: JSON.stringify({ auths: { 'registry.example.net': { auth: Buffer.from(`robot:${SECRET}`).toString('base64') } } }),
+        },
       };
       const response = await post(h.app, body);
       assert.equal(response.statusCode, 202, response.body);
@@ -445,7 +552,10 @@ describe('createHttpApp', () => {
       assert.deepEqual(h.executor.starts.at(-1)?.secrets.waitForReady, { timeoutSeconds: 900 }, 'the runner default');
       const refused = await post(h.app, { cluster: nextCluster(), sealing: { certificate: certificatePem }, wait_for_ready: true });
       assert.equal(refused.statusCode, 400, refused.body);
-      assert.ok(refused.json().error.fields.some((f: { field: string }) => f.field === 'wait_for_ready'), refused.body);
+      assert.ok(
+        refused.json().error.fields.some((f: { field: string }) => f.field === 'wait_for_ready'),
+        refused.body,
+      );
       const both = await post(h.app, { ...validBody(), sealing: { certificate: certificatePem } });
       assert.equal(both.statusCode, 400, 'without wait_for_ready, kubeconfig and certificate stay exclusive');
     });
@@ -499,7 +609,11 @@ describe('createHttpApp', () => {
         page1.json().items.map((r: { id: string }) => r.id),
         [second.id],
       );
-      const page2 = await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds?cluster=${cluster.name}&limit=1&cursor=${encodeURIComponent(page1.json().next_cursor)}`, headers: AUTH });
+      const page2 = await h.app.inject({
+        method: 'GET',
+        url: `/api/v1/scaffolds?cluster=${cluster.name}&limit=1&cursor=${encodeURIComponent(page1.json().next_cursor)}`,
+        headers: AUTH,
+      });
       assert.deepEqual(
         page2.json().items.map((r: { id: string }) => r.id),
         [first.id],
@@ -541,7 +655,13 @@ describe('createHttpApp', () => {
         h.executor.emit(accepted.id, JSON.stringify({ event: 'commit', pass: 'infrastructure', sha: 'a'.repeat(40) }));
         await delay(50);
         h.executor.emit(accepted.id, JSON.stringify({ event: 'run_finished', msg: 'done' }));
-        h.executor.finish(accepted.id, { status: 'succeeded', message: 'pushed', gitops_path: 'clusters/x', commits: [{ pass: 'infrastructure', sha: 'a'.repeat(40) }], step: 7 });
+        h.executor.finish(accepted.id, {
+          status: 'succeeded',
+          message: 'pushed',
+          gitops_path: 'clusters/x',
+          commits: [{ pass: 'infrastructure', sha: 'a'.repeat(40) }],
+          step: 7,
+        });
         const response = await following;
         assert.equal(response.statusCode, 200);
         assert.match(response.headers['content-type'] as string, /^text\/plain/);
@@ -559,7 +679,10 @@ describe('createHttpApp', () => {
 
         const json = await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${accepted.id}/logs?format=json&after=2`, headers: AUTH });
         assert.match(json.headers['content-type'] as string, /^application\/x-ndjson/);
-        const records = json.body.trimEnd().split('\n').map((l) => JSON.parse(l));
+        const records = json.body
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l));
         assert.deepEqual(
           records.map((r: { seq: number }) => r.seq),
           [3, 4],
@@ -606,18 +729,35 @@ describe('createHttpApp', () => {
       const rotateUrl = `/api/v1/clusters/${cluster.name}/rotate`;
       const unknown = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
       assert.equal(unknown.statusCode, 404, unknown.body);
-      const accepted = (await post(h.app, { ...validBody(cluster), repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' } })).json();
+      const accepted = (
+        await post(h.app, { ...validBody(cluster), repository: { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' } })
+      ).json();
       const busy = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
       assert.equal(busy.statusCode, 409, 'not while the cluster has an active run');
       await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/cancel`, headers: AUTH });
 
-      const bad = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] } });
+      const bad = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['Not A Name'] },
+      });
       assert.equal(bad.statusCode, 400, bad.body);
-      const badFresh = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, fresh_values: 'yes' } });
+      const badFresh = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, fresh_values: 'yes' },
+      });
       assert.equal(badFresh.statusCode, 400, badFresh.body);
       assert.match(badFresh.body, /fresh_values/);
       // fresh_values goes to the runner for this attempt: it writes rotate --fresh-values' password-change Jobs.
-      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'], fresh_values: true } });
+      const rotated = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, credentials: ['tcr/tcr-database', 'rabbitmq-credentials'], fresh_values: true },
+      });
       assert.equal(rotated.statusCode, 202, rotated.body);
       const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
       assert.deepEqual(run.cluster, cluster);
@@ -628,32 +768,84 @@ describe('createHttpApp', () => {
 
     it('does not rotate a cluster its latest run removed: that would render it back', async () => {
       const cluster = nextCluster();
-      const removal = await store.create({ id: `remove-${cluster.name}`, action: 'remove', cluster, repositoryUrl: 'https://git.example.net/platform/gitops.git', branch: 'main', reference: 'development', job: `scaffold-remove-${cluster.name}`, createdBy: 'static:0', sealing: 'none' });
+      const removal = await store.create({
+        id: `remove-${cluster.name}`,
+        action: 'remove',
+        cluster,
+        repositoryUrl: 'https://git.example.net/platform/gitops.git',
+        branch: 'main',
+        reference: 'development',
+        job: `scaffold-remove-${cluster.name}`,
+        createdBy: 'static:0',
+        sealing: 'none',
+      });
       await store.update(removal.id, { status: 'succeeded', message: 'removed', finishedAt: new Date() });
-      const refused = await h.app.inject({ method: 'POST', url: `/api/v1/clusters/${cluster.name}/rotate`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      const refused = await h.app.inject({
+        method: 'POST',
+        url: `/api/v1/clusters/${cluster.name}/rotate`,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG } },
+      });
       assert.equal(refused.statusCode, 409, refused.body);
       assert.match(refused.body, new RegExp(`was removed by run ${removal.id}`));
     });
 
-    it('rotates a cluster on main although a removal of the same name runs on another branch, and lists each branch\'s runs apart', async () => {
+    it("rotates a cluster on main although a removal of the same name runs on another branch, and lists each branch's runs apart", async () => {
       const cluster = nextCluster();
       const repository = 'https://git.example.net/platform/gitops.git';
-      const scaffolded = await store.create({ id: `scaffold-${cluster.name}`, cluster, repositoryUrl: repository, branch: 'main', reference: 'development', job: `scaffold-scaffold-${cluster.name}`, createdBy: 'static:0', sealing: 'kubeconfig' });
+      const scaffolded = await store.create({
+        id: `scaffold-${cluster.name}`,
+        cluster,
+        repositoryUrl: repository,
+        branch: 'main',
+        reference: 'development',
+        job: `scaffold-scaffold-${cluster.name}`,
+        createdBy: 'static:0',
+        sealing: 'kubeconfig',
+      });
       await store.update(scaffolded.id, { status: 'succeeded', finishedAt: new Date() });
-      const removal = await store.create({ id: `remove-${cluster.name}`, action: 'remove', cluster, repositoryUrl: repository, branch: 'staging', reference: 'development', job: `scaffold-remove-${cluster.name}`, createdBy: 'static:0', sealing: 'none' });
+      const removal = await store.create({
+        id: `remove-${cluster.name}`,
+        action: 'remove',
+        cluster,
+        repositoryUrl: repository,
+        branch: 'staging',
+        reference: 'development',
+        job: `scaffold-remove-${cluster.name}`,
+        createdBy: 'static:0',
+        sealing: 'none',
+      });
       const rotateUrl = `/api/v1/clusters/${cluster.name}/rotate`;
-      const rotated = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } } });
+      const rotated = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } },
+      });
       assert.equal(rotated.statusCode, 202, rotated.body);
       const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
       assert.deepEqual(run.repository, { url: repository, branch: 'main' });
       // The same branch still answers 409 while that rotation is active, and the removed branch refuses a rotation.
-      const again = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } } });
+      const again = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'main' } },
+      });
       assert.equal(again.statusCode, 409, again.body);
-      const removed = await h.app.inject({ method: 'POST', url: rotateUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'staging' } } });
+      const removed = await h.app.inject({
+        method: 'POST',
+        url: rotateUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, repository: { url: repository, branch: 'staging' } },
+      });
       assert.equal(removed.statusCode, 409, removed.body);
       assert.match(removed.body, new RegExp(`was removed by run ${removal.id}`));
 
-      const listed = async (query: string) => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds?cluster=${cluster.name}${query}`, headers: AUTH })).json().items.map((r: { id: string }) => r.id);
+      const listed = async (query: string) =>
+        (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds?cluster=${cluster.name}${query}`, headers: AUTH }))
+          .json()
+          .items.map((r: { id: string }) => r.id);
       assert.deepEqual(await listed('&branch=staging'), [removal.id]);
       assert.deepEqual(await listed(`&branch=main&repository_url=${encodeURIComponent(repository)}`), [run.id, scaffolded.id]);
       assert.deepEqual(await listed('&repository_url=https%3A%2F%2Fgit.example.net%2Fother.git'), []);
@@ -673,7 +865,12 @@ describe('createHttpApp', () => {
       const unknownField = await h.app.inject({ method: 'POST', url: retryUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, cluster } });
       assert.equal(unknownField.statusCode, 400);
 
-      const retried = await h.app.inject({ method: 'POST', url: retryUrl, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { token: SECRET } } } });
+      const retried = await h.app.inject({
+        method: 'POST',
+        url: retryUrl,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { token: SECRET } } },
+      });
       assert.equal(retried.statusCode, 202, retried.body);
       const body = retried.json();
       assert.notEqual(body.id, accepted.id);
@@ -685,7 +882,12 @@ describe('createHttpApp', () => {
       assert.equal(h.executor.starts.at(-1)?.secrets.repositoryCredentials?.token, SECRET);
       assert.equal((await store.get(accepted.id))?.status, 'cancelled', 'the retried run stays as it was');
 
-      const missing = await h.app.inject({ method: 'POST', url: '/api/v1/scaffolds/nope/retry', headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      const missing = await h.app.inject({
+        method: 'POST',
+        url: '/api/v1/scaffolds/nope/retry',
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG } },
+      });
       assert.equal(missing.statusCode, 404);
     });
 
@@ -693,7 +895,12 @@ describe('createHttpApp', () => {
       const accepted = (await post(h.app, validBody())).json();
       h.executor.finish(accepted.id, { status: 'succeeded', message: 'ok', gitops_path: 'clusters/x', commits: [] });
       await waitFor(async () => (await store.get(accepted.id))?.status === 'succeeded');
-      const response = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${accepted.id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      const response = await h.app.inject({
+        method: 'POST',
+        url: `/api/v1/scaffolds/${accepted.id}/retry`,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG } },
+      });
       assert.equal(response.statusCode, 409);
     });
   });
@@ -717,24 +924,39 @@ describe('createHttpApp', () => {
       assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
 
       await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${run.id}/cancel`, headers: AUTH });
-      const retried = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${run.id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG } } });
+      const retried = await h.app.inject({
+        method: 'POST',
+        url: `/api/v1/scaffolds/${run.id}/retry`,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG } },
+      });
       assert.equal(retried.statusCode, 202, retried.body);
       assert.deepEqual(h.executor.starts.at(-1)?.run.delivery, { mode: 'pull_request', autoMerge: true, forge: 'github' });
     });
 
-    it('shows the run\'s pull requests with their state in the run, the list and the OpenAPI document', async () => {
+    it("shows the run's pull requests with their state in the run, the list and the OpenAPI document", async () => {
       const cluster = { name: 'pr-view', domain: 'pr-view.example.net', region: 'eu-west-1' };
       const response = await post(h.app, { ...validBody(cluster), repository, delivery: { mode: 'pull_request', forge: 'github' } });
       assert.equal(response.statusCode, 202, response.body);
       const id = response.json().id as string;
-      const get = async (): Promise<Record<string, unknown> & { review_requests: unknown[] }> => (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH })).json();
+      const get = async (): Promise<Record<string, unknown> & { review_requests: unknown[] }> =>
+        (await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: AUTH })).json();
       assert.deepEqual((await get()).review_requests, [], 'none before the runner opened one');
-      const pr = { event: 'review_request', forge: 'github', pass: 'infrastructure', branch: 'scaffold/pr-view/infrastructure', number: 12, url: 'https://github.com/acme/platform/pull/12' };
+      const pr = {
+        event: 'review_request',
+        forge: 'github',
+        pass: 'infrastructure',
+        branch: 'scaffold/pr-view/infrastructure',
+        number: 12,
+        url: 'https://github.com/acme/platform/pull/12',
+      };
       h.executor.emit(id, JSON.stringify({ ...pr, action: 'opened', state: 'open', time: '2026-03-04T05:06:07.000Z' }));
       await waitFor(async () => (await get()).review_requests.length === 1);
       h.executor.emit(id, JSON.stringify({ ...pr, action: 'merged', state: 'merged', time: '2026-03-04T06:00:00.000Z' }));
       await waitFor(async () => JSON.stringify((await get()).review_requests).includes('"merged"'));
-      const expected = [{ pass: 'infrastructure', forge: 'github', number: 12, url: pr.url, state: 'merged', branch: pr.branch, updated_at: '2026-03-04T06:00:00.000Z' }];
+      const expected = [
+        { pass: 'infrastructure', forge: 'github', number: 12, url: pr.url, state: 'merged', branch: pr.branch, updated_at: '2026-03-04T06:00:00.000Z' },
+      ];
       assert.deepEqual((await get()).review_requests, expected);
       const list = (await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds?cluster=pr-view', headers: AUTH })).json();
       assert.deepEqual(list.items[0].review_requests, expected);
@@ -747,7 +969,11 @@ describe('createHttpApp', () => {
     it('takes a GitHub App instead of a token, passes it to the runner only, and shows, logs and stores none of it', async () => {
       const privateKey = '-----BEGIN RSA PRIVATE KEY-----\nMIIE-SECRET-app-key-in-request\n-----END RSA PRIVATE KEY-----\n';
       const github_app = { app_id: '123456', installation_id: '7890123', private_key: privateKey };
-      const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials: { github_app } }, delivery: { mode: 'pull_request', forge: 'github' } });
+      const response = await post(h.app, {
+        ...validBody(),
+        repository: { url: repository.url, credentials: { github_app } },
+        delivery: { mode: 'pull_request', forge: 'github' },
+      });
       assert.equal(response.statusCode, 202, response.body);
       const started = h.executor.starts.at(-1);
       assert.deepEqual(started?.secrets.githubApp, { appId: '123456', installationId: '7890123', privateKey });
@@ -759,7 +985,12 @@ describe('createHttpApp', () => {
 
       // A retry sends it again, like every secret.
       await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/cancel`, headers: AUTH });
-      const retried = await h.app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/retry`, headers: AUTH, payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { github_app } } } });
+      const retried = await h.app.inject({
+        method: 'POST',
+        url: `/api/v1/scaffolds/${id}/retry`,
+        headers: AUTH,
+        payload: { kubeconfig: { inline: KUBECONFIG }, repository: { credentials: { github_app } } },
+      });
       assert.equal(retried.statusCode, 202, retried.body);
       assert.equal(h.executor.starts.at(-1)?.secrets.githubApp?.privateKey, privateKey);
     });
@@ -767,13 +998,20 @@ describe('createHttpApp', () => {
     for (const [what, credentials, delivery] of [
       ['credentials with neither a token nor a GitHub App', {}, { mode: 'pull_request', forge: 'github' }],
       ['a GitHub App without its private key', { github_app: { app_id: '1', installation_id: '2' } }, { mode: 'pull_request', forge: 'github' }],
-      ['a GitHub App for a GitLab repository', { github_app: { app_id: '1', installation_id: '2', private_key: 'k' } }, { mode: 'pull_request', forge: 'gitlab' }],
+      [
+        'a GitHub App for a GitLab repository',
+        { github_app: { app_id: '1', installation_id: '2', private_key: 'k' } },
+        { mode: 'pull_request', forge: 'gitlab' },
+      ],
     ] as const) {
       it(`refuses ${what} with 400 naming repository.credentials, starting nothing`, async () => {
         const starts = h.executor.starts.length;
         const response = await post(h.app, { ...validBody(), repository: { url: repository.url, credentials }, delivery });
         assert.equal(response.statusCode, 400, response.body);
-        assert.ok(response.json().error.fields.some((f: { field: string }) => f.field.startsWith('repository.credentials')), response.body);
+        assert.ok(
+          response.json().error.fields.some((f: { field: string }) => f.field.startsWith('repository.credentials')),
+          response.body,
+        );
         assert.equal(h.executor.starts.length, starts);
       });
     }
@@ -796,7 +1034,10 @@ describe('createHttpApp', () => {
         const starts = h.executor.starts.length;
         const response = await post(h.app, { ...validBody(), repository: { ...repository, url }, delivery });
         assert.equal(response.statusCode, 400, response.body);
-        assert.ok(response.json().error.fields.some((f: { field: string }) => f.field === field), response.body);
+        assert.ok(
+          response.json().error.fields.some((f: { field: string }) => f.field === field),
+          response.body,
+        );
         assert.equal(h.executor.starts.length, starts);
       });
     }
@@ -853,10 +1094,28 @@ describe('createHttpApp', () => {
     const cases: [string, Authenticator, Record<string, string>, number, string][] = [
       ['no token', new StaticTokenAuthenticator([TOKEN]), {}, 401, 'unauthenticated'],
       ['a wrong token', new StaticTokenAuthenticator([TOKEN]), { authorization: `Bearer ${SECRET}` }, 401, 'unauthenticated'],
-      ['a Basic header', new StaticTokenAuthenticator([TOKEN]), { authorization: `Basic ${Buffer.from(`u:${SECRET}`).toString('base64')}` }, 401, 'unauthenticated'],
+      [
+        'a Basic header',
+        new StaticTokenAuthenticator([TOKEN]),
+        { authorization: `Basic ${Buffer.from(`u:${SECRET}`).toString('base64')}` },
+        401,
+        'unauthenticated',
+      ],
       ['an empty Bearer', new StaticTokenAuthenticator([TOKEN]), { authorization: 'Bearer ' }, 401, 'unauthenticated'],
-      ['an identity not on the allow-list', { authenticate: async () => Promise.reject(new ForbiddenError('system:serviceaccount:x:y may not call this API')) }, { authorization: `Bearer ${SECRET}` }, 403, 'forbidden'],
-      ['TokenReview down', { authenticate: async () => Promise.reject(new UnavailableError('TokenReview is unreachable')) }, { authorization: `Bearer ${SECRET}` }, 503, 'unavailable'],
+      [
+        'an identity not on the allow-list',
+        { authenticate: async () => Promise.reject(new ForbiddenError('system:serviceaccount:x:y may not call this API')) },
+        { authorization: `Bearer ${SECRET}` },
+        403,
+        'forbidden',
+      ],
+      [
+        'TokenReview down',
+        { authenticate: async () => Promise.reject(new UnavailableError('TokenReview is unreachable')) },
+        { authorization: `Bearer ${SECRET}` },
+        503,
+        'unavailable',
+      ],
       ['an authenticator bug', { authenticate: async () => Promise.reject(new TypeError('boom')) }, { authorization: `Bearer ${SECRET}` }, 503, 'unavailable'],
     ];
     for (const [description, authenticator, headers, status, code] of cases) {
@@ -865,7 +1124,12 @@ describe('createHttpApp', () => {
         try {
           const rowsBefore = await rowCount();
           for (const request of [
-            { method: 'POST' as const, url: '/api/v1/scaffolds', payload: JSON.stringify(validBody()), headers: { ...headers, 'content-type': 'application/json' } },
+            {
+              method: 'POST' as const,
+              url: '/api/v1/scaffolds',
+              payload: JSON.stringify(validBody()),
+              headers: { ...headers, 'content-type': 'application/json' },
+            },
             { method: 'POST' as const, url: '/api/v1/scaffolds', payload: 'not json', headers: { ...headers, 'content-type': 'application/json' } },
             { method: 'GET' as const, url: '/api/v1/scaffolds', headers },
             { method: 'GET' as const, url: '/metrics', headers },
@@ -933,7 +1197,15 @@ describe('createHttpApp', () => {
         assert.equal(response.statusCode, 200);
         const document = response.json();
         assert.match(document.openapi, /^3\./);
-        for (const path of ['/api/v1/scaffolds', '/api/v1/scaffolds/{id}', '/api/v1/scaffolds/{id}/logs', '/api/v1/scaffolds/{id}/cancel', '/api/v1/scaffolds/{id}/retry', '/healthz', '/metrics']) {
+        for (const path of [
+          '/api/v1/scaffolds',
+          '/api/v1/scaffolds/{id}',
+          '/api/v1/scaffolds/{id}/logs',
+          '/api/v1/scaffolds/{id}/cancel',
+          '/api/v1/scaffolds/{id}/retry',
+          '/healthz',
+          '/metrics',
+        ]) {
           assert.ok(document.paths[path], `missing ${path}`);
         }
         const post = document.paths['/api/v1/scaffolds'].post;

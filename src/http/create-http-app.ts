@@ -157,7 +157,12 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
           loggerInstance: pinoInstance.child(
             { component: 'http' },
             // A child's redact list replaces its parent's: keep the service's own (REDACT_PATHS) too.
-            { redact: { paths: [...new Set([...REDACT_PATHS, 'req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'headers.authorization'])], censor: '[redacted]' } },
+            {
+              redact: {
+                paths: [...new Set([...REDACT_PATHS, 'req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'headers.authorization'])],
+                censor: '[redacted]',
+              },
+            },
           ),
         }),
     return503OnClosing: true,
@@ -240,7 +245,15 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
         description:
           "Writes a new cluster's complete Flux tree into a Git repository and pushes it. POST a request, then poll GET /api/v1/scaffolds/{id} (or follow its logs) until the status is final.",
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A Kubernetes token (TokenReview; RBAC authorizes each action with a SubjectAccessReview) or a configured API token.' } } },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A Kubernetes token (TokenReview; RBAC authorizes each action with a SubjectAccessReview) or a configured API token.',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
@@ -265,13 +278,16 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;
     // The API's description holds no data, and a browser cannot send a token to load /docs.
-    if ((route === '/openapi.json' || request.url === '/docs' || request.url.startsWith('/docs/')) && (request.method === 'GET' || request.method === 'HEAD')) return;
+    if ((route === '/openapi.json' || request.url === '/docs' || request.url.startsWith('/docs/')) && (request.method === 'GET' || request.method === 'HEAD'))
+      return;
     // The dashboard's static assets hold no data; everything it shows comes from the API below, with a token.
     if (isUiPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) return;
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
     if (match === null) {
-      throw new AuthenticationError(header === undefined ? 'a bearer token is required (Authorization: Bearer <token>)' : 'the Authorization header must be "Bearer <token>"');
+      throw new AuthenticationError(
+        header === undefined ? 'a bearer token is required (Authorization: Bearer <token>)' : 'the Authorization header must be "Bearer <token>"',
+      );
     }
     let caller: Caller;
     try {
@@ -298,7 +314,14 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     durations.observe({ method: request.method, route }, seconds);
     const quiet = route === '/healthz' || route === '/metrics';
-    const fields = { reqId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), caller: callers.get(request)?.identity };
+    const fields = {
+      reqId: request.id,
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      caller: callers.get(request)?.identity,
+    };
     if (quiet) logger.debug(fields, 'request completed');
     else logger.info(fields, 'request completed');
   });

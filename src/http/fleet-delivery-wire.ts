@@ -14,8 +14,12 @@ export const fleetDeliverySchema = deliverySchema.describe(
   "How each run's commit reaches the branch, as for a scaffold. push (default): the run pushes it. pull_request: it goes on its own branch (`scaffold/<cluster>/upgrade` or `scaffold/<cluster>/remove`) through a pull/merge request that must be merged (or is merged with auto_merge) before the run succeeds, and so before a rollout's next wave starts. The runs reach the forge with the service's SCAFFOLD_FORGE_TOKEN or GitHub App (SCAFFOLD_FORGE_GITHUB_APP_*), only for repositories on the forge of SCAFFOLD_FORGE_API_URL.",
 );
 
-export const deliveryViewSchema = z.object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() });
-
+export const deliveryViewSchema = z.object({
+  mode: z.enum(['push', 'pull_request']),
+  auto_merge: z.boolean(),
+  forge: z.string().optional(),
+  api_url: z.string().optional(),
+});
 
 /**
  * The checked settings of a fleet change (undefined: push).

@@ -52,7 +52,10 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
 /** The single mapping from a thrown value to an HTTP status and JSON body. */
 export function errorResponseOf(error: unknown, bodyLimit: number): { status: number; body: ErrorBody } {
   if (error instanceof ValidationError) {
-    return { status: 400, body: { error: { code: 'invalid_input', message: error.message, fields: error.issues.map((i) => ({ field: i.field, message: i.message })) } } };
+    return {
+      status: 400,
+      body: { error: { code: 'invalid_input', message: error.message, fields: error.issues.map((i) => ({ field: i.field, message: i.message })) } },
+    };
   }
   if (error instanceof AppError) {
     const status = STATUS_OF_CODE[error.code];
@@ -66,10 +69,16 @@ export function errorResponseOf(error: unknown, bodyLimit: number): { status: nu
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: { code: 'unsupported_media_type', message: 'only application/json request bodies are accepted' } } };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, body: { error: { code: 'invalid_input', message: 'the request body is empty', fields: [{ field: 'body', message: 'is required' }] } } };
+      return {
+        status: 400,
+        body: { error: { code: 'invalid_input', message: 'the request body is empty', fields: [{ field: 'body', message: 'is required' }] } },
+      };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 400, body: { error: { code: 'invalid_input', message: 'the request body is not valid JSON', fields: [{ field: 'body', message: 'is not valid JSON' }] } } };
+      return {
+        status: 400,
+        body: { error: { code: 'invalid_input', message: 'the request body is not valid JSON', fields: [{ field: 'body', message: 'is not valid JSON' }] } },
+      };
     default:
       break;
   }

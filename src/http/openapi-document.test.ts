@@ -38,21 +38,34 @@ describe('the OpenAPI document', () => {
   });
 
   const operations = (): [string, Operation][] =>
-    Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]): [string, Operation] => [`${method.toUpperCase()} ${path}`, operation]));
+    Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]): [string, Operation] => [`${method.toUpperCase()} ${path}`, operation]),
+    );
 
   it('declares, for every operation, a 2xx response with a content type and a schema', () => {
     const all = operations();
     assert.ok(all.length >= 19, `only ${all.length} operations`);
     const lacking = all.filter(([, operation]) => {
       const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
-      return success.length === 0 || success.some(([, response]) => Object.values(response.content ?? {}).filter((media) => media.schema !== undefined).length === 0);
+      return (
+        success.length === 0 || success.some(([, response]) => Object.values(response.content ?? {}).filter((media) => media.schema !== undefined).length === 0)
+      );
     });
-    assert.deepEqual(lacking.map(([name]) => name), []);
+    assert.deepEqual(
+      lacking.map(([name]) => name),
+      [],
+    );
   });
 
   it('gives the logs and the graph their real content types', () => {
-    assert.deepEqual(Object.keys(document.paths['/api/v1/scaffolds/{id}/logs']?.get?.responses?.['200']?.content ?? {}).sort(), ['application/x-ndjson', 'text/plain']);
-    assert.deepEqual(Object.keys(document.paths['/api/v1/scaffolds/{id}/graph']?.get?.responses?.['200']?.content ?? {}).sort(), ['application/json', 'image/svg+xml']);
+    assert.deepEqual(Object.keys(document.paths['/api/v1/scaffolds/{id}/logs']?.get?.responses?.['200']?.content ?? {}).sort(), [
+      'application/x-ndjson',
+      'text/plain',
+    ]);
+    assert.deepEqual(Object.keys(document.paths['/api/v1/scaffolds/{id}/graph']?.get?.responses?.['200']?.content ?? {}).sort(), [
+      'application/json',
+      'image/svg+xml',
+    ]);
     // An error is JSON even where the success is a picture.
     assert.deepEqual(Object.keys(document.paths['/api/v1/scaffolds/{id}/graph']?.get?.responses?.['404']?.content ?? {}), ['application/json']);
     assert.deepEqual(Object.keys(document.paths['/metrics']?.get?.responses?.['200']?.content ?? {}), ['text/plain']);

@@ -5,7 +5,12 @@ import { actionOf, assertRouteHasPermission, permissionOf, ROUTE_PERMISSIONS } f
 
 describe('the route → permission table', () => {
   it('maps every route to the documented verb: the whole table, so a row changed or added without review fails', () => {
-    const verbs = Object.fromEntries(Object.entries(ROUTE_PERMISSIONS).map(([route, p]) => [route, 'resource' in p ? `${p.resource}${p.subresource ? `/${p.subresource}` : ''}:${p.verb}` : `${p.path}:${p.verb}`]));
+    const verbs = Object.fromEntries(
+      Object.entries(ROUTE_PERMISSIONS).map(([route, p]) => [
+        route,
+        'resource' in p ? `${p.resource}${p.subresource ? `/${p.subresource}` : ''}:${p.verb}` : `${p.path}:${p.verb}`,
+      ]),
+    );
     // Written out, not derived: the same rows as docs/api.md's authorization table and the header of route-permissions.ts.
     assert.deepEqual(verbs, {
       'POST /api/v1/scaffolds': 'scaffolds:create',
@@ -28,7 +33,9 @@ describe('the route → permission table', () => {
       'GET /metrics': '/metrics:get',
     });
     // Routes about one object name it, so a resourceNames rule can scope a caller to it.
-    const named = Object.entries(ROUTE_PERMISSIONS).filter(([, p]) => 'nameParam' in p && p.nameParam !== undefined).map(([route]) => route);
+    const named = Object.entries(ROUTE_PERMISSIONS)
+      .filter(([, p]) => 'nameParam' in p && p.nameParam !== undefined)
+      .map(([route]) => route);
     assert.deepEqual(named.sort(), [
       'DELETE /api/v1/clusters/:name',
       'GET /api/v1/clusters/:name',
@@ -49,12 +56,20 @@ describe('the route → permission table', () => {
 
   it('names the object from the path, so rules may use resourceNames', () => {
     const request = { params: { id: '42' } } as unknown as FastifyRequest;
-    assert.deepEqual(actionOf(permissionOf('GET', '/api/v1/scaffolds/:id/logs')!, request), { resource: 'scaffolds', verb: 'get', subresource: 'logs', name: '42' });
+    assert.deepEqual(actionOf(permissionOf('GET', '/api/v1/scaffolds/:id/logs')!, request), {
+      resource: 'scaffolds',
+      verb: 'get',
+      subresource: 'logs',
+      name: '42',
+    });
     assert.deepEqual(actionOf(permissionOf('GET', '/metrics')!, request), { path: '/metrics', verb: 'get' });
   });
 
   it('fails closed: an /api route missing from the table stops the app from starting', () => {
-    assert.throws(() => assertRouteHasPermission({ method: 'POST', url: '/api/v1/scaffolds/:id/pause' }), /POST \/api\/v1\/scaffolds\/:id\/pause has no permission/);
+    assert.throws(
+      () => assertRouteHasPermission({ method: 'POST', url: '/api/v1/scaffolds/:id/pause' }),
+      /POST \/api\/v1\/scaffolds\/:id\/pause has no permission/,
+    );
     assert.throws(() => assertRouteHasPermission({ method: ['GET', 'PUT'], url: '/api/v1/scaffolds/:id' }), /PUT/);
     assert.doesNotThrow(() => assertRouteHasPermission({ method: ['GET', 'HEAD'], url: '/api/v1/scaffolds/:id' }));
     assert.doesNotThrow(() => assertRouteHasPermission({ method: 'GET', url: '/ui/*' }));

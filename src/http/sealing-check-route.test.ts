@@ -66,7 +66,8 @@ describe('the sealing section of a cluster', () => {
   let app: FastifyInstance;
   const logged: string[] = [];
 
-  const check = (name: string, body: unknown) => app.inject({ method: 'POST', url: `/api/v1/clusters/${name}/sealing-check`, headers: AUTH, payload: body as object });
+  const check = (name: string, body: unknown) =>
+    app.inject({ method: 'POST', url: `/api/v1/clusters/${name}/sealing-check`, headers: AUTH, payload: body as object });
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'sealing-check-'));
@@ -75,12 +76,26 @@ describe('the sealing section of a cluster', () => {
     await createBareRepository(bare);
     await initPlatformRepository(work, platformDir());
     // Sealed with the certificate the controller serves now; then one credential resealed under the one it served before.
-    await renderWorkTree(work, { cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, pass: 'all', certificate: served, generatorVersion: 'test' });
-    const back = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: older, credentials: ['database/rabbitmq-credentials'], values: { fresh: { random: (n) => randomBytes(n) } }, generatorVersion: 'test' });
+    await renderWorkTree(work, {
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+      pass: 'all',
+      certificate: served,
+      generatorVersion: 'test',
+    });
+    const back = await rotateCredentials(new FsRepoReader(work), {
+      cluster: 'eu-1',
+      certificate: older,
+      credentials: ['database/rabbitmq-credentials'],
+      values: { fresh: { random: (n) => randomBytes(n) } },
+      generatorVersion: 'test',
+    });
     await writeTree(work, back.files);
     // Sealed by hand: it records no certificate.
     const annotated = await readFile(join(work, RABBITMQ), 'utf8');
-    await writeFile(join(work, HAND_MADE), annotated.replace(/\n {4}gitops-scaffolder\.io\/sealed-with: .*/, '').replace('name: rabbitmq-credentials', 'name: hand-made'));
+    await writeFile(
+      join(work, HAND_MADE),
+      annotated.replace(/\n {4}gitops-scaffolder\.io\/sealed-with: .*/, '').replace('name: rabbitmq-credentials', 'name: hand-made'),
+    );
     await git(work, 'add', '--all');
     await git(work, ...IDENTITY, 'commit', '--quiet', '-m', 'eu-1');
     await git(work, 'push', '--quiet', bare, 'main:main');
@@ -88,13 +103,21 @@ describe('the sealing section of a cluster', () => {
     double = await startKubeApiDouble();
     double.setService('kube-system', 'sealed-secrets-controller', { ports: [{ name: 'http', port: 8080 }] });
     double.setProxyHandler('kube-system', 'sealed-secrets-controller', 'http', (request) =>
-      request.path === '/v1/cert.pem' ? { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: currentPem } : { status: 404, body: '404 page not found\n' },
+      request.path === '/v1/cert.pem'
+        ? { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: currentPem }
+        : { status: 404, body: '404 page not found\n' },
     );
     kubeconfig = await readFile(await double.writeKubeconfig(tmp), 'utf8');
 
     store = await PgRunStore.open();
     const url = pathToFileURL(bare).href;
-    const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const service = new RunService({
+      store,
+      executor: unusedExecutor,
+      previewer: unusedPreviewer,
+      reference: 'development',
+      defaultRepository: { ensure: async () => url },
+    });
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         logged.push(chunk.toString('utf8'));
@@ -130,7 +153,10 @@ describe('the sealing section of a cluster', () => {
     // postgresql-credentials and tcr-database; no registry pull secret is sealed without registry auth.
     assert.equal(sealing.current_count, 2);
     assert.equal(sealing.sealed_secrets, 4);
-    assert.ok(double.requests.slice(from).some((r) => r.method === 'GET' && r.path === CERT_PATH), 'the certificate was read through the service proxy');
+    assert.ok(
+      double.requests.slice(from).some((r) => r.method === 'GET' && r.path === CERT_PATH),
+      'the certificate was read through the service proxy',
+    );
     assert.ok(!logged.join('').includes(double.token), 'the kubeconfig token is not logged');
   });
 
@@ -138,7 +164,10 @@ describe('the sealing section of a cluster', () => {
     const from = double.requests.length;
     const response = await check('eu-1', { sealing: { certificate: currentPem } });
     assert.equal(response.statusCode, 200, response.body);
-    assert.deepEqual(response.json<{ sealing: SealingSection }>().sealing.stale.map((s) => s.name), ['rabbitmq-credentials']);
+    assert.deepEqual(
+      response.json<{ sealing: SealingSection }>().sealing.stale.map((s) => s.name),
+      ['rabbitmq-credentials'],
+    );
     const renewed = await check('eu-1', { sealing: { certificate: createTestCertificate().certificatePem } });
     assert.equal(renewed.json<{ sealing: SealingSection }>().sealing.stale.length, 3, 'after a renewal every annotated one is stale');
     assert.equal(double.requests.length, from);
@@ -151,7 +180,10 @@ describe('the sealing section of a cluster', () => {
     assert.equal(sealing.controller_certificate, null);
     assert.match(sealing.reason ?? '', /sealing-check/);
     assert.deepEqual(sealing.stale, []);
-    assert.deepEqual(sealing.unknown.map((s) => s.path), [HAND_MADE]);
+    assert.deepEqual(
+      sealing.unknown.map((s) => s.path),
+      [HAND_MADE],
+    );
     assert.equal(sealing.current_count, null);
   });
 
@@ -200,7 +232,10 @@ describe('the sealing section of a cluster', () => {
     await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
     try {
       const script = `touch ${marker}; printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(cat ${hostFile})"`;
-      const user = JSON.stringify({ name: 'evil', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', script], interactiveMode: 'Never' } } });
+      const user = JSON.stringify({
+        name: 'evil',
+        user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', script], interactiveMode: 'Never' } },
+      });
       const server = `http://127.0.0.1:${(capture.address() as AddressInfo).port}`;
       const from = double.requests.length;
       for (const parked of [`preferences: {x: &u ${user}}`, `extensions: [{name: x, extension: &u ${user}}]`]) {
@@ -230,7 +265,12 @@ describe('the sealing section of a cluster', () => {
 
   it('names none once the stale one is resealed and pushed: nothing read at the older commit is reused', async () => {
     assert.equal((await check('eu-1', { kubeconfig: { inline: kubeconfig } })).json<{ sealing: SealingSection }>().sealing.stale.length, 1);
-    const plan = await rotateCredentials(new FsRepoReader(work), { cluster: 'eu-1', certificate: served, values: { fresh: { random: (n) => randomBytes(n) } }, generatorVersion: 'test' });
+    const plan = await rotateCredentials(new FsRepoReader(work), {
+      cluster: 'eu-1',
+      certificate: served,
+      values: { fresh: { random: (n) => randomBytes(n) } },
+      generatorVersion: 'test',
+    });
     // Fresh values: the reseal, and the Job that sets the new password where RabbitMQ keeps it, listed in the layer.
     const [resealed, ...others] = [...plan.files.keys()];
     assert.equal(resealed, RABBITMQ);

@@ -44,7 +44,12 @@ let runCounter = 0;
 /** The repository every stored run names. */
 const RUN_REPOSITORY = 'https://git.example.com/platform/gitops.git';
 
-async function appWith(options: { uiDir: string; graphSource?: ClusterGraphSource; allowed?: readonly string[]; builtCheckMs?: number }): Promise<FastifyInstance> {
+async function appWith(options: {
+  uiDir: string;
+  graphSource?: ClusterGraphSource;
+  allowed?: readonly string[];
+  builtCheckMs?: number;
+}): Promise<FastifyInstance> {
   const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development' });
   return createHttpApp({
     service,
@@ -69,7 +74,11 @@ async function storedRun(lines: readonly string[], final?: { status: 'succeeded'
     createdBy: 'test',
     sealing: 'certificate',
   });
-  if (lines.length > 0) await store.appendLogs(id, lines.map((line) => ({ time: new Date(), line })));
+  if (lines.length > 0)
+    await store.appendLogs(
+      id,
+      lines.map((line) => ({ time: new Date(), line })),
+    );
   if (final) await store.update(id, { status: final.status, finishedAt: new Date(), ...(final.gitopsPath ? { gitopsPath: final.gitopsPath } : {}) });
   return id;
 }
@@ -201,7 +210,10 @@ describe('dashboard API', () => {
       assert.equal(response.statusCode, 200);
       const run = response.json();
       assert.equal(run.steps.length, 7);
-      assert.deepEqual(run.steps.map((s: { status: string }) => s.status), ['succeeded', 'failed', 'pending', 'pending', 'pending', 'pending', 'pending']);
+      assert.deepEqual(
+        run.steps.map((s: { status: string }) => s.status),
+        ['succeeded', 'failed', 'pending', 'pending', 'pending', 'pending', 'pending'],
+      );
       assert.equal(run.steps[0].name, 'clone');
       assert.equal(run.steps[0].duration_ms, 42);
       assert.match(run.steps[0].started_at, /^\d{4}-\d\d-\d\dT/);
@@ -229,7 +241,10 @@ describe('dashboard API', () => {
       assert.equal(json.statusCode, 200);
       assert.match(String(json.headers['content-type']), /^application\/json/);
       assert.deepEqual(json.json(), { nodes: [] });
-      assert.deepEqual(graphSource.calls, [{ id, format: 'svg' }, { id, format: 'json' }]);
+      assert.deepEqual(graphSource.calls, [
+        { id, format: 'svg' },
+        { id, format: 'json' },
+      ]);
 
       const bad = await app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}/graph?format=png`, headers: AUTH });
       assert.equal(bad.statusCode, 400);

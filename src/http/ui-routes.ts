@@ -93,54 +93,59 @@ export async function registerUiRoutes(app: FastifyInstance, options: UiRoutesOp
   app.get('/', hide, async (_request, reply) => reply.redirect(UI_PREFIX, 302));
   app.get('/ui', hide, async (_request, reply) => reply.redirect(UI_PREFIX, 302));
 
-  await app.register(async (scope) => {
-    scope.addHook('onSend', async (_request, reply, payload) => {
-      void reply
-        .header('content-security-policy', CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('x-frame-options', 'DENY');
-      return payload;
-    });
+  await app.register(
+    async (scope) => {
+      scope.addHook('onSend', async (_request, reply, payload) => {
+        void reply
+          .header('content-security-policy', CSP)
+          .header('x-content-type-options', 'nosniff')
+          .header('referrer-policy', 'no-referrer')
+          .header('x-frame-options', 'DENY');
+        return payload;
+      });
 
-    const built = builtDashboardCheck(dir, options.builtCheckMs);
-    if (!built()) {
-      // Where the package is installed is the operator's business, not a visitor's: the log has it.
-      app.log.warn({ dir }, `the dashboard is not built: /ui/ answers 503 until \`${UI_BUILD_COMMAND}\` has built it (no restart needed)`);
-    }
-    scope.addHook('onRequest', async (_request, reply) => {
-      if (built()) return;
-      return reply
-        .status(503)
-        .header('retry-after', '60')
-        .header('cache-control', 'no-store')
-        .type('text/plain; charset=utf-8')
-        .send(`The dashboard is not built: this installation has no ui/dist/index.html. Build it with \`${UI_BUILD_COMMAND}\` in the package's directory; the running service serves it as soon as the build ends (reload this page).\n`);
-    });
-
-    await scope.register(fastifyStatic, {
-      root: dir,
-      prefix: '/',
-      wildcard: true,
-      index: ['index.html'],
-      redirect: false,
-      dotfiles: 'ignore',
-      schemaHide: true,
-      cacheControl: false,
-      setHeaders: (response, path) => {
-        // Vite names everything under assets/ by content hash; index.html must be revalidated to pick up a new build.
-        response.setHeader('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
-      },
-    });
-
-    // A client route (no file extension) gets the app shell; anything else missing is a 404.
-    scope.setNotFoundHandler(async (request, reply: FastifyReply) => {
-      const path = request.url.split('?', 1)[0] ?? '';
-      const last = path.slice(path.lastIndexOf('/') + 1);
-      if ((request.method === 'GET' || request.method === 'HEAD') && !last.includes('.')) {
-        return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html');
+      const built = builtDashboardCheck(dir, options.builtCheckMs);
+      if (!built()) {
+        // Where the package is installed is the operator's business, not a visitor's: the log has it.
+        app.log.warn({ dir }, `the dashboard is not built: /ui/ answers 503 until \`${UI_BUILD_COMMAND}\` has built it (no restart needed)`);
       }
-      return reply.status(404).type('text/plain; charset=utf-8').send(`no dashboard file ${path}\n`);
-    });
-  }, { prefix: '/ui' });
+      scope.addHook('onRequest', async (_request, reply) => {
+        if (built()) return;
+        return reply
+          .status(503)
+          .header('retry-after', '60')
+          .header('cache-control', 'no-store')
+          .type('text/plain; charset=utf-8')
+          .send(
+            `The dashboard is not built: this installation has no ui/dist/index.html. Build it with \`${UI_BUILD_COMMAND}\` in the package's directory; the running service serves it as soon as the build ends (reload this page).\n`,
+          );
+      });
+
+      await scope.register(fastifyStatic, {
+        root: dir,
+        prefix: '/',
+        wildcard: true,
+        index: ['index.html'],
+        redirect: false,
+        dotfiles: 'ignore',
+        schemaHide: true,
+        cacheControl: false,
+        setHeaders: (response, path) => {
+          // Vite names everything under assets/ by content hash; index.html must be revalidated to pick up a new build.
+          response.setHeader('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        },
+      });
+
+      // A client route (no file extension) gets the app shell; anything else missing is a 404.
+      scope.setNotFoundHandler(async (request, reply: FastifyReply) => {
+        const path = request.url.split('?', 1)[0] ?? '';
+        const last = path.slice(path.lastIndexOf('/') + 1);
+        if ((request.method === 'GET' || request.method === 'HEAD') && !last.includes('.')) {
+          return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html');
+        }
+        return reply.status(404).type('text/plain; charset=utf-8').send(`no dashboard file ${path}\n`);
+      });
+    },
+    { prefix: '/ui' },
+  );
 }

@@ -63,7 +63,13 @@ describe('/api/v1/upgrades', () => {
     await git(work, 'push', '--quiet', bare, 'main:main');
     store = await PgRunStore.open();
     const url = pathToFileURL(bare).href;
-    const service = new RunService({ store, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => url } });
+    const service = new RunService({
+      store,
+      executor: unusedExecutor,
+      previewer: unusedPreviewer,
+      reference: 'development',
+      defaultRepository: { ensure: async () => url },
+    });
     const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: tmp, ttlMs: 0 });
     appDeps = { service, authenticator: new StaticTokenAuthenticator([TOKEN]), store, fleetSource, rolloutStore: store.rollouts() };
     app = await createHttpApp(appDeps);
@@ -81,19 +87,32 @@ describe('/api/v1/upgrades', () => {
     const response = await post({ clusters: 'all', dry_run: true });
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json<{ clusters: { name: string; status: string; files: { added: string[]; modified: string[]; removed: string[] } }[] }>();
-    assert.deepEqual(body.clusters.map((c) => [c.name, c.status]), CLUSTERS.map((name) => [name, 'changed']));
-    for (const cluster of body.clusters) assert.ok(cluster.files.modified.some((p) => p.startsWith(`clusters/${cluster.name}/apps/`)), JSON.stringify(cluster.files));
-    assert.ok(body.clusters.every((c) => !('diff' in c)), 'no file contents unless asked');
+    assert.deepEqual(
+      body.clusters.map((c) => [c.name, c.status]),
+      CLUSTERS.map((name) => [name, 'changed']),
+    );
+    for (const cluster of body.clusters)
+      assert.ok(
+        cluster.files.modified.some((p) => p.startsWith(`clusters/${cluster.name}/apps/`)),
+        JSON.stringify(cluster.files),
+      );
+    assert.ok(
+      body.clusters.every((c) => !('diff' in c)),
+      'no file contents unless asked',
+    );
     assert.equal(await head(), before);
   });
 
-  it('dry_run with diff gives each changed file\'s content before and after, for a diff viewer', async () => {
+  it("dry_run with diff gives each changed file's content before and after, for a diff viewer", async () => {
     const response = await post({ clusters: ['eu-2'], dry_run: true, diff: true });
     assert.equal(response.statusCode, 200, response.body);
     type File = { path: string; change: string; content?: string; previous_content?: string };
     const [cluster] = response.json<{ clusters: { name: string; files: { modified: string[] }; diff?: File[] }[] }>().clusters;
     assert.equal(cluster?.name, 'eu-2');
-    assert.deepEqual(cluster.diff?.map((f) => f.path), [...cluster.files.modified].sort());
+    assert.deepEqual(
+      cluster.diff?.map((f) => f.path),
+      [...cluster.files.modified].sort(),
+    );
     // The reference's API went from 3 to 4 replicas (editReferenceReplicas above).
     const replicas = cluster.diff?.find((f) => f.previous_content?.includes('replicas: 3') && f.content?.includes('replicas: 4'));
     assert.ok(replicas, JSON.stringify(cluster.diff));
@@ -106,7 +125,16 @@ describe('/api/v1/upgrades', () => {
     assert.equal((await post({ clusters: ['nowhere'] })).statusCode, 404);
     assert.equal((await post({ clusters: 'all', wave_size: 0 })).statusCode, 400);
     assert.equal((await app.inject({ method: 'GET', url: '/api/v1/upgrades/nope', headers: AUTH })).statusCode, 404);
-    await store.create({ id: 'run-eu-3', cluster: { name: 'eu-3', domain: 'eu-3.example.net', region: 'eu-west-1' }, repositoryUrl: pathToFileURL(bare).href, branch: 'main', reference: 'development', job: 'scaffold-run-eu-3', createdBy: 'static:test', sealing: 'certificate' });
+    await store.create({
+      id: 'run-eu-3',
+      cluster: { name: 'eu-3', domain: 'eu-3.example.net', region: 'eu-west-1' },
+      repositoryUrl: pathToFileURL(bare).href,
+      branch: 'main',
+      reference: 'development',
+      job: 'scaffold-run-eu-3',
+      createdBy: 'static:test',
+      sealing: 'certificate',
+    });
     const active = await post({ clusters: 'all' });
     assert.equal(active.statusCode, 409, active.body);
     assert.match(active.body, /eu-3 has an active run \(run-eu-3/);
@@ -127,14 +155,23 @@ describe('/api/v1/upgrades', () => {
     // Runs that start and never end by themselves: only the cancel ends eu-1's.
     const started: string[] = [];
     const executor = { ...unusedExecutor, start: async (run: RunRecord) => (started.push(run.cluster.name), { job: run.job }) };
-    const service = new RunService({ store, executor, previewer: unusedPreviewer, reference: 'development', defaultRepository: { ensure: async () => pathToFileURL(bare).href } });
+    const service = new RunService({
+      store,
+      executor,
+      previewer: unusedPreviewer,
+      reference: 'development',
+      defaultRepository: { ensure: async () => pathToFileURL(bare).href },
+    });
     const running = await createHttpApp({ ...appDeps, service });
     try {
       const call = (method: 'GET' | 'POST', url: string) => running.inject({ method, url, headers: AUTH, ...(method === 'POST' ? { payload: {} } : {}) });
       const accepted = await running.inject({ method: 'POST', url: '/api/v1/upgrades', headers: AUTH, payload: { clusters: ['eu-1', 'eu-2'], wave_size: 1 } });
       assert.equal(accepted.statusCode, 202, accepted.body);
       const id = accepted.json<Rollout>().id;
-      const firstRun = await eventually('eu-1 has its run', async () => (await call('GET', `/api/v1/upgrades/${id}`)).json<Rollout>().clusters.find((c) => c.name === 'eu-1')?.run_id);
+      const firstRun = await eventually(
+        'eu-1 has its run',
+        async () => (await call('GET', `/api/v1/upgrades/${id}`)).json<Rollout>().clusters.find((c) => c.name === 'eu-1')?.run_id,
+      );
 
       const cancelled = await call('POST', `/api/v1/upgrades/${id}/cancel`);
       assert.equal(cancelled.statusCode, 200, cancelled.body);
@@ -143,12 +180,18 @@ describe('/api/v1/upgrades', () => {
       assert.ok(body.finished_at);
       // Each started cluster carries its run's times (the rollout page shows them); a pending one has none.
       const [first, second] = body.clusters;
-      assert.ok(first?.started_at !== undefined && first.finished_at !== undefined && Date.parse(first.started_at) <= Date.parse(first.finished_at), JSON.stringify(first));
+      assert.ok(
+        first?.started_at !== undefined && first.finished_at !== undefined && Date.parse(first.started_at) <= Date.parse(first.finished_at),
+        JSON.stringify(first),
+      );
       assert.equal(second?.started_at, undefined);
-      assert.deepEqual(body.clusters.map((c) => [c.name, c.status, c.run_id, c.message]), [
-        ['eu-1', 'cancelled', firstRun, 'cancelled by static:0'],
-        ['eu-2', 'pending', undefined, undefined],
-      ]);
+      assert.deepEqual(
+        body.clusters.map((c) => [c.name, c.status, c.run_id, c.message]),
+        [
+          ['eu-1', 'cancelled', firstRun, 'cancelled by static:0'],
+          ['eu-2', 'pending', undefined, undefined],
+        ],
+      );
       assert.equal((await store.get(firstRun))?.status, 'cancelled');
       assert.deepEqual(started, ['eu-1'], 'the second wave never started');
       assert.equal((await call('POST', `/api/v1/upgrades/${id}/cancel`)).statusCode, 409);
@@ -163,7 +206,10 @@ describe('/api/v1/upgrades', () => {
       const [newest] = await list('');
       assert.deepEqual(newest, { ...newest, id, state: 'cancelled', waves: 2, requested_by: 'static:0', clusters: { total: 2, cancelled: 1, pending: 1 } });
       assert.ok(!(await list('?state=running')).some((r) => r.id === id));
-      assert.deepEqual((await list('?state=cancelled&limit=1')).map((r) => r.id), [id]);
+      assert.deepEqual(
+        (await list('?state=cancelled&limit=1')).map((r) => r.id),
+        [id],
+      );
       for (const bad of ['?limit=0', '?limit=101', '?state=paused']) assert.equal((await call('GET', `/api/v1/upgrades${bad}`)).statusCode, 400, bad);
     } finally {
       await running.close();

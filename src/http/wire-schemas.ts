@@ -34,9 +34,13 @@ export const singleLine = (max: number) =>
 
 export const githubAppSchema = z
   .object({
-    app_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, 'must be the App\'s numeric id'),
-    installation_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, 'must be the installation\'s numeric id'),
-    private_key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(16_384, 'must be at most 16 KiB').describe("The App's private key (PEM)."),
+    app_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, "must be the App's numeric id"),
+    installation_id: z.string({ error: 'must be a string' }).regex(/^[0-9]{1,20}$/, "must be the installation's numeric id"),
+    private_key: z
+      .string({ error: 'must be a string' })
+      .min(1, 'must not be empty')
+      .max(16_384, 'must be at most 16 KiB')
+      .describe("The App's private key (PEM)."),
   })
   .strict()
   .describe('A GitHub App installed on the repository (delivery.forge github): the runner mints an installation token for the API and for git.');
@@ -73,7 +77,9 @@ export const kubeconfigSchema = z
       ctx.addIssue({ code: 'custom', message: 'give exactly one of kubeconfig.secretRef or kubeconfig.inline' });
     }
   })
-  .describe("Access to the new cluster, to wait for its Sealed Secrets controller and fetch its certificate. A Secret in the service's cluster (secretRef, Kubernetes executor only) or the kubeconfig text (inline).");
+  .describe(
+    "Access to the new cluster, to wait for its Sealed Secrets controller and fetch its certificate. A Secret in the service's cluster (secretRef, Kubernetes executor only) or the kubeconfig text (inline).",
+  );
 
 export const sealingSchema = z
   .object({ certificate: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(65_536, 'must be at most 64 KiB') })
@@ -95,19 +101,27 @@ export const notificationsSchema = z
   .object({
     provider: z
       .enum(NOTIFICATION_PROVIDERS, { error: `must be one of ${NOTIFICATION_PROVIDERS.join(', ')}` })
-      .describe("notification-controller's Provider type: slack (an incoming webhook), msteams (a Teams workflow webhook) or generic (any https endpoint taking Flux's event JSON). The target platform may offer fewer (scaffold.yaml notifications.providers)."),
+      .describe(
+        "notification-controller's Provider type: slack (an incoming webhook), msteams (a Teams workflow webhook) or generic (any https endpoint taking Flux's event JSON). The target platform may offer fewer (scaffold.yaml notifications.providers).",
+      ),
     address: z
       .string({ error: 'must be a string' })
       .min(1, 'must not be empty')
       .max(2048, 'must be at most 2048 characters')
-      .describe('The webhook URL (https://). A credential: sealed into the cluster\'s tree like every other (SealedSecret, strict scope), never stored, logged or echoed.'),
+      .describe(
+        "The webhook URL (https://). A credential: sealed into the cluster's tree like every other (SealedSecret, strict scope), never stored, logged or echoed.",
+      ),
   })
   .strict()
-  .describe("Failure notifications: a Provider and an Alert on every Kustomization and HelmRelease for error events. Needs a platform that declares them (scaffold.yaml notifications). Without it the cluster gets none, unless it had them: a re-render keeps the type and the sealed address.");
+  .describe(
+    'Failure notifications: a Provider and an Alert on every Kustomization and HelmRelease for error events. Needs a platform that declares them (scaffold.yaml notifications). Without it the cluster gets none, unless it had them: a re-render keeps the type and the sealed address.',
+  );
 
 export const waitForReadySchema = z
   .boolean({ error: 'must be true or false' })
-  .describe("After the last push, wait until the cluster's Flux Kustomizations report Ready at the pushed commit; the run fails, naming them, if they do not. Needs kubeconfig (sealing.certificate may be given as well).");
+  .describe(
+    "After the last push, wait until the cluster's Flux Kustomizations report Ready at the pushed commit; the run fails, naming them, if they do not. Needs kubeconfig (sealing.certificate may be given as well).",
+  );
 export const readyTimeoutSchema = z
   .number({ error: 'must be a number' })
   .int('must be a whole number')
@@ -117,13 +131,28 @@ export const readyTimeoutSchema = z
 // Shape only: the rules (a forge for pull_request, an https api_url) are the runner's, checked once in the service (delivery/delivery-settings.ts).
 export const deliverySchema = z
   .object({
-    mode: z.enum(['push', 'pull_request'], { error: 'must be push or pull_request' }).describe('push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.'),
-    auto_merge: z.boolean({ error: 'must be true or false' }).optional().describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
-    forge: z.enum(FORGES, { error: `must be ${forgeNameList()}` }).optional().describe('Who hosts the repository; required with pull_request.'),
-    api_url: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional().describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
+    mode: z
+      .enum(['push', 'pull_request'], { error: 'must be push or pull_request' })
+      .describe(
+        'push (default): straight to the branch. pull_request: each pass on `scaffold/<cluster>/<pass>` through a pull/merge request, merged before the next pass.',
+      ),
+    auto_merge: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe('Merge each request once the forge says it is mergeable (checks passed). Default: false, a person merges.'),
+    forge: z
+      .enum(FORGES, { error: `must be ${forgeNameList()}` })
+      .optional()
+      .describe('Who hosts the repository; required with pull_request.'),
+    api_url: z
+      .string({ error: 'must be a string' })
+      .min(1, 'must not be empty')
+      .max(2048, 'must be at most 2048 characters')
+      .optional()
+      .describe("The forge's API, e.g. https://ghe.example.com/api/v3. Default: derived from the repository URL."),
   })
   .strict()
-  .describe('How the two passes reach the branch. The forge API is called with repository.credentials.token (or the runner\'s GitHub App).');
+  .describe("How the two passes reach the branch. The forge API is called with repository.credentials.token (or the runner's GitHub App).");
 
 export const scaffoldRequestSchema = z
   .object({
@@ -134,7 +163,7 @@ export const scaffoldRequestSchema = z
       .object({
         url: repositoryUrlSchema
           .optional()
-          .describe('https://, ssh:// or file:// (http:// and git:// to loopback only); no credentials in the URL. Default: the service\'s default repository.'),
+          .describe("https://, ssh:// or file:// (http:// and git:// to loopback only); no credentials in the URL. Default: the service's default repository."),
         branch: branchSchema.optional().describe('Default: main.'),
         credentials: credentialsSchema.optional(),
       })
@@ -151,8 +180,15 @@ export const scaffoldRequestSchema = z
   .strict()
   .superRefine((value, ctx) => {
     // The runner reads a GitHub App only for GitHub; anywhere else it would be silently unused.
-    if (value.repository?.credentials?.github_app !== undefined && !(value.delivery?.forge !== undefined && forgeDescriptor(value.delivery.forge).acceptsGithubApp)) {
-      ctx.addIssue({ code: 'custom', path: ['repository', 'credentials', 'github_app'], message: `needs delivery.forge ${GITHUB_APP_FORGES.map((forge) => `"${forge}"`).join(' or ')}` });
+    if (
+      value.repository?.credentials?.github_app !== undefined &&
+      !(value.delivery?.forge !== undefined && forgeDescriptor(value.delivery.forge).acceptsGithubApp)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['repository', 'credentials', 'github_app'],
+        message: `needs delivery.forge ${GITHUB_APP_FORGES.map((forge) => `"${forge}"`).join(' or ')}`,
+      });
     }
   })
   .describe('Only cluster is required by the shape; one of kubeconfig or sealing.certificate must be given.');
@@ -181,7 +217,9 @@ export const rotateRequestSchema = z
       .min(1, 'must name at least one credential')
       .max(100, 'must name at most 100 credentials')
       .optional()
-      .describe("The credentials to rotate. Same values (the default): the ones whose SealedSecrets the cluster's controller re-encrypts; default every one not sealed with the certificate it serves now. With fresh_values: the ones sealed anew; default all."),
+      .describe(
+        "The credentials to rotate. Same values (the default): the ones whose SealedSecrets the cluster's controller re-encrypts; default every one not sealed with the certificate it serves now. With fresh_values: the ones sealed anew; default all.",
+      ),
     fresh_values: z
       .boolean({ error: 'must be true or false' })
       .optional()
@@ -256,17 +294,22 @@ export const runViewSchema = z.object({
   id: z.string(),
   action: z.enum(RUN_ACTIONS).describe(`${runActionsDescribed()}.`),
   status: z.enum(RUN_STATUSES),
-  step: z.number().int().describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade, 5 for a removal) while running; 0 before the run started."),
+  step: z
+    .number()
+    .int()
+    .describe("1 to the action's step count (7 for a scaffold, 3 for an upgrade, 5 for a removal) while running; 0 before the run started."),
   step_name: z.string().nullable(),
   message: z.string(),
   error_code: z
     .enum(ERROR_CODES)
     .nullable()
-    .describe('A failed run: what kind of failure ended it (the runner\'s error code, `internal` when the runner ended without reporting one); null otherwise.'),
+    .describe("A failed run: what kind of failure ended it (the runner's error code, `internal` when the runner ended without reporting one); null otherwise."),
   transient: z
     .boolean()
     .nullable()
-    .describe('A failed run: true when retrying it later may succeed (a git remote or the Kubernetes API unreachable, a wait timed out, a push lost a race), false when the same request will fail again; null unless failed.'),
+    .describe(
+      'A failed run: true when retrying it later may succeed (a git remote or the Kubernetes API unreachable, a wait timed out, a push lost a race), false when the same request will fail again; null unless failed.',
+    ),
   cluster: z.object({ name: z.string(), domain: z.string(), region: z.string() }),
   repository: z.object({ url: z.string().describe('Without credentials.'), branch: z.string() }),
   reference: z.string(),
@@ -276,9 +319,17 @@ export const runViewSchema = z.object({
   attempt: z.number().int(),
   sealing: z.enum(['certificate', 'kubeconfig', 'none']).describe('none: an upgrade or removal, which seal nothing.'),
   changes: z
-    .object({ added: z.number().int(), modified: z.number().int(), removed: z.number().int(), credentials_kept: z.number().int().optional(), kept: z.array(z.string()).optional() })
+    .object({
+      added: z.number().int(),
+      modified: z.number().int(),
+      removed: z.number().int(),
+      credentials_kept: z.number().int().optional(),
+      kept: z.array(z.string()).optional(),
+    })
     .nullable()
-    .describe("An upgrade's or removal's commit, in files (kept: files of the cluster's directory a removal left, e.g. flux-system/); null for a scaffold or before the run ended."),
+    .describe(
+      "An upgrade's or removal's commit, in files (kept: files of the cluster's directory a removal left, e.g. flux-system/); null for a scaffold or before the run ended.",
+    ),
   delivery: z
     .object({ mode: z.enum(['push', 'pull_request']), auto_merge: z.boolean(), forge: z.string().optional(), api_url: z.string().optional() })
     .describe('How the passes reach the branch.'),
@@ -353,11 +404,12 @@ export type RouteErrorStatus = 400 | 404 | 409 | 413 | 415;
  * `statuses`, the ones its own input and state can cause, so a client
  * generated from the document handles what the route really answers.
  */
-export function errorResponsesOf(...statuses: RouteErrorStatus[]): Record<number, { description: string; content: { 'application/json': { schema: typeof errorSchema } } }> {
+export function errorResponsesOf(
+  ...statuses: RouteErrorStatus[]
+): Record<number, { description: string; content: { 'application/json': { schema: typeof errorSchema } } }> {
   const all = [...new Set<keyof typeof ERROR_MEANINGS>([...statuses, 401, 403, 503])].sort((a, b) => a - b);
   return Object.fromEntries(all.map((status) => [status, { description: ERROR_MEANINGS[status], content: { 'application/json': { schema: errorSchema } } }]));
 }
-
 
 export type WireRequest = z.infer<typeof scaffoldRequestSchema>;
 export type WireSecrets = z.infer<typeof retryRequestSchema>;

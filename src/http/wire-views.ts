@@ -19,7 +19,12 @@ export function toScaffoldRequest(body: WireRequest): ScaffoldRequest {
     cluster: body.cluster,
     ...(repository?.url === undefined && repository?.branch === undefined
       ? {}
-      : { repository: { ...(repository.url === undefined ? {} : { url: repository.url }), ...(repository.branch === undefined ? {} : { branch: repository.branch }) } }),
+      : {
+          repository: {
+            ...(repository.url === undefined ? {} : { url: repository.url }),
+            ...(repository.branch === undefined ? {} : { branch: repository.branch }),
+          },
+        }),
     ...(body.delivery === undefined ? {} : { delivery: toRawDelivery(body.delivery) }),
     secrets: secretsOf(body),
   };
@@ -39,10 +44,18 @@ export function secretsOf(body: WireSecrets | undefined): RunSecrets {
   const credentials = body?.repository?.credentials;
   const kubeconfig = body?.kubeconfig;
   return {
-    ...(credentials?.token === undefined ? {} : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+    ...(credentials?.token === undefined
+      ? {}
+      : { repositoryCredentials: { token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
     ...(credentials?.github_app === undefined
       ? {}
-      : { githubApp: { appId: credentials.github_app.app_id, installationId: credentials.github_app.installation_id, privateKey: credentials.github_app.private_key } }),
+      : {
+          githubApp: {
+            appId: credentials.github_app.app_id,
+            installationId: credentials.github_app.installation_id,
+            privateKey: credentials.github_app.private_key,
+          },
+        }),
     ...(kubeconfig?.secretRef !== undefined
       ? { kubeconfig: { kind: 'secretRef' as const, ...kubeconfig.secretRef } }
       : kubeconfig?.inline !== undefined

@@ -65,8 +65,16 @@ describe('loadKubeConfig', () => {
   it('refuses exec, auth-provider and every file reference, by field, and runs nothing', async () => {
     const marker = join(dir, 'exec-ran');
     const cases: [string, string[], RegExp][] = [
-      ['exec', ['    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: sh', `      args: ["-c", "touch ${marker}"]`], /users\[0\]\.user\.exec runs a command/],
-      ['auth-provider', ['    auth-provider:', '      name: gcp', '      config:', `        cmd-path: /bin/touch`, `        cmd-args: ${marker}`], /auth-provider runs an authentication plugin/],
+      [
+        'exec',
+        ['    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: sh', `      args: ["-c", "touch ${marker}"]`],
+        /users\[0\]\.user\.exec runs a command/,
+      ],
+      [
+        'auth-provider',
+        ['    auth-provider:', '      name: gcp', '      config:', `        cmd-path: /bin/touch`, `        cmd-args: ${marker}`],
+        /auth-provider runs an authentication plugin/,
+      ],
       ['tokenFile', ['    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'], /tokenFile reads a file/],
       ['client-certificate', ['    client-certificate: /etc/gitops-scaffolder/tls.crt'], /client-certificate reads a file/],
       ['client-key', ['    client-key: /etc/gitops-scaffolder/tls.key'], /client-key reads a file/],
@@ -78,13 +86,26 @@ describe('loadKubeConfig', () => {
       await writeFile(path, yaml);
       rejectsWithout(() => loadKubeConfig({ kind: 'file', path }), pattern);
     }
-    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: kubeconfig().replace('certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==', 'certificate-authority: /etc/ssl/ca.crt') }), /certificate-authority reads a file/);
-    rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: kubeconfig().replace('    server:', '    proxy-url: http://169.254.169.254:80\n    server:') }), /proxy-url sends the traffic through a proxy/);
+    rejectsWithout(
+      () =>
+        loadKubeConfig({
+          kind: 'inline',
+          yaml: kubeconfig().replace('certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==', 'certificate-authority: /etc/ssl/ca.crt'),
+        }),
+      /certificate-authority reads a file/,
+    );
+    rejectsWithout(
+      () => loadKubeConfig({ kind: 'inline', yaml: kubeconfig().replace('    server:', '    proxy-url: http://169.254.169.254:80\n    server:') }),
+      /proxy-url sends the traffic through a proxy/,
+    );
     await assert.rejects(access(marker), 'no command ran');
   });
 
   it('answers an alias bomb with a validation error, not a crash', () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`)].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`),
+    ].join('\n');
     rejectsWithout(() => loadKubeConfig({ kind: 'inline', yaml: bomb }), /YAML alias/);
   });
 

@@ -67,7 +67,10 @@ describe('KubeFluxReadiness', () => {
     double.setKustomization(ns, 'flux-system', { spec: { sourceRef: ref, path: './clusters/eu-1' }, ...readyAt(OLDER) });
     double.setKustomization(ns, 'infrastructure', { spec: { sourceRef: ref, path: './clusters/eu-1/infrastructure' }, ...readyAt(OLDER) });
     // Another repository's Kustomization never reaches our commit, and is not ours to wait for.
-    double.setKustomization(ns, 'tenant', { spec: { sourceRef: { kind: 'GitRepository', name: 'tenant-repo' } }, ...status('False', 'ArtifactFailed', 'no artifact') });
+    double.setKustomization(ns, 'tenant', {
+      spec: { sourceRef: { kind: 'GitRepository', name: 'tenant-repo' } },
+      ...status('False', 'ArtifactFailed', 'no artifact'),
+    });
     const progress: KustomizationReadiness[] = [];
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const waiting = readiness.waitForReady({ namespace: ns, source, commit: COMMIT }, { timeoutMs: 5000, onProgress: (s) => progress.push(s) });
@@ -75,19 +78,32 @@ describe('KubeFluxReadiness', () => {
     await polled(ns);
     double.setKustomization(ns, 'flux-system', readyAt(COMMIT));
     // The sync applies the new layer in the same reconciliation.
-    double.setKustomization(ns, 'apps', { spec: { sourceRef: ref, path: './clusters/eu-1/apps' }, ...status('False', 'DependencyNotReady', "dependency 'flux-system/infrastructure' is not ready") });
+    double.setKustomization(ns, 'apps', {
+      spec: { sourceRef: ref, path: './clusters/eu-1/apps' },
+      ...status('False', 'DependencyNotReady', "dependency 'flux-system/infrastructure' is not ready"),
+    });
     await polled(ns);
     double.setKustomization(ns, 'infrastructure', readyAt(COMMIT));
     await polled(ns);
     double.setKustomization(ns, 'apps', readyAt(COMMIT));
 
     const final = await waiting;
-    assert.deepEqual(final.map((s) => [s.name, s.phase]), [['apps', 'ready'], ['flux-system', 'ready'], ['infrastructure', 'ready']]);
+    assert.deepEqual(
+      final.map((s) => [s.name, s.phase]),
+      [
+        ['apps', 'ready'],
+        ['flux-system', 'ready'],
+        ['infrastructure', 'ready'],
+      ],
+    );
     assert.equal(final[0]?.lastAppliedRevision, `main@sha1:${COMMIT}`);
     assert.ok(!progress.some((s) => s.name === 'tenant'), 'another source is not reported');
     const apps = progress.filter((s) => s.name === 'apps').map((s) => s.phase);
     assert.deepEqual(apps, ['progressing', 'ready'], 'each change reported once');
-    assert.match(progress.find((s) => s.name === 'apps')?.summary ?? '', /Ready=False \(DependencyNotReady: dependency 'flux-system\/infrastructure' is not ready\)/);
+    assert.match(
+      progress.find((s) => s.name === 'apps')?.summary ?? '',
+      /Ready=False \(DependencyNotReady: dependency 'flux-system\/infrastructure' is not ready\)/,
+    );
     const lists = double.requests.filter((r) => r.path === `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${ns}/kustomizations`);
     assert.ok(lists.length >= 2 && lists.every((r) => r.method === 'GET' && r.query['watch'] === undefined), 'polls with lists');
   });
@@ -95,7 +111,7 @@ describe('KubeFluxReadiness', () => {
   it('times out naming the Kustomizations that are not Ready and their condition messages', async () => {
     const ns = fresh();
     double.setKustomization(ns, 'flux-system', readyAt(COMMIT));
-    double.setKustomization(ns, 'apps', status('False', 'HealthCheckFailed', 'timeout waiting for: [Deployment/tcr/web status: \'InProgress\']', OLDER, COMMIT));
+    double.setKustomization(ns, 'apps', status('False', 'HealthCheckFailed', "timeout waiting for: [Deployment/tcr/web status: 'InProgress']", OLDER, COMMIT));
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const started = Date.now();
     await assert.rejects(
@@ -103,7 +119,12 @@ describe('KubeFluxReadiness', () => {
       (error: unknown) => {
         assert.ok(error instanceof TimeoutError);
         assert.match(error.message, /^Flux did not apply a1afe267b54f within 0\.4s; not Ready: /);
-        assert.match(error.message, new RegExp(`${ns}/apps \\(Ready=False \\(HealthCheckFailed: timeout waiting for: \\[Deployment/tcr/web status: 'InProgress'\\]\\), applied main@sha1:${OLDER}\\)`));
+        assert.match(
+          error.message,
+          new RegExp(
+            `${ns}/apps \\(Ready=False \\(HealthCheckFailed: timeout waiting for: \\[Deployment/tcr/web status: 'InProgress'\\]\\), applied main@sha1:${OLDER}\\)`,
+          ),
+        );
         assert.doesNotMatch(error.message, /flux-system \(/, 'the Ready one is not named');
         return true;
       },
@@ -123,7 +144,11 @@ describe('KubeFluxReadiness', () => {
   it('fails early when a Kustomization fails to build the pushed commit', async () => {
     const ns = fresh();
     double.setKustomization(ns, 'flux-system', readyAt(COMMIT));
-    double.setKustomization(ns, 'database', status('False', 'BuildFailed', 'kustomize build failed: accumulating resources: missing.yaml: no such file', OLDER, COMMIT));
+    double.setKustomization(
+      ns,
+      'database',
+      status('False', 'BuildFailed', 'kustomize build failed: accumulating resources: missing.yaml: no such file', OLDER, COMMIT),
+    );
     const readiness = new KubeFluxReadiness({ kubeConfig, pollIntervalMs: 50 });
     const started = Date.now();
     await assert.rejects(
@@ -165,7 +190,10 @@ describe('KubeFluxReadiness', () => {
     await polled(ns, 2);
     double.setKustomization(ns, 'apps', readyAt(LATER));
     const final = await waiting;
-    assert.deepEqual(final.map((s) => s.phase), ['ready', 'ready']);
+    assert.deepEqual(
+      final.map((s) => s.phase),
+      ['ready', 'ready'],
+    );
     assert.deepEqual(asked.sort(), [OLDER, LATER].sort(), 'each other commit asked about once');
   });
 

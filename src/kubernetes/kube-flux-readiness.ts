@@ -14,7 +14,13 @@
  */
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { TimeoutError, UnavailableError, VerificationError } from '../errors.js';
-import { appliesSource, commitOfRevision, kustomizationReadiness, type KustomizationLike, type KustomizationReadiness } from '../gitops/kustomization-readiness.js';
+import {
+  appliesSource,
+  commitOfRevision,
+  kustomizationReadiness,
+  type KustomizationLike,
+  type KustomizationReadiness,
+} from '../gitops/kustomization-readiness.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { FluxReadiness, FluxReadyTarget } from '../runner/flux-readiness.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
@@ -76,10 +82,14 @@ export class KubeFluxReadiness implements FluxReadiness {
         if (stop.aborted) break;
         const { code } = kubeApiFailureOf(error);
         if (code === 401 || code === 403) {
-          throw new UnavailableError(`cannot list Kustomizations in ${target.namespace}: the API server refused the credentials (${kubeApiFailureSummary(error)})`, { cause: error });
+          throw new UnavailableError(
+            `cannot list Kustomizations in ${target.namespace}: the API server refused the credentials (${kubeApiFailureSummary(error)})`,
+            { cause: error },
+          );
         }
         // 404: the Kustomization CRD is not installed yet (Flux is still coming up); anything else may pass too.
-        lastError = code === 404 ? 'the Kustomization API is not served yet (Flux not installed?)' : `the API server could not be read: ${kubeApiFailureSummary(error)}`;
+        lastError =
+          code === 404 ? 'the Kustomization API is not served yet (Flux not installed?)' : `the API server could not be read: ${kubeApiFailureSummary(error)}`;
         this.logger.warn({ error: kubeApiFailureSummary(error) }, 'listing Kustomizations failed; retrying');
         await interruptibleSleep(this.pollIntervalMs, stop);
         continue;
@@ -92,13 +102,11 @@ export class KubeFluxReadiness implements FluxReadiness {
           checked.set(other, await target.contains(other));
         } catch (error) {
           // Asked again at the next read; until then that revision does not count.
-          this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'could not tell whether a newer commit contains the run\'s');
+          this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, "could not tell whether a newer commit contains the run's");
         }
       }
       const newer = new Set([...checked].filter(([, yes]) => yes).map(([sha]) => sha));
-      states = ours
-        .map((item) => kustomizationReadiness(item, target.commit, newer))
-        .sort((a, b) => a.name.localeCompare(b.name));
+      states = ours.map((item) => kustomizationReadiness(item, target.commit, newer)).sort((a, b) => a.name.localeCompare(b.name));
       for (const state of states) {
         const key = `${state.namespace}/${state.name}`;
         const report = `${state.phase} ${state.summary}`;
@@ -119,7 +127,7 @@ export class KubeFluxReadiness implements FluxReadiness {
     const what =
       waiting.length > 0
         ? `not Ready: ${waiting.map((s) => `${s.namespace}/${s.name} (${s.summary})`).join('; ')}`
-        : lastError ?? `no Kustomization in ${target.namespace} applies ${target.source.kind} ${target.source.namespace}/${target.source.name}`;
+        : (lastError ?? `no Kustomization in ${target.namespace} applies ${target.source.kind} ${target.source.namespace}/${target.source.name}`);
     throw new TimeoutError(`Flux did not apply ${target.commit.slice(0, 12)} within ${seconds}s; ${what}`);
   }
 }

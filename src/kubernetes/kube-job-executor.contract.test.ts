@@ -34,7 +34,13 @@ runScaffoldExecutorContract('KubeJobExecutor', async () => {
         exitCode,
         ...(script.result === undefined ? {} : { terminationMessage: JSON.stringify(script.result) }),
       });
-      double.setJobStatus(NS, job, exitCode === 0 ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] });
+      double.setJobStatus(
+        NS,
+        job,
+        exitCode === 0
+          ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] }
+          : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] },
+      );
     },
     async runnerView(run) {
       // The runner's container environment, and the Job's Secret as the kubelet mounts it: one file per key.
@@ -46,7 +52,10 @@ runScaffoldExecutorContract('KubeJobExecutor', async () => {
       const data = ((double.getObject('secrets', NS, name) as JsonObject | undefined)?.['data'] ?? {}) as Record<string, string>;
       return {
         env: Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value ?? ''])),
-        files: mount === undefined ? {} : Object.fromEntries(Object.entries(data).map(([key, value]) => [`${mount}/${key}`, Buffer.from(value, 'base64').toString('utf8')])),
+        files:
+          mount === undefined
+            ? {}
+            : Object.fromEntries(Object.entries(data).map(([key, value]) => [`${mount}/${key}`, Buffer.from(value, 'base64').toString('utf8')])),
       };
     },
     async cleanup() {

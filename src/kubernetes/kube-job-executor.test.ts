@@ -24,7 +24,13 @@ const KUBECONFIG_TEXT = 'apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  
 let runCounter = 0;
 function runOf(overrides: Partial<RunRecord> = {}): RunRecord {
   runCounter += 1;
-  return contractRunOf({ id: `r${runCounter}-01hzy3k8c`, job: '', createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller', sealing: 'kubeconfig', ...overrides });
+  return contractRunOf({
+    id: `r${runCounter}-01hzy3k8c`,
+    job: '',
+    createdBy: 'system:serviceaccount:kubeopera-core:host-cluster-controller',
+    sealing: 'kubeconfig',
+    ...overrides,
+  });
 }
 
 const SECRETS: RunSecrets = {
@@ -41,7 +47,7 @@ function container(job: JsonObject): JsonObject {
 }
 
 function podSpec(job: JsonObject): JsonObject {
-  return (((job['spec'] as JsonObject)['template'] as JsonObject)['spec']) as JsonObject;
+  return ((job['spec'] as JsonObject)['template'] as JsonObject)['spec'] as JsonObject;
 }
 
 function decoded(secret: JsonObject | undefined): Record<string, string> {
@@ -129,7 +135,11 @@ describe('KubeJobExecutor', () => {
       assert.equal(pod['serviceAccountName'], 'scaffold-runner');
       assert.equal(pod['automountServiceAccountToken'], false);
       assert.deepEqual(pod['securityContext'], {
-        runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' },
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
       });
       assert.deepEqual(pod['volumes'], [
         { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
@@ -183,8 +193,13 @@ describe('KubeJobExecutor', () => {
       }
     });
 
-    it('bounds the runner\'s /tmp by the configured size (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT), so a runaway clone is evicted at that size', async () => {
-      const sized = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, tmpSizeLimit: '512Mi' });
+    it("bounds the runner's /tmp by the configured size (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT), so a runaway clone is evicted at that size", async () => {
+      const sized = new KubeJobExecutor({
+        kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }),
+        namespace: NS,
+        image: IMAGE,
+        tmpSizeLimit: '512Mi',
+      });
       const run = runOf();
       await sized.start(run, SECRETS);
       const job = double.getObject('jobs', NS, `scaffold-${run.id}`) as JsonObject;
@@ -198,7 +213,9 @@ describe('KubeJobExecutor', () => {
 
     it('copies the kubeconfig rebuilt from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {
       // preferences and extensions are accepted and dropped: the Job gets what the policy rebuilt, not what the Secret held.
-      double.setSecret('clusters', 'eu-prod-1-kubeconfig', { value: `${KUBECONFIG_TEXT}preferences: {colors: true}\nextensions:\n- name: x\n  extension: {a: b}\n` });
+      double.setSecret('clusters', 'eu-prod-1-kubeconfig', {
+        value: `${KUBECONFIG_TEXT}preferences: {colors: true}\nextensions:\n- name: x\n  extension: {a: b}\n`,
+      });
       const run = runOf({ sealing: 'kubeconfig' });
       const name = `scaffold-${run.id}`;
       await executor.start(run, {
@@ -206,7 +223,13 @@ describe('KubeJobExecutor', () => {
         certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
       });
       const copied = decoded(double.getObject('secrets', NS, name));
-      assert.deepEqual(JSON.parse(copied['kubeconfig'] ?? ''), { apiVersion: 'v1', kind: 'Config', clusters: [], users: [{ name: 'admin', user: { token: 'SECRET-cluster-token' } }], contexts: [] });
+      assert.deepEqual(JSON.parse(copied['kubeconfig'] ?? ''), {
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [],
+        users: [{ name: 'admin', user: { token: 'SECRET-cluster-token' } }],
+        contexts: [],
+      });
       assert.match(copied['cert.pem'] ?? '', /BEGIN CERTIFICATE/);
       assert.ok(double.requests.some((r) => r.method === 'GET' && r.path === '/api/v1/namespaces/clusters/secrets/eu-prod-1-kubeconfig'));
       const env = Object.fromEntries((container(double.getObject('jobs', NS, name) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
@@ -225,11 +248,14 @@ describe('KubeJobExecutor', () => {
       assert.equal(env['SCAFFOLD_AUTO_MERGE'], 'true');
     });
 
-    it('puts a GitHub App into the Job\'s own Secret as files the runner is pointed at, never into the Job spec or the log', async () => {
+    it("puts a GitHub App into the Job's own Secret as files the runner is pointed at, never into the Job spec or the log", async () => {
       const logger = capturingLogger();
       const logged = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, logger });
       const privateKey = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA-SECRET-app-key\n-----END RSA PRIVATE KEY-----\n';
-      const run = runOf({ repositoryUrl: 'https://github.com/acme/platform-gitops.git', delivery: { mode: 'pull_request', forge: 'github', autoMerge: false } });
+      const run = runOf({
+        repositoryUrl: 'https://github.com/acme/platform-gitops.git',
+        delivery: { mode: 'pull_request', forge: 'github', autoMerge: false },
+      });
       const name = `scaffold-${run.id}`;
       await logged.start(run, { ...SECRETS, githubApp: { appId: '123456', installationId: '7890123', privateKey } });
 
@@ -238,7 +264,10 @@ describe('KubeJobExecutor', () => {
       assert.equal(files['github-app-id'], '123456');
       assert.equal(files['github-app-installation-id'], '7890123');
       assert.equal(files['github-app-private-key.pem'], privateKey);
-      assert.ok(((secret['metadata'] as JsonObject)['ownerReferences'] as JsonObject[] | undefined)?.some((o) => o['kind'] === 'Job' && o['name'] === name), 'the Job owns the Secret');
+      assert.ok(
+        ((secret['metadata'] as JsonObject)['ownerReferences'] as JsonObject[] | undefined)?.some((o) => o['kind'] === 'Job' && o['name'] === name),
+        'the Job owns the Secret',
+      );
 
       const job = double.getObject('jobs', NS, name) as JsonObject;
       const env = Object.fromEntries((container(job)['env'] as Env).map((e) => [e.name, e.value]));
@@ -249,7 +278,8 @@ describe('KubeJobExecutor', () => {
       const jobPost = double.requests.find((r) => r.method === 'POST' && r.path.endsWith('/jobs') && JSON.stringify(r.body).includes(run.id));
       const base64Key = Buffer.from(privateKey).toString('base64');
       for (const text of [JSON.stringify(job), JSON.stringify(jobPost?.body), logger.text()]) {
-        for (const leaked of ['SECRET-app-key', base64Key.slice(0, 40)]) assert.ok(!text.includes(leaked), `the Job spec and the executor's log must not contain ${leaked}`);
+        for (const leaked of ['SECRET-app-key', base64Key.slice(0, 40)])
+          assert.ok(!text.includes(leaked), `the Job spec and the executor's log must not contain ${leaked}`);
       }
       assert.ok(logger.lines.length > 0, 'the executor did log');
     });
@@ -265,10 +295,7 @@ describe('KubeJobExecutor', () => {
 
     it('fails with NotFoundError for a missing kubeconfig Secret and creates nothing', async () => {
       const run = runOf();
-      await assert.rejects(
-        executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'missing', key: 'value' } }),
-        NotFoundError,
-      );
+      await assert.rejects(executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'missing', key: 'value' } }), NotFoundError);
       assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
     });
@@ -290,7 +317,8 @@ describe('KubeJobExecutor', () => {
             await assert.rejects(executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', ...ref } }), (error: Error) => {
               assert.ok(error instanceof NotFoundError, String(error));
               answers.push(error.message.replace(`"${ref.key}"`, '"KEY"').replace(ref.name, 'NAME'));
-              for (const leaked of [...keys.filter((k) => k !== ref.key), inner, 'nested']) assert.ok(!error.message.includes(leaked), `${error.message} names ${leaked}`);
+              for (const leaked of [...keys.filter((k) => k !== ref.key), inner, 'nested'])
+                assert.ok(!error.message.includes(leaked), `${error.message} names ${leaked}`);
               return true;
             });
             assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
@@ -314,11 +342,17 @@ describe('KubeJobExecutor', () => {
 
     it('refuses a kubeconfig Secret that hides an exec behind a YAML alias, before any Job exists', async () => {
       // The anchor is parked where the old policy never looked; js-yaml would resolve `*u` into users[0].
-      double.setSecret('clusters', 'aliased-kubeconfig', { value: 'apiVersion: v1\nkind: Config\npreferences:\n  x: &u {name: u, user: {exec: {command: sh, apiVersion: client.authentication.k8s.io/v1}}}\nusers: [*u]\n' });
+      double.setSecret('clusters', 'aliased-kubeconfig', {
+        value:
+          'apiVersion: v1\nkind: Config\npreferences:\n  x: &u {name: u, user: {exec: {command: sh, apiVersion: client.authentication.k8s.io/v1}}}\nusers: [*u]\n',
+      });
       const run = runOf({ sealing: 'kubeconfig' });
       await assert.rejects(
         executor.start(run, { kubeconfig: { kind: 'secretRef', namespace: 'clusters', name: 'aliased-kubeconfig', key: 'value' } }),
-        (error: unknown) => error instanceof ValidationError && error.issues.every((i) => i.field === 'kubeconfig.secretRef') && /YAML alias \(\*name\) at users\[0\]/.test(error.message),
+        (error: unknown) =>
+          error instanceof ValidationError &&
+          error.issues.every((i) => i.field === 'kubeconfig.secretRef') &&
+          /YAML alias \(\*name\) at users\[0\]/.test(error.message),
       );
       assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
@@ -347,14 +381,17 @@ describe('KubeJobExecutor', () => {
       assert.deepEqual(await executor.inspect(run), { state: 'running' });
     });
 
-    it('maps Complete plus the runner\'s termination message to succeeded', async () => {
+    it("maps Complete plus the runner's termination message to succeeded", async () => {
       const run = runOf();
       const { job } = await executor.start(run, SECRETS);
       const result = {
         status: 'succeeded',
         message: 'cluster eu-prod-1 scaffolded',
         gitops_path: 'clusters/eu-prod-1',
-        commits: [{ pass: 'infrastructure', sha: 'a'.repeat(40) }, { pass: 'all', sha: 'b'.repeat(40) }],
+        commits: [
+          { pass: 'infrastructure', sha: 'a'.repeat(40) },
+          { pass: 'all', sha: 'b'.repeat(40) },
+        ],
         step: 7,
       };
       double.addPodForJob(NS, job, { phase: 'Succeeded', terminationMessage: JSON.stringify(result) });
@@ -369,7 +406,10 @@ describe('KubeJobExecutor', () => {
       await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds
       const failed = { status: 'failed', message: 'push rejected: remote unreachable', step: 3 };
       double.addPodForJob(NS, job, { phase: 'Failed', exitCode: 1, terminationMessage: JSON.stringify(failed) });
-      double.setJobStatus(NS, job, { failed: 2, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] });
+      double.setJobStatus(NS, job, {
+        failed: 2,
+        conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }],
+      });
       assert.deepEqual(await executor.inspect(run), { state: 'failed', result: failed });
     });
 
@@ -378,11 +418,17 @@ describe('KubeJobExecutor', () => {
       const { job } = await executor.start(run, SECRETS);
       const pod = double.addPodForJob(NS, job, { logLines: ['{"level":"info","step":4,"msg":"waiting for the Sealed Secrets controller"}'] });
       double.setPodPhase(NS, pod, 'Failed', { exitCode: 137 });
-      double.setJobStatus(NS, job, { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] });
+      double.setJobStatus(NS, job, {
+        failed: 1,
+        conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }],
+      });
       const state = await executor.inspect(run);
       assert.equal(state.state, 'failed');
       assert.ok(state.state === 'failed');
-      assert.match(state.result.message, /^DeadlineExceeded: Job was active longer than specified deadline; last event: waiting for the Sealed Secrets controller$/);
+      assert.match(
+        state.result.message,
+        /^DeadlineExceeded: Job was active longer than specified deadline; last event: waiting for the Sealed Secrets controller$/,
+      );
       assert.equal(state.result.step, 4);
     });
 
@@ -397,7 +443,7 @@ describe('KubeJobExecutor', () => {
   });
 
   describe('logs', () => {
-    it('returns the pod\'s log through the API', async () => {
+    it("returns the pod's log through the API", async () => {
       const run = runOf();
       const { job } = await executor.start(run, SECRETS);
       const lines = ['{"step":1,"msg":"clone"}', '{"step":2,"msg":"render infrastructure"}'];
@@ -434,7 +480,7 @@ describe('KubeJobExecutor', () => {
       assert.deepEqual(received, [sourceLineOf(pod), 'one', 'two', 'three', 'four', 'five']);
       const follows = double.requests.filter((r) => r.path.endsWith(`/pods/${pod}/log`) && r.query['follow'] === 'true');
       assert.equal(follows.length, 2, 'one follow, one resume after the drop');
-      assert.ok(follows[1]?.query['sinceTime'], 'the resume starts at the last line\'s time');
+      assert.ok(follows[1]?.query['sinceTime'], "the resume starts at the last line's time");
     });
 
     it('stops following when the signal aborts', async () => {
@@ -453,7 +499,11 @@ describe('KubeJobExecutor', () => {
     it('reads a retried Job pod by pod, each from its start after its source line, and names the retry', async () => {
       const run = runOf();
       const { job } = await executor.start(run, SECRETS);
-      const first = double.addPodForJob(NS, job, { phase: 'Failed', logLines: ['a1', 'a2'], terminationMessage: '{"status":"failed","message":"push failed"}' });
+      const first = double.addPodForJob(NS, job, {
+        phase: 'Failed',
+        logLines: ['a1', 'a2'],
+        terminationMessage: '{"status":"failed","message":"push failed"}',
+      });
       await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds: the retry is created later
       const second = double.addPodForJob(NS, job, { phase: 'Running', logLines: ['b1'] });
       const received: string[] = [];
@@ -466,7 +516,13 @@ describe('KubeJobExecutor', () => {
       double.setPodPhase(NS, second, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"ok"}' });
       await done;
       assert.deepEqual(received, [sourceLineOf(first), 'a1', 'a2', sourceLineOf(second, true), 'b1', 'b2']);
-      assert.deepEqual(received.map(parseOutputSource).filter((s) => s !== undefined).map((s) => s.source), [`pod/${first}`, `pod/${second}`]);
+      assert.deepEqual(
+        received
+          .map(parseOutputSource)
+          .filter((s) => s !== undefined)
+          .map((s) => s.source),
+        [`pod/${first}`, `pod/${second}`],
+      );
 
       // A later replay in which the first pod's log can no longer be read (its node is gone) still names both pods.
       double.injectFailure({ method: 'GET', path: new RegExp(`/pods/${first}/log$`), code: 404 });
@@ -495,10 +551,11 @@ describe('KubeJobExecutor', () => {
       }
       assert.fail(`timed out waiting for ${what}`);
     };
-    const monitorOf = (): RunMonitor => new RunMonitor({ store, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 20, reconcileIntervalMs: 60_000 } });
+    const monitorOf = (): RunMonitor =>
+      new RunMonitor({ store, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 20, reconcileIntervalMs: 60_000 } });
     const stored = async (id: string): Promise<string[]> => (await store.readLogs(id)).map((l) => l.line);
 
-    it('a service restart while the Job retries in a new pod loses none of the new pod\'s lines and stores none twice', async () => {
+    it("a service restart while the Job retries in a new pod loses none of the new pod's lines and stores none twice", async () => {
       const template = runOf();
       const run = await store.create({
         id: template.id,
@@ -518,7 +575,7 @@ describe('KubeJobExecutor', () => {
       let monitor = monitorOf();
       await monitor.start(stop.signal);
       monitor.track(run);
-      await waitFor('the first pod\'s lines', async () => (await stored(run.id)).length === 3);
+      await waitFor("the first pod's lines", async () => (await stored(run.id)).length === 3);
       stop.abort();
       await monitor.idle();
 
@@ -534,7 +591,7 @@ describe('KubeJobExecutor', () => {
       stop = new AbortController();
       monitor = monitorOf();
       await monitor.start(stop.signal);
-      await waitFor('the second pod\'s lines', async () => (await stored(run.id)).includes('b2'));
+      await waitFor("the second pod's lines", async () => (await stored(run.id)).includes('b2'));
       double.appendPodLog(NS, second, ['b3']);
       double.setJobStatus(NS, job, { succeeded: 1, failed: 1, conditions: [{ type: 'Complete', status: 'True' }] });
       double.setPodPhase(NS, second, 'Succeeded', { terminationMessage: '{"status":"succeeded","message":"pushed","step":7}' });
@@ -565,7 +622,10 @@ describe('KubeJobExecutor', () => {
       assert.equal(deletion?.query['propagationPolicy'], 'Background');
       assert.equal(double.getObject('jobs', NS, job), undefined);
       assert.equal(double.getObject('secrets', NS, job), undefined);
-      assert.equal(double.listObjects('pods', NS).filter((p) => ((p['metadata'] as JsonObject)['labels'] as Record<string, string>)['job-name'] === job).length, 0);
+      assert.equal(
+        double.listObjects('pods', NS).filter((p) => ((p['metadata'] as JsonObject)['labels'] as Record<string, string>)['job-name'] === job).length,
+        0,
+      );
       await executor.cancel(run);
       assert.deepEqual(await executor.inspect(run), { state: 'missing' });
     });

@@ -100,10 +100,7 @@ export class KubeJobExecutor implements RunExecutor {
       if (codeOf(error) !== 409) throw unavailable(`cannot create Secret ${this.namespace}/${name}`, error);
       // A previous start got this far: bring the values up to date (the Job may not exist yet).
       try {
-        await this.core.patchNamespacedSecret(
-          { namespace: this.namespace, name, body: { data } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+        await this.core.patchNamespacedSecret({ namespace: this.namespace, name, body: { data } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
       } catch (patchError) {
         throw unavailable(`cannot update Secret ${this.namespace}/${name}`, patchError);
       }
@@ -125,7 +122,8 @@ export class KubeJobExecutor implements RunExecutor {
         // Do not leave credentials behind for a Job that will never run.
         if (secretCreated) await this.deleteIgnoringMissing('Secret', () => this.core.deleteNamespacedSecret({ namespace: this.namespace, name }));
         const { code, message } = kubeApiFailureOf(error);
-        if (code === 422 || code === 400) throw new ValidationError(`the API server rejected Job ${name}: ${message ?? kubeApiFailureSummary(error)}`, { cause: error });
+        if (code === 422 || code === 400)
+          throw new ValidationError(`the API server rejected Job ${name}: ${message ?? kubeApiFailureSummary(error)}`, { cause: error });
         throw unavailable(`cannot create Job ${this.namespace}/${name}`, error);
       }
     }
@@ -296,7 +294,6 @@ export class KubeJobExecutor implements RunExecutor {
       throw unavailable(`cannot read Job ${this.namespace}/${name}`, error);
     }
   }
-
 
   private async deleteIgnoringMissing(kind: string, remove: () => Promise<unknown>): Promise<void> {
     try {

@@ -91,7 +91,13 @@ export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<str
  * The runner Job of `run`, mounting the Secret whose keys are `files`.
  * @throws ValidationError when the repository URL carries a password
  */
-export function jobManifestOf(run: RunRecord, labels: Record<string, string>, files: ReadonlySet<string>, shape: JobShape, options: Readonly<Record<string, string>> = {}): V1Job {
+export function jobManifestOf(
+  run: RunRecord,
+  labels: Record<string, string>,
+  files: ReadonlySet<string>,
+  shape: JobShape,
+  options: Readonly<Record<string, string>> = {},
+): V1Job {
   const name = jobNameOf(run.id);
   assertNoCredentialsInUrl(run.repositoryUrl);
   const env = Object.entries({

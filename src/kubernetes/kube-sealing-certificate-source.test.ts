@@ -66,11 +66,9 @@ describe('KubeSealingCertificateSource', () => {
       double.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', false);
       const from = double.requests.length;
       let resolved = false;
-      const waiting = watching
-        .waitForController({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, { timeoutMs: 5000 })
-        .then(() => {
-          resolved = true;
-        });
+      const waiting = watching.waitForController({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, { timeoutMs: 5000 }).then(() => {
+        resolved = true;
+      });
       // It has listed (Available=False) and is watching: only now does "not resolved" mean something.
       await asked('kube-system', true, from);
       assert.equal(resolved, false, 'must not resolve while Available=False');
@@ -80,9 +78,7 @@ describe('KubeSealingCertificateSource', () => {
       assert.ok(Date.now() - flipped < 3000, 'resolved by the MODIFIED event, not by a later re-list');
       const lists = double.requests.slice(from).filter((r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && !r.query['watch']);
       assert.equal(lists.length, 1, 'one list, then the watch');
-      const watches = double.requests.filter(
-        (r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && r.query['watch'] === 'true',
-      );
+      const watches = double.requests.filter((r) => r.path === '/apis/apps/v1/namespaces/kube-system/deployments' && r.query['watch'] === 'true');
       assert.ok(watches.length >= 1, 'waited with a watch');
       assert.equal(watches[0]?.query['fieldSelector'], 'metadata.name=sealed-secrets-controller');
       assert.match(watches[0]?.query['resourceVersion'] ?? '', /^\d+$/, 'the watch resumes from the list resourceVersion');
@@ -99,16 +95,13 @@ describe('KubeSealingCertificateSource', () => {
 
     it('times out with a TimeoutError naming the Deployment and its last state', async () => {
       double.setDeploymentAvailable('kube-system', 'stuck', false);
-      await assert.rejects(
-        source.waitForController({ namespace: 'kube-system', name: 'stuck' }, { timeoutMs: 500 }),
-        (error: unknown) => {
-          assert.ok(error instanceof TimeoutError);
-          assert.match(error.message, /Deployment kube-system\/stuck/);
-          assert.match(error.message, /Available=False \(MinimumReplicasUnavailable/);
-          assert.match(error.message, /replicas ready 0\/1/);
-          return true;
-        },
-      );
+      await assert.rejects(source.waitForController({ namespace: 'kube-system', name: 'stuck' }, { timeoutMs: 500 }), (error: unknown) => {
+        assert.ok(error instanceof TimeoutError);
+        assert.match(error.message, /Deployment kube-system\/stuck/);
+        assert.match(error.message, /Available=False \(MinimumReplicasUnavailable/);
+        assert.match(error.message, /replicas ready 0\/1/);
+        return true;
+      });
     });
 
     it('times out naming a missing Deployment as not found', async () => {
@@ -152,8 +145,13 @@ describe('KubeSealingCertificateSource', () => {
   });
 
   describe('fetchCertificate', () => {
-    it('uses the Service\'s first port name (Helm chart: http) in the proxy path', async () => {
-      double.setService('sealed-secrets', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }, { name: 'metrics', port: 8081 }] });
+    it("uses the Service's first port name (Helm chart: http) in the proxy path", async () => {
+      double.setService('sealed-secrets', 'sealed-secrets', {
+        ports: [
+          { name: 'http', port: 8080 },
+          { name: 'metrics', port: 8081 },
+        ],
+      });
       serveCertificate(double, 'sealed-secrets', 'sealed-secrets', 'http');
       const pem = await source.fetchCertificate({ namespace: 'sealed-secrets', name: 'sealed-secrets' }, {});
       assert.equal(pem, certificatePem);
@@ -169,12 +167,10 @@ describe('KubeSealingCertificateSource', () => {
       serveCertificate(double, 'kube-system', 'sealed-secrets-controller', '');
       const pem = await source.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {});
       assert.equal(pem, certificatePem);
-      assert.ok(
-        double.requests.some((r) => r.path === '/api/v1/namespaces/kube-system/services/http:sealed-secrets-controller:/proxy/v1/cert.pem'),
-      );
+      assert.ok(double.requests.some((r) => r.path === '/api/v1/namespaces/kube-system/services/http:sealed-secrets-controller:/proxy/v1/cert.pem'));
     });
 
-    it('sends the kubeconfig bearer token and kubeseal\'s Accept header to the proxy', async () => {
+    it("sends the kubeconfig bearer token and kubeseal's Accept header to the proxy", async () => {
       let seen: { authorization?: string; accept?: string } = {};
       double.setService('auth-check', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
       double.setProxyHandler('auth-check', 'sealed-secrets', 'http', (request) => {
@@ -186,7 +182,7 @@ describe('KubeSealingCertificateSource', () => {
       assert.equal(seen.accept, 'application/x-pem-file, */*');
     });
 
-    it('turns the proxy\'s 503 (no endpoints for that port) into UnavailableError', async () => {
+    it("turns the proxy's 503 (no endpoints for that port) into UnavailableError", async () => {
       double.setService('no-endpoints', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
       await assert.rejects(
         source.fetchCertificate({ namespace: 'no-endpoints', name: 'sealed-secrets' }, {}),
@@ -216,7 +212,7 @@ describe('KubeSealingCertificateSource', () => {
     });
   });
 
-  describe('reencrypt (the controller\'s /v1/rotate)', () => {
+  describe("reencrypt (the controller's /v1/rotate)", () => {
     const place = { namespace: 'rotate', name: 'sealed-secrets-controller' };
     const oldKey = createTestCertificate();
     const newKey = createTestCertificate();
@@ -238,12 +234,19 @@ describe('KubeSealingCertificateSource', () => {
 
     it('POSTs the SealedSecret as JSON through the service proxy and gets the same values sealed with the newest key', async () => {
       controller().renewKey(newKey);
-      const answer = (await source.reencrypt(place, sealedFor(oldKey, { password: 'kept-password-1', username: 'app' }), {})) as Parameters<typeof controllerUnseal>[0];
+      const answer = (await source.reencrypt(place, sealedFor(oldKey, { password: 'kept-password-1', username: 'app' }), {})) as Parameters<
+        typeof controllerUnseal
+      >[0];
       const opened = controllerUnseal(answer, newKey.privateKey);
       assert.deepEqual(Object.fromEntries(Object.entries(opened).map(([k, v]) => [k, v.toString('utf8')])), { password: 'kept-password-1', username: 'app' });
       assert.throws(() => controllerUnseal(answer, oldKey.privateKey), Error, 'sealed with the newest key, not the old one');
       // Upstream's Rotate copies differing metadata into the template: why a caller keeps only encryptedData.
-      assert.equal((answer as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations?.['gitops-scaffolder.io/sealed-with'], 'sha256:old');
+      assert.equal(
+        (answer as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations?.[
+          'gitops-scaffolder.io/sealed-with'
+        ],
+        'sha256:old',
+      );
       const sent = double.requests.filter((r) => r.path === '/api/v1/namespaces/rotate/services/http:sealed-secrets-controller:http/proxy/v1/rotate');
       assert.equal(sent.length, 1);
       assert.equal(sent[0]!.method, 'POST');
@@ -255,7 +258,11 @@ describe('KubeSealingCertificateSource', () => {
       const lost = createTestCertificate();
       await assert.rejects(
         source.reencrypt(place, sealedFor(lost, { password: 'gone' }), {}),
-        (error: unknown) => error instanceof ConflictError && /SealedSecret database\/db \(HTTP 500\)/.test(error.message) && /no longer has/.test(error.message) && !error.message.includes('gone'),
+        (error: unknown) =>
+          error instanceof ConflictError &&
+          /SealedSecret database\/db \(HTTP 500\)/.test(error.message) &&
+          /no longer has/.test(error.message) &&
+          !error.message.includes('gone'),
       );
     });
 
@@ -264,10 +271,16 @@ describe('KubeSealingCertificateSource', () => {
       double.injectFailure({ method: 'POST', path: /\/proxy\/v1\/rotate$/, code: 503 });
       await assert.rejects(
         source.reencrypt(place, sealedFor(oldKey, { password: 'x' }), {}),
-        (error: unknown) => error instanceof UnavailableError && error.message.includes(double.url) && /HTTP 503/.test(error.message) && /kubectl -n rotate get deployment,endpoints sealed-secrets-controller/.test(error.message),
+        (error: unknown) =>
+          error instanceof UnavailableError &&
+          error.message.includes(double.url) &&
+          /HTTP 503/.test(error.message) &&
+          /kubectl -n rotate get deployment,endpoints sealed-secrets-controller/.test(error.message),
       );
       const gone = await startKubeApiDouble();
-      const offline = new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig({ kind: 'file', path: await gone.writeKubeconfig(dir, { fileName: 'gone-rotate' }) }) });
+      const offline = new KubeSealingCertificateSource({
+        kubeConfig: loadKubeConfig({ kind: 'file', path: await gone.writeKubeconfig(dir, { fileName: 'gone-rotate' }) }),
+      });
       await gone.stop();
       await assert.rejects(
         offline.reencrypt(place, sealedFor(oldKey, { password: 'x' }), {}),

@@ -103,10 +103,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
    * @throws UnavailableError when the API server rejects the credentials (401/403): waiting will not help
    * @throws the signal's reason when `signal` aborts
    */
-  async waitForController(
-    controller: SealingControllerRef,
-    options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
-  ): Promise<void> {
+  async waitForController(controller: SealingControllerRef, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
     const { namespace, name } = controller;
     const what = `Deployment ${namespace}/${name}`;
     const timeout = AbortSignal.timeout(Math.max(0, options.timeoutMs));
@@ -118,10 +115,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       let items: readonly DeploymentLike[];
       let resourceVersion: string | undefined;
       try {
-        const list = await this.apps.listNamespacedDeployment(
-          { namespace, fieldSelector: `metadata.name=${name}` },
-          withSignal(stop),
-        );
+        const list = await this.apps.listNamespacedDeployment({ namespace, fieldSelector: `metadata.name=${name}` }, withSignal(stop));
         items = list.items;
         resourceVersion = list.metadata?.resourceVersion;
       } catch (error) {
@@ -148,9 +142,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
     }
 
     if (options.signal?.aborted) throw abortReason(options.signal);
-    throw new TimeoutError(
-      `${what} did not become Available within ${Math.round(options.timeoutMs / 100) / 10}s; last seen: ${lastSeen}`,
-    );
+    throw new TimeoutError(`${what} did not become Available within ${Math.round(options.timeoutMs / 100) / 10}s; last seen: ${lastSeen}`);
   }
 
   /**
@@ -236,9 +228,7 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       throw new NotFoundError(`${where}: /v1/cert.pem not found through the service proxy${answer.statusMessage ? ` (${answer.statusMessage})` : ''}`);
     }
     if (answer.status !== 200) {
-      throw new UnavailableError(
-        `${where}: the service proxy answered HTTP ${answer.status}${answer.statusMessage ? ` (${answer.statusMessage})` : ''}`,
-      );
+      throw new UnavailableError(`${where}: the service proxy answered HTTP ${answer.status}${answer.statusMessage ? ` (${answer.statusMessage})` : ''}`);
     }
     const block = PEM_CERTIFICATE.exec(answer.body)?.[0];
     try {
@@ -262,7 +252,11 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
    *   reached, naming the API server's address and what to check
    * @throws the signal's reason when `signal` aborts
    */
-  async reencrypt(controller: SealingControllerRef, sealedSecret: Readonly<Record<string, unknown>>, options: { readonly signal?: AbortSignal }): Promise<unknown> {
+  async reencrypt(
+    controller: SealingControllerRef,
+    sealedSecret: Readonly<Record<string, unknown>>,
+    options: { readonly signal?: AbortSignal },
+  ): Promise<unknown> {
     const { namespace, name } = controller;
     const { signal } = options;
     const metadata = sealedSecret['metadata'] as { namespace?: unknown; name?: unknown } | undefined;
@@ -277,7 +271,10 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       answer = await this.send('POST', `${base}/v1/rotate`, { accept: 'application/json, */*', body: JSON.stringify(sealedSecret) }, signal);
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
-      throw new UnavailableError(`cannot re-encrypt ${which}: the Sealed Secrets controller ${namespace}/${name} could not be reached through the API server at ${server} (${error instanceof Error ? error.message : String(error)}): ${check}`, { cause: error });
+      throw new UnavailableError(
+        `cannot re-encrypt ${which}: the Sealed Secrets controller ${namespace}/${name} could not be reached through the API server at ${server} (${error instanceof Error ? error.message : String(error)}): ${check}`,
+        { cause: error },
+      );
     }
     if (answer.status === 500) {
       // Upstream answers 500 (empty body) for anything Rotate fails on; for a SealedSecret that
@@ -287,7 +284,9 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
       );
     }
     if (answer.status !== 200) {
-      throw new UnavailableError(`cannot re-encrypt ${which}: the API server at ${server} answered HTTP ${answer.status} for the controller's /v1/rotate${answer.statusMessage ? ` (${answer.statusMessage})` : ''}: ${check}`);
+      throw new UnavailableError(
+        `cannot re-encrypt ${which}: the API server at ${server} answered HTTP ${answer.status} for the controller's /v1/rotate${answer.statusMessage ? ` (${answer.statusMessage})` : ''}: ${check}`,
+      );
     }
     try {
       return JSON.parse(answer.body) as unknown;
@@ -299,11 +298,11 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
   /** The API server's address as the kubeconfig names it (scheme, host and port: never a credential). */
   private serverAddress(): string {
     const server = this.kubeConfig.getCurrentCluster()?.server;
-    if (!server) return 'the kubeconfig\'s server';
+    if (!server) return "the kubeconfig's server";
     try {
       return new URL(server).origin;
     } catch {
-      return 'the kubeconfig\'s server';
+      return "the kubeconfig's server";
     }
   }
 
@@ -352,7 +351,10 @@ export class KubeSealingCertificateSource implements SealingCertificateSource {
     // The Accept headers are kubeseal's; a body is JSON, as kubeseal marshals the SealedSecret.
     const options: https.RequestOptions = {
       method,
-      headers: { Accept: what.accept, ...(what.body !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(what.body) } : {}) },
+      headers: {
+        Accept: what.accept,
+        ...(what.body !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(what.body) } : {}),
+      },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const transport = url.protocol === 'https:' ? https : http;

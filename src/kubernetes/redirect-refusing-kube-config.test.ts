@@ -61,7 +61,7 @@ describe('RedirectRefusingKubeConfig', () => {
     assert.deepEqual(elsewhere, []);
   });
 
-  it('the service\'s TokenReview refuses the caller, sending neither its own token nor the caller\'s to the other port', async () => {
+  it("the service's TokenReview refuses the caller, sending neither its own token nor the caller's to the other port", async () => {
     elsewhere.length = 0;
     bodies.length = 0;
     const authenticator = new TokenReviewAuthenticator({ kubeConfig });

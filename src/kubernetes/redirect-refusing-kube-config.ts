@@ -69,7 +69,9 @@ class NoRedirectHttpLibrary {
 }
 
 function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])));
+  return Object.fromEntries(
+    Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])),
+  );
 }
 
 const noRedirects: HttpLibrary = wrapHttpLibrary(new NoRedirectHttpLibrary());
@@ -80,7 +82,12 @@ export class RedirectRefusingKubeConfig extends KubeConfig {
   static of(source: KubeConfig): RedirectRefusingKubeConfig {
     if (source instanceof RedirectRefusingKubeConfig) return source;
     const copy = new RedirectRefusingKubeConfig();
-    copy.loadFromOptions({ clusters: source.getClusters(), users: source.getUsers(), contexts: source.getContexts(), currentContext: source.getCurrentContext() });
+    copy.loadFromOptions({
+      clusters: source.getClusters(),
+      users: source.getUsers(),
+      contexts: source.getContexts(),
+      currentContext: source.getCurrentContext(),
+    });
     return copy;
   }
 
@@ -88,7 +95,9 @@ export class RedirectRefusingKubeConfig extends KubeConfig {
     const cluster = this.getCurrentCluster();
     if (!cluster) throw new Error('No active cluster!');
     // What KubeConfig.makeApiClient builds, with the HTTP library replaced.
-    return new apiClientType(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: this }, httpApi: noRedirects }));
+    return new apiClientType(
+      createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: this }, httpApi: noRedirects }),
+    );
   }
 
   override async applyToFetchOptions(opts: RequestOptions): Promise<Awaited<ReturnType<KubeConfig['applyToFetchOptions']>>> {

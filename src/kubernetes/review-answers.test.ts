@@ -38,7 +38,9 @@ describe('review answers taken at their word', () => {
           return;
         }
         // The API server echoes the review with its status, 201 Created.
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ...body, metadata: { creationTimestamp: null }, status: answers.get(path) }));
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...body, metadata: { creationTimestamp: null }, status: answers.get(path) }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -69,8 +71,15 @@ describe('review answers taken at their word', () => {
   it('a TokenReview authenticated for another audience is refused: the client checks status.audiences itself', async () => {
     const authenticator = new TokenReviewAuthenticator({ kubeConfig, audiences: ['gitops-scaffolder'], cacheTtlMs: 0 });
     // An audience-unaware authenticator behind the API server says yes and names the audience it checked.
-    answers.set(TOKEN_REVIEWS, { authenticated: true, user: { username: 'system:serviceaccount:core:controller' }, audiences: ['https://kubernetes.default.svc'] });
-    await assert.rejects(authenticator.authenticate('a-token-for-the-api-server'), (error: unknown) => error instanceof AuthenticationError && /not valid for this service/.test(error.message));
+    answers.set(TOKEN_REVIEWS, {
+      authenticated: true,
+      user: { username: 'system:serviceaccount:core:controller' },
+      audiences: ['https://kubernetes.default.svc'],
+    });
+    await assert.rejects(
+      authenticator.authenticate('a-token-for-the-api-server'),
+      (error: unknown) => error instanceof AuthenticationError && /not valid for this service/.test(error.message),
+    );
     answers.set(TOKEN_REVIEWS, { authenticated: true, user: { username: 'system:serviceaccount:core:controller' } });
     await assert.rejects(authenticator.authenticate('a-token-with-no-audience-said'), AuthenticationError, 'no audiences in the answer is not our audience');
     // It asked for its audience, and accepts the answer that names it.

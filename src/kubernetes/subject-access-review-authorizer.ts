@@ -59,7 +59,9 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
     }
     if (!allowed) {
       // The API server's own wording, so an operator recognises what to grant.
-      throw new ForbiddenError(`${caller.identity} cannot ${describeAction(action)}: grant it with a ClusterRole (e.g. gitops-scaffolder-viewer, -operator or -admin)`);
+      throw new ForbiddenError(
+        `${caller.identity} cannot ${describeAction(action)}: grant it with a ClusterRole (e.g. gitops-scaffolder-viewer, -operator or -admin)`,
+      );
     }
   }
 
@@ -70,13 +72,17 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
       status = answer.status;
     } catch (error) {
       const code = error instanceof ApiException ? error.code : undefined;
-      const detail = code !== undefined ? `HTTP ${code}` : ((error as { code?: unknown }).code as string | undefined) ?? 'unreachable';
+      const detail = code !== undefined ? `HTTP ${code}` : (((error as { code?: unknown }).code as string | undefined) ?? 'unreachable');
       this.logger.error({ status: code, detail }, 'SubjectAccessReview failed');
       throw new UnavailableError(`cannot check permissions right now (SubjectAccessReview: ${detail})`);
     }
     // An explicit deny wins over an allow (the API server already combines its authorizers).
     const allowed = status?.allowed === true && status.denied !== true;
-    if (!allowed) this.logger.info({ user: spec.user, action: describeAction(action), reason: status?.reason ?? '', evaluationError: status?.evaluationError }, 'access denied');
+    if (!allowed)
+      this.logger.info(
+        { user: spec.user, action: describeAction(action), reason: status?.reason ?? '', evaluationError: status?.evaluationError },
+        'access denied',
+      );
     return allowed;
   }
 

@@ -69,18 +69,26 @@ describe('TokenReviewAuthenticator', () => {
   });
 
   it('throws ForbiddenError for a valid identity that is not allowed', async () => {
-    await assert.rejects(authenticator().authenticate('stranger-token'), (error: unknown) => error instanceof ForbiddenError && /default:stranger/.test(error.message));
+    await assert.rejects(
+      authenticator().authenticate('stranger-token'),
+      (error: unknown) => error instanceof ForbiddenError && /default:stranger/.test(error.message),
+    );
   });
 
   it('throws AuthenticationError for a token TokenReview does not authenticate', async () => {
-    await assert.rejects(authenticator().authenticate('forged-token'), (error: unknown) => error instanceof AuthenticationError && !error.message.includes('forged-token'));
+    await assert.rejects(
+      authenticator().authenticate('forged-token'),
+      (error: unknown) => error instanceof AuthenticationError && !error.message.includes('forged-token'),
+    );
     await assert.rejects(authenticator().authenticate(''), AuthenticationError);
   });
 
   it('checks audiences: a token for another audience is not authenticated', async () => {
     assert.equal((await authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('scoped-token')).identity, CONTROLLER);
     assert.deepEqual(double.requests.findLast((r) => r.path.endsWith('/tokenreviews'))?.body, {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'scoped-token', audiences: ['gitops-scaffolder'] },
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token: 'scoped-token', audiences: ['gitops-scaffolder'] },
     });
     await assert.rejects(authenticator({ audiences: ['gitops-scaffolder'] }).authenticate('controller-token'), AuthenticationError);
   });
@@ -109,7 +117,7 @@ describe('TokenReviewAuthenticator', () => {
     await assert.rejects(authenticator().authenticate('controller-token'), UnavailableError);
   });
 
-  it('throws UnavailableError when the API server refuses our own credentials (not the caller\'s fault)', async () => {
+  it("throws UnavailableError when the API server refuses our own credentials (not the caller's fault)", async () => {
     const wrong = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { token: 'not-the-service-token', fileName: 'wrong' }) });
     const subject = new TokenReviewAuthenticator({ kubeConfig: wrong, allowed: [CONTROLLER] });
     await assert.rejects(subject.authenticate('controller-token'), UnavailableError);

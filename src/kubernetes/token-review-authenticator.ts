@@ -62,9 +62,7 @@ export class TokenReviewAuthenticator implements Authenticator {
     (deps.allowed ?? []).forEach((entry, i) => {
       const m = SERVICE_ACCOUNT.exec(entry);
       if (!m) {
-        throw new ValidationError([
-          { field: `allowed[${i}]`, message: 'must be system:serviceaccount:NAMESPACE:NAME or system:serviceaccount:NAMESPACE:*' },
-        ]);
+        throw new ValidationError([{ field: `allowed[${i}]`, message: 'must be system:serviceaccount:NAMESPACE:NAME or system:serviceaccount:NAMESPACE:*' }]);
       }
       if (m[3] === '*') namespaces.add(m[1] ?? '');
       else exact.add(entry);
@@ -111,7 +109,7 @@ export class TokenReviewAuthenticator implements Authenticator {
     } catch (error) {
       // Neither the request nor the response is logged or quoted: both hold the token.
       const code = error instanceof ApiException ? error.code : undefined;
-      const detail = code !== undefined ? `HTTP ${code}` : ((error as { code?: unknown }).code as string | undefined) ?? 'unreachable';
+      const detail = code !== undefined ? `HTTP ${code}` : (((error as { code?: unknown }).code as string | undefined) ?? 'unreachable');
       this.logger.error({ status: code, detail }, 'TokenReview failed');
       throw new UnavailableError(`cannot check the token right now (TokenReview: ${detail})`);
     }

@@ -30,7 +30,12 @@ function countingKubectl(): KustomizeBuilder & { readonly dirs: string[] } {
 }
 
 /** Builds `dirs` of `files` in one verify's copy, sharing `cache`. */
-async function buildAll(files: Record<string, string>, dirs: readonly string[], kustomize: KustomizeBuilder, cache: KustomizeBuildCache): Promise<(string | Error)[]> {
+async function buildAll(
+  files: Record<string, string>,
+  dirs: readonly string[],
+  kustomize: KustomizeBuilder,
+  cache: KustomizeBuildCache,
+): Promise<(string | Error)[]> {
   const builder = new MaterializedKustomize(memoryRepoReader(new Map(Object.entries(files))), { kustomize, cache });
   try {
     const out: (string | Error)[] = [];
@@ -71,7 +76,12 @@ describe('KustomizeBuildCache over MaterializedKustomize', () => {
     await buildAll(TREE, ['clusters/eu/config'], kubectl, cache);
     const [changed] = await buildAll({ ...TREE, 'base/cm/cm.yaml': configMap('v2') }, ['clusters/eu/config'], kubectl, cache);
     assert.match(String(changed), /k: v2/);
-    const [overlay] = await buildAll({ ...TREE, 'clusters/eu/config/kustomization.yaml': 'resources: [../../../base/cm]\nnamespace: eu\n' }, ['clusters/eu/config'], kubectl, cache);
+    const [overlay] = await buildAll(
+      { ...TREE, 'clusters/eu/config/kustomization.yaml': 'resources: [../../../base/cm]\nnamespace: eu\n' },
+      ['clusters/eu/config'],
+      kubectl,
+      cache,
+    );
     assert.match(String(overlay), /namespace: eu/);
     assert.equal(kubectl.dirs.length, 3);
   });

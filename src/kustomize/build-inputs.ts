@@ -27,12 +27,15 @@ export type TreeDigests = ReadonlyMap<string, string>;
 
 /** The key of one build, or why none can be given (the build then always runs). */
 export type BuildInputs =
-  | { readonly cacheable: true; readonly key: string; readonly dirBound: boolean }
-  | { readonly cacheable: false; readonly reason: string };
+  { readonly cacheable: true; readonly key: string; readonly dirBound: boolean } | { readonly cacheable: false; readonly reason: string };
 
 /** A kustomization entry kustomize would fetch rather than read: its content is not in the tree. */
 function isRemote(entry: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) || /^(git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)/.test(entry) || /[?&](ref|version|submodules|timeout)=/.test(entry);
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ||
+    /^(git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)/.test(entry) ||
+    /[?&](ref|version|submodules|timeout)=/.test(entry)
+  );
 }
 
 /** Every string value in a parsed YAML value, keys included. */

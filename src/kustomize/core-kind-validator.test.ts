@@ -69,10 +69,13 @@ describe('CoreKindValidator', () => {
   it('reports unknown fields at any depth with their path and a suggestion', async () => {
     const object = deployment({ replica: 2 });
     (object.spec.template.spec.containers[0] as Record<string, unknown>).imagePullPolicyy = 'Always';
-    assert.deepEqual(await issuesOf(object), [
-      'spec.template.spec.containers[0].imagePullPolicyy: unknown field (did you mean imagePullPolicy?)',
-      'spec.replica: unknown field (did you mean replicas?)',
-    ].sort());
+    assert.deepEqual(
+      await issuesOf(object),
+      [
+        'spec.template.spec.containers[0].imagePullPolicyy: unknown field (did you mean imagePullPolicy?)',
+        'spec.replica: unknown field (did you mean replicas?)',
+      ].sort(),
+    );
   });
 
   it('reports wrong primitive types: string for integer, number for string, bad quantity, bad int-or-string', async () => {
@@ -85,7 +88,12 @@ describe('CoreKindValidator', () => {
       await issuesOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', annotations: { 'example.com/enabled': true } }, data: { port: 8080 } }),
       ['data.port: must be string (got number 8080)', 'metadata.annotations["example.com/enabled"]: must be string (got boolean true)'],
     );
-    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10GB' } } } };
+    const pvc = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10GB' } } },
+    };
     assert.deepEqual(await issuesOf(pvc), ['spec.resources.requests.storage: "10GB" is not a quantity (such as 500m, 1, 512Mi)']);
     const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, targetPort: true }] } };
     assert.deepEqual(await issuesOf(service), ['spec.ports[0].targetPort: must be integer or string (got boolean true)']);

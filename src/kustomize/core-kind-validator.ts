@@ -38,11 +38,25 @@ type Models = Readonly<Record<string, unknown>>;
  */
 const BUILT_IN_KINDS: Readonly<Record<string, readonly string[]>> = {
   v1: [
-    'ConfigMap', 'Endpoints', 'LimitRange', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod',
-    'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'Service', 'ServiceAccount',
+    'ConfigMap',
+    'Endpoints',
+    'LimitRange',
+    'Namespace',
+    'PersistentVolume',
+    'PersistentVolumeClaim',
+    'Pod',
+    'PodTemplate',
+    'ReplicationController',
+    'ResourceQuota',
+    'Secret',
+    'Service',
+    'ServiceAccount',
   ],
   'admissionregistration.k8s.io/v1': [
-    'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingWebhookConfiguration',
+    'MutatingWebhookConfiguration',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+    'ValidatingWebhookConfiguration',
   ],
   'apiextensions.k8s.io/v1': ['CustomResourceDefinition'],
   'apiregistration.k8s.io/v1': ['APIService'],
@@ -73,12 +87,22 @@ const BUILT_IN_GROUPS = new Set([...Object.keys(BUILT_IN_KINDS).map((v) => (v.in
  * accepts a JSON number too (`cpu: 1`), so they need their own check.
  */
 const QUANTITY_FIELDS = new Set([
-  'V1ResourceRequirements.limits', 'V1ResourceRequirements.requests',
-  'V1VolumeResourceRequirements.limits', 'V1VolumeResourceRequirements.requests',
-  'V1LimitRangeItem.default', 'V1LimitRangeItem.defaultRequest', 'V1LimitRangeItem.max',
-  'V1LimitRangeItem.maxLimitRequestRatio', 'V1LimitRangeItem.min',
-  'V1ResourceQuotaSpec.hard', 'V1PersistentVolumeSpec.capacity', 'V1PodSpec.overhead', 'V1Overhead.podFixed',
-  'V1EmptyDirVolumeSource.sizeLimit', 'V2MetricTarget.averageValue', 'V2MetricTarget.value',
+  'V1ResourceRequirements.limits',
+  'V1ResourceRequirements.requests',
+  'V1VolumeResourceRequirements.limits',
+  'V1VolumeResourceRequirements.requests',
+  'V1LimitRangeItem.default',
+  'V1LimitRangeItem.defaultRequest',
+  'V1LimitRangeItem.max',
+  'V1LimitRangeItem.maxLimitRequestRatio',
+  'V1LimitRangeItem.min',
+  'V1ResourceQuotaSpec.hard',
+  'V1PersistentVolumeSpec.capacity',
+  'V1PodSpec.overhead',
+  'V1Overhead.podFixed',
+  'V1EmptyDirVolumeSource.sizeLimit',
+  'V2MetricTarget.averageValue',
+  'V2MetricTarget.value',
 ]);
 const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?(\d+(\.\d*)?|\.\d+))?$/;
 
@@ -145,14 +169,7 @@ function attributesOf(models: Models, className: string): readonly Attribute[] |
  * Walks `value` as client-node type `type`. `null` is accepted anywhere: the
  * API server treats an explicit null as an unset field.
  */
-function checkValue(
-  models: Models,
-  value: unknown,
-  type: string,
-  format: string,
-  path: readonly (string | number)[],
-  issues: FieldIssue[],
-): void {
+function checkValue(models: Models, value: unknown, type: string, format: string, path: readonly (string | number)[], issues: FieldIssue[]): void {
   if (value === null || value === undefined) return;
   const wrong = (expected: string): void => {
     issues.push({ field: fieldPath(path), message: `must be ${expected} (got ${describe(value)})` });

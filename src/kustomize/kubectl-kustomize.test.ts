@@ -31,7 +31,10 @@ describe('KubectlKustomize', () => {
   it('builds a directory relative to the repository root into multi-document YAML', async () => {
     const text = await kustomize.build(root, 'overlay');
     const objects = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { namespace: string }; data?: unknown });
-    assert.deepEqual(objects.map((o) => `${o.kind} ${o.metadata.namespace}`), ['ServiceAccount tcr', 'ConfigMap tcr']);
+    assert.deepEqual(
+      objects.map((o) => `${o.kind} ${o.metadata.namespace}`),
+      ['ServiceAccount tcr', 'ConfigMap tcr'],
+    );
     // Built text is left as kustomize wrote it: substitution is the core's business.
     assert.deepEqual(objects[1]!.data, { host: 'web.${cluster_domain}' });
   });

@@ -76,7 +76,9 @@ const BUILD_FLAGS = ['kustomize', '--load-restrictor', 'LoadRestrictionsRootOnly
  */
 async function resolveExecutable(kubectl: string): Promise<string | undefined> {
   if (kubectl.includes('/') && !isAbsolute(kubectl)) return undefined;
-  const candidates = isAbsolute(kubectl) ? [kubectl] : (process.env['PATH'] ?? '').split(delimiter).map((dir) => (isAbsolute(dir) ? join(dir, kubectl) : undefined));
+  const candidates = isAbsolute(kubectl)
+    ? [kubectl]
+    : (process.env['PATH'] ?? '').split(delimiter).map((dir) => (isAbsolute(dir) ? join(dir, kubectl) : undefined));
   for (const candidate of candidates) {
     if (candidate === undefined) return undefined;
     const found = await stat(candidate).catch(() => undefined);
@@ -133,10 +135,7 @@ export class KubectlKustomize implements KustomizeBuilder {
         failure ??= error;
         child.kill('SIGKILL');
       };
-      const timer = setTimeout(
-        () => fail(new TimeoutError(`kubectl kustomize ${target} did not finish within ${this.#timeoutMs} ms`)),
-        this.#timeoutMs,
-      );
+      const timer = setTimeout(() => fail(new TimeoutError(`kubectl kustomize ${target} did not finish within ${this.#timeoutMs} ms`)), this.#timeoutMs);
       child.stdout.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > this.#maxOutputBytes) fail(new ValidationError(`kustomize output of ${dir} exceeds ${this.#maxOutputBytes} bytes`));
@@ -150,10 +149,9 @@ export class KubectlKustomize implements KustomizeBuilder {
         if (error.name === 'AbortError') reject(signal?.reason ?? error);
         else if (error.code === 'ENOENT') {
           reject(
-            new MissingDependencyError(
-              `kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`,
-              { cause: error },
-            ),
+            new MissingDependencyError(`kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`, {
+              cause: error,
+            }),
           );
         } else reject(new UnavailableError(`could not run ${this.#kubectl}: ${error.message}`, { cause: error }));
       });

@@ -24,11 +24,13 @@ describe('MaterializedKustomize', () => {
   });
 
   it('builds in a copy of the reader’s files, once for every build, and removes it afterwards', async () => {
-    const reader = memoryRepoReader(new Map([
-      ['base/kustomization.yaml', 'resources: [cm.yaml]\n'],
-      ['base/cm.yaml', CONFIGMAP],
-      ['clusters/eu/kustomization.yaml', 'resources: [../../base]\nnamespace: eu\n'],
-    ]));
+    const reader = memoryRepoReader(
+      new Map([
+        ['base/kustomization.yaml', 'resources: [cm.yaml]\n'],
+        ['base/cm.yaml', CONFIGMAP],
+        ['clusters/eu/kustomization.yaml', 'resources: [../../base]\nnamespace: eu\n'],
+      ]),
+    );
     const builder = new MaterializedKustomize(reader, { scratchRoot: scratch });
     assert.match(await builder.build('/nowhere', 'clusters/eu'), /namespace: eu/);
     assert.match(await builder.build('/nowhere', 'base'), /name: c/);
@@ -39,12 +41,28 @@ describe('MaterializedKustomize', () => {
 
   it('refuses a kustomization naming a path outside the repository before kustomize reads it, and keeps kustomize to the root-only restrictor', async () => {
     await mkdir(join(scratch, 'outside'), { recursive: true });
-    const escaping = new MaterializedKustomize(memoryRepoReader(new Map([['clusters/eu/kustomization.yaml', 'resources: [../../../outside]\n']])), { scratchRoot: scratch });
-    await assert.rejects(escaping.build('/nowhere', 'clusters/eu'), (error: unknown) => error instanceof ValidationError && /clusters\/eu\/kustomization\.yaml names a path outside the repository/.test(error.message));
+    const escaping = new MaterializedKustomize(memoryRepoReader(new Map([['clusters/eu/kustomization.yaml', 'resources: [../../../outside]\n']])), {
+      scratchRoot: scratch,
+    });
+    await assert.rejects(
+      escaping.build('/nowhere', 'clusters/eu'),
+      (error: unknown) => error instanceof ValidationError && /clusters\/eu\/kustomization\.yaml names a path outside the repository/.test(error.message),
+    );
     await escaping.dispose();
     // A file above the kustomization's own directory (inside the repository): kustomize's root-only restrictor refuses it.
-    const above = new MaterializedKustomize(memoryRepoReader(new Map([['cm.yaml', CONFIGMAP], ['clusters/eu/kustomization.yaml', 'resources: [../../cm.yaml]\n']])), { scratchRoot: scratch });
-    await assert.rejects(above.build('/nowhere', 'clusters/eu'), (error: unknown) => error instanceof ValidationError && /security; file .* is not in or below/.test(error.message));
+    const above = new MaterializedKustomize(
+      memoryRepoReader(
+        new Map([
+          ['cm.yaml', CONFIGMAP],
+          ['clusters/eu/kustomization.yaml', 'resources: [../../cm.yaml]\n'],
+        ]),
+      ),
+      { scratchRoot: scratch },
+    );
+    await assert.rejects(
+      above.build('/nowhere', 'clusters/eu'),
+      (error: unknown) => error instanceof ValidationError && /security; file .* is not in or below/.test(error.message),
+    );
     await above.dispose();
   });
 });

@@ -40,7 +40,10 @@ writeFileSync(env.SCAFFOLD_RESULT_FILE, JSON.stringify({ status: 'succeeded', me
 const QUEUE_KEY = 'd'.repeat(64);
 const sha = (value: string): string => createHash('sha256').update(value).digest('hex');
 const tokenOf = (id: string): string => `git-token-SECRET-${id}`;
-const secretsOf = (id: string): RunSecrets => ({ repositoryCredentials: { token: tokenOf(id) }, certificate: `-----BEGIN CERTIFICATE-----\nSECRET-${id}\n-----END CERTIFICATE-----\n` });
+const secretsOf = (id: string): RunSecrets => ({
+  repositoryCredentials: { token: tokenOf(id) },
+  certificate: `-----BEGIN CERTIFICATE-----\nSECRET-${id}\n-----END CERTIFICATE-----\n`,
+});
 
 /** One store connection, as one service process holds it. */
 interface Connection {
@@ -96,7 +99,10 @@ async function createRun(store: PgRunStore): Promise<RunRecord> {
   });
 }
 
-function executorOn(queue: PgRunQueue, options: { readonly dataDir: string; readonly shared: string; readonly concurrency: number; readonly hold: boolean }): LocalExecutor {
+function executorOn(
+  queue: PgRunQueue,
+  options: { readonly dataDir: string; readonly shared: string; readonly concurrency: number; readonly hold: boolean },
+): LocalExecutor {
   return new LocalExecutor({
     runnerCommand: { command: process.execPath, args: [runnerPath] },
     dataDir: options.dataDir,
@@ -171,7 +177,8 @@ for (const make of [pgliteBackend, async () => postgresBackend(await startPostgr
       assert.equal(await stateIn(crashed, three), 'pending');
       const sealed = await sealedSecretsIn(first.client);
       assert.equal(sealed.length, 2, 'the two waiting runs hold their secrets in the store');
-      for (const value of sealed) for (const run of runs) assert.ok(!value.includes(tokenOf(run.id)) && !value.includes(`SECRET-${run.id}`), 'sealed, never in the clear');
+      for (const value of sealed)
+        for (const run of runs) assert.ok(!value.includes(tokenOf(run.id)) && !value.includes(`SECRET-${run.id}`), 'sealed, never in the clear');
 
       // The crash: the process and its database connection are gone, its queued runs never drained.
       // (Its runner, in its own process group, outlives it, as a real one would.)
@@ -269,7 +276,9 @@ describe('two executors on one PostgreSQL', () => {
     const y = executorOn(two.queue, { dataDir: join(shared, 'y'), shared, concurrency: 3, hold: false });
     await Promise.all([x.resume(), y.resume()]);
     for (const run of runs) {
-      await waitFor(`${run.id} to succeed`, async () => (((await stateIn(x, run)) === 'succeeded' || (await stateIn(y, run)) === 'succeeded') ? true : undefined));
+      await waitFor(`${run.id} to succeed`, async () =>
+        (await stateIn(x, run)) === 'succeeded' || (await stateIn(y, run)) === 'succeeded' ? true : undefined,
+      );
     }
     // Every drain pass has looked at the emptied queue.
     await Promise.all([x.resume(), y.resume()]);

@@ -47,7 +47,12 @@ async function setup() {
   const dataDir = join(dir, `data-${++counter}`);
   const executor = new LocalExecutor({ runnerCommand: { command: 'false', args: [] }, dataDir, leaseTtlMs: TTL, monotonicNow: () => now });
   const id = `lease-${counter}`;
-  const run = contractRunOf({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl: 'file:///srv/gitops.git', createdBy: 'static:0' });
+  const run = contractRunOf({
+    id,
+    cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' },
+    repositoryUrl: 'file:///srv/gitops.git',
+    createdBy: 'static:0',
+  });
   await mkdir(join(dataDir, 'runs', id), { recursive: true });
   const writeLease = (lease: Omit<RunLease, 'run_id'>) => writeFile(executor.leaseFileOf(id), JSON.stringify({ run_id: id, ...lease }));
   return { executor, run, writeLease, advance: (ms: number) => (now += ms) };
@@ -55,8 +60,8 @@ async function setup() {
 
 const wallClockOf = (skewMs: number) => new Date(Date.now() + skewMs).toISOString();
 
-describe('lease freshness on the service\'s own clock', () => {
-  it('a renewing runner is held whatever its clock says; one that stops renewing lapses after the TTL of the service\'s time and is killed', async () => {
+describe("lease freshness on the service's own clock", () => {
+  it("a renewing runner is held whatever its clock says; one that stops renewing lapses after the TTL of the service's time and is killed", async () => {
     const pid = runnerProcess();
     try {
       const { executor, run, writeLease, advance } = await setup();
@@ -85,7 +90,7 @@ describe('lease freshness on the service\'s own clock', () => {
     }
   });
 
-  it('a lease is held on first sight for any skew between the runner\'s clock and the service\'s (property)', async () => {
+  it("a lease is held on first sight for any skew between the runner's clock and the service's (property)", async () => {
     const pid = runnerProcess();
     try {
       await fc.assert(

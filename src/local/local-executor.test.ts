@@ -74,7 +74,12 @@ const savedApiTokens = process.env.API_TOKENS;
 function runOf(prefix: string): RunRecord {
   counter++;
   const id = `${prefix}-${counter}`;
-  return contractRunOf({ id, cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' }, repositoryUrl: 'file:///srv/gitops.git', createdBy: 'static:0' });
+  return contractRunOf({
+    id,
+    cluster: { name: id, domain: `${id}.example.net`, region: 'eu-west-1' },
+    repositoryUrl: 'file:///srv/gitops.git',
+    createdBy: 'static:0',
+  });
 }
 
 function executor(options: Partial<LocalExecutorDeps> = {}): LocalExecutor {
@@ -196,7 +201,7 @@ describe('LocalExecutor', () => {
       for (const secret of SECRET_VALUES) assert.ok(!content.includes(secret), `${file} holds a secret`);
     }
     assert.ok(logger.lines.length > 0);
-    for (const secret of SECRET_VALUES) assert.ok(!logger.text().includes(secret), 'no secret in the executor\'s log');
+    for (const secret of SECRET_VALUES) assert.ok(!logger.text().includes(secret), "no secret in the executor's log");
     // Replaying the log after the run ended yields the same lines.
     assert.deepEqual(await collect(ex.logs(run, { follow: false })), lines);
   });

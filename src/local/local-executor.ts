@@ -210,7 +210,8 @@ export class LocalExecutor implements RunExecutor {
     const { text, result } = await this.#dirs.readResult(run.id);
     if (result !== undefined) return { state: result.status, result };
     // Not started by this process (e.g. before a restart): its lease tells whether the runner still works.
-    if (execution === undefined) return this.#dirs.inspectUnowned(run, { leaseTtlMs: this.#leaseTtlMs, landed: () => this.#landed(run, undefined), logger: this.#logger });
+    if (execution === undefined)
+      return this.#dirs.inspectUnowned(run, { leaseTtlMs: this.#leaseTtlMs, landed: () => this.#landed(run, undefined), logger: this.#logger });
     const exit = execution.exit;
     const how = exit?.error
       ? `could not start the runner: ${exit.error}`
@@ -224,7 +225,11 @@ export class LocalExecutor implements RunExecutor {
     const last = lastEventOf(execution.lines).message;
     return {
       state: 'failed',
-      result: { status: 'failed', message: last === undefined || exit?.cancelled ? how : `${how}; last event: ${last}`, ...(execution.landed ? { commits: execution.landed } : {}) },
+      result: {
+        status: 'failed',
+        message: last === undefined || exit?.cancelled ? how : `${how}; last event: ${last}`,
+        ...(execution.landed ? { commits: execution.landed } : {}),
+      },
     };
   }
 
@@ -366,7 +371,18 @@ export class LocalExecutor implements RunExecutor {
     const exited = new Promise<void>((resolve) => {
       markExited = resolve;
     });
-    const execution: Execution = { run, secrets, credentials: secrets?.repositoryCredentials, phase: 'starting', holdsSlot: false, lines: [], processGone: false, waiters: [], exited, markExited };
+    const execution: Execution = {
+      run,
+      secrets,
+      credentials: secrets?.repositoryCredentials,
+      phase: 'starting',
+      holdsSlot: false,
+      lines: [],
+      processGone: false,
+      waiters: [],
+      exited,
+      markExited,
+    };
     this.#executions.set(run.id, execution);
     return execution;
   }
@@ -472,7 +488,9 @@ export class LocalExecutor implements RunExecutor {
         cluster: run.cluster.name,
         queueKey: parseQueueKey(this.#queueKey, 'queueKey'),
         scratchDir: this.#dirs.runDirOf(run.id),
-        ...(credentials === undefined ? {} : { credentials: { kind: 'token', token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
+        ...(credentials === undefined
+          ? {}
+          : { credentials: { kind: 'token', token: credentials.token, ...(credentials.username === undefined ? {} : { username: credentials.username }) } }),
       });
     } catch (error) {
       this.#logger.warn({ run: run.id, err: error instanceof Error ? error.message : String(error) }, 'could not read what the run landed on its branch');

@@ -60,7 +60,8 @@ export class LocalRunDirs {
   /** A fresh run directory, private to the service's user, with nothing of an earlier start in it. */
   async prepare(id: string): Promise<void> {
     await mkdir(this.runDirOf(id), { recursive: true, mode: 0o700 });
-    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), this.workDirOf(id)]) await rm(leftover, { recursive: true, force: true });
+    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), this.workDirOf(id)])
+      await rm(leftover, { recursive: true, force: true });
   }
 
   /** The result file's text (undefined when there is none) and the result in it (undefined when malformed). */

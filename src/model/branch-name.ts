@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 
-
 /**
  * A branch name git accepts (`git check-ref-format --branch`): components
  * separated by "/", no "..", no "@{", none of space ~ ^ : ? * [ \ or control
@@ -31,4 +30,3 @@ export const branchSchema = z
       if (component.endsWith('.lock')) return fail('no "/"-separated part may end with ".lock"');
     }
   });
-

@@ -23,7 +23,11 @@ const SECRET = 'SECRET-host-file-content';
 /** What a loaded KubeConfig may hold: inline data only, servers on the network. */
 function assertOnlyInlineData(kc: KubeConfig): void {
   for (const user of kc.users) {
-    assert.deepEqual(Object.keys(user).filter((k) => !['name', 'token', 'certData', 'keyData'].includes(k)), [], `user ${user.name} has only inline fields`);
+    assert.deepEqual(
+      Object.keys(user).filter((k) => !['name', 'token', 'certData', 'keyData'].includes(k)),
+      [],
+      `user ${user.name} has only inline fields`,
+    );
     assert.equal(user.exec, undefined);
     assert.equal(user.authProvider, undefined);
     assert.equal(user.certFile, undefined);
@@ -31,7 +35,11 @@ function assertOnlyInlineData(kc: KubeConfig): void {
     assert.notEqual(user.token, SECRET, 'no token was read from a host file');
   }
   for (const cluster of kc.clusters) {
-    assert.deepEqual(Object.keys(cluster).filter((k) => !['name', 'server', 'caData', 'tlsServerName', 'skipTLSVerify'].includes(k)), [], `cluster ${cluster.name} has only inline fields`);
+    assert.deepEqual(
+      Object.keys(cluster).filter((k) => !['name', 'server', 'caData', 'tlsServerName', 'skipTLSVerify'].includes(k)),
+      [],
+      `cluster ${cluster.name} has only inline fields`,
+    );
     assert.equal(cluster.caFile, undefined);
     assert.equal(cluster.proxyUrl, undefined);
     assert.match(cluster.server, /^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost|\[::1\])([:/]|$))/);
@@ -121,7 +129,12 @@ describe('the kubeconfig policy', () => {
    * A kubeconfig whose dangerous part sits under an anchor where a policy
    * walking the tree would not look, and is pulled in by an alias or a merge key.
    */
-  function hidden(kind: 'user' | 'cluster', payload: object, site: 'preferences' | 'extensions' | 'cluster-extensions', how: 'entry' | 'body' | 'merge' | 'list'): string {
+  function hidden(
+    kind: 'user' | 'cluster',
+    payload: object,
+    site: 'preferences' | 'extensions' | 'cluster-extensions',
+    how: 'entry' | 'body' | 'merge' | 'list',
+  ): string {
     const body = JSON.stringify(payload);
     const bodyKey = kind === 'user' ? 'user' : 'cluster';
     const anchored = how === 'entry' ? `{name: evil, ${bodyKey}: ${body}}` : how === 'list' ? `[{name: evil, ${bodyKey}: ${body}}]` : body;
@@ -129,7 +142,10 @@ describe('the kubeconfig policy', () => {
     const lines = [...BENIGN_HEAD];
     if (site === 'preferences') lines.push(`preferences: {x: &a ${anchored}}`);
     if (site === 'extensions') lines.push('extensions:', `- name: x`, `  extension: &a ${anchored}`);
-    const cluster = site === 'cluster-extensions' ? `{name: c, cluster: {server: "https://10.0.0.1:6443", extensions: [{name: x, extension: &a ${anchored}}]}}` : BENIGN_CLUSTER;
+    const cluster =
+      site === 'cluster-extensions'
+        ? `{name: c, cluster: {server: "https://10.0.0.1:6443", extensions: [{name: x, extension: &a ${anchored}}]}}`
+        : BENIGN_CLUSTER;
     lines.push(kind === 'user' ? `clusters: [${cluster}]` : `clusters: ${use}`);
     lines.push(kind === 'user' ? `users: ${use}` : 'users: [{name: evil, user: {token: t}}]');
     if (kind === 'cluster') return [...lines, 'contexts: [{name: ctx, context: {cluster: evil, user: evil}}]', 'current-context: ctx', ''].join('\n');
@@ -142,7 +158,10 @@ describe('the kubeconfig policy', () => {
       rawShows(rawLoad(text), 'exec');
       const issues = kubeconfigIssues(text, 'kubeconfig.inline');
       assert.ok(issues.length > 0 && issues.every((i) => i.field === 'kubeconfig.inline'), JSON.stringify(issues));
-      assert.ok(issues.some((i) => /YAML alias \(\*name\) at users\[0\]/.test(i.message)), JSON.stringify(issues));
+      assert.ok(
+        issues.some((i) => /YAML alias \(\*name\) at users\[0\]/.test(i.message)),
+        JSON.stringify(issues),
+      );
       assert.ok('refused' in throughTheEdge(text));
     }
     assert.equal(existsSync(marker), false, 'no command ran');
@@ -153,19 +172,31 @@ describe('the kubeconfig policy', () => {
       ['tokenFile', hidden('user', userPayloads().tokenFile, 'extensions', 'body'), /YAML alias \(\*name\) at users\[0\]\.user /],
       ['token-file', hidden('user', userPayloads()['token-file'], 'preferences', 'merge'), /YAML merge key \(<<\) at users\[0\]\.user /],
       ['client-certificate', hidden('user', userPayloads()['client-certificate'], 'cluster-extensions', 'merge'), /YAML merge key \(<<\) at users\[0\]\.user /],
-      ['certificate-authority', hidden('cluster', clusterPayloads()['certificate-authority'], 'preferences', 'body'), /YAML alias \(\*name\) at clusters\[0\]\.cluster /],
+      [
+        'certificate-authority',
+        hidden('cluster', clusterPayloads()['certificate-authority'], 'preferences', 'body'),
+        /YAML alias \(\*name\) at clusters\[0\]\.cluster /,
+      ],
     ];
     for (const [payload, text, pattern] of cases) {
       rawShows(rawLoad(text), payload);
       const issues = kubeconfigIssues(text, 'kubeconfig');
-      assert.ok(issues.some((i) => i.field === 'kubeconfig' && pattern.test(i.message)), `${payload}: ${JSON.stringify(issues)}`);
+      assert.ok(
+        issues.some((i) => i.field === 'kubeconfig' && pattern.test(i.message)),
+        `${payload}: ${JSON.stringify(issues)}`,
+      );
     }
   });
 
   it('refuses a file://, unix:// or non-loopback http:// server, naming the field', () => {
-    const server = (url: string, skip = false) => [...BENIGN_HEAD, `clusters: [{name: c, cluster: {server: "${url}"${skip ? ', insecure-skip-tls-verify: true' : ''}}}]`, ''].join('\n');
+    const server = (url: string, skip = false) =>
+      [...BENIGN_HEAD, `clusters: [{name: c, cluster: {server: "${url}"${skip ? ', insecure-skip-tls-verify: true' : ''}}}]`, ''].join('\n');
     for (const url of [`file://${hostFile}`, 'unix:///var/run/docker.sock', 'http://10.0.0.1:8080', 'ftp://10.0.0.1/']) {
-      assert.deepEqual(kubeconfigIssues(server(url, true), 'kubeconfig.inline'), [{ field: 'kubeconfig.inline', message: 'clusters[0].cluster.server must be an https:// URL (http:// only to a loopback address)' }], url);
+      assert.deepEqual(
+        kubeconfigIssues(server(url, true), 'kubeconfig.inline'),
+        [{ field: 'kubeconfig.inline', message: 'clusters[0].cluster.server must be an https:// URL (http:// only to a loopback address)' }],
+        url,
+      );
     }
     assert.deepEqual(kubeconfigIssues(server('http://127.0.0.1:8080', true), 'k'), []);
     assert.match(kubeconfigIssues(server('http://127.0.0.1:8080'), 'k')[0]?.message ?? '', /only accepts with insecure-skip-tls-verify: true/);
@@ -173,7 +204,13 @@ describe('the kubeconfig policy', () => {
   });
 
   it('refuses custom tags, anchors and merge keys even where nothing aliases them', () => {
-    for (const text of ['users: !!set {a: null}\n', 'preferences: &p {}\n', 'users: [{name: u, user: !custom {token: t}}]\n', 'preferences: {<<: {a: 1}}\n', '%YAML 1.1\n---\nusers: []\n']) {
+    for (const text of [
+      'users: !!set {a: null}\n',
+      'preferences: &p {}\n',
+      'users: [{name: u, user: !custom {token: t}}]\n',
+      'preferences: {<<: {a: 1}}\n',
+      '%YAML 1.1\n---\nusers: []\n',
+    ]) {
       const issues = kubeconfigIssues(text, 'kubeconfig');
       assert.ok(issues.length > 0, text);
     }
@@ -217,7 +254,11 @@ describe('the kubeconfig policy', () => {
   const base64 = fc.uint8Array({ minLength: 1, maxLength: 40 }).map((bytes) => Buffer.from(bytes).toString('base64'));
   const token = fc.stringMatching(/^[A-Za-z0-9._-]{1,48}$/);
   const server = fc
-    .tuple(fc.constantFrom('https://10.0.0.1', 'https://api.example.net', 'https://[fd00::1]', 'http://127.0.0.1'), fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }), fc.constantFrom('', '/', '/k8s/clusters/c-1'))
+    .tuple(
+      fc.constantFrom('https://10.0.0.1', 'https://api.example.net', 'https://[fd00::1]', 'http://127.0.0.1'),
+      fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+      fc.constantFrom('', '/', '/k8s/clusters/c-1'),
+    )
     .map(([origin, port, path]) => `${origin}${port === undefined ? '' : `:${port}`}${path}`);
 
   /** A valid kubeconfig with one to three of each entry, as a plain object. */
@@ -237,9 +278,16 @@ describe('the kubeconfig policy', () => {
       ...(extras ? { preferences: { colors: true }, extensions: [{ name: 'x', extension: { a: 'b' } }] } : {}),
       clusters: names.map((name, i) => ({
         name,
-        cluster: { server: servers[i]!, ...(cas[i] ? { 'certificate-authority-data': cas[i] } : {}), ...(servers[i]!.startsWith('http:') ? { 'insecure-skip-tls-verify': true } : {}) },
+        cluster: {
+          server: servers[i]!,
+          ...(cas[i] ? { 'certificate-authority-data': cas[i] } : {}),
+          ...(servers[i]!.startsWith('http:') ? { 'insecure-skip-tls-verify': true } : {}),
+        },
       })),
-      users: names.map((name, i) => ({ name, user: { token: tokens[i]!, ...(certs && i === 0 ? { 'client-certificate-data': certs[0], 'client-key-data': certs[1] } : {}) } })),
+      users: names.map((name, i) => ({
+        name,
+        user: { token: tokens[i]!, ...(certs && i === 0 ? { 'client-certificate-data': certs[0], 'client-key-data': certs[1] } : {}) },
+      })),
       contexts: names.map((name) => ({ name, context: { cluster: name, user: name, ...(extras ? { namespace: 'default' } : {}) } })),
       'current-context': names[current % names.length]!,
     }));
@@ -268,12 +316,21 @@ describe('the kubeconfig policy', () => {
 
   it('no payload hidden behind an alias or merge key, at any site, reaches the client; the raw loader resolves every one', () => {
     const payload = fc.oneof(
-      fc.record({ kind: fc.constant('user' as const), name: fc.constantFrom(...Object.keys(userPayloads())), site: fc.constantFrom('preferences' as const, 'extensions' as const, 'cluster-extensions' as const) }),
-      fc.record({ kind: fc.constant('cluster' as const), name: fc.constantFrom(...Object.keys(clusterPayloads())), site: fc.constantFrom('preferences' as const, 'extensions' as const) }),
+      fc.record({
+        kind: fc.constant('user' as const),
+        name: fc.constantFrom(...Object.keys(userPayloads())),
+        site: fc.constantFrom('preferences' as const, 'extensions' as const, 'cluster-extensions' as const),
+      }),
+      fc.record({
+        kind: fc.constant('cluster' as const),
+        name: fc.constantFrom(...Object.keys(clusterPayloads())),
+        site: fc.constantFrom('preferences' as const, 'extensions' as const),
+      }),
     );
     fc.assert(
       fc.property(payload, fc.constantFrom('entry' as const, 'body' as const, 'merge' as const, 'list' as const), ({ kind, name, site }, how) => {
-        const body = kind === 'user' ? userPayloads()[name as keyof ReturnType<typeof userPayloads>] : clusterPayloads()[name as keyof ReturnType<typeof clusterPayloads>];
+        const body =
+          kind === 'user' ? userPayloads()[name as keyof ReturnType<typeof userPayloads>] : clusterPayloads()[name as keyof ReturnType<typeof clusterPayloads>];
         const text = hidden(kind, body, site, how);
         rawShows(rawLoad(text), name);
         const edge = throughTheEdge(text);
@@ -288,8 +345,23 @@ describe('the kubeconfig policy', () => {
   });
 
   it('refuses an alias, anchor, merge key or non-core tag placed at any node of a valid kubeconfig', () => {
-    const TAGS = ['!custom', '!include', 'tag:yaml.org,2002:binary', 'tag:yaml.org,2002:set', 'tag:yaml.org,2002:omap', 'tag:yaml.org,2002:timestamp', 'tag:yaml.org,2002:merge', 'tag:yaml.org,2002:python/name:os.system'];
-    const mutation = fc.record({ what: fc.constantFrom('anchor', 'alias', 'merge', 'tag'), at: fc.nat(), from: fc.nat(), tag: fc.constantFrom(...TAGS), flow: fc.boolean() });
+    const TAGS = [
+      '!custom',
+      '!include',
+      'tag:yaml.org,2002:binary',
+      'tag:yaml.org,2002:set',
+      'tag:yaml.org,2002:omap',
+      'tag:yaml.org,2002:timestamp',
+      'tag:yaml.org,2002:merge',
+      'tag:yaml.org,2002:python/name:os.system',
+    ];
+    const mutation = fc.record({
+      what: fc.constantFrom('anchor', 'alias', 'merge', 'tag'),
+      at: fc.nat(),
+      from: fc.nat(),
+      tag: fc.constantFrom(...TAGS),
+      flow: fc.boolean(),
+    });
     fc.assert(
       fc.property(benign, mutation, (config, { what, at, from, tag, flow }) => {
         const doc = new Document(config, { aliasDuplicateObjects: false });

@@ -71,7 +71,7 @@ const REASONS: Readonly<Record<string, string>> = {
   'client-certificate': 'reads a file on the host; use client-certificate-data',
   'client-key': 'reads a file on the host; use client-key-data',
   'certificate-authority': 'reads a file on the host; use certificate-authority-data',
-  'proxy-url': 'sends the traffic through a proxy of the caller\'s choosing; not supported',
+  'proxy-url': "sends the traffic through a proxy of the caller's choosing; not supported",
   username: 'is basic authentication, which Kubernetes no longer serves; put a token in users[].user.token',
   password: 'is basic authentication, which Kubernetes no longer serves; put a token in users[].user.token',
 };
@@ -103,7 +103,12 @@ class Rebuild {
   }
 
   /** The entries of `list` with their body mapping, refusing any key but `name`, the body key and (dropped) extensions. */
-  entries(root: Record<string, unknown>, list: string, bodyKey: string, allowed: ReadonlySet<string>): { name: string; body: Record<string, unknown>; where: string }[] {
+  entries(
+    root: Record<string, unknown>,
+    list: string,
+    bodyKey: string,
+    allowed: ReadonlySet<string>,
+  ): { name: string; body: Record<string, unknown>; where: string }[] {
     const value = root[list];
     if (value === undefined || value === null) return [];
     if (!Array.isArray(value)) {
@@ -185,7 +190,8 @@ export function readKubeconfig(text: string, field: string): KubeconfigReading {
   if (!isRecord(root)) return { ok: false, issues: [{ field, message: 'must be a YAML mapping (apiVersion: v1, kind: Config)' }] };
   const rebuild = new Rebuild(field);
   for (const key of Object.keys(root)) {
-    if (!DROPPED_TOP_LEVEL.has(key) && !['clusters', 'users', 'contexts', 'current-context'].includes(key)) rebuild.issue(`${key} is not a kubeconfig field this service accepts`);
+    if (!DROPPED_TOP_LEVEL.has(key) && !['clusters', 'users', 'contexts', 'current-context'].includes(key))
+      rebuild.issue(`${key} is not a kubeconfig field this service accepts`);
   }
   if (root['kind'] !== undefined && root['kind'] !== 'Config') rebuild.issue('kind must be Config');
 
@@ -239,10 +245,21 @@ export function inlineKubeconfigText(kubeconfig: InlineKubeconfig): string {
     kind: 'Config',
     clusters: kubeconfig.clusters.map((c) => ({
       name: c.name,
-      cluster: { server: c.server, ...optional('certificate-authority-data', c.caData), ...optional('tls-server-name', c.tlsServerName), ...(c.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}) },
+      cluster: {
+        server: c.server,
+        ...optional('certificate-authority-data', c.caData),
+        ...optional('tls-server-name', c.tlsServerName),
+        ...(c.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
+      },
     })),
-    users: kubeconfig.users.map((u) => ({ name: u.name, user: { ...optional('token', u.token), ...optional('client-certificate-data', u.certData), ...optional('client-key-data', u.keyData) } })),
-    contexts: kubeconfig.contexts.map((c) => ({ name: c.name, context: { cluster: c.cluster, ...optional('user', c.user), ...optional('namespace', c.namespace) } })),
+    users: kubeconfig.users.map((u) => ({
+      name: u.name,
+      user: { ...optional('token', u.token), ...optional('client-certificate-data', u.certData), ...optional('client-key-data', u.keyData) },
+    })),
+    contexts: kubeconfig.contexts.map((c) => ({
+      name: c.name,
+      context: { cluster: c.cluster, ...optional('user', c.user), ...optional('namespace', c.namespace) },
+    })),
     ...optional('current-context', kubeconfig.currentContext),
   };
   return `${JSON.stringify(document, null, 2)}\n`;

@@ -11,7 +11,15 @@ describe('rebaseNeedsReverify', () => {
   });
 
   it('verifies again for shared inputs, the reference, this cluster, or an unknown change set', () => {
-    for (const path of ['base/apps/kustomization.yaml', 'scaffold.yaml', 'infrastructure/x.yaml', 'clusters/development/apps/kustomization.yaml', 'clusters/eu-one/apps/kustomization.yaml', 'clusters/kustomization.yaml', '.']) {
+    for (const path of [
+      'base/apps/kustomization.yaml',
+      'scaffold.yaml',
+      'infrastructure/x.yaml',
+      'clusters/development/apps/kustomization.yaml',
+      'clusters/eu-one/apps/kustomization.yaml',
+      'clusters/kustomization.yaml',
+      '.',
+    ]) {
       assert.equal(needs(['clusters/eu-two/a.yaml', path]), true, path);
     }
   });

@@ -138,7 +138,10 @@ describe('checkRepositoryUrl', () => {
   });
 
   it('limits every URL to an operator allow-list when one is set', () => {
-    const policy: RepositoryUrlPolicy = { ...PRODUCTION, allowList: ['https://git.example.net/platform/', 'file:///srv/mirror.git', 'http://127.0.0.1:8080/repo.git'] };
+    const policy: RepositoryUrlPolicy = {
+      ...PRODUCTION,
+      allowList: ['https://git.example.net/platform/', 'file:///srv/mirror.git', 'http://127.0.0.1:8080/repo.git'],
+    };
     assert.equal(checkRepositoryUrl('https://git.example.net/platform/eu.git', policy).kind, 'https');
     assert.equal(checkRepositoryUrl('file:///srv/mirror.git', policy).kind, 'file');
     assert.equal(checkRepositoryUrl('http://127.0.0.1:8080/repo.git', policy).kind, 'http');
@@ -149,6 +152,7 @@ describe('checkRepositoryUrl', () => {
 
   it('knows loopback hosts', () => {
     for (const host of ['localhost', '127.0.0.1', '127.255.0.9', '::1', '[::1]']) assert.ok(isLoopbackHost(host), host);
-    for (const host of ['127.0.0.1.example.net', '127.256.0.1', '0.0.0.0', '169.254.169.254', '::ffff:127.0.0.1', undefined]) assert.ok(!isLoopbackHost(host), String(host));
+    for (const host of ['127.0.0.1.example.net', '127.256.0.1', '0.0.0.0', '169.254.169.254', '::ffff:127.0.0.1', undefined])
+      assert.ok(!isLoopbackHost(host), String(host));
   });
 });

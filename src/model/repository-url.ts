@@ -105,7 +105,8 @@ function checkAuthority(authority: string, kind: RemoteKind, value: string, fiel
   const host = port[1] ?? '';
   if (port[2] !== undefined && Number(port[2]) > 65535) throw refuse(field, 'has a port above 65535');
   if (host === '') throw refuse(field, 'names no host');
-  if (!HOST_NAME.test(host) && !IPV6.test(host)) throw refuse(field, 'has a host git would read differently (letters, digits, "-" and "." only, or a bracketed IPv6 address)');
+  if (!HOST_NAME.test(host) && !IPV6.test(host))
+    throw refuse(field, 'has a host git would read differently (letters, digits, "-" and "." only, or a bracketed IPv6 address)');
   let whatwg: URL;
   try {
     whatwg = new URL(value);
@@ -113,7 +114,8 @@ function checkAuthority(authority: string, kind: RemoteKind, value: string, fiel
     throw refuse(field, `is not a valid URL; ${SUPPORTED}`);
   }
   // 0x7f.1 or 2130706433 are 127.0.0.1 to WHATWG and to libc, and a different name to a plain reading.
-  if (whatwg.hostname.toLowerCase() !== host.toLowerCase()) throw refuse(field, 'has a host that URL parsers disagree on; write the host name or address in its usual form');
+  if (whatwg.hostname.toLowerCase() !== host.toLowerCase())
+    throw refuse(field, 'has a host that URL parsers disagree on; write the host name or address in its usual form');
   return { host: host.toLowerCase().replace(/^\[|\]$/g, ''), ...(user === undefined ? {} : { user }) };
 }
 
@@ -217,7 +219,8 @@ export function checkRepositoryUrl(value: string, policy: RepositoryUrlPolicy, f
   }
   if (remote.kind === 'http' || remote.kind === 'git') {
     if (policy.plainTransports === 'never') throw refuse(field, `${remote.kind}:// is not accepted here; use https:// or ssh://`);
-    if (policy.plainTransports === 'loopback' && !isLoopbackHost(remote.host)) throw refuse(field, `${remote.kind}:// is only accepted to a loopback host; use https:// or ssh://`);
+    if (policy.plainTransports === 'loopback' && !isLoopbackHost(remote.host))
+      throw refuse(field, `${remote.kind}:// is only accepted to a loopback host; use https:// or ssh://`);
   }
   if (remote.kind === 'file' && policy.localRepositories !== 'any') {
     const allowed = policy.localRepositories.map(localPathOf);

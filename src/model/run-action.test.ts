@@ -5,7 +5,12 @@ import { RUN_ACTIONS, RUN_PASSES, isRunAction, isStepNumber, passOfAction, runAc
 describe('the run-action registry', () => {
   it('gives each action its step table, a scaffold by default, and numbers steps up to the longest table', () => {
     assert.deepEqual(
-      RUN_ACTIONS.map((action) => `${action}: ${stepsOf(action).map((step) => step.name).join(' ')}`),
+      RUN_ACTIONS.map(
+        (action) =>
+          `${action}: ${stepsOf(action)
+            .map((step) => step.name)
+            .join(' ')}`,
+      ),
       [
         'scaffold: clone render-infrastructure push-infrastructure wait-for-sealing-controller fetch-sealing-certificate render-all push-all',
         'upgrade: clone render-upgrade push-upgrade',
@@ -42,6 +47,9 @@ describe('the run-action registry', () => {
   });
 
   it('describes every action for the API and the runner', () => {
-    assert.equal(runActionsDescribed(), "scaffold: the two-pass render; upgrade: rendered again from the current reference, credentials kept; remove: the generator's files deleted");
+    assert.equal(
+      runActionsDescribed(),
+      "scaffold: the two-pass render; upgrade: rendered again from the current reference, credentials kept; remove: the generator's files deleted",
+    );
   });
 });

@@ -73,7 +73,9 @@ export const RUN_ACTION_DEFINITIONS = {
     result: { changes: false, onlyRemoves: false },
     leavesTree: true,
     requestTitle: (pass, cluster) =>
-      pass === 'infrastructure' ? `Scaffold ${cluster}: infrastructure layer (pass 1 of 2)` : `Scaffold ${cluster}: all layers, credentials sealed (pass 2 of 2)`,
+      pass === 'infrastructure'
+        ? `Scaffold ${cluster}: infrastructure layer (pass 1 of 2)`
+        : `Scaffold ${cluster}: all layers, credentials sealed (pass 2 of 2)`,
     dashboard: { noun: 'scaffold', icon: '+', sealingNone: 'none: a scaffold seals nothing', noChanges: 'nothing changed' },
   },
   upgrade: {

@@ -41,7 +41,7 @@ export const UPGRADE_STEPS = [
  */
 export const REMOVE_STEPS = [
   { name: 'clone', title: 'Clone the repository' },
-  { name: 'lift-protection', title: 'Commit and push the lifting of the data\'s prune protection' },
+  { name: 'lift-protection', title: "Commit and push the lifting of the data's prune protection" },
   { name: 'wait-for-lift', title: 'Wait for Flux to apply the lift' },
   { name: 'remove-files', title: "Remove the generator's files" },
   { name: 'push-removal', title: 'Commit and push the removal' },

@@ -16,7 +16,10 @@ describe('strict YAML', () => {
   });
 
   it('refuses aliases, anchors, merge keys, custom tags, complex keys, duplicate keys and YAML 1.1, naming path and line', () => {
-    assert.match(messages('a: &x 1\nb: *x\n').join('\n'), /input: a YAML anchor \(&name\) at a \(line 1, column \d+\)[^\n]*\ninput: a YAML alias \(\*name\) at b \(line 2, column 4\)/);
+    assert.match(
+      messages('a: &x 1\nb: *x\n').join('\n'),
+      /input: a YAML anchor \(&name\) at a \(line 1, column \d+\)[^\n]*\ninput: a YAML alias \(\*name\) at b \(line 2, column 4\)/,
+    );
     assert.match(messages('a:\n  "<<": {b: 1}\n').join(), /YAML merge key \(<<\) at a \(line 2/);
     assert.match(messages('a: !secret x\n').join(), /YAML tag outside the core schema at a/);
     assert.match(messages('? [a]\n: 1\n').join(), /a key that is not a plain string/);
@@ -32,7 +35,10 @@ describe('strict YAML', () => {
   });
 
   it('answers an alias bomb with a bounded list of issues', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`}, *${i === 0 ? 'a' : `b${i - 1}`}]`)].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 60 }, (_, i) => `b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`}, *${i === 0 ? 'a' : `b${i - 1}`}]`),
+    ].join('\n');
     const issues = messages(bomb);
     assert.ok(issues.length > 0 && issues.length <= 10);
   });
@@ -47,7 +53,15 @@ describe('strict YAML', () => {
   it('round-trips any plain data, and refuses it once an anchor and alias are spliced in', () => {
     const key = fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/).filter((k) => k !== '<<');
     const plain = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(key, tie('value'), { maxKeys: 4 })),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.string(),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+      ),
     })).value;
     fc.assert(
       fc.property(fc.dictionary(key, plain, { minKeys: 1, maxKeys: 5 }), (generated) => {

@@ -82,7 +82,8 @@ function strictValueOf(doc: Document.Parsed, lineCounter: LineCounter, field: st
   walk(doc.contents, '');
   // Warnings include unresolved tags and keys the parser had to stringify: both make loaders disagree.
   const firstWarning = doc.warnings[0];
-  if (issues.length === 0 && firstWarning !== undefined) issues.push({ field, message: `has a YAML construct loaders read differently${at(firstWarning.pos[0])}` });
+  if (issues.length === 0 && firstWarning !== undefined)
+    issues.push({ field, message: `has a YAML construct loaders read differently${at(firstWarning.pos[0])}` });
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, value: doc.toJS({ maxAliasCount: 0 }) as unknown };
 }
@@ -102,7 +103,10 @@ export function parseStrictYaml(text: string, field: string): StrictYaml {
  * the rules of {@link parseStrictYaml}. Issues name `field` and the line
  * within the whole text.
  */
-export function parseStrictYamlDocuments(text: string, field: string): { readonly ok: true; readonly values: unknown[] } | { readonly ok: false; readonly issues: FieldIssue[] } {
+export function parseStrictYamlDocuments(
+  text: string,
+  field: string,
+): { readonly ok: true; readonly values: unknown[] } | { readonly ok: false; readonly issues: FieldIssue[] } {
   const lineCounter = new LineCounter();
   const values: unknown[] = [];
   for (const doc of parseAllDocuments(text, { ...OPTIONS, lineCounter })) {

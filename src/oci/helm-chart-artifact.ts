@@ -55,8 +55,10 @@ export function helmChartMetadata(chartYaml: string): HelmChartMetadata {
   const chart = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
   const issues = [];
   if (chart['apiVersion'] !== 'v2') issues.push({ field: 'Chart.yaml.apiVersion', message: 'must be v2' });
-  if (typeof chart['name'] !== 'string' || !CHART_NAME.test(chart['name'])) issues.push({ field: 'Chart.yaml.name', message: 'must be a lower-case chart name' });
-  if (typeof chart['version'] !== 'string' || !SEMVER.test(chart['version'])) issues.push({ field: 'Chart.yaml.version', message: 'must be a SemVer 2 version' });
+  if (typeof chart['name'] !== 'string' || !CHART_NAME.test(chart['name']))
+    issues.push({ field: 'Chart.yaml.name', message: 'must be a lower-case chart name' });
+  if (typeof chart['version'] !== 'string' || !SEMVER.test(chart['version']))
+    issues.push({ field: 'Chart.yaml.version', message: 'must be a SemVer 2 version' });
   if (issues.length > 0) throw new ValidationError(issues);
   const text = Object.fromEntries(TEXT_FIELDS.filter((k) => typeof chart[k] === 'string').map((k) => [k, chart[k] as string]));
   const keywords = Array.isArray(chart['keywords']) ? chart['keywords'].filter((k): k is string => typeof k === 'string') : undefined;
@@ -78,7 +80,10 @@ export async function buildHelmChartArtifact(input: { readonly files: readonly A
     { mtime: input.created },
   );
   const configContent = Buffer.from(JSON.stringify(metadata), 'utf8');
-  const config: OciBlob = { descriptor: { mediaType: HELM_CONFIG_MEDIA_TYPE, digest: sha256(configContent), size: configContent.length }, content: configContent };
+  const config: OciBlob = {
+    descriptor: { mediaType: HELM_CONFIG_MEDIA_TYPE, digest: sha256(configContent), size: configContent.length },
+    content: configContent,
+  };
   const layer: OciBlob = { descriptor: { mediaType: HELM_CHART_MEDIA_TYPE, digest: sha256(packed), size: packed.length }, content: packed };
   // The annotations `helm push` writes; keys sorted, as the serialization is part of the digest.
   const annotations: Record<string, string> = {
@@ -88,7 +93,13 @@ export async function buildHelmChartArtifact(input: { readonly files: readonly A
     ...(metadata.home === undefined ? {} : { 'org.opencontainers.image.url': metadata.home }),
     'org.opencontainers.image.version': metadata.version,
   };
-  const manifest: OciImageManifest = { schemaVersion: 2, mediaType: OCI_MANIFEST_MEDIA_TYPE, config: config.descriptor, layers: [layer.descriptor], annotations };
+  const manifest: OciImageManifest = {
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST_MEDIA_TYPE,
+    config: config.descriptor,
+    layers: [layer.descriptor],
+    annotations,
+  };
   const manifestBytes = Buffer.from(JSON.stringify(manifest), 'utf8');
   return { manifest, manifestBytes, digest: sha256(manifestBytes), config, layer, tag: metadata.version.replace(/\+/g, '_') };
 }

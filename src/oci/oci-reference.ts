@@ -39,7 +39,8 @@ export function assertOciDigest(digest: string, field = 'digest'): string {
  * @throws ValidationError otherwise
  */
 export function assertOciTag(tag: string, field = 'tag'): string {
-  if (!TAG.test(tag)) throw invalid(field, `${JSON.stringify(tag)} is not a valid tag (letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')`);
+  if (!TAG.test(tag))
+    throw invalid(field, `${JSON.stringify(tag)} is not a valid tag (letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')`);
   return tag;
 }
 
@@ -81,7 +82,10 @@ export function parseOciReference(input: string): OciReference {
     path = path.slice(0, colon);
   }
   if (!REPOSITORY.test(path)) {
-    throw invalid(field, `repository ${JSON.stringify(path)} is not valid (lowercase letters, digits and separators '.', '_', '__', '-', in '/'-separated components)`);
+    throw invalid(
+      field,
+      `repository ${JSON.stringify(path)} is not valid (lowercase letters, digits and separators '.', '_', '__', '-', in '/'-separated components)`,
+    );
   }
   const registry = host.toLowerCase();
   if (registry.length + 1 + path.length > 255) throw invalid(field, 'registry and repository together exceed 255 characters');

@@ -23,10 +23,14 @@ const CREATED = new Date('2026-12-01T00:00:00Z');
 /** The names in a ustar archive (512-byte headers; pax headers skipped). */
 function tarNames(tar: Buffer): string[] {
   const names: string[] = [];
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (from: number, length: number): string => header.subarray(from, from + length).toString('utf8').replace(/\0.*$/s, '');
+    const field = (from: number, length: number): string =>
+      header
+        .subarray(from, from + length)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12).trim() || '0', 8);
     const type = field(156, 1);
     const prefix = field(345, 155);
@@ -38,7 +42,10 @@ function tarNames(tar: Buffer): string[] {
 
 function skopeo(home: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('skopeo', ['--insecure-policy', ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: home, NO_PROXY: '*', no_proxy: '*' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('skopeo', ['--insecure-policy', ...args], {
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: home, NO_PROXY: '*', no_proxy: '*' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -61,13 +68,14 @@ describe('the Helm chart as an OCI artifact', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("is packed like `helm package`: <name>/ prefix, Chart.yaml as the config, .helmignore applied, reproducible", async () => {
+  it('is packed like `helm package`: <name>/ prefix, Chart.yaml as the config, .helmignore applied, reproducible', async () => {
     const files = await readChartFiles(CHART);
     assert.ok(files.some((f) => f.path === 'templates/deployment.yaml'));
     const artifact = await buildHelmChartArtifact({ files, created: CREATED });
     const names = tarNames(gunzipSync(artifact.layer.content));
     assert.ok(names.length > 0 && names.every((n) => n.startsWith('gitops-scaffolder/')), names.join());
-    for (const path of ['Chart.yaml', 'values.yaml', 'values.schema.json', 'templates/_helpers.tpl', 'templates/NOTES.txt']) assert.ok(names.includes(`gitops-scaffolder/${path}`), path);
+    for (const path of ['Chart.yaml', 'values.yaml', 'values.schema.json', 'templates/_helpers.tpl', 'templates/NOTES.txt'])
+      assert.ok(names.includes(`gitops-scaffolder/${path}`), path);
     const config = JSON.parse(artifact.config.content.toString('utf8')) as Record<string, unknown>;
     assert.deepEqual([config['apiVersion'], config['name'], config['version'], config['appVersion']], ['v2', 'gitops-scaffolder', '0.1.0', '0.1.0']);
     assert.equal(artifact.tag, '0.1.0');
@@ -75,7 +83,7 @@ describe('the Helm chart as an OCI artifact', () => {
     assert.equal(again.digest, artifact.digest, 'the same chart and time give the same digest');
   });
 
-  it('is pushed as <repository>/<name>:<version> with Helm\'s media types, readable by an independent client', async () => {
+  it("is pushed as <repository>/<name>:<version> with Helm's media types, readable by an independent client", async () => {
     const pushed = await publishHelmChart({ chartDir: CHART, to: `oci://${registry.host}/charts`, created: CREATED });
     assert.equal(pushed.repository, `${registry.host}/charts/gitops-scaffolder`);
     assert.equal(pushed.tag, '0.1.0');
@@ -83,10 +91,15 @@ describe('the Helm chart as an OCI artifact', () => {
     assert.equal(`sha256:${createHash('sha256').update(raw).digest('hex')}`, pushed.digest);
     const manifest = JSON.parse(raw) as { config: { mediaType: string }; layers: { mediaType: string }[]; annotations: Record<string, string> };
     assert.equal(manifest.config.mediaType, HELM_CONFIG_MEDIA_TYPE);
-    assert.deepEqual(manifest.layers.map((l) => l.mediaType), [HELM_CHART_MEDIA_TYPE]);
+    assert.deepEqual(
+      manifest.layers.map((l) => l.mediaType),
+      [HELM_CHART_MEDIA_TYPE],
+    );
     assert.equal(manifest.annotations['org.opencontainers.image.title'], 'gitops-scaffolder');
     assert.equal(manifest.annotations['org.opencontainers.image.version'], '0.1.0');
-    const config = JSON.parse(await skopeo(dir, 'inspect', '--tls-verify=false', '--config', '--raw', `docker://${registry.host}/charts/gitops-scaffolder:0.1.0`)) as { name: string };
+    const config = JSON.parse(
+      await skopeo(dir, 'inspect', '--tls-verify=false', '--config', '--raw', `docker://${registry.host}/charts/gitops-scaffolder:0.1.0`),
+    ) as { name: string };
     assert.equal(config.name, 'gitops-scaffolder');
   });
 

@@ -40,7 +40,12 @@ export interface PublishHelmChartResult {
 function ignoreRule(pattern: string): (path: string, isDirectory: boolean) => boolean {
   const directoryOnly = pattern.endsWith('/');
   const body = directoryOnly ? pattern.slice(0, -1) : pattern;
-  const regex = new RegExp(`^${body.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`);
+  const regex = new RegExp(
+    `^${body
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '[^/]*')
+      .replace(/\?/g, '[^/]')}$`,
+  );
   // A pattern without a slash matches a name at any depth, as in .gitignore.
   const anyDepth = !body.includes('/');
   return (path, isDirectory) => (!directoryOnly || isDirectory) && (regex.test(path) || (anyDepth && regex.test(path.split('/').at(-1) ?? '')));

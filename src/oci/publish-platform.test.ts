@@ -31,11 +31,17 @@ describe('publishPlatform, before anything is pushed', () => {
     await assert.rejects(publishPlatform({ repoDir: join(root, 'missing'), reference: NOWHERE }), ValidationError);
     const plain = join(root, 'plain');
     await mkdir(plain);
-    await assert.rejects(publishPlatform({ repoDir: plain, reference: NOWHERE }), (error: unknown) => error instanceof ValidationError && /not a Git repository/.test((error as Error).message));
+    await assert.rejects(
+      publishPlatform({ repoDir: plain, reference: NOWHERE }),
+      (error: unknown) => error instanceof ValidationError && /not a Git repository/.test((error as Error).message),
+    );
     const unborn = join(root, 'unborn');
     await mkdir(unborn);
     await git(unborn, 'init', '-q');
-    await assert.rejects(publishPlatform({ repoDir: unborn, reference: NOWHERE }), (error: unknown) => error instanceof ValidationError && /no commit/.test((error as Error).message));
+    await assert.rejects(
+      publishPlatform({ repoDir: unborn, reference: NOWHERE }),
+      (error: unknown) => error instanceof ValidationError && /no commit/.test((error as Error).message),
+    );
   });
 
   it('refuses a bad reference or tags', async () => {
@@ -54,6 +60,9 @@ describe('publishPlatform, before anything is pushed', () => {
     await symlink('real.yaml', join(linked, 'alias.yaml'));
     await git(linked, 'add', '.');
     await git(linked, 'commit', '-q', '-m', 'with a symlink');
-    await assert.rejects(publishPlatform({ repoDir: linked, reference: NOWHERE }), (error: unknown) => error instanceof ValidationError && /alias\.yaml.*symbolic link/.test((error as Error).message));
+    await assert.rejects(
+      publishPlatform({ repoDir: linked, reference: NOWHERE }),
+      (error: unknown) => error instanceof ValidationError && /alias\.yaml.*symbolic link/.test((error as Error).message),
+    );
   });
 });

@@ -105,7 +105,9 @@ async function filesOfArchive(archive: Buffer): Promise<ArtifactFile[]> {
     for await (const chunk of entry) chunks.push(chunk as Buffer);
     if (type === 'directory') continue;
     if (type === 'symlink') {
-      throw new ValidationError([{ field: 'repoDir', message: `${JSON.stringify(name)} is a symbolic link; Flux's source-controller refuses to extract an artifact holding one` }]);
+      throw new ValidationError([
+        { field: 'repoDir', message: `${JSON.stringify(name)} is a symbolic link; Flux's source-controller refuses to extract an artifact holding one` },
+      ]);
     }
     if (type !== 'file' && type !== 'contiguous-file') {
       throw new ValidationError([{ field: 'repoDir', message: `${JSON.stringify(name)} is a ${type}, not a regular file` }]);

@@ -156,7 +156,11 @@ describe('parseOciReference', () => {
   it('parses oci:// references and plain host/path ones', () => {
     assert.deepEqual(parseOciReference('oci://127.0.0.1:5000/platform'), { registry: '127.0.0.1:5000', repository: 'platform' });
     assert.deepEqual(parseOciReference('oci://ghcr.io/org/config/platform:v1.2.3'), { registry: 'ghcr.io', repository: 'org/config/platform', tag: 'v1.2.3' });
-    assert.deepEqual(parseOciReference('Registry.Example.NET:8443/a/b_c__d-e.f:latest'), { registry: 'registry.example.net:8443', repository: 'a/b_c__d-e.f', tag: 'latest' });
+    assert.deepEqual(parseOciReference('Registry.Example.NET:8443/a/b_c__d-e.f:latest'), {
+      registry: 'registry.example.net:8443',
+      repository: 'a/b_c__d-e.f',
+      tag: 'latest',
+    });
     assert.deepEqual(parseOciReference('localhost/platform'), { registry: 'localhost', repository: 'platform' });
     assert.deepEqual(parseOciReference('[::1]:5000/platform:x'), { registry: '[::1]:5000', repository: 'platform', tag: 'x' });
     const digest = `sha256:${'a'.repeat(64)}`;
@@ -188,7 +192,10 @@ describe('parseOciReference', () => {
       () => parseOciReference(`oci://${USER}:${PASSWORD}@ghcr.io/org/platform`),
       (error: unknown) => error instanceof ValidationError && assertNoSecret(error),
     );
-    assert.throws(() => parseOciReference(`${USER}:${PASSWORD}@ghcr.io`), (error: unknown) => error instanceof ValidationError && assertNoSecret(error));
+    assert.throws(
+      () => parseOciReference(`${USER}:${PASSWORD}@ghcr.io`),
+      (error: unknown) => error instanceof ValidationError && assertNoSecret(error),
+    );
   });
 });
 
@@ -234,7 +241,10 @@ describe('RegistryClient transport', () => {
     }) as typeof fetch;
     const client = new RegistryClient({ reference: 'registry.example.net/platform', credentials: { username: USER, password: PASSWORD }, fetch: fake });
     await assert.rejects(client.blobExists(`sha256:${'0'.repeat(64)}`), (error: unknown) => error instanceof AuthenticationError && assertNoSecret(error));
-    assert.deepEqual(calls.map((c) => c.url), [`https://registry.example.net/v2/platform/blobs/sha256:${'0'.repeat(64)}`]);
+    assert.deepEqual(
+      calls.map((c) => c.url),
+      [`https://registry.example.net/v2/platform/blobs/sha256:${'0'.repeat(64)}`],
+    );
     assert.equal(calls[0]?.authorization, null);
   });
 
@@ -271,7 +281,10 @@ describe('RegistryClient transport', () => {
     const closed = await startRegistryDouble('none');
     await closed.stop();
     const client = new RegistryClient({ reference: `${closed.registry}/platform` });
-    await assert.rejects(client.blobExists(`sha256:${'0'.repeat(64)}`), (error: unknown) => error instanceof UnavailableError && /ECONNREFUSED/.test((error as Error).message));
+    await assert.rejects(
+      client.blobExists(`sha256:${'0'.repeat(64)}`),
+      (error: unknown) => error instanceof UnavailableError && /ECONNREFUSED/.test((error as Error).message),
+    );
   });
 
   it('rejects with the signal reason when aborted', async () => {
@@ -394,7 +407,10 @@ describe('RegistryClient against a distribution API double', () => {
     assert.ok(withAuth.every((r) => r.authorization === `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`));
 
     const anonymous = new RegistryClient({ reference: `${double.registry}/platform` });
-    await assert.rejects(anonymous.blobExists(sha256(blob)), (error: unknown) => error instanceof AuthenticationError && /requires credentials/.test((error as Error).message));
+    await assert.rejects(
+      anonymous.blobExists(sha256(blob)),
+      (error: unknown) => error instanceof AuthenticationError && /requires credentials/.test((error as Error).message),
+    );
     const wrong = new RegistryClient({ reference: `${double.registry}/platform`, credentials: { username: USER, password: 'nope-nope' } });
     await assert.rejects(wrong.blobExists(sha256(blob)), (error: unknown) => error instanceof AuthenticationError && assertNoSecret(error));
   });
@@ -411,6 +427,9 @@ describe('RegistryClient against a distribution API double', () => {
     double.failNextManifest(404, JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }));
     await assert.rejects(client.putManifest('latest', manifest, mediaType), NotFoundError);
     double.failNextManifest(503, '<html>down</html>');
-    await assert.rejects(client.putManifest('latest', manifest, mediaType), (error: unknown) => error instanceof UnavailableError && !(error as Error).message.includes('html'));
+    await assert.rejects(
+      client.putManifest('latest', manifest, mediaType),
+      (error: unknown) => error instanceof UnavailableError && !(error as Error).message.includes('html'),
+    );
   });
 });

@@ -18,15 +18,7 @@
  * registry, the method and the path, never a credential, a token or a query string.
  */
 import { createHash } from 'node:crypto';
-import {
-  type AppError,
-  AuthenticationError,
-  ForbiddenError,
-  NotFoundError,
-  TimeoutError,
-  UnavailableError,
-  ValidationError,
-} from '../errors.js';
+import { type AppError, AuthenticationError, ForbiddenError, NotFoundError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
 import { redactSecrets } from '../git/git-process.js';
 import { isLoopbackHost } from '../model/repository-url.js';
 import { RedirectRefusedError, redirectSafeFetch } from '../redirect-safe-fetch.js';
@@ -163,7 +155,8 @@ export class RegistryClient {
    */
   async pushBlob(content: Uint8Array, digest?: string): Promise<PushedBlob> {
     const actual = `sha256:${createHash('sha256').update(content).digest('hex')}`;
-    if (digest !== undefined && digest !== actual) throw new ValidationError([{ field: 'digest', message: `${digest} is not the digest of the content (${actual})` }]);
+    if (digest !== undefined && digest !== actual)
+      throw new ValidationError([{ field: 'digest', message: `${digest} is not the digest of the content (${actual})` }]);
     const size = content.byteLength;
     if (await this.blobExists(actual)) return { digest: actual, size, uploaded: false };
 
@@ -285,7 +278,9 @@ export class RegistryClient {
     const where = `token service ${realm.host}${realm.pathname}`;
     if (response.status === 401 || response.status === 403) {
       await discard(response);
-      throw new AuthenticationError(this.#credentials ? `registry ${this.registry}: ${where} refused the credentials` : `registry ${this.registry}: ${where} refused anonymous access`);
+      throw new AuthenticationError(
+        this.#credentials ? `registry ${this.registry}: ${where} refused the credentials` : `registry ${this.registry}: ${where} refused anonymous access`,
+      );
     }
     if (response.status !== 200) {
       await discard(response);
@@ -318,7 +313,9 @@ export class RegistryClient {
       if (timeout.aborted) throw new TimeoutError(`registry ${this.registry}: ${method} ${url.pathname} did not finish within ${this.#timeoutMs} ms`);
       const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
       const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message;
-      throw new UnavailableError(redactSecrets(`registry ${this.registry}: ${method} ${url.host}${url.pathname} failed: ${code}`, this.#secrets), { cause: error });
+      throw new UnavailableError(redactSecrets(`registry ${this.registry}: ${method} ${url.host}${url.pathname} failed: ${code}`, this.#secrets), {
+        cause: error,
+      });
     }
   }
 

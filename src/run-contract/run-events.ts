@@ -20,8 +20,18 @@ export const MAX_EVENT_MESSAGE = 2000;
 const optional = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
 const message = optional(z.string().transform((text) => text.slice(0, MAX_EVENT_MESSAGE)));
 const stepNumber = optional(z.number().refine(isStepNumber));
-const eventTime = optional(z.union([z.string(), z.number()]).transform((value) => new Date(value)).refine((date) => !Number.isNaN(date.getTime())));
-const durationMs = optional(z.number().refine((n) => Number.isFinite(n) && n >= 0).transform((n) => Math.round(n)));
+const eventTime = optional(
+  z
+    .union([z.string(), z.number()])
+    .transform((value) => new Date(value))
+    .refine((date) => !Number.isNaN(date.getTime())),
+);
+const durationMs = optional(
+  z
+    .number()
+    .refine((n) => Number.isFinite(n) && n >= 0)
+    .transform((n) => Math.round(n)),
+);
 const pass = optional(z.enum(RUN_PASSES));
 const sha = optional(z.string().regex(/^[0-9a-f]{7,64}$/));
 
@@ -43,7 +53,12 @@ export const commitEventSchema = z.object({ event: z.literal('commit'), pass, sh
 export const warningEventSchema = z.object({ event: z.literal('warning'), msg: message });
 
 /** The run ended; its result follows in the result file. */
-export const finishedEventSchema = z.object({ event: z.literal('run_finished'), status: optional(z.enum(['succeeded', 'failed', 'cancelled'])), step: stepNumber, msg: message });
+export const finishedEventSchema = z.object({
+  event: z.literal('run_finished'),
+  status: optional(z.enum(['succeeded', 'failed', 'cancelled'])),
+  step: stepNumber,
+  msg: message,
+});
 
 /** The result could not be written (e.g. a full disk): the event stream is the only report. */
 export const resultNotWrittenEventSchema = z.object({ event: z.literal('result_not_written'), msg: message });
@@ -63,7 +78,10 @@ export const reviewRequestEventSchema = z.object({
   pass: z.enum(RUN_PASSES),
   number: z.number().int().positive(),
   // Only a web page: a value that is not http(s) is never shown as a link.
-  url: z.string().max(2048).refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value)),
+  url: z
+    .string()
+    .max(2048)
+    .refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value)),
   state: z.enum(['open', 'merged', 'closed']),
   branch: optional(z.string().max(255)),
   action: optional(z.string().max(32)),

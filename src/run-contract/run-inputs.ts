@@ -119,7 +119,10 @@ export function catalogIssues(cluster: ClusterSpec, catalog: KnownCatalog, prefi
     if (attribute === undefined) {
       issues.push({
         field: `${prefix}.${name}`,
-        message: catalog.length === 0 ? "the target platform has no layer catalog, so it takes no cluster attributes; leave it out" : `the target platform's layer catalog does not select by ${name}; leave it out`,
+        message:
+          catalog.length === 0
+            ? 'the target platform has no layer catalog, so it takes no cluster attributes; leave it out'
+            : `the target platform's layer catalog does not select by ${name}; leave it out`,
       });
     } else if (!attribute.values.includes(value)) {
       issues.push({ field: `${prefix}.${name}`, message: `must be one of the values the target platform's catalog lists: ${attribute.values.join(', ')}` });

@@ -13,7 +13,10 @@ describe('runOptionsEnvOf', () => {
       SCAFFOLD_ROTATE_ONLY: 'tcr/tcr-database,rabbitmq-credentials',
       SCAFFOLD_ROTATE_VALUES: 'same',
     });
-    assert.deepEqual(runOptionsEnvOf({ rotateCredentials: true, rotateValues: 'fresh' }), { SCAFFOLD_ROTATE_CREDENTIALS: 'true', SCAFFOLD_ROTATE_VALUES: 'fresh' });
+    assert.deepEqual(runOptionsEnvOf({ rotateCredentials: true, rotateValues: 'fresh' }), {
+      SCAFFOLD_ROTATE_CREDENTIALS: 'true',
+      SCAFFOLD_ROTATE_VALUES: 'fresh',
+    });
   });
   it('keeps values unless fresh ones are asked for: the runner on its own would seal fresh ones', () => {
     assert.equal(runOptionsEnvOf({ rotateCredentials: true }).SCAFFOLD_ROTATE_VALUES, 'same');

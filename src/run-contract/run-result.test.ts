@@ -9,13 +9,25 @@ describe('boundedResult', () => {
   const commits = [{ pass: 'remove' as const, sha: 'a'.repeat(40) }];
 
   it('leaves a result that fits as it is', () => {
-    const result: RunResult = { status: 'succeeded', message: 'removed clusters/eu-1', commits, step: 3, changes: { added: 0, modified: 0, removed: 31, kept: ['clusters/eu-1/flux-system/gotk-sync.yaml'] } };
+    const result: RunResult = {
+      status: 'succeeded',
+      message: 'removed clusters/eu-1',
+      commits,
+      step: 3,
+      changes: { added: 0, modified: 0, removed: 31, kept: ['clusters/eu-1/flux-system/gotk-sync.yaml'] },
+    };
     assert.equal(boundedResult(result), result);
   });
 
   it('fits a removal that kept hundreds of files into a termination message, keeping status, commit, counts and the first paths', () => {
     const kept = Array.from({ length: 400 }, (_, i) => `clusters/eu-1/hand-written/manifest-${String(i).padStart(3, '0')}.yaml`);
-    const result: RunResult = { status: 'succeeded', message: 'removed clusters/eu-1: 31 file(s); 400 kept', commits, step: 3, changes: { added: 0, modified: 0, removed: 31, kept } };
+    const result: RunResult = {
+      status: 'succeeded',
+      message: 'removed clusters/eu-1: 31 file(s); 400 kept',
+      commits,
+      step: 3,
+      changes: { added: 0, modified: 0, removed: 31, kept },
+    };
     const text = written(result);
     assert.ok(Buffer.byteLength(text) <= RESULT_MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
     const read = parseRunResult(text);

@@ -61,7 +61,11 @@ export function boundedResult(result: RunResult, maxBytes = RESULT_MAX_BYTES): R
   if (excess <= 0) return bounded;
   // Characters are cut, bytes counted: one character is 1 to 6 bytes in the JSON, so cut by the bytes still over / 6 until it fits.
   let message = bounded.message;
-  for (let over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes; over > 0 && message.length > 0; over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes) {
+  for (
+    let over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes;
+    over > 0 && message.length > 0;
+    over = sizeOf({ ...bounded, message: `${message}…` }) - maxBytes
+  ) {
     message = message.slice(0, Math.max(0, message.length - Math.max(1, Math.floor(over / 6))));
   }
   return { ...bounded, message: `${message}…` };

@@ -82,7 +82,10 @@ export const RUNNER_ENV = {
 /** What every runner environment holds about its run (no secret), as the runner reads it. */
 export const runnerRunEnvSchema = z.object({
   [RUNNER_ENV.id]: z.string().min(1),
-  [RUNNER_ENV.attempt]: z.string().regex(/^[1-9][0-9]{0,5}$/).optional(),
+  [RUNNER_ENV.attempt]: z
+    .string()
+    .regex(/^[1-9][0-9]{0,5}$/)
+    .optional(),
   [RUNNER_ENV.action]: z.enum(RUN_ACTIONS).optional(),
   [RUNNER_ENV.repoUrl]: z.string().min(1),
   [RUNNER_ENV.branch]: z.string().min(1),
@@ -96,7 +99,9 @@ export const runnerRunEnvSchema = z.object({
 });
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
-export function runEnvOf(run: Pick<RunRecord, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number }): Record<string, string> {
+export function runEnvOf(
+  run: Pick<RunRecord, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number },
+): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
     ...(run.attempt !== undefined && run.attempt > 1 ? { [RUNNER_ENV.attempt]: String(run.attempt) } : {}),

@@ -16,9 +16,15 @@ const pr = (fields: Partial<RunReviewRequest>): RunReviewRequest => ({
 
 describe('withReviewRequest', () => {
   it('appends a new request and replaces a known one in place, keeping the order they were opened in', () => {
-    const opened = withReviewRequest(withReviewRequest([], pr({ branch: 'scaffold/c/infrastructure' })), pr({ pass: 'all', number: 2, url: 'https://github.com/acme/gitops/pull/2', updatedAt: at('2026-01-01T00:01:00Z') }));
+    const opened = withReviewRequest(
+      withReviewRequest([], pr({ branch: 'scaffold/c/infrastructure' })),
+      pr({ pass: 'all', number: 2, url: 'https://github.com/acme/gitops/pull/2', updatedAt: at('2026-01-01T00:01:00Z') }),
+    );
     const merged = withReviewRequest(opened, pr({ state: 'merged', updatedAt: at('2026-01-01T00:02:00Z') }));
-    assert.deepEqual(merged.map((r) => `${r.number}:${r.state}`), ['1:merged', '2:open']);
+    assert.deepEqual(
+      merged.map((r) => `${r.number}:${r.state}`),
+      ['1:merged', '2:open'],
+    );
     assert.equal(merged[0]?.branch, 'scaffold/c/infrastructure', 'a report without the branch keeps the one known');
   });
 
@@ -28,7 +34,13 @@ describe('withReviewRequest', () => {
   });
 
   it('tells requests apart by forge and number, not by pass (a rerun may open a new one for the same pass)', () => {
-    const list = withReviewRequest([pr({ state: 'closed' })], pr({ number: 3, url: 'https://github.com/acme/gitops/pull/3', updatedAt: at('2026-01-02T00:00:00Z') }));
-    assert.deepEqual(list.map((r) => `${r.pass}#${r.number}:${r.state}`), ['infrastructure#1:closed', 'infrastructure#3:open']);
+    const list = withReviewRequest(
+      [pr({ state: 'closed' })],
+      pr({ number: 3, url: 'https://github.com/acme/gitops/pull/3', updatedAt: at('2026-01-02T00:00:00Z') }),
+    );
+    assert.deepEqual(
+      list.map((r) => `${r.pass}#${r.number}:${r.state}`),
+      ['infrastructure#1:closed', 'infrastructure#3:open'],
+    );
   });
 });

@@ -44,7 +44,9 @@ export function withReviewRequest(requests: readonly RunReviewRequest[], latest:
   if (index === -1) return [...requests, latest];
   const kept = requests[index];
   if (kept === undefined || kept.updatedAt.getTime() > latest.updatedAt.getTime()) return requests;
-  return requests.map((r, i) => (i === index ? { ...latest, ...(latest.branch === undefined && kept.branch !== undefined ? { branch: kept.branch } : {}) } : r));
+  return requests.map((r, i) =>
+    i === index ? { ...latest, ...(latest.branch === undefined && kept.branch !== undefined ? { branch: kept.branch } : {}) } : r,
+  );
 }
 
 /** What the runner reports when it ends (its result file / termination message). */

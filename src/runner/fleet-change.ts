@@ -66,7 +66,9 @@ export async function upgradeChange(context: FleetChangeContext): Promise<FleetC
   });
   if (outcome === undefined) throw new ConflictError(`clusters/${cluster} was not planned for upgrade`);
   if (outcome.status === 'failed') {
-    throw outcome.findings !== undefined && outcome.findings.length > 0 ? new VerificationError(outcome.findings) : new ConflictError(outcome.message ?? `clusters/${cluster} could not be rendered again`);
+    throw outcome.findings !== undefined && outcome.findings.length > 0
+      ? new VerificationError(outcome.findings)
+      : new ConflictError(outcome.message ?? `clusters/${cluster} could not be rendered again`);
   }
   const { added, modified, removed, credentialsKept } = outcome;
   return {
@@ -92,8 +94,18 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
   if (left !== undefined && !left.generated) {
     const landed = await workspace.passCommit(cluster, 'remove');
     if (landed !== undefined || left.files.length === 0) {
-      const nothing = landed !== undefined ? `${gitopsPath} was already removed (${landed.slice(0, 12)}): nothing left to remove` : `${gitopsPath} is not in the repository: nothing left to remove`;
-      return { paths: [], message: '', summary: { written: [], removed: [], verify: 'not run' }, changes: { added: 0, modified: 0, removed: 0, kept: left.files }, nothing, ...(landed !== undefined ? { landed } : {}) };
+      const nothing =
+        landed !== undefined
+          ? `${gitopsPath} was already removed (${landed.slice(0, 12)}): nothing left to remove`
+          : `${gitopsPath} is not in the repository: nothing left to remove`;
+      return {
+        paths: [],
+        message: '',
+        summary: { written: [], removed: [], verify: 'not run' },
+        changes: { added: 0, modified: 0, removed: 0, kept: left.files },
+        nothing,
+        ...(landed !== undefined ? { landed } : {}),
+      };
     }
   }
   // Not committed here: the run commits with its trailers and delivers it.
@@ -106,7 +118,10 @@ export async function removalChange(context: FleetChangeContext): Promise<FleetC
     summary: { written: [...plan.write.keys()], removed: plan.remove, verify: 'not run: a removal renders nothing', kept: plan.kept },
     changes: { added: 0, modified: plan.write.size, removed: plan.remove.length, kept: plan.kept },
     ...(plan.prune !== undefined
-      ? { deletes: [...plan.syncDeletes, ...plan.prune.flatMap((layer) => layer.deleted)].map(formatObjectRef), keeps: plan.prune.flatMap((layer) => layer.protected).map(formatObjectRef) }
+      ? {
+          deletes: [...plan.syncDeletes, ...plan.prune.flatMap((layer) => layer.deleted)].map(formatObjectRef),
+          keeps: plan.prune.flatMap((layer) => layer.protected).map(formatObjectRef),
+        }
       : {}),
   };
 }
@@ -124,14 +139,28 @@ export async function liftChange(context: FleetChangeContext): Promise<FleetChan
   const { workspace, cluster, reference } = context;
   const gitopsPath = `clusters/${cluster}`;
   const none = (nothing: string, landed?: string): FleetChange => ({
-    paths: [], message: '', summary: { written: [], removed: [], verify: 'not run' }, changes: { added: 0, modified: 0, removed: 0 }, nothing, ...(landed !== undefined ? { landed } : {}),
+    paths: [],
+    message: '',
+    summary: { written: [], removed: [], verify: 'not run' },
+    changes: { added: 0, modified: 0, removed: 0 },
+    nothing,
+    ...(landed !== undefined ? { landed } : {}),
   });
-  if (cluster !== reference && !(await clusterLeftovers(workspace.dir, cluster)).generated) return none(`${gitopsPath} has no generated files left: nothing to lift`);
+  if (cluster !== reference && !(await clusterLeftovers(workspace.dir, cluster)).generated)
+    return none(`${gitopsPath} has no generated files left: nothing to lift`);
   const lift = await liftWorkTree(workspace.dir, { cluster, reference });
   const keeps = lift.prune.flatMap((layer) => layer.protected).map(formatObjectRef);
   if (lift.files.size === 0) {
     const landed = await workspace.passCommit(cluster, 'lift-protection');
-    return { ...none(landed !== undefined ? `the prune protection of ${gitopsPath} was lifted by ${landed.slice(0, 12)}` : `nothing of ${gitopsPath} is marked prune: disabled: nothing to lift`, landed), keeps };
+    return {
+      ...none(
+        landed !== undefined
+          ? `the prune protection of ${gitopsPath} was lifted by ${landed.slice(0, 12)}`
+          : `nothing of ${gitopsPath} is marked prune: disabled: nothing to lift`,
+        landed,
+      ),
+      keeps,
+    };
   }
   const paths = [...lift.files.keys()];
   return {

@@ -60,7 +60,10 @@ export async function reencryptThroughController(
     );
   }
   if (plan.rotated.length === 0) {
-    log.info({ event: 'note' }, `every credential of ${plan.gitopsPath} is sealed with the certificate ${controller.namespace}/${controller.name} serves now: nothing to re-encrypt`);
+    log.info(
+      { event: 'note' },
+      `every credential of ${plan.gitopsPath} is sealed with the certificate ${controller.namespace}/${controller.name} serves now: nothing to re-encrypt`,
+    );
   }
   if (plan.remaining.length > 0) {
     // Sealed by hand (not scaffold.yaml's), or not named: still decryptable while the controller holds their key.

@@ -77,7 +77,9 @@ function run(logger: CapturingLogger, opts: FleetChangeOptions): Promise<RunResu
 }
 
 function stepEvents(logger: CapturingLogger): string[] {
-  return logger.lines.filter((l) => /^step_/.test(String(l.fields['event']))).map((l) => `${String(l.fields['event'])}:${String(l.fields['step'])}:${String(l.fields['step_name'])}`);
+  return logger.lines
+    .filter((l) => /^step_/.test(String(l.fields['event'])))
+    .map((l) => `${String(l.fields['event'])}:${String(l.fields['step'])}:${String(l.fields['step_name'])}`);
 }
 
 /** Files changed between two commits, repository-relative. */
@@ -100,7 +102,7 @@ after(async () => {
 });
 
 describe('runFleetChange: upgrade', () => {
-  it("lands one commit re-rendering only that cluster, credentials byte-identical, and a rerun commits nothing", async () => {
+  it('lands one commit re-rendering only that cluster, credentials byte-identical, and a rerun commits nothing', async () => {
     const remote = await newRemote();
     const logger = capturingLogger();
     const sealedBefore = [...(await treeAt(remote.dir, 'main', 'clusters/eu-2'))].filter(([path]) => SEALED_FILE.test(path));
@@ -113,7 +115,13 @@ describe('runFleetChange: upgrade', () => {
     const [commit] = commits;
     assert.deepEqual(
       { ...commit!.trailers },
-      { 'Scaffold-Id': 'upgrade-eu-2', 'Scaffold-Pass': 'upgrade', 'Scaffold-Cluster': 'eu-2', 'Scaffold-Reference': 'development', 'Scaffold-Action': 'upgrade' },
+      {
+        'Scaffold-Id': 'upgrade-eu-2',
+        'Scaffold-Pass': 'upgrade',
+        'Scaffold-Cluster': 'eu-2',
+        'Scaffold-Reference': 'development',
+        'Scaffold-Action': 'upgrade',
+      },
     );
     assert.match(commit!.subject, /^Upgrade cluster eu-2/);
     const changed = await changedFiles(remote.dir, remote.base, 'main');
@@ -131,11 +139,17 @@ describe('runFleetChange: upgrade', () => {
     const count = (status: string) => diff.split('\n').filter((line) => line.startsWith(status)).length;
     assert.deepEqual(result.changes, { added: count('A'), modified: count('M'), removed: count('D'), credentialsKept: sealedBefore.length });
     assert.deepEqual(stepEvents(logger), [
-      'step_started:1:clone', 'step_finished:1:clone',
-      'step_started:2:render-upgrade', 'step_finished:2:render-upgrade',
-      'step_started:3:push-upgrade', 'step_finished:3:push-upgrade',
+      'step_started:1:clone',
+      'step_finished:1:clone',
+      'step_started:2:render-upgrade',
+      'step_finished:2:render-upgrade',
+      'step_started:3:push-upgrade',
+      'step_finished:3:push-upgrade',
     ]);
-    assert.ok(logger.lines.some((l) => l.fields['event'] === 'file_change'), 'one file_change summary line');
+    assert.ok(
+      logger.lines.some((l) => l.fields['event'] === 'file_change'),
+      'one file_change summary line',
+    );
 
     const again = capturingLogger();
     const rerun = await run(again, options(remote, 'upgrade', 'eu-2', 'upgrade-eu-2-again'));
@@ -170,12 +184,18 @@ describe('runFleetChange: upgrade', () => {
     assert.ok(error instanceof StepError);
     assert.equal(error.step, 2);
     assert.ok(error.cause instanceof VerificationError, String(error.cause));
-    assert.ok(error.cause.findings.some((finding) => /replicas/.test(finding)), error.cause.findings.join('\n'));
+    assert.ok(
+      error.cause.findings.some((finding) => /replicas/.test(finding)),
+      error.cause.findings.join('\n'),
+    );
     assert.match(failedResult(error, { name: 'eu-1' }).message, /^step 2 \(render-upgrade\) failed: \d+ verification finding/);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), base);
   });
 
-  for (const [cluster, why] of [['development', /reference environment/], ['eu-9', /clusters\/eu-9 does not exist/]] as const) {
+  for (const [cluster, why] of [
+    ['development', /reference environment/],
+    ['eu-9', /clusters\/eu-9 does not exist/],
+  ] as const) {
     it(`fails at step 2 for ${cluster} and pushes nothing`, async () => {
       const remote = await newRemote();
       const logger = capturingLogger();
@@ -216,7 +236,11 @@ describe('runFleetChange: remove', () => {
     assert.equal(commit!.trailers['Scaffold-Cluster'], BOOTSTRAPPED);
     assert.equal(commit!.trailers['Scaffold-Id'], 'remove-eu-3');
     assert.match(commit!.subject, /^Remove cluster eu-3/);
-    assert.deepEqual(await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`), [...bootstrap, `clusters/${BOOTSTRAPPED}/kustomization.yaml`].sort(), 'only flux-system/ is left, and the sync path listing it');
+    assert.deepEqual(
+      await filesAt(remote.dir, 'main', `clusters/${BOOTSTRAPPED}`),
+      [...bootstrap, `clusters/${BOOTSTRAPPED}/kustomization.yaml`].sort(),
+      'only flux-system/ is left, and the sync path listing it',
+    );
     assert.match(await git(remote.dir, 'show', `main:clusters/${BOOTSTRAPPED}/kustomization.yaml`), /resources:\n {2}- flux-system$/);
     const removed = await changedFiles(remote.dir, remote.base, 'main');
     for (const path of removed) assert.match(path, /^clusters\/eu-3\//);
@@ -238,13 +262,19 @@ describe('runFleetChange: remove', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha);
   });
 
-  it("goes through a pull request on scaffold/<cluster>/remove when main is protected, titled and listing the kept files", async () => {
+  it('goes through a pull request on scaffold/<cluster>/remove when main is protected, titled and listing the kept files', async () => {
     const remote = await newRemote('acme');
     await protectMain(remote.dir);
     const forge = await startForgeDouble({ forge: 'github', repoDir: remote.dir, owner: 'acme', repo: `fleet-${remotes}`, token: 'forge-token' });
     try {
       const logger = capturingLogger();
-      const client = createForgeClient({ forge: 'github', apiUrl: forge.apiUrl, repositoryUrl: remote.url, auth: { kind: 'token', token: 'forge-token' }, logger });
+      const client = createForgeClient({
+        forge: 'github',
+        apiUrl: forge.apiUrl,
+        repositoryUrl: remote.url,
+        auth: { kind: 'token', token: 'forge-token' },
+        logger,
+      });
       const delivery = new PullRequestDelivery({ forge: client, autoMerge: true, pollIntervalMs: 50, logger });
       const result = await runFleetChange({ git: new CliGitRemote({ logger }), logger, delivery, workRoot: scratch }, options(remote, 'remove', BOOTSTRAPPED));
 
@@ -258,7 +288,9 @@ describe('runFleetChange: remove', () => {
       assert.ok(pull.merged);
       const main = await git(remote.dir, 'rev-parse', 'main');
       assert.deepEqual(result.commits, [{ pass: 'remove', sha: main }]);
-      assert.ok((await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/') || path === 'clusters/eu-3/kustomization.yaml'));
+      assert.ok(
+        (await filesAt(remote.dir, 'main', 'clusters/eu-3')).every((path) => path.includes('/flux-system/') || path === 'clusters/eu-3/kustomization.yaml'),
+      );
     } finally {
       await forge.stop();
     }
@@ -275,14 +307,20 @@ describe('runFleetChange: remove', () => {
 });
 
 describe('runFleetChange: a directory the generator did not write', () => {
-  for (const [action, why] of [['upgrade', /has no provenance.yaml: it was not generated by gitops-scaffolder, so there is nothing to re-render/], ['remove', /has no provenance.yaml: it was not generated by gitops-scaffolder, so nothing in it is the generator's to remove/]] as const) {
+  for (const [action, why] of [
+    ['upgrade', /has no provenance.yaml: it was not generated by gitops-scaffolder, so there is nothing to re-render/],
+    ['remove', /has no provenance.yaml: it was not generated by gitops-scaffolder, so nothing in it is the generator's to remove/],
+  ] as const) {
     // A removal's steps 2-3 lift the data's protection, skipped unless asked for.
     const step = action === 'upgrade' ? 2 : 4;
     it(`is refused by ${action} at step ${step}, nothing pushed`, async () => {
       const remote = await newRemote();
       const base = await pushChange(remote, 'a hand-made cluster', async (work) => {
         await mkdir(join(work, 'clusters/hand-made'), { recursive: true });
-        await writeFile(join(work, 'clusters/hand-made/kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+        await writeFile(
+          join(work, 'clusters/hand-made/kustomization.yaml'),
+          'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+        );
       });
       const error = await run(capturingLogger(), options(remote, action, 'hand-made')).catch((e: unknown) => e);
       assert.ok(error instanceof StepError);
@@ -319,9 +357,30 @@ describe('scaffold-runner --action upgrade', () => {
     try {
       const kubeconfig = await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')));
       const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
-      kube.setKustomization('flux-system', 'flux-system', { spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' }, path: './clusters/eu-2' }, status: {} });
+      kube.setKustomization('flux-system', 'flux-system', {
+        spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' }, path: './clusters/eu-2' },
+        status: {},
+      });
       const runner = startRunner({
-        args: ['--action', 'upgrade', '--repo-url', remote.url, '--cluster', 'eu-2', '--domain', 'eu-2.example.net', '--region', 'eu-west-1', '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '60s', '--result-file', resultFile],
+        args: [
+          '--action',
+          'upgrade',
+          '--repo-url',
+          remote.url,
+          '--cluster',
+          'eu-2',
+          '--domain',
+          'eu-2.example.net',
+          '--region',
+          'eu-west-1',
+          '--kubeconfig',
+          kubeconfig,
+          '--wait-ready',
+          '--ready-timeout',
+          '60s',
+          '--result-file',
+          resultFile,
+        ],
         env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
       });
       const waiting = await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
@@ -329,7 +388,10 @@ describe('scaffold-runner --action upgrade', () => {
       assert.notEqual(commit, remote.base);
       assert.equal(waiting['commit'], commit, 'waits for the upgrade commit');
       kube.setKustomization('flux-system', 'flux-system', {
-        status: { lastAppliedRevision: `main@sha1:${commit}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${commit}` }] },
+        status: {
+          lastAppliedRevision: `main@sha1:${commit}`,
+          conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${commit}` }],
+        },
       });
       const exit = await runner.exited;
       assert.equal(exit.code, 0, describeOutcome({ code: exit.code, stdout: runner.stdout(), stderr: runner.stderr() }));
@@ -346,7 +408,21 @@ describe('scaffold-runner --action upgrade', () => {
     const remote = await newRemote();
     const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
     const outcome = await runRunner({
-      args: ['--action', 'remove', '--rotate-credentials', '--repo-url', remote.url, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1', '--result-file', resultFile],
+      args: [
+        '--action',
+        'remove',
+        '--rotate-credentials',
+        '--repo-url',
+        remote.url,
+        '--cluster',
+        'eu-1',
+        '--domain',
+        'eu-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--result-file',
+        resultFile,
+      ],
       env: { TMPDIR: await mkdtemp(join(scratch, 'tmp-')) },
       resultFile,
     });

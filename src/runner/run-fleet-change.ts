@@ -61,7 +61,13 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
   const { action, signal, deleteData } = options;
   if (deleteData !== undefined && action !== 'remove') throw new ValidationError([{ field: 'delete-data', message: 'only a removal deletes data' }]);
   if (deleteData !== undefined && deps.readiness === undefined) {
-    throw new ValidationError([{ field: 'kubeconfig', message: "deleting the data needs the cluster's kubeconfig: the removal may land only once the cluster's Flux has applied the lifting of the prune protection" }]);
+    throw new ValidationError([
+      {
+        field: 'kubeconfig',
+        message:
+          "deleting the data needs the cluster's kubeconfig: the removal may land only once the cluster's Flux has applied the lifting of the prune protection",
+      },
+    ]);
   }
   const pass = passOfAction(action);
 
@@ -78,8 +84,17 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
       const { added, modified, removed, credentialsKept, kept } = change.changes;
       // Counts and names only: a credential's value never reaches the log.
       log.info(
-        { event: 'file_change', pass, added, modified, removed, ...(credentialsKept !== undefined ? { credentials_kept: credentialsKept } : {}), ...(kept !== undefined ? { kept: kept.length } : {}) },
-        change.nothing ?? `${gitopsPath}: ${added} file(s) added, ${modified} modified, ${removed} removed${credentialsKept !== undefined ? `; ${credentialsKept} sealed credential(s) kept` : ''}${kept !== undefined ? `; ${kept.length} kept` : ''}`,
+        {
+          event: 'file_change',
+          pass,
+          added,
+          modified,
+          removed,
+          ...(credentialsKept !== undefined ? { credentials_kept: credentialsKept } : {}),
+          ...(kept !== undefined ? { kept: kept.length } : {}),
+        },
+        change.nothing ??
+          `${gitopsPath}: ${added} file(s) added, ${modified} modified, ${removed} removed${credentialsKept !== undefined ? `; ${credentialsKept} sealed credential(s) kept` : ''}${kept !== undefined ? `; ${kept.length} kept` : ''}`,
       );
     };
     // A removal renders nothing to verify again; an upgrade's tree is verified again over changed inputs.
@@ -124,8 +139,14 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
         },
       },
       'wait-for-lift': {
-        skip: () => (deleteData === undefined ? 'no lift to wait for' : liftCommit === undefined ? `${lift?.nothing ?? 'nothing was lifted'}: no lift to wait for` : undefined),
-        message: () => `waiting up to ${Math.round(liftTimeoutMs / 1000)}s for the cluster's Flux to apply ${liftCommit!.slice(0, 12)} before the removal prunes the data`,
+        skip: () =>
+          deleteData === undefined
+            ? 'no lift to wait for'
+            : liftCommit === undefined
+              ? `${lift?.nothing ?? 'nothing was lifted'}: no lift to wait for`
+              : undefined,
+        message: () =>
+          `waiting up to ${Math.round(liftTimeoutMs / 1000)}s for the cluster's Flux to apply ${liftCommit!.slice(0, 12)} before the removal prunes the data`,
         run: () =>
           waitForFluxApplied(
             { readiness: deps.readiness!, logger: log, now },
@@ -143,11 +164,18 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
  * The result's message: which commit did what and, for a removal, what the
  * cluster's Flux deletes once it applies the removal, data included or kept.
  */
-function resultMessage(run: { action: FleetAction; gitopsPath: string; commits: readonly RunCommit[]; change: FleetChange | undefined; lift: FleetChange | undefined }): string {
+function resultMessage(run: {
+  action: FleetAction;
+  gitopsPath: string;
+  commits: readonly RunCommit[];
+  change: FleetChange | undefined;
+  lift: FleetChange | undefined;
+}): string {
   const { action, gitopsPath, commits, change, lift } = run;
   const of = (pass: RunPass) => commits.find((c) => c.pass === pass)?.sha.slice(0, 12);
   if (action === 'upgrade' || lift === undefined) {
-    const done = change?.nothing ?? `${action === 'upgrade' ? 'upgraded' : 'removed'} ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
+    const done =
+      change?.nothing ?? `${action === 'upgrade' ? 'upgraded' : 'removed'} ${gitopsPath}: ${commits.map((c) => `${c.pass} ${c.sha.slice(0, 12)}`).join(', ')}`;
     if (action === 'upgrade' || change?.deletes === undefined || change.nothing !== undefined) return done;
     return `${done}; Flux deletes ${change.deletes.length} object(s)${change.keeps !== undefined && change.keeps.length > 0 ? ` and keeps the data, ${change.keeps.length} object(s) marked prune: disabled (${change.keeps.join(', ')})` : ''}`;
   }
@@ -158,7 +186,9 @@ function resultMessage(run: { action: FleetAction; gitopsPath: string; commits: 
     removed !== undefined ? `remove ${removed} removed ${gitopsPath}` : (change?.nothing ?? `${gitopsPath} not removed`),
   ];
   if (change?.deletes !== undefined && change.nothing === undefined) {
-    parts.push(`Flux deletes ${change.deletes.length} object(s), the data included: ${change.deletes.join(', ')}${change.keeps !== undefined && change.keeps.length > 0 ? `; still kept: ${change.keeps.join(', ')}` : ''}`);
+    parts.push(
+      `Flux deletes ${change.deletes.length} object(s), the data included: ${change.deletes.join(', ')}${change.keeps !== undefined && change.keeps.length > 0 ? `; still kept: ${change.keeps.join(', ')}` : ''}`,
+    );
   }
   return `removed ${gitopsPath} with its data: ${parts.join('; ')}`;
 }

@@ -184,7 +184,9 @@ export async function runInFrame<Name extends string>(
         branch,
         summary: landing.summary,
         maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
-        ...(landing.reverifyAfterRebase === false ? {} : { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify } : {}) }) }),
+        ...(landing.reverifyAfterRebase === false
+          ? {}
+          : { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify } : {}) }) }),
         ...(signal ? { signal } : {}),
       },
       log,
@@ -208,13 +210,33 @@ export async function runInFrame<Name extends string>(
     },
   };
 
-  const frame: RunFrame = { cluster, gitopsPath, branch, reference, log, now, commits, workspace: cloned, clone, verifies: deps.verify !== undefined, verify, land };
+  const frame: RunFrame = {
+    cluster,
+    gitopsPath,
+    branch,
+    reference,
+    log,
+    now,
+    commits,
+    workspace: cloned,
+    clone,
+    verifies: deps.verify !== undefined,
+    verify,
+    land,
+  };
   return finishRun(
     async () => {
       const { steps, work, result } = plan(frame);
       await runSteps(steps, work, { log, now, ...(signal ? { signal } : {}) });
       const own = result();
-      const succeeded: RunResult = { status: 'succeeded', message: own.message, gitops_path: gitopsPath, commits, step: steps.length, ...(own.changes ? { changes: own.changes } : {}) };
+      const succeeded: RunResult = {
+        status: 'succeeded',
+        message: own.message,
+        gitops_path: gitopsPath,
+        commits,
+        step: steps.length,
+        ...(own.changes ? { changes: own.changes } : {}),
+      };
       log.info({ event: 'run_finished', status: succeeded.status, gitops_path: gitopsPath, commits }, succeeded.message);
       return succeeded;
     },

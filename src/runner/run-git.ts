@@ -78,14 +78,28 @@ export async function deliverPass(delivery: PassDelivery | undefined, request: P
   const { pass, branch } = request;
   let pushed: DeliveredPass;
   if (pass === 'lift-protection') {
-    if (through.mode !== 'push') throw new ValidationError([{ field: 'delivery', message: "deleting the data is pushed: the lift of the prune protection must land, and be applied by the cluster's Flux, before the removal" }]);
+    if (through.mode !== 'push')
+      throw new ValidationError([
+        {
+          field: 'delivery',
+          message: "deleting the data is pushed: the lift of the prune protection must land, and be applied by the cluster's Flux, before the removal",
+        },
+      ]);
     // Push delivery reads no pass (the landing queue reads the commit's Scaffold-Pass trailer): the removal's stands in for the type.
     pushed = await pushDelivery.deliver({ ...request, pass: 'remove' satisfies DeliverablePass });
   } else {
     pushed = await through.deliver({ ...request, pass });
   }
   log.info(
-    { event: 'commit', pass, sha: pushed.sha, attempts: pushed.attempts, pushed: true, delivery: through.mode, ...(pushed.request ? { request: pushed.request } : {}) },
+    {
+      event: 'commit',
+      pass,
+      sha: pushed.sha,
+      attempts: pushed.attempts,
+      pushed: true,
+      delivery: through.mode,
+      ...(pushed.request ? { request: pushed.request } : {}),
+    },
     `${pushed.request ? `merged request #${pushed.request.number} for` : 'pushed'} pass ${pass} as ${pushed.sha.slice(0, 12)} to ${branch}`,
   );
   return pushed.sha;
@@ -144,7 +158,10 @@ export async function finishRun<T>(work: () => Promise<T>, leftovers: RunLeftove
     if (error instanceof StepError) error.commits = [...leftovers.commits];
     throw error;
   } finally {
-    await leftovers.workspace()?.dispose().catch(() => undefined);
+    await leftovers
+      .workspace()
+      ?.dispose()
+      .catch(() => undefined);
     await rm(leftovers.workRoot, { recursive: true, force: true }).catch(() => undefined);
   }
 }

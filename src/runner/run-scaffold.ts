@@ -99,12 +99,20 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
   // rotated files are annotated with must be the one that controller serves, not one supplied.
   if (sameValues && (!deps.certificates || options.certificatePem !== undefined)) {
     throw new ValidationError([
-      { field: 'kubeconfig', message: "rotating with the same values needs the cluster's kubeconfig and no supplied certificate: its Sealed Secrets controller re-encrypts them (/v1/rotate) and serves the certificate they are then sealed for" },
+      {
+        field: 'kubeconfig',
+        message:
+          "rotating with the same values needs the cluster's kubeconfig and no supplied certificate: its Sealed Secrets controller re-encrypts them (/v1/rotate) and serves the certificate they are then sealed for",
+      },
     ]);
   }
   const freshValues = options.freshValues === true && rotating;
-  if (options.freshValues === true && !freshValues) throw new ValidationError([{ field: 'freshValues', message: 'writes the Jobs for the credentials a rotation seals anew: give rotateCredentials' }]);
-  if (freshValues && sameValues) throw new ValidationError([{ field: 'freshValues', message: 'sets new values where the databases keep them, but rotateValues same keeps the values: give rotateValues fresh' }]);
+  if (options.freshValues === true && !freshValues)
+    throw new ValidationError([{ field: 'freshValues', message: 'writes the Jobs for the credentials a rotation seals anew: give rotateCredentials' }]);
+  if (freshValues && sameValues)
+    throw new ValidationError([
+      { field: 'freshValues', message: 'sets new values where the databases keep them, but rotateValues same keeps the values: give rotateValues fresh' },
+    ]);
   const controller = options.controller ?? SEALED_SECRETS_CONTROLLER;
 
   return runInFrame('scaffold', deps, options, (frame) => {
@@ -135,20 +143,35 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
         rotateCredentials: pass === 'all' && !sameValues && (options.rotateCredentials ?? false),
         ...(certificatePem ? { certificate: parseSealingCertificate(certificatePem, 'certificate', new Date(now())) } : {}),
         ...(options.registryAuth !== undefined ? { registryAuth: options.registryAuth } : {}),
-        ...(options.notifications !== undefined ? { notificationProvider: options.notifications.provider, notificationAddress: options.notifications.address } : {}),
+        ...(options.notifications !== undefined
+          ? { notificationProvider: options.notifications.provider, notificationAddress: options.notifications.address }
+          : {}),
       });
       for (const c of result.credentials) {
-        log.info({ event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` }, c.action === 'omitted' && c.supplied === 'notification-address' ? `credential ${c.namespace}/${c.name} omitted: no notification address was given (notifications), so the cluster gets no failure notifications` : c.action === 'omitted' ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)` : `credential ${c.namespace}/${c.name} ${c.action}`);
+        log.info(
+          { event: 'credential', namespace: c.namespace, name: c.name, action: c.action, file: `${gitopsPath}/${c.file}` },
+          c.action === 'omitted' && c.supplied === 'notification-address'
+            ? `credential ${c.namespace}/${c.name} omitted: no notification address was given (notifications), so the cluster gets no failure notifications`
+            : c.action === 'omitted'
+              ? `credential ${c.namespace}/${c.name} omitted: no registry credentials were given (registry_pull_secret), so no pull secret is written and images are pulled anonymously (public images only)`
+              : `credential ${c.namespace}/${c.name} ${c.action}`,
+        );
       }
       // Said in the run's log like an omitted pull secret: a cluster whose Flux cannot pull shows nothing else.
-      if (result.fluxSync !== undefined) log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));
+      if (result.fluxSync !== undefined)
+        log.info({ event: 'note', flux_sync: result.fluxSync.url, pull_secret: result.fluxSync.pullSecret ?? null }, fluxSyncNote(result.fluxSync));
       log.info(
         { event: 'rendered', pass: result.pass, files: result.tree.size, written: changes.written.length, removed: changes.removed.length },
         `rendered ${result.tree.size} files (${changes.written.length} written, ${changes.removed.length} removed) for pass ${result.pass}`,
       );
       const written = [...changes.written];
       if (pass === 'all' && freshValues) {
-        followUp = await writeFreshValuesFollowUp(workspace.dir, gitopsPath, result.credentials.filter((c) => c.action === 'generated'), result.tree);
+        followUp = await writeFreshValuesFollowUp(
+          workspace.dir,
+          gitopsPath,
+          result.credentials.filter((c) => c.action === 'generated'),
+          result.tree,
+        );
         logFreshValues(followUp, log);
         written.push(...followUp.files.keys());
       }
@@ -214,8 +237,19 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
           if (first?.pass === 'all') log.info({ event: 'note' }, `${gitopsPath} already had its full tree; the second pass only refreshes it`);
           if (sameValues) {
             await reencryptThroughController(
-              { workspace: frame.workspace(), source: source(), controller, log, generatorVersion: options.generatorVersion, ...(options.signal ? { signal: options.signal } : {}) },
-              { cluster: options.cluster.name, certificate: parseSealingCertificate(certificatePem!, 'certificate', new Date(now())), rotate: options.rotateCredentials ?? true },
+              {
+                workspace: frame.workspace(),
+                source: source(),
+                controller,
+                log,
+                generatorVersion: options.generatorVersion,
+                ...(options.signal ? { signal: options.signal } : {}),
+              },
+              {
+                cluster: options.cluster.name,
+                certificate: parseSealingCertificate(certificatePem!, 'certificate', new Date(now())),
+                rotate: options.rotateCredentials ?? true,
+              },
             );
           }
           await render('all', certificatePem);
@@ -238,9 +272,15 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
 /** Logs each password-change Job and the workloads to restart. */
 function logFreshValues(followUp: FreshValuesFollowUp, log: Logger): void {
   for (const job of followUp.passwordChanges) {
-    log.info({ event: 'password_change', namespace: job.namespace, credential: job.credential, job: job.job, file: job.file }, `Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`);
+    log.info(
+      { event: 'password_change', namespace: job.namespace, credential: job.credential, job: job.job, file: job.file },
+      `Job ${job.namespace}/${job.job} sets the new ${job.credential} passwords in the database (${job.file})`,
+    );
   }
-  log.info({ event: 'restart', workloads: followUp.restart, read_only: followUp.readOnly }, `restart to pick up the new values: ${followUp.restart.join(', ') || 'nothing reads them'}`);
+  log.info(
+    { event: 'restart', workloads: followUp.restart, read_only: followUp.readOnly },
+    `restart to pick up the new values: ${followUp.restart.join(', ') || 'nothing reads them'}`,
+  );
 }
 
 /** The result's words for fresh values: the Jobs and the workloads to restart once they have run. */

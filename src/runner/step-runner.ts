@@ -48,7 +48,11 @@ export interface StepContext {
  * those whose rule says so.
  * @throws StepError carrying the step, its name and the original error
  */
-export async function runSteps<Name extends string>(table: readonly (RunStepDefinition & { readonly name: Name })[], work: Readonly<Record<Name, StepWork>>, context: StepContext): Promise<void> {
+export async function runSteps<Name extends string>(
+  table: readonly (RunStepDefinition & { readonly name: Name })[],
+  work: Readonly<Record<Name, StepWork>>,
+  context: StepContext,
+): Promise<void> {
   const { log, now, signal } = context;
   for (const [index, { name }] of table.entries()) {
     const step = index + 1;

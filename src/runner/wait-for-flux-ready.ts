@@ -45,7 +45,12 @@ export interface FluxWaitDeps {
  */
 export async function waitForFluxApplied(
   deps: FluxWaitDeps,
-  options: { readonly commit: string; readonly timeoutMs: number; readonly contains?: (commit: string, other: string) => Promise<boolean>; readonly signal?: AbortSignal },
+  options: {
+    readonly commit: string;
+    readonly timeoutMs: number;
+    readonly contains?: (commit: string, other: string) => Promise<boolean>;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<readonly KustomizationReadiness[]> {
   const now = deps.now ?? Date.now;
   const { commit } = options;
@@ -67,7 +72,15 @@ export async function waitForFluxApplied(
       onProgress: (state) =>
         deps.logger.info(
           // ready and reason apart from the summary: the dashboard shows them per Kustomization without parsing text.
-          { event: 'kustomization', namespace: state.namespace, name: state.name, phase: state.phase, ready: state.ready, reason: state.reason, revision: state.lastAppliedRevision },
+          {
+            event: 'kustomization',
+            namespace: state.namespace,
+            name: state.name,
+            phase: state.phase,
+            ready: state.ready,
+            reason: state.reason,
+            revision: state.lastAppliedRevision,
+          },
           `Kustomization ${state.namespace}/${state.name}: ${state.phase}, ${state.summary}`,
         ),
     },

@@ -24,7 +24,11 @@ export interface SealedSecretLike {
  * The `spec.encryptedData` of `sealed`, every value re-encrypted for `certificate`.
  * @throws ValidationError naming the SealedSecret and key when no given key opens a value (never its content)
  */
-export function reencryptedData(sealed: SealedSecretLike, privateKeys: readonly KeyObject[], certificate: Pick<SealingCertificate, 'publicKey'>): Record<string, string> {
+export function reencryptedData(
+  sealed: SealedSecretLike,
+  privateKeys: readonly KeyObject[],
+  certificate: Pick<SealingCertificate, 'publicKey'>,
+): Record<string, string> {
   const namespace = typeof sealed.metadata?.namespace === 'string' ? sealed.metadata.namespace : '';
   const name = typeof sealed.metadata?.name === 'string' ? sealed.metadata.name : '';
   const label = scopeLabel(scopeOfSealedSecret(sealed), namespace, name);
@@ -40,7 +44,9 @@ export function reencryptedData(sealed: SealedSecretLike, privateKeys: readonly 
       }
     }
     if (plaintext === undefined) {
-      throw new ValidationError([{ field: 'recovery-private-key', message: `no given private key opens ${namespace}/${name} key ${key}: it was sealed with a key not given` }]);
+      throw new ValidationError([
+        { field: 'recovery-private-key', message: `no given private key opens ${namespace}/${name} key ${key}: it was sealed with a key not given` },
+      ]);
     }
     try {
       out[key] = sealValue({ publicKey: certificate.publicKey, label, value: plaintext });

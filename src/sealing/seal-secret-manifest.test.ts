@@ -119,8 +119,14 @@ describe('sealSecretManifest', () => {
   });
 
   it('rejects what is not one v1 Secret', () => {
-    assert.deepEqual(issuesOf(() => sealSecretManifest('apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n', { certificate })).map((i) => i.field), ['kind']);
-    assert.deepEqual(issuesOf(() => sealSecretManifest('apiVersion: v2\nkind: Secret\n', { certificate })).map((i) => i.field), ['apiVersion']);
+    assert.deepEqual(
+      issuesOf(() => sealSecretManifest('apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n', { certificate })).map((i) => i.field),
+      ['kind'],
+    );
+    assert.deepEqual(
+      issuesOf(() => sealSecretManifest('apiVersion: v2\nkind: Secret\n', { certificate })).map((i) => i.field),
+      ['apiVersion'],
+    );
     assert.match(issuesOf(() => sealSecretManifest('', { certificate }))[0]?.message ?? '', /exactly one Secret manifest, found 0/);
     const two = 'apiVersion: v1\nkind: Secret\n---\napiVersion: v1\nkind: Secret\n';
     assert.match(issuesOf(() => sealSecretManifest(two, { certificate }))[0]?.message ?? '', /found 2 documents/);
@@ -137,16 +143,23 @@ describe('sealSecretManifest', () => {
   it('names the key whose data is not base64, without echoing the value', () => {
     const manifest = 'apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: n}\ndata:\n  good: aGk=\n  bad: not*base64-SECRET\n  number: 1234\n';
     const issues = issuesOf(() => sealSecretManifest(manifest, { certificate }));
-    assert.deepEqual(issues.map((i) => i.field), ['data.bad', 'data.number']);
+    assert.deepEqual(
+      issues.map((i) => i.field),
+      ['data.bad', 'data.number'],
+    );
     assert.match(issues[0]?.message ?? '', /base64/);
     assert.ok(!JSON.stringify(issues).includes('SECRET'));
   });
 
   it('rejects a Secret with no data, and non-string stringData or annotations', () => {
     const empty = 'apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: n}\ndata: {}\n';
-    assert.deepEqual(issuesOf(() => sealSecretManifest(empty, { certificate })).map((i) => i.field), ['data']);
+    assert.deepEqual(
+      issuesOf(() => sealSecretManifest(empty, { certificate })).map((i) => i.field),
+      ['data'],
+    );
 
-    const typed = 'apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: n, annotations: {sealedsecrets.bitnami.com/cluster-wide: true}}\nstringData: {port: 5432}\n';
+    const typed =
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: n, annotations: {sealedsecrets.bitnami.com/cluster-wide: true}}\nstringData: {port: 5432}\n';
     assert.deepEqual(
       issuesOf(() => sealSecretManifest(typed, { certificate })).map((i) => i.field),
       ['metadata.annotations.sealedsecrets.bitnami.com/cluster-wide', 'stringData.port'],
@@ -156,12 +169,18 @@ describe('sealSecretManifest', () => {
   it('requires a DNS-1123 name and namespace, from the manifest or the flags', () => {
     const nameless = 'apiVersion: v1\nkind: Secret\nstringData: {k: v}\n';
     const issues = issuesOf(() => sealSecretManifest(nameless, { certificate }));
-    assert.deepEqual(issues.map((i) => i.field), ['metadata.name', 'metadata.namespace']);
+    assert.deepEqual(
+      issues.map((i) => i.field),
+      ['metadata.name', 'metadata.namespace'],
+    );
     assert.match(issues[0]?.message ?? '', /--name/);
     assert.match(issues[1]?.message ?? '', /--namespace/);
 
     const bad = issuesOf(() => sealSecretManifest(nameless, { certificate, name: 'Has Space', namespace: 'UPPER' }));
-    assert.deepEqual(bad.map((i) => i.field), ['metadata.name', 'metadata.namespace']);
+    assert.deepEqual(
+      bad.map((i) => i.field),
+      ['metadata.name', 'metadata.namespace'],
+    );
     assert.match(bad[0]?.message ?? '', /DNS-1123/);
   });
 });

@@ -39,7 +39,10 @@ function handDecrypt(privateKey: KeyObject, label: Buffer, base64: string, label
   const lHash = createHash(labelHash).update(label).digest().subarray(0, hLen);
   if (!db.subarray(0, hLen).equals(lHash)) throw new Error('label hash mismatch');
   const separator = db.indexOf(1, hLen);
-  assert.ok(db.subarray(hLen, separator).every((b) => b === 0), 'PS is zeros');
+  assert.ok(
+    db.subarray(hLen, separator).every((b) => b === 0),
+    'PS is zeros',
+  );
   const sessionKey = db.subarray(separator + 1);
   assert.equal(sessionKey.length, 32, 'a 32-byte session key');
 
@@ -100,13 +103,18 @@ describe('sealValue', () => {
     const a = sealValue({ publicKey: controllerKey.publicKey, label, value: 'same' });
     const b = sealValue({ publicKey: controllerKey.publicKey, label, value: 'same' });
     assert.notEqual(a, b);
-    const aesPart = (s: string): string => Buffer.from(s, 'base64').subarray(2 + 512).toString('hex');
+    const aesPart = (s: string): string =>
+      Buffer.from(s, 'base64')
+        .subarray(2 + 512)
+        .toString('hex');
     assert.notEqual(aesPart(a), aesPart(b), 'the AES part differs too, so the zero nonce is never reused with one key');
   });
 
   it('refuses a key that is not RSA', () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    assert.throws(() => sealValue({ publicKey, label, value: 'x' }), (e: unknown) =>
-      e instanceof ValidationError && /RSA public key, got ec/.test(e.message));
+    assert.throws(
+      () => sealValue({ publicKey, label, value: 'x' }),
+      (e: unknown) => e instanceof ValidationError && /RSA public key, got ec/.test(e.message),
+    );
   });
 });

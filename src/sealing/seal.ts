@@ -64,10 +64,7 @@ export function sealValue(opts: { publicKey: KeyObject; label: Buffer; value: Bu
   try {
     // Node's OAEP default hash is SHA-1; Go's rsa.EncryptOAEP(sha256.New(), …) uses
     // SHA-256 for both the label hash and MGF1, which is what oaepHash selects.
-    const rsaCiphertext = publicEncrypt(
-      { key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label },
-      sessionKey,
-    );
+    const rsaCiphertext = publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label }, sessionKey);
     const length = Buffer.alloc(2);
     length.writeUInt16BE(rsaCiphertext.length);
 

@@ -138,7 +138,10 @@ describe('buildSealedSecret', () => {
     assert.throws(() => controllerUnseal({ ...nsWide, metadata: { ...nsWide.metadata, namespace: 'other' } }, key.privateKey), /oaep decoding error/);
 
     // Dropping the scope annotation turns it into strict, which the value was not sealed for.
-    assert.throws(() => controllerUnseal({ ...nsWide, metadata: { name: nsWide.metadata.name, namespace: 'database' } }, key.privateKey), /oaep decoding error/);
+    assert.throws(
+      () => controllerUnseal({ ...nsWide, metadata: { name: nsWide.metadata.name, namespace: 'database' } }, key.privateKey),
+      /oaep decoding error/,
+    );
   });
 
   it('names every bad field', () => {
@@ -153,16 +156,25 @@ describe('buildSealedSecret', () => {
         }),
       (e: unknown) => {
         assert.ok(e instanceof ValidationError);
-        assert.deepEqual(e.issues.map((i) => i.field), ['metadata.name', 'metadata.namespace', 'data.bad key!']);
+        assert.deepEqual(
+          e.issues.map((i) => i.field),
+          ['metadata.name', 'metadata.namespace', 'data.bad key!'],
+        );
         return true;
       },
     );
-    assert.throws(() => buildSealedSecret({ ...base, data: {}, scope: 'strict' }), (e: unknown) =>
-      e instanceof ValidationError && e.issues[0]?.field === 'data');
-    assert.throws(() => buildSealedSecret({ ...base, namespace: '', scope: 'strict' }), (e: unknown) =>
-      e instanceof ValidationError && e.issues[0]?.field === 'metadata.namespace' && /is required/.test(e.message));
-    assert.throws(() => buildSealedSecret({ ...base, scope: 'everywhere' as never }), (e: unknown) =>
-      e instanceof ValidationError && e.issues[0]?.field === 'scope');
+    assert.throws(
+      () => buildSealedSecret({ ...base, data: {}, scope: 'strict' }),
+      (e: unknown) => e instanceof ValidationError && e.issues[0]?.field === 'data',
+    );
+    assert.throws(
+      () => buildSealedSecret({ ...base, namespace: '', scope: 'strict' }),
+      (e: unknown) => e instanceof ValidationError && e.issues[0]?.field === 'metadata.namespace' && /is required/.test(e.message),
+    );
+    assert.throws(
+      () => buildSealedSecret({ ...base, scope: 'everywhere' as never }),
+      (e: unknown) => e instanceof ValidationError && e.issues[0]?.field === 'scope',
+    );
   });
 
   it('accepts a DNS-1123 subdomain name with dots', () => {

@@ -132,9 +132,7 @@ export function buildSealedSecret(opts: {
 
   const ownAnnotations = scopeAnnotations(scope);
   const templateAnnotations = sortedRecord([
-    ...Object.entries(opts.annotations ?? {}).filter(
-      ([key]) => !LAST_APPLIED.includes(key) && key !== NAMESPACE_WIDE && key !== CLUSTER_WIDE,
-    ),
+    ...Object.entries(opts.annotations ?? {}).filter(([key]) => !LAST_APPLIED.includes(key) && key !== NAMESPACE_WIDE && key !== CLUSTER_WIDE),
     ...Object.entries(ownAnnotations),
   ]);
   const labels = sortedRecord(Object.entries(opts.labels ?? {}));
@@ -167,9 +165,7 @@ export function buildSealedSecret(opts: {
  * The scope a SealedSecret declares, read the way the controller reads it: from
  * its own `metadata.annotations`, cluster-wide first, and only the string `"true"` counts.
  */
-export function scopeOfSealedSecret(obj: {
-  readonly metadata?: { readonly annotations?: Readonly<Record<string, unknown>> | null } | null;
-}): SealingScope {
+export function scopeOfSealedSecret(obj: { readonly metadata?: { readonly annotations?: Readonly<Record<string, unknown>> | null } | null }): SealingScope {
   const annotations = obj.metadata?.annotations ?? {};
   if (annotations[CLUSTER_WIDE] === 'true') return 'cluster-wide';
   if (annotations[NAMESPACE_WIDE] === 'true') return 'namespace-wide';

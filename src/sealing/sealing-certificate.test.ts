@@ -6,8 +6,7 @@ import { ValidationError } from '../errors.js';
 import { parseSealingCertificate } from './sealing-certificate.js';
 import { createTestCertificate } from './test-certificate.js';
 
-const spki = (key: { export(o: { type: 'spki'; format: 'der' }): Buffer }): string =>
-  key.export({ type: 'spki', format: 'der' }).toString('hex');
+const spki = (key: { export(o: { type: 'spki'; format: 'der' }): Buffer }): string => key.export({ type: 'spki', format: 'der' }).toString('hex');
 
 // The tests with fixed dates check them at a fixed time, so they pass in any year.
 const AT = new Date('2026-01-15T00:00:00Z');
@@ -87,8 +86,7 @@ describe('parseSealingCertificate', () => {
     for (const text of ['', 'hello', generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString()]) {
       assert.throws(
         () => parseSealingCertificate(text, 'sealing.certificate'),
-        (e: unknown) =>
-          e instanceof ValidationError && e.issues[0]?.field === 'sealing.certificate' && /no PEM certificate found/.test(e.message),
+        (e: unknown) => e instanceof ValidationError && e.issues[0]?.field === 'sealing.certificate' && /no PEM certificate found/.test(e.message),
       );
     }
   });
@@ -97,21 +95,27 @@ describe('parseSealingCertificate', () => {
     const pem = createTestCertificate().certificatePem;
     const lines = pem.split('\n');
     lines[3] = 'A'.repeat(64);
-    assert.throws(() => parseSealingCertificate(lines.join('\n')), (e: unknown) =>
-      e instanceof ValidationError && /certificate #1 is not a valid X\.509 certificate/.test(e.message));
+    assert.throws(
+      () => parseSealingCertificate(lines.join('\n')),
+      (e: unknown) => e instanceof ValidationError && /certificate #1 is not a valid X\.509 certificate/.test(e.message),
+    );
   });
 
   it('rejects a certificate whose key is not RSA, even beside an RSA one', () => {
     const ec = createTestCertificate({ keyType: 'ec' });
     const rsa = createTestCertificate();
-    assert.throws(() => parseSealingCertificate(rsa.certificatePem + ec.certificatePem), (e: unknown) =>
-      e instanceof ValidationError && /certificate #2 has a key of type ec; .*RSA/.test(e.message));
+    assert.throws(
+      () => parseSealingCertificate(rsa.certificatePem + ec.certificatePem),
+      (e: unknown) => e instanceof ValidationError && /certificate #2 has a key of type ec; .*RSA/.test(e.message),
+    );
   });
 
   it('rejects an RSA key below 2048 bits', () => {
     const weak = createTestCertificate({ bits: 1024 });
-    assert.throws(() => parseSealingCertificate(weak.certificatePem), (e: unknown) =>
-      e instanceof ValidationError && /1024-bit RSA key; at least 2048/.test(e.message));
+    assert.throws(
+      () => parseSealingCertificate(weak.certificatePem),
+      (e: unknown) => e instanceof ValidationError && /1024-bit RSA key; at least 2048/.test(e.message),
+    );
   });
 
   describe('validity window', () => {

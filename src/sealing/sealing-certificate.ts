@@ -62,9 +62,7 @@ function parseCandidate(block: string, position: number, field: string): Sealing
   const { publicKey } = x509;
   // 'rsa-pss' keys are RSA too, but restricted to signatures: OAEP cannot use them.
   if (publicKey.asymmetricKeyType !== 'rsa') {
-    throw new ValidationError(
-      `${where} has a key of type ${publicKey.asymmetricKeyType ?? 'unknown'}; Sealed Secrets certificates carry an RSA key`,
-    );
+    throw new ValidationError(`${where} has a key of type ${publicKey.asymmetricKeyType ?? 'unknown'}; Sealed Secrets certificates carry an RSA key`);
   }
   const bits = publicKey.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < MIN_MODULUS_BITS) {

@@ -84,25 +84,24 @@ function pem(der: Buffer): string {
  * @param opts.notBefore - @default now minus one minute
  * @param opts.notAfter - @default notBefore plus ten years (the controller's validity)
  */
-export function createTestCertificate(opts: {
-  bits?: number;
-  keyType?: 'rsa' | 'ec';
-  notBefore?: Date;
-  notAfter?: Date;
-  commonName?: string;
-} = {}): TestCertificate {
+export function createTestCertificate(
+  opts: {
+    bits?: number;
+    keyType?: 'rsa' | 'ec';
+    notBefore?: Date;
+    notAfter?: Date;
+    commonName?: string;
+  } = {},
+): TestCertificate {
   const bits = opts.bits ?? 2048;
   const commonName = opts.commonName ?? 'sealed-secret';
   const { privateKey, publicKey } =
-    opts.keyType === 'ec'
-      ? generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
-      : generateKeyPairSync('rsa', { modulusLength: bits });
+    opts.keyType === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'prime256v1' }) : generateKeyPairSync('rsa', { modulusLength: bits });
   const notBefore = opts.notBefore ?? new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
   const notAfter = opts.notAfter ?? new Date(notBefore.getTime() + 3650 * 86_400_000);
 
   // sha256WithRSAEncryption carries explicit NULL parameters; ecdsa-with-SHA256 carries none.
-  const signatureAlgorithm =
-    opts.keyType === 'ec' ? sequence(oid('1.2.840.10045.4.3.2')) : sequence(oid('1.2.840.113549.1.1.11'), tlv(0x05));
+  const signatureAlgorithm = opts.keyType === 'ec' ? sequence(oid('1.2.840.10045.4.3.2')) : sequence(oid('1.2.840.113549.1.1.11'), tlv(0x05));
   const subject = name(commonName);
   const tbs = sequence(
     tlv(0xa0, positiveInteger(Buffer.from([2]))), // [0] EXPLICIT version v3

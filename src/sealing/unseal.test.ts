@@ -142,12 +142,15 @@ describe('unsealValue', () => {
       ['QUJD', /too short/],
     ];
     for (const [ciphertext, message] of cases) {
-      assert.throws(() => unsealValue({ privateKey: controller.privateKey, label, ciphertext }), (e: unknown) => {
-        assert.ok(e instanceof ValidationError);
-        assert.match(e.message, message);
-        assert.ok(!e.message.includes(secret));
-        return true;
-      });
+      assert.throws(
+        () => unsealValue({ privateKey: controller.privateKey, label, ciphertext }),
+        (e: unknown) => {
+          assert.ok(e instanceof ValidationError);
+          assert.match(e.message, message);
+          assert.ok(!e.message.includes(secret));
+          return true;
+        },
+      );
     }
   });
 

@@ -52,10 +52,7 @@ export function unsealValue(opts: { privateKey: KeyObject; label: Buffer; cipher
 
   let sessionKey: Buffer;
   try {
-    sessionKey = privateDecrypt(
-      { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label },
-      rsaCiphertext,
-    );
+    sessionKey = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label }, rsaCiphertext);
   } catch (cause) {
     // OpenSSL's reason is deliberately uniform across padding failures; so is ours.
     throw new ValidationError('sealed value does not decrypt: sealed for another key, or for another scope, namespace or name', { cause });

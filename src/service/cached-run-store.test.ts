@@ -275,19 +275,28 @@ describe('CachedRunStore', () => {
       { time: now, line: 'one' },
       { time: now, line: 'two' },
     ]);
-    assert.deepEqual((await cache.readLogs(created.id)).map((l) => l.line), ['one', 'two']);
+    assert.deepEqual(
+      (await cache.readLogs(created.id)).map((l) => l.line),
+      ['one', 'two'],
+    );
     assert.equal(counting.count('readLogs'), 1);
     assert.deepEqual(await cache.readLogs(created.id, { afterSeq: 2 }), []);
     assert.equal(counting.count('readLogs'), 1, 'nothing after seq 2');
     await cache.appendLogs(created.id, [{ time: now, line: 'three' }]);
-    assert.deepEqual((await cache.readLogs(created.id, { afterSeq: 2 })).map((l) => [l.seq, l.line]), [[3, 'three']]);
+    assert.deepEqual(
+      (await cache.readLogs(created.id, { afterSeq: 2 })).map((l) => [l.seq, l.line]),
+      [[3, 'three']],
+    );
     assert.equal(counting.count('readLogs'), 2);
 
     // An append that threw may have been stored: the end is unknown again.
     counting.failAppendAfterCommit = true;
     await assert.rejects(cache.appendLogs(created.id, [{ time: now, line: 'four' }]), UnavailableError);
     counting.failAppendAfterCommit = false;
-    assert.deepEqual((await cache.readLogs(created.id, { afterSeq: 3 })).map((l) => l.line), ['four']);
+    assert.deepEqual(
+      (await cache.readLogs(created.id, { afterSeq: 3 })).map((l) => l.line),
+      ['four'],
+    );
     assert.equal(counting.count('readLogs'), 3);
     // That short page told where the log ends.
     assert.deepEqual(await cache.readLogs(created.id, { afterSeq: 4 }), []);

@@ -179,7 +179,8 @@ export class CachedRunStore implements RunStore {
       const entry = this.#entries.get(id);
       // The end was known before this append began (nothing learns it while an append is in flight).
       // Numbered lines end the log where they say only when they started at its known end.
-      if (entry?.logEnd !== undefined) entry.logEnd = options.afterSeq === undefined || options.afterSeq === entry.logEnd ? entry.logEnd + lines.length : undefined;
+      if (entry?.logEnd !== undefined)
+        entry.logEnd = options.afterSeq === undefined || options.afterSeq === entry.logEnd ? entry.logEnd + lines.length : undefined;
     } catch (error) {
       // Stored or not: the end of the log is unknown now.
       const entry = this.#entries.get(id);
@@ -207,7 +208,15 @@ export class CachedRunStore implements RunStore {
       // A page shorter than asked for ends at the end of the log, unless an
       // append ran meanwhile. (Beyond the contract's page the store may cap it.)
       const entry = this.#entries.get(id);
-      if (plain && entry !== undefined && activity.appends === 0 && activity.lastAppend <= startedAt && limit > 0 && limit <= CONTRACT_LOG_PAGE && lines.length < limit) {
+      if (
+        plain &&
+        entry !== undefined &&
+        activity.appends === 0 &&
+        activity.lastAppend <= startedAt &&
+        limit > 0 &&
+        limit <= CONTRACT_LOG_PAGE &&
+        lines.length < limit
+      ) {
         const last = lines.at(-1);
         if (last !== undefined) entry.logEnd = last.seq;
         else if (afterSeq === 0) entry.logEnd = 0;

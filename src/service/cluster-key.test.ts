@@ -57,8 +57,10 @@ describe('cluster identity: (repository, branch, name)', () => {
   });
   after(async () => store?.close());
 
-  const remove = (name: string, where: { repositoryUrl: string; branch: string }) => service.startFleetRun({ action: 'remove', cluster: spec(name), ...where }, CALLER);
-  const upgrade = (name: string, where: { repositoryUrl: string; branch: string }) => service.startFleetRun({ action: 'upgrade', cluster: spec(name), ...where }, CALLER);
+  const remove = (name: string, where: { repositoryUrl: string; branch: string }) =>
+    service.startFleetRun({ action: 'remove', cluster: spec(name), ...where }, CALLER);
+  const upgrade = (name: string, where: { repositoryUrl: string; branch: string }) =>
+    service.startFleetRun({ action: 'upgrade', cluster: spec(name), ...where }, CALLER);
 
   it('a removal on another branch or repository does not block an upgrade, a removal or the active-run check; the same cluster does (409)', async () => {
     const name = nextName();
@@ -68,7 +70,11 @@ describe('cluster identity: (repository, branch, name)', () => {
     const onMain = await upgrade(name, MAIN);
     assert.equal(onMain.status, 'pending');
 
-    for (const [where, active] of [[MAIN, onMain], [OTHER_BRANCH, removal], [OTHER_REPOSITORY, elsewhere]] as const) {
+    for (const [where, active] of [
+      [MAIN, onMain],
+      [OTHER_BRANCH, removal],
+      [OTHER_REPOSITORY, elsewhere],
+    ] as const) {
       await assert.rejects(service.refuseActiveRuns(where, ['unrelated', name], 'upgrade'), (error: unknown) => {
         assert.ok(error instanceof ConflictError);
         assert.match(error.message, new RegExp(`\\(${active.id}, pending\\) on branch ${where.branch}`), 'names the run of that branch and repository');
@@ -84,7 +90,10 @@ describe('cluster identity: (repository, branch, name)', () => {
     assert.equal(run.repositoryUrl, 'file:///srv/gitops.git', 'stored in the form every lookup uses');
     await assert.rejects(upgrade(name, MAIN), ConflictError);
     await assert.rejects(service.refuseActiveRuns({ repositoryUrl: '/srv/gitops.git', branch: 'main' }, [name], 'remove'), ConflictError);
-    assert.deepEqual((await service.list({ cluster: name, repositoryUrl: '/srv/gitops.git' })).runs.map((r) => r.id), [run.id]);
+    assert.deepEqual(
+      (await service.list({ cluster: name, repositoryUrl: '/srv/gitops.git' })).runs.map((r) => r.id),
+      [run.id],
+    );
   });
 
   it('for any two distinct keys sharing a name, an active run on one never blocks the other (property)', async () => {
@@ -110,7 +119,13 @@ describe('cluster identity: (repository, branch, name)', () => {
   it('an upgrade rollout on main is not failed by a removal running on another branch', async () => {
     const name = nextName();
     const removal = await remove(name, OTHER_BRANCH);
-    const entry: ClusterEntry = { name, kind: 'generated', gitopsPath: `clusters/${name}`, attributes: { domain: `${name}.example.net`, region: 'eu-west-1' }, freshness: 'behind' };
+    const entry: ClusterEntry = {
+      name,
+      kind: 'generated',
+      gitopsPath: `clusters/${name}`,
+      attributes: { domain: `${name}.example.net`, region: 'eu-west-1' },
+      freshness: 'behind',
+    };
     const fleet: FleetSource = {
       fleet: async () => ({ clusters: [entry], commit: 'a'.repeat(40) }),
       sealedSecrets: async () => [],

@@ -41,7 +41,6 @@ export function checkDelivery(raw: RawDeliverySettings | undefined, repositoryUr
 /** How long a request waits for the catalog before it is checked at render time instead. */
 const CATALOG_WAIT_MS = 10_000;
 
-
 /** What the resolver needs; part of the service's deps. */
 export interface RequestResolverDeps {
   /** Absent: requests must name `repository.url`. */
@@ -99,7 +98,6 @@ export class RequestResolver {
     this.#catalogSource = deps.catalogSource;
   }
 
-
   /**
    * The repository and branch a request naming `repository` (or not) would use:
    * the default repository when no URL is given, `main` when no branch is.
@@ -149,7 +147,10 @@ export class RequestResolver {
    * allows it (or it is the default repository's), else the default
    * repository, prepared only when nothing else in the request is wrong.
    */
-  async #repository(repository: { readonly url?: string; readonly branch?: string }, issues: FieldIssue[]): Promise<{ repositoryUrl: string; branch: string } | undefined> {
+  async #repository(
+    repository: { readonly url?: string; readonly branch?: string },
+    issues: FieldIssue[],
+  ): Promise<{ repositoryUrl: string; branch: string } | undefined> {
     const branch = repository.branch ?? DEFAULT_BRANCH;
     const parsedBranch = branchSchema.safeParse(branch);
     if (!parsedBranch.success) issues.push(...fieldIssuesOf(parsedBranch.error, 'repository.branch'));
@@ -165,7 +166,8 @@ export class RequestResolver {
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       // The default repository may be a local one that no caller could name otherwise.
-      if (this.#defaultRepository !== undefined && issues.length === 0 && url === (await this.#ensureDefaultRepository())) return { repositoryUrl: url, branch };
+      if (this.#defaultRepository !== undefined && issues.length === 0 && url === (await this.#ensureDefaultRepository()))
+        return { repositoryUrl: url, branch };
       issues.push(...error.issues);
       return undefined;
     }
@@ -195,7 +197,8 @@ export class RequestResolver {
     if (kubeconfig === undefined && certificate === undefined) {
       issues.push({
         field: 'kubeconfig',
-        message: "kubeconfig or sealing.certificate is required: the run seals credentials with the new cluster's certificate, given directly or fetched with the kubeconfig",
+        message:
+          "kubeconfig or sealing.certificate is required: the run seals credentials with the new cluster's certificate, given directly or fetched with the kubeconfig",
       });
     } else if (kubeconfig !== undefined && certificate !== undefined && secrets.waitForReady === undefined) {
       // With wait_for_ready the kubeconfig reads Flux, so a certificate may come along to seal with.

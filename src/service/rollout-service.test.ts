@@ -101,7 +101,14 @@ class RunsDouble implements RolloutRuns {
       status,
       message: options.message ?? '',
       commits: options.commit !== undefined ? [{ pass: 'upgrade', sha: options.commit }] : [],
-      ...(status === 'succeeded' ? { changes: options.commit !== undefined ? { added: 0, modified: 2, removed: 0, credentialsKept: 4 } : { added: 0, modified: 0, removed: 0, credentialsKept: 4 } } : {}),
+      ...(status === 'succeeded'
+        ? {
+            changes:
+              options.commit !== undefined
+                ? { added: 0, modified: 2, removed: 0, credentialsKept: 4 }
+                : { added: 0, modified: 0, removed: 0, credentialsKept: 4 },
+          }
+        : {}),
     });
   }
 
@@ -129,8 +136,14 @@ describe('RolloutService', () => {
   });
   after(async () => pg?.close());
 
-  const serviceWith = (fleet: FleetSource, runs: RolloutRuns, maxActiveRuns?: number) => new RolloutService({ store, fleet, runs, pollMs: 10, ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}) });
-  const rolloutWhen = (service: RolloutService, id: string, what: string, test: (r: NonNullable<Awaited<ReturnType<RolloutService['getRollout']>>>) => boolean) =>
+  const serviceWith = (fleet: FleetSource, runs: RolloutRuns, maxActiveRuns?: number) =>
+    new RolloutService({ store, fleet, runs, pollMs: 10, ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}) });
+  const rolloutWhen = (
+    service: RolloutService,
+    id: string,
+    what: string,
+    test: (r: NonNullable<Awaited<ReturnType<RolloutService['getRollout']>>>) => boolean,
+  ) =>
     eventually(what, async () => {
       const rollout = await service.getRollout(id);
       return rollout !== undefined && test(rollout) ? rollout : undefined;
@@ -144,7 +157,12 @@ describe('RolloutService', () => {
 
     await rolloutWhen(service, rollout.id, 'wave 1 running', (r) => r.clusters['eu-2']?.run !== undefined);
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2']);
-    assert.deepEqual(runs.started[0], { action: 'upgrade', cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1', role: 'edge' }, ...REPO, delivery: { mode: 'push' } });
+    assert.deepEqual(runs.started[0], {
+      action: 'upgrade',
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1', role: 'edge' },
+      ...REPO,
+      delivery: { mode: 'push' },
+    });
     assert.equal([...runs.runs.values()][0]?.createdBy, 'alice');
 
     runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
@@ -158,7 +176,15 @@ describe('RolloutService', () => {
     runs.end('eu-3', 'succeeded', { commit: '3'.repeat(40) });
     const done = await rolloutWhen(service, rollout.id, 'the rollout finished', (r) => r.state !== 'running');
     assert.equal(done.state, 'succeeded');
-    assert.deepEqual(done.clusters['eu-1'], { status: 'succeeded', run: 'run-1', outcome: 'upgraded', commit: '1'.repeat(40), added: 0, modified: 2, removed: 0 });
+    assert.deepEqual(done.clusters['eu-1'], {
+      status: 'succeeded',
+      run: 'run-1',
+      outcome: 'upgraded',
+      commit: '1'.repeat(40),
+      added: 0,
+      modified: 2,
+      removed: 0,
+    });
     assert.deepEqual(done.clusters['eu-2'], { status: 'succeeded', run: 'run-2', outcome: 'up_to_date', added: 0, modified: 0, removed: 0 });
     assert.equal(done.clusters['eu-3']?.run, 'run-3');
     await service.idle();
@@ -192,7 +218,11 @@ describe('RolloutService', () => {
     // Two runs followed: two reads a pass.
     await runs.driverPasses(4);
     assert.deepEqual(active(), ['eu-1', 'eu-2']);
-    for (const [ending, next] of [['eu-1', 'eu-3'], ['eu-2', 'eu-4'], ['eu-3', 'eu-5']] as const) {
+    for (const [ending, next] of [
+      ['eu-1', 'eu-3'],
+      ['eu-2', 'eu-4'],
+      ['eu-3', 'eu-5'],
+    ] as const) {
       runs.end(ending, 'succeeded', { commit: '1'.repeat(40) });
       await rolloutWhen(service, rollout.id, `${next} started`, (r) => r.clusters[next]?.run !== undefined);
       assert.ok(active().length <= 2, active().join(', '));
@@ -239,7 +269,14 @@ describe('RolloutService', () => {
         ['eu-4', 'pending', undefined],
       ],
     );
-    assert.deepEqual([...runs.runs.values()].map((r) => [r.cluster.name, r.status]), [['eu-1', 'succeeded'], ['eu-2', 'cancelled'], ['eu-3', 'cancelled']]);
+    assert.deepEqual(
+      [...runs.runs.values()].map((r) => [r.cluster.name, r.status]),
+      [
+        ['eu-1', 'succeeded'],
+        ['eu-2', 'cancelled'],
+        ['eu-3', 'cancelled'],
+      ],
+    );
     assert.deepEqual(await service.getRollout(rollout.id), cancelled, 'what the call answers is what is stored');
     await service.idle();
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2', 'eu-3'], 'wave 2 never started');

@@ -109,7 +109,8 @@ export class RolloutService {
     const fleet = await this.#fleet.fleet({ repositoryUrl: request.repositoryUrl, branch: request.branch, ...(signal ? { signal } : {}) });
     const names = upgradeTargets(fleet.clusters, request.clusters === 'all' ? undefined : request.clusters).map((c) => c.name);
     if (names.length === 0) throw new ValidationError([{ field: 'clusters', message: 'the repository has no generated cluster to upgrade' }]);
-    if (names.length > MAX_ROLLOUT_CLUSTERS) throw new ValidationError([{ field: 'clusters', message: `at most ${MAX_ROLLOUT_CLUSTERS} clusters per rollout` }]);
+    if (names.length > MAX_ROLLOUT_CLUSTERS)
+      throw new ValidationError([{ field: 'clusters', message: `at most ${MAX_ROLLOUT_CLUSTERS} clusters per rollout` }]);
     return names;
   }
 
@@ -227,7 +228,10 @@ export class RolloutService {
         const failure = step.kind === 'stopped' ? { wave: step.wave, failed: step.failed, notStarted: step.notStarted } : undefined;
         rollout = { ...rollout, state: failure === undefined ? 'succeeded' : 'failed', ...(failure !== undefined ? { failure } : {}), finishedAt: new Date() };
         await this.#store.saveRollout(rollout);
-        this.#logger.info({ rollout: rollout.id, state: rollout.state, ...(failure !== undefined ? { stoppedAt: failure.wave, failed: failure.failed } : {}) }, 'rollout finished');
+        this.#logger.info(
+          { rollout: rollout.id, state: rollout.state, ...(failure !== undefined ? { stoppedAt: failure.wave, failed: failure.failed } : {}) },
+          'rollout finished',
+        );
         return;
       }
       // A wave found waiting (after a resume) follows the runs it has and starts those it never got.
@@ -285,7 +289,13 @@ export class RolloutService {
       }
       try {
         const run = await this.#runs.startFleetRun(
-          { action: 'upgrade', cluster, repositoryUrl: rollout.repositoryUrl, branch: rollout.branch, ...(rollout.delivery !== undefined ? { delivery: rollout.delivery } : {}) },
+          {
+            action: 'upgrade',
+            cluster,
+            repositoryUrl: rollout.repositoryUrl,
+            branch: rollout.branch,
+            ...(rollout.delivery !== undefined ? { delivery: rollout.delivery } : {}),
+          },
           { identity: rollout.requestedBy },
         );
         started[name] = { status: 'running', run: run.id };
@@ -315,11 +325,18 @@ export class RolloutService {
         // Already final (ConflictError): its own outcome is read below.
         if (!(error instanceof ConflictError)) {
           this.#logger.warn({ rollout: rollout.id, cluster: name, run: id, err: error }, 'upgrade run could not be cancelled');
-          stopped[name] = { status: 'cancelled', run: id, message: `the rollout was cancelled by ${caller.identity}; its run could not be stopped: ${error instanceof AppError ? error.message : 'an internal error'}` };
+          stopped[name] = {
+            status: 'cancelled',
+            run: id,
+            message: `the rollout was cancelled by ${caller.identity}; its run could not be stopped: ${error instanceof AppError ? error.message : 'an internal error'}`,
+          };
         }
       }
     }
-    const ended = await this.#ended(rollout, under.filter((name) => stopped[name] === undefined));
+    const ended = await this.#ended(
+      rollout,
+      under.filter((name) => stopped[name] === undefined),
+    );
     const cancelled: Rollout = { ...rollout, clusters: { ...rollout.clusters, ...ended, ...stopped }, state: 'cancelled', finishedAt: new Date() };
     await this.#store.saveRollout(cancelled);
     this.#logger.info({ rollout: rollout.id, state: 'cancelled', by: caller.identity, runsCancelled: under.length }, 'rollout cancelled');

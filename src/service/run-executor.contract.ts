@@ -131,8 +131,18 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
       const { executor } = under();
       const run = contractRunOf();
       await executor.start(run, SECRETS);
-      const lines = ['{"event":"step_started","step":1,"step_name":"clone","msg":"cloning"}', 'plain output', '{"event":"step_finished","step":1,"step_name":"clone"}'];
-      const result: RunResult = { status: 'succeeded', message: 'scaffolded', gitops_path: 'clusters/eu-prod-1', commits: [{ pass: 'all', sha: 'c'.repeat(40) }], step: 7 };
+      const lines = [
+        '{"event":"step_started","step":1,"step_name":"clone","msg":"cloning"}',
+        'plain output',
+        '{"event":"step_finished","step":1,"step_name":"clone"}',
+      ];
+      const result: RunResult = {
+        status: 'succeeded',
+        message: 'scaffolded',
+        gitops_path: 'clusters/eu-prod-1',
+        commits: [{ pass: 'all', sha: 'c'.repeat(40) }],
+        step: 7,
+      };
       await under().play(run, { lines, result });
       assert.deepEqual(await settled(executor, run), { state: 'succeeded', result });
       assert.deepEqual(await runnerLines(executor.logs(run, { follow: false })), lines);
@@ -160,7 +170,10 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
 
     it('hands the runner its delivery and the GitHub App (id, installation id, private key), read as the runner reads them', async () => {
       const { executor } = under();
-      const run = contractRunOf({ repositoryUrl: 'https://github.com/acme/platform-gitops.git', delivery: { mode: 'pull_request', forge: 'github', autoMerge: true } });
+      const run = contractRunOf({
+        repositoryUrl: 'https://github.com/acme/platform-gitops.git',
+        delivery: { mode: 'pull_request', forge: 'github', autoMerge: true },
+      });
       await executor.start(run, { ...SECRETS, githubApp: CONTRACT_GITHUB_APP });
       const { env, files } = await under().runnerView(run);
       // The runner's rule (runner-cli fromEnvOrFile): the file named by NAME_FILE wins, else NAME.
@@ -181,7 +194,10 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
       const run = contractRunOf();
       await executor.start(run, SECRETS);
       const { env } = await under().runnerView(run);
-      assert.deepEqual(Object.keys(env).filter((name) => name.startsWith('SCAFFOLD_GITHUB_APP')), []);
+      assert.deepEqual(
+        Object.keys(env).filter((name) => name.startsWith('SCAFFOLD_GITHUB_APP')),
+        [],
+      );
       await under().play(run, { lines: [], result: { status: 'succeeded', message: 'done', commits: [], step: 7 } });
       assert.equal((await settled(executor, run)).state, 'succeeded');
     });
@@ -193,9 +209,13 @@ export function runScaffoldExecutorContract(name: string, open: () => Promise<Ex
       const { env, files } = await under().runnerView(run);
       assert.equal(env[RUNNER_ENV.action], 'upgrade');
       assert.deepEqual(Object.values(files), [], 'no secret file');
-      for (const name of [RUNNER_ENV.certificatePem, RUNNER_ENV.kubeconfigData, RUNNER_ENV.gitToken, RUNNER_ENV.certificateFile, RUNNER_ENV.kubeconfigFile]) assert.equal(env[name], undefined, name);
+      for (const name of [RUNNER_ENV.certificatePem, RUNNER_ENV.kubeconfigData, RUNNER_ENV.gitToken, RUNNER_ENV.certificateFile, RUNNER_ENV.kubeconfigFile])
+        assert.equal(env[name], undefined, name);
       const changes = { added: 0, modified: 2, removed: 0, credentialsKept: 4 };
-      await under().play(run, { lines: [], result: { status: 'succeeded', message: 'upgraded', commits: [{ pass: 'upgrade', sha: 'a'.repeat(40) }], step: 3, changes } });
+      await under().play(run, {
+        lines: [],
+        result: { status: 'succeeded', message: 'upgraded', commits: [{ pass: 'upgrade', sha: 'a'.repeat(40) }], step: 3, changes },
+      });
       const state = await settled(executor, run);
       assert.ok(state.state === 'succeeded');
       assert.deepEqual(state.result.changes, changes);

@@ -138,7 +138,12 @@ describe('RunMonitor', () => {
         const executor = new FakeExecutor();
         // Within the grace: left alone, however far ahead the service's clock is.
         const young = await newRun('pending');
-        const patient = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 60_000, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const patient = new RunMonitor({
+          store,
+          executor,
+          clock,
+          options: { logFlushMs: 10, missingGraceMs: 60_000, recheckDelayMs: 10, reconcileIntervalMs: 60_000 },
+        });
         const stopPatient = new AbortController();
         await patient.start(stopPatient.signal);
         assert.equal((await store.get(young.id))?.status, 'pending', 'the grace is not skipped');
@@ -148,7 +153,12 @@ describe('RunMonitor', () => {
 
         // Past a short grace: failed on the next pass, however far behind the service's clock is.
         const lost = await newRun('pending');
-        const monitor = new RunMonitor({ store, executor, clock, options: { logFlushMs: 10, missingGraceMs: 100, recheckDelayMs: 10, reconcileIntervalMs: 60_000 } });
+        const monitor = new RunMonitor({
+          store,
+          executor,
+          clock,
+          options: { logFlushMs: 10, missingGraceMs: 100, recheckDelayMs: 10, reconcileIntervalMs: 60_000 },
+        });
         const stop = new AbortController();
         await monitor.start(stop.signal);
         await waitFor(async () => {
@@ -174,7 +184,11 @@ describe('RunMonitor', () => {
         ],
         step: 7,
       });
-      executor.lines.set(run.id, [event({ event: 'step_started', step: 1, step_name: 'clone' }), 'git: done', event({ event: 'run_finished', step: 7, msg: 'ok' })]);
+      executor.lines.set(run.id, [
+        event({ event: 'step_started', step: 1, step_name: 'clone' }),
+        'git: done',
+        event({ event: 'run_finished', step: 7, msg: 'ok' }),
+      ]);
       const stop = new AbortController();
       const monitor = monitorWith(executor);
       await monitor.start(stop.signal);
@@ -217,7 +231,11 @@ describe('RunMonitor', () => {
       );
       const executor = new FakeExecutor();
       // The executor replays the run's output from its start, as pod logs do.
-      executor.set(run.id, { state: 'running' }, [...before, event({ event: 'step_finished', step: 1, step_name: 'clone' }), event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' })]);
+      executor.set(run.id, { state: 'running' }, [
+        ...before,
+        event({ event: 'step_finished', step: 1, step_name: 'clone' }),
+        event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' }),
+      ]);
       const stop = new AbortController();
       const monitor = monitorWith(executor);
       await monitor.start(stop.signal);
@@ -245,11 +263,23 @@ describe('RunMonitor', () => {
       await monitor.idle();
     });
 
-    it('keeps each review request\'s latest state from the runner\'s events, and goes on after a restart from what is stored', async () => {
+    it("keeps each review request's latest state from the runner's events, and goes on after a restart from what is stored", async () => {
       const run = await newRun();
       const url = (n: number): string => `https://github.com/acme/gitops/pull/${n}`;
       const review = (n: number, pass: string, state: string, action: string, time: string): string =>
-        event({ level: 30, time: Date.parse(time), event: 'review_request', forge: 'github', pass, branch: `scaffold/${run.cluster.name}/${pass}`, action, number: n, url: url(n), state, msg: `request #${n} ${action}` });
+        event({
+          level: 30,
+          time: Date.parse(time),
+          event: 'review_request',
+          forge: 'github',
+          pass,
+          branch: `scaffold/${run.cluster.name}/${pass}`,
+          action,
+          number: n,
+          url: url(n),
+          state,
+          msg: `request #${n} ${action}`,
+        });
       const firstLines = [
         review(7, 'infrastructure', 'open', 'opened', '2026-01-02T03:00:00Z'),
         review(7, 'infrastructure', 'open', 'waiting', '2026-01-02T03:00:01Z'),
@@ -264,7 +294,15 @@ describe('RunMonitor', () => {
       await waitFor(async () => (await store.get(run.id))?.reviewRequests?.length === 1 && (await storedLines(run.id)).length === 3);
       const waiting = await store.get(run.id);
       assert.deepEqual(waiting?.reviewRequests, [
-        { pass: 'infrastructure', forge: 'github', number: 7, url: url(7), state: 'open', branch: `scaffold/${run.cluster.name}/infrastructure`, updatedAt: new Date('2026-01-02T03:00:01Z') },
+        {
+          pass: 'infrastructure',
+          forge: 'github',
+          number: 7,
+          url: url(7),
+          state: 'open',
+          branch: `scaffold/${run.cluster.name}/infrastructure`,
+          updatedAt: new Date('2026-01-02T03:00:01Z'),
+        },
       ]);
       assert.equal(waiting?.message, 'request #7 waiting', 'the run says what it waits for');
       stop.abort();
@@ -272,7 +310,11 @@ describe('RunMonitor', () => {
 
       // A new service process: the replay holds what is stored, then the request is merged and pass 2 opens one.
       const after = new FakeExecutor();
-      after.set(run.id, { state: 'running' }, [...firstLines, review(7, 'infrastructure', 'merged', 'merged', '2026-01-02T04:00:00Z'), review(8, 'all', 'open', 'opened', '2026-01-02T04:01:00Z')]);
+      after.set(run.id, { state: 'running' }, [
+        ...firstLines,
+        review(7, 'infrastructure', 'merged', 'merged', '2026-01-02T04:00:00Z'),
+        review(8, 'all', 'open', 'opened', '2026-01-02T04:01:00Z'),
+      ]);
       const restart = new AbortController();
       const again = monitorWith(after);
       await again.start(restart.signal);
@@ -319,13 +361,26 @@ describe('RunMonitor', () => {
       return storedLines(run.id);
     }
 
-    it('stores a retried pod\'s first lines when the earlier pod is gone from the replay', async () => {
+    it("stores a retried pod's first lines when the earlier pod is gone from the replay", async () => {
       const run = await newRun();
       // Stored before a restart: the first pod's output.
-      const firstPod = [source('scaffold-r-aaaaa'), event({ event: 'step_started', step: 1, step_name: 'clone' }), 'cloning…', event({ event: 'step_failed', step: 3, msg: 'push failed' })];
-      await store.appendLogs(run.id, firstPod.map((line) => ({ time: new Date(), line })));
+      const firstPod = [
+        source('scaffold-r-aaaaa'),
+        event({ event: 'step_started', step: 1, step_name: 'clone' }),
+        'cloning…',
+        event({ event: 'step_failed', step: 3, msg: 'push failed' }),
+      ];
+      await store.appendLogs(
+        run.id,
+        firstPod.map((line) => ({ time: new Date(), line })),
+      );
       // After the restart the first pod has been deleted; the Job's retry runs in a second pod.
-      const secondPod = [source('scaffold-r-bbbbb'), event({ event: 'step_started', step: 1, step_name: 'clone' }), 'cloning again…', event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' })];
+      const secondPod = [
+        source('scaffold-r-bbbbb'),
+        event({ event: 'step_started', step: 1, step_name: 'clone' }),
+        'cloning again…',
+        event({ event: 'step_started', step: 2, step_name: 'generate infrastructure' }),
+      ];
       const executor = new FakeExecutor();
       executor.finish(run.id, { status: 'succeeded', message: 'done' });
       executor.lines.set(run.id, secondPod);
@@ -338,7 +393,10 @@ describe('RunMonitor', () => {
       const a = [source('scaffold-r-aaaaa'), 'a1', 'a2', 'a3'];
       const b = [source('scaffold-r-bbbbb'), 'b1', 'b2'];
       // Stored: part of the first pod (the service stopped while it ran), nothing of the second.
-      await store.appendLogs(run.id, a.slice(0, 2).map((line) => ({ time: new Date(), line })));
+      await store.appendLogs(
+        run.id,
+        a.slice(0, 2).map((line) => ({ time: new Date(), line })),
+      );
       const executor = new FakeExecutor();
       executor.set(run.id, { state: 'running' }, [...a, ...b]);
       const stop = new AbortController();
@@ -360,7 +418,10 @@ describe('RunMonitor', () => {
       const run = await newRun();
       const a = [source('scaffold-r-aaaaa'), 'a1'];
       const b = [source('scaffold-r-bbbbb'), 'b1', 'b2'];
-      await store.appendLogs(run.id, [...a, ...b.slice(0, 2)].map((line) => ({ time: new Date(), line })));
+      await store.appendLogs(
+        run.id,
+        [...a, ...b.slice(0, 2)].map((line) => ({ time: new Date(), line })),
+      );
       const executor = new FakeExecutor();
       executor.finish(run.id, { status: 'succeeded', message: 'done' });
       // This replay lacks the first pod (gone), the next one has it again.
@@ -373,7 +434,10 @@ describe('RunMonitor', () => {
       assert.deepEqual(await storedLines(run.id), [...a, ...b]);
       // The store is settled; a replay with every pod against the same stored log adds nothing.
       const again = await newRun();
-      await store.appendLogs(again.id, [...a, ...b].map((line) => ({ time: new Date(), line })));
+      await store.appendLogs(
+        again.id,
+        [...a, ...b].map((line) => ({ time: new Date(), line })),
+      );
       const replaying = new FakeExecutor();
       replaying.finish(again.id, { status: 'succeeded', message: 'done' });
       replaying.lines.set(again.id, [...a, ...b]);
@@ -383,7 +447,10 @@ describe('RunMonitor', () => {
     it('a log stored without source lines (one unnamed source) keeps its shape: count-skipped, source lines dropped', async () => {
       const run = await newRun();
       // Stored before executors wrote source lines.
-      await store.appendLogs(run.id, ['l1', 'l2'].map((line) => ({ time: new Date(), line })));
+      await store.appendLogs(
+        run.id,
+        ['l1', 'l2'].map((line) => ({ time: new Date(), line })),
+      );
       const executor = new FakeExecutor();
       executor.finish(run.id, { status: 'succeeded', message: 'done' });
       executor.lines.set(run.id, [source('scaffold-r-aaaaa'), 'l1', 'l2', 'l3', source('scaffold-r-bbbbb'), 'l4']);
@@ -392,7 +459,10 @@ describe('RunMonitor', () => {
 
     it('output without source lines (the local executor) is count-skipped as before', async () => {
       const run = await newRun();
-      await store.appendLogs(run.id, ['x1', 'x2'].map((line) => ({ time: new Date(), line })));
+      await store.appendLogs(
+        run.id,
+        ['x1', 'x2'].map((line) => ({ time: new Date(), line })),
+      );
       const executor = new FakeExecutor();
       executor.finish(run.id, { status: 'succeeded', message: 'done' });
       executor.lines.set(run.id, ['x1', 'x2', 'x3']);
@@ -402,7 +472,11 @@ describe('RunMonitor', () => {
     it('follows a retry in one stream: the step starts over, commits of both tries are kept once', async () => {
       const run = await newRun('pending');
       const executor = new FakeExecutor();
-      executor.set(run.id, { state: 'running' }, [source('scaffold-r-aaaaa'), event({ event: 'step_started', step: 3, step_name: 'push' }), event({ event: 'commit', pass: 'infrastructure', sha: SHA1 })]);
+      executor.set(run.id, { state: 'running' }, [
+        source('scaffold-r-aaaaa'),
+        event({ event: 'step_started', step: 3, step_name: 'push' }),
+        event({ event: 'commit', pass: 'infrastructure', sha: SHA1 }),
+      ]);
       const stop = new AbortController();
       const monitor = monitorWith(executor);
       await monitor.start(stop.signal);
@@ -410,7 +484,8 @@ describe('RunMonitor', () => {
       for (const line of [source('scaffold-r-bbbbb'), event({ event: 'step_started', step: 1, step_name: 'clone' })]) executor.emit(run.id, line);
       await waitFor(async () => (await store.get(run.id))?.step === 1);
       // The retry converges: its first commit is the one already pushed.
-      for (const line of [event({ event: 'commit', pass: 'infrastructure', sha: SHA1 }), event({ event: 'commit', pass: 'all', sha: SHA2 })]) executor.emit(run.id, line);
+      for (const line of [event({ event: 'commit', pass: 'infrastructure', sha: SHA1 }), event({ event: 'commit', pass: 'all', sha: SHA2 })])
+        executor.emit(run.id, line);
       executor.finish(run.id, { status: 'succeeded', message: 'done' });
       await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
       stop.abort();
@@ -541,14 +616,21 @@ describe('RunMonitor over a store that goes away', () => {
     return { flaky, control };
   }
 
-  const step = (n: number, name: string) => [event({ event: 'step_started', step: n, step_name: name }), event({ event: 'step_finished', step: n, step_name: name })];
+  const step = (n: number, name: string) => [
+    event({ event: 'step_started', step: n, step_name: name }),
+    event({ event: 'step_finished', step: n, step_name: name }),
+  ];
 
   it('keeps what it could not store and stores it in order once the store is back: every line once, the outcome after them', async () => {
     const { flaky, control } = flakyStore();
     const run = await newRun();
     const executor = new FakeExecutor();
     executor.set(run.id, { state: 'running' });
-    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 } });
+    const monitor = new RunMonitor({
+      store: flaky,
+      executor,
+      options: { logFlushMs: 10, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 },
+    });
     const stop = new AbortController();
     await monitor.start(stop.signal);
     try {
@@ -557,7 +639,12 @@ describe('RunMonitor over a store that goes away', () => {
       await waitFor(async () => (await storedLines(run.id)).length === 3);
 
       control.down = true;
-      const during = [...step(2, 'generate'), ...Array.from({ length: 450 }, (_, i) => `line ${i}`), event({ event: 'commit', pass: 'all', sha: SHA1 }), ...step(3, 'push')];
+      const during = [
+        ...step(2, 'generate'),
+        ...Array.from({ length: 450 }, (_, i) => `line ${i}`),
+        event({ event: 'commit', pass: 'all', sha: SHA1 }),
+        ...step(3, 'push'),
+      ];
       for (const line of during) executor.emit(run.id, line);
       executor.finish(run.id, { status: 'succeeded', message: 'pushed', commits: [{ pass: 'all', sha: SHA1 }], step: 3 });
       await waitFor(async () => monitor.pendingWrites() >= during.length);
@@ -566,8 +653,15 @@ describe('RunMonitor over a store that goes away', () => {
       await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
       assert.equal(monitor.pendingWrites(), 0);
       const stored = await store.readLogs(run.id, { limit: 10_000 });
-      assert.deepEqual(stored.map((l) => l.line), executor.lines.get(run.id), 'every line, in order, once');
-      assert.deepEqual(stored.map((l) => l.seq), stored.map((_, i) => i + 1));
+      assert.deepEqual(
+        stored.map((l) => l.line),
+        executor.lines.get(run.id),
+        'every line, in order, once',
+      );
+      assert.deepEqual(
+        stored.map((l) => l.seq),
+        stored.map((_, i) => i + 1),
+      );
       const done = await store.get(run.id);
       assert.deepEqual([done?.step, done?.commits], [3, [{ pass: 'all', sha: SHA1 }]]);
     } finally {
@@ -580,9 +674,17 @@ describe('RunMonitor over a store that goes away', () => {
     const { flaky, control } = flakyStore();
     const run = await newRun();
     const executor = new FakeExecutor();
-    executor.set(run.id, { state: 'running' }, Array.from({ length: 40 }, (_, i) => `line ${i}`));
+    executor.set(
+      run.id,
+      { state: 'running' },
+      Array.from({ length: 40 }, (_, i) => `line ${i}`),
+    );
     control.lostAcks = 3;
-    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, logBatchSize: 7, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 } });
+    const monitor = new RunMonitor({
+      store: flaky,
+      executor,
+      options: { logFlushMs: 10, logBatchSize: 7, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50 },
+    });
     const stop = new AbortController();
     await monitor.start(stop.signal);
     try {
@@ -601,7 +703,19 @@ describe('RunMonitor over a store that goes away', () => {
     const run = await newRun();
     const executor = new FakeExecutor();
     executor.set(run.id, { state: 'running' });
-    const monitor = new RunMonitor({ store: flaky, executor, options: { logFlushMs: 10, logBatchSize: 5, missingGraceMs: 0, recheckDelayMs: 10, reconcileIntervalMs: 60_000, maxRetryDelayMs: 50, maxPendingLines: 20 } });
+    const monitor = new RunMonitor({
+      store: flaky,
+      executor,
+      options: {
+        logFlushMs: 10,
+        logBatchSize: 5,
+        missingGraceMs: 0,
+        recheckDelayMs: 10,
+        reconcileIntervalMs: 60_000,
+        maxRetryDelayMs: 50,
+        maxPendingLines: 20,
+      },
+    });
     const stop = new AbortController();
     await monitor.start(stop.signal);
     try {

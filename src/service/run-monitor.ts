@@ -59,7 +59,9 @@ export interface RunMonitorOptions {
 }
 
 /** A store write a pump keeps, in order, until the store has taken it. */
-type PendingWrite = { readonly kind: 'lines'; readonly afterSeq: number; readonly lines: readonly { time: Date; line: string }[] } | { readonly kind: 'update'; readonly update: RunUpdate };
+type PendingWrite =
+  | { readonly kind: 'lines'; readonly afterSeq: number; readonly lines: readonly { time: Date; line: string }[] }
+  | { readonly kind: 'update'; readonly update: RunUpdate };
 
 /** What the monitor needs. */
 export interface RunMonitorDeps {
@@ -343,7 +345,8 @@ export class RunMonitor implements RunTracker {
           this.#forget([queue.shift() as PendingWrite]);
           continue;
         }
-        if (!failing) this.#logger.warn({ run: id, pending: this.#pendingWrites, err: messageOf(error) }, 'could not store run progress; kept to store it again');
+        if (!failing)
+          this.#logger.warn({ run: id, pending: this.#pendingWrites, err: messageOf(error) }, 'could not store run progress; kept to store it again');
         failing = true;
         try {
           await sleep(delay, undefined, { signal: this.#stop.signal });
@@ -437,9 +440,14 @@ export class RunMonitor implements RunTracker {
    * @returns whether the run is final now (failed here, or already)
    */
   async #failLost(run: RunRecord): Promise<boolean> {
-    const failed = await this.#store.update(run.id, { status: 'failed', message: LOST_RUN_MESSAGE, failure: LOST_RUN_FAILURE, finishedAt: this.#clock() }, ACTIVE_STATUSES, {
-      createdAtLeastMsAgo: this.#missingGraceMs,
-    });
+    const failed = await this.#store.update(
+      run.id,
+      { status: 'failed', message: LOST_RUN_MESSAGE, failure: LOST_RUN_FAILURE, finishedAt: this.#clock() },
+      ACTIVE_STATUSES,
+      {
+        createdAtLeastMsAgo: this.#missingGraceMs,
+      },
+    );
     if (failed !== undefined) {
       this.#logger.warn({ run: run.id, cluster: run.cluster.name }, 'run lost: the executor has no trace of it');
       return true;
@@ -492,7 +500,15 @@ export class RunMonitor implements RunTracker {
       }
     } else if (event.event === 'review_request') {
       const { forge, pass, number, url, state: requestState, branch } = event;
-      const next = withReviewRequest(state.reviewRequests, { pass, forge, number, url, state: requestState, ...(branch === undefined ? {} : { branch }), updatedAt: event.time ?? this.#clock() });
+      const next = withReviewRequest(state.reviewRequests, {
+        pass,
+        forge,
+        number,
+        url,
+        state: requestState,
+        ...(branch === undefined ? {} : { branch }),
+        updatedAt: event.time ?? this.#clock(),
+      });
       if (next !== state.reviewRequests) {
         state.reviewRequests = next;
         update.reviewRequests = next;
@@ -506,7 +522,6 @@ export class RunMonitor implements RunTracker {
     return Object.keys(update).length > 0 ? update : undefined;
   }
 }
-
 
 /** A store error that trying again will not cure (the run is gone, a value it rejects); anything else may pass. */
 function isLasting(error: unknown): boolean {

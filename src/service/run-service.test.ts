@@ -66,7 +66,16 @@ describe('RunService.steps', () => {
     assert.deepEqual(pending, runStepsOf([], run.status));
     assert.equal(reads.length, 0, 'a run created through the cache has no lines: nothing to read');
 
-    await store.appendLogs(run.id, lines(event('step_started', 1), '{"event":"log","msg":"cloning"}', 'plain text', event('step_finished', 1, { duration_ms: 1200 }), event('step_started', 2)));
+    await store.appendLogs(
+      run.id,
+      lines(
+        event('step_started', 1),
+        '{"event":"log","msg":"cloning"}',
+        'plain text',
+        event('step_finished', 1, { duration_ms: 1200 }),
+        event('step_started', 2),
+      ),
+    );
     assert.deepEqual(await service.steps(run), runStepsOf(await all(database!, run.id), run.status));
     assert.deepEqual(reads.at(-1), { afterSeq: 0, limit: 500 });
 
@@ -90,7 +99,9 @@ describe('RunService.steps', () => {
   it('reads a long log page by page and keeps concurrent calls from counting a line twice', async () => {
     const { store, service, create } = setup();
     const run = await create();
-    const text = Array.from({ length: 1203 }, (_, i) => (i % 100 === 0 ? event(i % 200 === 0 ? 'step_started' : 'step_finished', 1 + ((i / 100) % 7)) : `line ${i}`));
+    const text = Array.from({ length: 1203 }, (_, i) =>
+      i % 100 === 0 ? event(i % 200 === 0 ? 'step_started' : 'step_finished', 1 + ((i / 100) % 7)) : `line ${i}`,
+    );
     await store.appendLogs(run.id, lines(...text));
     const expected = runStepsOf(await all(database!, run.id), run.status);
     const [a, b] = await Promise.all([service.steps(run), service.steps(run)]);

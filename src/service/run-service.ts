@@ -119,7 +119,13 @@ export class RunService {
       if (request.action !== 'remove') throw new ValidationError([{ field: 'delete_data', message: 'only a removal deletes data' }]);
       // The lift is pushed, then applied by the cluster's Flux, before the removal: no request a person merges in between.
       if (request.delivery !== undefined && request.delivery.mode !== 'push') {
-        throw new ValidationError([{ field: 'delivery.mode', message: "delete_data is pushed: the lift of the prune protection must land and be applied by the cluster's Flux before the removal lands, which the run cannot wait for through pull requests" }]);
+        throw new ValidationError([
+          {
+            field: 'delivery.mode',
+            message:
+              "delete_data is pushed: the lift of the prune protection must land and be applied by the cluster's Flux before the removal lands, which the run cannot wait for through pull requests",
+          },
+        ]);
       }
       // The same kubeconfig policy as a scaffold's (a Secret reference is checked where it is read).
       if (deleteData.kubeconfig.kind === 'inline') {
@@ -144,7 +150,16 @@ export class RunService {
    */
   async create(request: ScaffoldRequest, caller: Caller): Promise<RunRecord> {
     const { cluster, repositoryUrl, branch, delivery } = await this.#resolver.resolve(request);
-    return this.#startRun({ cluster, repositoryUrl, branch, reference: this.#reference, secrets: request.secrets, caller, attempt: 1, ...(delivery ? { delivery } : {}) });
+    return this.#startRun({
+      cluster,
+      repositoryUrl,
+      branch,
+      reference: this.#reference,
+      secrets: request.secrets,
+      caller,
+      attempt: 1,
+      ...(delivery ? { delivery } : {}),
+    });
   }
 
   /**
@@ -197,7 +212,10 @@ export class RunService {
       do {
         const page = await this.#store.list({ ...scope, status, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
         const active = page.runs.find((r) => wanted.has(r.cluster.name));
-        if (active !== undefined) throw new ConflictError(`cluster ${active.cluster.name} has an active run (${active.id}, ${active.status}) on branch ${active.branch}: ${then} it once that run has ended`);
+        if (active !== undefined)
+          throw new ConflictError(
+            `cluster ${active.cluster.name} has an active run (${active.id}, ${active.status}) on branch ${active.branch}: ${then} it once that run has ended`,
+          );
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     }
@@ -370,13 +388,24 @@ export class RunService {
       const reason = error instanceof AppError ? error.message : 'the executor failed';
       // What the caller is answered with is what the run keeps as its failure.
       const thrown = error instanceof AppError ? error : new UnavailableError('could not start the run', { cause: error });
-      await this.#store.update(id, { status: 'failed', message: `could not start the run: ${reason}`, failure: failureOf(thrown), finishedAt: this.#clock() }, ACTIVE_STATUSES);
+      await this.#store.update(
+        id,
+        { status: 'failed', message: `could not start the run: ${reason}`, failure: failureOf(thrown), finishedAt: this.#clock() },
+        ACTIVE_STATUSES,
+      );
       this.#logger.error({ run: id, cluster: run.cluster.name, err: messageOf(error) }, 'scaffold run could not be started');
       throw thrown;
     }
     if (job !== run.job) run = (await this.#store.update(id, { job }, ACTIVE_STATUSES)) ?? run;
     this.#logger.info(
-      { run: id, action, cluster: run.cluster.name, by: input.caller.identity, attempt: run.attempt, ...(input.retryOf === undefined ? {} : { retryOf: input.retryOf }) },
+      {
+        run: id,
+        action,
+        cluster: run.cluster.name,
+        by: input.caller.identity,
+        attempt: run.attempt,
+        ...(input.retryOf === undefined ? {} : { retryOf: input.retryOf }),
+      },
       `${action} run started`,
     );
     this.#tracker?.track(run);

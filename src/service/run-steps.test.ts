@@ -18,7 +18,10 @@ describe('runStepsOf', () => {
   it('gives seven pending steps for a run without output', () => {
     const steps = runStepsOf([], 'pending');
     assert.equal(steps.length, 7);
-    assert.deepEqual(steps.map((s) => [s.step, s.name, s.status]), Object.entries(STEPS).map(([n, name]) => [Number(n), name, 'pending']));
+    assert.deepEqual(
+      steps.map((s) => [s.step, s.name, s.status]),
+      Object.entries(STEPS).map(([n, name]) => [Number(n), name, 'pending']),
+    );
   });
 
   it('folds a succeeded run with a supplied certificate: 4–5 skipped, durations from the runner', () => {
@@ -40,7 +43,10 @@ describe('runStepsOf', () => {
       event(3000, { event: 'run_finished', status: 'succeeded' }),
     ];
     const steps = runStepsOf(lines, 'succeeded');
-    assert.deepEqual(steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded']);
+    assert.deepEqual(
+      steps.map((s) => s.status),
+      ['succeeded', 'succeeded', 'succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded'],
+    );
     assert.equal(steps[0]?.durationMs, 94);
     assert.deepEqual(steps[0]?.startedAt, at(0));
     assert.deepEqual(steps[0]?.finishedAt, at(94));
@@ -53,8 +59,14 @@ describe('runStepsOf', () => {
   });
 
   it('shows where a running run is', () => {
-    const steps = runStepsOf([event(0, { event: 'step_started', step: 1 }), event(10, { event: 'step_finished', step: 1 }), event(10, { event: 'step_started', step: 2 })], 'running');
-    assert.deepEqual(steps.map((s) => s.status), ['succeeded', 'running', 'pending', 'pending', 'pending', 'pending', 'pending']);
+    const steps = runStepsOf(
+      [event(0, { event: 'step_started', step: 1 }), event(10, { event: 'step_finished', step: 1 }), event(10, { event: 'step_started', step: 2 })],
+      'running',
+    );
+    assert.deepEqual(
+      steps.map((s) => s.status),
+      ['succeeded', 'running', 'pending', 'pending', 'pending', 'pending', 'pending'],
+    );
     assert.deepEqual(steps[1]?.startedAt, at(10));
     assert.equal(steps[1]?.finishedAt, undefined);
   });
@@ -65,11 +77,20 @@ describe('runStepsOf', () => {
         event(0, { event: 'step_started', step: 1 }),
         event(10, { event: 'step_finished', step: 1, duration_ms: 10 }),
         event(10, { event: 'step_started', step: 2 }),
-        event(30, { event: 'step_failed', step: 2, duration_ms: 20, error_code: 'invalid_input', msg: 'render-infrastructure failed: no reference environment clusters/nope' }),
+        event(30, {
+          event: 'step_failed',
+          step: 2,
+          duration_ms: 20,
+          error_code: 'invalid_input',
+          msg: 'render-infrastructure failed: no reference environment clusters/nope',
+        }),
       ],
       'failed',
     );
-    assert.deepEqual(steps.map((s) => s.status), ['succeeded', 'failed', 'pending', 'pending', 'pending', 'pending', 'pending']);
+    assert.deepEqual(
+      steps.map((s) => s.status),
+      ['succeeded', 'failed', 'pending', 'pending', 'pending', 'pending', 'pending'],
+    );
     assert.equal(steps[1]?.message, 'render-infrastructure failed: no reference environment clusters/nope');
     assert.equal(steps[1]?.durationMs, 20);
   });
@@ -81,7 +102,7 @@ describe('runStepsOf', () => {
     assert.equal(runStepsOf(lines, 'running')[3]?.status, 'running');
   });
 
-  it("gives an upgrade run its three named steps, and a removal its own, ignoring a step number beyond them", () => {
+  it('gives an upgrade run its three named steps, and a removal its own, ignoring a step number beyond them', () => {
     const lines = [
       event(0, { event: 'step_started', step: 1, step_name: 'clone' }),
       event(20, { event: 'step_finished', step: 1, step_name: 'clone' }),
@@ -93,19 +114,25 @@ describe('runStepsOf', () => {
       event(1000, { event: 'step_started', step: 6 }),
     ];
     const upgrade = runStepsOf(lines, 'succeeded', 'upgrade');
-    assert.deepEqual(upgrade.map((s) => [s.step, s.name, s.status]), [
-      [1, 'clone', 'succeeded'],
-      [2, 'render-upgrade', 'succeeded'],
-      [3, 'push-upgrade', 'succeeded'],
-    ]);
+    assert.deepEqual(
+      upgrade.map((s) => [s.step, s.name, s.status]),
+      [
+        [1, 'clone', 'succeeded'],
+        [2, 'render-upgrade', 'succeeded'],
+        [3, 'push-upgrade', 'succeeded'],
+      ],
+    );
     assert.equal(upgrade[1]?.durationMs, 880);
-    assert.deepEqual(runStepsOf([], 'pending', 'remove').map((s) => [s.step, s.name, s.status]), [
-      [1, 'clone', 'pending'],
-      [2, 'lift-protection', 'pending'],
-      [3, 'wait-for-lift', 'pending'],
-      [4, 'remove-files', 'pending'],
-      [5, 'push-removal', 'pending'],
-    ]);
+    assert.deepEqual(
+      runStepsOf([], 'pending', 'remove').map((s) => [s.step, s.name, s.status]),
+      [
+        [1, 'clone', 'pending'],
+        [2, 'lift-protection', 'pending'],
+        [3, 'wait-for-lift', 'pending'],
+        [4, 'remove-files', 'pending'],
+        [5, 'push-removal', 'pending'],
+      ],
+    );
   });
 
   it('falls back to the stored time and ignores what is not a step event', () => {
@@ -122,6 +149,9 @@ describe('runStepsOf', () => {
     const steps = runStepsOf(lines, 'running');
     assert.equal(steps[0]?.status, 'succeeded');
     assert.equal(steps[0]?.durationMs, 40);
-    assert.deepEqual(steps.slice(1).map((s) => s.status), ['pending', 'pending', 'pending', 'pending', 'pending', 'pending']);
+    assert.deepEqual(
+      steps.slice(1).map((s) => s.status),
+      ['pending', 'pending', 'pending', 'pending', 'pending', 'pending'],
+    );
   });
 });

@@ -31,7 +31,6 @@ export interface RunStep {
 /** A scaffold's step names, numbered as in the design (the runner's {@link STEPS}). */
 export const STEP_NAMES: Readonly<Record<number, string>> = STEPS;
 
-
 interface MutableStep {
   step: number;
   name: string;

@@ -84,27 +84,30 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       });
       assert.ok(updated);
       assert.deepEqual(await store().get(input.id), updated);
-      assert.deepEqual({ ...updated, updatedAt: undefined }, {
-        ...created,
-        updatedAt: undefined,
-        status: 'succeeded',
-        step: 7,
-        stepName: 'push',
-        message: 'pushed 2 commits',
-        gitopsPath: `clusters/${input.cluster.name}`,
-        commits: [
-          { pass: 'infrastructure', sha: 'a'.repeat(40) },
-          { pass: 'all', sha: 'b'.repeat(40) },
-        ],
-        attempt: 2,
-        job: `${input.job}-2`,
-        startedAt,
-        finishedAt,
-      });
+      assert.deepEqual(
+        { ...updated, updatedAt: undefined },
+        {
+          ...created,
+          updatedAt: undefined,
+          status: 'succeeded',
+          step: 7,
+          stepName: 'push',
+          message: 'pushed 2 commits',
+          gitopsPath: `clusters/${input.cluster.name}`,
+          commits: [
+            { pass: 'infrastructure', sha: 'a'.repeat(40) },
+            { pass: 'all', sha: 'b'.repeat(40) },
+          ],
+          attempt: 2,
+          job: `${input.job}-2`,
+          startedAt,
+          finishedAt,
+        },
+      );
       assert.ok(updated.updatedAt.getTime() >= created.updatedAt.getTime());
     });
 
-    it('keeps a cluster\'s catalog attributes (role and providers) with the run', async () => {
+    it("keeps a cluster's catalog attributes (role and providers) with the run", async () => {
       const base = newRun();
       const run = { ...base, cluster: { ...base.cluster, role: 'env', infra_provider: 'aws', dns_provider: 'route53' } };
       const created = await store().create(run);
@@ -117,10 +120,25 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
     it('keeps the review requests a run reported, replacing the list on each update and surviving a read back', async () => {
       const run = await store().create({ ...newRun(), delivery: { mode: 'pull_request', forge: 'github', autoMerge: false } });
       assert.equal(run.reviewRequests, undefined, 'a new run has none');
-      const opened = { pass: 'infrastructure' as const, forge: 'github' as const, number: 7, url: 'https://github.com/acme/gitops/pull/7', state: 'open' as const, branch: `scaffold/${run.cluster.name}/infrastructure`, updatedAt: new Date('2026-01-02T03:04:05.678Z') };
+      const opened = {
+        pass: 'infrastructure' as const,
+        forge: 'github' as const,
+        number: 7,
+        url: 'https://github.com/acme/gitops/pull/7',
+        state: 'open' as const,
+        branch: `scaffold/${run.cluster.name}/infrastructure`,
+        updatedAt: new Date('2026-01-02T03:04:05.678Z'),
+      };
       await store().update(run.id, { status: 'running', reviewRequests: [opened] });
       const merged = { ...opened, state: 'merged' as const, updatedAt: new Date('2026-01-02T04:00:00.000Z') };
-      const second = { pass: 'all' as const, forge: 'github' as const, number: 8, url: 'https://github.com/acme/gitops/pull/8', state: 'closed' as const, updatedAt: new Date('2026-01-02T05:00:00.000Z') };
+      const second = {
+        pass: 'all' as const,
+        forge: 'github' as const,
+        number: 8,
+        url: 'https://github.com/acme/gitops/pull/8',
+        state: 'closed' as const,
+        updatedAt: new Date('2026-01-02T05:00:00.000Z'),
+      };
       const updated = await store().update(run.id, { reviewRequests: [merged, second] });
       assert.deepEqual(updated?.reviewRequests, [merged, second]);
       assert.deepEqual((await store().get(run.id))?.reviewRequests, [merged, second]);
@@ -157,9 +175,14 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual([listed?.action, listed?.changes], ['remove', removed], 'the list carries them too');
     });
 
-    it('keeps a failed run\'s error code and whether a retry may succeed, and has none for other runs', async () => {
+    it("keeps a failed run's error code and whether a retry may succeed, and has none for other runs", async () => {
       const transient = await store().create(newRun());
-      const failed = await store().update(transient.id, { status: 'failed', message: 'step 1 (clone) failed', failure: { code: 'unavailable', transient: true }, finishedAt: new Date() });
+      const failed = await store().update(transient.id, {
+        status: 'failed',
+        message: 'step 1 (clone) failed',
+        failure: { code: 'unavailable', transient: true },
+        finishedAt: new Date(),
+      });
       assert.deepEqual(failed?.failure, { code: 'unavailable', transient: true });
       assert.deepEqual((await store().get(transient.id))?.failure, { code: 'unavailable', transient: true });
       const permanent = await store().create(newRun());
@@ -201,7 +224,11 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const inOtherRepository = await store().create(newRun({ cluster, ...other }));
       assert.ok(await store().update(onBranch.id, { status: 'running' }));
       // The same key still has one active run at most, whichever status it is in.
-      for (const [key, active] of [[{}, main], [{ branch: 'staging' }, onBranch], [other, inOtherRepository]] as const) {
+      for (const [key, active] of [
+        [{}, main],
+        [{ branch: 'staging' }, onBranch],
+        [other, inOtherRepository],
+      ] as const) {
         await assert.rejects(store().create(newRun({ cluster, ...key })), (error: unknown) => {
           assert.ok(error instanceof ConflictError, `expected ConflictError, got ${String(error)}`);
           assert.match(error.message, new RegExp(active.id), 'names the active run of that key, not of another');
@@ -220,7 +247,9 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const cluster = clusterName();
       const keys = [{ branch: 'main' }, { branch: 'staging' }, { repositoryUrl: 'https://git.example.net/platform/other.git', branch: 'main' }];
       const results = await Promise.allSettled(keys.flatMap((key) => Array.from({ length: 4 }, () => store().create(newRun({ cluster, ...key })))));
-      const won = results.filter((r): r is PromiseFulfilledResult<RunRecord> => r.status === 'fulfilled').map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
+      const won = results
+        .filter((r): r is PromiseFulfilledResult<RunRecord> => r.status === 'fulfilled')
+        .map((r) => `${r.value.repositoryUrl} ${r.value.branch}`);
       assert.equal(won.length, keys.length, 'one winner per key');
       assert.equal(new Set(won).size, keys.length);
       for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, `expected ConflictError, got ${String(r.reason)}`);
@@ -289,7 +318,7 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.equal(await store().update(randomUUID(), { status: 'running' }), undefined, 'unknown run');
     });
 
-    it('applies an age-guarded update only to a run older than the guard, by the store\'s own clock', async () => {
+    it("applies an age-guarded update only to a run older than the guard, by the store's own clock", async () => {
       const run = await store().create(newRun());
       assert.equal(await store().update(run.id, { status: 'failed' }, ['pending'], { createdAtLeastMsAgo: 3_600_000 }), undefined, 'an hour old: not yet');
       assert.equal((await store().get(run.id))?.status, 'pending');
@@ -411,27 +440,48 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       await store().appendLogs(run.id, [line(4), line(5)]);
 
       const logs = await store().readLogs(run.id);
-      assert.deepEqual(logs, [1, 2, 3, 4, 5].map((i) => ({ seq: i, ...line(i) })));
-      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 3 })).map((l) => l.seq), [4, 5]);
-      assert.deepEqual((await store().readLogs(run.id, { limit: 2 })).map((l) => l.seq), [1, 2]);
-      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 1, limit: 2 })).map((l) => l.seq), [2, 3]);
+      assert.deepEqual(
+        logs,
+        [1, 2, 3, 4, 5].map((i) => ({ seq: i, ...line(i) })),
+      );
+      assert.deepEqual(
+        (await store().readLogs(run.id, { afterSeq: 3 })).map((l) => l.seq),
+        [4, 5],
+      );
+      assert.deepEqual(
+        (await store().readLogs(run.id, { limit: 2 })).map((l) => l.seq),
+        [1, 2],
+      );
+      assert.deepEqual(
+        (await store().readLogs(run.id, { afterSeq: 1, limit: 2 })).map((l) => l.seq),
+        [2, 3],
+      );
       assert.deepEqual(await store().readLogs(run.id, { afterSeq: 5 }), []);
       assert.deepEqual(await store().readLogs(randomUUID()), []);
 
       // Logs keep accumulating after the run ended (the tail of a runner's output).
       await store().update(run.id, { status: 'succeeded' });
       await store().appendLogs(run.id, [line(6)]);
-      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 5 })).map((l) => l.seq), [6]);
+      assert.deepEqual(
+        (await store().readLogs(run.id, { afterSeq: 5 })).map((l) => l.seq),
+        [6],
+      );
     });
 
     it('reads at most 1000 log lines by default', async () => {
       const run = await store().create(newRun());
       const now = new Date();
-      await store().appendLogs(run.id, Array.from({ length: 1005 }, (_, i) => ({ time: now, line: `l${i + 1}` })));
+      await store().appendLogs(
+        run.id,
+        Array.from({ length: 1005 }, (_, i) => ({ time: now, line: `l${i + 1}` })),
+      );
       const first = await store().readLogs(run.id);
       assert.equal(first.length, 1000);
       assert.equal(first.at(-1)?.seq, 1000);
-      assert.deepEqual((await store().readLogs(run.id, { afterSeq: 1000 })).map((l) => l.line), ['l1001', 'l1002', 'l1003', 'l1004', 'l1005']);
+      assert.deepEqual(
+        (await store().readLogs(run.id, { afterSeq: 1000 })).map((l) => l.line),
+        ['l1001', 'l1002', 'l1003', 'l1004', 'l1005'],
+      );
     });
 
     it('refuses logs for an unknown run', async () => {
@@ -445,16 +495,25 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       const now = new Date();
       await Promise.all(
         Array.from({ length: writers }, (_, w) =>
-          store().appendLogs(run.id, Array.from({ length: perBatch }, (_, i) => ({ time: now, line: `w${w} ${i}` }))),
+          store().appendLogs(
+            run.id,
+            Array.from({ length: perBatch }, (_, i) => ({ time: now, line: `w${w} ${i}` })),
+          ),
         ),
       );
       const logs = await store().readLogs(run.id);
-      assert.deepEqual(logs.map((l) => l.seq), Array.from({ length: writers * perBatch }, (_, i) => i + 1));
+      assert.deepEqual(
+        logs.map((l) => l.seq),
+        Array.from({ length: writers * perBatch }, (_, i) => i + 1),
+      );
       // Each batch lands contiguously and in its own order.
       for (let start = 0; start < logs.length; start += perBatch) {
         const batch = logs.slice(start, start + perBatch).map((l) => l.line);
         const writer = batch[0]?.split(' ')[0];
-        assert.deepEqual(batch, Array.from({ length: perBatch }, (_, i) => `${writer} ${i}`));
+        assert.deepEqual(
+          batch,
+          Array.from({ length: perBatch }, (_, i) => `${writer} ${i}`),
+        );
       }
     });
 
@@ -469,7 +528,16 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       // A plain append continues after the last number.
       await store().appendLogs(run.id, [at('e')]);
       const logs = await store().readLogs(run.id);
-      assert.deepEqual(logs.map((l) => [l.seq, l.line]), [[1, 'a'], [2, 'b'], [3, 'c'], [4, 'd'], [5, 'e']]);
+      assert.deepEqual(
+        logs.map((l) => [l.seq, l.line]),
+        [
+          [1, 'a'],
+          [2, 'b'],
+          [3, 'c'],
+          [4, 'd'],
+          [5, 'e'],
+        ],
+      );
       await assert.rejects(store().appendLogs(randomUUID(), [at('x')], { afterSeq: 0 }), NotFoundError);
     });
 

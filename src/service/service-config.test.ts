@@ -151,7 +151,12 @@ describe('loadServiceConfig', () => {
     });
 
     it('accepts image references by tag, by digest, and with a registry port', () => {
-      for (const image of ['scaffold-runner', 'ghcr.io/kubeopera/scaffold-runner:0.1.0', `ghcr.io/kubeopera/scaffold-runner@sha256:${'a'.repeat(64)}`, 'localhost:5000/runner:dev-1']) {
+      for (const image of [
+        'scaffold-runner',
+        'ghcr.io/kubeopera/scaffold-runner:0.1.0',
+        `ghcr.io/kubeopera/scaffold-runner@sha256:${'a'.repeat(64)}`,
+        'localhost:5000/runner:dev-1',
+      ]) {
         assert.equal(load({ SCAFFOLD_RUNNER_IMAGE: image }).runnerImage, image);
       }
     });
@@ -225,7 +230,8 @@ describe('loadServiceConfig', () => {
     });
 
     it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
-      for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
+      for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9'])
+        refuses('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
       for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: good }).runnerTmpSizeLimit, good);
     });
 
@@ -277,7 +283,7 @@ describe('loadServiceConfig', () => {
       assert.equal(load({ SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner' }).runnerServiceAccount, 'runner');
     });
 
-    it('DEFAULT_GITOPS_REPO_URL: the same rules as a request\'s repository.url', () => {
+    it("DEFAULT_GITOPS_REPO_URL: the same rules as a request's repository.url", () => {
       refuses('DEFAULT_GITOPS_REPO_URL', 'git@git.example.net:platform/gitops.git', /scp-style/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'ext::sh%20-c%20id', /remote helper/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'http://git.example.net/platform/gitops.git', /only accepted to a loopback host/);
@@ -286,7 +292,12 @@ describe('loadServiceConfig', () => {
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://git.example.net/', /repository path/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://git.example.net/gitops.git?ref=main', /query or fragment/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'https://user:pw@git.example.net/gitops.git', /must not embed credentials/);
-      for (const url of ['https://git.example.net/platform/gitops.git', 'ssh://git@git.example.net/platform/gitops.git', 'file:///srv/git/gitops.git', 'http://127.0.0.1:9418/gitops.git']) {
+      for (const url of [
+        'https://git.example.net/platform/gitops.git',
+        'ssh://git@git.example.net/platform/gitops.git',
+        'file:///srv/git/gitops.git',
+        'http://127.0.0.1:9418/gitops.git',
+      ]) {
         assert.equal(load({ DEFAULT_GITOPS_REPO_URL: url }).defaultGitopsRepoUrl, url);
       }
     });
@@ -301,7 +312,14 @@ describe('loadServiceConfig', () => {
     });
 
     it('ALLOWED_SERVICE_ACCOUNTS: system:serviceaccount:NAMESPACE:NAME or NAMESPACE:*', () => {
-      for (const entry of ['host-cluster-controller', 'system:serviceaccount:kubeopera-core', 'system:serviceaccount:Core:controller', 'system:serviceaccount:core:Controller', 'system:serviceaccount:*:*', `system:serviceaccount:${'n'.repeat(64)}:x`]) {
+      for (const entry of [
+        'host-cluster-controller',
+        'system:serviceaccount:kubeopera-core',
+        'system:serviceaccount:Core:controller',
+        'system:serviceaccount:core:Controller',
+        'system:serviceaccount:*:*',
+        `system:serviceaccount:${'n'.repeat(64)}:x`,
+      ]) {
         refuses('ALLOWED_SERVICE_ACCOUNTS', entry, /^each entry must be system:serviceaccount:NAMESPACE:NAME/);
       }
       refuses('ALLOWED_SERVICE_ACCOUNTS', `${SA},system:user:alice`, /^each entry must be/);
@@ -311,9 +329,10 @@ describe('loadServiceConfig', () => {
       refuses('METRICS_PUBLIC', 'maybe', /^must be true or false$/);
     });
 
-    it('LOG_LEVEL: one of pino\'s levels', () => {
+    it("LOG_LEVEL: one of pino's levels", () => {
       refuses('LOG_LEVEL', 'verbose', /^must be one of fatal, error, warn, info, debug, trace, silent$/);
-      for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(load({ LOG_LEVEL: level.toUpperCase() }).logLevel, level);
+      for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        assert.equal(load({ LOG_LEVEL: level.toUpperCase() }).logLevel, level);
     });
 
     it('reports every bad variable at once, one issue each, in a message that names them', () => {
@@ -358,7 +377,19 @@ describe('loadServiceConfig', () => {
 
     it('no rejected value is quoted back, whatever the variable', () => {
       const marker = 'zz-value-marker-zz';
-      for (const variable of ['PORT', 'EXECUTOR', 'JOB_NAMESPACE', 'SCAFFOLD_RUNNER_IMAGE', 'SCAFFOLD_RUNNER_SERVICE_ACCOUNT', 'REFERENCE_ENVIRONMENT', 'AUTH_MODE', 'ALLOWED_SERVICE_ACCOUNTS', 'METRICS_PUBLIC', 'LOG_LEVEL', 'BODY_LIMIT_BYTES']) {
+      for (const variable of [
+        'PORT',
+        'EXECUTOR',
+        'JOB_NAMESPACE',
+        'SCAFFOLD_RUNNER_IMAGE',
+        'SCAFFOLD_RUNNER_SERVICE_ACCOUNT',
+        'REFERENCE_ENVIRONMENT',
+        'AUTH_MODE',
+        'ALLOWED_SERVICE_ACCOUNTS',
+        'METRICS_PUBLIC',
+        'LOG_LEVEL',
+        'BODY_LIMIT_BYTES',
+      ]) {
         leaks({ API_TOKENS: TOKEN, [variable]: `${marker} ${marker.toUpperCase()}` }, [marker, marker.toUpperCase()]);
       }
       leaks({ API_TOKENS: TOKEN, TOKEN_REVIEW_AUDIENCES: `${marker} x` }, [marker]);

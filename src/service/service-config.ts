@@ -137,15 +137,19 @@ const integer = (min: number, max: number, fallback: number) =>
 const DEFAULT_REPOSITORY_POLICY: RepositoryUrlPolicy = { scp: false, plainTransports: 'loopback', localRepositories: 'any' };
 
 /** A repository URL git reads as written, and, when given, allowed by `policy`. */
-const repositoryUrl = (policy?: RepositoryUrlPolicy) => z.string().superRefine((value, ctx) => {
-  try {
-    if (policy === undefined) parseRepositoryUrl(value);
-    else checkRepositoryUrl(value, policy);
-  } catch (error) {
-    // The parser's messages never repeat the URL, which may carry a token.
-    ctx.addIssue({ code: 'custom', message: error instanceof ValidationError ? (error.issues[0]?.message ?? 'is not a repository URL') : 'is not a repository URL' });
-  }
-});
+const repositoryUrl = (policy?: RepositoryUrlPolicy) =>
+  z.string().superRefine((value, ctx) => {
+    try {
+      if (policy === undefined) parseRepositoryUrl(value);
+      else checkRepositoryUrl(value, policy);
+    } catch (error) {
+      // The parser's messages never repeat the URL, which may carry a token.
+      ctx.addIssue({
+        code: 'custom',
+        message: error instanceof ValidationError ? (error.issues[0]?.message ?? 'is not a repository URL') : 'is not a repository URL',
+      });
+    }
+  });
 
 const envSchema = z.object({
   PORT: integer(0, 65535, 8080),
@@ -189,7 +193,10 @@ const envSchema = z.object({
   // A whole binary or decimal quantity above zero ("0" would be read as no space at all).
   SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: z.preprocess(
     blankToUndefined,
-    z.string().regex(/^[1-9][0-9]{0,17}(Ki|Mi|Gi|Ti|k|M|G|T)?$/, 'must be a size such as 512Mi, 2Gi or 1G').default(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
+    z
+      .string()
+      .regex(/^[1-9][0-9]{0,17}(Ki|Mi|Gi|Ti|k|M|G|T)?$/, 'must be a size such as 512Mi, 2Gi or 1G')
+      .default(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
   ),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
@@ -203,7 +210,9 @@ const envSchema = z.object({
         z.string().refine((value) => {
           const match = SERVICE_ACCOUNT.exec(value);
           const [namespace = '', name = ''] = match === null ? [] : [match[1], match[2]];
-          return match !== null && DNS_SUBDOMAIN.test(namespace) && namespace.length <= 63 && (name === '*' || (DNS_SUBDOMAIN.test(name) && name.length <= 253));
+          return (
+            match !== null && DNS_SUBDOMAIN.test(namespace) && namespace.length <= 63 && (name === '*' || (DNS_SUBDOMAIN.test(name) && name.length <= 253))
+          );
         }, 'each entry must be system:serviceaccount:NAMESPACE:NAME (NAME may be * for every ServiceAccount of NAMESPACE)'),
       )
       .default([]),
@@ -211,7 +220,9 @@ const envSchema = z.object({
   METRICS_PUBLIC: z.preprocess(blankToUndefined, booleanFlag.default(false)),
   LOG_LEVEL: z.preprocess(
     (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim().toLowerCase() : undefined),
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+    z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' })
+      .default('info'),
   ),
   BODY_LIMIT_BYTES: integer(1024, 10 * 1024 * 1024, 65536),
   // 30 s carries the largest body (10 MiB) at ~350 kB/s, yet a stalled client

@@ -8,14 +8,18 @@ const SECOND = 'second-token-abcdefghij';
 const THIRD = 'third-token-with-a-rather-longer-length-than-the-others';
 
 async function rejects(authenticator: StaticTokenAuthenticator, token: string): Promise<void> {
-  await assert.rejects(authenticator.authenticate(token), (error: unknown) => {
-    assert.ok(error instanceof AuthenticationError, `an AuthenticationError, got ${String(error)}`);
-    assert.equal(error.code, 'unauthenticated');
-    assert.equal(error.message, 'the bearer token is not valid');
-    // (Only tokens long enough not to occur in the fixed message by chance.)
-    for (const secret of [token, FIRST, SECOND, THIRD].filter((s) => s.length >= 8)) assert.ok(!error.message.includes(secret), 'no token in the message');
-    return true;
-  }, JSON.stringify(token));
+  await assert.rejects(
+    authenticator.authenticate(token),
+    (error: unknown) => {
+      assert.ok(error instanceof AuthenticationError, `an AuthenticationError, got ${String(error)}`);
+      assert.equal(error.code, 'unauthenticated');
+      assert.equal(error.message, 'the bearer token is not valid');
+      // (Only tokens long enough not to occur in the fixed message by chance.)
+      for (const secret of [token, FIRST, SECOND, THIRD].filter((s) => s.length >= 8)) assert.ok(!error.message.includes(secret), 'no token in the message');
+      return true;
+    },
+    JSON.stringify(token),
+  );
 }
 
 describe('StaticTokenAuthenticator', () => {
@@ -38,7 +42,16 @@ describe('StaticTokenAuthenticator', () => {
   });
 
   it('refuses prefixes, suffixes and extensions of a valid token', async () => {
-    for (const token of [FIRST.slice(0, -1), FIRST.slice(1), FIRST.slice(0, 8), `${FIRST}x`, `x${FIRST}`, `${FIRST}${SECOND}`, FIRST.toUpperCase(), ` ${FIRST}`]) {
+    for (const token of [
+      FIRST.slice(0, -1),
+      FIRST.slice(1),
+      FIRST.slice(0, 8),
+      `${FIRST}x`,
+      `x${FIRST}`,
+      `${FIRST}${SECOND}`,
+      FIRST.toUpperCase(),
+      ` ${FIRST}`,
+    ]) {
       await rejects(authenticator, token);
     }
   });

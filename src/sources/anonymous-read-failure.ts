@@ -35,7 +35,13 @@ export function isContentRefusal(error: unknown): error is ValidationError {
  */
 export function anonymousReadFailure(error: unknown, why: string, read: FailedRead): Error {
   read.logger.warn(
-    { event: 'repository_read_failed', read: read.what, repository: redactSecrets(read.repositoryUrl), branch: read.branch, err: redactSecrets(messageOf(error)) },
+    {
+      event: 'repository_read_failed',
+      read: read.what,
+      repository: redactSecrets(read.repositoryUrl),
+      branch: read.branch,
+      err: redactSecrets(messageOf(error)),
+    },
     `reading the ${read.what} failed`,
   );
   if (isContentRefusal(error)) return error;

@@ -65,7 +65,10 @@ describe('GitCatalogSource', () => {
     let now = 1_000;
     const git = new CountingGit();
     const source = new GitCatalogSource({ git, workRoot: root, ttlMs: 5_000, now: () => now });
-    const [a, b] = await Promise.all([source.catalog({ repositoryUrl: matrixUrl, branch: 'main' }), source.catalog({ repositoryUrl: matrixUrl, branch: 'main' })]);
+    const [a, b] = await Promise.all([
+      source.catalog({ repositoryUrl: matrixUrl, branch: 'main' }),
+      source.catalog({ repositoryUrl: matrixUrl, branch: 'main' }),
+    ]);
     assert.deepEqual(a, b);
     assert.equal(git.clones.length, 1, 'concurrent callers share one clone');
     await source.catalog({ repositoryUrl: matrixUrl, branch: 'main' });
@@ -81,11 +84,17 @@ describe('GitCatalogSource', () => {
     const git = new CountingGit();
     const source = new GitCatalogSource({ git, workRoot: root });
     git.failWith = new AuthenticationError('authentication failed');
-    await assert.rejects(source.catalog({ repositoryUrl: matrixUrl, branch: 'main' }), (error: unknown) => error instanceof UnavailableError && /readable without credentials/.test(error.message));
+    await assert.rejects(
+      source.catalog({ repositoryUrl: matrixUrl, branch: 'main' }),
+      (error: unknown) => error instanceof UnavailableError && /readable without credentials/.test(error.message),
+    );
     git.failWith = undefined;
     assert.equal((await source.catalog({ repositoryUrl: matrixUrl, branch: 'main' })).attributes.length, 3);
     await assert.rejects(
-      new GitCatalogSource({ git: new CliGitRemote(), workRoot: root }).catalog({ repositoryUrl: pathToFileURL(join(root, 'missing.git')).href, branch: 'main' }),
+      new GitCatalogSource({ git: new CliGitRemote(), workRoot: root }).catalog({
+        repositoryUrl: pathToFileURL(join(root, 'missing.git')).href,
+        branch: 'main',
+      }),
       (error: unknown) => error instanceof Error && !(error instanceof AuthenticationError),
     );
   });

@@ -97,7 +97,12 @@ export class GitCatalogSource implements CatalogSource {
         // Cone mode with no directory: only the top-level files, scaffold.yaml among them.
         workspace = await this.#git.clone({ url, branch, dir: join(work, 'repo'), sparsePaths: [] });
       } catch (error) {
-        throw anonymousReadFailure(error, 'the catalog is only read from repositories readable without credentials', { logger: this.#logger, repositoryUrl: url, branch, what: 'catalog' });
+        throw anonymousReadFailure(error, 'the catalog is only read from repositories readable without credentials', {
+          logger: this.#logger,
+          repositoryUrl: url,
+          branch,
+          what: 'catalog',
+        });
       }
       try {
         const commit = await workspace.head().catch(() => '');
@@ -109,7 +114,10 @@ export class GitCatalogSource implements CatalogSource {
         } catch (error) {
           if (error instanceof ValidationError) {
             const first = error.issues[0];
-            throw new ConflictError(`the repository's ${PLATFORM_DESCRIPTOR_PATH} is invalid${first === undefined ? '' : `: ${first.field}: ${first.message}`}`, { cause: error });
+            throw new ConflictError(
+              `the repository's ${PLATFORM_DESCRIPTOR_PATH} is invalid${first === undefined ? '' : `: ${first.field}: ${first.message}`}`,
+              { cause: error },
+            );
           }
           throw error;
         }
@@ -148,4 +156,3 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
     );
   });
 }
-

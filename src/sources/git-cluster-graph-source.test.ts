@@ -13,8 +13,22 @@ const SHA = 'a'.repeat(40);
 
 const GRAPH: FluxGraph = {
   nodes: [
-    { name: 'infrastructure', namespace: 'flux-system', path: './clusters/eu-prod-1/infrastructure', dependsOn: [], healthChecks: [{ kind: 'HelmRelease', name: 'ingress-nginx', namespace: 'ingress-nginx' }], wait: false },
-    { name: 'apps', namespace: 'flux-system', path: './clusters/eu-prod-1/apps', dependsOn: [{ name: 'infrastructure', namespace: 'flux-system' }], healthChecks: [], wait: true },
+    {
+      name: 'infrastructure',
+      namespace: 'flux-system',
+      path: './clusters/eu-prod-1/infrastructure',
+      dependsOn: [],
+      healthChecks: [{ kind: 'HelmRelease', name: 'ingress-nginx', namespace: 'ingress-nginx' }],
+      wait: false,
+    },
+    {
+      name: 'apps',
+      namespace: 'flux-system',
+      path: './clusters/eu-prod-1/apps',
+      dependsOn: [{ name: 'infrastructure', namespace: 'flux-system' }],
+      healthChecks: [],
+      wait: true,
+    },
   ],
 };
 
@@ -65,8 +79,12 @@ class FakeGit implements GitRemote {
       push: async () => ({ sha: SHA, attempts: 1 }),
       pushBranch: async () => ({ sha: SHA, attempts: 1 }),
       syncTo: async () => SHA,
-      render: async () => { throw new Error('the graph source never renders'); },
-      reader: () => { throw new Error('the graph source reads the commit\'s objects, not the work tree'); },
+      render: async () => {
+        throw new Error('the graph source never renders');
+      },
+      reader: () => {
+        throw new Error("the graph source reads the commit's objects, not the work tree");
+      },
       passCommit: async () => undefined,
       dispose: async () => undefined,
     };
@@ -81,7 +99,10 @@ describe('GitClusterGraphSource', () => {
     const [svg, json] = await Promise.all([source.graph(runOf(), 'svg'), source.graph(runOf(), 'json')]);
     assert.match(svg, /<svg\b/);
     assert.match(svg, /id="node-flux-system-apps"/);
-    assert.deepEqual(JSON.parse(json).nodes.map((n: { id: string }) => n.id), ['flux-system/apps', 'flux-system/infrastructure']);
+    assert.deepEqual(
+      JSON.parse(json).nodes.map((n: { id: string }) => n.id),
+      ['flux-system/apps', 'flux-system/infrastructure'],
+    );
     // Both formats came from one clone, and later requests for the same commit from none.
     assert.equal(git.clones.length, 1);
     assert.deepEqual(git.clones[0]?.sparsePaths, ['base', 'clusters/eu-prod-1']);
@@ -112,15 +133,24 @@ describe('GitClusterGraphSource', () => {
   it('says what is missing or wrong', async () => {
     const git = new FakeGit();
     const source = new GitClusterGraphSource({ git, readGraph: async () => GRAPH });
-    await assert.rejects(source.graph(runOf({ gitopsPath: undefined }), 'svg'), (error) => error instanceof NotFoundError && /no gitops_path yet/.test(error.message));
+    await assert.rejects(
+      source.graph(runOf({ gitopsPath: undefined }), 'svg'),
+      (error) => error instanceof NotFoundError && /no gitops_path yet/.test(error.message),
+    );
     assert.equal(git.clones.length, 0);
 
     git.withCluster = false;
-    await assert.rejects(source.graph(runOf({ commits: [] }), 'svg'), (error) => error instanceof NotFoundError && /clusters\/eu-prod-1 is not in the repository/.test(error.message));
+    await assert.rejects(
+      source.graph(runOf({ commits: [] }), 'svg'),
+      (error) => error instanceof NotFoundError && /clusters\/eu-prod-1 is not in the repository/.test(error.message),
+    );
 
     git.withCluster = true;
     const broken = new GitClusterGraphSource({ git, readGraph: async () => Promise.reject(new ValidationError('kustomize: accumulating resources')) });
-    await assert.rejects(broken.graph(runOf(), 'svg'), (error) => error instanceof ConflictError && /does not build: kustomize: accumulating resources/.test(error.message));
+    await assert.rejects(
+      broken.graph(runOf(), 'svg'),
+      (error) => error instanceof ConflictError && /does not build: kustomize: accumulating resources/.test(error.message),
+    );
     // A failure is not cached.
     await assert.rejects(broken.graph(runOf(), 'svg'), ConflictError);
     assert.equal(git.clones.length, 3);

@@ -100,7 +100,13 @@ export class GitClusterGraphSource implements ClusterGraphSource {
       const dir = join(work, 'repo');
       let workspace;
       try {
-        workspace = await this.#git.clone({ url: run.repositoryUrl, branch: run.branch, dir, sparsePaths: ['base', `clusters/${cluster}`], sparseTopLevelExcept: ['clusters'] });
+        workspace = await this.#git.clone({
+          url: run.repositoryUrl,
+          branch: run.branch,
+          dir,
+          sparsePaths: ['base', `clusters/${cluster}`],
+          sparseTopLevelExcept: ['clusters'],
+        });
       } catch (error) {
         throw readFailure(error, run, this.#logger);
       }
@@ -149,10 +155,14 @@ export class GitClusterGraphSource implements ClusterGraphSource {
 
 /** A clone failure as the graph endpoint reports it (anonymous-read-failure.ts): git's own words go to the log. */
 function readFailure(error: unknown, run: RunRecord, logger: Logger): Error {
-  return anonymousReadFailure(error, `run credentials are not kept, so the graph of scaffold run ${run.id} is only drawn for repositories readable without them`, {
-    logger,
-    repositoryUrl: run.repositoryUrl,
-    branch: run.branch,
-    what: 'graph',
-  });
+  return anonymousReadFailure(
+    error,
+    `run credentials are not kept, so the graph of scaffold run ${run.id} is only drawn for repositories readable without them`,
+    {
+      logger,
+      repositoryUrl: run.repositoryUrl,
+      branch: run.branch,
+      what: 'graph',
+    },
+  );
 }

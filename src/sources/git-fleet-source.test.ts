@@ -63,7 +63,12 @@ describe('GitFleetSource: reusing a fleet read', () => {
     url = pathToFileURL(bare).href;
     await createBareRepository(bare);
     await initPlatformRepository(work, platformDir());
-    await renderWorkTree(work, { cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
+    await renderWorkTree(work, {
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+      pass: 'all',
+      certificate,
+      generatorVersion: 'test',
+    });
     await commitAndPush('One cluster');
   });
 
@@ -87,15 +92,26 @@ describe('GitFleetSource: reusing a fleet read', () => {
     const { source, counts, clock } = counted();
     const target = { repositoryUrl: url, branch: 'main' };
     const before = await source.fleet(target);
-    assert.deepEqual(before.clusters.filter((c) => c.kind === 'generated').map((c) => c.name), ['eu-1']);
+    assert.deepEqual(
+      before.clusters.filter((c) => c.kind === 'generated').map((c) => c.name),
+      ['eu-1'],
+    );
 
-    await renderWorkTree(work, { cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
+    await renderWorkTree(work, {
+      cluster: { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' },
+      pass: 'all',
+      certificate,
+      generatorVersion: 'test',
+    });
     await commitAndPush('A second cluster lands');
     clock.now += 2001;
     const after = await source.fleet(target);
     assert.notEqual(after.commit, before.commit);
     assert.equal(after.commit, await git(bare, 'rev-parse', 'main'));
-    assert.deepEqual(after.clusters.filter((c) => c.kind === 'generated').map((c) => c.name), ['eu-1', 'eu-2']);
+    assert.deepEqual(
+      after.clusters.filter((c) => c.kind === 'generated').map((c) => c.name),
+      ['eu-1', 'eu-2'],
+    );
     assert.deepEqual(counts, { clones: 2, heads: 1 });
   });
 });

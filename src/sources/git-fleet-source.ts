@@ -87,7 +87,11 @@ export class GitFleetSource implements FleetSource {
     if (cached !== undefined) {
       if (cached.commit === undefined || cached.checked + this.#ttlMs > this.#now()) return cached.reading;
       // A head that cannot be read is no answer: the read below says what is wrong.
-      const head = await this.#branchHead({ repositoryUrl: target.repositoryUrl, branch: target.branch, ...(target.signal ? { signal: target.signal } : {}) }).catch(() => undefined);
+      const head = await this.#branchHead({
+        repositoryUrl: target.repositoryUrl,
+        branch: target.branch,
+        ...(target.signal ? { signal: target.signal } : {}),
+      }).catch(() => undefined);
       if (head === cached.commit && this.#cache.get(key) === cached) {
         cached.checked = this.#now();
         return cached.reading;
@@ -116,7 +120,9 @@ export class GitFleetSource implements FleetSource {
     return this.#inClone(target, ['clusters'], async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
       // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
-      const clusters = await withGitObjectReader(workspace.dir, (reader) => readClusterRegistry(reader, { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) }));
+      const clusters = await withGitObjectReader(workspace.dir, (reader) =>
+        readClusterRegistry(reader, { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) }),
+      );
       const commit = await workspace.head();
       this.#logger.debug({ branch: target.branch, commit, clusters: clusters.length, ms: Date.now() - started }, 'fleet read');
       return { clusters, commit, ...(platformCommit !== undefined ? { platformCommit } : {}) };
@@ -129,7 +135,10 @@ export class GitFleetSource implements FleetSource {
    * an unchanged branch costs no clone (a clone of one cluster is ~0.5 s).
    */
   sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]> {
-    const read = () => this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => withGitObjectReader(workspace.dir, (reader) => readClusterSealedSecrets(reader, target.cluster)));
+    const read = () =>
+      this.#inClone(target, [`clusters/${target.cluster}`], (workspace) =>
+        withGitObjectReader(workspace.dir, (reader) => readClusterSealedSecrets(reader, target.cluster)),
+      );
     if (target.commit === undefined) return read();
     const key = JSON.stringify([target.repositoryUrl, target.branch, target.cluster, target.commit]);
     const cached = this.#sealedSecrets.get(key);
@@ -142,26 +151,65 @@ export class GitFleetSource implements FleetSource {
   }
 
   planRemoval(target: FleetTarget & { readonly cluster: string }): Promise<RemovalPlan> {
-    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) => withGitObjectReader(workspace.dir, (reader) => planRemoval(reader, target.cluster, this.#reference)));
+    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) =>
+      withGitObjectReader(workspace.dir, (reader) => planRemoval(reader, target.cluster, this.#reference)),
+    );
   }
 
   async previewUpgrade(target: FleetTarget & { readonly clusters: readonly string[] }): Promise<FleetUpgrade[]> {
     // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
-    return this.#inClone(target, ['clusters'], async (workspace) => {
-      const plans = await upgradeWorkTree(workspace.dir, { reference: this.#reference, clusters: target.clusters, dryRun: true, generatorVersion: packageVersion() });
-      return plans.map(({ name, status, added, modified, removed, credentialsKept, message, tree, before }): FleetUpgrade => ({ name, status, added, modified, removed, credentialsKept, ...(message !== undefined ? { message } : {}), ...(tree !== undefined ? { tree } : {}), ...(before !== undefined ? { before } : {}) }));
-    }, []);
+    return this.#inClone(
+      target,
+      ['clusters'],
+      async (workspace) => {
+        const plans = await upgradeWorkTree(workspace.dir, {
+          reference: this.#reference,
+          clusters: target.clusters,
+          dryRun: true,
+          generatorVersion: packageVersion(),
+        });
+        return plans.map(({ name, status, added, modified, removed, credentialsKept, message, tree, before }): FleetUpgrade => ({
+          name,
+          status,
+          added,
+          modified,
+          removed,
+          credentialsKept,
+          ...(message !== undefined ? { message } : {}),
+          ...(tree !== undefined ? { tree } : {}),
+          ...(before !== undefined ? { before } : {}),
+        }));
+      },
+      [],
+    );
   }
 
   /** `topLevelExcept`: also check out every top-level directory but these (see CloneOptions.sparseTopLevelExcept). */
-  async #inClone<T>(target: FleetTarget, sparsePaths: readonly string[], work: (workspace: GitWorkspace) => Promise<T>, topLevelExcept?: readonly string[]): Promise<T> {
+  async #inClone<T>(
+    target: FleetTarget,
+    sparsePaths: readonly string[],
+    work: (workspace: GitWorkspace) => Promise<T>,
+    topLevelExcept?: readonly string[],
+  ): Promise<T> {
     const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
     try {
       let workspace: GitWorkspace;
       try {
-        workspace = await this.#git.clone({ url: target.repositoryUrl, branch: target.branch, dir: join(root, 'repo'), sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}), ...(target.signal ? { signal: target.signal } : {}) });
+        workspace = await this.#git.clone({
+          url: target.repositoryUrl,
+          branch: target.branch,
+          dir: join(root, 'repo'),
+          sparsePaths,
+          ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}),
+          ...(target.signal ? { signal: target.signal } : {}),
+        });
       } catch (error) {
-        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials', { logger: this.#logger, repositoryUrl: target.repositoryUrl, branch: target.branch, what: 'fleet' });
+        throw anonymousReadFailure(error, 'the fleet is only read from repositories reachable without credentials', {
+          logger: this.#logger,
+          repositoryUrl: target.repositoryUrl,
+          branch: target.branch,
+          what: 'fleet',
+        });
       }
       try {
         return await work(workspace);
@@ -173,4 +221,3 @@ export class GitFleetSource implements FleetSource {
     }
   }
 }
-

@@ -46,8 +46,14 @@ describe('GitScaffoldPreviewer on a cluster path that flux bootstrap wrote flux-
       reference: 'development',
       secrets: {},
     });
-    assert.deepEqual(preview.files.filter((f) => f.change === 'removed'), []);
-    assert.deepEqual(preview.files.filter((f) => f.path.includes('/flux-system/')), []);
+    assert.deepEqual(
+      preview.files.filter((f) => f.change === 'removed'),
+      [],
+    );
+    assert.deepEqual(
+      preview.files.filter((f) => f.path.includes('/flux-system/')),
+      [],
+    );
     const entry = preview.files.find((f) => f.path === 'clusters/eu-prod-1/kustomization.yaml');
     assert.equal(entry?.change, 'added');
     assert.match(entry?.content ?? '', /^resources:\n {2}- flux\n {2}- flux-system\n/m);
@@ -73,7 +79,13 @@ describe('GitScaffoldPreviewer on a repository it cannot clone', () => {
       const answers: string[] = [];
       for (const repositoryUrl of urls) {
         await assert.rejects(
-          previewer.preview({ cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' }, repositoryUrl, branch: 'main', reference: 'development', secrets: {} }),
+          previewer.preview({
+            cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
+            repositoryUrl,
+            branch: 'main',
+            reference: 'development',
+            secrets: {},
+          }),
           (error: Error) => {
             assert.ok(error instanceof ValidationError, `${repositoryUrl}: ${String(error)}`);
             answers.push(JSON.stringify({ message: error.message, issues: error.issues }));
@@ -81,7 +93,10 @@ describe('GitScaffoldPreviewer on a repository it cannot clone', () => {
           },
         );
       }
-      assert.deepEqual(new Set(answers), new Set([JSON.stringify({ message: `repository: ${DRY_RUN_CLONE_FAILURE}`, issues: [{ field: 'repository', message: DRY_RUN_CLONE_FAILURE }] })]));
+      assert.deepEqual(
+        new Set(answers),
+        new Set([JSON.stringify({ message: `repository: ${DRY_RUN_CLONE_FAILURE}`, issues: [{ field: 'repository', message: DRY_RUN_CLONE_FAILURE }] })]),
+      );
       const logged = logger.lines.filter((l) => l.fields['event'] === 'dry_run_clone_failed');
       assert.deepEqual(
         logged.map((l) => l.fields['repository']),

@@ -59,7 +59,9 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
           dir: join(work, 'repo'),
           sparsePaths: ['base', `clusters/${input.reference}`, gitopsPath],
           sparseTopLevelExcept: ['clusters'],
-          ...(credentials ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } } : {}),
+          ...(credentials
+            ? { credentials: { kind: 'token', token: credentials.token, ...(credentials.username ? { username: credentials.username } : {}) } }
+            : {}),
           ...(input.signal ? { signal: input.signal } : {}),
         });
         // A web server answering 200 to anything "clones" as an empty repository: the same answer as no server.
@@ -68,7 +70,12 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
         await workspace?.dispose().catch(() => undefined);
         if (input.signal?.aborted || isContentRefusal(error)) throw error;
         (this.deps.logger ?? silentLogger).warn(
-          { event: 'dry_run_clone_failed', repository: redactSecrets(input.repositoryUrl), branch: input.branch, err: redactSecrets(messageOf(error), credentials ? [credentials.token] : []) },
+          {
+            event: 'dry_run_clone_failed',
+            repository: redactSecrets(input.repositoryUrl),
+            branch: input.branch,
+            err: redactSecrets(messageOf(error), credentials ? [credentials.token] : []),
+          },
           'the dry run could not clone the repository',
         );
         throw new ValidationError([{ field: 'repository', message: DRY_RUN_CLONE_FAILURE }], { cause: error });
@@ -78,7 +85,9 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
       try {
         const before = await filesBefore(reader, gitopsPath);
         const platformCommit = await platformCommitOf(workspace.dir, input.reference);
-        const certificate = input.secrets.certificate ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate', this.deps.now?.() ?? new Date()) : undefined;
+        const certificate = input.secrets.certificate
+          ? parseSealingCertificate(input.secrets.certificate, 'sealing.certificate', this.deps.now?.() ?? new Date())
+          : undefined;
         const result = await renderCluster(reader, {
           cluster: input.cluster,
           reference: input.reference,
@@ -87,7 +96,9 @@ export class GitScaffoldPreviewer implements ScaffoldPreviewer {
           generatorVersion: this.deps.generatorVersion,
           ...(certificate ? { certificate } : {}),
           ...(input.secrets.registryDockerconfigjson !== undefined ? { registryAuth: input.secrets.registryDockerconfigjson } : {}),
-          ...(input.secrets.notifications !== undefined ? { notificationProvider: input.secrets.notifications.provider, notificationAddress: input.secrets.notifications.address } : {}),
+          ...(input.secrets.notifications !== undefined
+            ? { notificationProvider: input.secrets.notifications.provider, notificationAddress: input.secrets.notifications.address }
+            : {}),
           ...(platformCommit ? { platformCommit } : {}),
         });
         return { gitopsPath, files: previewFiles(before, result) };

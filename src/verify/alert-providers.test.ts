@@ -5,15 +5,45 @@ import { checkAlertProviders } from './alert-providers.js';
 import { formatFinding } from './finding.js';
 
 function layer(name: string, objects: Record<string, unknown>[], targetNamespace?: string): AppliedKustomization {
-  return { key: `flux-system/${name}`, file: `clusters/c/flux/${name}.yaml`, dir: name, object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: targetNamespace ? { targetNamespace } : {} }, dependsOn: [], objects };
+  return {
+    key: `flux-system/${name}`,
+    file: `clusters/c/flux/${name}.yaml`,
+    dir: name,
+    object: {
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name, namespace: 'flux-system' },
+      spec: targetNamespace ? { targetNamespace } : {},
+    },
+    dependsOn: [],
+    objects,
+  };
 }
-const alert = (provider: string) => ({ apiVersion: 'notification.toolkit.fluxcd.io/v1beta3', kind: 'Alert', metadata: { name: 'errors', namespace: 'flux-system' }, spec: { providerRef: { name: provider }, eventSeverity: 'error', eventSources: [{ kind: 'Kustomization', name: '*' }] } });
-const provider = (secret: string, namespace = 'flux-system') => ({ apiVersion: 'notification.toolkit.fluxcd.io/v1beta3', kind: 'Provider', metadata: { name: 'slack', namespace }, spec: { type: 'slack', secretRef: { name: secret } } });
-const sealed = (name: string) => ({ apiVersion: 'bitnami.com/v1alpha1', kind: 'SealedSecret', metadata: { name, namespace: 'flux-system' }, spec: { encryptedData: { address: 'AgB…' } } });
+const alert = (provider: string) => ({
+  apiVersion: 'notification.toolkit.fluxcd.io/v1beta3',
+  kind: 'Alert',
+  metadata: { name: 'errors', namespace: 'flux-system' },
+  spec: { providerRef: { name: provider }, eventSeverity: 'error', eventSources: [{ kind: 'Kustomization', name: '*' }] },
+});
+const provider = (secret: string, namespace = 'flux-system') => ({
+  apiVersion: 'notification.toolkit.fluxcd.io/v1beta3',
+  kind: 'Provider',
+  metadata: { name: 'slack', namespace },
+  spec: { type: 'slack', secretRef: { name: secret } },
+});
+const sealed = (name: string) => ({
+  apiVersion: 'bitnami.com/v1alpha1',
+  kind: 'SealedSecret',
+  metadata: { name, namespace: 'flux-system' },
+  spec: { encryptedData: { address: 'AgB…' } },
+});
 
 describe('Alerts that can send nothing', () => {
   it('passes an Alert whose Provider and sealed address the cluster applies, in any of its layers', () => {
-    assert.deepEqual(checkAlertProviders([layer('notifications', [alert('slack'), provider('slack-address')]), layer('secrets', [sealed('slack-address')])]), []);
+    assert.deepEqual(
+      checkAlertProviders([layer('notifications', [alert('slack'), provider('slack-address')]), layer('secrets', [sealed('slack-address')])]),
+      [],
+    );
   });
 
   it('refuses an Alert naming a Provider that exists only in another namespace, and a Provider without its Secret', () => {

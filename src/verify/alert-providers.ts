@@ -17,10 +17,16 @@ const NOTIFICATION_GROUP = 'notification.toolkit.fluxcd.io/';
  * One finding per Alert whose Provider, and per Provider whose Secret, no Kustomization of the cluster applies.
  * @param root - what the root sync applies (`clusterDir` builds it): a generated tree's Alert and Provider are there (flux/flux-alerts.yaml)
  */
-export function checkAlertProviders(kustomizations: readonly AppliedKustomization[], root?: { readonly clusterDir: string; readonly objects: readonly Record<string, unknown>[] }): Finding[] {
+export function checkAlertProviders(
+  kustomizations: readonly AppliedKustomization[],
+  root?: { readonly clusterDir: string; readonly objects: readonly Record<string, unknown>[] },
+): Finding[] {
   if (root !== undefined) {
     // The root sync as one more applier: it sets no targetNamespace, so each object keeps its own.
-    kustomizations = [...kustomizations, { key: 'flux-system/flux-system', file: root.clusterDir, dir: root.clusterDir, object: {}, dependsOn: [], objects: root.objects }];
+    kustomizations = [
+      ...kustomizations,
+      { key: 'flux-system/flux-system', file: root.clusterDir, dir: root.clusterDir, object: {}, dependsOn: [], objects: root.objects },
+    ];
   }
   const providers = new Set<string>();
   const secrets = new Set<string>();
@@ -28,7 +34,8 @@ export function checkAlertProviders(kustomizations: readonly AppliedKustomizatio
     for (const object of k.objects) {
       const at = `${appliedNamespace(object, k.object) ?? ''}/${nameOf(object)}`;
       if (object.kind === 'Provider' && String(object.apiVersion).startsWith(NOTIFICATION_GROUP)) providers.add(at);
-      if ((object.kind === 'Secret' && object.apiVersion === 'v1') || (object.kind === 'SealedSecret' && String(object.apiVersion).startsWith('bitnami.com/'))) secrets.add(at);
+      if ((object.kind === 'Secret' && object.apiVersion === 'v1') || (object.kind === 'SealedSecret' && String(object.apiVersion).startsWith('bitnami.com/')))
+        secrets.add(at);
     }
   }
   const findings: Finding[] = [];
@@ -37,7 +44,12 @@ export function checkAlertProviders(kustomizations: readonly AppliedKustomizatio
       if (!String(object.apiVersion).startsWith(NOTIFICATION_GROUP)) continue;
       const namespace = appliedNamespace(object, k.object) ?? '';
       const spec = specOf(object);
-      const wanted = object.kind === 'Alert' ? { ref: spec.providerRef, what: 'Provider', set: providers, field: 'spec.providerRef' } : object.kind === 'Provider' ? { ref: spec.secretRef, what: 'Secret', set: secrets, field: 'spec.secretRef' } : undefined;
+      const wanted =
+        object.kind === 'Alert'
+          ? { ref: spec.providerRef, what: 'Provider', set: providers, field: 'spec.providerRef' }
+          : object.kind === 'Provider'
+            ? { ref: spec.secretRef, what: 'Secret', set: secrets, field: 'spec.secretRef' }
+            : undefined;
       if (wanted === undefined || !isRecord(wanted.ref) || typeof wanted.ref.name !== 'string' || wanted.ref.name.includes('${')) continue;
       if (wanted.set.has(`${namespace}/${wanted.ref.name}`)) continue;
       findings.push({

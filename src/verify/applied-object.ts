@@ -72,7 +72,10 @@ export function dependencyClosure(key: string, byKey: ReadonlyMap<string, Applie
 }
 
 /** The HelmReleases among objects, with the chart name and the namespace the release installs into. */
-export function helmReleasesOf(objects: readonly Record<string, unknown>[], kustomization: unknown): { object: Record<string, unknown>; chart: string; namespace?: string }[] {
+export function helmReleasesOf(
+  objects: readonly Record<string, unknown>[],
+  kustomization: unknown,
+): { object: Record<string, unknown>; chart: string; namespace?: string }[] {
   const out: { object: Record<string, unknown>; chart: string; namespace?: string }[] = [];
   for (const object of objects) {
     if (object.kind !== 'HelmRelease' || groupOf(object.apiVersion) !== 'helm.toolkit.fluxcd.io') continue;

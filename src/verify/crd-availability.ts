@@ -120,7 +120,10 @@ export function checkCrdAvailability(input: CrdAvailabilityInput): { findings: F
   const declared = new Set((prerequisites.charts ?? []).map((c) => c.chart));
   for (const k of prerequisites.charts === undefined ? [] : kustomizations) {
     for (const release of helmReleasesOf(k.objects, k.object)) {
-      if (!declared.has(release.chart)) notes.push(`${k.dir}: ${objectLabel(release.object)}: chart ${release.chart} is not in scaffold.yaml charts, so verify assumes it installs no CRD and creates no Service it knows of`);
+      if (!declared.has(release.chart))
+        notes.push(
+          `${k.dir}: ${objectLabel(release.object)}: chart ${release.chart} is not in scaffold.yaml charts, so verify assumes it installs no CRD and creates no Service it knows of`,
+        );
     }
   }
 

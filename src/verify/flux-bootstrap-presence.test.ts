@@ -38,10 +38,17 @@ describe('checkFluxBootstrap', () => {
     assert.deepEqual(check({ files }), []);
   });
 
-  it('fails a FluxInstance beside bootstrap\'s flux-system/, printing the migration to the Flux Operator', () => {
-    const lines = check({ files: [...BOOTSTRAP, ...OURS], entryPoint: { file: `${DIR}/kustomization.yaml`, resources: ['flux', 'flux-system'] }, fluxInstance: true });
+  it("fails a FluxInstance beside bootstrap's flux-system/, printing the migration to the Flux Operator", () => {
+    const lines = check({
+      files: [...BOOTSTRAP, ...OURS],
+      entryPoint: { file: `${DIR}/kustomization.yaml`, resources: ['flux', 'flux-system'] },
+      fluxInstance: true,
+    });
     assert.deepEqual(lines, [`${DIR}/flux-system: Kustomization flux-system/flux-system: ${fluxOwnerConflict(DIR)}`]);
-    assert.match(lines[0]!, /install it into flux-system .*kubectl apply the FluxInstance.*flux trace kustomization flux-system.*only then delete clusters\/eu-prod-1\/flux-system\//);
+    assert.match(
+      lines[0]!,
+      /install it into flux-system .*kubectl apply the FluxInstance.*flux trace kustomization flux-system.*only then delete clusters\/eu-prod-1\/flux-system\//,
+    );
     // Either owner alone is fine.
     assert.deepEqual(check({ files: [...BOOTSTRAP, ...OURS], entryPoint: { file: `${DIR}/kustomization.yaml`, resources: ['flux', 'flux-system'] } }), []);
     assert.deepEqual(check({ files: OURS, fluxInstance: true }), []);

@@ -24,7 +24,14 @@ const shipped = parse(await readFile(join(infrastructure, 'kube-prometheus-stack
 const values = (shipped.spec as { values: Record<string, unknown> }).values;
 
 function layer(objects: Record<string, unknown>[]): AppliedKustomization {
-  return { key: 'flux-system/infrastructure', file: 'clusters/c/flux/infrastructure.yaml', dir: 'infrastructure', object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name: 'infrastructure', namespace: 'flux-system' }, spec: {} }, dependsOn: [], objects };
+  return {
+    key: 'flux-system/infrastructure',
+    file: 'clusters/c/flux/infrastructure.yaml',
+    dir: 'infrastructure',
+    object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name: 'infrastructure', namespace: 'flux-system' }, spec: {} },
+    dependsOn: [],
+    objects,
+  };
 }
 
 function stack(overrides: Record<string, unknown>): Record<string, unknown> {
@@ -32,7 +39,12 @@ function stack(overrides: Record<string, unknown>): Record<string, unknown> {
 }
 
 function rule(alert: string, expr: string): Record<string, unknown> {
-  return { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'r', namespace: 'monitoring' }, spec: { groups: [{ name: 'g', rules: [{ alert, expr }] }] } };
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PrometheusRule',
+    metadata: { name: 'r', namespace: 'monitoring' },
+    spec: { groups: [{ name: 'g', rules: [{ alert, expr }] }] },
+  };
 }
 
 describe('Flux reports on itself (default platform)', () => {
@@ -43,15 +55,31 @@ describe('Flux reports on itself (default platform)', () => {
     const flux = monitors.find((m) => m.name === 'flux-system')!;
     assert.ok(flux, 'a PodMonitor for the Flux controllers');
     const { name, ...spec } = flux;
-    const podMonitor = await validator.validate({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PodMonitor', metadata: { name, namespace: 'monitoring' }, spec });
+    const podMonitor = await validator.validate({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PodMonitor',
+      metadata: { name, namespace: 'monitoring' },
+      spec,
+    });
     assert.deepEqual(podMonitor, { status: 'checked', issues: [] });
 
     const rules = (values.additionalPrometheusRulesMap as Record<string, { groups: unknown }>).flux!;
-    const prometheusRule = await validator.validate({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'flux', namespace: 'monitoring' }, spec: { groups: rules.groups } });
+    const prometheusRule = await validator.validate({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'flux', namespace: 'monitoring' },
+      spec: { groups: rules.groups },
+    });
     assert.deepEqual(prometheusRule, { status: 'checked', issues: [] });
     // The CRD's RE2 pattern ^(?i)(abort|warn)?$ holds case-insensitively, as on the API server.
     const group = { name: 'g', partial_response_strategy: 'Warn', rules: [{ record: 'x', expr: '1' }] };
-    const strategy = (value: string) => validator.validate({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'p', namespace: 'monitoring' }, spec: { groups: [{ ...group, partial_response_strategy: value }] } });
+    const strategy = (value: string) =>
+      validator.validate({
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'PrometheusRule',
+        metadata: { name: 'p', namespace: 'monitoring' },
+        spec: { groups: [{ ...group, partial_response_strategy: value }] },
+      });
     assert.deepEqual(await strategy('Warn'), { status: 'checked', issues: [] });
     const refused = await strategy('ignore');
     assert.equal(refused.status === 'checked' ? refused.issues.length : -1, 1);
@@ -65,18 +93,28 @@ describe('Flux reports on itself (default platform)', () => {
   it("keeps Grafana's own variables through Flux's substitution (the $${} escape)", async () => {
     const text = await readFile(join(infrastructure, 'dashboards', 'flux-reconciliation.json'), 'utf8');
     assert.doesNotMatch(text.replaceAll('$${', ''), /\$\{/, 'every Grafana variable is written $${…}');
-    const applied = JSON.parse(substituteVariables(text, new Map([['cluster_name', 'c']]))) as { templating: { list: { name: string }[] }; panels: { targets: { expr: string }[] }[] };
-    assert.deepEqual(applied.templating.list.map((v) => v.name), ['datasource', 'kind']);
+    const applied = JSON.parse(substituteVariables(text, new Map([['cluster_name', 'c']]))) as {
+      templating: { list: { name: string }[] };
+      panels: { targets: { expr: string }[] }[];
+    };
+    assert.deepEqual(
+      applied.templating.list.map((v) => v.name),
+      ['datasource', 'kind'],
+    );
     assert.match(applied.panels[0]!.targets[0]!.expr, /customresource_kind=~"\$\{kind\}"/);
-    const kustomization = parse(await readFile(join(infrastructure, 'kustomization.yaml'), 'utf8')) as { configMapGenerator: { name: string; files: string[] }[] };
-    assert.deepEqual(kustomization.configMapGenerator.find((g) => g.name === 'grafana-dashboard-flux-reconciliation')?.files, ['dashboards/flux-reconciliation.json']);
+    const kustomization = parse(await readFile(join(infrastructure, 'kustomization.yaml'), 'utf8')) as {
+      configMapGenerator: { name: string; files: string[] }[];
+    };
+    assert.deepEqual(kustomization.configMapGenerator.find((g) => g.name === 'grafana-dashboard-flux-reconciliation')?.files, [
+      'dashboards/flux-reconciliation.json',
+    ]);
   });
 
   it('refuses a rule on a metric the target Flux no longer exports, and accepts it where it still does', () => {
     const legacy = rule('FluxNotReady', 'gotk_reconcile_condition{type="Ready", status="False"} == 1');
     const lines = checkFluxMetricRules([layer([shipped, legacy])], '2.9').map(formatFinding);
     assert.deepEqual(lines, [
-      'infrastructure: PrometheusRule monitoring/r: rule FluxNotReady uses gotk_reconcile_condition, which the Flux 2.9 controllers do not export (removed in Flux 2.5; an object\'s Ready and suspend state come from kube-state-metrics as gotk_resource_info, see Flux\'s monitoring guide): the rule never fires',
+      "infrastructure: PrometheusRule monitoring/r: rule FluxNotReady uses gotk_reconcile_condition, which the Flux 2.9 controllers do not export (removed in Flux 2.5; an object's Ready and suspend state come from kube-state-metrics as gotk_resource_info, see Flux's monitoring guide): the rule never fires",
     ]);
     assert.deepEqual(checkFluxMetricRules([layer([shipped, legacy])], '2.4'), []);
   });
@@ -84,7 +122,10 @@ describe('Flux reports on itself (default platform)', () => {
   it('refuses gotk_resource_info where no kube-state-metrics builds it', () => {
     const lines = checkFluxMetricRules([layer([stack({ 'kube-state-metrics': {} })])], '2.9').map(formatFinding);
     assert.equal(lines.length, 2, lines.join('\n'));
-    assert.match(lines[0]!, /^infrastructure: HelmRelease monitoring\/kube-prometheus-stack: values additionalPrometheusRulesMap\.flux: rule FluxReconciliationFailure uses gotk_resource_info, which neither the Flux controllers nor a kube-state-metrics custom resource state configuration on this cluster exports/);
+    assert.match(
+      lines[0]!,
+      /^infrastructure: HelmRelease monitoring\/kube-prometheus-stack: values additionalPrometheusRulesMap\.flux: rule FluxReconciliationFailure uses gotk_resource_info, which neither the Flux controllers nor a kube-state-metrics custom resource state configuration on this cluster exports/,
+    );
     // Without metricNamePrefix kube-state-metrics names it kube_customresource_resource_info.
     const ksm = values['kube-state-metrics'] as { customResourceState: { config: { spec: { resources: Record<string, unknown>[] } } } };
     const unprefixed = ksm.customResourceState.config.spec.resources.map(({ metricNamePrefix: _, ...resource }) => resource);
@@ -93,8 +134,13 @@ describe('Flux reports on itself (default platform)', () => {
   });
 
   it('reads metric names, not label values', () => {
-    assert.deepEqual(fluxMetricsIn('sum(rate(gotk_reconcile_duration_seconds_count{name="gotk_fake"}[5m])) / on() my_gotk_x'), ['gotk_reconcile_duration_seconds_count']);
-    assert.deepEqual(fluxMetricsIn("gotk_resource_info{ready='gotk_other'} or gotk_token_cache_events_total"), ['gotk_resource_info', 'gotk_token_cache_events_total']);
+    assert.deepEqual(fluxMetricsIn('sum(rate(gotk_reconcile_duration_seconds_count{name="gotk_fake"}[5m])) / on() my_gotk_x'), [
+      'gotk_reconcile_duration_seconds_count',
+    ]);
+    assert.deepEqual(fluxMetricsIn("gotk_resource_info{ready='gotk_other'} or gotk_token_cache_events_total"), [
+      'gotk_resource_info',
+      'gotk_token_cache_events_total',
+    ]);
     assert.ok(isRecord(values), 'the shipped HelmRelease has values');
   });
 });

@@ -23,7 +23,13 @@ import { effectiveValues, valueAt, valuesSources, type Values } from './helm-val
 import { objectLabel } from './object-label.js';
 
 /** What the Flux controllers export about reconciliations (Flux monitoring guide, controller metrics). */
-const CONTROLLER_METRICS = new Set(['gotk_reconcile_duration_seconds', 'gotk_reconcile_duration_seconds_bucket', 'gotk_reconcile_duration_seconds_sum', 'gotk_reconcile_duration_seconds_count', 'gotk_cache_events_total']);
+const CONTROLLER_METRICS = new Set([
+  'gotk_reconcile_duration_seconds',
+  'gotk_reconcile_duration_seconds_bucket',
+  'gotk_reconcile_duration_seconds_sum',
+  'gotk_reconcile_duration_seconds_count',
+  'gotk_cache_events_total',
+]);
 /** The token cache's metrics (`gotk_token_` prefix since the controllers cache cloud credentials). */
 const CONTROLLER_METRIC_PREFIX = 'gotk_token_cache_';
 /** Exported up to Flux 2.4, removed in 2.5. */
@@ -84,7 +90,8 @@ function ruleSites(kustomizations: readonly AppliedKustomization[]): RuleSite[] 
       const map = valueAt(values, 'additionalPrometheusRulesMap');
       if (!isRecord(map)) continue;
       for (const [name, entry] of Object.entries(map)) {
-        if (isRecord(entry)) sites.push({ kustomization: k, object: release.object, where: `values additionalPrometheusRulesMap.${name}: `, groups: entry.groups });
+        if (isRecord(entry))
+          sites.push({ kustomization: k, object: release.object, where: `values additionalPrometheusRulesMap.${name}: `, groups: entry.groups });
       }
     }
   }

@@ -43,7 +43,10 @@ export function fluxPathBuilder(deps: FluxPathBuildDeps): (dir: string) => Promi
             if (parsed.error !== undefined) return { ok: false, error: `${file} is not valid YAML: ${parsed.error}` };
             for (const document of parsed.documents) {
               if (!isRecord(document) || typeof document.apiVersion !== 'string' || typeof document.kind !== 'string') {
-                return { ok: false, error: `no kustomization file, and Flux cannot decode ${file} as Kubernetes objects (a document without apiVersion and kind)` };
+                return {
+                  ok: false,
+                  error: `no kustomization file, and Flux cannot decode ${file} as Kubernetes objects (a document without apiVersion and kind)`,
+                };
               }
               objects.push(document);
             }

@@ -20,7 +20,10 @@ after(async () => {
   await Promise.all(fixtures.map((f) => f.cleanup()));
 });
 
-async function findingsAfter(breakIt: (f: VerifyFixture) => Promise<void>, options: { targetFlux?: string } = {}): Promise<{ lines: string[]; report: VerifyReport }> {
+async function findingsAfter(
+  breakIt: (f: VerifyFixture) => Promise<void>,
+  options: { targetFlux?: string } = {},
+): Promise<{ lines: string[]; report: VerifyReport }> {
   const f = await createVerifyFixture();
   fixtures.push(f);
   await breakIt(f);
@@ -50,8 +53,14 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
 
   it('fails a custom resource applied by the Kustomization releasing the chart of its CRD, and one nothing installs', async () => {
     const { lines } = await findingsAfter(async (f) => {
-      await f.write('base/infrastructure/issuer.yaml', 'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n');
-      await f.write('base/infrastructure/sealed.yaml', 'apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: early\n  namespace: kube-system\nspec:\n  encryptedData:\n    a: AgBy3i4OJSWK\n');
+      await f.write(
+        'base/infrastructure/issuer.yaml',
+        'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n',
+      );
+      await f.write(
+        'base/infrastructure/sealed.yaml',
+        'apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: early\n  namespace: kube-system\nspec:\n  encryptedData:\n    a: AgBy3i4OJSWK\n',
+      );
       await f.edit('base/infrastructure/kustomization.yaml', (t) => `${t}  - issuer.yaml\n  - sealed.yaml\n`);
     });
     assert.deepEqual(lines, [
@@ -83,13 +92,19 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
     const { lines, report } = await findingsAfter((f) => f.edit('scaffold.yaml', (t) => t.replace('  - chart: ingress-nginx\n', '')));
     assert.deepEqual(lines, []);
     assert.ok(
-      report.notes.includes('clusters/demo/infrastructure: HelmRelease ingress-nginx/ingress-nginx: chart ingress-nginx is not in scaffold.yaml charts, so verify assumes it installs no CRD and creates no Service it knows of'),
+      report.notes.includes(
+        'clusters/demo/infrastructure: HelmRelease ingress-nginx/ingress-nginx: chart ingress-nginx is not in scaffold.yaml charts, so verify assumes it installs no CRD and creates no Service it knows of',
+      ),
       report.notes.join('\n'),
     );
   });
 
   it('fails a healthCheck naming an object the Kustomization does not build', async () => {
-    const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/infrastructure.yaml', (t) => t.replace('name: sealed-secrets\n      namespace: kube-system', 'name: sealed-secrets\n      namespace: sealed-secrets')));
+    const { lines } = await findingsAfter((f) =>
+      f.edit('clusters/demo/flux/infrastructure.yaml', (t) =>
+        t.replace('name: sealed-secrets\n      namespace: kube-system', 'name: sealed-secrets\n      namespace: sealed-secrets'),
+      ),
+    );
     assert.deepEqual(lines, [
       // The check no longer names the release, so nothing makes infrastructure wait for the SealedSecret CRD.
       'clusters/demo/apps: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret does not exist yet when Kustomization flux-system/apps applies it: its CRD comes from HelmRelease kube-system/sealed-secrets in Kustomization flux-system/infrastructure, which does not wait for it (no spec.wait: true, no healthCheck on it), so flux-system/apps starts once flux-system/infrastructure is applied, before the chart has installed the CRD, and its first reconciles fail. Add a healthCheck on HelmRelease kube-system/sealed-secrets (or spec.wait: true) to Kustomization flux-system/infrastructure',
@@ -101,7 +116,10 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
     const { lines } = await findingsAfter(async (f) => {
       await f.edit('base/apps/web/deployment.yaml', (t) =>
         t
-          .replace('    spec:\n      containers:', '    spec:\n      imagePullSecrets:\n        - name: registry-pull-secret\n      volumes:\n        - name: config\n          configMap:\n            name: web-settings\n        - name: ca\n          secret:\n            secretName: corporate-ca\n      containers:')
+          .replace(
+            '    spec:\n      containers:',
+            '    spec:\n      imagePullSecrets:\n        - name: registry-pull-secret\n      volumes:\n        - name: config\n          configMap:\n            name: web-settings\n        - name: ca\n          secret:\n            secretName: corporate-ca\n      containers:',
+          )
           .replace(
             '          env:\n',
             '          envFrom:\n            - secretRef:\n                name: web-env\n            - configMapRef:\n                name: maybe\n                optional: true\n          env:\n            - name: TOKEN\n              valueFrom:\n                secretKeyRef:\n                  name: cluster-config\n                  key: token\n',
@@ -127,7 +145,11 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
           '    spec:\n      imagePullSecrets:\n        - name: registry-pull-secret\n        - name: other-pull\n      volumes:\n        - name: auth\n          secret:\n            secretName: registry-pull-secret\n      containers:',
         ),
       );
-      await f.edit('scaffold.yaml', (t) => `${t}credentials:\n  - name: registry-pull-secret\n    namespace: tcr\n    layer: apps\n    type: kubernetes.io/dockerconfigjson\n    keys:\n      .dockerconfigjson: { supplied: registry-auth, registry: ghcr.io }\n`);
+      await f.edit(
+        'scaffold.yaml',
+        (t) =>
+          `${t}credentials:\n  - name: registry-pull-secret\n    namespace: tcr\n    layer: apps\n    type: kubernetes.io/dockerconfigjson\n    keys:\n      .dockerconfigjson: { supplied: registry-auth, registry: ghcr.io }\n`,
+      );
     });
     const web = 'clusters/demo/apps: Deployment tcr/web: spec.template.spec';
     assert.deepEqual(lines, [
@@ -138,7 +160,12 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
 
   it('names the namespace that has the object when a Pod reads another one', async () => {
     const { lines } = await findingsAfter(async (f) => {
-      await f.edit('base/apps/web/deployment.yaml', (t) => t.replace('    spec:\n      containers:', '    spec:\n      volumes:\n        - name: settings\n          configMap:\n            name: cluster-config\n      containers:'));
+      await f.edit('base/apps/web/deployment.yaml', (t) =>
+        t.replace(
+          '    spec:\n      containers:',
+          '    spec:\n      volumes:\n        - name: settings\n          configMap:\n            name: cluster-config\n      containers:',
+        ),
+      );
     });
     assert.deepEqual(lines, [
       "clusters/demo/apps: Deployment tcr/web: spec.template.spec.volumes[0].configMap: ConfigMap tcr/cluster-config does not exist in the cluster's tree (only flux-system/cluster-config: a Pod reads its own namespace only): add it (sealed, for a Secret), fix the name, or list it in scaffold.yaml provided.configMaps",
@@ -147,13 +174,27 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
 
   it('fails a ServiceMonitor port the selected Service does not name, including one in kube-prometheus-stack values', async () => {
     const { lines } = await findingsAfter(async (f) => {
-      await addToWeb(f, 'monitor.yaml', 'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: web\n  endpoints:\n    - port: metrics\n');
-      await f.edit('base/apps/web/service.yaml', (t) => t.replace('metadata:\n  name: web\n', 'metadata:\n  name: web\n  labels:\n    app.kubernetes.io/name: web\n'));
-      await f.edit('base/infrastructure/helmrelease.yaml', (t) =>
-        t.replace('  values:\n', '  values:\n    prometheus:\n      additionalServiceMonitors:\n        - name: sealed-secrets\n          namespaceSelector: { matchNames: [kube-system] }\n          selector: { matchLabels: { app.kubernetes.io/name: sealed-secrets } }\n          endpoints:\n            - port: tcp-metrics\n'),
+      await addToWeb(
+        f,
+        'monitor.yaml',
+        'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: web\n  endpoints:\n    - port: metrics\n',
       );
-      await f.edit('scaffold.yaml', (t) =>
-        t.replace('crds: [bitnami.com/SealedSecret]', 'crds: [bitnami.com/SealedSecret]\n    services:\n      - name: "{release}-metrics"\n        labels: { app.kubernetes.io/name: sealed-secrets }\n        ports: [http-metrics]') + 'provided:\n  crds: [monitoring.coreos.com/ServiceMonitor]\n',
+      await f.edit('base/apps/web/service.yaml', (t) =>
+        t.replace('metadata:\n  name: web\n', 'metadata:\n  name: web\n  labels:\n    app.kubernetes.io/name: web\n'),
+      );
+      await f.edit('base/infrastructure/helmrelease.yaml', (t) =>
+        t.replace(
+          '  values:\n',
+          '  values:\n    prometheus:\n      additionalServiceMonitors:\n        - name: sealed-secrets\n          namespaceSelector: { matchNames: [kube-system] }\n          selector: { matchLabels: { app.kubernetes.io/name: sealed-secrets } }\n          endpoints:\n            - port: tcp-metrics\n',
+        ),
+      );
+      await f.edit(
+        'scaffold.yaml',
+        (t) =>
+          t.replace(
+            'crds: [bitnami.com/SealedSecret]',
+            'crds: [bitnami.com/SealedSecret]\n    services:\n      - name: "{release}-metrics"\n        labels: { app.kubernetes.io/name: sealed-secrets }\n        ports: [http-metrics]',
+          ) + 'provided:\n  crds: [monitoring.coreos.com/ServiceMonitor]\n',
       );
     });
     assert.deepEqual(lines, [
@@ -164,8 +205,15 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
 
   it('fails an in-cluster host nothing serves, and one served by a Kustomization its client does not depend on', async () => {
     const { lines } = await findingsAfter(async (f) => {
-      await f.edit('base/apps/web/deployment.yaml', (t) => t.replace('              value: https://web.base.invalid\n', '              value: https://web.base.invalid\n            - name: DATABASE_HOST\n              value: mysql-haproxy.data.svc\n'));
-      await f.edit('base/infrastructure/helmrelease.yaml', (t) => t.replace('      replicaCount: 2\n', '      replicaCount: 2\n      defaultBackend: http://web.tcr.svc.cluster.local\n'));
+      await f.edit('base/apps/web/deployment.yaml', (t) =>
+        t.replace(
+          '              value: https://web.base.invalid\n',
+          '              value: https://web.base.invalid\n            - name: DATABASE_HOST\n              value: mysql-haproxy.data.svc\n',
+        ),
+      );
+      await f.edit('base/infrastructure/helmrelease.yaml', (t) =>
+        t.replace('      replicaCount: 2\n', '      replicaCount: 2\n      defaultBackend: http://web.tcr.svc.cluster.local\n'),
+      );
     });
     assert.deepEqual(lines, [
       "clusters/demo/apps: Deployment tcr/web: mysql-haproxy.data.svc names Service data/mysql-haproxy, which nothing in the cluster's tree creates: it resolves to nothing on this cluster. Point it at a cluster-config variable (e.g. a managed service's endpoint per provider), or add the layer that runs it",
@@ -193,11 +241,16 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
   });
 
   it('words an undefined variable by the target Flux version: 2.9 fails the reconcile, 2.8 substitutes an empty string', async () => {
-    const typo = (f: VerifyFixture) => f.edit('clusters/demo/apps/kustomization.yaml', (t) => t.replace('value: https://web.${cluster_domain}', 'value: https://web.${cluster_domian}'));
+    const typo = (f: VerifyFixture) =>
+      f.edit('clusters/demo/apps/kustomization.yaml', (t) => t.replace('value: https://web.${cluster_domain}', 'value: https://web.${cluster_domian}'));
     const strict = await findingsAfter(typo);
-    assert.deepEqual(strict.lines, [`${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.9+ fails the reconcile (strict substitution)`]);
+    assert.deepEqual(strict.lines, [
+      `${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.9+ fails the reconcile (strict substitution)`,
+    ]);
     const old = await findingsAfter(typo, { targetFlux: '2.8' });
-    assert.deepEqual(old.lines, [`${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.8 substitutes an empty string`]);
+    assert.deepEqual(old.lines, [
+      `${APPS}: \${cluster_domian} (used by Deployment tcr/web) is not defined by postBuild.substitute, ConfigMap flux-system/cluster-config: Flux 2.8 substitutes an empty string`,
+    ]);
     const fromDescriptor = await findingsAfter(async (f) => {
       await typo(f);
       await f.edit('scaffold.yaml', (t) => t.replace('targetFlux: "2.9"', 'targetFlux: "2.8"'));
@@ -208,13 +261,23 @@ describe('verify simulates Flux apply order', { concurrency: 4 }, () => {
   it('honours substitute: disabled as a label too, and fails variables postBuild leaves unsubstituted for want of any value', async () => {
     const disabled = await findingsAfter((f) =>
       f.edit('base/apps/web/deployment.yaml', (t) =>
-        t.replace('  labels:\n    app.kubernetes.io/name: web\nspec:', '  labels:\n    app.kubernetes.io/name: web\n    kustomize.toolkit.fluxcd.io/substitute: disabled\nspec:').replace('https://web.base.invalid', 'https://web.${undefined_here}'),
+        t
+          .replace(
+            '  labels:\n    app.kubernetes.io/name: web\nspec:',
+            '  labels:\n    app.kubernetes.io/name: web\n    kustomize.toolkit.fluxcd.io/substitute: disabled\nspec:',
+          )
+          .replace('https://web.base.invalid', 'https://web.${undefined_here}'),
       ),
     );
     // The overlay's patch still writes ${cluster_domain} into the value; the label keeps Flux (and verify) off it.
     assert.deepEqual(disabled.lines, []);
     const empty = await findingsAfter((f) =>
-      f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-config\n', '    substituteFrom:\n      - kind: ConfigMap\n        name: overrides\n        optional: true\n')),
+      f.edit('clusters/demo/flux/apps.yaml', (t) =>
+        t.replace(
+          '    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-config\n',
+          '    substituteFrom:\n      - kind: ConfigMap\n        name: overrides\n        optional: true\n',
+        ),
+      ),
     );
     assert.deepEqual(empty.lines, [
       `${APPS}: postBuild defines no variable, so Flux skips substitution and applies \${cluster_domain} as literal text: define them, or set spec.postBuild.substituteStrategy: Always to apply their defaults`,

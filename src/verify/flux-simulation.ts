@@ -44,7 +44,12 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...crds.findings,
       ...checkHealthCheckTargets(kustomizations),
       ...checkSealedSecretScopes({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
-      ...checkWorkloadReferences({ kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}), ...(prerequisites.provided ? { provided: prerequisites.provided } : {}), ...(prerequisites.suppliedPullSecrets ? { suppliedPullSecrets: prerequisites.suppliedPullSecrets } : {}) }),
+      ...checkWorkloadReferences({
+        kustomizations,
+        ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}),
+        ...(prerequisites.provided ? { provided: prerequisites.provided } : {}),
+        ...(prerequisites.suppliedPullSecrets ? { suppliedPullSecrets: prerequisites.suppliedPullSecrets } : {}),
+      }),
       ...checkMonitorPorts(kustomizations, prerequisites.charts ?? []),
       ...hosts.findings,
       ...routes.findings,

@@ -15,7 +15,11 @@ describe('flux-version', () => {
   it('takes a Flux minor version and refuses anything else, naming the flag', () => {
     assert.equal(parseTargetFlux('2.8', '--target-flux'), '2.8');
     for (const bad of ['2', '2.9.1', 'v2.9', 'latest', '3.0']) {
-      assert.throws(() => parseTargetFlux(bad, '--target-flux'), (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === '--target-flux', bad);
+      assert.throws(
+        () => parseTargetFlux(bad, '--target-flux'),
+        (error: unknown) => error instanceof ValidationError && error.issues[0]!.field === '--target-flux',
+        bad,
+      );
     }
   });
 });

@@ -84,7 +84,9 @@ export function assertKustomizationConfined(file: string, text: string): void {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     for (const path of pathsOf(value as Record<string, unknown>)) {
       if (!staysInside(file, path)) {
-        throw refuse(`${file} names a path outside the repository (${posix.isAbsolute(path) ? 'an absolute path' : 'one that climbs out with ".."'}); kustomize would read the host's files`);
+        throw refuse(
+          `${file} names a path outside the repository (${posix.isAbsolute(path) ? 'an absolute path' : 'one that climbs out with ".."'}); kustomize would read the host's files`,
+        );
       }
     }
   }

@@ -12,13 +12,28 @@ const kustomization = (sourceRef: Record<string, string>, namespace = 'flux-syst
 describe('KustomizationSources', () => {
   const sources = new KustomizationSources();
   sources.declare([
-    { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', metadata: { name: 'flux-system', namespace: 'flux-system' }, spec: { url: 'ssh://git@example.net/fleet' } },
-    { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', metadata: { name: 'dev-team', namespace: 'apps' }, spec: { url: 'https://example.net/dev-team' } },
+    {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'GitRepository',
+      metadata: { name: 'flux-system', namespace: 'flux-system' },
+      spec: { url: 'ssh://git@example.net/fleet' },
+    },
+    {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'GitRepository',
+      metadata: { name: 'dev-team', namespace: 'apps' },
+      spec: { url: 'https://example.net/dev-team' },
+    },
     { apiVersion: 'source.toolkit.fluxcd.io/v1beta2', kind: 'OCIRepository', metadata: { name: 'kyverno' }, spec: { url: 'oci://ghcr.io/x/manifests' } },
-    { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'charts', namespace: 'flux-system' }, spec: { url: 'https://charts' } },
+    {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmRepository',
+      metadata: { name: 'charts', namespace: 'flux-system' },
+      spec: { url: 'https://charts' },
+    },
   ]);
 
-  it('reads the path in this repository for the cluster\'s own source and for sources the tree does not declare', () => {
+  it("reads the path in this repository for the cluster's own source and for sources the tree does not declare", () => {
     assert.equal(sources.elsewhere(kustomization({ kind: 'GitRepository', name: 'flux-system' })), undefined);
     assert.equal(sources.elsewhere(kustomization({ kind: 'OCIRepository', name: 'flux-system', namespace: 'flux-system' })), undefined);
     assert.equal(sources.elsewhere(kustomization({ kind: 'GitRepository', name: 'platform' })), undefined);
@@ -34,6 +49,9 @@ describe('KustomizationSources', () => {
       sources.elsewhere(kustomization({ kind: 'OCIRepository', name: 'kyverno' })),
       'is inside OCIRepository flux-system/kyverno, a source the tree declares with its own URL, not this repository',
     );
-    assert.equal(sources.elsewhere(kustomization({ kind: 'ExternalArtifact', name: 'apps' })), 'is inside ExternalArtifact flux-system/apps, which another controller assembles');
+    assert.equal(
+      sources.elsewhere(kustomization({ kind: 'ExternalArtifact', name: 'apps' })),
+      'is inside ExternalArtifact flux-system/apps, which another controller assembles',
+    );
   });
 });

@@ -69,7 +69,8 @@ function targetsOf(kustomizations: readonly AppliedKustomization[], charts: read
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
       if (release.namespace === undefined) continue;
-      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps)) services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
+      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps))
+        services.push({ namespace: release.namespace, labels: service.labels, ports: service.ports });
     }
   }
   return { services, pods };
@@ -118,7 +119,8 @@ export function checkMonitorPorts(kustomizations: readonly AppliedKustomization[
   const findings: Finding[] = [];
   for (const monitor of monitorsOf(kustomizations)) {
     const namespaceSelector = isRecord(monitor.spec.namespaceSelector) ? monitor.spec.namespaceSelector : {};
-    const namespaces = namespaceSelector.any === true ? undefined : Array.isArray(namespaceSelector.matchNames) ? namespaceSelector.matchNames.map(String) : [monitor.namespace];
+    const namespaces =
+      namespaceSelector.any === true ? undefined : Array.isArray(namespaceSelector.matchNames) ? namespaceSelector.matchNames.map(String) : [monitor.namespace];
     const pool = monitor.kind === 'ServiceMonitor' ? services : pods;
     const matching = pool.filter((t) => selects(monitor.spec.selector, t.labels));
     // Prometheus looks only in the namespaces the monitor names: its own unless namespaceSelector says otherwise.
@@ -127,7 +129,9 @@ export function checkMonitorPorts(kustomizations: readonly AppliedKustomization[
       const elsewhere = [...new Set(matching.map((t) => t.namespace))].sort();
       if (elsewhere.length > 0 && namespaces !== undefined) {
         const kinds = monitor.kind === 'ServiceMonitor' ? 'Services' : 'Pods';
-        const looked = Array.isArray(namespaceSelector.matchNames) ? `${namespaces.join(', ')} (spec.namespaceSelector.matchNames)` : `${monitor.namespace} (its own namespace; no spec.namespaceSelector)`;
+        const looked = Array.isArray(namespaceSelector.matchNames)
+          ? `${namespaces.join(', ')} (spec.namespaceSelector.matchNames)`
+          : `${monitor.namespace} (its own namespace; no spec.namespaceSelector)`;
         findings.push({
           file: monitor.file,
           object: monitor.label,

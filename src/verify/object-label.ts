@@ -10,7 +10,5 @@ export function objectLabel(object: unknown): string {
   const kind = typeof object.kind === 'string' && object.kind !== '' ? object.kind : 'object';
   const metadata = isRecord(object.metadata) ? object.metadata : {};
   const name = typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : '(unnamed)';
-  return typeof metadata.namespace === 'string' && metadata.namespace !== ''
-    ? `${kind} ${metadata.namespace}/${name}`
-    : `${kind} ${name}`;
+  return typeof metadata.namespace === 'string' && metadata.namespace !== '' ? `${kind} ${metadata.namespace}/${name}` : `${kind} ${name}`;
 }

@@ -24,7 +24,14 @@ async function previewsLayer(): Promise<{ objects: Obj[]; applied: (objects: Obj
     .flatMap(([, text]) => parseAllDocuments(text).map((d) => d.toJS() as Obj))
     .filter((o) => o !== null);
   const applied = (objs: Obj[]): AppliedKustomization[] => [
-    { key: 'flux-system/previews', file: 'clusters/eu-prod-1/flux/previews.yaml', dir: 'clusters/eu-prod-1/previews', object: { kind: 'Kustomization', metadata: { name: 'previews', namespace: 'flux-system' }, spec: {} }, dependsOn: [], objects: objs },
+    {
+      key: 'flux-system/previews',
+      file: 'clusters/eu-prod-1/flux/previews.yaml',
+      dir: 'clusters/eu-prod-1/previews',
+      object: { kind: 'Kustomization', metadata: { name: 'previews', namespace: 'flux-system' }, spec: {} },
+      dependsOn: [],
+      objects: objs,
+    },
   ];
   return { objects, applied };
 }
@@ -47,7 +54,7 @@ describe('least privilege for preview ServiceAccounts', () => {
     role.rules!.push({ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'], verbs: ['escalate', 'bind'] });
     assert.deepEqual(lines(applied(widened)), [
       "clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer's ClusterRole gitops-scaffolder-preview-deployer grants secrets: a preview's role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io",
-      "clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer's ClusterRole gitops-scaffolder-preview-deployer grants every verb (verbs: \"*\"): a preview's role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io",
+      'clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer\'s ClusterRole gitops-scaffolder-preview-deployer grants every verb (verbs: "*"): a preview\'s role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io',
       "clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer's ClusterRole gitops-scaffolder-preview-deployer grants clusterrolebindings.rbac.authorization.k8s.io: a preview's role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io",
       "clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer's ClusterRole gitops-scaffolder-preview-deployer grants verbs beyond applying and pruning (escalate, bind): a preview's role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io",
     ]);
@@ -61,11 +68,14 @@ describe('least privilege for preview ServiceAccounts', () => {
     const admin = clone(objects);
     (admin.find((o) => o.kind === 'ClusterRoleBinding')!.roleRef as Record<string, unknown>).name = 'cluster-admin';
     assert.deepEqual(lines(applied(admin)), [
-      'clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer is bound by ClusterRoleBinding gitops-scaffolder-preview-deployer to ClusterRole cluster-admin, which the tree does not define: its grants cannot be checked (a preview\'s role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io)',
+      "clusters/eu-prod-1/previews: ResourceSet flux-system/previews: ServiceAccount flux-system/preview-deployer is bound by ClusterRoleBinding gitops-scaffolder-preview-deployer to ClusterRole cluster-admin, which the tree does not define: its grants cannot be checked (a preview's role must grant exactly namespaces, gitrepositories.source.toolkit.fluxcd.io and kustomizations.kustomize.toolkit.fluxcd.io)",
     ]);
     const operatorRights = clone(objects);
     delete operatorRights.find((o) => o.kind === 'ResourceSet')!.spec!.serviceAccountName;
-    assert.match(lines(applied(operatorRights)).join('\n'), /without spec\.serviceAccountName, so the Flux Operator applies them with its own cluster-admin rights/);
+    assert.match(
+      lines(applied(operatorRights)).join('\n'),
+      /without spec\.serviceAccountName, so the Flux Operator applies them with its own cluster-admin rights/,
+    );
     const unbound = objects.filter((o) => o.kind !== 'ClusterRoleBinding');
     assert.match(lines(applied(unbound)).join('\n'), /is bound to no role/);
   });

@@ -70,7 +70,9 @@ export function checkPreviewServiceAccounts(kustomizations: readonly AppliedKust
     const at = (message: string) => findings.push({ file: dir, object: owner, message });
     const account = spec.serviceAccountName;
     if (typeof account !== 'string' || account === '') {
-      at(`renders previews from pull/merge requests without spec.serviceAccountName, so the Flux Operator applies them with its own cluster-admin rights: name a ServiceAccount allowed only ${ALLOWED_TEXT}`);
+      at(
+        `renders previews from pull/merge requests without spec.serviceAccountName, so the Flux Operator applies them with its own cluster-admin rights: name a ServiceAccount allowed only ${ALLOWED_TEXT}`,
+      );
       continue;
     }
     const subject = `ServiceAccount ${ns}/${account}`;
@@ -92,7 +94,9 @@ export function checkPreviewServiceAccounts(kustomizations: readonly AppliedKust
       const bindingLabel = `${String(binding.object.kind)} ${binding.object.kind === 'RoleBinding' ? `${binding.namespace ?? ns}/` : ''}${String(metadataOf(binding.object).name ?? '')}`;
       const role = kind === 'Role' ? find('Role', name, binding.namespace) : find('ClusterRole', name);
       if (role === undefined) {
-        at(`${subject} is bound by ${bindingLabel} to ${kind} ${name}, which the tree does not define: its grants cannot be checked (a preview's role must grant exactly ${ALLOWED_TEXT})`);
+        at(
+          `${subject} is bound by ${bindingLabel} to ${kind} ${name}, which the tree does not define: its grants cannot be checked (a preview's role must grant exactly ${ALLOWED_TEXT})`,
+        );
         continue;
       }
       for (const issue of ruleIssues(role.object)) at(`${subject}'s ${kind} ${name} ${issue}: a preview's role must grant exactly ${ALLOWED_TEXT}`);

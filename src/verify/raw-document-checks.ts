@@ -50,7 +50,8 @@ export function checkRawDocuments(documents: readonly RawDocument[], findings: F
       });
     }
     const template = specOf(object).template;
-    const templateAnnotations = isRecord(template) && isRecord(template.metadata) && isRecord(template.metadata.annotations) ? template.metadata.annotations : {};
+    const templateAnnotations =
+      isRecord(template) && isRecord(template.metadata) && isRecord(template.metadata.annotations) ? template.metadata.annotations : {};
     for (const name of SCOPE_ANNOTATIONS) {
       if (name in templateAnnotations && !(name in annotations)) {
         findings.push({

@@ -28,22 +28,42 @@ function externalDns(version: string, values: Record<string, unknown>, valuesFro
     apiVersion: 'helm.toolkit.fluxcd.io/v2',
     kind: 'HelmRelease',
     metadata: { name: 'external-dns', namespace: 'external-dns' },
-    spec: { chart: { spec: { chart: 'external-dns', version, sourceRef: { kind: 'HelmRepository', name: 'external-dns', namespace: 'flux-system' } } }, values, ...(valuesFrom ? { valuesFrom } : {}) },
+    spec: {
+      chart: { spec: { chart: 'external-dns', version, sourceRef: { kind: 'HelmRepository', name: 'external-dns', namespace: 'flux-system' } } },
+      values,
+      ...(valuesFrom ? { valuesFrom } : {}),
+    },
   };
 }
 
 function layer(name: string, objects: Record<string, unknown>[], dependsOn: string[] = []): AppliedKustomization {
-  return { key: `flux-system/${name}`, file: `clusters/c/flux/${name}.yaml`, dir: name, object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: {} }, dependsOn, objects };
+  return {
+    key: `flux-system/${name}`,
+    file: `clusters/c/flux/${name}.yaml`,
+    dir: name,
+    object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: {} },
+    dependsOn,
+    objects,
+  };
 }
 
 describe('verify refuses what a pinned release does not have', () => {
   it("fails the matrix-example tree as it was: provider digitalocean, from the dns layer's ConfigMap, against external-dns 1.21.1", () => {
     const platform = layer('platform', [
-      externalDns('1.21.1', { domainFilters: ['c.example.net'], policy: 'sync' }, [{ kind: 'ConfigMap', name: 'external-dns-provider', valuesKey: 'values.yaml', optional: true }]),
+      externalDns('1.21.1', { domainFilters: ['c.example.net'], policy: 'sync' }, [
+        { kind: 'ConfigMap', name: 'external-dns-provider', valuesKey: 'values.yaml', optional: true },
+      ]),
     ]);
     const dns = layer(
       'dns',
-      [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'external-dns-provider', namespace: 'external-dns' }, data: { 'values.yaml': 'provider:\n  name: digitalocean\nenv: []\n' } }],
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'external-dns-provider', namespace: 'external-dns' },
+          data: { 'values.yaml': 'provider:\n  name: digitalocean\nenv: []\n' },
+        },
+      ],
       ['flux-system/platform'],
     );
     const lines = checkReleaseOptions([platform, dns], prerequisites).map(formatFinding);
@@ -55,7 +75,10 @@ describe('verify refuses what a pinned release does not have', () => {
   });
 
   it('passes the webhook provider on 1.21.1 and designate on 1.16.1, and fails designate on 1.21.1', () => {
-    const ok = checkReleaseOptions([layer('dns', [externalDns('1.21.1', { provider: { name: 'webhook' } })]), layer('d2', [externalDns('1.16.1', { provider: { name: 'designate' } })])], prerequisites);
+    const ok = checkReleaseOptions(
+      [layer('dns', [externalDns('1.21.1', { provider: { name: 'webhook' } })]), layer('d2', [externalDns('1.16.1', { provider: { name: 'designate' } })])],
+      prerequisites,
+    );
     assert.deepEqual(ok, []);
     const bad = checkReleaseOptions([layer('dns', [externalDns('1.21.1', { provider: 'designate' })])], prerequisites).map(formatFinding);
     assert.equal(bad.length, 1);
@@ -73,14 +96,29 @@ describe('verify refuses what a pinned release does not have', () => {
         if (how === 'values.name') release = externalDns('1.21.1', { provider: { name: value } });
         else if (how === 'values.string') release = externalDns('1.21.1', { provider: value });
         else if (how === 'configMap') {
-          objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'external-dns' }, data: { 'values.yaml': stringify({ provider: { name: value } }) } });
+          objects.push({
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: 'p', namespace: 'external-dns' },
+            data: { 'values.yaml': stringify({ provider: { name: value } }) },
+          });
           release = externalDns('1.21.1', {}, [{ kind: 'ConfigMap', name: 'p' }]);
         } else if (how === 'secretTargetPath') {
-          objects.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'external-dns' }, data: { p: Buffer.from(value).toString('base64') } });
+          objects.push({
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 's', namespace: 'external-dns' },
+            data: { p: Buffer.from(value).toString('base64') },
+          });
           release = externalDns('1.21.1', {}, [{ kind: 'Secret', name: 's', valuesKey: 'p', targetPath: 'provider.name' }]);
         } else {
           // values win over valuesFrom, as in helm-controller's merge.
-          objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'external-dns' }, data: { 'values.yaml': stringify({ provider: { name: 'digitalocean' } }) } });
+          objects.push({
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: 'p', namespace: 'external-dns' },
+            data: { 'values.yaml': stringify({ provider: { name: 'digitalocean' } }) },
+          });
           release = externalDns('1.21.1', { provider: { name: value } }, [{ kind: 'ConfigMap', name: 'p' }]);
           effective = value;
         }
@@ -94,13 +132,26 @@ describe('verify refuses what a pinned release does not have', () => {
   });
 
   it('fails Cilium 1.18.2 released where nothing installs TLSRoute (the standard channel only), and passes it with the TLSRoute Kustomization', () => {
-    const cilium = { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'cilium', namespace: 'kube-system' }, spec: { chart: { spec: { chart: 'cilium', version: '1.18.2' } }, values: {} } };
-    const crdKustomization = (name: string) => ({ apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: {} });
+    const cilium = {
+      apiVersion: 'helm.toolkit.fluxcd.io/v2',
+      kind: 'HelmRelease',
+      metadata: { name: 'cilium', namespace: 'kube-system' },
+      spec: { chart: { spec: { chart: 'cilium', version: '1.18.2' } }, values: {} },
+    };
+    const crdKustomization = (name: string) => ({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name, namespace: 'flux-system' },
+      spec: {},
+    });
     const standardOnly = checkReleaseOptions([layer('bootstrap', [cilium, crdKustomization('gateway-api')])], prerequisites).map(formatFinding);
     assert.deepEqual(standardOnly, [
       'bootstrap: HelmRelease kube-system/cilium: cilium 1.18.2 (1.18.2) needs gateway.networking.k8s.io/TLSRoute before its controller starts, and nothing on this cluster installs it: the feature stays off until someone restarts it. Install the CRD in a Kustomization this release waits for (scaffold.yaml charts cilium, read at cilium/cilium@v1.18.2)',
     ]);
-    assert.deepEqual(checkReleaseOptions([layer('bootstrap', [cilium, crdKustomization('gateway-api'), crdKustomization('gateway-api-tlsroute')])], prerequisites), []);
+    assert.deepEqual(
+      checkReleaseOptions([layer('bootstrap', [cilium, crdKustomization('gateway-api'), crdKustomization('gateway-api-tlsroute')])], prerequisites),
+      [],
+    );
   });
 
   it('checks nothing for a release scaffold.yaml does not record', () => {

@@ -81,7 +81,13 @@ function enabledIn(release: Record<string, unknown>, namespace: string | undefin
 }
 
 /** The Services `release` (a HelmRelease of `chart` in `namespace`) creates, by the declaration of its chart; none for an undeclared chart. */
-export function releaseServicesOf(release: Record<string, unknown>, chart: string, namespace: string | undefined, charts: readonly ChartSpec[], configMaps: TreeConfigMaps): ReleaseService[] {
+export function releaseServicesOf(
+  release: Record<string, unknown>,
+  chart: string,
+  namespace: string | undefined,
+  charts: readonly ChartSpec[],
+  configMaps: TreeConfigMaps,
+): ReleaseService[] {
   const declared = charts.find((c) => c.chart === chart)?.services ?? [];
   return declared
     .filter((service) => service.enabledBy === undefined || enabledIn(release, namespace, service.enabledBy, configMaps))

@@ -115,17 +115,26 @@ describe('SealedSecret scope: built where it was sealed for', () => {
       lines.join('\n'),
     );
     // RabbitMQ in database reads database/rabbitmq-credentials, which the template (not the controller) still names.
-    assert.ok(lines.some((l) => l.includes('Secret database/rabbitmq-credentials does not exist')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.includes('Secret database/rabbitmq-credentials does not exist')),
+      lines.join('\n'),
+    );
   });
 
   it('accepts a namespace-wide SealedSecret renamed within its namespace, and fails one moved out of it', async () => {
     const seal = (name: string) =>
-      sealSecretManifest(`apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\n  namespace: tcr\nstringData:\n  token: s3cret\n`, { certificate, scope: 'namespace-wide' });
+      sealSecretManifest(`apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\n  namespace: tcr\nstringData:\n  token: s3cret\n`, {
+        certificate,
+        scope: 'namespace-wide',
+      });
     // What `generate-gitops-env seal --scope namespace-wide` writes, in its own directory under apps with a transform.
     const add = async (dir: string, transform: string): Promise<void> => {
       await mkdir(join(dir, C, 'apps/extra'));
       await writeFile(join(dir, C, 'apps/extra/extra.yaml'), seal('extra-token'));
-      await writeFile(join(dir, C, 'apps/extra/kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [extra.yaml]\n${transform}\n`);
+      await writeFile(
+        join(dir, C, 'apps/extra/kustomization.yaml'),
+        `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [extra.yaml]\n${transform}\n`,
+      );
       await edit(dir, `${C}/apps/kustomization.yaml`, (t) => t.replace('  - sealed\n', '  - sealed\n  - extra\n'));
     };
     // Renamed within its namespace it still unseals, into the Secret its built name gives (the controller ignores spec.template's name).
@@ -147,7 +156,9 @@ describe('SealedSecret scope: built where it was sealed for', () => {
     const dir = await copyOf(rendered);
     const file = join(dir, C, 'database/sealed/sealed-rabbitmq-credentials.yaml');
     const before = await readFile(file, 'utf8');
-    await edit(dir, 'scaffold.yaml', (t) => t.replace('  - name: rabbitmq-credentials\n    namespace: database\n', '  - name: rabbitmq-credentials\n    namespace: queue\n'));
+    await edit(dir, 'scaffold.yaml', (t) =>
+      t.replace('  - name: rabbitmq-credentials\n    namespace: database\n', '  - name: rabbitmq-credentials\n    namespace: queue\n'),
+    );
     const { result } = await renderWorkTree(dir, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
     assert.equal(result.credentials.find((c) => c.name === 'rabbitmq-credentials')?.action, 'generated');
     const after = await readFile(file, 'utf8');
@@ -169,7 +180,10 @@ async function addToApps(dir: string, name: string, yaml: string): Promise<void>
 /** Makes infrastructure wait for kube-prometheus-stack, whose chart installs the monitoring CRDs. */
 const waitForPrometheus = (dir: string) =>
   edit(dir, `${C}/flux/infrastructure.yaml`, (t) =>
-    t.replace('  healthChecks:\n', '  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: kube-prometheus-stack\n      namespace: monitoring\n'),
+    t.replace(
+      '  healthChecks:\n',
+      '  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: kube-prometheus-stack\n      namespace: monitoring\n',
+    ),
   );
 
 const builderMonitor = (namespace: string, port: string, namespaceSelector = '') =>
@@ -223,7 +237,14 @@ describe('ServiceMonitor ports: in the namespaces the monitor selects from', () 
 describe('Gateway API backendRefs: Services the tree or a declared release creates', () => {
   /** platform/matrix-example with a Talos and an EKS tooling cluster rendered. */
   let matrix: string;
-  const TALOS = { name: 'tooling-proxmox', domain: 'tooling-proxmox.example.net', region: 'fra-dc2', role: 'tooling', infra_provider: 'proxmox', dns_provider: 'digitalocean' };
+  const TALOS = {
+    name: 'tooling-proxmox',
+    domain: 'tooling-proxmox.example.net',
+    region: 'fra-dc2',
+    role: 'tooling',
+    infra_provider: 'proxmox',
+    dns_provider: 'digitalocean',
+  };
   const EKS = { name: 'tooling-aws', domain: 'tooling-aws.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
   before(async () => {
     matrix = join(tmp, 'matrix');
@@ -257,10 +278,14 @@ describe('Gateway API backendRefs: Services the tree or a declared release creat
     const grant =
       '---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: hubble-route\n  namespace: observability\nspec:\n  from:\n    - { group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: kube-system }\n  to:\n    - { group: "", kind: Service, name: grafana }\n';
     assert.deepEqual(
-      await findingsAfter(async (dir) => {
-        await crossNamespace(dir);
-        await edit(dir, 'cc-observability-routes/routes.yaml', (t) => `${t}${grant}`);
-      }, matrix, TALOS.name),
+      await findingsAfter(
+        async (dir) => {
+          await crossNamespace(dir);
+          await edit(dir, 'cc-observability-routes/routes.yaml', (t) => `${t}${grant}`);
+        },
+        matrix,
+        TALOS.name,
+      ),
       [],
     );
   });

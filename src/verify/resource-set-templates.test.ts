@@ -17,17 +17,34 @@ async function appliedPreviews(edit: (objects: Obj[]) => void = () => {}): Promi
     spec: previewsSpecSchema.parse({ enabled: true, forge: 'gitlab', url: 'https://git.example.net/acme/platform.git' }),
     reader: memoryRepoReader(new Map([['base/apps/kustomization.yaml', 'resources: []\n']])),
     clusterName: 'eu-prod-1',
-    fluxInstance: { yaml: '', syncKind: 'GitRepository', sync: { url: 'ssh://git@git.example.net/acme/platform.git', kind: 'GitRepository', pullSecret: 'flux-system' } },
+    fluxInstance: {
+      yaml: '',
+      syncKind: 'GitRepository',
+      sync: { url: 'ssh://git@git.example.net/acme/platform.git', kind: 'GitRepository', pullSecret: 'flux-system' },
+    },
     bootstrapLayer: undefined,
   });
   const objects = planned.files
     .filter(([rel]) => !rel.endsWith('kustomization.yaml'))
     .flatMap(([, text]) => parseAllDocuments(text).map((d) => d.toJS() as Obj));
   edit(objects);
-  const kustomization = { kind: 'Kustomization', metadata: { name: 'previews', namespace: 'flux-system' }, spec: { postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] } } };
+  const kustomization = {
+    kind: 'Kustomization',
+    metadata: { name: 'previews', namespace: 'flux-system' },
+    spec: { postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] } },
+  };
   const substitution = analyzeSubstitution({ kustomization, objects, configMap: () => ({ cluster_domain: 'eu-prod-1.example.net' }) });
   assert.deepEqual(substitution.issues, []);
-  return [{ key: 'flux-system/previews', file: 'clusters/eu-prod-1/flux/previews.yaml', dir: 'clusters/eu-prod-1/previews', object: kustomization, dependsOn: [], objects: objects.map((o) => substitution.apply(o) as Obj) }];
+  return [
+    {
+      key: 'flux-system/previews',
+      file: 'clusters/eu-prod-1/flux/previews.yaml',
+      dir: 'clusters/eu-prod-1/previews',
+      object: kustomization,
+      dependsOn: [],
+      objects: objects.map((o) => substitution.apply(o) as Obj),
+    },
+  ];
 }
 
 const resourceSetOf = (objects: Obj[]) => objects.find((o) => o.kind === 'ResourceSet')!;
@@ -60,11 +77,20 @@ describe("the Flux Operator's << inputs.* >> after Flux's ${var}", () => {
     const open = await appliedPreviews((objects) => {
       (resources(objects)[0]!.metadata as Record<string, unknown>).name = 'preview-pr-<< inputs.id';
     });
-    assert.match(checkResourceSetTemplates(open).findings.map(formatFinding).join('\n'), /"preview-pr-<< inputs.id" opens a << … >> template action it does not close/);
+    assert.match(
+      checkResourceSetTemplates(open).findings.map(formatFinding).join('\n'),
+      /"preview-pr-<< inputs.id" opens a << … >> template action it does not close/,
+    );
     const unquoted = await appliedPreviews((objects) => {
       (resources(objects)[0]!.metadata as { labels: Record<string, string> }).labels['gitops-scaffolder.io/preview'] = '<< inputs.id >>';
     });
-    const namespace = checkResourceSetTemplates(unquoted).rendered.find((r) => r.object.kind === 'Namespace')!.object as { metadata: { labels: Record<string, unknown> } };
-    assert.equal(namespace.metadata.labels['gitops-scaffolder.io/preview'], 42, 'a request number renders as a YAML integer, which the Namespace schema refuses');
+    const namespace = checkResourceSetTemplates(unquoted).rendered.find((r) => r.object.kind === 'Namespace')!.object as {
+      metadata: { labels: Record<string, unknown> };
+    };
+    assert.equal(
+      namespace.metadata.labels['gitops-scaffolder.io/preview'],
+      42,
+      'a request number renders as a YAML integer, which the Namespace schema refuses',
+    );
   });
 });

@@ -101,7 +101,11 @@ function eachString(value: unknown, visit: (text: string) => void): void {
 }
 
 /** The input names a ResourceSet's input sets carry, or undefined when they cannot be known offline. */
-function knownInputs(resourceSet: Record<string, unknown>, namespace: string, providers: ReadonlyMap<string, Record<string, unknown>>): { names?: Set<string>; sources: string[]; sample: Record<string, string> } {
+function knownInputs(
+  resourceSet: Record<string, unknown>,
+  namespace: string,
+  providers: ReadonlyMap<string, Record<string, unknown>>,
+): { names?: Set<string>; sources: string[]; sample: Record<string, string> } {
   const spec = specOf(resourceSet);
   const names = new Set<string>();
   const sources: string[] = [];
@@ -178,10 +182,18 @@ export function checkResourceSetTemplates(kustomizations: readonly AppliedKustom
         }
       });
       for (const name of [...unknown].sort()) {
-        const exported = [...(inputs.names ?? [])].filter((n) => n !== 'provider').sort().join(', ');
-        at(`<< inputs.${name} >> names an input its input sets do not have (${inputs.sources.join(', ') || 'no inputs'} export ${exported || 'nothing'}): the operator fails to render it`);
+        const exported = [...(inputs.names ?? [])]
+          .filter((n) => n !== 'provider')
+          .sort()
+          .join(', ');
+        at(
+          `<< inputs.${name} >> names an input its input sets do not have (${inputs.sources.join(', ') || 'no inputs'} export ${exported || 'nothing'}): the operator fails to render it`,
+        );
       }
-      if (inputs.names === undefined) notes.push(`${k.dir}: ${owner}: its inputs come from providers verify cannot see (a selector, or one outside the tree): << inputs.* >> names not checked`);
+      if (inputs.names === undefined)
+        notes.push(
+          `${k.dir}: ${owner}: its inputs come from providers verify cannot see (a selector, or one outside the tree): << inputs.* >> names not checked`,
+        );
       if (!Array.isArray(spec.resources) || unknown.size > 0) continue;
       if (!renderable) {
         notes.push(`${k.dir}: ${owner}: uses template actions beyond << inputs.x >> and << inputs.x | quote >>: its objects are not rendered offline`);
@@ -198,7 +210,9 @@ export function checkResourceSetTemplates(kustomizations: readonly AppliedKustom
         try {
           object = parse(text);
         } catch (error) {
-          at(`an object rendered with sample inputs is not valid YAML (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): quote the template's value`);
+          at(
+            `an object rendered with sample inputs is not valid YAML (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): quote the template's value`,
+          );
           continue;
         }
         if (!isRecord(object)) continue;

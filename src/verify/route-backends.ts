@@ -36,7 +36,10 @@ function granted(grants: readonly Record<string, unknown>[], from: { kind: strin
 }
 
 /** Findings for backendRefs no Service answers (notes when the platform declares no charts). */
-export function checkRouteBackends(kustomizations: readonly AppliedKustomization[], charts: readonly ChartSpec[] | undefined): { findings: Finding[]; notes: string[] } {
+export function checkRouteBackends(
+  kustomizations: readonly AppliedKustomization[],
+  charts: readonly ChartSpec[] | undefined,
+): { findings: Finding[]; notes: string[] } {
   const services = servicesOf(kustomizations, charts ?? []);
   /** ReferenceGrants by namespace. */
   const grants = new Map<string, Record<string, unknown>[]>();
@@ -67,7 +70,10 @@ export function checkRouteBackends(kustomizations: readonly AppliedKustomization
           if (!services.has(id)) {
             const sameName = [...services.keys()].filter((s) => s.endsWith(`/${ref.name}`)).sort();
             const message = `${field}: Service ${id} is created by nothing in the cluster's tree nor by a release of a chart scaffold.yaml declares${sameName.length > 0 ? ` (only ${sameName.join(', ')})` : ''}: the route resolves to nothing and answers 500. Point it at a Service this cluster runs, add the layer that runs it, or declare the Service under its chart in scaffold.yaml charts[].services (with enabledBy when only some values create it)`;
-            if (charts === undefined) notes.push(`${where.file}: ${where.object}: ${field}: Service ${id} is not in the tree (it may come from a chart: declare its services in scaffold.yaml charts to check)`);
+            if (charts === undefined)
+              notes.push(
+                `${where.file}: ${where.object}: ${field}: Service ${id} is not in the tree (it may come from a chart: declare its services in scaffold.yaml charts to check)`,
+              );
             else findings.push({ ...where, message });
             return;
           }

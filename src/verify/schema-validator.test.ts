@@ -52,14 +52,11 @@ describe('SchemaValidator', () => {
   });
 
   it('closes object schemas: typos are unknown fields at their path, with a suggestion', async () => {
-    assert.deepEqual(
-      await issuesOf(kustomization({ dependOn: [{ name: 'x' }], healthChecks: [{ kind: 'HelmRelease', nmae: 'x' }] })),
-      [
-        'spec.dependOn: unknown field (did you mean dependsOn?)',
-        'spec.healthChecks[0].name: required field is missing',
-        'spec.healthChecks[0].nmae: unknown field (did you mean name?)',
-      ],
-    );
+    assert.deepEqual(await issuesOf(kustomization({ dependOn: [{ name: 'x' }], healthChecks: [{ kind: 'HelmRelease', nmae: 'x' }] })), [
+      'spec.dependOn: unknown field (did you mean dependsOn?)',
+      'spec.healthChecks[0].name: required field is missing',
+      'spec.healthChecks[0].nmae: unknown field (did you mean name?)',
+    ]);
     assert.deepEqual(await issuesOf({ ...kustomization({}), specs: {} }), ['specs: unknown field (did you mean spec?)']);
   });
 
@@ -68,7 +65,11 @@ describe('SchemaValidator', () => {
       apiVersion: 'helm.toolkit.fluxcd.io/v2',
       kind: 'HelmRelease',
       metadata: { name: 'web', namespace: 'tcr' },
-      spec: { interval: '30m', chart: { spec: { chart: 'web', sourceRef: { kind: 'HelmRepository', name: 'charts' } } }, values: { anything: { goes: [1, 'two'] } } },
+      spec: {
+        interval: '30m',
+        chart: { spec: { chart: 'web', sourceRef: { kind: 'HelmRepository', name: 'charts' } } },
+        values: { anything: { goes: [1, 'two'] } },
+      },
     };
     assert.deepEqual(await issuesOf(release), []);
   });

@@ -17,7 +17,16 @@ import { objectLabel } from './object-label.js';
 import { configMapsOf, releaseServicesOf } from './release-services.js';
 
 /** Flux's own Services, there since its installation, before the root sync applies anything. */
-const FLUX_SERVICES = new Set(['source-controller', 'notification-controller', 'webhook-receiver', 'kustomize-controller', 'helm-controller', 'image-reflector-controller', 'image-automation-controller', 'source-watcher']);
+const FLUX_SERVICES = new Set([
+  'source-controller',
+  'notification-controller',
+  'webhook-receiver',
+  'kustomize-controller',
+  'helm-controller',
+  'image-reflector-controller',
+  'image-automation-controller',
+  'source-watcher',
+]);
 
 const HOST = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b/g;
 
@@ -46,14 +55,18 @@ export function servicesOf(kustomizations: readonly AppliedKustomization[], char
       }
     }
     for (const release of helmReleasesOf(k.objects, k.object)) {
-      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps)) add(release.namespace, service.name, k.key);
+      for (const service of releaseServicesOf(release.object, release.chart, release.namespace, charts, configMaps))
+        add(release.namespace, service.name, k.key);
     }
   }
   return out;
 }
 
 /** Findings for hosts nothing serves (notes when the platform declares no charts) and for Services applied after their clients. */
-export function checkServiceHosts(kustomizations: readonly AppliedKustomization[], charts: readonly ChartSpec[] | undefined): { findings: Finding[]; notes: string[] } {
+export function checkServiceHosts(
+  kustomizations: readonly AppliedKustomization[],
+  charts: readonly ChartSpec[] | undefined,
+): { findings: Finding[]; notes: string[] } {
   const services = servicesOf(kustomizations, charts ?? []);
   const byKey = new Map(kustomizations.map((k) => [k.key, k]));
   const findings: Finding[] = [];
@@ -70,15 +83,27 @@ export function checkServiceHosts(kustomizations: readonly AppliedKustomization[
           if (namespace === 'flux-system' && FLUX_SERVICES.has(name!)) continue;
           seen.add(id);
           const providers = services.get(id);
-          const where = { file: k.dir, object: objectLabel({ ...object, metadata: { ...(isRecord(object.metadata) ? object.metadata : {}), namespace: appliedNamespace(object, k.object) } }) };
+          const where = {
+            file: k.dir,
+            object: objectLabel({
+              ...object,
+              metadata: { ...(isRecord(object.metadata) ? object.metadata : {}), namespace: appliedNamespace(object, k.object) },
+            }),
+          };
           if (providers === undefined) {
             const message = `${host} names Service ${id}, which nothing in the cluster's tree creates: it resolves to nothing on this cluster. Point it at a cluster-config variable (e.g. a managed service's endpoint per provider), or add the layer that runs it`;
-            if (charts === undefined) notes.push(`${where.file}: ${where.object}: ${host} names Service ${id}, not in the tree (it may come from a chart: declare its services in scaffold.yaml charts to check)`);
+            if (charts === undefined)
+              notes.push(
+                `${where.file}: ${where.object}: ${host} names Service ${id}, not in the tree (it may come from a chart: declare its services in scaffold.yaml charts to check)`,
+              );
             else findings.push({ ...where, message });
             continue;
           }
           if (providers.has(k.key) || [...providers].some((p) => closure.has(p))) continue;
-          findings.push({ ...where, message: `${host} is Service ${id}, applied by Kustomization ${[...providers].sort().join(', ')}, which Kustomization ${k.key} does not depend on: it would start against nothing. Add dependsOn ${[...providers].sort()[0]} to Kustomization ${k.key}` });
+          findings.push({
+            ...where,
+            message: `${host} is Service ${id}, applied by Kustomization ${[...providers].sort().join(', ')}, which Kustomization ${k.key} does not depend on: it would start against nothing. Add dependsOn ${[...providers].sort()[0]} to Kustomization ${k.key}`,
+          });
         }
       });
     }

@@ -14,8 +14,20 @@ import { isRecord } from '../model/is-record.js';
 
 /** Formats ajv-formats implements with the meaning Kubernetes gives them. */
 const KNOWN_FORMATS = new Set([
-  'byte', 'date', 'date-time', 'double', 'email', 'float', 'hostname',
-  'int32', 'int64', 'ipv4', 'ipv6', 'password', 'uri', 'uuid',
+  'byte',
+  'date',
+  'date-time',
+  'double',
+  'email',
+  'float',
+  'hostname',
+  'int32',
+  'int64',
+  'ipv4',
+  'ipv6',
+  'password',
+  'uri',
+  'uuid',
 ]);
 
 /**
@@ -73,9 +85,7 @@ function transform(node: unknown, inBranch: boolean): unknown {
     if (DROPPED.has(key)) continue;
     switch (key) {
       case 'properties':
-        out.properties = isRecord(value)
-          ? Object.fromEntries(Object.entries(value).map(([name, child]) => [name, transform(child, false)]))
-          : value;
+        out.properties = isRecord(value) ? Object.fromEntries(Object.entries(value).map(([name, child]) => [name, transform(child, false)])) : value;
         break;
       case 'additionalProperties':
       case 'items':

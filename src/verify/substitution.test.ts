@@ -30,7 +30,11 @@ describe('analyzeSubstitution', () => {
       metadata: { name: 'dash', namespace: 'tcr' },
       data: { 'web.json': '{"expr": "rate(x{service=\\"$${service}\\"}[5m])", "a": "${1}", "b": "${ spaced }"}' },
     };
-    const result = analyzeSubstitution({ kustomization: kustomization(fromClusterConfig), objects: [ingress('web.${cluster_domain}'), dashboard], configMap: lookup });
+    const result = analyzeSubstitution({
+      kustomization: kustomization(fromClusterConfig),
+      objects: [ingress('web.${cluster_domain}'), dashboard],
+      configMap: lookup,
+    });
     assert.deepEqual(result.used, ['cluster_domain']);
     assert.deepEqual(result.issues, []);
     assert.deepEqual(result.notes, []);
@@ -65,7 +69,7 @@ describe('analyzeSubstitution', () => {
     assert.equal(result.apply(object), object, 'without postBuild Flux applies the object as built');
   });
 
-  it('takes ${var} in a CustomResourceDefinition applied without postBuild as schema documentation (flux bootstrap\'s gotk-components)', () => {
+  it("takes ${var} in a CustomResourceDefinition applied without postBuild as schema documentation (flux bootstrap's gotk-components)", () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -98,7 +102,10 @@ describe('analyzeSubstitution', () => {
 
   it('reports a non-optional ConfigMap source that does not exist, in the Kustomization namespace', () => {
     const result = analyzeSubstitution({
-      kustomization: { ...kustomization({ substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] }), metadata: { name: 'apps', namespace: 'tenants' } },
+      kustomization: {
+        ...kustomization({ substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-config' }] }),
+        metadata: { name: 'apps', namespace: 'tenants' },
+      },
       objects: [],
       configMap: lookup,
     });
@@ -106,7 +113,10 @@ describe('analyzeSubstitution', () => {
   });
 
   it('skips objects annotated kustomize.toolkit.fluxcd.io/substitute: disabled', () => {
-    const object = { ...ingress('${undefined_here}'), metadata: { name: 'web', namespace: 'tcr', annotations: { 'kustomize.toolkit.fluxcd.io/substitute': 'disabled' } } };
+    const object = {
+      ...ingress('${undefined_here}'),
+      metadata: { name: 'web', namespace: 'tcr', annotations: { 'kustomize.toolkit.fluxcd.io/substitute': 'disabled' } },
+    };
     const result = analyzeSubstitution({ kustomization: kustomization(fromClusterConfig), objects: [object], configMap: lookup });
     assert.deepEqual(result.issues, []);
     assert.equal(result.apply(object), object);

@@ -61,7 +61,12 @@ interface SourceRef {
  * gotk-components.yaml applies without postBuild, on purpose.
  */
 function isCustomResourceDefinition(object: unknown): boolean {
-  return isRecord(object) && object.kind === 'CustomResourceDefinition' && typeof object.apiVersion === 'string' && object.apiVersion.startsWith('apiextensions.k8s.io/');
+  return (
+    isRecord(object) &&
+    object.kind === 'CustomResourceDefinition' &&
+    typeof object.apiVersion === 'string' &&
+    object.apiVersion.startsWith('apiextensions.k8s.io/')
+  );
 }
 
 /** kustomize-controller honours the key as a label or an annotation. */
@@ -130,7 +135,10 @@ export function analyzeSubstitution(input: SubstitutionInput): SubstitutionAnaly
     }
     if (literal.size > 0) {
       issues.push(
-        `output uses ${[...literal].sort().map((n) => `\${${n}}`).join(', ')} but spec.postBuild is not set: Flux would apply the literal text`,
+        `output uses ${[...literal]
+          .sort()
+          .map((n) => `\${${n}}`)
+          .join(', ')} but spec.postBuild is not set: Flux would apply the literal text`,
       );
     }
     return { issues, notes, used: usedNames, values, apply: (object) => object };

@@ -52,7 +52,8 @@ async function findingsAfter(breakIt: (f: VerifyFixture) => Promise<void>): Prom
 
 const APPS = 'clusters/demo/flux/apps.yaml: Kustomization flux-system/apps';
 const INFRA = 'clusters/demo/flux/infrastructure.yaml: Kustomization flux-system/infrastructure';
-const LATE_SEALED_SECRET = 'clusters/demo/apps: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret does not exist yet when Kustomization flux-system/apps applies it: add dependsOn flux-system/infrastructure (which installs it) to Kustomization flux-system/apps';
+const LATE_SEALED_SECRET =
+  'clusters/demo/apps: SealedSecret tcr/registry-pull-secret: bitnami.com/SealedSecret does not exist yet when Kustomization flux-system/apps applies it: add dependsOn flux-system/infrastructure (which installs it) to Kustomization flux-system/apps';
 
 // Each test owns its fixture copy; the shared validator's lazy loading is safe under concurrency.
 describe('verifyRepository', { concurrency: 4 }, () => {
@@ -64,10 +65,11 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     assert.equal(report.kustomizationsChecked, 2);
     assert.equal(report.summary, '2 Flux Kustomization(s) checked; substitution wiring is consistent');
     assert.deepEqual(report.notes, []);
-    assert.deepEqual(
-      [...counts].sort(),
-      [['clusters/demo', 1], ['clusters/demo/apps', 1], ['clusters/demo/infrastructure', 1]],
-    );
+    assert.deepEqual([...counts].sort(), [
+      ['clusters/demo', 1],
+      ['clusters/demo/apps', 1],
+      ['clusters/demo/infrastructure', 1],
+    ]);
     // The same tree, asked for by cluster name, gives the same verdict.
     assert.equal((await verify(f, { cluster: 'demo' })).summary, report.summary);
   });
@@ -80,10 +82,12 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     const counts = new Map<string, number>();
     const all = await verify(f, { builder: countingBuilder(counts) });
     assert.equal(all.summary, '4 Flux Kustomization(s) checked; substitution wiring is consistent');
-    assert.deepEqual(
-      [...counts].sort(),
-      [['clusters/demo', 1], ['clusters/demo/apps', 1], ['clusters/demo/infrastructure', 1], ['clusters/staging', 1]],
-    );
+    assert.deepEqual([...counts].sort(), [
+      ['clusters/demo', 1],
+      ['clusters/demo/apps', 1],
+      ['clusters/demo/infrastructure', 1],
+      ['clusters/staging', 1],
+    ]);
     assert.equal((await verify(f, { cluster: 'staging' })).kustomizationsChecked, 2);
   });
 
@@ -104,9 +108,7 @@ describe('verifyRepository', { concurrency: 4 }, () => {
   });
 
   it('reports a spec.path that escapes the repository', async () => {
-    const { lines } = await findingsAfter((f) =>
-      f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('./clusters/demo/apps', './../outside')),
-    );
+    const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('./clusters/demo/apps', './../outside')));
     assert.deepEqual(lines, [`${APPS}: spec.path: "../outside" escapes the repository`]);
   });
 
@@ -115,14 +117,15 @@ describe('verifyRepository', { concurrency: 4 }, () => {
       f.edit('clusters/demo/apps/kustomization.yaml', (t) => t.replace('  - sealed\n', '  - sealed\n  - missing-service.yaml\n')),
     );
     assert.equal(lines.length, 1, lines.join('\n'));
-    assert.match(lines[0]!, /^clusters\/demo\/flux\/apps\.yaml: Kustomization flux-system\/apps: spec\.path \.\/clusters\/demo\/apps does not build: .*missing-service\.yaml/);
+    assert.match(
+      lines[0]!,
+      /^clusters\/demo\/flux\/apps\.yaml: Kustomization flux-system\/apps: spec\.path \.\/clusters\/demo\/apps does not build: .*missing-service\.yaml/,
+    );
     assert.doesNotMatch(lines[0]!, /\/tmp\//, 'kustomize paths are made repository-relative');
   });
 
   it('reports a dependsOn target that does not exist', async () => {
-    const { lines } = await findingsAfter((f) =>
-      f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('- name: infrastructure', '- name: infra')),
-    );
+    const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('- name: infrastructure', '- name: infra')));
     // Without its dependency, apps would also apply its SealedSecret before the controller's CRD exists.
     assert.deepEqual(lines, [LATE_SEALED_SECRET, `${APPS}: dependsOn flux-system/infra does not exist`]);
   });
@@ -165,16 +168,20 @@ describe('verifyRepository', { concurrency: 4 }, () => {
   });
 
   it('reports a substituteFrom ConfigMap missing from the repository', async () => {
-    const { lines } = await findingsAfter((f) =>
-      f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('name: cluster-config', 'name: cluster-settings')),
+    const { lines } = await findingsAfter((f) => f.edit('clusters/demo/flux/apps.yaml', (t) => t.replace('name: cluster-config', 'name: cluster-settings')));
+    assert.ok(
+      lines.includes(`${APPS}: postBuild.substituteFrom ConfigMap flux-system/cluster-settings does not exist in the repository (and is not optional)`),
+      lines.join('\n'),
     );
-    assert.ok(lines.includes(`${APPS}: postBuild.substituteFrom ConfigMap flux-system/cluster-settings does not exist in the repository (and is not optional)`), lines.join('\n'));
   });
 
   it('notes (and does not fail) a variable only a Secret source can supply', async () => {
     const { lines, report } = await findingsAfter(async (f) => {
       await f.edit('clusters/demo/flux/apps.yaml', (t) =>
-        t.replace('        name: cluster-config\n', '        name: cluster-config\n      - kind: Secret\n        name: cluster-secrets\n      - kind: ConfigMap\n        name: optional-overrides\n        optional: true\n'),
+        t.replace(
+          '        name: cluster-config\n',
+          '        name: cluster-config\n      - kind: Secret\n        name: cluster-secrets\n      - kind: ConfigMap\n        name: optional-overrides\n        optional: true\n',
+        ),
       );
       await f.edit('clusters/demo/apps/kustomization.yaml', (t) =>
         t.replace('value: https://web.${cluster_domain}', 'value: https://${db_user}@web.${cluster_domain}'),
@@ -213,7 +220,9 @@ describe('verifyRepository', { concurrency: 4 }, () => {
 
   it('reports a HelmRelease with both chart and chartRef', async () => {
     const { lines } = await findingsAfter((f) =>
-      f.edit('base/infrastructure/helmrelease.yaml', (t) => t.replace('  install:\n', '  chartRef:\n    kind: OCIRepository\n    name: ingress-nginx\n  install:\n')),
+      f.edit('base/infrastructure/helmrelease.yaml', (t) =>
+        t.replace('  install:\n', '  chartRef:\n    kind: OCIRepository\n    name: ingress-nginx\n  install:\n'),
+      ),
     );
     assert.deepEqual(lines, [
       'clusters/demo/infrastructure: HelmRelease ingress-nginx/ingress-nginx: spec: exactly one of chart or chartRef must be set (both are)',
@@ -270,13 +279,11 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     const { lines, report } = await findingsAfter((f) =>
       f.write(
         'clusters/demo/flux/monitoring.yaml',
-        (
-          '' +
+        '' +
           'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: monitoring\n  namespace: flux-system\n' +
           'spec:\n  interval: 10m\n  retryInterval: 1m\n  timeout: 5m\n  prune: true\n  wait: true\n' +
           '  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  path: ./clusters/demo/apps\n' +
-          '  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-config\n'
-        ),
+          '  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-config\n',
       ),
     );
     assert.deepEqual(lines, [
@@ -317,24 +324,21 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     });
     assert.deepEqual(lines, []);
     assert.ok(
-      report.notes.includes(`${APPS}: spec.path ./demo is inside ExternalArtifact flux-system/apps, which another controller assembles: not built or checked here`),
+      report.notes.includes(
+        `${APPS}: spec.path ./demo is inside ExternalArtifact flux-system/apps, which another controller assembles: not built or checked here`,
+      ),
       report.notes.join('\n'),
     );
   });
 
   it('notes objects of kinds it has no schema for instead of failing them', async () => {
     const { lines, report } = await findingsAfter(async (f) => {
-      await f.write(
-        'base/apps/web/policy.yaml',
-        'apiVersion: kyverno.io/v1\nkind: Policy\nmetadata:\n  name: web\nspec:\n  rules: []\n',
-      );
+      await f.write('base/apps/web/policy.yaml', 'apiVersion: kyverno.io/v1\nkind: Policy\nmetadata:\n  name: web\nspec:\n  rules: []\n');
       await f.edit('base/apps/web/kustomization.yaml', (t) => `${t}  - policy.yaml\n`);
       // The platform says its clusters come with Kyverno's CRDs.
       await f.edit('scaffold.yaml', (t) => `${t}provided:\n  crds: [kyverno.io/Policy]\n`);
     });
     assert.deepEqual(lines, []);
-    assert.deepEqual(report.notes, [
-      'no schema for kyverno.io/v1 Policy: 1 object(s) not validated (first: Policy tcr/web in clusters/demo/apps)',
-    ]);
+    assert.deepEqual(report.notes, ['no schema for kyverno.io/v1 Policy: 1 object(s) not validated (first: Policy tcr/web in clusters/demo/apps)']);
   });
 });

@@ -112,12 +112,7 @@ function isYamlFile(path: string): boolean {
 }
 
 function isFluxKustomization(object: unknown): object is Record<string, unknown> {
-  return (
-    isRecord(object) &&
-    object.kind === 'Kustomization' &&
-    typeof object.apiVersion === 'string' &&
-    object.apiVersion.startsWith(FLUX_KUSTOMIZATION_API)
-  );
+  return isRecord(object) && object.kind === 'Kustomization' && typeof object.apiVersion === 'string' && object.apiVersion.startsWith(FLUX_KUSTOMIZATION_API);
 }
 
 function stringOr(value: unknown, fallback: string): string {
@@ -173,7 +168,14 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     if (clusters.length === 0) findings.push({ file: `clusters/${cluster}`, message: 'no such cluster directory' });
   } else {
     const files = await reader.list('clusters');
-    clusters = [...new Set(files.map((f) => f.split('/')).filter((s) => s.length >= 3).map((s) => s[1]!))].sort();
+    clusters = [
+      ...new Set(
+        files
+          .map((f) => f.split('/'))
+          .filter((s) => s.length >= 3)
+          .map((s) => s[1]!),
+      ),
+    ].sort();
     if (clusters.length === 0) findings.push({ file: 'clusters', message: 'no cluster directories' });
   }
 
@@ -232,7 +234,14 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       if (node === undefined) return;
       const key = refKey(node);
       if (found.has(key)) return;
-      const entry: Found = { key, node, object, file: rawFileOf(node.name, node.namespace) ?? origin, listed, ...(appliedBy !== undefined ? { appliedBy } : {}) };
+      const entry: Found = {
+        key,
+        node,
+        object,
+        file: rawFileOf(node.name, node.namespace) ?? origin,
+        listed,
+        ...(appliedBy !== undefined ? { appliedBy } : {}),
+      };
       found.set(key, entry);
       queue.push(entry);
     };
@@ -261,9 +270,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     if (root.ok) for (const object of root.objects) if (isFluxKustomization(object)) add(object, clusterDir, true);
     await drain();
     for (const raw of rawKustomizations) {
-      const listed = [...found.values()].some(
-        (f) => f.node.name === raw.name && (raw.namespace === undefined || raw.namespace === f.node.namespace),
-      );
+      const listed = [...found.values()].some((f) => f.node.name === raw.name && (raw.namespace === undefined || raw.namespace === f.node.namespace));
       // When the root does not build, nothing can be called unlisted; check them anyway.
       if (!listed) add(raw.object, raw.file, !root.ok);
     }
@@ -296,7 +303,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     // --- check the root output, then each Kustomization ---------------------
     if (root.ok) {
       for (const object of root.objects) {
-        const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? clusterDir : clusterDir;
+        const file = isFluxKustomization(object) ? (rawFileOfObject(object, rawFileOf) ?? clusterDir) : clusterDir;
         await validate(object, file, clusterDir);
       }
     }
@@ -336,7 +343,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
 
       const objects: Record<string, unknown>[] = [];
       for (const object of built.objects) {
-        const file = isFluxKustomization(object) ? rawFileOfObject(object, rawFileOf) ?? dir : dir;
+        const file = isFluxKustomization(object) ? (rawFileOfObject(object, rawFileOf) ?? dir) : dir;
         const substituted = substitution.apply(object);
         await validate(substituted, file, dir);
         if (isRecord(substituted)) objects.push(substituted);
@@ -351,7 +358,13 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     // What the cluster's infrastructure provider installs itself (cluster-config infra_provider) counts as there.
     const infraProvider = configMaps.get(`${DEFAULT_NAMESPACE}/cluster-config`)?.infra_provider;
     const clusterPrerequisites = prerequisitesForInfra(prerequisites.value, typeof infraProvider === 'string' ? infraProvider : undefined);
-    const simulated = simulateFlux({ clusterDir, kustomizations: applied, prerequisites: clusterPrerequisites, targetFlux: options.targetFlux ?? prerequisites.value.targetFlux ?? DEFAULT_TARGET_FLUX, ...(root.ok ? { rootObjects: root.objects } : {}) });
+    const simulated = simulateFlux({
+      clusterDir,
+      kustomizations: applied,
+      prerequisites: clusterPrerequisites,
+      targetFlux: options.targetFlux ?? prerequisites.value.targetFlux ?? DEFAULT_TARGET_FLUX,
+      ...(root.ok ? { rootObjects: root.objects } : {}),
+    });
     findings.push(...simulated.findings);
     for (const note of simulated.notes) notes.add(note);
 
@@ -363,7 +376,8 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     for (const rendered of templates.rendered) {
       const check = await validator.validate(rendered.object);
       if (check.status !== 'unknown-kind') {
-        for (const issue of check.issues) findings.push({ file: rendered.file, object: renderedLabel(rendered), message: issue.field ? `${issue.field}: ${issue.message}` : issue.message });
+        for (const issue of check.issues)
+          findings.push({ file: rendered.file, object: renderedLabel(rendered), message: issue.field ? `${issue.field}: ${issue.message}` : issue.message });
       }
     }
     findings.push(...checkPreviewServiceAccounts(applied));
@@ -402,10 +416,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
   return { findings: sorted, notes: [...notes].sort(compare), kustomizationsChecked: checked, summary };
 }
 
-function rawFileOfObject(
-  object: Record<string, unknown>,
-  rawFileOf: (name: string, namespace: string) => string | undefined,
-): string | undefined {
+function rawFileOfObject(object: Record<string, unknown>, rawFileOf: (name: string, namespace: string) => string | undefined): string | undefined {
   const metadata = metadataOf(object);
   return rawFileOf(String(metadata.name ?? ''), stringOr(metadata.namespace, DEFAULT_NAMESPACE));
 }

@@ -89,7 +89,9 @@ function objectReferencesOf(object: Record<string, unknown>): Reference[] {
   const group = typeof object.apiVersion === 'string' ? object.apiVersion.split('/')[0] : '';
   if (object.kind === 'HelmRelease' && group === 'helm.toolkit.fluxcd.io') {
     return list(spec.valuesFrom).flatMap((v, i) =>
-      (v.kind === 'Secret' || v.kind === 'ConfigMap') && v.optional !== true && typeof v.name === 'string' ? [{ kind: v.kind, name: v.name, path: ['spec', 'valuesFrom', i] }] : [],
+      (v.kind === 'Secret' || v.kind === 'ConfigMap') && v.optional !== true && typeof v.name === 'string'
+        ? [{ kind: v.kind, name: v.name, path: ['spec', 'valuesFrom', i] }]
+        : [],
     );
   }
   // The cluster's own sync source reads the Secret `flux bootstrap` (or whoever installs the FluxInstance) creates outside Git.
@@ -140,9 +142,11 @@ export function checkWorkloadReferences(input: WorkloadReferencesInput): Finding
     ...(input.provided?.configMaps ?? []).map((s) => `ConfigMap ${s}`),
   ]);
   for (const object of input.rootObjects ?? []) {
-    for (const ref of createdBy(object, typeof metadataOf(object).namespace === 'string' ? String(metadataOf(object).namespace) : 'flux-system')) created.add(ref);
+    for (const ref of createdBy(object, typeof metadataOf(object).namespace === 'string' ? String(metadataOf(object).namespace) : 'flux-system'))
+      created.add(ref);
   }
-  for (const k of input.kustomizations) for (const object of k.objects) for (const ref of createdBy(object, appliedNamespace(object, k.object))) created.add(ref);
+  for (const k of input.kustomizations)
+    for (const object of k.objects) for (const ref of createdBy(object, appliedNamespace(object, k.object))) created.add(ref);
 
   const findings: Finding[] = [];
   for (const k of input.kustomizations) {

@@ -24,7 +24,12 @@ export async function refuseFreshSuppliedIn(dir: string, names: readonly string[
  * @param tree - the render's files (repository-relative), holding each new SealedSecret
  * @returns the Jobs, the files written and the workloads to restart
  */
-export async function writeFreshValuesFollowUp(dir: string, gitopsPath: string, sealedAnew: readonly CredentialOutcome[], tree: ReadonlyMap<string, string>): Promise<FreshValuesFollowUp> {
+export async function writeFreshValuesFollowUp(
+  dir: string,
+  gitopsPath: string,
+  sealedAnew: readonly CredentialOutcome[],
+  tree: ReadonlyMap<string, string>,
+): Promise<FreshValuesFollowUp> {
   const reader = new FsRepoReader(dir);
   const descriptor = parsePlatformDescriptor(await reader.read(PLATFORM_DESCRIPTOR_PATH));
   const followUp = await freshValuesFollowUp(reader, { gitopsPath, descriptor, rotated: sealedAnew, tree });

@@ -37,7 +37,10 @@ function runWorker(input: UpgradeWorkerInput): Promise<ClusterUpgrade[]> {
     const worker = fromSource
       ? // Run from source (tsx: tests, bench), this module is .ts and so is the worker's entry; Node 20
         // does not apply the parent's module hooks inside a worker, so it registers tsx's itself.
-        new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./upgrade-plan-worker.ts', import.meta.url).href)}); });`, { eval: true, workerData: input })
+        new Worker(
+          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./upgrade-plan-worker.ts', import.meta.url).href)}); });`,
+          { eval: true, workerData: input },
+        )
       : new Worker(new URL('./upgrade-plan-worker.js', import.meta.url), { workerData: input });
     let settled = false;
     worker.on('message', (message: { kind: 'done'; plans: ClusterUpgrade[] } | { kind: 'error'; message: string } | { kind: 'progress' }) => {
@@ -75,7 +78,13 @@ export async function planUpgradeInParallel(dir: string, options: ParallelPlanOp
   const shares = Array.from({ length: workers }, (_, i) => names.slice(i * size, (i + 1) * size)).filter((share) => share.length > 0);
   const results = await Promise.all(
     shares.map((clusters) =>
-      runWorker({ dir, reference, clusters, generatorVersion: options.generatorVersion, ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}) }),
+      runWorker({
+        dir,
+        reference,
+        clusters,
+        generatorVersion: options.generatorVersion,
+        ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}),
+      }),
     ),
   );
   return results.flat();

@@ -84,10 +84,24 @@ async function forecast(dir: string, plan: RemovalPlan, builder: KustomizeBuilde
  */
 export async function removeWorkTree(dir: string, options: RemoveWorkTreeOptions): Promise<RemoveOutcome> {
   if (options.deleteData === true && options.commit !== true) {
-    throw new ValidationError([{ field: 'delete-data', message: 'needs --commit: the protection is lifted in a commit of its own, which Flux must apply before the removal commit prunes the data' }]);
+    throw new ValidationError([
+      {
+        field: 'delete-data',
+        message: 'needs --commit: the protection is lifted in a commit of its own, which Flux must apply before the removal commit prunes the data',
+      },
+    ]);
   }
   const author = options.author ?? { name: 'gitops-scaffolder', email: 'gitops-scaffolder@localhost' };
-  const git = { cwd: dir, env: { GIT_CEILING_DIRECTORIES: dirname(dir), GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_COMMITTER_NAME: author.name, GIT_COMMITTER_EMAIL: author.email } };
+  const git = {
+    cwd: dir,
+    env: {
+      GIT_CEILING_DIRECTORIES: dirname(dir),
+      GIT_AUTHOR_NAME: author.name,
+      GIT_AUTHOR_EMAIL: author.email,
+      GIT_COMMITTER_NAME: author.name,
+      GIT_COMMITTER_EMAIL: author.email,
+    },
+  };
   let liftCommit: string | undefined;
   let lifted: string[] | undefined;
   let plan: RemovalPlan;
@@ -159,7 +173,12 @@ export async function liftWorkTree(dir: string, options: Pick<RemoveWorkTreeOpti
  */
 async function liftProtection(dir: string, plan: RemovalPlan, forecasted: Pick<RemoveOutcome, 'prune' | 'unbuilt'>): Promise<Map<string, string>> {
   if ((forecasted.unbuilt ?? []).length > 0) {
-    throw new ValidationError([{ field: 'delete-data', message: `cannot tell what is protected in ${forecasted.unbuilt!.map((u) => u.path).join(', ')}: the path does not build (${forecasted.unbuilt![0]!.error})` }]);
+    throw new ValidationError([
+      {
+        field: 'delete-data',
+        message: `cannot tell what is protected in ${forecasted.unbuilt!.map((u) => u.path).join(', ')}: the path does not build (${forecasted.unbuilt![0]!.error})`,
+      },
+    ]);
   }
   const reader = new FsRepoReader(dir);
   const files = new Map<string, string>();
@@ -168,7 +187,12 @@ async function liftProtection(dir: string, plan: RemovalPlan, forecasted: Pick<R
     const file = `${layer.path}/kustomization.yaml`;
     const text = await reader.read(file);
     if (text === undefined || !plan.remove.includes(file)) {
-      throw new ValidationError([{ field: 'delete-data', message: `layer ${layer.name} applies ${layer.path}, which is not an overlay gitops-scaffolder wrote for ${plan.name}: lift its protection by hand` }]);
+      throw new ValidationError([
+        {
+          field: 'delete-data',
+          message: `layer ${layer.name} applies ${layer.path}, which is not an overlay gitops-scaffolder wrote for ${plan.name}: lift its protection by hand`,
+        },
+      ]);
     }
     const doc = parseDocument(text);
     const patches = doc.get('patches');
@@ -193,7 +217,10 @@ export function liftMessage(plan: Pick<RemovalPlan, 'name' | 'gitopsPath'>, prun
 /** The commit message of a removal: what went, what stayed, and what Flux deletes. */
 export function removalMessage(plan: RemovalPlan & Pick<RemoveOutcome, 'prune'>): string {
   const lines = [`Remove cluster ${plan.name}`, '', `Deletes the ${plan.remove.length} file(s) gitops-scaffolder generated under ${plan.gitopsPath}/.`];
-  if (plan.kept.length > 0) lines.push(`Keeps ${plan.kept.length} file(s) it did not write${plan.fluxBootstrap ? ', flux bootstrap\'s flux-system/ among them' : plan.flux === 'flux-instance' ? ', the FluxInstance among them' : ''}.`);
+  if (plan.kept.length > 0)
+    lines.push(
+      `Keeps ${plan.kept.length} file(s) it did not write${plan.fluxBootstrap ? ", flux bootstrap's flux-system/ among them" : plan.flux === 'flux-instance' ? ', the FluxInstance among them' : ''}.`,
+    );
   lines.push('', ...fluxEffect(plan).map((line) => line.replace(/^ {2}/, '')));
   return lines.join('\n');
 }
@@ -209,7 +236,14 @@ export function fluxEffect(plan: RemovalPlan & Pick<RemoveOutcome, 'prune'>): st
     `The sync deletes ${plan.syncDeletes.length} object(s): ${plan.syncDeletes.map(formatObjectRef).join(', ') || 'none'}.`,
   ];
   if (plan.prune === undefined) {
-    lines.push(`Then each layer Kustomization that prunes (${plan.layers.filter((l) => l.prunes).map((l) => l.name).join(', ') || 'none'}) deletes what it applied, except objects marked ${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}.`);
+    lines.push(
+      `Then each layer Kustomization that prunes (${
+        plan.layers
+          .filter((l) => l.prunes)
+          .map((l) => l.name)
+          .join(', ') || 'none'
+      }) deletes what it applied, except objects marked ${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}.`,
+    );
     return lines;
   }
   for (const layer of plan.prune) {
@@ -217,7 +251,9 @@ export function fluxEffect(plan: RemovalPlan & Pick<RemoveOutcome, 'prune'>): st
       lines.push(`Layer ${layer.name} does not prune: everything it applied stays on the cluster.`);
       continue;
     }
-    lines.push(`Layer ${layer.name} deletes ${layer.deleted.length} object(s)${layer.protected.length > 0 ? ` and keeps ${layer.protected.length} marked ${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}` : ''}.`);
+    lines.push(
+      `Layer ${layer.name} deletes ${layer.deleted.length} object(s)${layer.protected.length > 0 ? ` and keeps ${layer.protected.length} marked ${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}` : ''}.`,
+    );
     if (layer.deleted.length > 0) lines.push(`  deleted: ${layer.deleted.map(formatObjectRef).join(', ')}`);
     if (layer.protected.length > 0) lines.push(`  kept (data): ${layer.protected.map(formatObjectRef).join(', ')}`);
   }

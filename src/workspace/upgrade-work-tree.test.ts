@@ -53,7 +53,13 @@ describe('upgradeWorkTree', () => {
     const options = { generatorVersion: 'test', platformCommit: 'c'.repeat(40), random: (size: number) => randomBytes(size) };
     const inline = await planUpgrade(new FsRepoReader(repo), options);
     const threaded = await planUpgradeInParallel(repo, { ...options, workers: 2, minClustersPerWorker: 1 });
-    assert.deepEqual(inline.map((p) => [p.name, p.status]), [['eu-1', 'changed'], ['eu-2', 'changed']]);
+    assert.deepEqual(
+      inline.map((p) => [p.name, p.status]),
+      [
+        ['eu-1', 'changed'],
+        ['eu-2', 'changed'],
+      ],
+    );
     assert.deepEqual(threaded, inline);
   });
 
@@ -69,7 +75,13 @@ describe('upgradeWorkTree', () => {
       },
     });
     assert.deepEqual(verified, ['eu-1', 'eu-2']);
-    assert.deepEqual(outcomes.map((o) => [o.name, o.status, o.written]), [['eu-1', 'failed', false], ['eu-2', 'failed', false]]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.name, o.status, o.written]),
+      [
+        ['eu-1', 'failed', false],
+        ['eu-2', 'failed', false],
+      ],
+    );
     assert.deepEqual(outcomes[0]!.findings, ['clusters/eu-1/flux/apps.yaml: a finding']);
     assert.deepEqual(await snapshot(repo, 'clusters/eu-1'), before);
     assert.equal(await git(repo, 'status', '--porcelain'), '');

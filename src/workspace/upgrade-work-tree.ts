@@ -68,7 +68,13 @@ export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptio
     }
     // Back to the bytes it had: whatever the render added goes, whatever it changed or removed returns.
     await writeTree(dir, plan.before, { remove: [...plan.tree.keys()].filter((path) => !plan.before!.has(path)) });
-    outcomes.push({ ...plan, status: 'failed', written: false, message: `the upgraded tree fails verification (${report.findings.length} finding(s)); left as it was`, findings: report.findings });
+    outcomes.push({
+      ...plan,
+      status: 'failed',
+      written: false,
+      message: `the upgraded tree fails verification (${report.findings.length} finding(s)); left as it was`,
+      findings: report.findings,
+    });
   }
   return outcomes;
 }

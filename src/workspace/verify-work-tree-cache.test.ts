@@ -19,7 +19,14 @@ import { createWorkTreeVerifier, type WorkTreeReport, type WorkTreeVerifyOptions
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
 const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
-const TALOS = { name: 'tooling-proxmox', domain: 'tooling-proxmox.example.net', region: 'fra-dc2', role: 'tooling', infra_provider: 'proxmox', dns_provider: 'digitalocean' };
+const TALOS = {
+  name: 'tooling-proxmox',
+  domain: 'tooling-proxmox.example.net',
+  region: 'fra-dc2',
+  role: 'tooling',
+  infra_provider: 'proxmox',
+  dns_provider: 'digitalocean',
+};
 const EKS = { name: 'tooling-aws', domain: 'tooling-aws.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
 
 /** The verdict part of a report: what a user sees. */
@@ -38,12 +45,21 @@ describe('the verifier’s kustomize build cache', () => {
   });
 
   /** Verifies `dir` with a cached and an uncached verifier; the verdicts must be equal. Returns the cached report. */
-  const both = async (cached: ReturnType<typeof createWorkTreeVerifier>, uncached: ReturnType<typeof createWorkTreeVerifier>, dir: string, options: WorkTreeVerifyOptions) => {
+  const both = async (
+    cached: ReturnType<typeof createWorkTreeVerifier>,
+    uncached: ReturnType<typeof createWorkTreeVerifier>,
+    dir: string,
+    options: WorkTreeVerifyOptions,
+  ) => {
     const withCache = await cached(dir, options);
     const without = await uncached(dir, options);
     assert.deepEqual(verdict(withCache), verdict(without), `same verdict for ${dir} ${JSON.stringify(options)}`);
     assert.equal(without.kustomizeBuilds?.cached, 0);
-    assert.equal((withCache.kustomizeBuilds?.run ?? 0) + (withCache.kustomizeBuilds?.cached ?? 0), without.kustomizeBuilds?.run, 'every build is either run or cached');
+    assert.equal(
+      (withCache.kustomizeBuilds?.run ?? 0) + (withCache.kustomizeBuilds?.cached ?? 0),
+      without.kustomizeBuilds?.run,
+      'every build is either run or cached',
+    );
     return withCache;
   };
 
@@ -75,7 +91,10 @@ describe('the verifier’s kustomize build cache', () => {
     assert.ok(text.includes('  - falco.yaml\n'), 'the probe names one more resource after falco.yaml');
     await writeFile(file, text.replace('  - falco.yaml\n', '  - falco.yaml\n  - missing.yaml\n'));
     const after = await both(cached, uncached, broken, { cluster: CLUSTER.name });
-    assert.ok(after.findings.some((f) => f.includes('missing.yaml')), `the changed input's failure is reported: ${after.findings.join('\n')}`);
+    assert.ok(
+      after.findings.some((f) => f.includes('missing.yaml')),
+      `the changed input's failure is reported: ${after.findings.join('\n')}`,
+    );
     assert.ok((after.kustomizeBuilds?.run ?? 0) > 0, 'a changed input misses the cache');
   });
 

@@ -75,7 +75,11 @@ export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): W
   };
 }
 
-function buildsSince(cache: KustomizeBuildCache | undefined, before: BuildCacheStats | undefined, uncached: number): NonNullable<WorkTreeReport['kustomizeBuilds']> {
+function buildsSince(
+  cache: KustomizeBuildCache | undefined,
+  before: BuildCacheStats | undefined,
+  uncached: number,
+): NonNullable<WorkTreeReport['kustomizeBuilds']> {
   if (cache === undefined || before === undefined) return { run: uncached, cached: 0 };
   const now = cache.stats();
   return { run: now.misses - before.misses + now.uncacheable - before.uncacheable, cached: now.hits - before.hits };

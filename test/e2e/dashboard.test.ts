@@ -92,7 +92,12 @@ function ensureUiBuilt(): void {
         .filter((e) => e.isFile())
         .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs),
     );
-  const sources = Math.max(newest(join(UI_DIR, 'src')), newest(join(UI_DIR, 'public')), statSync(join(UI_DIR, 'index.html')).mtimeMs, statSync(join(UI_DIR, 'vite.config.ts')).mtimeMs);
+  const sources = Math.max(
+    newest(join(UI_DIR, 'src')),
+    newest(join(UI_DIR, 'public')),
+    statSync(join(UI_DIR, 'index.html')).mtimeMs,
+    statSync(join(UI_DIR, 'vite.config.ts')).mtimeMs,
+  );
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
   const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
   const result = spawnSync(process.execPath, [vite, 'build', 'ui', '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
@@ -233,7 +238,11 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
 
     // Three runs at once, started through the API while the list is open.
     const okId = await startRun({ cluster: OK_CLUSTER, sealing: { certificate: certificate.certificatePem } });
-    const failingId = await startRun({ cluster: FAILING_CLUSTER, repository: { branch: 'no-such-branch' }, sealing: { certificate: certificate.certificatePem } });
+    const failingId = await startRun({
+      cluster: FAILING_CLUSTER,
+      repository: { branch: 'no-such-branch' },
+      sealing: { certificate: certificate.certificatePem },
+    });
     const credentialsId = await startRun({
       cluster: CREDENTIALS_CLUSTER,
       repository: { credentials: { username: 'scaffolder', token: REPOSITORY_TOKEN } },
@@ -286,7 +295,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     assert.equal(await page.getByTestId('review-requests').count(), 0, 'a pushed run has no pull requests card');
     // The commits with their full SHAs, and where Flux is pointed.
     const shas = await page.locator('[data-testid="commit-sha"]').allTextContents();
-    assert.deepEqual(shas, run.commits.map((c) => c.sha));
+    assert.deepEqual(
+      shas,
+      run.commits.map((c) => c.sha),
+    );
     assert.equal(shas.length, 2);
     assert.equal((await page.locator('[data-testid="gitops-path"]').textContent())?.trim(), 'clusters/eu-prod-1');
 
@@ -297,14 +309,19 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     assert.match((await page.locator('.log-box').textContent()) ?? '', /pushed pass all as [0-9a-f]{12}/);
     await page.getByLabel('Search the log').fill('pushed pass');
     await page.waitForFunction("document.querySelectorAll('.log-line').length === 2");
-    assert.deepEqual((await page.locator('.log-line mark').allTextContents()).map((m) => m.toLowerCase()), ['pushed pass', 'pushed pass']);
+    assert.deepEqual(
+      (await page.locator('.log-line mark').allTextContents()).map((m) => m.toLowerCase()),
+      ['pushed pass', 'pushed pass'],
+    );
     await page.getByLabel('Search the log').fill('');
 
     // The Flux graph: the picture, and each node with its path and health checks.
     const image = page.getByTestId('flux-graph');
     await image.waitFor({ timeout: 20_000 });
     // Decoded, so the SVG is a valid picture.
-    await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
+    await page.waitForFunction(
+      `(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`,
+    );
     assert.match((await image.getAttribute('src')) ?? '', /^blob:/);
     assert.match((await image.getAttribute('alt')) ?? '', /apps depends on database and infrastructure/);
     for (const layer of LAYERS) {
@@ -362,7 +379,8 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await page.getByRole('heading', { name: 'New scaffold', level: 1 }).waitFor();
     // The default platform has no layer catalog: no role or provider field at all.
     await page.locator('[data-catalog="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
-    for (const id of ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider']) assert.equal(await page.locator(`#${id}`).count(), 0, `#${id} shown without a catalog`);
+    for (const id of ['cluster-role', 'cluster-infra-provider', 'cluster-dns-provider'])
+      assert.equal(await page.locator(`#${id}`).count(), 0, `#${id} shown without a catalog`);
     // Keyboard: from the heading, Tab reaches the fields in order.
     await page.locator('main h1').focus();
     await tabTo('#cluster-name');
@@ -384,7 +402,11 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await tree.waitFor({ timeout: 30_000 });
     assert.match((await page.locator('#result-heading').textContent()) ?? '', /files under clusters\/eu-dry-1/);
     const files = await attributes(tree.locator('[role="treeitem"][data-path$=".yaml"]'), 'data-path');
-    for (const expected of ['clusters/eu-dry-1/kustomization.yaml', 'clusters/eu-dry-1/flux/cluster-config.yaml', 'clusters/eu-dry-1/database/sealed/sealed-postgresql-credentials.yaml']) {
+    for (const expected of [
+      'clusters/eu-dry-1/kustomization.yaml',
+      'clusters/eu-dry-1/flux/cluster-config.yaml',
+      'clusters/eu-dry-1/database/sealed/sealed-postgresql-credentials.yaml',
+    ]) {
       assert.ok(files.includes(expected), `${expected} not in the tree: ${files.join(', ')}`);
     }
     assert.equal(await tree.locator('[data-change="added"]').count(), files.length, 'a new cluster: every file is added');
@@ -401,7 +423,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await page.locator('#diff-heading', { hasText: 'flux/cluster-config.yaml' }).waitFor();
     assert.equal(await tree.locator(`[data-path="${target}"]`).getAttribute('aria-selected'), 'true');
     const added = await page.locator('table.diff tr.diff-add td.text').allTextContents();
-    assert.ok(added.some((line) => line.includes(DRY_CLUSTER.domain)), `no added line with the domain in ${added.join('\n')}`);
+    assert.ok(
+      added.some((line) => line.includes(DRY_CLUSTER.domain)),
+      `no added line with the domain in ${added.join('\n')}`,
+    );
     assert.ok(added.some((line) => line.includes(DRY_CLUSTER.region)));
     assert.match((await page.locator('.hunk').first().textContent()) ?? '', /^@@ -0,0 \+1,\d+ @@$/);
     await checkpoint('07-dry-run-diff', t);
@@ -448,7 +473,11 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     const expected = {
       'cluster-role': { label: 'Role', values: ['tooling', 'env'], chosen: 'env' },
       'cluster-infra-provider': { label: 'Infrastructure provider', values: ['proxmox', 'openstack', 'aws', 'gcp', 'digitalocean'], chosen: 'proxmox' },
-      'cluster-dns-provider': { label: 'DNS provider', values: ['digitalocean', 'cloudflare', 'route53', 'clouddns', 'rfc2136', 'designate'], chosen: 'digitalocean' },
+      'cluster-dns-provider': {
+        label: 'DNS provider',
+        values: ['digitalocean', 'cloudflare', 'route53', 'clouddns', 'rfc2136', 'designate'],
+        chosen: 'digitalocean',
+      },
     };
     for (const [id, { label, values, chosen }] of Object.entries(expected)) {
       const select = page.getByLabel(label, { exact: true });
@@ -496,10 +525,16 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
 
     // "Actual size" shows the picture at its own size, not fitted to the column.
     const image = page.getByTestId('flux-graph');
-    await page.waitForFunction(`(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`);
+    await page.waitForFunction(
+      `(() => { const img = document.querySelector('[data-testid="flux-graph"]'); return img !== null && img.complete && img.naturalWidth > 100; })()`,
+    );
     // On a narrow window the picture is fitted to the column…
     await page.setViewportSize({ width: 560, height: 900 });
-    const sizes = () => image.evaluate((img) => ({ shown: (img as unknown as { clientWidth: number }).clientWidth, natural: (img as unknown as { naturalWidth: number }).naturalWidth }));
+    const sizes = () =>
+      image.evaluate((img) => ({
+        shown: (img as unknown as { clientWidth: number }).clientWidth,
+        natural: (img as unknown as { naturalWidth: number }).naturalWidth,
+      }));
     const fitted = await sizes();
     assert.ok(fitted.shown < fitted.natural, JSON.stringify(fitted));
     // …and "Actual size" shows it at its own size, scrolling inside its frame.
@@ -507,7 +542,14 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     const actual = await sizes();
     assert.equal(actual.shown, actual.natural, JSON.stringify(actual));
     assert.equal(await page.getByRole('button', { name: 'Actual size' }).getAttribute('aria-pressed'), 'true');
-    assert.ok(await page.locator('.graph-figure').evaluate((figure) => (figure as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (figure as unknown as { clientWidth: number }).clientWidth));
+    assert.ok(
+      await page
+        .locator('.graph-figure')
+        .evaluate(
+          (figure) =>
+            (figure as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (figure as unknown as { clientWidth: number }).clientWidth,
+        ),
+    );
     await page.getByRole('button', { name: 'Actual size' }).click();
     await page.setViewportSize({ width: 1360, height: 900 });
     await checkpoint('11-run-log-saved', t);
@@ -561,7 +603,7 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await page.getByTestId('run-error').waitFor({ timeout: 10_000 });
   });
 
-  it('starts a run from the form with a kubeconfig and a registry secret, shows a warning\'s reason, and cancels the waiting run', async (t) => {
+  it("starts a run from the form with a kubeconfig and a registry secret, shows a warning's reason, and cancels the waiting run", async (t) => {
     kube = await startKubeApiDouble();
     const kubeconfigFile = await kube.writeKubeconfig(dataDir, { fileName: 'new-cluster.kubeconfig' });
     const kubeconfig = await readFile(kubeconfigFile, 'utf8');
@@ -575,7 +617,11 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await page.getByLabel('Domain (required)').fill(WAITING_CLUSTER.domain);
     await page.getByLabel('Region (required)').fill(WAITING_CLUSTER.region);
     // Every way of giving the sealing certificate is offered.
-    for (const label of ['The certificate (PEM)', 'A kubeconfig: the runner waits for the controller and fetches it', 'A kubeconfig Secret in the service’s cluster']) {
+    for (const label of [
+      'The certificate (PEM)',
+      'A kubeconfig: the runner waits for the controller and fetches it',
+      'A kubeconfig Secret in the service’s cluster',
+    ]) {
       await page.getByLabel(label).waitFor();
     }
     await page.getByLabel('A kubeconfig Secret in the service’s cluster').check();
@@ -598,8 +644,17 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     // It pushes the infrastructure pass, then waits at step 4; step 5 is still to come (no certificate was given).
     await page.locator('ol.timeline > li[data-step="4"][data-status="running"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.locator('ol.timeline > li[data-step="5"]').getAttribute('data-status'), 'pending');
-    await page.getByTestId('log-error').filter({ hasText: /HTTP 503/ }).waitFor({ timeout: 20_000 });
-    assert.match((await page.locator('.log-line', { has: page.getByTestId('log-error') }).first().textContent()) ?? '', /reading the controller Deployment failed; retrying/);
+    await page
+      .getByTestId('log-error')
+      .filter({ hasText: /HTTP 503/ })
+      .waitFor({ timeout: 20_000 });
+    assert.match(
+      (await page
+        .locator('.log-line', { has: page.getByTestId('log-error') })
+        .first()
+        .textContent()) ?? '',
+      /reading the controller Deployment failed; retrying/,
+    );
     await checkpoint('14-run-waiting', t);
 
     await page.getByRole('button', { name: 'Cancel the run' }).click();
@@ -617,12 +672,13 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await checkpoint('15-run-cancelled', t);
   });
 
-  it('lists the fleet with each cluster\'s status, upgrades one after a preview, and removes a cluster only once its name is typed', async (t) => {
+  it("lists the fleet with each cluster's status, upgrades one after a preview, and removes a cluster only once its name is typed", async (t) => {
     // The platform team changes the reference after the runs: every generated cluster is now behind it.
     assert.ok(runs.ok !== undefined);
     const work = await mkdtemp(join(tmpdir(), 'dashboard-e2e-platform-'));
     try {
-      const git = (...args: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=Platform', '-c', 'user.email=platform@example.net', ...args], { encoding: 'utf8' });
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-C', work, '-c', 'user.name=Platform', '-c', 'user.email=platform@example.net', ...args], { encoding: 'utf8' });
       execFileSync('git', ['clone', '--quiet', fileURLToPath(runs.ok.repository.url), work]);
       const replicas = join(work, 'clusters', 'development', 'infrastructure', 'ingress-nginx-replicas.yaml');
       await writeFile(replicas, (await readFile(replicas, 'utf8')).replace('replicaCount: 3', 'replicaCount: 4'));
@@ -655,7 +711,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     assert.match((await page.locator('#upgrade-question').textContent()) ?? '', /0 added, [1-9]\d* modified, 0 removed file/);
     assert.match((await page.getByTestId('upgrade-action').textContent()) ?? '', /modified: clusters\/eu-wait-1\/infrastructure\/ingress-nginx-replicas\.yaml/);
     // Pushed unless the operator asks for a pull request.
-    assert.equal(await page.locator('#upgrade-delivery').textContent(), `The upgrade lands as one commit touching only clusters/${WAITING_CLUSTER.name}/, pushed straight to the branch.`);
+    assert.equal(
+      await page.locator('#upgrade-delivery').textContent(),
+      `The upgrade lands as one commit touching only clusters/${WAITING_CLUSTER.name}/, pushed straight to the branch.`,
+    );
     await checkpoint('17-upgrade-preview', t);
     await page.getByRole('button', { name: 'Yes, upgrade it' }).click();
     await page.waitForURL(/\/ui\/upgrades\/[a-z0-9-]+$/, { timeout: 10_000 });
@@ -699,10 +758,16 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await stale.waitFor({ timeout: 30_000 });
     // postgresql, rabbitmq and tcr-database: the run supplied no registry credential, so no pull secret was sealed.
     assert.equal(await stale.locator('li').count(), 3);
-    assert.match((await stale.textContent()) ?? '', new RegExp(`database/rabbitmq-credentials in clusters/${OK_CLUSTER.name}/database/sealed/sealed-rabbitmq-credentials\\.yaml`));
+    assert.match(
+      (await stale.textContent()) ?? '',
+      new RegExp(`database/rabbitmq-credentials in clusters/${OK_CLUSTER.name}/database/sealed/sealed-rabbitmq-credentials\\.yaml`),
+    );
     // A pasted certificate names them but cannot rotate them: the cluster's controller re-encrypts them (same values), reached with the kubeconfig.
     assert.equal(await sealingPanel.getByRole('button', { name: /Rotate these/ }).count(), 0);
-    assert.match((await page.getByTestId('rotate-needs-kubeconfig').textContent()) ?? '', /check with the cluster’s kubeconfig: its controller re-encrypts them/);
+    assert.match(
+      (await page.getByTestId('rotate-needs-kubeconfig').textContent()) ?? '',
+      /check with the cluster’s kubeconfig: its controller re-encrypts them/,
+    );
     await checkpoint('19a-cluster-sealing', t);
 
     // Removal waits for the exact name.
@@ -718,7 +783,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await deleteData.check();
     const kubeconfigField = page.getByRole('textbox', { name: `Kubeconfig of ${OK_CLUSTER.name} (required to delete the data)` });
     await kubeconfigField.waitFor();
-    assert.match((await page.locator('#remove-delete-data-hint').textContent()) ?? '', /Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark, waits until the cluster’s Flux has applied it/);
+    assert.match(
+      (await page.locator('#remove-delete-data-hint').textContent()) ?? '',
+      /Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark, waits until the cluster’s Flux has applied it/,
+    );
     assert.ok(await remove.isDisabled(), 'no removal of the data without the kubeconfig');
     await deleteData.uncheck();
     assert.equal(await kubeconfigField.count(), 0);
@@ -729,7 +797,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     const explained = page.locator('#remove-explained');
     assert.match((await explained.textContent()) ?? '', new RegExp(`under clusters/${OK_CLUSTER.name}/, pushed straight to the branch, followed`));
     await removeAction.getByRole('radio', { name: `Open a pull/merge request on scaffold/${OK_CLUSTER.name}/remove (a protected branch)` }).check();
-    assert.match((await explained.textContent()) ?? '', new RegExp(`through a pull request on scaffold/${OK_CLUSTER.name}/remove that must be merged, followed`));
+    assert.match(
+      (await explained.textContent()) ?? '',
+      new RegExp(`through a pull request on scaffold/${OK_CLUSTER.name}/remove that must be merged, followed`),
+    );
     await remove.click();
     await removeAction.getByText('Choose who hosts the repository').waitFor();
     assert.equal(await focusedAttribute('id'), 'remove-delivery-forge');
@@ -738,7 +809,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     await remove.click();
     const refusal = removeAction.getByRole('alert');
     await refusal.waitFor({ timeout: 10_000 });
-    assert.equal(await refusal.textContent(), 'Could not remove the cluster: delivery.mode: pull_request needs a repository hosted on a forge, not a local path');
+    assert.equal(
+      await refusal.textContent(),
+      'Could not remove the cluster: delivery.mode: pull_request needs a repository hosted on a forge, not a local path',
+    );
     assert.equal(await page.getByTestId('removed').count(), 0);
     await checkpoint('19-cluster-remove-pull-request-refused', t);
     await removeAction.getByRole('radio', { name: 'Push the commit to the branch' }).check();
@@ -748,7 +822,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     // The DELETE starts a removal run (202): the page says what it will delete and keep, and links to it.
     const removed = page.getByTestId('removed');
     await removed.waitFor({ timeout: 30_000 });
-    assert.match((await removed.textContent()) ?? '', new RegExp(`The removal run will delete [1-9]\\d* files the generator wrote under clusters/${OK_CLUSTER.name}/ in one commit, pushed to the branch`));
+    assert.match(
+      (await removed.textContent()) ?? '',
+      new RegExp(`The removal run will delete [1-9]\\d* files the generator wrote under clusters/${OK_CLUSTER.name}/ in one commit, pushed to the branch`),
+    );
     await checkpoint('19a3-removal-started', t);
     await removed.getByTestId('removal-run-link').click();
     await page.waitForURL(/\/ui\/runs\/[a-z0-9-]+$/, { timeout: 10_000 });
@@ -775,11 +852,14 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     const removalRow = page.locator('tr[data-action="remove"]', { hasText: OK_CLUSTER.name });
     await removalRow.waitFor({ timeout: 10_000 });
     assert.match((await removalRow.textContent()) ?? '', /removal.*succeeded.*5\/5 Commit and push the removal/s);
-    assert.match((await page.locator('tr[data-action="upgrade"]', { hasText: WAITING_CLUSTER.name }).textContent()) ?? '', /upgrade.*succeeded.*3\/3 Commit and push the upgrade/s);
+    assert.match(
+      (await page.locator('tr[data-action="upgrade"]', { hasText: WAITING_CLUSTER.name }).textContent()) ?? '',
+      /upgrade.*succeeded.*3\/3 Commit and push the upgrade/s,
+    );
     await checkpoint('21-runs-with-fleet-runs', t);
   });
 
-  it('lists a pull_request run\'s requests on its page with their pass, link and state, following a merge live', async (t) => {
+  it("lists a pull_request run's requests on its page with their pass, link and state, following a merge live", async (t) => {
     const id = await startRun({
       cluster: PR_CLUSTER,
       repository: { url: gitHttp.url('acme/platform.git'), credentials: { token: FORGE_TOKEN } },
@@ -787,7 +867,12 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
       delivery: { mode: 'pull_request', forge: 'github', api_url: forge.apiUrl },
     });
     await page.goto(`${service.address}/ui/runs/${id}`);
-    if (await page.getByRole('heading', { name: 'Sign in' }).isVisible({ timeout: 2000 }).catch(() => false)) {
+    if (
+      await page
+        .getByRole('heading', { name: 'Sign in' })
+        .isVisible({ timeout: 2000 })
+        .catch(() => false)
+    ) {
       // Run on its own (--test-name-pattern): this page has not signed in yet.
       await page.getByLabel('API token').fill(API_TOKEN);
       await page.keyboard.press('Enter');
@@ -809,7 +894,10 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     assert.match((await request(2).textContent()) ?? '', /Pass 2: all layers.*GitHub #2/);
     await checkpoint('17-pull-requests-merged-and-open', t);
     const view = await api<{ review_requests: { pass: string; number: number; state: string }[] }>(`/api/v1/scaffolds/${id}`);
-    assert.deepEqual(view.body.review_requests.map((r) => `${r.pass}#${r.number}:${r.state}`), ['infrastructure#1:merged', 'all#2:open']);
+    assert.deepEqual(
+      view.body.review_requests.map((r) => `${r.pass}#${r.number}:${r.state}`),
+      ['infrastructure#1:merged', 'all#2:open'],
+    );
 
     // Nobody merges pass 2: cancel; the requests stay listed.
     assert.equal((await api(`/api/v1/scaffolds/${id}/cancel`, { method: 'POST' })).status, 200);
@@ -822,10 +910,16 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
     assert.ok(run !== undefined);
     // A generated password, read back from the pushed tree with the sealing key.
     const repository = fileURLToPath(run.repository.url);
-    const sealedFile = execFileSync('git', ['--git-dir', repository, 'show', `${run.commits.at(-1)?.sha}:clusters/eu-prod-1/database/sealed/sealed-postgresql-credentials.yaml`], { encoding: 'utf8' });
+    const sealedFile = execFileSync(
+      'git',
+      ['--git-dir', repository, 'show', `${run.commits.at(-1)?.sha}:clusters/eu-prod-1/database/sealed/sealed-postgresql-credentials.yaml`],
+      { encoding: 'utf8' },
+    );
     const sealed = parse(sealedFile) as { metadata: { name: string; namespace: string }; spec: { encryptedData: Record<string, string> } };
     const label = scopeLabel('strict', sealed.metadata.namespace, sealed.metadata.name);
-    const password = unsealValue({ privateKey: certificate.privateKey, label, ciphertext: sealed.spec.encryptedData['postgres-password'] as string }).toString('utf8');
+    const password = unsealValue({ privateKey: certificate.privateKey, label, ciphertext: sealed.spec.encryptedData['postgres-password'] as string }).toString(
+      'utf8',
+    );
     assert.ok(password.length >= 16, 'the generated password was read back');
 
     // Every dashboard asset, fetched the way any client would (no token).
@@ -838,7 +932,8 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
       assert.equal(response.status, 200, asset);
       seenText.push({ where: asset, text: await response.text() });
     }
-    for (const name of readdirSync(join(UI_DIST, 'assets'))) seenText.push({ where: `ui/dist/assets/${name}`, text: (await (await fetch(`${service.address}/ui/assets/${name}`)).text()) });
+    for (const name of readdirSync(join(UI_DIST, 'assets')))
+      seenText.push({ where: `ui/dist/assets/${name}`, text: await (await fetch(`${service.address}/ui/assets/${name}`)).text() });
 
     const privateKeyPem = certificate.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const keyLines = privateKeyPem.split('\n').filter((line) => line.length >= 32 && !line.startsWith('-----'));

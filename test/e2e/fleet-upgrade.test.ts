@@ -147,10 +147,15 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       assert.match((await page.getByTestId('rollout-author').textContent()) ?? '', /^static:/);
       assert.match((await page.getByTestId('rollout-summary').textContent()) ?? '', /ended .* after .*2 clusters in 2 waves of at most 1/s);
       const rows = page.locator('tbody tr');
-      assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-cluster'), tr.getAttribute('data-status'), tr.querySelectorAll('td')[0]?.textContent])), [
-        [CLUSTERS[0], 'succeeded', '1'],
-        [CLUSTERS[1], 'succeeded', '2'],
-      ]);
+      assert.deepEqual(
+        await rows.evaluateAll((trs) =>
+          trs.map((tr) => [tr.getAttribute('data-cluster'), tr.getAttribute('data-status'), tr.querySelectorAll('td')[0]?.textContent]),
+        ),
+        [
+          [CLUSTERS[0], 'succeeded', '1'],
+          [CLUSTERS[1], 'succeeded', '2'],
+        ],
+      );
       for (const name of CHOSEN) {
         const row = page.locator(`tr[data-cluster="${name}"]`);
         assert.match((await row.textContent()) ?? '', /commit [0-9a-f]{12}: 0 added, [1-9]\d* modified, 0 removed/);
@@ -158,7 +163,8 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
         assert.match((await row.getByTestId('cluster-took').textContent()) ?? '', /\d+(\.\d)? (ms|s)|min/);
       }
       // The second wave started after the first one's run: the times are each run's own.
-      const started = async (name: string) => Date.parse((await page.locator(`tr[data-cluster="${name}"] [data-testid="cluster-started"] time`).getAttribute('datetime')) ?? '');
+      const started = async (name: string) =>
+        Date.parse((await page.locator(`tr[data-cluster="${name}"] [data-testid="cluster-started"] time`).getAttribute('datetime')) ?? '');
       assert.ok((await started(CLUSTERS[1]!)) > (await started(CLUSTERS[0]!)));
       // Each cluster links to its own upgrade run.
       await page.locator(`tr[data-cluster="${CLUSTERS[1]}"]`).getByTestId('upgrade-run-link').click();
@@ -170,7 +176,10 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       const single = page.getByTestId('upgrade-action').getByTestId('upgrade-diff');
       await single.waitFor({ timeout: 60_000 });
       await single.getByRole('treeitem', { name: /tcr-api-replicas\.yaml/ }).click();
-      assert.deepEqual((await single.locator('tr.diff-remove td.text, tr.diff-add td.text').allTextContents()).map((t) => t.trim()), ['replicas: 3', 'replicas: 4']);
+      assert.deepEqual(
+        (await single.locator('tr.diff-remove td.text, tr.diff-add td.text').allTextContents()).map((t) => t.trim()),
+        ['replicas: 3', 'replicas: 4'],
+      );
       await page.getByRole('button', { name: 'Not now' }).click();
       assert.deepEqual(browser.blocked, []);
     } finally {
@@ -178,11 +187,16 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
     }
     assert.notEqual(await git(bare, 'rev-parse', 'main'), before);
     // Only the chosen clusters were upgraded: the third is still behind.
-    const fleet = (await (await fetch(`${service.address}/api/v1/clusters`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()) as { clusters: { name: string; status: string }[] };
-    assert.deepEqual(CLUSTERS.map((name) => fleet.clusters.find((c) => c.name === name)?.status), ['up_to_date', 'up_to_date', 'behind']);
+    const fleet = (await (await fetch(`${service.address}/api/v1/clusters`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()) as {
+      clusters: { name: string; status: string }[];
+    };
+    assert.deepEqual(
+      CLUSTERS.map((name) => fleet.clusters.find((c) => c.name === name)?.status),
+      ['up_to_date', 'up_to_date', 'behind'],
+    );
   });
 
-  it('keeps the runs page\'s status filter in the address: reload and back/forward show the same runs', async () => {
+  it("keeps the runs page's status filter in the address: reload and back/forward show the same runs", async () => {
     const context = await browser.newContext({ width: 1360, height: 900 });
     try {
       const page = await signedInPage(context);
@@ -224,7 +238,12 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       await assertFits(page, 'runs');
       // The table scrolls inside its own box instead of widening the page.
       const wrap = page.locator('.table-wrap').first();
-      assert.ok(await wrap.evaluate((el) => (el as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (el as unknown as { clientWidth: number }).clientWidth), 'the runs table scrolls in its box');
+      assert.ok(
+        await wrap.evaluate(
+          (el) => (el as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (el as unknown as { clientWidth: number }).clientWidth,
+        ),
+        'the runs table scrolls in its box',
+      );
 
       await firstRun.locator('a.run-link').click();
       await page.locator('h1 [data-status="succeeded"]').waitFor({ timeout: 20_000 });

@@ -69,7 +69,15 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
   before(async () => {
     ensureUiBuilt();
     dataDir = await mkdtemp(join(tmpdir(), 'operator-views-e2e-'));
-    const config = loadServiceConfig({ PORT: '0', HOST: '127.0.0.1', API_TOKENS: API_TOKEN, DATA_DIR: dataDir, EXECUTOR: 'local', AUTH_MODE: 'static', LOG_LEVEL: 'warn' });
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: API_TOKEN,
+      DATA_DIR: dataDir,
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'warn',
+    });
     service = await startService(config, { logger: createPino({ level: 'warn', pretty: false }) });
     kube = await startKubeApiDouble();
     browser = await launchDashboardBrowser(new URL(service.address).origin);
@@ -83,13 +91,21 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true, maxRetries: 10 });
   });
 
-  it('shows each Flux Kustomization\'s Ready status, reason and revision on a run that waited for Ready', async () => {
+  it("shows each Flux Kustomization's Ready status, reason and revision on a run that waited for Ready", async () => {
     const kubeconfig = await readFile(await kube.writeKubeconfig(dataDir, { fileName: 'flux.kubeconfig' }), 'utf8');
     // Before the push: Flux has not applied anything of the run yet.
-    kube.setKustomization('flux-system', 'apps', { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'reconciliation in progress' }] } });
+    kube.setKustomization('flux-system', 'apps', {
+      status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'reconciliation in progress' }] },
+    });
     const created = await api<{ id: string }>('/api/v1/scaffolds', {
       method: 'POST',
-      body: { cluster: READY_CLUSTER, sealing: { certificate: certificate.certificatePem }, kubeconfig: { inline: kubeconfig }, wait_for_ready: true, ready_timeout_seconds: 120 },
+      body: {
+        cluster: READY_CLUSTER,
+        sealing: { certificate: certificate.certificatePem },
+        kubeconfig: { inline: kubeconfig },
+        wait_for_ready: true,
+        ready_timeout_seconds: 120,
+      },
     });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const id = created.body.id;
@@ -100,10 +116,19 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
     const sha = pushed.commits.at(-1)!.sha;
     const revision = `main@sha1:${sha}`;
     kube.setKustomization('flux-system', 'infrastructure', {
-      status: { observedGeneration: 1, lastAppliedRevision: revision, lastAttemptedRevision: revision, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: ${revision}` }] },
+      status: {
+        observedGeneration: 1,
+        lastAppliedRevision: revision,
+        lastAttemptedRevision: revision,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: ${revision}` }],
+      },
     });
     kube.setKustomization('flux-system', 'apps', {
-      status: { observedGeneration: 1, lastAttemptedRevision: revision, conditions: [{ type: 'Ready', status: 'False', reason: 'BuildFailed', message: 'kustomize build failed: accumulating resources' }] },
+      status: {
+        observedGeneration: 1,
+        lastAttemptedRevision: revision,
+        conditions: [{ type: 'Ready', status: 'False', reason: 'BuildFailed', message: 'kustomize build failed: accumulating resources' }],
+      },
     });
     const final = await runUntil(id, (run) => run.status === 'failed' || run.status === 'succeeded' || run.status === 'cancelled');
     assert.equal(final.status, 'failed', final.message);
@@ -116,7 +141,9 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
       const panel = page.getByTestId('flux-readiness');
       await panel.locator('tr[data-kustomization="infrastructure"][data-phase="ready"]').waitFor({ timeout: 20_000 });
       await panel.locator('tr[data-kustomization="apps"][data-phase="failed"]').waitFor({ timeout: 20_000 });
-      const rows = await panel.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
+      const rows = await panel
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
       assert.deepEqual(rows, [
         ['flux-system/apps', 'False', 'BuildFailed', 'nothing applied'],
         ['flux-system/infrastructure', 'True', 'ReconciliationSucceeded', revision],
@@ -128,7 +155,10 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
   });
 
   it('shows no Flux readiness on a run that did not wait for it', async () => {
-    const created = await api<{ id: string }>('/api/v1/scaffolds', { method: 'POST', body: { cluster: { name: 'eu-nowait-1', domain: 'eu-nowait-1.example.net', region: 'eu-west-1' }, sealing: { certificate: certificate.certificatePem } } });
+    const created = await api<{ id: string }>('/api/v1/scaffolds', {
+      method: 'POST',
+      body: { cluster: { name: 'eu-nowait-1', domain: 'eu-nowait-1.example.net', region: 'eu-west-1' }, sealing: { certificate: certificate.certificatePem } },
+    });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const final = await runUntil(created.body.id, (run) => run.status === 'failed' || run.status === 'succeeded');
     assert.equal(final.status, 'succeeded', final.message);
@@ -144,5 +174,4 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
       await context.close();
     }
   });
-
 });

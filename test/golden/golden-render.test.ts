@@ -56,16 +56,35 @@ function goldenText(tree: ReadonlyMap<string, string>): string {
 
 const CASES = [
   { platform: 'default', cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' } },
-  { platform: 'matrix-example', cluster: { name: 'env-aws', domain: 'env-aws.mojaloop.example.net', region: 'eu-west-1', role: 'env', infra_provider: 'aws', dns_provider: 'route53' } },
+  {
+    platform: 'matrix-example',
+    cluster: { name: 'env-aws', domain: 'env-aws.mojaloop.example.net', region: 'eu-west-1', role: 'env', infra_provider: 'aws', dns_provider: 'route53' },
+  },
 ] as const;
 
 describe('golden renders of the shipped platforms', () => {
   for (const { platform, cluster } of CASES) {
     it(`${platform}: ${cluster.name} renders as test/golden/${platform}.txt says`, async () => {
-      const { tree } = await renderCluster(memoryRepoReader(await platformFiles(platform)), { cluster, pass: 'all', certificate, random: fixedRandom, generatorVersion: 'golden' });
+      const { tree } = await renderCluster(memoryRepoReader(await platformFiles(platform)), {
+        cluster,
+        pass: 'all',
+        certificate,
+        random: fixedRandom,
+        generatorVersion: 'golden',
+      });
       const actual = goldenText(tree);
       // Rendering twice gives the same text: the placeholders cover every source of randomness.
-      const again = goldenText((await renderCluster(memoryRepoReader(await platformFiles(platform)), { cluster, pass: 'all', certificate, random: fixedRandom, generatorVersion: 'golden' })).tree);
+      const again = goldenText(
+        (
+          await renderCluster(memoryRepoReader(await platformFiles(platform)), {
+            cluster,
+            pass: 'all',
+            certificate,
+            random: fixedRandom,
+            generatorVersion: 'golden',
+          })
+        ).tree,
+      );
       assert.equal(again, actual, 'the render is reproducible');
       const file = join(HERE, `${platform}.txt`);
       if (process.env['UPDATE_GOLDEN'] === '1') await writeFile(file, actual);

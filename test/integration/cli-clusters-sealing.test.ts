@@ -24,7 +24,23 @@ describe('generate-gitops-env clusters --cluster --cert', () => {
     ({ tmp, repo } = await renderedUnderOldKey('cli-clusters-sealing-', CLUSTER, keys));
     // The controller renewed its key; every credential but rabbitmq-credentials was resealed under the new one.
     await writeFile(join(tmp, 'old.key'), keys.oldKey.privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', 'database/postgresql-credentials', 'tcr/registry-pull-secret', '--recovery-private-key', join(tmp, 'old.key')]));
+    ok(
+      await runCli([
+        'rotate',
+        '--repo',
+        repo,
+        '--cluster',
+        CLUSTER,
+        '--cert',
+        join(tmp, 'new.pem'),
+        '--credential',
+        'tcr/tcr-database',
+        'database/postgresql-credentials',
+        'tcr/registry-pull-secret',
+        '--recovery-private-key',
+        join(tmp, 'old.key'),
+      ]),
+    );
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });
@@ -34,7 +50,10 @@ describe('generate-gitops-env clusters --cluster --cert', () => {
     const result = ok(await runCli(['clusters', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')]));
     const lines = result.stdout.trim().split('\n');
     assert.match(lines[0]!, /^STATE\s+SEALEDSECRET\s+SEALED WITH\s+PATH$/);
-    assert.deepEqual(lines.slice(1).map((l) => l.split(/\s+/)), [['stale', 'database/rabbitmq-credentials', `sha256:${oldFingerprint}`, RABBITMQ]]);
+    assert.deepEqual(
+      lines.slice(1).map((l) => l.split(/\s+/)),
+      [['stale', 'database/rabbitmq-credentials', `sha256:${oldFingerprint}`, RABBITMQ]],
+    );
     assert.match(result.stderr, new RegExp(`compared with sha256:${newFingerprint} .*: 1 sealed with another certificate, 0 recording none, 3 current`));
     assert.match(result.stderr, new RegExp(`reseal them: generate-gitops-env rotate --repo .* --cluster ${CLUSTER} --cert `));
   });

@@ -93,12 +93,23 @@ describe('CLI conventions', () => {
 
   it('serve: --port, --host and --data-dir win over PORT, HOST and DATA_DIR; a generated token is not printed to a stderr that is not a terminal', async () => {
     const dataDir = join(tmp, 'serve-data');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'src', 'main.ts'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-      cwd: PACKAGE_ROOT,
-      // Each variable alone would refuse to start (PORT) or listen elsewhere: only the flags make this work.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', LOG_LEVEL: 'silent', PORT: 'not-a-port', HOST: '192.0.2.1', DATA_DIR: join(tmp, 'env-data') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(PACKAGE_ROOT, 'src', 'main.ts'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+      {
+        cwd: PACKAGE_ROOT,
+        // Each variable alone would refuse to start (PORT) or listen elsewhere: only the flags make this work.
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          NO_COLOR: '1',
+          LOG_LEVEL: 'silent',
+          PORT: 'not-a-port',
+          HOST: '192.0.2.1',
+          DATA_DIR: join(tmp, 'env-data'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     let stderr = '';
     try {
@@ -145,7 +156,20 @@ describe('CLI conventions', () => {
     assertExit(await runCli(['render', '--repo', repo, ...CLUSTER_ARGS, '--pass', 'infrastructure']), 0);
     git(repo, 'add', '--all');
     git(repo, 'commit', '--quiet', '-m', 'Add eu-prod-1');
-    const changed = await runCli(['render', '--repo', repo, '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.org', '--region', 'eu-west-1', '--pass', 'infrastructure', '--dry-run']);
+    const changed = await runCli([
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      'eu-prod-1',
+      '--domain',
+      'eu-prod-1.example.org',
+      '--region',
+      'eu-west-1',
+      '--pass',
+      'infrastructure',
+      '--dry-run',
+    ]);
     assertExit(changed, 0);
     assert.match(changed.stdout, /^- {2}cluster_domain: eu-prod-1\.example\.net\n\+ {2}cluster_domain: eu-prod-1\.example\.org$/m);
     assert.match(changed.stderr, /\d+ modified/);
@@ -184,14 +208,19 @@ describe('CLI conventions', () => {
     for (const shell of ['bash', 'zsh', 'fish']) {
       const result = await runCli(['completion', shell]);
       assertExit(result, 0);
-      for (const word of ['render', 'verify', 'graph', 'seal', 'dry-run', 'infrastructure']) assert.ok(result.stdout.includes(word), `${shell} script lacks ${word}`);
+      for (const word of ['render', 'verify', 'graph', 'seal', 'dry-run', 'infrastructure'])
+        assert.ok(result.stdout.includes(word), `${shell} script lacks ${word}`);
       const checker = spawnSync(shell, [shell === 'fish' ? '--no-execute' : '-n'], { input: result.stdout, encoding: 'utf8' });
       if (checker.error === undefined) assert.equal(checker.status, 0, `${shell} refuses its script: ${checker.stderr}`);
     }
     const bash = (await runCli(['completion', 'bash'])).stdout;
     assert.match(bash, /^complete -o filenames -F _generate_gitops_env generate-gitops-env$/m);
     // What bash offers after "render --pass ".
-    const offered = spawnSync('bash', ['-c', `${bash}\nCOMP_WORDS=(generate-gitops-env render --pass ''); COMP_CWORD=3; _generate_gitops_env; echo "\${COMPREPLY[*]}"`], { encoding: 'utf8' });
+    const offered = spawnSync(
+      'bash',
+      ['-c', `${bash}\nCOMP_WORDS=(generate-gitops-env render --pass ''); COMP_CWORD=3; _generate_gitops_env; echo "\${COMPREPLY[*]}"`],
+      { encoding: 'utf8' },
+    );
     assert.equal(offered.stdout.trim(), 'infrastructure all');
     const service = await runCli(['completion', 'bash'], { binary: 'main' });
     assertExit(service, 0);
@@ -200,31 +229,113 @@ describe('CLI conventions', () => {
   });
 
   describe('each permanent error exits 2 (or 1) and never 75, naming the flag typed', () => {
-    const cases: { title: string; args: () => string[]; code: number; error: RegExp; stdin?: string; binary?: 'runner-cli' | 'main'; env?: Record<string, string> }[] = [
+    const cases: {
+      title: string;
+      args: () => string[];
+      code: number;
+      error: RegExp;
+      stdin?: string;
+      binary?: 'runner-cli' | 'main';
+      env?: Record<string, string>;
+    }[] = [
       { title: 'an unknown flag', args: () => ['render', '--repo', repo, ...CLUSTER_ARGS, '--bogus'], code: 2, error: /unknown option '--bogus'/ },
       { title: 'a missing required flag', args: () => ['render', '--repo', repo], code: 2, error: /required option '--cluster <name>' not specified/ },
-      { title: 'a value outside the choices', args: () => ['verify', '--repo', repo, '-o', 'xml'], code: 2, error: /'-o, --output <format>' argument 'xml' is invalid/ },
-      { title: 'a --repo that does not exist', args: () => ['render', '--repo', join(tmp, 'nowhere'), ...CLUSTER_ARGS, '--pass', 'infrastructure'], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
+      {
+        title: 'a value outside the choices',
+        args: () => ['verify', '--repo', repo, '-o', 'xml'],
+        code: 2,
+        error: /'-o, --output <format>' argument 'xml' is invalid/,
+      },
+      {
+        title: 'a --repo that does not exist',
+        args: () => ['render', '--repo', join(tmp, 'nowhere'), ...CLUSTER_ARGS, '--pass', 'infrastructure'],
+        code: 2,
+        error: /^error: --repo: .*nowhere does not exist$/m,
+      },
       { title: 'verify on a --repo that does not exist', args: () => ['verify', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: /m },
-      { title: 'a bad cluster name', args: () => ['render', '--repo', repo, '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--pass', 'infrastructure'], code: 2, error: /^error: --cluster: must be a DNS-1123 label/ },
+      {
+        title: 'a bad cluster name',
+        args: () => ['render', '--repo', repo, '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--pass', 'infrastructure'],
+        code: 2,
+        error: /^error: --cluster: must be a DNS-1123 label/,
+      },
       // Checked before the progress line (the pattern is anchored at the first line), so no render seems to have started.
-      { title: 'a bad domain, before any progress line', args: () => ['render', '--repo', repo, '--cluster', 'ok-1', '--domain', 'bad_domain', '--region', 'eu-west-1', '--pass', 'infrastructure'], code: 2, error: /^error: --domain: / },
-      { title: 'remove on a --repo that does not exist', args: () => ['remove', '--repo', join(tmp, 'nowhere'), '--cluster', 'eu-prod-1'], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
-      { title: 'clusters on a --repo that does not exist', args: () => ['clusters', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
-      { title: 'upgrade on a --repo that does not exist', args: () => ['upgrade', '--repo', join(tmp, 'nowhere')], code: 2, error: /^error: --repo: .*nowhere does not exist$/m },
-      { title: 'a missing certificate file', args: () => ['seal', '--cert', join(tmp, 'missing.pem')], code: 2, error: /^error: --cert: cannot read/m, stdin: SECRET },
-      { title: 'stdin that is not a Secret', args: () => ['seal', '--cert', cert], code: 2, error: /^error: kind: must be Secret/m, stdin: 'kind: ConfigMap\napiVersion: v1\n' },
+      {
+        title: 'a bad domain, before any progress line',
+        args: () => ['render', '--repo', repo, '--cluster', 'ok-1', '--domain', 'bad_domain', '--region', 'eu-west-1', '--pass', 'infrastructure'],
+        code: 2,
+        error: /^error: --domain: /,
+      },
+      {
+        title: 'remove on a --repo that does not exist',
+        args: () => ['remove', '--repo', join(tmp, 'nowhere'), '--cluster', 'eu-prod-1'],
+        code: 2,
+        error: /^error: --repo: .*nowhere does not exist$/m,
+      },
+      {
+        title: 'clusters on a --repo that does not exist',
+        args: () => ['clusters', '--repo', join(tmp, 'nowhere')],
+        code: 2,
+        error: /^error: --repo: .*nowhere does not exist$/m,
+      },
+      {
+        title: 'upgrade on a --repo that does not exist',
+        args: () => ['upgrade', '--repo', join(tmp, 'nowhere')],
+        code: 2,
+        error: /^error: --repo: .*nowhere does not exist$/m,
+      },
+      {
+        title: 'a missing certificate file',
+        args: () => ['seal', '--cert', join(tmp, 'missing.pem')],
+        code: 2,
+        error: /^error: --cert: cannot read/m,
+        stdin: SECRET,
+      },
+      {
+        title: 'stdin that is not a Secret',
+        args: () => ['seal', '--cert', cert],
+        code: 2,
+        error: /^error: kind: must be Secret/m,
+        stdin: 'kind: ConfigMap\napiVersion: v1\n',
+      },
       { title: 'a graph of a cluster that has none', args: () => ['graph', '--repo', repo, '--cluster', 'nowhere-1'], code: 2, error: /^error: / },
-      { title: 'init into a directory that is not empty (a conflict, not bad input)', args: () => ['init', repo], code: 1, error: /^error: .* exists and is not empty/m },
-      { title: 'git not installed (permanent for this host, not transient)', args: () => ['init', join(tmp, 'no-git')], code: 1, error: /^error: git is not installed/m, env: { PATH: '/nonexistent' } },
+      {
+        title: 'init into a directory that is not empty (a conflict, not bad input)',
+        args: () => ['init', repo],
+        code: 1,
+        error: /^error: .* exists and is not empty/m,
+      },
+      {
+        title: 'git not installed (permanent for this host, not transient)',
+        args: () => ['init', join(tmp, 'no-git')],
+        code: 1,
+        error: /^error: git is not installed/m,
+        env: { PATH: '/nonexistent' },
+      },
       { title: 'the runner without its required flags', args: () => [], code: 2, error: /required option/, binary: 'runner-cli' },
-      { title: 'the runner with a mistyped flag, reported before its missing required flags', args: () => ['--domian', 'x.example.net'], code: 2, error: /^error: unknown option '--domian'\n\(Did you mean --domain\?\)\n/, binary: 'runner-cli' },
-      { title: 'scaffold with a bad cluster name', args: () => ['scaffold', '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--data-dir', join(tmp, 'embedded')], code: 2, error: /^scaffold failed: --cluster: must be a DNS-1123 label/m, binary: 'main' },
+      {
+        title: 'the runner with a mistyped flag, reported before its missing required flags',
+        args: () => ['--domian', 'x.example.net'],
+        code: 2,
+        error: /^error: unknown option '--domian'\n\(Did you mean --domain\?\)\n/,
+        binary: 'runner-cli',
+      },
+      {
+        title: 'scaffold with a bad cluster name',
+        args: () => ['scaffold', '--cluster', 'Bad_Name', '--domain', 'x.example.net', '--region', 'eu-west-1', '--data-dir', join(tmp, 'embedded')],
+        code: 2,
+        error: /^scaffold failed: --cluster: must be a DNS-1123 label/m,
+        binary: 'main',
+      },
       { title: 'the service with an unknown flag', args: () => ['--bogus'], code: 2, error: /unknown option '--bogus'/, binary: 'main' },
     ];
     for (const { title, args, code, error, stdin, binary, env } of cases) {
       it(`${title}: exit ${code}`, async () => {
-        const result = await runCli(args(), { ...(stdin === undefined ? {} : { stdin }), ...(binary === undefined ? {} : { binary }), env: { SCAFFOLD_RESULT_FILE: join(tmp, 'result.json'), ...env } });
+        const result = await runCli(args(), {
+          ...(stdin === undefined ? {} : { stdin }),
+          ...(binary === undefined ? {} : { binary }),
+          env: { SCAFFOLD_RESULT_FILE: join(tmp, 'result.json'), ...env },
+        });
         assertExit(result, code);
         assert.match(result.stderr, error);
         assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace is not a clear error');

@@ -62,7 +62,10 @@ describe('generate-gitops-env rotate', () => {
     assert.deepEqual(result.stdout.trim().split('\n').sort(), SEALED.slice(1));
     assert.equal(result.stderr.match(new RegExp(`sealed with sha256:${oldFingerprint}`, 'g'))?.length, 4, result.stderr);
     assert.match(result.stderr, /would reseal tcr\/tcr-database \(choose: same values or --fresh-values\)/);
-    assert.match(result.stderr, /still sealed with another certificate \(supplied by the caller, not generated: only --recovery-private-key re-encrypts it\): tcr\/registry-pull-secret/);
+    assert.match(
+      result.stderr,
+      /still sealed with another certificate \(supplied by the caller, not generated: only --recovery-private-key re-encrypts it\): tcr\/registry-pull-secret/,
+    );
     assert.deepEqual(await clusterFiles(repo), before);
   });
 
@@ -76,8 +79,13 @@ describe('generate-gitops-env rotate', () => {
 
   it('--credential --fresh-values reseals only the one named (and its sameAs partner), under the new certificate, with the password Job', async () => {
     const before = await clusterFiles(repo);
-    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', '--fresh-values']));
-    const job = result.stdout.trim().split('\n').find((p) => /postgresql-credentials-rotation-/.test(p))!;
+    const result = ok(
+      await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', '--fresh-values']),
+    );
+    const job = result.stdout
+      .trim()
+      .split('\n')
+      .find((p) => /postgresql-credentials-rotation-/.test(p))!;
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[1], `clusters/${CLUSTER}/database/sealed/kustomization.yaml`, job, SEALED[2]].sort());
     assert.match(result.stderr, /Job database\/postgresql-credentials-rotation-[0-9a-f]{10} sets the new postgresql-credentials passwords/);
     assert.match(result.stderr, /restart to pick up the new values: .*StatefulSet database\/postgresql/);
@@ -94,7 +102,9 @@ describe('generate-gitops-env rotate', () => {
   it('without --credential re-encrypts the rest sealed with the old certificate, same values; nothing else changes, then nothing is left', async () => {
     const before = await clusterFiles(repo);
     const oldValues = unsealAll(sealedSecretsIn(new Map([SEALED[0], SEALED[3]].map((p) => [p!, before.get(p!)!]))), keys.oldKey.privateKey);
-    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--recovery-private-key', join(tmp, 'old.key')]));
+    const result = ok(
+      await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--recovery-private-key', join(tmp, 'old.key')]),
+    );
     assert.match(result.stderr, /resealed database\/rabbitmq-credentials with the same values/);
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[0], SEALED[3]]);
     const after = await clusterFiles(repo);
@@ -107,9 +117,23 @@ describe('generate-gitops-env rotate', () => {
   });
 
   it('refuses an unknown credential, fresh values for a supplied one, and a cluster it did not render, with exit 2', async () => {
-    const supplied = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/registry-pull-secret', '--fresh-values']);
+    const supplied = await runCli([
+      'rotate',
+      '--repo',
+      repo,
+      '--cluster',
+      CLUSTER,
+      '--cert',
+      join(tmp, 'new.pem'),
+      '--credential',
+      'tcr/registry-pull-secret',
+      '--fresh-values',
+    ]);
     assert.equal(supplied.code, 2, supplied.stderr);
-    assert.match(supplied.stderr, /error: credential: tcr\/registry-pull-secret: supplied by the caller \(registry-auth\), not generated, so there are no fresh values to make up: re-encrypt .*--recovery-private-key/);
+    assert.match(
+      supplied.stderr,
+      /error: credential: tcr\/registry-pull-secret: supplied by the caller \(registry-auth\), not generated, so there are no fresh values to make up: re-encrypt .*--recovery-private-key/,
+    );
     const unknown = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'nope']);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stderr, /error: credential: nope: no such credential in scaffold\.yaml/);

@@ -37,7 +37,10 @@ function unsealFile(text: string): Record<string, string> {
   const sealed = parse(text) as { metadata: { name: string; namespace: string }; spec: { encryptedData: Record<string, string> } };
   const label = scopeLabel('strict', sealed.metadata.namespace, sealed.metadata.name);
   return Object.fromEntries(
-    Object.entries(sealed.spec.encryptedData).map(([key, ciphertext]) => [key, unsealValue({ privateKey: controller.privateKey, label, ciphertext }).toString('utf8')]),
+    Object.entries(sealed.spec.encryptedData).map(([key, ciphertext]) => [
+      key,
+      unsealValue({ privateKey: controller.privateKey, label, ciphertext }).toString('utf8'),
+    ]),
   );
 }
 
@@ -92,7 +95,10 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
     for (const name of ['tcr/tcr-database', 'database/postgresql-credentials', 'database/rabbitmq-credentials']) {
       assert.match(all.stderr, new RegExp(`credential ${name}: generated`));
     }
-    assert.match(all.stderr, /^ {2}credential tcr\/registry-pull-secret: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously \(public images only\)$/m);
+    assert.match(
+      all.stderr,
+      /^ {2}credential tcr\/registry-pull-secret: omitted, no --registry-auth given: no pull secret is written, images are pulled anonymously \(public images only\)$/m,
+    );
     for (const file of await filesBelow(join(repo, 'clusters/eu-prod-1'))) {
       assert.ok(!file.includes('registry-pull-secret') && !(await readFile(file, 'utf8')).includes('tcr-pull'), `${file}: a pull secret nobody supplied`);
     }
@@ -139,13 +145,18 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
     for (const r of [json, mermaid, dot, svg]) assertExit(r!, 0);
 
     const parsed = JSON.parse(json!.stdout) as { nodes: { name: string; dependsOn: string[] }[]; edges: { from: string; to: string }[] };
-    assert.deepEqual(
-      parsed.nodes.map((n) => `${n.name}<-${n.dependsOn.join(',')}`).sort(),
-      ['apps<-flux-system/database,flux-system/infrastructure', 'cert-manager-config<-flux-system/infrastructure', 'database<-flux-system/infrastructure', 'infrastructure<-'],
-    );
+    assert.deepEqual(parsed.nodes.map((n) => `${n.name}<-${n.dependsOn.join(',')}`).sort(), [
+      'apps<-flux-system/database,flux-system/infrastructure',
+      'cert-manager-config<-flux-system/infrastructure',
+      'database<-flux-system/infrastructure',
+      'infrastructure<-',
+    ]);
     // Everything waits for infrastructure; apps also for database, whose PostgreSQL it connects to.
     assert.equal(parsed.edges.length, 4);
-    assert.deepEqual(parsed.edges.filter((e) => e.from !== 'flux-system/infrastructure').map((e) => `${e.from} -> ${e.to}`), ['flux-system/database -> flux-system/apps']);
+    assert.deepEqual(
+      parsed.edges.filter((e) => e.from !== 'flux-system/infrastructure').map((e) => `${e.from} -> ${e.to}`),
+      ['flux-system/database -> flux-system/apps'],
+    );
 
     assert.match(mermaid!.stdout, /^flowchart TD\n/);
     assert.equal(mermaid!.stdout.match(/k_flux_system_infrastructure --> /g)?.length, 3);
@@ -156,11 +167,24 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
   });
 
   it('uses exactly the given --registry-auth file as the pull secret of a new cluster', async () => {
-    const dockerconfig = '{"auths":{"registry.eu-prod-2.example.net":{"username":"robot","password":"s3cr3t-Pull-Token","auth":"cm9ib3Q6czNjcjN0LVB1bGwtVG9rZW4="}}}\n';
+    const dockerconfig =
+      '{"auths":{"registry.eu-prod-2.example.net":{"username":"robot","password":"s3cr3t-Pull-Token","auth":"cm9ib3Q6czNjcjN0LVB1bGwtVG9rZW4="}}}\n';
     const file = join(tmp, 'registry-auth.json');
     await writeFile(file, dockerconfig);
     const result = await runCli([
-      'render', '--repo', repo, '--cluster', 'eu-prod-2', '--domain', 'eu-prod-2.example.net', '--region', 'eu-west-1', '--cert', cert, '--registry-auth', file,
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      'eu-prod-2',
+      '--domain',
+      'eu-prod-2.example.net',
+      '--region',
+      'eu-west-1',
+      '--cert',
+      cert,
+      '--registry-auth',
+      file,
     ]);
     assertExit(result, 0);
     assert.match(result.stderr, /credential tcr\/registry-pull-secret: supplied/);
@@ -183,7 +207,10 @@ describe('generate-gitops-env: a new cluster from init to verify', () => {
       assertExit(result, 1);
       const findings = result.stdout.trimEnd().split('\n');
       assert.ok(findings.length >= 1);
-      assert.ok(findings.every((line) => line.includes('storage_class')), result.stdout);
+      assert.ok(
+        findings.every((line) => line.includes('storage_class')),
+        result.stdout,
+      );
       assert.doesNotMatch(result.stderr, SUMMARY);
     } finally {
       await writeFile(config, original);
@@ -217,19 +244,71 @@ describe('generate-gitops-env render: bad input gets one clear error, exit 2, an
   };
 
   const cases: { title: string; args: () => string[]; error: RegExp }[] = [
-    { title: 'cluster name ../evil', args: () => [...spec({ '--cluster': '../evil' }), '--pass', 'infrastructure'], error: /^error: --cluster: must be a DNS-1123 label/ },
-    { title: 'cluster name Eu-Prod', args: () => [...spec({ '--cluster': 'Eu-Prod' }), '--pass', 'infrastructure'], error: /^error: --cluster: must be a DNS-1123 label/ },
-    { title: 'cluster name of 64 characters', args: () => [...spec({ '--cluster': 'a'.repeat(64) }), '--pass', 'infrastructure'], error: /^error: --cluster: must be at most 63 characters/ },
-    { title: 'cluster name of the reference', args: () => [...spec({ '--cluster': 'development' }), '--pass', 'infrastructure'], error: /^error: --cluster: must differ from the reference environment "development"/ },
-    { title: 'domain localhost', args: () => [...spec({ '--domain': 'localhost' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
-    { title: 'domain -bad.example.com', args: () => [...spec({ '--domain': '-bad.example.com' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
-    { title: 'domain a..b', args: () => [...spec({ '--domain': 'a..b' }), '--pass', 'infrastructure'], error: /^error: --domain: must be a lower-case DNS name/ },
-    { title: 'region EU_WEST', args: () => [...spec({ '--region': 'EU_WEST' }), '--pass', 'infrastructure'], error: /^error: --region: must look like a cloud region/ },
-    { title: 'a reference that does not exist', args: () => [...spec({}), '--pass', 'infrastructure', '--reference', 'staging'], error: /^error: reference environment clusters\/staging\/ does not exist .*--reference/ },
-    { title: '--pass all without --cert', args: () => [...spec({}), '--pass', 'all'], error: /^error: --cert: --pass all seals credentials and needs the cluster's certificate/ },
-    { title: 'an unreadable certificate file', args: () => [...spec({}), '--cert', join(tmp, 'missing.pem')], error: /^error: --cert: cannot read .*missing\.pem: ENOENT$/ },
-    { title: 'a certificate file that is not a certificate', args: () => [...spec({}), '--cert', files.notCert!], error: /^error: --cert: no PEM certificate found/ },
-    { title: 'a --registry-auth file that is not JSON', args: () => [...spec({}), '--cert', cert, '--registry-auth', files.badAuth!], error: /^error: --registry-auth: is not valid JSON/ },
+    {
+      title: 'cluster name ../evil',
+      args: () => [...spec({ '--cluster': '../evil' }), '--pass', 'infrastructure'],
+      error: /^error: --cluster: must be a DNS-1123 label/,
+    },
+    {
+      title: 'cluster name Eu-Prod',
+      args: () => [...spec({ '--cluster': 'Eu-Prod' }), '--pass', 'infrastructure'],
+      error: /^error: --cluster: must be a DNS-1123 label/,
+    },
+    {
+      title: 'cluster name of 64 characters',
+      args: () => [...spec({ '--cluster': 'a'.repeat(64) }), '--pass', 'infrastructure'],
+      error: /^error: --cluster: must be at most 63 characters/,
+    },
+    {
+      title: 'cluster name of the reference',
+      args: () => [...spec({ '--cluster': 'development' }), '--pass', 'infrastructure'],
+      error: /^error: --cluster: must differ from the reference environment "development"/,
+    },
+    {
+      title: 'domain localhost',
+      args: () => [...spec({ '--domain': 'localhost' }), '--pass', 'infrastructure'],
+      error: /^error: --domain: must be a lower-case DNS name/,
+    },
+    {
+      title: 'domain -bad.example.com',
+      args: () => [...spec({ '--domain': '-bad.example.com' }), '--pass', 'infrastructure'],
+      error: /^error: --domain: must be a lower-case DNS name/,
+    },
+    {
+      title: 'domain a..b',
+      args: () => [...spec({ '--domain': 'a..b' }), '--pass', 'infrastructure'],
+      error: /^error: --domain: must be a lower-case DNS name/,
+    },
+    {
+      title: 'region EU_WEST',
+      args: () => [...spec({ '--region': 'EU_WEST' }), '--pass', 'infrastructure'],
+      error: /^error: --region: must look like a cloud region/,
+    },
+    {
+      title: 'a reference that does not exist',
+      args: () => [...spec({}), '--pass', 'infrastructure', '--reference', 'staging'],
+      error: /^error: reference environment clusters\/staging\/ does not exist .*--reference/,
+    },
+    {
+      title: '--pass all without --cert',
+      args: () => [...spec({}), '--pass', 'all'],
+      error: /^error: --cert: --pass all seals credentials and needs the cluster's certificate/,
+    },
+    {
+      title: 'an unreadable certificate file',
+      args: () => [...spec({}), '--cert', join(tmp, 'missing.pem')],
+      error: /^error: --cert: cannot read .*missing\.pem: ENOENT$/,
+    },
+    {
+      title: 'a certificate file that is not a certificate',
+      args: () => [...spec({}), '--cert', files.notCert!],
+      error: /^error: --cert: no PEM certificate found/,
+    },
+    {
+      title: 'a --registry-auth file that is not JSON',
+      args: () => [...spec({}), '--cert', cert, '--registry-auth', files.badAuth!],
+      error: /^error: --registry-auth: is not valid JSON/,
+    },
   ];
 
   for (const { title, args, error } of cases) {
@@ -259,7 +338,7 @@ describe('generate-gitops-env seal', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('turns a Secret manifest on stdin into a SealedSecret that decrypts with the cluster\'s key', async () => {
+  it("turns a Secret manifest on stdin into a SealedSecret that decrypts with the cluster's key", async () => {
     const manifest = [
       'apiVersion: v1',
       'kind: Secret',
@@ -275,7 +354,12 @@ describe('generate-gitops-env seal', () => {
     ].join('\n');
     const result = await runCli(['seal', '--cert', cert], { stdin: manifest });
     assertExit(result, 0);
-    const sealed = parse(result.stdout) as { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: { template: { type: string } } };
+    const sealed = parse(result.stdout) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string; namespace: string };
+      spec: { template: { type: string } };
+    };
     assert.equal(sealed.apiVersion, 'bitnami.com/v1alpha1');
     assert.equal(sealed.kind, 'SealedSecret');
     assert.deepEqual({ name: sealed.metadata.name, namespace: sealed.metadata.namespace }, { name: 'api-token', namespace: 'tcr' });
@@ -323,10 +407,16 @@ describe('generate-gitops-env on a cluster path that flux bootstrap wrote flux-s
   });
 
   it('render keeps flux-system/ byte for byte and listed in the entry point, in both passes, and verify passes', async () => {
-    for (const pass of [['--pass', 'infrastructure'], ['--cert', cert]]) {
+    for (const pass of [
+      ['--pass', 'infrastructure'],
+      ['--cert', cert],
+    ]) {
       const result = await runCli(['render', '--repo', repo, ...CLUSTER_ARGS, ...pass]);
       assertExit(result, 0);
-      assert.match(result.stderr, / 0 removed\n {2}kept as they are and listed in clusters\/eu-prod-1\/kustomization\.yaml: flux-system\/ \(not generated, e\.g\. by flux bootstrap\)\n/);
+      assert.match(
+        result.stderr,
+        / 0 removed\n {2}kept as they are and listed in clusters\/eu-prod-1\/kustomization\.yaml: flux-system\/ \(not generated, e\.g\. by flux bootstrap\)\n/,
+      );
       for (const [path, text] of bootstrap) assert.equal(await readFile(join(repo, path), 'utf8'), text, `${path} after ${pass.join(' ')}`);
       const entry = parse(await readFile(join(repo, 'clusters/eu-prod-1/kustomization.yaml'), 'utf8')) as { resources: string[] };
       assert.deepEqual(entry.resources, ['flux', 'flux-system']);
@@ -363,9 +453,11 @@ describe('generate-gitops-env on a cluster path that flux bootstrap wrote flux-s
       const result = await runCli(['verify', '--repo', repo, '--cluster', 'eu-prod-1']);
       assertExit(result, 1);
       assert.ok(
-        result.stdout.split('\n').includes(
-          'clusters/eu-prod-1/kustomization.yaml: Kustomization flux-system/flux-system: resources does not list flux-system, so the sync (prune: true) would delete what flux bootstrap installed, Flux included: add flux-system to resources',
-        ),
+        result.stdout
+          .split('\n')
+          .includes(
+            'clusters/eu-prod-1/kustomization.yaml: Kustomization flux-system/flux-system: resources does not list flux-system, so the sync (prune: true) would delete what flux bootstrap installed, Flux included: add flux-system to resources',
+          ),
         result.stdout,
       );
     } finally {

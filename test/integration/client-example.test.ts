@@ -21,7 +21,10 @@ import { loadServiceConfig } from '../../src/service/service-config.js';
 const TOKEN = 'client-example-token-0123456789';
 
 interface ClientModule {
-  scaffold(request: Record<string, unknown> & { cluster: { name: string; domain: string; region: string } }, options: { baseUrl: string; tokenFile: string; pollMs?: number }): Promise<{
+  scaffold(
+    request: Record<string, unknown> & { cluster: { name: string; domain: string; region: string } },
+    options: { baseUrl: string; tokenFile: string; pollMs?: number },
+  ): Promise<{
     id: string;
     status: string;
     message: string;
@@ -48,7 +51,15 @@ describe('docs/client.md: the example client loop', () => {
     client = (await import(pathToFileURL(file).href)) as ClientModule;
     tokenFile = join(dir, 'token');
     await writeFile(tokenFile, `${TOKEN}\n`);
-    const config = loadServiceConfig({ PORT: '0', HOST: '127.0.0.1', API_TOKENS: TOKEN, DATA_DIR: join(dir, 'data'), EXECUTOR: 'local', AUTH_MODE: 'static', LOG_LEVEL: 'silent' });
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: TOKEN,
+      DATA_DIR: join(dir, 'data'),
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'silent',
+    });
     service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }), notice: () => undefined });
   });
 
@@ -63,15 +74,15 @@ describe('docs/client.md: the example client loop', () => {
     const [first, second] = await Promise.all([client.scaffold(request, options), client.scaffold(request, options)]);
     assert.equal(first.status, 'succeeded', first.message);
     assert.equal(first.gitops_path, 'clusters/eu-client-1');
-    assert.deepEqual(first.commits.map((c) => c.pass), ['infrastructure', 'all']);
+    assert.deepEqual(
+      first.commits.map((c) => c.pass),
+      ['infrastructure', 'all'],
+    );
     assert.equal(second.id, first.id, 'the 409 led to the active run');
   });
 
-  it('a refused request fails with the status and the service\'s reason', async () => {
-    await assert.rejects(
-      client.scaffold({ cluster: cluster('EU-bad') }, { baseUrl: service.address, tokenFile }),
-      /starting the run: HTTP 400: /,
-    );
+  it("a refused request fails with the status and the service's reason", async () => {
+    await assert.rejects(client.scaffold({ cluster: cluster('EU-bad') }, { baseUrl: service.address, tokenFile }), /starting the run: HTTP 400: /);
     await writeFile(tokenFile, 'a-wrong-token-0123456789\n');
     await assert.rejects(client.scaffold({ cluster: cluster('eu-client-2') }, { baseUrl: service.address, tokenFile }), /HTTP 401/);
   });
@@ -106,7 +117,15 @@ describe('docs/client.md: the curl and jq loop, run as written', () => {
     const code = /## With curl and jq[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1];
     assert.ok(code, 'docs/client.md shows the curl loop');
     script = code;
-    const config = loadServiceConfig({ PORT: '0', HOST: '127.0.0.1', API_TOKENS: TOKEN, DATA_DIR: join(dir, 'data'), EXECUTOR: 'local', AUTH_MODE: 'static', LOG_LEVEL: 'silent' });
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: TOKEN,
+      DATA_DIR: join(dir, 'data'),
+      EXECUTOR: 'local',
+      AUTH_MODE: 'static',
+      LOG_LEVEL: 'silent',
+    });
     service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }), notice: () => undefined });
   });
 
@@ -131,7 +150,10 @@ describe('docs/client.md: the curl and jq loop, run as written', () => {
     const bad = await shellLoop({ cluster: { name: 'EU-bad', domain: 'x.example.net', region: 'eu-west-1' } });
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /starting the run: HTTP 400: /);
-    const unauthorized = await shellLoop({ cluster: { name: 'eu-shell-2', domain: 'eu-shell-2.example.net', region: 'eu-west-1' } }, 'a-wrong-token-0123456789');
+    const unauthorized = await shellLoop(
+      { cluster: { name: 'eu-shell-2', domain: 'eu-shell-2.example.net', region: 'eu-west-1' } },
+      'a-wrong-token-0123456789',
+    );
     assert.equal(unauthorized.code, 1);
     assert.match(unauthorized.stderr, /HTTP 401/);
   });

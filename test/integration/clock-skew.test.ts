@@ -35,17 +35,29 @@ after(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe('the service under a skewed clock (libfaketime)', { skip: existsSync(LIBFAKETIME) ? false : `libfaketime is not installed (${LIBFAKETIME})`, timeout: 300_000 }, () => {
-  it('kills no healthy runner and keeps no lost run beyond the grace, ahead or behind by 10 minutes', async () => {
-    const seen = await observeClockSkew({ scratch, postgresUrl: postgres.url });
+describe(
+  'the service under a skewed clock (libfaketime)',
+  { skip: existsSync(LIBFAKETIME) ? false : `libfaketime is not installed (${LIBFAKETIME})`, timeout: 300_000 },
+  () => {
+    it('kills no healthy runner and keeps no lost run beyond the grace, ahead or behind by 10 minutes', async () => {
+      const seen = await observeClockSkew({ scratch, postgresUrl: postgres.url });
 
-    assert.ok(seen.ahead.runnerAlive, 'ahead: the healthy runner is not killed');
-    assert.deepEqual(seen.ahead.runStatuses.filter((s) => s !== 'running' && s !== 'pending'), [], 'ahead: the run goes on');
-    assert.deepEqual(seen.ahead.lostStatuses.filter((s) => s !== 'pending'), [], 'ahead: within the grace (by the database) the lost run is left alone');
+      assert.ok(seen.ahead.runnerAlive, 'ahead: the healthy runner is not killed');
+      assert.deepEqual(
+        seen.ahead.runStatuses.filter((s) => s !== 'running' && s !== 'pending'),
+        [],
+        'ahead: the run goes on',
+      );
+      assert.deepEqual(
+        seen.ahead.lostStatuses.filter((s) => s !== 'pending'),
+        [],
+        'ahead: within the grace (by the database) the lost run is left alone',
+      );
 
-    assert.deepEqual([seen.behind.lost.status, seen.behind.lost.message], ['failed', LOST_RUN_MESSAGE], 'behind: the lost run fails at once');
-    assert.ok(seen.behind.runnerAlive, 'behind: the healthy runner is still not killed');
+      assert.deepEqual([seen.behind.lost.status, seen.behind.lost.message], ['failed', LOST_RUN_MESSAGE], 'behind: the lost run fails at once');
+      assert.ok(seen.behind.runnerAlive, 'behind: the healthy runner is still not killed');
 
-    assert.equal(seen.finished.status, 'succeeded', seen.finished.message);
-  });
-});
+      assert.equal(seen.finished.status, 'succeeded', seen.finished.message);
+    });
+  },
+);

@@ -97,7 +97,12 @@ describe('the GitHub App token exchange and redirects', () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const double = await doubleFor('github', { appId: '1234', installationId: '5678', publicKey });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const client = new GitHubForge({ apiUrl: double.apiUrl, owner: OWNER, repo: REPO, auth: { kind: 'app', appId: '1234', installationId: '5678', privateKey: pem } });
+    const client = new GitHubForge({
+      apiUrl: double.apiUrl,
+      owner: OWNER,
+      repo: REPO,
+      auth: { kind: 'app', appId: '1234', installationId: '5678', privateKey: pem },
+    });
     const seen = elsewhere.requests.length;
     double.redirectNext(elsewhere.baseUrl);
     await assert.rejects(client.gitToken(), /was redirected to/);
@@ -118,7 +123,9 @@ describe('the OCI registry client and redirects', () => {
   before(async () => {
     // The storage host answers a presigned HEAD and PUT the way S3 would; it knows nothing of the registry's credentials.
     storage = await startRecordingServer((request): RecordingReply =>
-      request.method === 'HEAD' ? { status: 200, headers: { 'content-length': String(content.length) } } : { status: 201, headers: { 'docker-content-digest': digest } },
+      request.method === 'HEAD'
+        ? { status: 200, headers: { 'content-length': String(content.length) } }
+        : { status: 201, headers: { 'docker-content-digest': digest } },
     );
     const read = (req: IncomingMessage) => new Promise<void>((resolve) => req.resume().on('end', () => resolve()));
     const state = { authorized: 0, blobPresent: true };
@@ -132,7 +139,8 @@ describe('the OCI registry client and redirects', () => {
           return res.writeHead(307, { location: `${storage.baseUrl}/blob?X-Amz-Signature=sig` }).end();
         }
         if (req.method === 'POST' && url.pathname.endsWith('/blobs/uploads/')) return res.writeHead(202, { location: '/v2/platform/blobs/uploads/u1' }).end();
-        if (req.method === 'PUT' && url.pathname.endsWith('/uploads/u1')) return res.writeHead(307, { location: `${storage.baseUrl}/upload${url.search}` }).end();
+        if (req.method === 'PUT' && url.pathname.endsWith('/uploads/u1'))
+          return res.writeHead(307, { location: `${storage.baseUrl}/upload${url.search}` }).end();
         return res.writeHead(404).end();
       });
     });

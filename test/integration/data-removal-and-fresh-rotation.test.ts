@@ -42,13 +42,19 @@ describe('removal with its data, and rotation with fresh values, as runs through
   let kube: KubeApiDouble;
   let kubeconfig: string;
   let fleet: LocalFleetService;
-  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => fleet.app.inject({ method, url, headers: AUTH, ...(payload ? { payload } : {}) });
+  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
+    fleet.app.inject({ method, url, headers: AUTH, ...(payload ? { payload } : {}) });
   const run = async (id: string) => (await inject('GET', `/api/v1/scaffolds/${id}`)).json<RunBody>();
   const ended = (id: string) =>
-    eventually(`run ${id} to end`, async () => {
-      const body = await run(id);
-      return body.status === 'pending' || body.status === 'running' ? undefined : body;
-    }, 240_000, 200);
+    eventually(
+      `run ${id} to end`,
+      async () => {
+        const body = await run(id);
+        return body.status === 'pending' || body.status === 'running' ? undefined : body;
+      },
+      240_000,
+      200,
+    );
   /** Kustomization list requests the double has answered so far: each is the runner asking Flux's state. */
   const fluxReads = () => kube.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/kustomizations')).length;
 
@@ -85,14 +91,26 @@ describe('removal with its data, and rotation with fresh values, as runs through
     kube.setKustomization('flux-system', 'flux-system', { spec: { sourceRef: SYNC, path: './clusters/eu-1' }, status: applied(base) });
     kube.setKustomization('flux-system', 'database', { spec: { sourceRef: SYNC, path: './clusters/eu-1/database' }, status: applied(base) });
 
-    const response = await inject('DELETE', '/api/v1/clusters/eu-1?confirm=eu-1', { delete_data: true, kubeconfig: { inline: kubeconfig }, lift_timeout_seconds: 120 });
+    const response = await inject('DELETE', '/api/v1/clusters/eu-1?confirm=eu-1', {
+      delete_data: true,
+      kubeconfig: { inline: kubeconfig },
+      lift_timeout_seconds: 120,
+    });
     assert.equal(response.statusCode, 202, response.body);
     const id = response.json<{ run: { id: string }; delete_data: boolean }>().run.id;
     assert.equal(response.json<{ delete_data: boolean }>().delete_data, true);
 
-    const lift = await eventually('the lift commit to land', async () => (await commitsOf(bare, 'main', base)).find((c) => c.trailers['Scaffold-Pass'] === 'lift-protection'), 120_000, 100);
+    const lift = await eventually(
+      'the lift commit to land',
+      async () => (await commitsOf(bare, 'main', base)).find((c) => c.trailers['Scaffold-Pass'] === 'lift-protection'),
+      120_000,
+      100,
+    );
     assert.match(lift.subject, /^Lift the prune protection of cluster eu-1/);
-    assert.match(await git(bare, 'show', `${lift.sha}:clusters/eu-1/database/kustomization.yaml`), /op: remove\n\s+path: \/metadata\/annotations\/kustomize.toolkit.fluxcd.io~1prune/);
+    assert.match(
+      await git(bare, 'show', `${lift.sha}:clusters/eu-1/database/kustomization.yaml`),
+      /op: remove\n\s+path: \/metadata\/annotations\/kustomize.toolkit.fluxcd.io~1prune/,
+    );
     // The runner now asks Flux, which still reports the old revision: two reads later, nothing else has landed.
     const readsAtLift = fluxReads();
     await eventually('the runner to read Flux twice more', () => (fluxReads() >= readsAtLift + 2 ? true : undefined), 60_000, 50);
@@ -108,28 +126,62 @@ describe('removal with its data, and rotation with fresh values, as runs through
     assert.deepEqual(landed.map((c) => c.trailers['Scaffold-Pass']).reverse(), ['lift-protection', 'remove'], 'two commits, the lift first');
     const removal = landed[0]!;
     assert.deepEqual(removal.parents, [lift.sha], 'the removal is on top of the lift');
-    assert.deepEqual(done.commits, [{ pass: 'lift-protection', sha: lift.sha }, { pass: 'remove', sha: removal.sha }]);
-    assert.deepEqual(done.steps.map((s) => [s.name, s.status]), [['clone', 'succeeded'], ['lift-protection', 'succeeded'], ['wait-for-lift', 'succeeded'], ['remove-files', 'succeeded'], ['push-removal', 'succeeded']]);
-    assert.match(done.message, new RegExp(`lift-protection ${lift.sha.slice(0, 12)} lifted the prune protection.*remove ${removal.sha.slice(0, 12)} removed clusters/eu-1.*Flux deletes \\d+ object\\(s\\), the data included: .*StatefulSet database/postgresql`));
+    assert.deepEqual(done.commits, [
+      { pass: 'lift-protection', sha: lift.sha },
+      { pass: 'remove', sha: removal.sha },
+    ]);
+    assert.deepEqual(
+      done.steps.map((s) => [s.name, s.status]),
+      [
+        ['clone', 'succeeded'],
+        ['lift-protection', 'succeeded'],
+        ['wait-for-lift', 'succeeded'],
+        ['remove-files', 'succeeded'],
+        ['push-removal', 'succeeded'],
+      ],
+    );
+    assert.match(
+      done.message,
+      new RegExp(
+        `lift-protection ${lift.sha.slice(0, 12)} lifted the prune protection.*remove ${removal.sha.slice(0, 12)} removed clusters/eu-1.*Flux deletes \\d+ object\\(s\\), the data included: .*StatefulSet database/postgresql`,
+      ),
+    );
     assert.deepEqual(await filesAt(bare, 'main', 'clusters/eu-1'), ['clusters/eu-1/kustomization.yaml']);
   });
 
   it('rotates with fresh_values: the pushed tree holds the password-change Jobs named by the new ciphertexts, and the result names what restarts', async () => {
     const cluster = { name: 'eu-2', domain: 'eu-2.example.net', region: 'eu-west-1' };
-    const scaffolded = await fleet.store.create({ id: 'scaffold-eu-2', cluster, repositoryUrl: pathToFileURL(bare).href, branch: 'main', reference: 'development', job: 'scaffold-scaffold-eu-2', createdBy: 'static:0', sealing: 'certificate' });
+    const scaffolded = await fleet.store.create({
+      id: 'scaffold-eu-2',
+      cluster,
+      repositoryUrl: pathToFileURL(bare).href,
+      branch: 'main',
+      reference: 'development',
+      job: 'scaffold-scaffold-eu-2',
+      createdBy: 'static:0',
+      sealing: 'certificate',
+    });
     await fleet.store.update(scaffolded.id, { status: 'succeeded', finishedAt: new Date() });
     const certificate = createTestCertificate().certificatePem;
 
     // A supplied credential has no fresh value to make up: the run fails before it pushes anything.
     const before = await git(bare, 'rev-parse', 'main');
-    const supplied = await inject('POST', '/api/v1/clusters/eu-2/rotate', { sealing: { certificate }, credentials: ['registry-pull-secret'], fresh_values: true });
+    const supplied = await inject('POST', '/api/v1/clusters/eu-2/rotate', {
+      sealing: { certificate },
+      credentials: ['registry-pull-secret'],
+      fresh_values: true,
+    });
     assert.equal(supplied.statusCode, 202, supplied.body);
     const refused = await ended(supplied.json<{ id: string }>().id);
     assert.equal(refused.status, 'failed');
     assert.match(refused.message, /registry-pull-secret: supplied by the caller \(registry-auth\), not generated, so there are no fresh values/);
     assert.equal(await git(bare, 'rev-parse', 'main'), before);
 
-    const response = await inject('POST', '/api/v1/clusters/eu-2/rotate', { sealing: { certificate }, credentials: ['database/postgresql-credentials'], fresh_values: true });
+    const response = await inject('POST', '/api/v1/clusters/eu-2/rotate', {
+      sealing: { certificate },
+      credentials: ['database/postgresql-credentials'],
+      fresh_values: true,
+    });
     assert.equal(response.statusCode, 202, response.body);
     const done = await ended(response.json<{ id: string }>().id);
     assert.equal(done.status, 'succeeded', done.message);
@@ -140,11 +192,17 @@ describe('removal with its data, and rotation with fresh values, as runs through
     const jobFile = `clusters/eu-2/database/sealed/${job}.yaml`;
     assert.ok((await filesAt(bare, 'main', 'clusters/eu-2/database/sealed')).includes(jobFile), `${jobFile} pushed`);
     const manifests = (await git(bare, 'show', `main:${jobFile}`)).split(/^---$/m).map((d) => parse(d) as { kind: string; metadata: { name: string } });
-    assert.deepEqual(manifests.map((m) => m.kind), ['ServiceAccount', 'Role', 'RoleBinding', 'Job']);
+    assert.deepEqual(
+      manifests.map((m) => m.kind),
+      ['ServiceAccount', 'Role', 'RoleBinding', 'Job'],
+    );
     assert.equal(manifests[3]!.metadata.name, job);
     assert.match(await git(bare, 'show', 'main:clusters/eu-2/database/sealed/kustomization.yaml'), new RegExp(`- ${job}\\.yaml`));
     // Only the rotated credential gets a Job: RabbitMQ's keeps its values.
     assert.equal((await filesAt(bare, 'main', 'clusters/eu-2/database/sealed')).filter((p) => p.includes('-rotation-')).length, 1);
-    assert.match(done.message, new RegExp(`fresh values: Job\\(s\\) database/${job} set the new passwords in the databases; restart .*StatefulSet database/postgresql`));
+    assert.match(
+      done.message,
+      new RegExp(`fresh values: Job\\(s\\) database/${job} set the new passwords in the databases; restart .*StatefulSet database/postgresql`),
+    );
   });
 });

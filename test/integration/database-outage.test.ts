@@ -43,7 +43,14 @@ const startDatabase = (): Promise<void> => server.startServer();
 async function api<T>(service: ServiceProcess, path: string): Promise<T> {
   const response = await fetch(`${service.address}${path}`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
   assert.equal(response.status, 200, await response.clone().text());
-  return (path.includes('format=json') ? (await response.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown) : await response.json()) as T;
+  return (
+    path.includes('format=json')
+      ? (await response.text())
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as unknown)
+      : await response.json()
+  ) as T;
 }
 
 async function pendingWrites(service: ServiceProcess): Promise<number> {
@@ -67,7 +74,14 @@ describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
   it('loses no line and no step of the run: all are stored once the database is back', async () => {
     const remote = await heldPushRemote(scratch);
     const dataDir = join(scratch, 'service-data');
-    const service = await startServiceProcess({ API_TOKENS: API_TOKEN, AUTH_MODE: 'static', EXECUTOR: 'local', DATA_DIR: dataDir, DATABASE_URL: server.url, DEFAULT_GITOPS_REPO_URL: `file://${remote.path}` });
+    const service = await startServiceProcess({
+      API_TOKENS: API_TOKEN,
+      AUTH_MODE: 'static',
+      EXECUTOR: 'local',
+      DATA_DIR: dataDir,
+      DATABASE_URL: server.url,
+      DEFAULT_GITOPS_REPO_URL: `file://${remote.path}`,
+    });
     try {
       const created = await fetch(`${service.address}/api/v1/scaffolds`, {
         method: 'POST',
@@ -82,14 +96,22 @@ describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
       await remote.release();
       // The runner finishes with the database away: its result is written, its lease removed once it has exited.
       const runDir = join(dataDir, 'runs', id);
-      await eventually('the runner to exit', () => (existsSync(join(runDir, 'result.json')) && !existsSync(join(runDir, 'lease.json')) ? true : undefined), 60_000);
+      await eventually(
+        'the runner to exit',
+        () => (existsSync(join(runDir, 'result.json')) && !existsSync(join(runDir, 'lease.json')) ? true : undefined),
+        60_000,
+      );
       await eventually('the gauge to show the writes waiting for the database', async () => ((await pendingWrites(service)) > 0 ? true : undefined), 20_000);
       await startDatabase();
 
-      const done = await eventually('the run to be recorded', async () => {
-        const view = await api<RunView>(service, `/api/v1/scaffolds/${id}`);
-        return view.status === 'running' || view.status === 'pending' ? undefined : view;
-      }, 60_000);
+      const done = await eventually(
+        'the run to be recorded',
+        async () => {
+          const view = await api<RunView>(service, `/api/v1/scaffolds/${id}`);
+          return view.status === 'running' || view.status === 'pending' ? undefined : view;
+        },
+        60_000,
+      );
       assert.equal(done.status, 'succeeded', done.message);
       assert.ok(done.started_at !== undefined && done.finished_at !== undefined);
       // The whole timeline: no step left pending or running for want of its events.
@@ -103,13 +125,19 @@ describe('a PostgreSQL outage during a run', { timeout: 240_000 }, () => {
 
       // Every line, each once, numbered without a gap, ending with the runner's last event.
       const lines = await api<{ seq: number; line: string }[]>(service, `/api/v1/scaffolds/${id}/logs?format=json`);
-      assert.deepEqual(lines.map((l) => l.seq), lines.map((_, i) => i + 1));
+      assert.deepEqual(
+        lines.map((l) => l.seq),
+        lines.map((_, i) => i + 1),
+      );
       const events = lines.map((l) => parseRunEvent(l.line)).filter((e) => e !== undefined);
       const started = events.filter((e) => e.event === 'step_started').map((e) => (e as { step?: number }).step);
       assert.deepEqual(started, [...new Set(started)], 'no step started twice in the stored log');
       assert.equal(events.at(-1)?.event, 'run_finished');
       assert.equal(events.filter((e) => e.event === 'run_finished').length, 1);
-      assert.ok(events.some((e) => e.event === 'commit' && (e as { sha?: string }).sha === head.sha), 'the commit event printed during the outage is stored');
+      assert.ok(
+        events.some((e) => e.event === 'commit' && (e as { sha?: string }).sha === head.sha),
+        'the commit event printed during the outage is stored',
+      );
       assert.equal(await pendingWrites(service), 0, 'nothing waits once stored');
     } finally {
       await service.kill();

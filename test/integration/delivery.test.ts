@@ -52,7 +52,11 @@ async function newRemote(): Promise<Remote> {
   const name = `platform-${++repoCount}`;
   const dir = join(served, OWNER, `${name}.git`);
   await git(scratch, 'clone', '--quiet', '--bare', seedRepo, dir);
-  for (const [key, value] of [['uploadpack.allowFilter', 'true'], ['uploadpack.allowAnySHA1InWant', 'true']] as const) await git(dir, 'config', key, value);
+  for (const [key, value] of [
+    ['uploadpack.allowFilter', 'true'],
+    ['uploadpack.allowAnySHA1InWant', 'true'],
+  ] as const)
+    await git(dir, 'config', key, value);
   await protectMain(dir);
   return { name, dir, url: daemon.url(`${OWNER}/${name}.git`), seedSha: await git(dir, 'rev-parse', 'main') };
 }
@@ -71,12 +75,21 @@ function deliveryFor(forge: ForgeName, double: ForgeDouble, remote: Remote, logg
 function run(remote: Remote, deps: Partial<ScaffoldRunDeps> & { logger: CapturingLogger }, id: string, signal?: AbortSignal) {
   return runScaffold(
     { git: new CliGitRemote({ logger: deps.logger }), verify: async () => ({ findings: [] }), workRoot: scratch, ...deps },
-    { id, repositoryUrl: remote.url, cluster: CLUSTER, certificatePem: certificate.certificatePem, generatorVersion: packageVersion(), ...(signal ? { signal } : {}) },
+    {
+      id,
+      repositoryUrl: remote.url,
+      cluster: CLUSTER,
+      certificatePem: certificate.certificatePem,
+      generatorVersion: packageVersion(),
+      ...(signal ? { signal } : {}),
+    },
   );
 }
 
 function reviewEvents(logger: CapturingLogger): string[] {
-  return logger.lines.filter((l) => l.fields.event === 'review_request').map((l) => `${String(l.fields.pass)}:${String(l.fields.action)}:#${String(l.fields.number)}`);
+  return logger.lines
+    .filter((l) => l.fields.event === 'review_request')
+    .map((l) => `${String(l.fields.pass)}:${String(l.fields.action)}:#${String(l.fields.number)}`);
 }
 
 before(async () => {
@@ -143,14 +156,21 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     assert.equal(pass1!.trailers['Scaffold-Pass'], 'infrastructure');
     assert.equal(pass2!.trailers['Scaffold-Pass'], 'all');
     assert.deepEqual(pass2!.parents, [first.mergeSha]);
-    assert.ok(sealedSecretsIn(await treeAt(remote.dir, 'main', 'clusters/eu-prod-1')).length >= 3, 'pass 2 sealed the credentials (no registry pull secret without one supplied)');
+    assert.ok(
+      sealedSecretsIn(await treeAt(remote.dir, 'main', 'clusters/eu-prod-1')).length >= 3,
+      'pass 2 sealed the credentials (no registry pull secret without one supplied)',
+    );
     assert.deepEqual(result.commits, [
       { pass: 'infrastructure', sha: first.mergeSha },
       { pass: 'all', sha: second.mergeSha },
     ]);
     assert.deepEqual(reviewEvents(logger), [
-      'infrastructure:opened:#1', 'infrastructure:waiting:#1', 'infrastructure:merged:#1',
-      'all:opened:#2', 'all:waiting:#2', 'all:merged:#2',
+      'infrastructure:opened:#1',
+      'infrastructure:waiting:#1',
+      'infrastructure:merged:#1',
+      'all:opened:#2',
+      'all:waiting:#2',
+      'all:merged:#2',
     ]);
     assert.equal(await git(remote.dir, 'branch', '--list', 'scaffold/*'), '', 'merged branches are deleted');
   });
@@ -163,7 +183,11 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     await run(remote, { logger, delivery: deliveryFor('github', double, remote, logger, true) }, 'pr-auto');
     assert.ok(double.pulls.every((p) => p.merged));
     const merges = double.calls.filter((c) => c.method === 'PUT' && /\/merge$/.test(c.path));
-    assert.deepEqual(merges.map((c) => c.status), [200, 200], 'merged only once mergeable (no 405)');
+    assert.deepEqual(
+      merges.map((c) => c.status),
+      [200, 200],
+      'merged only once mergeable (no 405)',
+    );
   });
 
   it('reuses its open request on a rerun instead of opening another', async () => {
@@ -172,7 +196,10 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     const stop = new AbortController();
     double.onOpened = () => void setTimeout(() => stop.abort(new Error('runner stopped')), 100);
     const firstLog = capturingLogger();
-    await assert.rejects(run(remote, { logger: firstLog, delivery: deliveryFor('github', double, remote, firstLog, false) }, 'pr-rerun', stop.signal), StepError);
+    await assert.rejects(
+      run(remote, { logger: firstLog, delivery: deliveryFor('github', double, remote, firstLog, false) }, 'pr-rerun', stop.signal),
+      StepError,
+    );
     assert.equal(double.pulls.length, 1);
     const branchSha = await git(remote.dir, 'rev-parse', 'scaffold/eu-prod-1/infrastructure');
 
@@ -198,7 +225,10 @@ describe('pull_request delivery through GitHub (Octokit)', () => {
     assert.ok(error instanceof StepError);
     assert.equal(error.step, 3);
     assert.ok(error.cause instanceof ConflictError);
-    assert.match(error.message, /request #1 for pass infrastructure \(http:\/\/127\.0\.0\.1:\d+\/acme\/platform-\d+\/pull\/1\) was closed without being merged/);
+    assert.match(
+      error.message,
+      /request #1 for pass infrastructure \(http:\/\/127\.0\.0\.1:\d+\/acme\/platform-\d+\/pull\/1\) was closed without being merged/,
+    );
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seedSha);
     assert.equal(double.pulls.length, 1, 'pass 2 never started');
     // The run's last word on the request is its state, so the run view shows it closed.
@@ -247,11 +277,17 @@ for (const forge of ['gitlab', 'gitea'] as const) {
       double.rateLimitNext(1);
       const logger = capturingLogger();
       const result = await run(remote, { logger, delivery: deliveryFor(forge, double, remote, logger, true) }, `pr-${forge}`);
-      assert.deepEqual(double.pulls.map((p) => [p.head, p.merged, p.labels]), [
-        ['scaffold/eu-prod-1/infrastructure', true, ['gitops-scaffolder', 'scaffold-pass:infrastructure']],
-        ['scaffold/eu-prod-1/all', true, ['gitops-scaffolder', 'scaffold-pass:all']],
-      ]);
-      assert.deepEqual((result.commits ?? []).map((c) => c.sha), double.pulls.map((p) => p.mergeSha));
+      assert.deepEqual(
+        double.pulls.map((p) => [p.head, p.merged, p.labels]),
+        [
+          ['scaffold/eu-prod-1/infrastructure', true, ['gitops-scaffolder', 'scaffold-pass:infrastructure']],
+          ['scaffold/eu-prod-1/all', true, ['gitops-scaffolder', 'scaffold-pass:all']],
+        ],
+      );
+      assert.deepEqual(
+        (result.commits ?? []).map((c) => c.sha),
+        double.pulls.map((p) => p.mergeSha),
+      );
       assert.equal(double.calls[0]!.status, 429);
       assert.ok(double.calls[1]!.at - double.calls[0]!.at >= 1000);
       await eventually('the merged branches are gone', async () => ((await git(remote.dir, 'branch', '--list', 'scaffold/*')) === '' ? true : undefined));
@@ -266,7 +302,21 @@ describe('the runner CLI', () => {
     const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
     const repoUrl = http.url(`${OWNER}/${remote.name}.git`);
     return runRunner({
-      args: ['--repo-url', repoUrl, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--cert', certFile, '--result-file', resultFile, ...args],
+      args: [
+        '--repo-url',
+        repoUrl,
+        '--cluster',
+        CLUSTER.name,
+        '--domain',
+        CLUSTER.domain,
+        '--region',
+        CLUSTER.region,
+        '--cert',
+        certFile,
+        '--result-file',
+        resultFile,
+        ...args,
+      ],
       env: { SCAFFOLD_GIT_TOKEN: TOKEN, TMPDIR: scratch },
       resultFile,
     });
@@ -275,7 +325,17 @@ describe('the runner CLI', () => {
   it('delivers through GitHub pull requests with --delivery pull_request --auto-merge', async () => {
     const remote = await newRemote();
     const double = await forgeFor('github', remote);
-    const outcome = await cli(remote, ['--delivery', 'pull_request', '--forge', 'github', '--forge-api-url', double.apiUrl, '--auto-merge', '--merge-poll-interval', '100ms']);
+    const outcome = await cli(remote, [
+      '--delivery',
+      'pull_request',
+      '--forge',
+      'github',
+      '--forge-api-url',
+      double.apiUrl,
+      '--auto-merge',
+      '--merge-poll-interval',
+      '100ms',
+    ]);
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     assert.deepEqual(outcome.result?.commits, [
       { pass: 'infrastructure', sha: double.pulls[0]?.mergeSha },
@@ -292,7 +352,10 @@ describe('the runner CLI', () => {
     assert.equal(outcome.code, 1, describeOutcome(outcome));
     assert.equal(outcome.result?.status, 'failed');
     assert.equal(outcome.result?.step, 3);
-    assert.match(outcome.result?.message ?? '', /refused a direct push to main, which is protected .*delivery\.mode "pull_request" \(runner: --delivery pull_request\)/s);
+    assert.match(
+      outcome.result?.message ?? '',
+      /refused a direct push to main, which is protected .*delivery\.mode "pull_request" \(runner: --delivery pull_request\)/s,
+    );
   });
 
   it('refuses pull_request without a forge before cloning anything', async () => {

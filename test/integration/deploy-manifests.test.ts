@@ -146,7 +146,17 @@ interface DeploymentObject extends K8sObject {
   };
 }
 
-const NAMESPACED_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'Deployment', 'Service', 'NetworkPolicy', 'PodDisruptionBudget', 'Secret', 'ConfigMap']);
+const NAMESPACED_KINDS = new Set([
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'Deployment',
+  'Service',
+  'NetworkPolicy',
+  'PodDisruptionBudget',
+  'Secret',
+  'ConfigMap',
+]);
 
 function matches(selector: Record<string, string>, labels: Record<string, string> | undefined): boolean {
   return Object.entries(selector).every(([key, value]) => labels?.[key] === value);
@@ -323,19 +333,28 @@ describe('deploy/base', () => {
 
   describe('RBAC', () => {
     // The service's own permissions; the access roles (for its callers) are checked on their own below.
-    const roles = (): RoleObject[] => objects.filter((o): o is RoleObject => (o.kind === 'Role' || o.kind === 'ClusterRole') && !ACCESS_ROLES.includes(o.metadata.name));
+    const roles = (): RoleObject[] =>
+      objects.filter((o): o is RoleObject => (o.kind === 'Role' || o.kind === 'ClusterRole') && !ACCESS_ROLES.includes(o.metadata.name));
     const bindings = (): BindingObject[] =>
-      objects.filter((o): o is BindingObject => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && !ACCESS_ROLES.includes((o as BindingObject).roleRef.name));
+      objects.filter(
+        (o): o is BindingObject => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && !ACCESS_ROLES.includes((o as BindingObject).roleRef.name),
+      );
 
     /** What the bound roles grant, as `namespace|group/resource:verb`. */
     function granted(): string[] {
       const grants = new Set<string>();
       for (const binding of bindings()) {
-        const role = roles().find((r) => r.kind === binding.roleRef.kind && r.metadata.name === binding.roleRef.name && (r.kind === 'ClusterRole' || r.metadata.namespace === binding.metadata.namespace));
+        const role = roles().find(
+          (r) =>
+            r.kind === binding.roleRef.kind &&
+            r.metadata.name === binding.roleRef.name &&
+            (r.kind === 'ClusterRole' || r.metadata.namespace === binding.metadata.namespace),
+        );
         assert.ok(role, `${binding.kind} ${binding.metadata.name} refers to a role of this base`);
         const scope = binding.kind === 'ClusterRoleBinding' ? '*' : binding.metadata.namespace!;
         for (const rule of role.rules ?? []) {
-          for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) for (const verb of rule.verbs) grants.add(`${scope}|${group}/${resource}:${verb}`);
+          for (const group of rule.apiGroups ?? [])
+            for (const resource of rule.resources ?? []) for (const verb of rule.verbs) grants.add(`${scope}|${group}/${resource}:${verb}`);
         }
       }
       return [...grants].sort();
@@ -379,14 +398,25 @@ describe('deploy/base', () => {
       );
       assert.ok(!granted().some((g) => g.startsWith('*|') && g.includes('/secrets:')));
       // Secrets are readable in one namespace only, and never listable.
-      assert.deepEqual(granted().filter((g) => /\/secrets:(get|list|watch)$/.test(g)), [`${KUBECONFIG_NS}|/secrets:get`]);
+      assert.deepEqual(
+        granted().filter((g) => /\/secrets:(get|list|watch)$/.test(g)),
+        [`${KUBECONFIG_NS}|/secrets:get`],
+      );
     });
 
     it('matches the Kubernetes calls the code makes, in both directions', async () => {
       const executor = await executorSource();
       const authenticator = await source('src/kubernetes/token-review-authenticator.ts');
       const authorizer = await source('src/kubernetes/subject-access-review-authorizer.ts');
-      const verbOf: Record<string, string> = { create: 'create', read: 'get', list: 'list', patch: 'patch', replace: 'update', delete: 'delete', deleteCollection: 'deletecollection' };
+      const verbOf: Record<string, string> = {
+        create: 'create',
+        read: 'get',
+        list: 'list',
+        patch: 'patch',
+        replace: 'update',
+        delete: 'delete',
+        deleteCollection: 'deletecollection',
+      };
       const groupOf: Record<string, string> = { batch: 'batch', core: '' };
       const used = new Set<string>();
       const calls = /this\.(\w+)\.(create|read|list|patch|replace|deleteCollection|delete)Namespaced(\w+?)\(\s*\{\s*namespace:\s*([\w.]+)/g;
@@ -422,7 +452,9 @@ describe('deploy/base', () => {
       };
       /** What the routes need (src/http/route-permissions.ts), as `resource:verb`; /metrics is not a product resource. */
       const needed = new Set(
-        Object.values(ROUTE_PERMISSIONS).flatMap((p) => ('resource' in p ? [`${p.resource}${p.subresource === undefined ? '' : `/${p.subresource}`}:${p.verb}`] : [])),
+        Object.values(ROUTE_PERMISSIONS).flatMap((p) =>
+          'resource' in p ? [`${p.resource}${p.subresource === undefined ? '' : `/${p.subresource}`}:${p.verb}`] : [],
+        ),
       );
 
       it('admin grants exactly what the routes need; nothing a route does not check', () => {
@@ -433,7 +465,10 @@ describe('deploy/base', () => {
         const [viewer, operator, admin] = ACCESS_ROLES.map(grantsOf) as [Set<string>, Set<string>, Set<string>];
         for (const grant of viewer) assert.ok(operator.has(grant), `operator has ${grant}`);
         for (const grant of operator) assert.ok(admin.has(grant), `admin has ${grant}`);
-        assert.ok([...viewer].every((g) => /:(get|list)$/.test(g)), [...viewer].join());
+        assert.ok(
+          [...viewer].every((g) => /:(get|list)$/.test(g)),
+          [...viewer].join(),
+        );
         assert.ok(![...operator].some((g) => /^clusters:(update|delete)$/.test(g)));
         assert.ok(operator.has('scaffolds:create'));
       });
@@ -474,7 +509,10 @@ describe('deploy/base', () => {
       assert.equal(c?.seccompProfile?.type, 'RuntimeDefault');
       // The one writable place: an emptyDir on /tmp (DATA_DIR lives under it).
       const mounts = container().volumeMounts ?? [];
-      assert.deepEqual(mounts.map((m) => m.mountPath), ['/tmp']);
+      assert.deepEqual(
+        mounts.map((m) => m.mountPath),
+        ['/tmp'],
+      );
       assert.ok(pod.volumes?.find((v) => v.name === mounts[0]?.name)?.emptyDir, '/tmp is an emptyDir');
       assert.ok((pod.topologySpreadConstraints ?? []).length > 0, 'spreads its pods');
     });
@@ -494,7 +532,8 @@ describe('deploy/base', () => {
       const env = container().env ?? [];
       assert.equal(container().envFrom, undefined, 'every variable is listed explicitly');
       const forgeEnv = SERVICE_FORGE_ENV_NAMES;
-      for (const { name } of env) if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is a key of the service's environment schema`);
+      for (const { name } of env)
+        if (!forgeEnv.includes(name)) assert.match(config, new RegExp(`^ {2}${name}: `, 'm'), `${name} is a key of the service's environment schema`);
       assert.equal(new Set(env.map((e) => e.name)).size, env.length, 'no variable is set twice');
 
       const database = env.find((e) => e.name === 'DATABASE_URL');
@@ -503,7 +542,10 @@ describe('deploy/base', () => {
       assert.ok(!env.some((e) => e.name === 'API_TOKENS'), 'static tokens are for embedded mode');
 
       const literal = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
-      const loaded = loadServiceConfig({ ...literal, DATABASE_URL: 'postgresql://scaffolder@postgres.example:5432/scaffolder', KUBERNETES_SERVICE_HOST: '10.0.0.1' }, '/');
+      const loaded = loadServiceConfig(
+        { ...literal, DATABASE_URL: 'postgresql://scaffolder@postgres.example:5432/scaffolder', KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+        '/',
+      );
       assert.equal(loaded.executor, 'kubernetes');
       assert.equal(loaded.authMode, 'tokenreview');
       assert.equal(loaded.jobNamespace, JOB_NS);
@@ -515,26 +557,37 @@ describe('deploy/base', () => {
       assert.equal(loaded.runnerImage, literal['SCAFFOLD_RUNNER_IMAGE']);
     });
 
-    it('takes the service\'s forge token from an optional Secret, so the service starts (pushing only) until an operator creates it with the API URL', async () => {
+    it("takes the service's forge token from an optional Secret, so the service starts (pushing only) until an operator creates it with the API URL", async () => {
       const env = container().env ?? [];
       const token = env.find((e) => e.name === SERVICE_FORGE_ENV.token);
       assert.equal(token?.value, undefined, 'the token is never a literal');
       assert.deepEqual(token?.valueFrom, { secretKeyRef: { name: 'gitops-scaffolder-forge', key: 'token', optional: true } });
       // The API URL is the operator's to set with the Secret (deploy/README.md): none in the base.
-      assert.equal(env.find((e) => e.name === SERVICE_FORGE_ENV.apiUrl), undefined);
+      assert.equal(
+        env.find((e) => e.name === SERVICE_FORGE_ENV.apiUrl),
+        undefined,
+      );
       const literal = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
       assert.deepEqual(await serviceForgeAuth(literal), {}, 'without the Secret: no forge credentials, and no error');
-      await assert.rejects(serviceForgeAuth({ ...literal, [SERVICE_FORGE_ENV.token]: 'from-the-secret' }), /SCAFFOLD_FORGE_API_URL/, 'the Secret without the API URL stops the service with a message naming it');
+      await assert.rejects(
+        serviceForgeAuth({ ...literal, [SERVICE_FORGE_ENV.token]: 'from-the-secret' }),
+        /SCAFFOLD_FORGE_API_URL/,
+        'the Secret without the API URL stops the service with a message naming it',
+      );
     });
 
-    it('runs runner pods as the base\'s scaffold-runner ServiceAccount in the Job namespace, which is also the default', () => {
+    it("runs runner pods as the base's scaffold-runner ServiceAccount in the Job namespace, which is also the default", () => {
       const env = container().env ?? [];
       const name = env.find((e) => e.name === 'SCAFFOLD_RUNNER_SERVICE_ACCOUNT')?.value;
       assert.equal(name, 'scaffold-runner');
       one('ServiceAccount', name, JOB_NS);
       const loaded = loadServiceConfig({ API_TOKENS: 'a-static-token-of-16+chars' }, '/');
       assert.equal(loaded.runnerServiceAccount, name, 'the default matches the base');
-      assert.equal(loaded.runnerImage.split(':')[0], env.find((e) => e.name === 'SCAFFOLD_RUNNER_IMAGE')?.value?.split(':')[0], 'the default runner image is the runner image');
+      assert.equal(
+        loaded.runnerImage.split(':')[0],
+        env.find((e) => e.name === 'SCAFFOLD_RUNNER_IMAGE')?.value?.split(':')[0],
+        'the default runner image is the runner image',
+      );
     });
 
     it('probes /healthz on the http port and sets resources', () => {
@@ -556,7 +609,11 @@ describe('deploy/base', () => {
     });
 
     it('admits traffic to the service only from kubeopera-core, on 8080', () => {
-      const policy = one<K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: unknown } }>('NetworkPolicy', 'gitops-scaffolder', CORE_NS);
+      const policy = one<K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: unknown } }>(
+        'NetworkPolicy',
+        'gitops-scaffolder',
+        CORE_NS,
+      );
       assert.ok(matches(policy.spec.podSelector.matchLabels, deployment().spec.template.metadata.labels));
       // Egress is limited too (its rules are checked against addresses in install-manifests.test.ts).
       assert.deepEqual(policy.spec.policyTypes, ['Ingress', 'Egress']);
@@ -576,7 +633,11 @@ describe('deploy/base', () => {
     });
 
     it('has a disruption budget for the service pods that never blocks a drain', () => {
-      const pdb = one<K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; minAvailable?: number; maxUnavailable?: number } }>('PodDisruptionBudget', 'gitops-scaffolder', CORE_NS);
+      const pdb = one<K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; minAvailable?: number; maxUnavailable?: number } }>(
+        'PodDisruptionBudget',
+        'gitops-scaffolder',
+        CORE_NS,
+      );
       assert.ok(matches(pdb.spec.selector.matchLabels, deployment().spec.template.metadata.labels));
       const replicas = deployment().spec.replicas ?? 1;
       if (pdb.spec.minAvailable !== undefined) assert.ok(pdb.spec.minAvailable < replicas);
@@ -593,7 +654,10 @@ describe('Dockerfiles', () => {
     bins = (JSON.parse(await source('package.json')) as { bin: Record<string, string> }).bin;
   });
 
-  for (const [file, bin] of [['Dockerfile', 'gitops-scaffolder'], ['Dockerfile.runner', 'scaffold-runner']] as const) {
+  for (const [file, bin] of [
+    ['Dockerfile', 'gitops-scaffolder'],
+    ['Dockerfile.runner', 'scaffold-runner'],
+  ] as const) {
     describe(file, () => {
       let stages: Stage[];
       let final: Stage;
@@ -609,8 +673,15 @@ describe('Dockerfiles', () => {
         assert.equal(build.image, 'node:20-bookworm-slim');
         const runs = instructionsOf(build, 'RUN').join('\n');
         const steps = ['npm ci', 'npm run build', 'npm prune --omit=dev'].map((step) => runs.indexOf(step));
-        assert.ok(steps.every((at) => at >= 0), `runs ${runs}`);
-        assert.deepEqual([...steps].sort((a, b) => a - b), steps, 'in this order');
+        assert.ok(
+          steps.every((at) => at >= 0),
+          `runs ${runs}`,
+        );
+        assert.deepEqual(
+          [...steps].sort((a, b) => a - b),
+          steps,
+          'in this order',
+        );
       });
 
       it(`runs the package's ${bin} bin as a non-root user`, () => {
@@ -653,7 +724,8 @@ describe('Dockerfiles', () => {
     assert.match(args.get('KUBECTL_SHA256_AMD64') ?? '', /^[0-9a-f]{64}$/);
     const run = instructionsOf(kubectl, 'RUN').join('\n');
     // arm64 is pinned or refused: never downloaded unverified.
-    if (!/^[0-9a-f]{64}$/.test(args.get('KUBECTL_SHA256_ARM64') ?? '')) assert.match(run, /arm64\)[^;]*;[\s\\]*\[ -n "\$sum" \] \|\| \{ echo [^;]*>&2; exit 1; \}/);
+    if (!/^[0-9a-f]{64}$/.test(args.get('KUBECTL_SHA256_ARM64') ?? ''))
+      assert.match(run, /arm64\)[^;]*;[\s\\]*\[ -n "\$sum" \] \|\| \{ echo [^;]*>&2; exit 1; \}/);
     assert.match(run, /https:\/\/dl\.k8s\.io\/release\/\$\{KUBECTL_VERSION\}\/bin\/linux\/\$\{arch\}\/kubectl/);
     assert.match(run, /sha256sum -c/);
   });
@@ -674,7 +746,10 @@ describe('Dockerfiles', () => {
   });
 
   it('.dockerignore is an allow-list holding every build input and no local state', async () => {
-    const lines = (await source('.dockerignore')).split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const lines = (await source('.dockerignore'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     assert.equal(lines[0], '*', 'everything is excluded first');
     const allowed = new Set(lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, '')));
     for (const file of ['Dockerfile', 'Dockerfile.runner']) {

@@ -24,7 +24,11 @@ describe('embedded mode start-up', () => {
     assert.equal(config.authMode, 'static');
     const start = async (): Promise<{ printed: string; address: string; close: () => Promise<void> }> => {
       let printed = '';
-      const service = await startService(config, { logger: createPino({ level: 'silent', pretty: false }), notice: (text) => void (printed += text), noticeOnTerminal: true });
+      const service = await startService(config, {
+        logger: createPino({ level: 'silent', pretty: false }),
+        notice: (text) => void (printed += text),
+        noticeOnTerminal: true,
+      });
       return { printed, address: service.address, close: () => service.close() };
     };
 

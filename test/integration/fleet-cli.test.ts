@@ -75,8 +75,18 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
   it('clusters lists the three as behind, with the commit each was rendered from', async () => {
     const result = await runCli(['clusters', '--repo', repo, '-o', 'json']);
     assertExit(result, 0);
-    const views = JSON.parse(result.stdout) as { name: string; kind: string; status: string; up_to_date?: boolean; behind?: { rendered_from: string; current: string }; domain?: string }[];
-    assert.deepEqual(views.map((v) => [v.name, v.kind, v.status]), [['development', 'reference', 'not_applicable'], ...CLUSTERS.map((n) => [n, 'generated', 'behind'])]);
+    const views = JSON.parse(result.stdout) as {
+      name: string;
+      kind: string;
+      status: string;
+      up_to_date?: boolean;
+      behind?: { rendered_from: string; current: string };
+      domain?: string;
+    }[];
+    assert.deepEqual(
+      views.map((v) => [v.name, v.kind, v.status]),
+      [['development', 'reference', 'not_applicable'], ...CLUSTERS.map((n) => [n, 'generated', 'behind'])],
+    );
     for (const view of views.filter((v) => v.kind === 'generated')) {
       assert.equal(view.up_to_date, false);
       assert.deepEqual(view.behind, { rendered_from: renderedFrom, current });
@@ -93,9 +103,14 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     assertExit(result, 0);
     const { inputs } = parse(result.stdout) as { inputs: Record<string, string>[] };
     // The reference environment is not the fleet.
-    assert.deepEqual(inputs.map((i) => [i.id, i.name, i.gitops_path, i.domain, i.region, i.status, i.platform_commit]), CLUSTERS.map((n) => [n, n, `clusters/${n}`, `${n}.example.net`, 'eu-west-1', 'behind', renderedFrom]));
+    assert.deepEqual(
+      inputs.map((i) => [i.id, i.name, i.gitops_path, i.domain, i.region, i.status, i.platform_commit]),
+      CLUSTERS.map((n) => [n, n, `clusters/${n}`, `${n}.example.net`, 'eu-west-1', 'behind', renderedFrom]),
+    );
     // The same inputs, as a ResourceSet's spec would hold them, against the operator's CRD.
-    const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds', 'fluxcd.controlplane.io_resourcesets.yaml')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
+    const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds', 'fluxcd.controlplane.io_resourcesets.yaml'))
+      ? join(PACKAGE_ROOT, '..', 'shared', 'crds')
+      : join(PACKAGE_ROOT, 'schemas', 'crds');
     const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
     const resourceSet = {
       apiVersion: 'fluxcd.controlplane.io/v1',
@@ -113,7 +128,10 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     const result = await runCli(['upgrade', '--repo', repo, '--dry-run']);
     assertExit(result, 0);
     const heads = result.stdout.split('\n').filter((l) => /^\S/.test(l));
-    assert.deepEqual(heads, CLUSTERS.map((n) => `${n}: would change: 0 added, 2 modified, 0 removed (3 sealed credential(s) kept)`));
+    assert.deepEqual(
+      heads,
+      CLUSTERS.map((n) => `${n}: would change: 0 added, 2 modified, 0 removed (3 sealed credential(s) kept)`),
+    );
     for (const name of CLUSTERS) {
       assert.match(result.stdout, new RegExp(`^  M clusters/${name}/${PATCH}$`, 'm'));
       assert.match(result.stdout, new RegExp(`^  M clusters/${name}/provenance.yaml$`, 'm'));
@@ -126,7 +144,10 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     const result = await runCli(['upgrade', '--repo', repo], { timeoutMs: 180_000 });
     assertExit(result, 0);
     assert.match(result.stderr, /==> 3 cluster\(s\): 3 upgraded, 0 up to date, 0 failed/);
-    const changed = (await git(repo, 'status', '--porcelain', '--untracked-files=all')).split('\n').map((l) => l.trim()).sort();
+    const changed = (await git(repo, 'status', '--porcelain', '--untracked-files=all'))
+      .split('\n')
+      .map((l) => l.trim())
+      .sort();
     assert.deepEqual(changed, CLUSTERS.flatMap((n) => [`M clusters/${n}/${PATCH}`, `M clusters/${n}/provenance.yaml`]).sort());
     for (const name of CLUSTERS) {
       assert.match(await readFile(join(repo, 'clusters', name, PATCH), 'utf8'), /replicas: 5/);
@@ -143,7 +164,10 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     assert.equal(await git(repo, 'rev-parse', 'HEAD'), head);
 
     const listed = JSON.parse((await runCli(['clusters', '--repo', repo, '-o', 'json'])).stdout) as { status: string; kind: string }[];
-    assert.deepEqual(listed.filter((v) => v.kind === 'generated').map((v) => v.status), ['up_to_date', 'up_to_date', 'up_to_date']);
+    assert.deepEqual(
+      listed.filter((v) => v.kind === 'generated').map((v) => v.status),
+      ['up_to_date', 'up_to_date', 'up_to_date'],
+    );
   });
 
   it('upgrade --cluster limits the run and refuses the reference environment', async () => {
@@ -171,7 +195,12 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     assert.equal(await git(repo, 'status', '--porcelain'), '');
     const left = (await git(repo, 'ls-files', '--', 'clusters/eu-2')).split('\n');
     // The entry point stays, rewritten to list only flux-system/: the sync path Flux reads still builds.
-    assert.deepEqual(left, ['clusters/eu-2/flux-system/gotk-components.yaml', 'clusters/eu-2/flux-system/gotk-sync.yaml', 'clusters/eu-2/flux-system/kustomization.yaml', 'clusters/eu-2/kustomization.yaml']);
+    assert.deepEqual(left, [
+      'clusters/eu-2/flux-system/gotk-components.yaml',
+      'clusters/eu-2/flux-system/gotk-sync.yaml',
+      'clusters/eu-2/flux-system/kustomization.yaml',
+      'clusters/eu-2/kustomization.yaml',
+    ]);
     assert.deepEqual((parse(await readFile(join(repo, 'clusters/eu-2/kustomization.yaml'), 'utf8')) as { resources: string[] }).resources, ['flux-system']);
     assert.match(await git(repo, 'log', '-1', '--format=%s'), /^Remove cluster eu-2$/);
     const changedByCommit = (await git(repo, 'show', '--name-only', '--format=', 'HEAD')).split('\n');

@@ -56,7 +56,8 @@ after(async () => {
 
 /** Calls on one service. */
 function client(fleet: () => LocalFleetService) {
-  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => fleet().app.inject({ method, url, headers: AUTH, ...(payload ? { payload } : {}) });
+  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
+    fleet().app.inject({ method, url, headers: AUTH, ...(payload ? { payload } : {}) });
   const get = async <T>(url: string): Promise<T> => {
     const response = await inject('GET', url);
     assert.equal(response.statusCode, 200, response.body);
@@ -72,14 +73,26 @@ function client(fleet: () => LocalFleetService) {
       assert.equal(response.statusCode, 202, response.body);
       return response.json<RolloutBody>();
     },
-    finished: (id: string) => eventually(`rollout ${id} to finish`, async () => {
-      const body = await get<RolloutBody>(`/api/v1/upgrades/${id}`);
-      return body.state === 'running' ? undefined : body;
-    }, 180_000, 200),
-    runEnded: (id: string) => eventually(`run ${id} to end`, async () => {
-      const body = await run(id);
-      return body.status === 'pending' || body.status === 'running' ? undefined : body;
-    }, 180_000, 200),
+    finished: (id: string) =>
+      eventually(
+        `rollout ${id} to finish`,
+        async () => {
+          const body = await get<RolloutBody>(`/api/v1/upgrades/${id}`);
+          return body.state === 'running' ? undefined : body;
+        },
+        180_000,
+        200,
+      ),
+    runEnded: (id: string) =>
+      eventually(
+        `run ${id} to end`,
+        async () => {
+          const body = await run(id);
+          return body.status === 'pending' || body.status === 'running' ? undefined : body;
+        },
+        180_000,
+        200,
+      ),
   };
 }
 
@@ -106,14 +119,28 @@ describe('upgrades and removals as runs, pushed', () => {
     const preview = await api.inject('POST', '/api/v1/upgrades', { clusters: 'all', dry_run: true });
     assert.equal(preview.statusCode, 200, preview.body);
     const planned = preview.json<{ clusters: { name: string; status: string; files: { modified: string[] } }[] }>().clusters;
-    assert.deepEqual(planned.map((c) => [c.name, c.status]), CLUSTERS.map((name) => [name, 'changed']));
-    for (const cluster of planned) assert.ok(cluster.files.modified.some((path) => path.startsWith(`clusters/${cluster.name}/apps/`)), JSON.stringify(cluster.files));
+    assert.deepEqual(
+      planned.map((c) => [c.name, c.status]),
+      CLUSTERS.map((name) => [name, 'changed']),
+    );
+    for (const cluster of planned)
+      assert.ok(
+        cluster.files.modified.some((path) => path.startsWith(`clusters/${cluster.name}/apps/`)),
+        JSON.stringify(cluster.files),
+      );
     assert.equal(await head(), before, 'a dry run writes nothing');
 
     const started = await api.startRollout({ clusters: 'all', wave_size: 2 });
     const rollout = await api.finished(started.id);
     assert.equal(rollout.state, 'succeeded', JSON.stringify(rollout));
-    assert.deepEqual(rollout.clusters.map((c) => [c.name, c.wave, c.status, c.outcome]), [['eu-1', 0, 'succeeded', 'upgraded'], ['eu-2', 0, 'succeeded', 'upgraded'], ['eu-3', 1, 'succeeded', 'upgraded']]);
+    assert.deepEqual(
+      rollout.clusters.map((c) => [c.name, c.wave, c.status, c.outcome]),
+      [
+        ['eu-1', 0, 'succeeded', 'upgraded'],
+        ['eu-2', 0, 'succeeded', 'upgraded'],
+        ['eu-3', 1, 'succeeded', 'upgraded'],
+      ],
+    );
 
     // One commit per cluster, on a linear history, each touching its own cluster only, each its run's.
     const landed = (await git(bare, 'log', '--format=%H %P', `${before}..main`)).split('\n');
@@ -124,19 +151,35 @@ describe('upgrades and removals as runs, pushed', () => {
       assert.equal(run.action, 'upgrade');
       assert.equal(run.sealing, 'none');
       assert.deepEqual(run.commits, [{ pass: 'upgrade', sha: cluster.commit }]);
-      assert.deepEqual(run.steps.map((s) => [s.name, s.status]), [['clone', 'succeeded'], ['render-upgrade', 'succeeded'], ['push-upgrade', 'succeeded']]);
+      assert.deepEqual(
+        run.steps.map((s) => [s.name, s.status]),
+        [
+          ['clone', 'succeeded'],
+          ['render-upgrade', 'succeeded'],
+          ['push-upgrade', 'succeeded'],
+        ],
+      );
       assert.equal(run.changes?.modified, cluster.modified);
       assert.ok((run.changes?.credentials_kept ?? 0) > 0, 'it kept the sealed credentials');
       const files = (await git(bare, 'show', '--name-only', '--format=', cluster.commit!)).split('\n');
-      assert.ok(files.every((file) => file.startsWith(`clusters/${cluster.name}/`)), files.join(', '));
-      assert.match(await git(bare, 'log', '-1', '--format=%B', cluster.commit!), new RegExp(`Scaffold-Id: ${run.id}[\\s\\S]*Scaffold-Cluster: ${cluster.name}`));
+      assert.ok(
+        files.every((file) => file.startsWith(`clusters/${cluster.name}/`)),
+        files.join(', '),
+      );
+      assert.match(
+        await git(bare, 'log', '-1', '--format=%B', cluster.commit!),
+        new RegExp(`Scaffold-Id: ${run.id}[\\s\\S]*Scaffold-Cluster: ${cluster.name}`),
+      );
     }
     assert.deepEqual(await sealed(), sealedBefore, 'every sealed credential byte for byte');
 
     const after = await head();
     const again = await api.finished((await api.startRollout({ clusters: 'all', wave_size: 3 })).id);
     assert.equal(again.state, 'succeeded', JSON.stringify(again));
-    assert.deepEqual(again.clusters.map((c) => c.outcome), ['up_to_date', 'up_to_date', 'up_to_date']);
+    assert.deepEqual(
+      again.clusters.map((c) => c.outcome),
+      ['up_to_date', 'up_to_date', 'up_to_date'],
+    );
     assert.equal(await head(), after, 'an up-to-date fleet gets no commit');
   });
 
@@ -165,7 +208,8 @@ describe('upgrades and removals as runs, pushed', () => {
   });
 
   it('DELETE removes a cluster through a run: one commit, only the generated files, flux-system/ kept, everything else untouched', async () => {
-    const untouched = async () => Promise.all(['base', 'clusters/development', 'clusters/eu-1', 'clusters/eu-2'].map((p) => git(bare, 'rev-parse', `main:${p}`)));
+    const untouched = async () =>
+      Promise.all(['base', 'clusters/development', 'clusters/eu-1', 'clusters/eu-2'].map((p) => git(bare, 'rev-parse', `main:${p}`)));
     const before = await untouched();
     const response = await api.inject('DELETE', '/api/v1/clusters/eu-3?confirm=eu-3');
     assert.equal(response.statusCode, 202, response.body);
@@ -175,7 +219,10 @@ describe('upgrades and removals as runs, pushed', () => {
     assert.equal(run.action, 'remove');
     assert.deepEqual(run.commits, [{ pass: 'remove', sha: await head() }]);
     // Steps 2-3 lift the data's protection: skipped, the data stays unless delete_data is asked for.
-    assert.deepEqual(run.steps.map((s) => s.status), ['succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded']);
+    assert.deepEqual(
+      run.steps.map((s) => s.status),
+      ['succeeded', 'skipped', 'skipped', 'succeeded', 'succeeded'],
+    );
     assert.deepEqual(run.changes?.kept, answer.kept);
     assert.equal(run.changes?.removed, answer.removed.length);
     // The sync path stays: the entry point is rewritten to list only flux-system/, so Flux prunes the layers.
@@ -209,7 +256,13 @@ describe('upgrades and removals as runs, through pull requests', () => {
     remote = { dir, url: http.url('acme/fleet.git'), seed };
     // The service's token for the double and the git server (which runs get is service-forge-auth.test's).
     const secrets: FleetRunSecrets = () => ({ repositoryCredentials: { token: FORGE_TOKEN } });
-    fleet = await startLocalFleetService({ dataDir: join(scratch, 'pr-data'), apiToken: API_TOKEN, defaultRepositoryUrl: remote.url, fleetRunSecrets: secrets, runnerEnv: { SCAFFOLD_MERGE_POLL_INTERVAL: '100ms' } });
+    fleet = await startLocalFleetService({
+      dataDir: join(scratch, 'pr-data'),
+      apiToken: API_TOKEN,
+      defaultRepositoryUrl: remote.url,
+      fleetRunSecrets: secrets,
+      runnerEnv: { SCAFFOLD_MERGE_POLL_INTERVAL: '100ms' },
+    });
   });
   after(async () => {
     await fleet?.close();
@@ -240,7 +293,13 @@ describe('upgrades and removals as runs, through pull requests', () => {
     assert.equal(response.statusCode, 200, response.body);
     const cancelled = response.json<RolloutBody>();
     assert.equal(cancelled.state, 'cancelled');
-    assert.deepEqual(cancelled.clusters.map((c) => [c.name, c.status]), [['eu-1', 'cancelled'], ['eu-2', 'pending']]);
+    assert.deepEqual(
+      cancelled.clusters.map((c) => [c.name, c.status]),
+      [
+        ['eu-1', 'cancelled'],
+        ['eu-2', 'pending'],
+      ],
+    );
     assert.match(cancelled.clusters[0]?.message ?? '', /^cancelled by /);
     const run = await api.runEnded(runId);
     assert.equal(run.status, 'cancelled');
@@ -249,7 +308,11 @@ describe('upgrades and removals as runs, through pull requests', () => {
     const polled = polls();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal(polls(), polled, 'the runner no longer polls its request');
-    assert.deepEqual(forge.pulls.map((p) => [p.head, p.state]), [['scaffold/eu-1/upgrade', 'open']], 'eu-2 never opened one; eu-1’s stays open');
+    assert.deepEqual(
+      forge.pulls.map((p) => [p.head, p.state]),
+      [['scaffold/eu-1/upgrade', 'open']],
+      'eu-2 never opened one; eu-1’s stays open',
+    );
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seed);
     // Abandoned: closed by hand, as the docs say, so the next rollout opens a request of its own.
     forge.close(opened!.number);
@@ -258,16 +321,30 @@ describe('upgrades and removals as runs, through pull requests', () => {
   it('each upgrade run opens its own request; the second wave starts only once every request of the first is merged', async () => {
     const earlier = forge.pulls.length;
     const started = await api.startRollout({ clusters: 'all', wave_size: 2, delivery: pullRequests() });
-    const opened = await eventually('the first wave’s two requests', () => (forge.pulls.length === earlier + 2 ? forge.pulls.slice(earlier) : undefined), 120_000);
+    const opened = await eventually(
+      'the first wave’s two requests',
+      () => (forge.pulls.length === earlier + 2 ? forge.pulls.slice(earlier) : undefined),
+      120_000,
+    );
     assert.deepEqual(opened.map((p) => p.head).sort(), ['scaffold/eu-1/upgrade', 'scaffold/eu-2/upgrade']);
     for (const pull of opened) assert.match(pull.title, /^Upgrade eu-\d/);
     const waiting = await api.rollout(started.id);
-    assert.deepEqual(waiting.clusters.map((c) => [c.name, c.status]), [['eu-1', 'running'], ['eu-2', 'running'], ['eu-3', 'pending']]);
+    assert.deepEqual(
+      waiting.clusters.map((c) => [c.name, c.status]),
+      [
+        ['eu-1', 'running'],
+        ['eu-2', 'running'],
+        ['eu-3', 'pending'],
+      ],
+    );
     const run = await eventually('the run to name its request', async () => {
       const body = await api.run(waiting.clusters[0]!.run_id!);
       return body.review_requests.length > 0 ? body : undefined;
     });
-    assert.deepEqual(run.review_requests.map((r) => [r.pass, r.state, r.branch]), [['upgrade', 'open', 'scaffold/eu-1/upgrade']]);
+    assert.deepEqual(
+      run.review_requests.map((r) => [r.pass, r.state, r.branch]),
+      [['upgrade', 'open', 'scaffold/eu-1/upgrade']],
+    );
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.seed, 'nothing reached main unreviewed');
 
     await forge.merge(opened[0]!.number);
@@ -290,7 +367,10 @@ describe('upgrades and removals as runs, through pull requests', () => {
     assert.equal(response.statusCode, 202, response.body);
     const run = await api.runEnded(response.json<{ run: { id: string } }>().run.id);
     assert.equal(run.status, 'succeeded', run.message);
-    assert.deepEqual(run.review_requests.map((r) => [r.pass, r.state, r.branch]), [['remove', 'merged', 'scaffold/eu-2/remove']]);
+    assert.deepEqual(
+      run.review_requests.map((r) => [r.pass, r.state, r.branch]),
+      [['remove', 'merged', 'scaffold/eu-2/remove']],
+    );
     // Only the rewritten entry point stays, so a sync pointed at the path prunes instead of failing on a missing path.
     assert.deepEqual((await git(remote.dir, 'ls-tree', '-r', '--name-only', 'main', 'clusters/eu-2')).split('\n'), ['clusters/eu-2/kustomization.yaml']);
   });

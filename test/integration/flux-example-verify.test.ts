@@ -78,7 +78,13 @@ describe('verify (and graph) on a repository in the shape of flux2-kustomize-hel
     const apps = join(repo, 'clusters/staging/apps.yaml');
     const infra = join(repo, 'clusters/staging/infrastructure.yaml');
     await writeFile(apps, (await readFile(apps, 'utf8')).replace('  interval: 10m0s\n', '  interval: 10m0s\n  retryInterval: 1m\n'));
-    await writeFile(infra, (await readFile(infra, 'utf8')).replace('  path: ./infrastructure/configs\n  prune: true\n', '  path: ./infrastructure/configs\n  prune: true\n  wait: true\n'));
+    await writeFile(
+      infra,
+      (await readFile(infra, 'utf8')).replace(
+        '  path: ./infrastructure/configs\n  prune: true\n',
+        '  path: ./infrastructure/configs\n  prune: true\n  wait: true\n',
+      ),
+    );
     try {
       const clean = await runCli(['verify', '--repo', repo, '--cluster', 'staging']);
       assertExit(clean, 0);

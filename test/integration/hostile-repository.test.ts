@@ -69,7 +69,8 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
     });
     urls.aliasBomb = await hostileRepository(root, 'alias-bomb', async (work) => {
       const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-      for (let i = 0; i < 40; i++) lines.push(`b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`);
+      for (let i = 0; i < 40; i++)
+        lines.push(`b${i}: &b${i} [*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`},*${i === 0 ? 'a' : `b${i - 1}`}]`);
       await writeFile(join(work, 'scaffold.yaml'), `${lines.join('\n')}\n`);
     });
     urls.plain = await hostileRepository(root, 'plain', async (work) => {
@@ -109,7 +110,11 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
   const auth = { authorization: `Bearer ${TOKEN}` };
   async function finalRun(id: string): Promise<{ status: string; step: number; message: string }> {
     for (let i = 0; i < 600; i++) {
-      const run = (await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: auth })).json() as { status: string; step: number; message: string };
+      const run = (await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}`, headers: auth })).json() as {
+        status: string;
+        step: number;
+        message: string;
+      };
       if (!['pending', 'running'].includes(run.status)) return run;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -141,7 +146,19 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
       assert.match(run.message, /symbolic link|outside the repository/);
       const logs = await service.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${accepted.json().id as string}/logs`, headers: auth });
       assert.ok(!logs.body.includes('HOST-SECRET-BYTES'));
-      assert.equal(git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : key === 'fileLink' ? 'file-link' : 'kustomize-escape'}.git`), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
+      assert.equal(
+        git(
+          root,
+          '--git-dir',
+          join(root, `${key === 'clusterLink' ? 'cluster-link' : key === 'fileLink' ? 'file-link' : 'kustomize-escape'}.git`),
+          'log',
+          '--format=%s',
+          '-1',
+          'main',
+        ).trim(),
+        'attack',
+        'nothing was pushed',
+      );
     });
   }
 
@@ -151,15 +168,27 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
       const fleet = await service.app.inject({ method: 'GET', url: `/api/v1/clusters?repository_url=${repository}`, headers: auth });
       assert.ok(fleet.statusCode >= 400 && fleet.statusCode < 500, fleet.body.slice(0, 300));
       assert.ok(!fleet.body.includes('HOST-SECRET-BYTES'), fleet.body);
-      const removal = await service.app.inject({ method: 'DELETE', url: `/api/v1/clusters/eu-prod-9?confirm=eu-prod-9&repository_url=${repository}`, headers: auth });
+      const removal = await service.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/clusters/eu-prod-9?confirm=eu-prod-9&repository_url=${repository}`,
+        headers: auth,
+      });
       assert.ok(removal.statusCode >= 400 && removal.statusCode < 500, removal.body.slice(0, 300));
       assert.ok(!removal.body.includes('HOST-SECRET-BYTES'), removal.body);
-      assert.equal(git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : 'file-link'}.git`), 'log', '--format=%s', '-1', 'main').trim(), 'attack', 'nothing was pushed');
+      assert.equal(
+        git(root, '--git-dir', join(root, `${key === 'clusterLink' ? 'cluster-link' : 'file-link'}.git`), 'log', '--format=%s', '-1', 'main').trim(),
+        'attack',
+        'nothing was pushed',
+      );
     });
   }
 
   it('refuses a repository whose scaffold.yaml is a link to a host file, in the catalog and in a run', async () => {
-    const catalog = await service.app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.descriptorLink as string)}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    const catalog = await service.app.inject({
+      method: 'GET',
+      url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.descriptorLink as string)}`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     assert.ok(catalog.statusCode >= 400 && catalog.statusCode < 500, catalog.body);
     assert.ok(!catalog.body.includes('HOST-SECRET-BYTES'), catalog.body);
     const run = await post(request(urls.descriptorLink as string, { name: 'eu-prod-22', domain: 'eu-prod-22.example.net' }), '?dry_run=true');
@@ -168,7 +197,11 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
   });
 
   it('answers an alias bomb in scaffold.yaml with a 4xx, not a 500 or a stack trace', async () => {
-    const catalog = await service.app.inject({ method: 'GET', url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.aliasBomb as string)}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    const catalog = await service.app.inject({
+      method: 'GET',
+      url: `/api/v1/catalog?repository_url=${encodeURIComponent(urls.aliasBomb as string)}`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     assert.equal(catalog.statusCode, 409, catalog.body);
     assert.match(catalog.json().error.message, /alias/);
     const run = await post(request(urls.aliasBomb as string, { name: 'eu-prod-20', domain: 'eu-prod-20.example.net' }));
@@ -180,7 +213,10 @@ describe('a hostile caller against the real service', { timeout: 300_000 }, () =
     const before = await runCount();
     const response = await post(request(urls.plain as string, { name: 'eu-prod-21', domain: 'eu-prod-21.example.net', role: 'env' }));
     assert.equal(response.statusCode, 400, response.body);
-    assert.deepEqual(response.json().error.fields.map((f: { field: string }) => f.field), ['cluster.role']);
+    assert.deepEqual(
+      response.json().error.fields.map((f: { field: string }) => f.field),
+      ['cluster.role'],
+    );
     assert.match(response.json().error.fields[0].message, /no layer catalog/);
     assert.equal(await runCount(), before);
   });
@@ -226,7 +262,10 @@ describe('a chain of links and FIFOs of the host, through every reader', { timeo
     await writeFile(join(hostDir, 'scaffold.yaml'), `attributes:\n  role:\n    values: [${SENTINEL}]\n`);
     await writeFile(join(hostDir, 'tls.key'), `${SENTINEL}\n`);
     await writeFile(join(hostDir, 'build', 'kustomization.yaml'), 'resources: [configmap.yaml]\n');
-    await writeFile(join(hostDir, 'build', 'configmap.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: host\n  namespace: tcr\ndata:\n  secret: ${SENTINEL}\n`);
+    await writeFile(
+      join(hostDir, 'build', 'configmap.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: host\n  namespace: tcr\ndata:\n  secret: ${SENTINEL}\n`,
+    );
     execFileSync('mkfifo', [join(hostDir, 'pipe')]);
     fifos.push(join(hostDir, 'pipe'));
 
@@ -235,11 +274,18 @@ describe('a chain of links and FIFOs of the host, through every reader', { timeo
     for (const branch of branches) git(join(root, 'descriptor-fifo-work'), 'push', '--quiet', 'origin', `HEAD:${branch}`);
     urls.kustomizeChain = await hostileRepository(root, 'kustomize-chain', async (work) => {
       await linkChain(work, 'base/apps/host', join(hostDir, 'build'));
-      await writeFile(join(work, 'base', 'apps', 'kustomization.yaml'), `${(await import('node:fs')).readFileSync(join(work, 'base', 'apps', 'kustomization.yaml'), 'utf8')}  - host\n`);
+      await writeFile(
+        join(work, 'base', 'apps', 'kustomization.yaml'),
+        `${(await import('node:fs')).readFileSync(join(work, 'base', 'apps', 'kustomization.yaml'), 'utf8')}  - host\n`,
+      );
     });
     urls.fileChain = await hostileRepository(root, 'file-chain', (work) => linkChain(work, 'clusters/eu-prod-9/provenance.yaml', join(hostDir, 'tls.key')));
-    urls.missingChain = await hostileRepository(root, 'missing-chain', (work) => linkChain(work, 'clusters/eu-prod-9/provenance.yaml', join(hostDir, 'no-such-file')));
-    urls.kustomizationFifo = await hostileRepository(root, 'kustomization-fifo', (work) => linkChain(work, 'clusters/eu-prod-9/kustomization.yaml', join(hostDir, 'pipe')));
+    urls.missingChain = await hostileRepository(root, 'missing-chain', (work) =>
+      linkChain(work, 'clusters/eu-prod-9/provenance.yaml', join(hostDir, 'no-such-file')),
+    );
+    urls.kustomizationFifo = await hostileRepository(root, 'kustomization-fifo', (work) =>
+      linkChain(work, 'clusters/eu-prod-9/kustomization.yaml', join(hostDir, 'pipe')),
+    );
     urls.plain = await hostileRepository(root, 'plain', async (work) => {
       await writeFile(join(work, 'README.md'), 'nothing hostile\n');
     });

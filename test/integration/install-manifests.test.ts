@@ -31,7 +31,12 @@ interface EnvVar {
 }
 interface PodTemplate {
   readonly serviceAccountName?: string;
-  readonly containers: { readonly env?: EnvVar[]; readonly volumeMounts?: { name: string; mountPath: string }[]; readonly securityContext?: unknown; readonly readinessProbe?: unknown }[];
+  readonly containers: {
+    readonly env?: EnvVar[];
+    readonly volumeMounts?: { name: string; mountPath: string }[];
+    readonly securityContext?: unknown;
+    readonly readinessProbe?: unknown;
+  }[];
   readonly volumes?: { readonly name: string; readonly persistentVolumeClaim?: { claimName: string } }[];
 }
 interface Rule {
@@ -46,11 +51,19 @@ const podOf = (objects: readonly ManifestObject[]): PodTemplate => {
   return deployment.spec.template.spec;
 };
 const envOf = (objects: readonly ManifestObject[]): EnvVar[] => podOf(objects).containers[0]?.env ?? [];
-const literalEnv = (env: readonly EnvVar[]): Record<string, string> => Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
-const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string): unknown => (objects.find((o) => o.kind === kind && o.metadata.name === name) as { rules?: Rule[] } | undefined)?.rules;
+const literalEnv = (env: readonly EnvVar[]): Record<string, string> =>
+  Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+const rulesOf = (objects: readonly ManifestObject[], kind: string, name: string): unknown =>
+  (objects.find((o) => o.kind === kind && o.metadata.name === name) as { rules?: Rule[] } | undefined)?.rules;
 
-interface EgressPeer { readonly ipBlock?: { readonly cidr: string; readonly except?: readonly string[] }; readonly namespaceSelector?: unknown }
-interface EgressPolicy { readonly policyTypes: string[]; readonly egress?: { readonly to: EgressPeer[]; readonly ports: { readonly protocol: string; readonly port: number }[] }[] }
+interface EgressPeer {
+  readonly ipBlock?: { readonly cidr: string; readonly except?: readonly string[] };
+  readonly namespaceSelector?: unknown;
+}
+interface EgressPolicy {
+  readonly policyTypes: string[];
+  readonly egress?: { readonly to: EgressPeer[]; readonly ports: { readonly protocol: string; readonly port: number }[] }[];
+}
 const egressOf = (from: readonly ManifestObject[], name: string): EgressPolicy =>
   (from.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === name) as unknown as { spec: EgressPolicy }).spec;
 
@@ -85,7 +98,8 @@ async function assertServiceAccepts(env: readonly EnvVar[]): Promise<ReturnType<
 
 /** Everything an object refers to by name is in the same output: namespaces, ServiceAccounts, claims, Secrets. */
 function dangling(objects: readonly ManifestObject[]): string[] {
-  const has = (kind: string, name: string, namespace?: string): boolean => objects.some((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
+  const has = (kind: string, name: string, namespace?: string): boolean =>
+    objects.some((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
   const missing: string[] = [];
   for (const o of objects) {
     if (o.metadata.namespace !== undefined && !has('Namespace', o.metadata.namespace)) missing.push(`${label(o)}: Namespace ${o.metadata.namespace}`);
@@ -93,7 +107,8 @@ function dangling(objects: readonly ManifestObject[]): string[] {
   const deployment = objects.find((o) => o.kind === 'Deployment')!;
   const namespace = deployment.metadata.namespace;
   const pod = podOf(objects);
-  if (pod.serviceAccountName !== undefined && !has('ServiceAccount', pod.serviceAccountName, namespace)) missing.push(`ServiceAccount ${pod.serviceAccountName}`);
+  if (pod.serviceAccountName !== undefined && !has('ServiceAccount', pod.serviceAccountName, namespace))
+    missing.push(`ServiceAccount ${pod.serviceAccountName}`);
   for (const volume of pod.volumes ?? []) {
     const claim = volume.persistentVolumeClaim?.claimName;
     if (claim !== undefined && !has('PersistentVolumeClaim', claim, namespace)) missing.push(`PersistentVolumeClaim ${claim}`);
@@ -162,11 +177,14 @@ describe('charts/gitops-scaffolder', () => {
     assert.ok(validate(values), JSON.stringify(validate.errors));
     assert.ok(!validate({ ...values, imgae: {} }), 'an unknown key');
     assert.ok(!validate({ ...values, logLevel: 'loud' }));
-    assert.ok(!validate({ ...values, forge: { tokenSecret: { name: 'forge', key: 'token' }, apiUrl: 'http://api.github.com' } }), 'the token goes over https only');
+    assert.ok(
+      !validate({ ...values, forge: { tokenSecret: { name: 'forge', key: 'token' }, apiUrl: 'http://api.github.com' } }),
+      'the token goes over https only',
+    );
     assert.ok(!validate({ ...values, rbac: { operators: [{ kind: 'ServiceAccount', name: 'x' }] } }), 'a ServiceAccount subject without namespace');
   });
 
-  it("with its defaults, renders what deploy/base installs (same objects, rules and environment), each strictly valid", async () => {
+  it('with its defaults, renders what deploy/base installs (same objects, rules and environment), each strictly valid', async () => {
     const objects = await render();
     assert.deepEqual(await strictProblems(objects), []);
     // The release namespace is Helm's (--create-namespace); the operators' binding is named for its list.
@@ -187,7 +205,10 @@ describe('charts/gitops-scaffolder', () => {
       metrics: { serviceMonitor: { enabled: true } },
       ingress: { enabled: true, className: 'nginx', tlsSecretName: 'scaffolder-tls', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } },
       httpRoute: { enabled: true },
-      rbac: { viewers: [{ kind: 'Group', name: 'platform-team', apiGroup: 'rbac.authorization.k8s.io' }], admins: [{ kind: 'User', name: 'alice@example.com', apiGroup: 'rbac.authorization.k8s.io' }] },
+      rbac: {
+        viewers: [{ kind: 'Group', name: 'platform-team', apiGroup: 'rbac.authorization.k8s.io' }],
+        admins: [{ kind: 'User', name: 'alice@example.com', apiGroup: 'rbac.authorization.k8s.io' }],
+      },
       networkPolicy: { allowFromNamespaces: ['ingress-nginx'] },
       allowedRepositoryUrls: ['https://git.example.net/platform/'],
       auth: { allowedServiceAccounts: ['system:serviceaccount:kubeopera-core:*'] },
@@ -196,7 +217,11 @@ describe('charts/gitops-scaffolder', () => {
       runnerTmpSizeLimit: '512Mi',
     });
     assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
-    for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute']) assert.ok(objects.some((o) => o.kind === kind), kind);
+    for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute'])
+      assert.ok(
+        objects.some((o) => o.kind === kind),
+        kind,
+      );
     const config = await assertServiceAccepts(envOf(objects));
     assert.equal(config.metricsPublic, true, 'the ServiceMonitor scrapes without a token');
     assert.deepEqual(config.allowedRepositoryUrls, ['https://git.example.net/platform/']);
@@ -205,10 +230,15 @@ describe('charts/gitops-scaffolder', () => {
     const env = envOf(objects);
     assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });
     assert.equal((await serviceForgeAuth({ ...literalEnv(env), [SERVICE_FORGE_ENV.token]: 'from-the-secret' })).apiUrl, 'https://api.github.com');
-    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'gitops-scaffolder') as unknown as { spec: { ingress: { from: unknown[] }[] } };
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'gitops-scaffolder') as unknown as {
+      spec: { ingress: { from: unknown[] }[] };
+    };
     const from = JSON.stringify(policy.spec.ingress[0]?.from);
     for (const ns of ['kubeopera-core', 'ingress-nginx', 'monitoring']) assert.ok(from.includes(`"${ns}"`), ns);
-    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name).sort();
+    const bindings = objects
+      .filter((o) => o.kind === 'ClusterRoleBinding')
+      .map((o) => o.metadata.name)
+      .sort();
     assert.deepEqual(bindings, ['gitops-scaffolder-admins', 'gitops-scaffolder-auth-delegator', 'gitops-scaffolder-operators', 'gitops-scaffolder-viewers']);
   });
 
@@ -246,7 +276,9 @@ describe('charts/gitops-scaffolder', () => {
 
     // An installation names its internal Git server, narrows the API server and the database.
     const tuned = await render({
-      networkPolicy: { egress: { allowedInternalCidrs: ['10.20.0.0/16'], kubernetesApi: { cidrs: ['10.0.0.10/32'] }, database: { cidrs: ['10.30.0.5/32'], port: 5433 } } },
+      networkPolicy: {
+        egress: { allowedInternalCidrs: ['10.20.0.0/16'], kubernetesApi: { cidrs: ['10.0.0.10/32'] }, database: { cidrs: ['10.30.0.5/32'], port: 5433 } },
+      },
     });
     assert.deepEqual(await strictProblems(tuned), []);
     const [tunedRunner, tunedService] = [egressOf(tuned, 'scaffold-runner'), egressOf(tuned, 'gitops-scaffolder')];
@@ -264,7 +296,10 @@ describe('charts/gitops-scaffolder', () => {
 
   it('pins the service and runner images by digest when given one, and the service accepts the pinned runner image', async () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
-    const objects = await render({ image: { repository: 'ghcr.io/kubeopera/gitops-scaffolder', digest }, runnerImage: { repository: 'ghcr.io/kubeopera/scaffold-runner', digest } });
+    const objects = await render({
+      image: { repository: 'ghcr.io/kubeopera/gitops-scaffolder', digest },
+      runnerImage: { repository: 'ghcr.io/kubeopera/scaffold-runner', digest },
+    });
     const pod = podOf(objects) as PodTemplate & { containers: { image?: string }[] };
     assert.equal(pod.containers[0]?.image, `ghcr.io/kubeopera/gitops-scaffolder:0.1.0@${digest}`);
     const config = await assertServiceAccepts(envOf(objects));

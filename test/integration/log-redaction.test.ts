@@ -138,7 +138,10 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     await service?.close();
   });
 
-  async function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {}): Promise<{ status: number; text: string }> {
+  async function call(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {},
+  ): Promise<{ status: number; text: string }> {
     const payload = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
     const response = await fetch(`${service.address}${path}`, {
       method: init.method ?? 'GET',
@@ -172,7 +175,12 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     // 1. A real run: git token, kubeconfig (a bearer token inside), registry auth.
     const created = await call('/api/v1/scaffolds', {
       method: 'POST',
-      body: { cluster: cluster('eu-prod-1'), repository: repository(GIT_TOKEN), kubeconfig: { inline: kubeconfig }, registry_pull_secret: { dockerconfigjson: dockerconfigjson(REGISTRY_PASSWORD) } },
+      body: {
+        cluster: cluster('eu-prod-1'),
+        repository: repository(GIT_TOKEN),
+        kubeconfig: { inline: kubeconfig },
+        registry_pull_secret: { dockerconfigjson: dockerconfigjson(REGISTRY_PASSWORD) },
+      },
     });
     assert.equal(created.status, 202, created.text);
     const run = JSON.parse(created.text) as { id: string };
@@ -196,15 +204,32 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     // 3. A dry run with the same credentials (the previewer clones with the token).
     const preview = await call('/api/v1/scaffolds?dry_run=true', {
       method: 'POST',
-      body: { cluster: cluster('eu-prod-3'), repository: repository(GIT_TOKEN), kubeconfig: { inline: kubeconfig }, registry_pull_secret: { dockerconfigjson: dockerconfigjson(REGISTRY_PASSWORD) } },
+      body: {
+        cluster: cluster('eu-prod-3'),
+        repository: repository(GIT_TOKEN),
+        kubeconfig: { inline: kubeconfig },
+        registry_pull_secret: { dockerconfigjson: dockerconfigjson(REGISTRY_PASSWORD) },
+      },
     });
     assert.equal(preview.status, 200, preview.text);
 
     // 4. Bad input carrying credentials: each is refused with 400.
     for (const body of [
-      { cluster: cluster('eu-prod-4'), repository: { url: http.url(remote.name), credentials: { token: `${BAD_INPUT_TOKEN}\nX-Injected: 1` } }, sealing: { certificate: certificate.certificatePem } },
-      { cluster: cluster('eu-prod-4'), repository: { url: `https://${GIT_USER}:${URL_PASSWORD}@git.example.net/x.git` }, sealing: { certificate: certificate.certificatePem } },
-      { cluster: cluster('eu-prod-4'), sealing: { certificate: certificate.certificatePem }, registry_pull_secret: { dockerconfigjson: `{"auths": {"r": {"password": "${BAD_REGISTRY_PASSWORD}"` } },
+      {
+        cluster: cluster('eu-prod-4'),
+        repository: { url: http.url(remote.name), credentials: { token: `${BAD_INPUT_TOKEN}\nX-Injected: 1` } },
+        sealing: { certificate: certificate.certificatePem },
+      },
+      {
+        cluster: cluster('eu-prod-4'),
+        repository: { url: `https://${GIT_USER}:${URL_PASSWORD}@git.example.net/x.git` },
+        sealing: { certificate: certificate.certificatePem },
+      },
+      {
+        cluster: cluster('eu-prod-4'),
+        sealing: { certificate: certificate.certificatePem },
+        registry_pull_secret: { dockerconfigjson: `{"auths": {"r": {"password": "${BAD_REGISTRY_PASSWORD}"` },
+      },
       { cluster: cluster('eu-prod-4'), kubeconfig: { inline: kubeconfig }, sealing: { certificate: certificate.certificatePem } },
       { cluster: cluster('EU_bad'), repository: repository(GIT_TOKEN), kubeconfig: { inline: kubeconfig } },
     ]) {
@@ -221,14 +246,21 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     // 5. Credentials the API does not take: Basic, an unknown bearer token, a token in the query string.
     const basic = await call('/api/v1/scaffolds', { headers: { authorization: `Basic ${b64(`${BASIC_USER}:${BASIC_PASSWORD}`)}` } });
     assert.equal(basic.status, 401);
-    const wrong = await call('/api/v1/scaffolds', { method: 'POST', headers: { authorization: `Bearer ${WRONG_BEARER}` }, body: { cluster: cluster('eu-prod-5'), repository: repository(GIT_TOKEN) } });
+    const wrong = await call('/api/v1/scaffolds', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${WRONG_BEARER}` },
+      body: { cluster: cluster('eu-prod-5'), repository: repository(GIT_TOKEN) },
+    });
     assert.equal(wrong.status, 401);
     const query = await call(`/api/v1/scaffolds?access_token=${API_TOKEN}`);
     assert.equal(query.status, 400, query.text);
 
     // Fastify's own logger (app.log, request.log) is a child with its own redact
     // list, which replaces the parent's: it must still censor the service's paths.
-    service.app.log.warn({ token: API_TOKEN, env: { SCAFFOLD_GIT_TOKEN: GIT_TOKEN }, secrets: { repositoryCredentials: { token: GIT_TOKEN } } }, 'a line through the Fastify logger');
+    service.app.log.warn(
+      { token: API_TOKEN, env: { SCAFFOLD_GIT_TOKEN: GIT_TOKEN }, secrets: { repositoryCredentials: { token: GIT_TOKEN } } },
+      'a line through the Fastify logger',
+    );
     assert.ok(lines.some((l) => l.includes('a line through the Fastify logger') && l.includes('"component":"http"')));
 
     // The service did log: requests, runs, the executor.
@@ -237,8 +269,25 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
     assert.ok(lines.some((l) => l.includes('runner process exited')));
 
     const needles = needlesOf(
-      [API_TOKEN, WRONG_BEARER, BASIC_PASSWORD, GIT_TOKEN, WRONG_GIT_TOKEN, BAD_INPUT_TOKEN, URL_PASSWORD, REGISTRY_PASSWORD, BAD_REGISTRY_PASSWORD, kube.token],
-      { [BASIC_PASSWORD]: BASIC_USER, [GIT_TOKEN]: GIT_USER, [WRONG_GIT_TOKEN]: GIT_USER, [REGISTRY_PASSWORD]: REGISTRY_USER, [BAD_REGISTRY_PASSWORD]: REGISTRY_USER },
+      [
+        API_TOKEN,
+        WRONG_BEARER,
+        BASIC_PASSWORD,
+        GIT_TOKEN,
+        WRONG_GIT_TOKEN,
+        BAD_INPUT_TOKEN,
+        URL_PASSWORD,
+        REGISTRY_PASSWORD,
+        BAD_REGISTRY_PASSWORD,
+        kube.token,
+      ],
+      {
+        [BASIC_PASSWORD]: BASIC_USER,
+        [GIT_TOKEN]: GIT_USER,
+        [WRONG_GIT_TOKEN]: GIT_USER,
+        [REGISTRY_PASSWORD]: REGISTRY_USER,
+        [BAD_REGISTRY_PASSWORD]: REGISTRY_USER,
+      },
     );
     assertNoNeedle(lines, needles, "the service's log");
     // What the API answers (run records, stored run logs, errors) holds none either.
@@ -249,7 +298,8 @@ describe('the service logs no credential it is sent', { timeout: 240_000 }, () =
       if (!entry.isFile()) continue;
       const path = join(entry.parentPath, entry.name);
       const bytes = await readFile(path);
-      for (const value of [GIT_TOKEN, WRONG_GIT_TOKEN, REGISTRY_PASSWORD, kube.token]) if (bytes.includes(value)) stored.push(`${path}: ${value.slice(0, 12)}…`);
+      for (const value of [GIT_TOKEN, WRONG_GIT_TOKEN, REGISTRY_PASSWORD, kube.token])
+        if (bytes.includes(value)) stored.push(`${path}: ${value.slice(0, 12)}…`);
     }
     assert.deepEqual(stored, [], 'credentials stored in the data directory');
   });
@@ -261,7 +311,18 @@ describe('scaffold-runner writes no credential to stdout or stderr', { concurren
     const kubeconfig = await readFile(await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-'))), 'utf8');
     const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
     const outcome = await runRunner({
-      args: ['--repo-url', http.url(remote.name), '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', '--result-file', resultFile],
+      args: [
+        '--repo-url',
+        http.url(remote.name),
+        '--cluster',
+        'eu-prod-1',
+        '--domain',
+        'eu-prod-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--result-file',
+        resultFile,
+      ],
       env: {
         TMPDIR: scratch,
         SCAFFOLD_GIT_TOKEN: GIT_TOKEN,
@@ -281,10 +342,22 @@ describe('scaffold-runner writes no credential to stdout or stderr', { concurren
   });
 
   for (const [title, env, why] of [
-    ['when the remote refuses the git token', { SCAFFOLD_GIT_TOKEN: WRONG_GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER }, /step 1 \(clone\) failed: .*(Authentication failed|401|could not read Username)/],
+    [
+      'when the remote refuses the git token',
+      { SCAFFOLD_GIT_TOKEN: WRONG_GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER },
+      /step 1 \(clone\) failed: .*(Authentication failed|401|could not read Username)/,
+    ],
     ['when the git token is malformed', { SCAFFOLD_GIT_TOKEN: `${BAD_INPUT_TOKEN}\r\nX-Injected: 1`, SCAFFOLD_GIT_USERNAME: GIT_USER }, /line break/],
-    ['when the registry auth is not JSON', { SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER, SCAFFOLD_REGISTRY_AUTH: `{"auths": {"r": {"password": "${BAD_REGISTRY_PASSWORD}"` }, /registry/i],
-    ['when the kubeconfig is not YAML', { SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_KUBECONFIG_DATA: `users: [{name: u, user: {token: ${BROKEN_KUBECONFIG_TOKEN}` }, /kubeconfig/i],
+    [
+      'when the registry auth is not JSON',
+      { SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER, SCAFFOLD_REGISTRY_AUTH: `{"auths": {"r": {"password": "${BAD_REGISTRY_PASSWORD}"` },
+      /registry/i,
+    ],
+    [
+      'when the kubeconfig is not YAML',
+      { SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_KUBECONFIG_DATA: `users: [{name: u, user: {token: ${BROKEN_KUBECONFIG_TOKEN}` },
+      /kubeconfig/i,
+    ],
   ] as const) {
     it(`on a failed run ${title}`, async () => {
       const remote = await newRemote();
@@ -293,7 +366,19 @@ describe('scaffold-runner writes no credential to stdout or stderr', { concurren
       const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
       const withCert = 'SCAFFOLD_KUBECONFIG_DATA' in env ? [] : ['--cert', certFile];
       const outcome = await runRunner({
-        args: ['--repo-url', http.url(remote.name), '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', ...withCert, '--result-file', resultFile],
+        args: [
+          '--repo-url',
+          http.url(remote.name),
+          '--cluster',
+          'eu-prod-1',
+          '--domain',
+          'eu-prod-1.example.net',
+          '--region',
+          'eu-west-1',
+          ...withCert,
+          '--result-file',
+          resultFile,
+        ],
         env: { TMPDIR: scratch, SCAFFOLD_LOG_LEVEL: 'debug', ...env },
         resultFile,
       });
@@ -311,14 +396,33 @@ describe('scaffold-runner writes no credential to stdout or stderr', { concurren
     });
   }
 
-  it('on a failed run when the cluster refuses the kubeconfig\'s token', async () => {
+  it("on a failed run when the cluster refuses the kubeconfig's token", async () => {
     const remote = await newRemote();
     const wrongKubeToken = secret('wrong-kube-token');
     const kubeconfig = await readFile(await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')), { token: wrongKubeToken }), 'utf8');
     const resultFile = join(await mkdtemp(join(scratch, 'result-')), 'result.json');
     const outcome = await runRunner({
-      args: ['--repo-url', http.url(remote.name), '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', '--controller-timeout', '3s', '--result-file', resultFile],
-      env: { TMPDIR: scratch, SCAFFOLD_LOG_LEVEL: 'debug', SCAFFOLD_GIT_TOKEN: GIT_TOKEN, SCAFFOLD_GIT_USERNAME: GIT_USER, SCAFFOLD_KUBECONFIG_DATA: kubeconfig },
+      args: [
+        '--repo-url',
+        http.url(remote.name),
+        '--cluster',
+        'eu-prod-1',
+        '--domain',
+        'eu-prod-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--controller-timeout',
+        '3s',
+        '--result-file',
+        resultFile,
+      ],
+      env: {
+        TMPDIR: scratch,
+        SCAFFOLD_LOG_LEVEL: 'debug',
+        SCAFFOLD_GIT_TOKEN: GIT_TOKEN,
+        SCAFFOLD_GIT_USERNAME: GIT_USER,
+        SCAFFOLD_KUBECONFIG_DATA: kubeconfig,
+      },
       resultFile,
     });
     assert.notEqual(outcome.code, 0, describeOutcome(outcome));

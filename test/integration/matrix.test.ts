@@ -68,7 +68,14 @@ const ROWS: Row[] = MATRIX.trim()
     const name = title.toLowerCase().replace(/ on /, '-');
     return {
       title,
-      cluster: { name, domain: `${name}.mojaloop.example.net`, region: REGIONS[infra]!, role: title.startsWith('Tooling') ? 'tooling' : 'env', infra_provider: infra, dns_provider: dns },
+      cluster: {
+        name,
+        domain: `${name}.mojaloop.example.net`,
+        region: REGIONS[infra]!,
+        role: title.startsWith('Tooling') ? 'tooling' : 'env',
+        infra_provider: infra,
+        dns_provider: dns,
+      },
       order: chain.split(/ -> |, /).map((p) => (p === 'bootstrap' ? `bootstrap/${infra}` : p === 'secrets' ? `clusters/${name}/secrets` : p)),
     };
   });
@@ -84,7 +91,13 @@ function expectedEdges(row: Row): string[] {
   if (vendor) edges.push(`${vendor} <- platform-config`);
   const afterVendor = vendor ?? 'platform-config';
   if (row.cluster.role === 'tooling') {
-    edges.push(`cc <- ${afterVendor}`, 'cc-config <- cc', 'cc-routes <- cc-config', 'cc-observability <- cc-config', 'cc-observability-routes <- cc-observability');
+    edges.push(
+      `cc <- ${afterVendor}`,
+      'cc-config <- cc',
+      'cc-routes <- cc-config',
+      'cc-observability <- cc-config',
+      'cc-observability-routes <- cc-observability',
+    );
   } else {
     edges.push(`env <- ${afterVendor}`);
     if (row.order.includes('env-data')) edges.push('env-data <- env', 'env-auth <- env-data');
@@ -94,7 +107,11 @@ function expectedEdges(row: Row): string[] {
   return edges.sort();
 }
 
-type Obj = Record<string, unknown> & { kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+type Obj = Record<string, unknown> & {
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
 
 function objectsOf(text: string): Obj[] {
   return parseAllDocuments(text)
@@ -153,12 +170,17 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
         const edges = result.layers.flatMap((l) => l.dependsOn.map((d) => `${label(l.name)} <- ${label(d)}`)).sort();
         assert.deepEqual(edges, expectedEdges(row));
         result.layers.forEach((layer, index) => {
-          for (const dep of layer.dependsOn) assert.ok(result.layers.findIndex((l) => l.name === dep) < index, `${layer.name} comes before its dependency ${dep}`);
+          for (const dep of layer.dependsOn)
+            assert.ok(result.layers.findIndex((l) => l.name === dep) < index, `${layer.name} comes before its dependency ${dep}`);
         });
         const root = objectsOf(await kustomize.build(repo, result.gitopsPath));
         for (const layer of result.layers) {
           const k = root.find((o) => o.kind === 'Kustomization' && o.metadata!.name === layer.name)!;
-          assert.deepEqual(k.spec!.dependsOn ?? [], layer.dependsOn.map((name) => ({ name })), layer.name);
+          assert.deepEqual(
+            k.spec!.dependsOn ?? [],
+            layer.dependsOn.map((name) => ({ name })),
+            layer.name,
+          );
         }
       });
 
@@ -199,7 +221,14 @@ describe("spec 001's deployment matrix, rendered from the matrix-example platfor
 describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
   let tmp: string;
   let repo: string;
-  const cluster = { name: 'tooling-aws', domain: 'tooling.mojaloop.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
+  const cluster = {
+    name: 'tooling-aws',
+    domain: 'tooling.mojaloop.example.net',
+    region: 'eu-west-1',
+    role: 'tooling',
+    infra_provider: 'aws',
+    dns_provider: 'route53',
+  };
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'matrix-secrets-'));
@@ -213,36 +242,61 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
 
   it('leaves it out of the first pass, which only brings up the bootstrap layer', async () => {
     const { result } = await renderWorkTree(repo, { cluster, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
-    assert.deepEqual(result.layers.map((l) => l.name), ['bootstrap']);
+    assert.deepEqual(
+      result.layers.map((l) => l.name),
+      ['bootstrap'],
+    );
     assert.deepEqual(result.credentials, []);
-    assert.deepEqual((parse(result.tree.get(`${result.gitopsPath}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, ['cluster-config.yaml', 'bootstrap.yaml']);
+    assert.deepEqual((parse(result.tree.get(`${result.gitopsPath}/flux/kustomization.yaml`)!) as { resources: string[] }).resources, [
+      'cluster-config.yaml',
+      'bootstrap.yaml',
+    ]);
     const report = await verifyWorkTree(repo, { cluster: cluster.name });
     assert.deepEqual(report.findings, []);
   });
 
   it("seals it in the second pass with the cluster's key, strict scope, applied by the secrets layer after bootstrap", async () => {
     const { result } = await renderWorkTree(repo, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
-    assert.deepEqual(result.credentials.map((c) => `${c.namespace}/${c.name} ${c.file} ${c.action}`), ['flux-system/cluster-secrets secrets/sealed/sealed-cluster-secrets.yaml generated']);
+    assert.deepEqual(
+      result.credentials.map((c) => `${c.namespace}/${c.name} ${c.file} ${c.action}`),
+      ['flux-system/cluster-secrets secrets/sealed/sealed-cluster-secrets.yaml generated'],
+    );
     const text = await readFile(join(repo, result.gitopsPath, 'secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8');
     const sealed = parse(text) as Obj & { spec: { encryptedData: Record<string, string>; template: { type: string } } };
     assert.equal(sealed.kind, 'SealedSecret');
     // The SealedSecret records the certificate it was sealed with, so a later rotation can tell.
-    assert.deepEqual(sealed.metadata, { name: 'cluster-secrets', namespace: 'flux-system', annotations: { [SEALED_WITH_ANNOTATION]: sealedWithOf(certificate) } });
+    assert.deepEqual(sealed.metadata, {
+      name: 'cluster-secrets',
+      namespace: 'flux-system',
+      annotations: { [SEALED_WITH_ANNOTATION]: sealedWithOf(certificate) },
+    });
     assert.equal(sealed.spec.template.type, 'Opaque');
     const label = scopeLabel('strict', 'flux-system', 'cluster-secrets');
-    const values = Object.fromEntries(Object.entries(sealed.spec.encryptedData).map(([k, c]) => [k, unsealValue({ privateKey: controller.privateKey, label, ciphertext: c }).toString('utf8')]));
-    assert.deepEqual(Object.keys(values).sort(), ['grafana_admin_password', 'harbor_admin_password', 'keycloak_admin_password', 'minio_root_password', 'mysql_root_password', 'redis_password']);
+    const values = Object.fromEntries(
+      Object.entries(sealed.spec.encryptedData).map(([k, c]) => [k, unsealValue({ privateKey: controller.privateKey, label, ciphertext: c }).toString('utf8')]),
+    );
+    assert.deepEqual(Object.keys(values).sort(), [
+      'grafana_admin_password',
+      'harbor_admin_password',
+      'keycloak_admin_password',
+      'minio_root_password',
+      'mysql_root_password',
+      'redis_password',
+    ]);
     for (const value of Object.values(values)) assert.match(value, /^[A-Za-z0-9]{32}$/);
     // Nothing of it in plain text anywhere in the work tree.
     for (const entry of await readdir(repo, { recursive: true, withFileTypes: true })) {
       if (!entry.isFile() || join(entry.parentPath, entry.name).includes('/.git/')) continue;
       const content = await readFile(join(entry.parentPath, entry.name), 'utf8');
-      for (const value of Object.values(values)) assert.ok(!content.includes(value) && !content.includes(Buffer.from(value).toString('base64')), `${entry.name} holds a plaintext credential`);
+      for (const value of Object.values(values))
+        assert.ok(!content.includes(value) && !content.includes(Buffer.from(value).toString('base64')), `${entry.name} holds a plaintext credential`);
     }
     const root = objectsOf(await kustomize.build(repo, result.gitopsPath));
     // Not in the root sync (its CRD does not exist before bootstrap), but in the secrets layer.
     assert.ok(!root.some((o) => o.kind === 'SealedSecret'));
-    assert.ok(objectsOf(await kustomize.build(repo, `${result.gitopsPath}/secrets`)).some((o) => o.kind === 'SealedSecret' && o.metadata!.name === 'cluster-secrets'));
+    assert.ok(
+      objectsOf(await kustomize.build(repo, `${result.gitopsPath}/secrets`)).some((o) => o.kind === 'SealedSecret' && o.metadata!.name === 'cluster-secrets'),
+    );
     // Only the layers that list it substitute from it.
     const fromSecret = root
       .filter((o) => o.kind === 'Kustomization' && JSON.stringify((o.spec!.postBuild as { substituteFrom: unknown[] }).substituteFrom).includes('"Secret"'))
@@ -285,7 +339,14 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
     ? join(PACKAGE_ROOT, '..', 'shared', 'crds')
     : join(PACKAGE_ROOT, 'schemas', 'crds');
   const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
-  const cluster = { name: 'env-gcp', domain: 'env-gcp.mojaloop.example.net', region: 'europe-west4', role: 'env', infra_provider: 'gcp', dns_provider: 'clouddns' };
+  const cluster = {
+    name: 'env-gcp',
+    domain: 'env-gcp.mojaloop.example.net',
+    region: 'europe-west4',
+    role: 'env',
+    infra_provider: 'gcp',
+    dns_provider: 'clouddns',
+  };
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'matrix-flux-instance-'));
@@ -320,7 +381,10 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
         // spec 004's tuning (src/gitops/flux-tuning.ts); 2.x installs controllers that have the gate.
         kustomize: {
           patches: [
-            { target: { kind: 'Deployment', name: 'source-controller' }, patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=10\n' },
+            {
+              target: { kind: 'Deployment', name: 'source-controller' },
+              patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=10\n',
+            },
             {
               target: { kind: 'Deployment', name: 'kustomize-controller' },
               patch:
@@ -328,21 +392,37 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
                 '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=10s\n' +
                 '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n',
             },
-            { target: { kind: 'Deployment', name: 'helm-controller' }, patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n' },
+            {
+              target: { kind: 'Deployment', name: 'helm-controller' },
+              patch: '- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n',
+            },
           ],
         },
         // The platform repository is private: scaffold.yaml names the Secret Flux pulls it with.
-        sync: { kind: 'GitRepository', url: 'https://git.example.net/platform/gitops.git', ref: 'refs/heads/main', path: 'clusters/env-gcp', pullSecret: 'flux-system' },
+        sync: {
+          kind: 'GitRepository',
+          url: 'https://git.example.net/platform/gitops.git',
+          ref: 'refs/heads/main',
+          path: 'clusters/env-gcp',
+          pullSecret: 'flux-system',
+        },
       },
     });
     assert.deepEqual(await validator.validate(instance), { status: 'checked', issues: [] });
     // The CRD check is live: a misspelt field and a name other than flux are caught.
-    const wrong = { ...instance, metadata: { name: 'flux-system', namespace: 'flux-system' }, spec: { ...instance.spec, sync: { kind: 'GitRepository', url: 'x', ref: 'y', paht: 'z' } } };
+    const wrong = {
+      ...instance,
+      metadata: { name: 'flux-system', namespace: 'flux-system' },
+      spec: { ...instance.spec, sync: { kind: 'GitRepository', url: 'x', ref: 'y', paht: 'z' } },
+    };
     const check = await validator.validate(wrong);
     assert.equal(check.status, 'checked');
     const fields = check.status === 'checked' ? check.issues.map((i) => i.field) : [];
     assert.ok(fields.includes('metadata.name'), fields.join(', '));
-    assert.ok(fields.some((f) => f.startsWith('spec.sync')), fields.join(', '));
+    assert.ok(
+      fields.some((f) => f.startsWith('spec.sync')),
+      fields.join(', '),
+    );
 
     // The root sync applies it too (Flux keeps its own installation true), and verify passes.
     const root = objectsOf(await kustomize.build(repo, result.gitopsPath));
@@ -368,7 +448,13 @@ describe('Flux managed by the Flux Operator: the FluxInstance', () => {
       syncUrl: 'oci://registry.example.net/platform/gitops',
     });
     const instance = parse(result.tree.get('clusters/env-gcp/flux/flux-instance.yaml')!) as { spec: { sync: Record<string, string> } };
-    assert.deepEqual(instance.spec.sync, { kind: 'OCIRepository', url: 'oci://registry.example.net/platform/gitops', ref: 'latest', path: 'clusters/env-gcp', pullSecret: 'flux-system' });
+    assert.deepEqual(instance.spec.sync, {
+      kind: 'OCIRepository',
+      url: 'oci://registry.example.net/platform/gitops',
+      ref: 'latest',
+      path: 'clusters/env-gcp',
+      pullSecret: 'flux-system',
+    });
     assert.deepEqual(await validator.validate(instance), { status: 'checked', issues: [] });
     for (const layer of result.layers) {
       const k = parse(result.tree.get(`clusters/env-gcp/flux/${layer.name}.yaml`)!) as { spec: { sourceRef: unknown } };
@@ -396,16 +482,38 @@ describe('generate-gitops-env with the matrix-example platform', () => {
     assertExit(init, 0);
     assert.deepEqual((await readdir(join(repo, 'dns'))).sort(), ['clouddns', 'cloudflare', 'designate', 'digitalocean', 'external-dns', 'rfc2136', 'route53']);
     const render = await runCli([
-      'render', '--repo', repo, '--cluster', 'env-aws', '--domain', 'env-aws.mojaloop.example.net', '--region', 'eu-west-1',
-      '--role', 'env', '--infra-provider', 'aws', '--dns-provider', 'route53', '--pass', 'infrastructure',
-      '--flux-instance', '--sync-url', 'ssh://git@git.example.net/platform/gitops.git', '--sync-secret', 'platform-deploy-key',
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      'env-aws',
+      '--domain',
+      'env-aws.mojaloop.example.net',
+      '--region',
+      'eu-west-1',
+      '--role',
+      'env',
+      '--infra-provider',
+      'aws',
+      '--dns-provider',
+      'route53',
+      '--pass',
+      'infrastructure',
+      '--flux-instance',
+      '--sync-url',
+      'ssh://git@git.example.net/platform/gitops.git',
+      '--sync-secret',
+      'platform-deploy-key',
     ]);
     assertExit(render, 0);
     assert.equal(render.stdout, 'clusters/env-aws\n');
     assert.match(render.stderr, /^ {2}attributes: role env, infra_provider aws, dns_provider route53$/m);
     assert.match(render.stderr, /^ {2}layers: bootstrap \(bootstrap\/aws\)$/m);
     assert.match(render.stderr, /flux-instance\.yaml/);
-    assert.match(render.stderr, /^ {2}Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/platform-deploy-key: create it before applying the FluxInstance/m);
+    assert.match(
+      render.stderr,
+      /^ {2}Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/platform-deploy-key: create it before applying the FluxInstance/m,
+    );
     const instance = parse(await readFile(join(repo, 'clusters/env-aws/flux/flux-instance.yaml'), 'utf8')) as { spec: { sync: { pullSecret?: string } } };
     assert.equal(instance.spec.sync.pullSecret, 'platform-deploy-key');
     const verify = await runCli(['verify', '--repo', repo, '--cluster', 'env-aws']);
@@ -413,9 +521,26 @@ describe('generate-gitops-env with the matrix-example platform', () => {
   });
 
   it('refuses a value the catalog does not know, listing the known ones, and writes nothing', async () => {
-    const result = await runCli(['render', '--repo', repo, '--cluster', 'env-x', '--domain', 'env-x.example.net', '--region', 'eu-west-1', '--infra-provider', 'azure', '--pass', 'infrastructure']);
+    const result = await runCli([
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      'env-x',
+      '--domain',
+      'env-x.example.net',
+      '--region',
+      'eu-west-1',
+      '--infra-provider',
+      'azure',
+      '--pass',
+      'infrastructure',
+    ]);
     assertExit(result, 2);
-    assert.match(result.stderr, /^error: --infra-provider: "azure" is not an infrastructure provider this platform knows: one of proxmox, openstack, aws, gcp, digitalocean$/m);
+    assert.match(
+      result.stderr,
+      /^error: --infra-provider: "azure" is not an infrastructure provider this platform knows: one of proxmox, openstack, aws, gcp, digitalocean$/m,
+    );
     assert.ok(!existsSync(join(repo, 'clusters/env-x')));
   });
 
@@ -430,7 +555,26 @@ describe('generate-gitops-env with the matrix-example platform', () => {
   });
 
   it('says a FluxInstance without a pull Secret pulls anonymously, and refuses one over SSH, which has no anonymous access', async () => {
-    const base = ['render', '--repo', repo, '--cluster', 'env-anon', '--domain', 'env-anon.example.net', '--region', 'eu-west-1', '--role', 'env', '--infra-provider', 'aws', '--dns-provider', 'route53', '--pass', 'infrastructure', '--flux-instance'];
+    const base = [
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      'env-anon',
+      '--domain',
+      'env-anon.example.net',
+      '--region',
+      'eu-west-1',
+      '--role',
+      'env',
+      '--infra-provider',
+      'aws',
+      '--dns-provider',
+      'route53',
+      '--pass',
+      'infrastructure',
+      '--flux-instance',
+    ];
     // A platform whose scaffold.yaml names no fluxInstance.sync.pullSecret (the shipped ones name flux-system).
     const scaffold = join(repo, 'scaffold.yaml');
     const original = await readFile(scaffold, 'utf8');
@@ -439,11 +583,17 @@ describe('generate-gitops-env with the matrix-example platform', () => {
       await writeFile(scaffold, original.replace(/^ {4}pullSecret: flux-system$/m, '    interval: 10m'));
       const ssh = await runCli([...base, '--sync-url', 'ssh://git@git.example.net/platform/gitops.git']);
       assertExit(ssh, 2);
-      assert.match(ssh.stderr, /^error: sync-secret: Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git over SSH, which always needs a key: name the Secret in flux-system/m);
+      assert.match(
+        ssh.stderr,
+        /^error: sync-secret: Flux pulls ssh:\/\/git@git\.example\.net\/platform\/gitops\.git over SSH, which always needs a key: name the Secret in flux-system/m,
+      );
       assert.ok(!existsSync(join(repo, 'clusters/env-anon')));
       const https = await runCli([...base, '--sync-url', 'https://git.example.net/platform/gitops.git']);
       assertExit(https, 0);
-      assert.match(https.stderr, /^ {2}the FluxInstance names no pull Secret: Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git anonymously, which works only for a public repository \(name one with --sync-secret/m);
+      assert.match(
+        https.stderr,
+        /^ {2}the FluxInstance names no pull Secret: Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git anonymously, which works only for a public repository \(name one with --sync-secret/m,
+      );
       const instance = parse(await readFile(join(repo, 'clusters/env-anon/flux/flux-instance.yaml'), 'utf8')) as { spec: { sync: { pullSecret?: string } } };
       assert.equal(instance.spec.sync.pullSecret, undefined);
     } finally {

@@ -29,7 +29,12 @@ import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { PACKAGE_ROOT, runCli } from '../support/cli.js';
 
-type Obj = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+type Obj = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
 
 const testCertificate = createTestCertificate();
 const certificate = parseSealingCertificate(testCertificate.certificatePem);
@@ -60,7 +65,14 @@ const PLATFORMS = [
   {
     platform: 'matrix-example',
     provider: 'generic',
-    cluster: { name: 'tooling-proxmox', domain: 'tooling-proxmox.mojaloop.example.net', region: 'fra-dc2', role: 'tooling', infra_provider: 'proxmox', dns_provider: 'digitalocean' },
+    cluster: {
+      name: 'tooling-proxmox',
+      domain: 'tooling-proxmox.mojaloop.example.net',
+      region: 'fra-dc2',
+      role: 'tooling',
+      infra_provider: 'proxmox',
+      dns_provider: 'digitalocean',
+    },
   },
 ] as const;
 
@@ -83,7 +95,14 @@ describe('failure notifications in the shipped platforms', () => {
       before(async () => {
         repo = join(tmp, `${platform}-${cluster.name}`);
         await initPlatformRepository(repo, platformDir(platform));
-        const { result } = await renderWorkTree(repo, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test', notificationProvider: provider, notificationAddress: `${SLACK_ADDRESS}\n` });
+        const { result } = await renderWorkTree(repo, {
+          cluster,
+          pass: 'all',
+          certificate,
+          generatorVersion: '0.0.0-test',
+          notificationProvider: provider,
+          notificationAddress: `${SLACK_ADDRESS}\n`,
+        });
         assert.deepEqual(result.notifications, { provider, name: 'flux-failures' });
         alertsFile = join(repo, result.gitopsPath, 'flux/flux-alerts.yaml');
         rootObjects = objectsOf(await kustomize.build(repo, result.gitopsPath));
@@ -107,16 +126,24 @@ describe('failure notifications in the shipped platforms', () => {
         assert.deepEqual(a.spec?.providerRef, { name: p.metadata?.name });
         assert.equal(a.spec?.eventSeverity, 'error');
         const sources = a.spec?.eventSources as { kind: string; name: string; namespace?: string }[];
-        assert.ok(sources.some((s) => s.kind === 'Kustomization' && s.name === '*' && s.namespace === undefined), 'every Kustomization of flux-system');
+        assert.ok(
+          sources.some((s) => s.kind === 'Kustomization' && s.name === '*' && s.namespace === undefined),
+          'every Kustomization of flux-system',
+        );
       });
 
       it('watches every HelmRelease and every Kustomization the layers build', () => {
         const alert = rootObjects.find((o) => o.kind === 'Alert')!;
         const sources = alert.spec?.eventSources as { kind: string; name: string; namespace?: string }[];
-        const watched = (kind: string, namespace: string) => sources.some((s) => s.kind === kind && s.name === '*' && (s.namespace ?? 'flux-system') === namespace);
+        const watched = (kind: string, namespace: string) =>
+          sources.some((s) => s.kind === kind && s.name === '*' && (s.namespace ?? 'flux-system') === namespace);
         const releases = [...rootObjects, ...layerObjects].filter((o) => o.kind === 'HelmRelease');
         assert.ok(releases.length > 0);
-        for (const release of releases) assert.ok(watched('HelmRelease', release.metadata?.namespace ?? 'flux-system'), `HelmRelease ${release.metadata?.namespace}/${release.metadata?.name} is watched`);
+        for (const release of releases)
+          assert.ok(
+            watched('HelmRelease', release.metadata?.namespace ?? 'flux-system'),
+            `HelmRelease ${release.metadata?.namespace}/${release.metadata?.name} is watched`,
+          );
         for (const k of rootObjects.filter((o) => o.kind === 'Kustomization' && String(o.apiVersion).startsWith('kustomize.toolkit'))) {
           assert.ok(watched('Kustomization', k.metadata?.namespace ?? 'flux-system'), `Kustomization ${k.metadata?.name} is watched`);
         }
@@ -172,10 +199,19 @@ describe('failure notifications in the shipped platforms', () => {
     await initPlatformRepository(repo, platformDir('default'));
     const render = (extra: { notificationProvider?: string; notificationAddress?: string }) =>
       renderWorkTree(repo, { cluster: PLATFORMS[0].cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test', ...extra });
-    await assert.rejects(render({ notificationProvider: 'teams', notificationAddress: SLACK_ADDRESS }), (e: unknown) => e instanceof ValidationError && /"teams" is not a notification provider.*slack, msteams, generic/.test(e.message));
+    await assert.rejects(
+      render({ notificationProvider: 'teams', notificationAddress: SLACK_ADDRESS }),
+      (e: unknown) => e instanceof ValidationError && /"teams" is not a notification provider.*slack, msteams, generic/.test(e.message),
+    );
     const plain = SLACK_ADDRESS.replace('https:', 'http:');
-    await assert.rejects(render({ notificationProvider: 'slack', notificationAddress: plain }), (e: unknown) => e instanceof ValidationError && /must be an https:\/\/ URL/.test(e.message) && !e.message.includes('s3cr3t'));
-    await assert.rejects(render({ notificationProvider: 'slack' }), (e: unknown) => e instanceof ValidationError && /needs its webhook address/.test(e.message));
+    await assert.rejects(
+      render({ notificationProvider: 'slack', notificationAddress: plain }),
+      (e: unknown) => e instanceof ValidationError && /must be an https:\/\/ URL/.test(e.message) && !e.message.includes('s3cr3t'),
+    );
+    await assert.rejects(
+      render({ notificationProvider: 'slack' }),
+      (e: unknown) => e instanceof ValidationError && /needs its webhook address/.test(e.message),
+    );
   });
 
   it('refuses a render without an address when the platform requires notifications', async () => {
@@ -194,13 +230,28 @@ describe('failure notifications in the shipped platforms', () => {
   it("verify fails a tree whose Alert names a Provider the root sync does not apply, or whose Provider's address Secret is not sealed", async () => {
     const repo = join(tmp, 'default-broken');
     await initPlatformRepository(repo, platformDir('default'));
-    await renderWorkTree(repo, { cluster: PLATFORMS[0].cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test', notificationProvider: 'slack', notificationAddress: SLACK_ADDRESS });
+    await renderWorkTree(repo, {
+      cluster: PLATFORMS[0].cluster,
+      pass: 'all',
+      certificate,
+      generatorVersion: '0.0.0-test',
+      notificationProvider: 'slack',
+      notificationAddress: SLACK_ADDRESS,
+    });
     const file = join(repo, 'clusters/staging/flux/flux-alerts.yaml');
     const text = await readFile(file, 'utf8');
-    await writeFile(file, text.replace(/providerRef:\n {4}name: flux-failures/, 'providerRef:\n    name: flux-errors').replace(/secretRef:\n {4}name: flux-notification-address/, 'secretRef:\n    name: slack-webhook'));
+    await writeFile(
+      file,
+      text
+        .replace(/providerRef:\n {4}name: flux-failures/, 'providerRef:\n    name: flux-errors')
+        .replace(/secretRef:\n {4}name: flux-notification-address/, 'secretRef:\n    name: slack-webhook'),
+    );
     const findings = (await verifyWorkTree(repo, { cluster: 'staging' })).findings.map((f) => JSON.stringify(f));
     assert.equal(findings.length, 2, findings.join('\n'));
-    assert.match(findings[0]!, /Alert flux-system\/flux-failures: spec.providerRef names Provider flux-system\/flux-errors, which nothing on this cluster applies/);
+    assert.match(
+      findings[0]!,
+      /Alert flux-system\/flux-failures: spec.providerRef names Provider flux-system\/flux-errors, which nothing on this cluster applies/,
+    );
     assert.match(findings[1]!, /Provider flux-system\/flux-failures: spec.secretRef names Secret flux-system\/slack-webhook/);
   });
 

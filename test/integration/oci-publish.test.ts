@@ -45,9 +45,17 @@ function sha256(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
-function run(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { cwd: options.cwd, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C', TZ: 'UTC', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...args], {
+      cwd: options.cwd,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C', TZ: 'UTC', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -298,12 +306,23 @@ async function startTokenService(dir: string): Promise<TokenService> {
       const seconds = Math.floor(Date.now() / 1000);
       const header = base64url(JSON.stringify({ typ: 'JWT', alg: 'ES256', x5c: [x5c] }));
       const claims = base64url(
-        JSON.stringify({ iss: ISSUER, sub: USER, aud: url.searchParams.get('service'), exp: seconds + 300, nbf: seconds - 10, iat: seconds, jti: `jti-${++issued}`, access }),
+        JSON.stringify({
+          iss: ISSUER,
+          sub: USER,
+          aud: url.searchParams.get('service'),
+          exp: seconds + 300,
+          nbf: seconds - 10,
+          iat: seconds,
+          jti: `jti-${++issued}`,
+          access,
+        }),
       );
       // WebCrypto ECDSA signatures are r||s, the JWS form.
       const signature = await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, keys.privateKey, Buffer.from(`${header}.${claims}`));
       const token = `${header}.${claims}.${base64url(new Uint8Array(signature))}`;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -349,7 +368,10 @@ describe('publishPlatform to a real registry with token authentication', { timeo
   });
 
   it('refuses anonymous access and wrong credentials without echoing them', async () => {
-    await assert.rejects(publishPlatform({ repoDir: repo, reference }), (error: unknown) => error instanceof AuthenticationError && /anonymous/.test((error as Error).message));
+    await assert.rejects(
+      publishPlatform({ repoDir: repo, reference }),
+      (error: unknown) => error instanceof AuthenticationError && /anonymous/.test((error as Error).message),
+    );
     const wrong = `${PASSWORD}-wrong`;
     await assert.rejects(publishPlatform({ repoDir: repo, reference, credentials: { username: USER, password: wrong } }), (error: unknown) => {
       assert.ok(error instanceof AuthenticationError, String(error));
@@ -366,7 +388,9 @@ describe('publishPlatform to a real registry with token authentication', { timeo
     assert.equal(tokens.requests.length - before, 1, 'one token for the whole push');
 
     const creds = `${USER}:${PASSWORD}`;
-    const listed = JSON.parse(await skopeo(home, 'list-tags', '--tls-verify=false', '--creds', creds, `docker://${registry.host}/team/platform`)) as { Tags: string[] };
+    const listed = JSON.parse(await skopeo(home, 'list-tags', '--tls-verify=false', '--creds', creds, `docker://${registry.host}/team/platform`)) as {
+      Tags: string[];
+    };
     assert.deepEqual([...listed.Tags].sort(), [commit, 'latest'].sort());
     const raw = await skopeo(home, 'inspect', '--raw', '--tls-verify=false', '--creds', creds, `docker://${registry.host}/team/platform:latest`);
     assert.equal(sha256(Buffer.from(raw, 'utf8')), result.digest);

@@ -28,13 +28,21 @@ import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
 import { PACKAGE_ROOT } from '../support/cli.js';
 
-type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> }; spec?: Record<string, unknown>; rules?: unknown[] };
+type Obj = Record<string, unknown> & {
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  rules?: unknown[];
+};
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
 const kustomize = new KubectlKustomize();
 const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
 const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
-const objectsOf = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+const objectsOf = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
 
 const PLATFORMS = {
   default: {
@@ -117,7 +125,10 @@ for (const [platform, setup] of Object.entries(PLATFORMS)) {
       }
       const layers = await Promise.all(result.layers.map(async (l) => ({ object: objectsOf(await read(`flux/${l.name}.yaml`))[0] })));
       const nodes = (JSON.parse(renderJson(fluxGraphOf(layers))) as { nodes: { name: string; suspended?: boolean }[] }).nodes;
-      assert.deepEqual(nodes.filter((n) => n.suspended).map((n) => n.name), setup.optional);
+      assert.deepEqual(
+        nodes.filter((n) => n.suspended).map((n) => n.name),
+        setup.optional,
+      );
       assert.deepEqual((await verifyWorkTree(repo, { cluster: setup.cluster.name })).findings, []);
       await render(['previews', ...setup.optional]);
     });
@@ -126,7 +137,12 @@ for (const [platform, setup] of Object.entries(PLATFORMS)) {
       await assert.rejects(render(['no-such-layer']), (error: unknown) => {
         assert.ok(error instanceof ValidationError);
         assert.equal(error.issues[0]!.field, 'cluster.enable_layers');
-        assert.match(error.issues[0]!.message, new RegExp(`"no-such-layer" is not a layer of this platform; the optional layers it can enable: ${[...setup.optional, 'previews'].sort().join(', ')}`));
+        assert.match(
+          error.issues[0]!.message,
+          new RegExp(
+            `"no-such-layer" is not a layer of this platform; the optional layers it can enable: ${[...setup.optional, 'previews'].sort().join(', ')}`,
+          ),
+        );
         return true;
       });
     });
@@ -144,7 +160,14 @@ describe('verify on a rendered previews tree, each rule failing its fixture', ()
     pristine = join(tmp, 'pristine');
     await initPlatformRepository(pristine, platformDir('matrix-example'));
     // env-observability-agent left suspended, previews on.
-    await renderWorkTree(pristine, { cluster: { ...cluster, enable_layers: ['previews'] }, pass: 'all', certificate, generatorVersion: 't', fluxInstance: true, syncUrl: PLATFORMS['matrix-example'].syncUrl });
+    await renderWorkTree(pristine, {
+      cluster: { ...cluster, enable_layers: ['previews'] },
+      pass: 'all',
+      certificate,
+      generatorVersion: 't',
+      fluxInstance: true,
+      syncUrl: PLATFORMS['matrix-example'].syncUrl,
+    });
   });
   after(async () => {
     await rm(tmp, { recursive: true, force: true });

@@ -38,10 +38,24 @@ function objectsOf(text: string): Obj[] {
 }
 
 const CLUSTERS = {
-  proxmox: { name: 'tooling-proxmox', domain: 'tooling-proxmox.example.net', region: 'fra-dc2', role: 'tooling', infra_provider: 'proxmox', dns_provider: 'digitalocean' },
+  proxmox: {
+    name: 'tooling-proxmox',
+    domain: 'tooling-proxmox.example.net',
+    region: 'fra-dc2',
+    role: 'tooling',
+    infra_provider: 'proxmox',
+    dns_provider: 'digitalocean',
+  },
   aws: { name: 'env-aws', domain: 'env-aws.example.net', region: 'eu-west-1', role: 'env', infra_provider: 'aws', dns_provider: 'designate' },
   gcp: { name: 'env-gcp', domain: 'env-gcp.example.net', region: 'europe-west4', role: 'env', infra_provider: 'gcp', dns_provider: 'clouddns' },
-  doks: { name: 'tooling-doks', domain: 'tooling-doks.example.net', region: 'nl-ams3', role: 'tooling', infra_provider: 'digitalocean', dns_provider: 'digitalocean' },
+  doks: {
+    name: 'tooling-doks',
+    domain: 'tooling-doks.example.net',
+    region: 'nl-ams3',
+    role: 'tooling',
+    infra_provider: 'digitalocean',
+    dns_provider: 'digitalocean',
+  },
 } as const;
 
 describe('matrix-example against its pinned releases', () => {
@@ -60,7 +74,10 @@ describe('matrix-example against its pinned releases', () => {
       const byLayer = new Map<string, Obj[]>();
       for (const layer of result.layers) byLayer.set(layer.name, objectsOf(await kustomize.build(repo, layer.path)));
       builds.set(cluster.name, byLayer);
-      config.set(cluster.name, (parse(await readFile(join(repo, result.gitopsPath, 'flux/cluster-config.yaml'), 'utf8')) as { data: Record<string, string> }).data);
+      config.set(
+        cluster.name,
+        (parse(await readFile(join(repo, result.gitopsPath, 'flux/cluster-config.yaml'), 'utf8')) as { data: Record<string, string> }).data,
+      );
     }
   });
 
@@ -75,12 +92,20 @@ describe('matrix-example against its pinned releases', () => {
     }
     return undefined;
   };
-  const catalog = async () => (parse(await readFile(join(repo, 'scaffold.yaml'), 'utf8')) as { layers: { name: string; wait?: boolean; healthChecks?: { kind: string; name: string }[] }[] }).layers;
+  const catalog = async () =>
+    (
+      parse(await readFile(join(repo, 'scaffold.yaml'), 'utf8')) as {
+        layers: { name: string; wait?: boolean; healthChecks?: { kind: string; name: string }[] }[];
+      }
+    ).layers;
 
   it('runs DigitalOcean DNS through the webhook sidecar: external-dns 0.21.0 has no in-tree digitalocean provider', () => {
     for (const cluster of [CLUSTERS.proxmox.name, CLUSTERS.doks.name]) {
       const { object } = find(cluster, 'HelmRelease', 'external-dns')!;
-      const spec = object.spec as { chart: { spec: { version: string } }; values: { provider: { name: string; webhook: { image: { repository: string; tag: string }; args: string[] } }; extraArgs: string[] } };
+      const spec = object.spec as {
+        chart: { spec: { version: string } };
+        values: { provider: { name: string; webhook: { image: { repository: string; tag: string }; args: string[] } }; extraArgs: string[] };
+      };
       assert.equal(spec.chart.spec.version, '1.21.1');
       assert.equal(spec.values.provider.name, 'webhook');
       assert.deepEqual(spec.values.provider.webhook.image, { repository: 'ghcr.io/amoniacou/external-dns-digitalocean-webhook', tag: '0.1.2' });
@@ -95,7 +120,12 @@ describe('matrix-example against its pinned releases', () => {
     const spec = object.spec as { chart: { spec: { version: string } }; values: { provider: { name: string }; env: { name: string }[] } };
     assert.equal(spec.chart.spec.version, '1.16.1');
     assert.equal(spec.values.provider.name, 'designate');
-    assert.deepEqual(spec.values.env.map((e) => e.name).sort(), ['OS_APPLICATION_CREDENTIAL_ID', 'OS_APPLICATION_CREDENTIAL_SECRET', 'OS_AUTH_URL', 'OS_REGION_NAME']);
+    assert.deepEqual(spec.values.env.map((e) => e.name).sort(), [
+      'OS_APPLICATION_CREDENTIAL_ID',
+      'OS_APPLICATION_CREDENTIAL_SECRET',
+      'OS_AUTH_URL',
+      'OS_REGION_NAME',
+    ]);
   });
 
   it('applies external-dns in a layer that waits for it, so the layer is not Ready while it crash-loops', async () => {
@@ -130,10 +160,14 @@ describe('matrix-example against its pinned releases', () => {
       assert.ok(Object.keys(values.operator.podAnnotations).length > 0);
       // As Flux applies the gate on a Git sync (postBuild substitution's default).
       const substituted = { ...gate, spec: { ...gate.spec, sourceRef: { ...(gate.spec!.sourceRef as object), kind: 'GitRepository' } } };
-      for (const object of [source, tlsroute, substituted, cilium, configMap]) assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
+      for (const object of [source, tlsroute, substituted, cilium, configMap])
+        assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
     }
     // The CRD Cilium 1.18 looks for is TLSRoute v1alpha2, which v1.3.0 has only in the experimental channel.
-    const crd = parse(await readFile(join(crdDir, 'gateway.networking.k8s.io_tlsroutes.experimental.yaml'), 'utf8')) as { metadata: { annotations: Record<string, string> }; spec: { versions: { name: string; served: boolean }[] } };
+    const crd = parse(await readFile(join(crdDir, 'gateway.networking.k8s.io_tlsroutes.experimental.yaml'), 'utf8')) as {
+      metadata: { annotations: Record<string, string> };
+      spec: { versions: { name: string; served: boolean }[] };
+    };
     assert.equal(crd.metadata.annotations['gateway.networking.k8s.io/channel'], 'experimental');
     assert.ok(crd.spec.versions.some((v) => v.name === 'v1alpha2' && v.served));
   });
@@ -142,14 +176,19 @@ describe('matrix-example against its pinned releases', () => {
     const bootstrap = builds.get(CLUSTERS.gcp.name)!.get('bootstrap')!;
     assert.ok(!bootstrap.some((o) => o.kind === 'GitRepository' && o.metadata?.name === 'gateway-api'));
     assert.ok(!bootstrap.some((o) => o.kind === 'Kustomization'));
-    const scaffold = parse(await readFile(join(repo, 'scaffold.yaml'), 'utf8')) as { attributes: { infra_provider: { platform: Record<string, { crds?: string[] }> } } };
+    const scaffold = parse(await readFile(join(repo, 'scaffold.yaml'), 'utf8')) as {
+      attributes: { infra_provider: { platform: Record<string, { crds?: string[] }> } };
+    };
     assert.ok(scaffold.attributes.infra_provider.platform.gcp!.crds!.includes('gateway.networking.k8s.io/Gateway'));
   });
 
   it('puts gw-int on an internal class on GKE, never the external one gw-ext uses', () => {
     for (const cluster of Object.values(CLUSTERS)) {
       const data = config.get(cluster.name)!;
-      const gateways = builds.get(cluster.name)!.get('platform-config')!.filter((o) => o.kind === 'Gateway');
+      const gateways = builds
+        .get(cluster.name)!
+        .get('platform-config')!
+        .filter((o) => o.kind === 'Gateway');
       assert.equal(gateways.find((g) => g.metadata?.name === 'gw-int')!.spec!.gatewayClassName, '${gateway_class_internal}');
       assert.equal(gateways.find((g) => g.metadata?.name === 'gw-ext')!.spec!.gatewayClassName, '${gateway_class}');
       if (cluster.infra_provider === 'gcp') {
@@ -186,7 +225,10 @@ describe('matrix-example against its pinned releases', () => {
           assert.doesNotMatch(JSON.stringify(release.spec!.values ?? {}), /_password\}/, `${cluster} ${layer} ${release.metadata!.name}`);
           for (const from of (release.spec!.valuesFrom ?? []) as { kind: string; name: string }[]) {
             if (from.kind !== 'Secret') continue;
-            assert.ok(objects.some((o) => o.kind === 'Secret' && o.metadata?.name === from.name && o.metadata.namespace === release.metadata!.namespace), `${release.metadata!.name} reads Secret ${from.name} of its own layer and namespace`);
+            assert.ok(
+              objects.some((o) => o.kind === 'Secret' && o.metadata?.name === from.name && o.metadata.namespace === release.metadata!.namespace),
+              `${release.metadata!.name} reads Secret ${from.name} of its own layer and namespace`,
+            );
           }
         }
       }
@@ -200,12 +242,21 @@ describe('matrix-example against its pinned releases', () => {
       await writeFile(scaffold, original.replace('      aws: { cni: cluster }', '      aws: { cni: bootstrap }'));
       const cluster = { ...CLUSTERS.aws, name: 'env-aws-operator' };
       await assert.rejects(
-        renderWorkTree(repo, { cluster, pass: 'infrastructure', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: 'https://git.example.net/platform.git' }),
+        renderWorkTree(repo, {
+          cluster,
+          pass: 'infrastructure',
+          certificate,
+          generatorVersion: '0.0.0-test',
+          fluxInstance: true,
+          syncUrl: 'https://git.example.net/platform.git',
+        }),
         (error: unknown) =>
           error instanceof ValidationError &&
           error.issues.length === 1 &&
           error.issues[0]!.field === 'flux-instance' &&
-          /infrastructure provider aws has no CNI until Flux runs its bootstrap layer \(scaffold\.yaml attributes\.infra_provider\.platform\.aws\.cni: bootstrap\)/.test(error.issues[0]!.message),
+          /infrastructure provider aws has no CNI until Flux runs its bootstrap layer \(scaffold\.yaml attributes\.infra_provider\.platform\.aws\.cni: bootstrap\)/.test(
+            error.issues[0]!.message,
+          ),
       );
       assert.ok(!existsSync(join(repo, 'clusters/env-aws-operator')));
       // Without a FluxInstance the same row renders.
@@ -214,17 +265,34 @@ describe('matrix-example against its pinned releases', () => {
       await writeFile(scaffold, original);
     }
     // As shipped, EKS is created with its Cilium (cni: cluster): a FluxInstance renders.
-    const { result } = await renderWorkTree(repo, { cluster: { ...CLUSTERS.aws, name: 'env-aws-fi' }, pass: 'infrastructure', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: 'https://git.example.net/platform.git' });
+    const { result } = await renderWorkTree(repo, {
+      cluster: { ...CLUSTERS.aws, name: 'env-aws-fi' },
+      pass: 'infrastructure',
+      certificate,
+      generatorVersion: '0.0.0-test',
+      fluxInstance: true,
+      syncUrl: 'https://git.example.net/platform.git',
+    });
     assert.equal(result.fluxInstance, true);
   });
 
   it('points the Cilium gate at the OCIRepository when a FluxInstance syncs from an OCI artifact', async () => {
-    const { result } = await renderWorkTree(repo, { cluster: { ...CLUSTERS.proxmox, name: 'tooling-oci' }, pass: 'all', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: 'oci://registry.example.net/platform/gitops' });
+    const { result } = await renderWorkTree(repo, {
+      cluster: { ...CLUSTERS.proxmox, name: 'tooling-oci' },
+      pass: 'all',
+      certificate,
+      generatorVersion: '0.0.0-test',
+      fluxInstance: true,
+      syncUrl: 'oci://registry.example.net/platform/gitops',
+    });
     const data = (parse(await readFile(join(repo, result.gitopsPath, 'flux/cluster-config.yaml'), 'utf8')) as { data: Record<string, string> }).data;
     assert.equal(data.flux_source_kind, 'OCIRepository');
     // A Git sync leaves the key out, so the gate's default (GitRepository) applies.
     assert.equal(config.get(CLUSTERS.proxmox.name)!.flux_source_kind, undefined);
-    const gate = builds.get(CLUSTERS.proxmox.name)!.get('bootstrap')!.find((o) => o.metadata?.name === 'cilium-gateway-api')!;
+    const gate = builds
+      .get(CLUSTERS.proxmox.name)!
+      .get('bootstrap')!
+      .find((o) => o.metadata?.name === 'cilium-gateway-api')!;
     assert.equal((gate.spec!.sourceRef as { kind: string }).kind, '${flux_source_kind:=GitRepository}');
   });
 });
@@ -236,7 +304,14 @@ describe('the default platform against its pinned releases', () => {
       const repo = join(tmp, 'gitops');
       await initPlatformRepository(repo, platformDir('default'));
       const cluster = { name: 'staging', domain: 'staging.tantilium.example.com', region: 'eu-west-1' };
-      const { result } = await renderWorkTree(repo, { cluster, pass: 'infrastructure', certificate, generatorVersion: '0.0.0-test', fluxInstance: true, syncUrl: 'ssh://git@git.example.net/platform/gitops.git' });
+      const { result } = await renderWorkTree(repo, {
+        cluster,
+        pass: 'infrastructure',
+        certificate,
+        generatorVersion: '0.0.0-test',
+        fluxInstance: true,
+        syncUrl: 'ssh://git@git.example.net/platform/gitops.git',
+      });
       const instance = parse(result.tree.get('clusters/staging/flux/flux-instance.yaml')!) as { spec: { sync: { pullSecret?: string } } };
       assert.equal(instance.spec.sync.pullSecret, 'flux-system');
       assert.deepEqual(await validator.validate(instance), { status: 'checked', issues: [] });
@@ -252,9 +327,20 @@ describe('the fleet ResourceSetInputProvider example of docs/api.md', () => {
     const block = [...api.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('kind: ResourceSetInputProvider'))!;
     const provider = parse(block) as Obj & { spec: { filter?: { limit?: number } } };
     assert.deepEqual(await validator.validate(provider), { status: 'checked', issues: [] });
-    const crd = parse(await readFile(join(crdDir, 'fluxcd.controlplane.io_resourcesetinputproviders.yaml'), 'utf8')) as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } };
+    const crd = parse(await readFile(join(crdDir, 'fluxcd.controlplane.io_resourcesetinputproviders.yaml'), 'utf8')) as {
+      spec: { versions: { schema: { openAPIV3Schema: unknown } }[] };
+    };
     const at = (value: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], value);
-    const operatorDefault = at(crd.spec.versions[0]!.schema.openAPIV3Schema, 'properties', 'spec', 'properties', 'filter', 'properties', 'limit', 'default') as number;
+    const operatorDefault = at(
+      crd.spec.versions[0]!.schema.openAPIV3Schema,
+      'properties',
+      'spec',
+      'properties',
+      'filter',
+      'properties',
+      'limit',
+      'default',
+    ) as number;
     assert.equal(operatorDefault, 100);
     assert.ok((provider.spec.filter?.limit ?? operatorDefault) > operatorDefault, 'a fleet past 100 clusters would be cut silently');
     // The token's lifetime is explained next to it.

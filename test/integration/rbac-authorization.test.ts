@@ -49,9 +49,25 @@ const binding = (name: string, role: string, subject: { kind: string; name: stri
 });
 
 /** Which table entries each shipped role allows: the verb table of docs/security.md. */
-const VIEWER = ['GET /api/v1/scaffolds', 'GET /api/v1/scaffolds/:id', 'GET /api/v1/scaffolds/:id/graph', 'GET /api/v1/scaffolds/:id/logs', 'GET /api/v1/clusters', 'GET /api/v1/clusters/:name', 'GET /api/v1/upgrades', 'GET /api/v1/upgrades/:id'];
+const VIEWER = [
+  'GET /api/v1/scaffolds',
+  'GET /api/v1/scaffolds/:id',
+  'GET /api/v1/scaffolds/:id/graph',
+  'GET /api/v1/scaffolds/:id/logs',
+  'GET /api/v1/clusters',
+  'GET /api/v1/clusters/:name',
+  'GET /api/v1/upgrades',
+  'GET /api/v1/upgrades/:id',
+];
 const OPERATOR = [...VIEWER, 'POST /api/v1/scaffolds', 'GET /api/v1/catalog', 'POST /api/v1/scaffolds/:id/retry', 'POST /api/v1/scaffolds/:id/cancel'];
-const ADMIN = [...OPERATOR, 'DELETE /api/v1/clusters/:name', 'POST /api/v1/clusters/:name/rotate', 'POST /api/v1/clusters/:name/sealing-check', 'POST /api/v1/upgrades', 'POST /api/v1/upgrades/:id/cancel'];
+const ADMIN = [
+  ...OPERATOR,
+  'DELETE /api/v1/clusters/:name',
+  'POST /api/v1/clusters/:name/rotate',
+  'POST /api/v1/clusters/:name/sealing-check',
+  'POST /api/v1/upgrades',
+  'POST /api/v1/upgrades/:id/cancel',
+];
 
 describe('RBAC authorization through SubjectAccessReview', () => {
   let double: KubeApiDouble;
@@ -65,7 +81,12 @@ describe('RBAC authorization through SubjectAccessReview', () => {
   const create = (token: string): Promise<LightMyRequestResponse> => {
     clusters++;
     const body = { cluster: { name: `rbac-${clusters}`, domain: `rbac-${clusters}.example.net`, region: 'eu-west-1' }, kubeconfig: { inline: KUBECONFIG } };
-    return app.inject({ method: 'POST', url: '/api/v1/scaffolds', headers: { ...as(token), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    return app.inject({
+      method: 'POST',
+      url: '/api/v1/scaffolds',
+      headers: { ...as(token), 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
   };
   const runId = async (): Promise<string> => {
     const created = await create('controller-token');
@@ -78,16 +99,24 @@ describe('RBAC authorization through SubjectAccessReview', () => {
     double = await startKubeApiDouble();
     dir = await mkdtemp(join(tmpdir(), 'rbac-'));
     const kubeConfig = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) });
-    const shipped = parseAllDocuments(await readFile(new URL('../../deploy/base/access-roles.yaml', import.meta.url), 'utf8')).map((d) => d.toJS() as RbacObject);
+    const shipped = parseAllDocuments(await readFile(new URL('../../deploy/base/access-roles.yaml', import.meta.url), 'utf8')).map(
+      (d) => d.toJS() as RbacObject,
+    );
     double.applyRbac([
       ...shipped,
       binding('alice-viewer', 'gitops-scaffolder-viewer', { kind: 'User', name: 'alice@example.com' }),
       binding('platform-admins', 'gitops-scaffolder-admin', { kind: 'Group', name: 'oidc:platform-admins' }),
     ]);
-    double.setTokenReview('controller-token', { authenticated: true, user: { username: CONTROLLER, groups: ['system:serviceaccounts', 'system:serviceaccounts:kubeopera-core'] } });
+    double.setTokenReview('controller-token', {
+      authenticated: true,
+      user: { username: CONTROLLER, groups: ['system:serviceaccounts', 'system:serviceaccounts:kubeopera-core'] },
+    });
     double.setTokenReview('alice-token', { authenticated: true, user: { username: 'alice@example.com', groups: ['oidc:developers'] } });
     double.setTokenReview('bob-token', { authenticated: true, user: { username: 'bob@example.com', groups: ['oidc:platform-admins'] } });
-    double.setTokenReview('nobody-token', { authenticated: true, user: { username: 'system:serviceaccount:default:nobody', groups: ['system:serviceaccounts'] } });
+    double.setTokenReview('nobody-token', {
+      authenticated: true,
+      user: { username: 'system:serviceaccount:default:nobody', groups: ['system:serviceaccounts'] },
+    });
     double.setTokenReview('carol-token', { authenticated: true, user: { username: 'carol@example.com' } });
 
     store = await PgRunStore.open();
@@ -115,7 +144,12 @@ describe('RBAC authorization through SubjectAccessReview', () => {
     assert.equal((await app.inject({ method: 'GET', url: `/api/v1/scaffolds/${id}/logs`, headers: as('controller-token') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/api/v1/scaffolds', headers: as('controller-token') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/cancel`, headers: as('controller-token') })).statusCode, 200);
-    const retry = await app.inject({ method: 'POST', url: `/api/v1/scaffolds/${id}/retry`, headers: { ...as('controller-token'), 'content-type': 'application/json' }, payload: JSON.stringify({ kubeconfig: { inline: KUBECONFIG } }) });
+    const retry = await app.inject({
+      method: 'POST',
+      url: `/api/v1/scaffolds/${id}/retry`,
+      headers: { ...as('controller-token'), 'content-type': 'application/json' },
+      payload: JSON.stringify({ kubeconfig: { inline: KUBECONFIG } }),
+    });
     assert.notEqual(retry.statusCode, 403, retry.body);
   });
 
@@ -147,7 +181,12 @@ describe('RBAC authorization through SubjectAccessReview', () => {
 
   it('an authenticated caller bound to nothing may do nothing, and is refused before the body is read', async () => {
     assert.equal((await app.inject({ method: 'GET', url: '/api/v1/scaffolds', headers: as('nobody-token') })).statusCode, 403);
-    const garbage = await app.inject({ method: 'POST', url: '/api/v1/scaffolds', headers: { ...as('nobody-token'), 'content-type': 'application/json' }, payload: '{not json' });
+    const garbage = await app.inject({
+      method: 'POST',
+      url: '/api/v1/scaffolds',
+      headers: { ...as('nobody-token'), 'content-type': 'application/json' },
+      payload: '{not json',
+    });
     assert.equal(garbage.statusCode, 403, 'authorization happens before parsing');
     assert.equal((await app.inject({ method: 'GET', url: '/metrics', headers: as('nobody-token') })).statusCode, 403);
   });
@@ -159,7 +198,11 @@ describe('RBAC authorization through SubjectAccessReview', () => {
   it('resourceNames rules limit a caller to the runs named', async () => {
     const [mine, other] = [await runId(), await runId()];
     double.applyRbac([
-      { kind: 'ClusterRole', metadata: { name: 'one-run' }, rules: [{ apiGroups: ['gitops-scaffolder.io'], resources: ['scaffolds'], verbs: ['get'], resourceNames: [mine] }] },
+      {
+        kind: 'ClusterRole',
+        metadata: { name: 'one-run' },
+        rules: [{ apiGroups: ['gitops-scaffolder.io'], resources: ['scaffolds'], verbs: ['get'], resourceNames: [mine] }],
+      },
       binding('carol-one-run', 'one-run', { kind: 'User', name: 'carol@example.com' }),
     ]);
     assert.equal((await app.inject({ method: 'GET', url: `/api/v1/scaffolds/${mine}`, headers: as('carol-token') })).statusCode, 200);
@@ -211,7 +254,8 @@ describe('RBAC authorization through SubjectAccessReview', () => {
 
   it('the double answers like the API server: 201 with the RBAC reason, 422 for a spec without attributes or subject', async () => {
     const api = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir, { fileName: 'direct' }) }).makeApiClient(AuthorizationV1Api);
-    const review = (spec: V1SubjectAccessReviewSpec) => api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
+    const review = (spec: V1SubjectAccessReviewSpec) =>
+      api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
     const allowed = await review({ user: CONTROLLER, resourceAttributes: { group: 'gitops-scaffolder.io', resource: 'scaffolds', verb: 'create' } });
     assert.equal(allowed.status?.allowed, true);
     assert.match(allowed.status?.reason ?? '', /ClusterRoleBinding "gitops-scaffolder-host-cluster-controller" of ClusterRole "gitops-scaffolder-operator"/);

@@ -66,7 +66,13 @@ async function raceOnce(cluster: string, concurrent: (work: string) => Promise<v
   const logger = capturingLogger();
   const outcome = await runScaffold(
     { git: new CliGitRemote(), verify, logger, workRoot: scratch },
-    { id: `race-${remotes}`, repositoryUrl: bare, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'eu-west-1' }, certificatePem, generatorVersion: '0.0.0-test' },
+    {
+      id: `race-${remotes}`,
+      repositoryUrl: bare,
+      cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'eu-west-1' },
+      certificatePem,
+      generatorVersion: '0.0.0-test',
+    },
   ).then(
     (result) => ({ result, error: undefined }),
     (error: unknown) => ({ result: undefined, error }),
@@ -83,7 +89,10 @@ describe('verify gate after a rebase onto a concurrent push', () => {
     });
     assert.equal(race.outcome.error, undefined, String(race.outcome.error));
     assert.deepEqual(race.verified, ['passed', 'passed'], 'no third verify: the rebase changed nothing verify reads');
-    assert.deepEqual(race.reverify.map((line) => line.fields['verified']), [false]);
+    assert.deepEqual(
+      race.reverify.map((line) => line.fields['verified']),
+      [false],
+    );
     // Pushed on top of the concurrent commit, linearly.
     assert.equal(await git(race.bare, 'rev-parse', 'main~1'), race.raced);
     assert.equal(await git(race.bare, 'rev-list', '--merges', '--count', 'main'), '0');
@@ -95,14 +104,20 @@ describe('verify gate after a rebase onto a concurrent push', () => {
     });
     assert.equal(race.outcome.error, undefined, String(race.outcome.error));
     assert.deepEqual(race.verified, ['passed', 'passed', 'passed']);
-    assert.deepEqual(race.reverify.map((line) => line.fields['verified']), [true]);
+    assert.deepEqual(
+      race.reverify.map((line) => line.fields['verified']),
+      [true],
+    );
     assert.equal(await git(race.bare, 'rev-parse', 'main~1'), race.raced);
   });
 
   it('blocks the push when the concurrent commit broke base/', async () => {
     const race = await raceOnce('eu-three', async (work) => {
       // A resource that does not exist: every overlay of base/apps fails to build.
-      await writeFile(join(work, 'base', 'apps', 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - does-not-exist.yaml\n');
+      await writeFile(
+        join(work, 'base', 'apps', 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - does-not-exist.yaml\n',
+      );
     });
     assert.ok(race.outcome.error instanceof StepError, `the run failed: ${String(race.outcome.error)}`);
     assert.equal(race.outcome.error.step, 7);

@@ -44,7 +44,12 @@ interface SealedObject {
 }
 
 const sealedIn = (tree: Map<string, string>): Map<string, SealedObject> =>
-  new Map([...tree].filter(([path]) => /\/sealed\/[^/]+\.yaml$/.test(path)).map(([path, text]) => [path, parse(text) as SealedObject]).filter(([, o]) => (o as SealedObject).kind === 'SealedSecret') as [string, SealedObject][]);
+  new Map(
+    [...tree]
+      .filter(([path]) => /\/sealed\/[^/]+\.yaml$/.test(path))
+      .map(([path, text]) => [path, parse(text) as SealedObject])
+      .filter(([, o]) => (o as SealedObject).kind === 'SealedSecret') as [string, SealedObject][],
+  );
 
 /** The object without what a same-values rotation may change: the ciphertext and the certificate it records. */
 function withoutCiphertext(object: SealedObject): unknown {
@@ -74,7 +79,15 @@ before(async () => {
   kube = await startKubeApiDouble();
   controller = serveSealedSecretsController(kube, CONTROLLER, oldKey);
   kubeconfig = await readFile(await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-'))), 'utf8');
-  const config = loadServiceConfig({ PORT: '0', HOST: '127.0.0.1', API_TOKENS: API_TOKEN, DATA_DIR: join(scratch, 'service'), EXECUTOR: 'local', AUTH_MODE: 'static', LOG_LEVEL: 'debug' });
+  const config = loadServiceConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    API_TOKENS: API_TOKEN,
+    DATA_DIR: join(scratch, 'service'),
+    EXECUTOR: 'local',
+    AUTH_MODE: 'static',
+    LOG_LEVEL: 'debug',
+  });
   const capture: DestinationStream = { write: (chunk: string) => void lines.push(...chunk.split('\n').filter(Boolean)) };
   service = await startService(config, { logger: createPino({ level: 'debug', destination: capture, base: { service: 'gitops-scaffolder' } }) });
 });
@@ -124,7 +137,7 @@ async function runToEnd(path: string, body: unknown): Promise<{ id: string; stat
   return { id, ...run };
 }
 
-describe('a rotation run keeps the values: the cluster\'s controller re-encrypts them (/v1/rotate)', { timeout: 600_000 }, () => {
+describe("a rotation run keeps the values: the cluster's controller re-encrypts them (/v1/rotate)", { timeout: 600_000 }, () => {
   it('pushes only SealedSecrets that open under the new key to the very values they held, and no value reaches a log', async () => {
     const remote = await newRemote('same-values.git');
     const cluster = { name: 'eu-keep-1', domain: 'eu-keep-1.example.net', region: 'eu-west-1' };
@@ -163,10 +176,17 @@ describe('a rotation run keeps the values: the cluster\'s controller re-encrypts
     }
 
     // The runner handled ciphertext only: no value, as text or base64, in the service's log, the run's logs or any answer.
-    const needles = [...plaintexts.values()].flatMap((values) => Object.values(values)).filter((v) => v.length >= 8).flatMap((v) => [v.toString('utf8'), v.toString('base64')]);
+    const needles = [...plaintexts.values()]
+      .flatMap((values) => Object.values(values))
+      .filter((v) => v.length >= 8)
+      .flatMap((v) => [v.toString('utf8'), v.toString('base64')]);
     assert.ok(needles.length >= 3);
-    assert.ok(responses.some((r) => r.includes('re-encrypted by kube-system/sealed-secrets-controller with its newest key (same values)')), "the run's log says what it did");
-    for (const text of [...lines, ...responses]) for (const needle of needles) assert.ok(!text.includes(needle), `a value (${needle.slice(0, 4)}…) leaked into: ${text.slice(0, 200)}`);
+    assert.ok(
+      responses.some((r) => r.includes('re-encrypted by kube-system/sealed-secrets-controller with its newest key (same values)')),
+      "the run's log says what it did",
+    );
+    for (const text of [...lines, ...responses])
+      for (const needle of needles) assert.ok(!text.includes(needle), `a value (${needle.slice(0, 4)}…) leaked into: ${text.slice(0, 200)}`);
   });
 
   it('fails a rotation whose controller cannot be reached, naming the API server and what to check, and pushes nothing', async () => {

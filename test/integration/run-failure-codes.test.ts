@@ -92,7 +92,7 @@ describe('a failed run says whether retrying it may help', { timeout: 300_000 },
     throw new Error(`run ${id} did not finish`);
   }
 
-  it('a run refused for its repository\'s content is permanent, with the refusal\'s code', async () => {
+  it("a run refused for its repository's content is permanent, with the refusal's code", async () => {
     const run = await runTo(linkedClusterUrl, 'eu-prod-7');
     assert.equal(run.status, 'failed', run.message);
     assert.equal(run.step, 1, run.message);

@@ -51,7 +51,10 @@ const API_TOKEN = 'fence-test-token-0123456789';
 const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
 const RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src/runner-cli.ts')] };
 /** The stand-in runner that only pushes one pass (test/support/pass-runner.ts), for the in-flight push trial. */
-const PASS_RUNNER: RunnerCommand = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'test/support/pass-runner.ts')] };
+const PASS_RUNNER: RunnerCommand = {
+  command: process.execPath,
+  args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'test/support/pass-runner.ts')],
+};
 const TRIAL_KEY = 'a1'.repeat(32);
 /** A first start creates the PGlite data directory (initdb in WebAssembly): minutes on a loaded 2-core machine. */
 const SERVICE_START_MS = 240_000;
@@ -67,7 +70,12 @@ let remotes = 0;
  * service closes and the announcements it withdraws pass unhindered), with
  * `$MARKS` a directory for the test's marker files.
  */
-async function remoteWithHook(hook: string, kind: 'post-receive' | 'pre-receive' = 'post-receive', seed = seedRepo, refs = "-e ' refs/heads/main$'"): Promise<{ dir: string; marks: string }> {
+async function remoteWithHook(
+  hook: string,
+  kind: 'post-receive' | 'pre-receive' = 'post-receive',
+  seed = seedRepo,
+  refs = "-e ' refs/heads/main$'",
+): Promise<{ dir: string; marks: string }> {
   const n = ++remotes;
   const dir = join(scratch, `remote-${n}.git`);
   const marks = join(scratch, `marks-${n}`);
@@ -116,7 +124,10 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
 
 /** The SHAs of the commits on the remote's main that carry the run's Scaffold-Id, oldest first, as {pass, sha}. */
 async function landedOnRemote(bare: string, runId: string): Promise<{ pass: string; sha: string }[]> {
-  return (await commitsOf(bare)).filter((c) => c.trailers['Scaffold-Id'] === runId).map((c) => ({ pass: c.trailers['Scaffold-Pass'] ?? '', sha: c.sha })).reverse();
+  return (await commitsOf(bare))
+    .filter((c) => c.trailers['Scaffold-Id'] === runId)
+    .map((c) => ({ pass: c.trailers['Scaffold-Pass'] ?? '', sha: c.sha }))
+    .reverse();
 }
 
 /** The live processes (zombies are dead, only not yet reaped) in process group `pgid`, as `ps` lines. */
@@ -146,13 +157,16 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     // The first push blocks in the hook until the test releases it.
     const remote = await remoteWithHook(`touch "$MARKS/pushed"\n${HOLD_UNTIL_RELEASED}`);
     const dataDir = join(scratch, 'service-data');
-    const first: ServiceProcess = await startServiceProcess({
-      API_TOKENS: API_TOKEN,
-      AUTH_MODE: 'static',
-      EXECUTOR: 'local',
-      DATA_DIR: dataDir,
-      DEFAULT_GITOPS_REPO_URL: `file://${remote.dir}`,
-    }, SERVICE_START_MS);
+    const first: ServiceProcess = await startServiceProcess(
+      {
+        API_TOKENS: API_TOKEN,
+        AUTH_MODE: 'static',
+        EXECUTOR: 'local',
+        DATA_DIR: dataDir,
+        DEFAULT_GITOPS_REPO_URL: `file://${remote.dir}`,
+      },
+      SERVICE_START_MS,
+    );
     let lease: Awaited<ReturnType<typeof readLease>>;
     let id: string;
     try {
@@ -189,7 +203,10 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
       // Passes of their own, each one after the last: any of them would call a run without a trace lost at once.
       for (let pass = 0; pass < 5; pass++) await monitor.reconcile();
       const during = await service.get(id);
-      assert.ok(during.status === 'running' || during.status === 'pending', `a run whose runner still works is not declared lost: ${during.status} ${during.message}`);
+      assert.ok(
+        during.status === 'running' || during.status === 'pending',
+        `a run whose runner still works is not declared lost: ${during.status} ${during.message}`,
+      );
       assert.notEqual(during.message, LOST_RUN_MESSAGE);
 
       const retry = () =>
@@ -221,10 +238,7 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
         120_000,
       );
       assert.equal(state.state, 'succeeded', JSON.stringify(state));
-      assert.deepEqual(
-        state.state === 'succeeded' ? state.result.commits?.map((c) => ({ ...c })) : [],
-        await landedOnRemote(remote.dir, id),
-      );
+      assert.deepEqual(state.state === 'succeeded' ? state.result.commits?.map((c) => ({ ...c })) : [], await landedOnRemote(remote.dir, id));
       assert.equal(existsSync(join(dataDir, 'runs', id, 'lease.json')), false, 'the runner released its lease');
     } finally {
       // Every runner first: the first service's (found by its lease) and any this executor started,
@@ -265,7 +279,10 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
       await eventually('the second push to land', () => (existsSync(join(remote.marks, 'second')) ? true : undefined), 120_000);
       pid = (await readLease(executor.leaseFileOf(id)))?.pid;
       assert.ok(pid !== undefined);
-      assert.ok(processGroupMembers(pid).some((line) => / (git|git-receive-pack|sleep)\b/.test(line)), 'a git push is in flight in the runner\'s group');
+      assert.ok(
+        processGroupMembers(pid).some((line) => / (git|git-receive-pack|sleep)\b/.test(line)),
+        "a git push is in flight in the runner's group",
+      );
 
       process.kill(pid, 'SIGKILL');
       const recorded = await eventually(
@@ -277,14 +294,26 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
         60_000,
       );
 
-      assert.deepEqual(processGroupMembers(pid), [], 'nothing of the runner\'s process group is left');
+      assert.deepEqual(processGroupMembers(pid), [], "nothing of the runner's process group is left");
       assert.equal(existsSync(executor.workDirOf(id)), false, 'the working copy is gone');
-      assert.deepEqual((await readdir(tmpdir())).filter((entry) => entry.includes(id)), [], 'no temp directory of the run is left');
+      assert.deepEqual(
+        (await readdir(tmpdir())).filter((entry) => entry.includes(id)),
+        [],
+        'no temp directory of the run is left',
+      );
       assert.equal(recorded.status, 'failed');
       assert.match(recorded.message, /SIGKILL/);
       const landed = await landedOnRemote(remote.dir, id);
-      assert.deepEqual(landed.map((c) => c.pass), ['infrastructure', 'all'], 'both passes are on the remote');
-      assert.deepEqual(recorded.commits.map((c) => ({ ...c })), landed, 'the run records what landed, read from the remote');
+      assert.deepEqual(
+        landed.map((c) => c.pass),
+        ['infrastructure', 'all'],
+        'both passes are on the remote',
+      );
+      assert.deepEqual(
+        recorded.commits.map((c) => ({ ...c })),
+        landed,
+        'the run records what landed, read from the remote',
+      );
     } finally {
       stop.abort();
       await releaseAndKill(remote.marks, dataDir);
@@ -301,83 +330,108 @@ describe('a run is fenced, never doubled', { timeout: 900_000 }, () => {
     }
   });
 
-  it('the in-flight push trial: a runner killed after its pack was sent reports exactly what is on the branch, ten times, and no attempt lands after its retry began', { timeout: 480_000 }, async () => {
-    // A small repository of its own; pre-receive takes 1.5 s for the one push the test marks as the victim.
-    const seed = join(scratch, 'trial-seed.git');
-    await createBareRepository(seed, {
-      seed: async (work) => {
-        await mkdir(join(work, 'clusters/development'), { recursive: true });
-        await writeFile(join(work, 'clusters/development/kustomization.yaml'), 'resources: []\n');
-      },
-    });
-    const remote = await remoteWithHook(
-      'if [ -e "$MARKS/slow" ]; then rm -f "$MARKS/slow"; n=$(date +%s%N); touch "$MARKS/received-$n"; sleep 1.5; touch "$MARKS/done-$n"; fi',
-      'pre-receive',
-      seed,
-      "-e ' refs/heads/main$' -e ' refs/scaffold-queue/'",
-    );
-    const daemon = await startGitDaemon({ baseDir: scratch });
-    const url = daemon.url(basename(remote.dir));
-    const dataDir = join(scratch, 'trial-data');
-    const store = await PgRunStore.open();
-    const executor = new LocalExecutor({ runnerCommand: PASS_RUNNER, dataDir, landedCommits: readLandedCommits, queueKey: TRIAL_KEY, killGraceMs: 1_000 });
-    const marks = async (prefix: string) => (await readdir(remote.marks)).filter((name) => name.startsWith(prefix)).length;
-    /** Starts a run of `cluster` (attempt `attempt`) and returns it. */
-    const start = async (cluster: string, attempt: number): Promise<RunRecord> => {
-      const id = randomUUID();
-      await store.create({ id, cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'r' }, repositoryUrl: url, branch: 'main', reference: 'development', job: `scaffold-${id}`, createdBy: 'test', sealing: 'certificate' });
-      const run = attempt === 1 ? await store.get(id) : await store.update(id, { attempt }, ['pending']);
-      await executor.start(run!, {});
-      return run!;
-    };
-    const finished = (run: RunRecord) =>
-      eventually(`run ${run.id} to end`, async () => {
-        const state = await executor.inspect(run);
-        return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
-      }, 60_000);
-    /** The commits on the remote's main carrying `id`, oldest first. */
-    const onBranch = async (id: string) => (await landedOnRemote(remote.dir, id)).map(({ pass, sha }) => ({ pass, sha }));
-    try {
-      for (let i = 0; i < 10; i++) {
-        const cluster = `trial-${i}`;
-        // Every third victim's first push is its announcement: something is queued already.
-        const announcing = i % 3 === 2;
-        if (announcing) await git(remote.dir, 'update-ref', `refs/scaffold-queue/main/left-behind-${i}`, 'main');
-        await writeFile(join(remote.marks, 'slow'), '');
-        const received = await marks('received-');
-        const done = await marks('done-');
-        const victim = await start(cluster, 1);
-        await eventually('the victim\'s pack to reach the hook', async () => ((await marks('received-')) > received ? true : undefined), 60_000);
-        // Every other branch push is killed only once the server has finished with it (it landed; the runner never heard back).
-        if (!announcing && i % 2 === 1) await eventually('the hook to finish', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
-        const lease = await eventually('the victim\'s lease', () => readLease(executor.leaseFileOf(victim.id)), 10_000);
-        process.kill(-lease.pid, 'SIGKILL');
-        const state = await finished(victim);
-        // Killed after the server was done, it may have heard back and finished: then its own result stands.
-        assert.ok(state.state === 'failed' || i % 2 === 1, `trial ${i}: ${JSON.stringify(state)}`);
-        const reported = state.state === 'failed' || state.state === 'succeeded' ? (state.result.commits ?? []).map((c) => ({ ...c })) : [];
-        // The server finishes the push it was receiving; only then is the branch final for the victim.
-        await eventually('the held push to end', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
-        assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: the run reports exactly its commits on the branch`);
+  it(
+    'the in-flight push trial: a runner killed after its pack was sent reports exactly what is on the branch, ten times, and no attempt lands after its retry began',
+    { timeout: 480_000 },
+    async () => {
+      // A small repository of its own; pre-receive takes 1.5 s for the one push the test marks as the victim.
+      const seed = join(scratch, 'trial-seed.git');
+      await createBareRepository(seed, {
+        seed: async (work) => {
+          await mkdir(join(work, 'clusters/development'), { recursive: true });
+          await writeFile(join(work, 'clusters/development/kustomization.yaml'), 'resources: []\n');
+        },
+      });
+      const remote = await remoteWithHook(
+        'if [ -e "$MARKS/slow" ]; then rm -f "$MARKS/slow"; n=$(date +%s%N); touch "$MARKS/received-$n"; sleep 1.5; touch "$MARKS/done-$n"; fi',
+        'pre-receive',
+        seed,
+        "-e ' refs/heads/main$' -e ' refs/scaffold-queue/'",
+      );
+      const daemon = await startGitDaemon({ baseDir: scratch });
+      const url = daemon.url(basename(remote.dir));
+      const dataDir = join(scratch, 'trial-data');
+      const store = await PgRunStore.open();
+      const executor = new LocalExecutor({ runnerCommand: PASS_RUNNER, dataDir, landedCommits: readLandedCommits, queueKey: TRIAL_KEY, killGraceMs: 1_000 });
+      const marks = async (prefix: string) => (await readdir(remote.marks)).filter((name) => name.startsWith(prefix)).length;
+      /** Starts a run of `cluster` (attempt `attempt`) and returns it. */
+      const start = async (cluster: string, attempt: number): Promise<RunRecord> => {
+        const id = randomUUID();
+        await store.create({
+          id,
+          cluster: { name: cluster, domain: `${cluster}.example.net`, region: 'r' },
+          repositoryUrl: url,
+          branch: 'main',
+          reference: 'development',
+          job: `scaffold-${id}`,
+          createdBy: 'test',
+          sealing: 'certificate',
+        });
+        const run = attempt === 1 ? await store.get(id) : await store.update(id, { attempt }, ['pending']);
+        await executor.start(run!, {});
+        return run!;
+      };
+      const finished = (run: RunRecord) =>
+        eventually(
+          `run ${run.id} to end`,
+          async () => {
+            const state = await executor.inspect(run);
+            return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
+          },
+          60_000,
+        );
+      /** The commits on the remote's main carrying `id`, oldest first. */
+      const onBranch = async (id: string) => (await landedOnRemote(remote.dir, id)).map(({ pass, sha }) => ({ pass, sha }));
+      try {
+        for (let i = 0; i < 10; i++) {
+          const cluster = `trial-${i}`;
+          // Every third victim's first push is its announcement: something is queued already.
+          const announcing = i % 3 === 2;
+          if (announcing) await git(remote.dir, 'update-ref', `refs/scaffold-queue/main/left-behind-${i}`, 'main');
+          await writeFile(join(remote.marks, 'slow'), '');
+          const received = await marks('received-');
+          const done = await marks('done-');
+          const victim = await start(cluster, 1);
+          await eventually("the victim's pack to reach the hook", async () => ((await marks('received-')) > received ? true : undefined), 60_000);
+          // Every other branch push is killed only once the server has finished with it (it landed; the runner never heard back).
+          if (!announcing && i % 2 === 1) await eventually('the hook to finish', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
+          const lease = await eventually("the victim's lease", () => readLease(executor.leaseFileOf(victim.id)), 10_000);
+          process.kill(-lease.pid, 'SIGKILL');
+          const state = await finished(victim);
+          // Killed after the server was done, it may have heard back and finished: then its own result stands.
+          assert.ok(state.state === 'failed' || i % 2 === 1, `trial ${i}: ${JSON.stringify(state)}`);
+          const reported = state.state === 'failed' || state.state === 'succeeded' ? (state.result.commits ?? []).map((c) => ({ ...c })) : [];
+          // The server finishes the push it was receiving; only then is the branch final for the victim.
+          await eventually('the held push to end', async () => ((await marks('done-')) > done ? true : undefined), 30_000);
+          assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: the run reports exactly its commits on the branch`);
 
-        // Recorded as the monitor would, which frees the cluster for its retry.
-        await store.update(victim.id, { status: 'failed', message: 'killed', finishedAt: new Date(), commits: reported }, ['pending', 'running']);
-        const retry = await start(cluster, 2);
-        const retried = await finished(retry);
-        assert.equal(retried.state, 'succeeded', `trial ${i}: ${JSON.stringify(retried)}`);
-        assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: nothing of the fenced attempt landed later, not even carried by its retry`);
-        const retryCommits = await onBranch(retry.id);
-        assert.deepEqual(retried.state === 'succeeded' ? retried.result.commits : [], retryCommits);
-        // One attempt at a time: the cluster's history is the fenced attempt's commits, then the retry's.
-        const touching = (await git(remote.dir, 'log', '--reverse', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main', '--', `clusters/${cluster}`)).split('\n').filter(Boolean);
-        assert.deepEqual(touching, [...reported.map(() => victim.id), ...retryCommits.map(() => retry.id)], `trial ${i}`);
-        assert.deepEqual((await git(remote.dir, 'for-each-ref', '--format=%(refname)', `refs/scaffold-queue/main/${victim.id}--`)).split('\n').filter(Boolean), [], `trial ${i}: no announcement of the fenced attempt is left`);
+          // Recorded as the monitor would, which frees the cluster for its retry.
+          await store.update(victim.id, { status: 'failed', message: 'killed', finishedAt: new Date(), commits: reported }, ['pending', 'running']);
+          const retry = await start(cluster, 2);
+          const retried = await finished(retry);
+          assert.equal(retried.state, 'succeeded', `trial ${i}: ${JSON.stringify(retried)}`);
+          assert.deepEqual(await onBranch(victim.id), reported, `trial ${i}: nothing of the fenced attempt landed later, not even carried by its retry`);
+          const retryCommits = await onBranch(retry.id);
+          assert.deepEqual(retried.state === 'succeeded' ? retried.result.commits : [], retryCommits);
+          // One attempt at a time: the cluster's history is the fenced attempt's commits, then the retry's.
+          const touching = (
+            await git(remote.dir, 'log', '--reverse', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main', '--', `clusters/${cluster}`)
+          )
+            .split('\n')
+            .filter(Boolean);
+          assert.deepEqual(touching, [...reported.map(() => victim.id), ...retryCommits.map(() => retry.id)], `trial ${i}`);
+          assert.deepEqual(
+            (await git(remote.dir, 'for-each-ref', '--format=%(refname)', `refs/scaffold-queue/main/${victim.id}--`)).split('\n').filter(Boolean),
+            [],
+            `trial ${i}: no announcement of the fenced attempt is left`,
+          );
+        }
+      } finally {
+        await releaseAndKill(remote.marks, dataDir);
+        await executor.close();
+        await store.close();
+        await daemon.stop();
       }
-    } finally {
-      await releaseAndKill(remote.marks, dataDir);
-      await executor.close();
-      await store.close();
-      await daemon.stop();
-    }
-  });
+    },
+  );
 });

@@ -20,7 +20,19 @@ import { git } from '../support/git.js';
 const CLUSTER = { name: 'env-aws-1', domain: 'env-aws-1.example.net', region: 'eu-west-1' };
 // 001, "Env on AWS", after the bootstrap layer and the cluster's sealed cluster-secrets:
 // bootstrap/aws -> secrets -> platform -> dns/route53 -> platform-config -> aws -> env -> env-auth -> env-auth-config -> env-app, env-observability-agent
-const ENV_ON_AWS = ['bootstrap/aws', `clusters/${CLUSTER.name}/secrets`, 'platform', 'dns/route53', 'platform-config', 'aws', 'env', 'env-auth', 'env-auth-config', 'env-app', 'env-observability-agent'];
+const ENV_ON_AWS = [
+  'bootstrap/aws',
+  `clusters/${CLUSTER.name}/secrets`,
+  'platform',
+  'dns/route53',
+  'platform-config',
+  'aws',
+  'env',
+  'env-auth',
+  'env-auth-config',
+  'env-app',
+  'env-observability-agent',
+];
 
 describe('scaffold-runner on the matrix-example catalog platform', () => {
   let work: string;
@@ -42,10 +54,24 @@ describe('scaffold-runner on the matrix-example catalog platform', () => {
     const resultFile = join(work, 'result.json');
     const outcome = await runRunner({
       args: [
-        '--repo-url', `file://${bare}`,
-        '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region,
-        '--role', 'env', '--infra-provider', 'aws', '--dns-provider', 'route53',
-        '--cert', certFile, '--result-file', resultFile,
+        '--repo-url',
+        `file://${bare}`,
+        '--cluster',
+        CLUSTER.name,
+        '--domain',
+        CLUSTER.domain,
+        '--region',
+        CLUSTER.region,
+        '--role',
+        'env',
+        '--infra-provider',
+        'aws',
+        '--dns-provider',
+        'route53',
+        '--cert',
+        certFile,
+        '--result-file',
+        resultFile,
       ],
       resultFile,
     });
@@ -53,7 +79,10 @@ describe('scaffold-runner on the matrix-example catalog platform', () => {
     assert.equal(outcome.result?.status, 'succeeded');
 
     const commits = await commitsOf(bare);
-    assert.deepEqual(commits.slice(0, 2).map((c) => c.trailers['Scaffold-Pass']), ['all', 'infrastructure']);
+    assert.deepEqual(
+      commits.slice(0, 2).map((c) => c.trailers['Scaffold-Pass']),
+      ['all', 'infrastructure'],
+    );
 
     const fluxFiles = (await filesAt(bare, 'main', `clusters/${CLUSTER.name}/flux`)).filter((f) => !f.includes('/sealed/'));
     const paths: string[] = [];
@@ -81,9 +110,22 @@ describe('scaffold-runner on the matrix-example catalog platform', () => {
     const before = (await commitsOf(bare)).length;
     const outcome = await runRunner({
       args: [
-        '--repo-url', `file://${bare}`,
-        '--cluster', 'env-bad-1', '--domain', 'env-bad-1.example.net', '--region', 'eu-west-1',
-        '--role', 'env', '--infra-provider', 'azure', '--dns-provider', 'route53', '--cert', certFile,
+        '--repo-url',
+        `file://${bare}`,
+        '--cluster',
+        'env-bad-1',
+        '--domain',
+        'env-bad-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--role',
+        'env',
+        '--infra-provider',
+        'azure',
+        '--dns-provider',
+        'route53',
+        '--cert',
+        certFile,
       ],
     });
     assert.equal(outcome.code, 2, describeOutcome(outcome));

@@ -31,7 +31,20 @@ async function bareCopy(): Promise<string> {
 async function run(repoUrl: string, options: { env?: Record<string, string>; resultFile?: string } = {}): Promise<RunnerOutcome> {
   const resultFile = options.resultFile ?? join(await mkdtemp(join(scratch, 'result-')), 'result.json');
   return runRunner({
-    args: ['--repo-url', repoUrl, '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', '--cert', certFile, '--result-file', resultFile],
+    args: [
+      '--repo-url',
+      repoUrl,
+      '--cluster',
+      'eu-prod-1',
+      '--domain',
+      'eu-prod-1.example.net',
+      '--region',
+      'eu-west-1',
+      '--cert',
+      certFile,
+      '--result-file',
+      resultFile,
+    ],
     env: { TMPDIR: scratch, ...options.env },
     resultFile,
   });

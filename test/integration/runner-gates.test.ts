@@ -147,7 +147,11 @@ describe('scaffold-runner refuses to push a tree that verify finds fault with', 
     assert.equal(outcome.result?.step, 6);
     assert.match(outcome.result?.message ?? '', /Kustomization flux-system\/apps: \$\{tcr_api_tier\} .* is not defined/);
     const landed = await commitsOf(remote.dir, 'main', mainBefore);
-    assert.deepEqual(landed.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure'], 'only the first pass landed');
+    assert.deepEqual(
+      landed.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure'],
+      'only the first pass landed',
+    );
     assert.deepEqual(outcome.result?.commits, [{ pass: 'infrastructure', sha: landed[0]!.sha }]);
     assert.equal(await git(remote.dir, 'ls-tree', '-r', '--name-only', 'main', '--', `clusters/${CLUSTER.name}/apps`), '', 'the broken layer was not pushed');
   });
@@ -211,7 +215,10 @@ describe('scaffold-runner refuses a sealing certificate outside its validity win
       assert.equal(outcome.result?.step, 5);
       assert.match(outcome.result?.message ?? '', messages.expired);
       const landed = await commitsOf(remote.dir, 'main', mainBefore);
-      assert.deepEqual(landed.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure']);
+      assert.deepEqual(
+        landed.map((c) => c.trailers['Scaffold-Pass']),
+        ['infrastructure'],
+      );
       assert.ok(!outcome.events.some((e) => e.step === 6), 'step 6 never started');
     });
   });

@@ -51,7 +51,10 @@ async function startupWarnings(image: string, dir: string): Promise<{ msg: strin
   const service = await startService(config, { logger: createPino({ level: 'info', destination: capture }), notice: () => undefined });
   await service.close();
   const entries = lines.map((line) => JSON.parse(line) as { level: string; msg: string; runnerImage?: string });
-  assert.ok(entries.some((e) => e.msg === 'gitops-scaffolder listening'), 'the service started');
+  assert.ok(
+    entries.some((e) => e.msg === 'gitops-scaffolder listening'),
+    'the service started',
+  );
   return entries.filter((e) => e.level === 'warn' && /runner image/.test(e.msg));
 }
 

@@ -41,19 +41,42 @@ describe('scaffold-runner with failure notifications', () => {
     // As the Kubernetes executor hands it: a file of the run's Secret, named by SCAFFOLD_NOTIFICATION_ADDRESS_FILE.
     await writeFile(addressFile, ADDRESS);
     const outcome = await runRunner({
-      args: ['--repo-url', `file://${remote}`, '--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1', '--cert', certFile, '--result-file', resultFile],
+      args: [
+        '--repo-url',
+        `file://${remote}`,
+        '--cluster',
+        'eu-prod-1',
+        '--domain',
+        'eu-prod-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--cert',
+        certFile,
+        '--result-file',
+        resultFile,
+      ],
       env: { TMPDIR: scratch, SCAFFOLD_NOTIFICATION_PROVIDER: 'msteams', SCAFFOLD_NOTIFICATION_ADDRESS_FILE: addressFile, SCAFFOLD_LOG_LEVEL: 'debug' },
       resultFile,
     });
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     const tree = await treeAt(remote, 'main', 'clusters/eu-prod-1');
-    const alerts = parseAllDocuments(tree.get('clusters/eu-prod-1/flux/flux-alerts.yaml')!).map((d) => d.toJS() as { kind: string; spec: Record<string, unknown> });
-    assert.deepEqual(alerts.map((o) => o.kind), ['Provider', 'Alert']);
+    const alerts = parseAllDocuments(tree.get('clusters/eu-prod-1/flux/flux-alerts.yaml')!).map(
+      (d) => d.toJS() as { kind: string; spec: Record<string, unknown> },
+    );
+    assert.deepEqual(
+      alerts.map((o) => o.kind),
+      ['Provider', 'Alert'],
+    );
     assert.equal(alerts[0]!.spec.type, 'msteams');
     const values = unsealAll(sealedSecretsIn(tree), certificate.privateKey);
     assert.equal(values.get('flux-system/flux-notification-address/address'), ADDRESS, 'sealed for flux-system/flux-notification-address, strict scope');
     const needles = [ADDRESS, 'n0t1f1cat10nS1gnature', Buffer.from(ADDRESS).toString('base64')];
-    for (const [where, text] of [['stdout', outcome.stdout], ['stderr', outcome.stderr], ['result', await readFile(resultFile, 'utf8')], ...[...tree].map(([path, t]) => [path, t])] as const) {
+    for (const [where, text] of [
+      ['stdout', outcome.stdout],
+      ['stderr', outcome.stderr],
+      ['result', await readFile(resultFile, 'utf8')],
+      ...[...tree].map(([path, t]) => [path, t]),
+    ] as const) {
       for (const needle of needles) assert.ok(!text.includes(needle), `${where} holds the address`);
     }
   });

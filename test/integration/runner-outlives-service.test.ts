@@ -53,7 +53,14 @@ describe('a runner that outlives the service', { timeout: 240_000 }, () => {
   it('has the output it printed while no service was up read from its run directory: the timeline is complete', async () => {
     const remote = await heldPushRemote(scratch);
     const dataDir = join(scratch, 'service-data');
-    const env = { API_TOKENS: API_TOKEN, AUTH_MODE: 'static', EXECUTOR: 'local', DATA_DIR: dataDir, DATABASE_URL: postgres.url, DEFAULT_GITOPS_REPO_URL: `file://${remote.path}` };
+    const env = {
+      API_TOKENS: API_TOKEN,
+      AUTH_MODE: 'static',
+      EXECUTOR: 'local',
+      DATA_DIR: dataDir,
+      DATABASE_URL: postgres.url,
+      DEFAULT_GITOPS_REPO_URL: `file://${remote.path}`,
+    };
 
     let service = await startServiceProcess(env);
     let id: string;
@@ -79,10 +86,14 @@ describe('a runner that outlives the service', { timeout: 240_000 }, () => {
 
     service = await startServiceProcess(env);
     try {
-      const done = await eventually('the run to be recorded', async () => {
-        const view = await get<RunView>(service, `/api/v1/scaffolds/${id}`);
-        return view.status === 'running' || view.status === 'pending' ? undefined : view;
-      }, 60_000);
+      const done = await eventually(
+        'the run to be recorded',
+        async () => {
+          const view = await get<RunView>(service, `/api/v1/scaffolds/${id}`);
+          return view.status === 'running' || view.status === 'pending' ? undefined : view;
+        },
+        60_000,
+      );
       assert.equal(done.status, 'succeeded', done.message);
       assert.deepEqual(
         done.steps.filter((s) => s.status !== 'succeeded' && s.status !== 'skipped'),
@@ -91,10 +102,16 @@ describe('a runner that outlives the service', { timeout: 240_000 }, () => {
       );
       const [head] = await commitsOf(remote.path, 'main');
       const text = await (await fetch(`${service.address}/api/v1/scaffolds/${id}/logs`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).text();
-      const events = text.split('\n').map((line) => parseRunEvent(line)).filter((e) => e !== undefined);
+      const events = text
+        .split('\n')
+        .map((line) => parseRunEvent(line))
+        .filter((e) => e !== undefined);
       const started = events.filter((e) => e.event === 'step_started').map((e) => (e as { step?: number }).step);
       assert.deepEqual(started, [...new Set(started)], 'no line stored twice (the output is read again from its start)');
-      assert.ok(events.some((e) => e.event === 'commit' && (e as { sha?: string }).sha === head?.sha), 'the commit event printed while no service was up is stored');
+      assert.ok(
+        events.some((e) => e.event === 'commit' && (e as { sha?: string }).sha === head?.sha),
+        'the commit event printed while no service was up is stored',
+      );
       assert.equal(events.at(-1)?.event, 'run_finished');
     } finally {
       await service.kill();

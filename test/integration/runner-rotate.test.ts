@@ -42,7 +42,10 @@ describe('scaffold-runner --rotate-only', () => {
     assert.equal(await git(dir, 'rev-list', '--count', `${head}..main`), '1', 'one commit');
     const after = await treeAt(dir, 'main', 'clusters/eu-rot-2');
     const changed = [...after.keys()].filter((path) => after.get(path) !== before.get(path)).sort();
-    assert.deepEqual(changed, ['clusters/eu-rot-2/apps/sealed/sealed-tcr-database.yaml', 'clusters/eu-rot-2/database/sealed/sealed-postgresql-credentials.yaml']);
+    assert.deepEqual(changed, [
+      'clusters/eu-rot-2/apps/sealed/sealed-tcr-database.yaml',
+      'clusters/eu-rot-2/database/sealed/sealed-postgresql-credentials.yaml',
+    ]);
     const refused = await runRunner({ args, env: { TMPDIR: scratch, SCAFFOLD_ROTATE_ONLY: 'Bad Name' } });
     assert.equal(refused.code, 2, describeOutcome(refused));
   });

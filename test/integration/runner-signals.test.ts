@@ -46,18 +46,40 @@ describe('scaffold-runner interrupted from a terminal', () => {
     await mkdir(work);
     const resultFile = join(scratch, 'result.json');
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/runner-cli.ts', '--repo-url', repo, '--cluster', 'eu-int-1', '--domain', 'eu-int-1.example.net', '--region', 'eu-west-1', '--cert', certFile, '--result-file', resultFile], {
-      cwd: REPO_ROOT,
-      // Its own process group, as a terminal's foreground job: the signal goes to every process in it.
-      detached: true,
-      env: { PATH: `${shims}:${realPath}`, HOME: scratch, TMPDIR: work, LC_ALL: 'C' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/runner-cli.ts',
+        '--repo-url',
+        repo,
+        '--cluster',
+        'eu-int-1',
+        '--domain',
+        'eu-int-1.example.net',
+        '--region',
+        'eu-west-1',
+        '--cert',
+        certFile,
+        '--result-file',
+        resultFile,
+      ],
+      {
+        cwd: REPO_ROOT,
+        // Its own process group, as a terminal's foreground job: the signal goes to every process in it.
+        detached: true,
+        env: { PATH: `${shims}:${realPath}`, HOME: scratch, TMPDIR: work, LC_ALL: 'C' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('close', (code, signal) => resolve({ code, signal })),
+    );
     const killGroup = (signal: NodeJS.Signals): void => {
       try {
         process.kill(-child.pid!, signal);
@@ -83,12 +105,18 @@ describe('scaffold-runner interrupted from a terminal', () => {
       const { code, signal } = await exited;
       assert.equal(code, 143, `exit ${code} ${signal}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`);
       assert.doesNotMatch(stderr, /exiting without cleaning up/);
-      const result = JSON.parse(await readFile(resultFile, 'utf8').catch(() => assert.fail(`no result written\n--- stdout\n${stdout}\n--- stderr\n${stderr}`))) as { status: string; message: string };
+      const result = JSON.parse(
+        await readFile(resultFile, 'utf8').catch(() => assert.fail(`no result written\n--- stdout\n${stdout}\n--- stderr\n${stderr}`)),
+      ) as { status: string; message: string };
       assert.equal(result.status, 'failed');
       assert.match(result.message, /the runner received SIGINT/);
       assert.match(stdout, /"event":"run_finished","status":"cancelled"/);
       // tsx keeps its compile cache in TMPDIR too; nothing else may remain.
-      assert.deepEqual((await readdir(work)).filter((name) => !name.startsWith('tsx-')), [], 'the working copy is removed');
+      assert.deepEqual(
+        (await readdir(work)).filter((name) => !name.startsWith('tsx-')),
+        [],
+        'the working copy is removed',
+      );
     } finally {
       clearTimeout(deadline);
       killGroup('SIGKILL');

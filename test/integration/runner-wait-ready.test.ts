@@ -48,9 +48,25 @@ describe('scaffold-runner --wait-ready', () => {
     const { dir, url } = await remote();
     const resultFile = join(scratch, 'result-ok.json');
     const ref = { kind: 'GitRepository', name: 'flux-system' };
-    kube.setKustomization('flux-system', 'flux-system', { spec: { sourceRef: ref, path: './clusters/eu-ready-1' }, status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress' }] } });
+    kube.setKustomization('flux-system', 'flux-system', {
+      spec: { sourceRef: ref, path: './clusters/eu-ready-1' },
+      status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress' }] },
+    });
     const runner = startRunner({
-      args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '60s', '--result-file', resultFile],
+      args: [
+        '--repo-url',
+        url,
+        ...CLUSTER,
+        '--cert',
+        certFile,
+        '--kubeconfig',
+        kubeconfig,
+        '--wait-ready',
+        '--ready-timeout',
+        '60s',
+        '--result-file',
+        resultFile,
+      ],
       env: { TMPDIR: scratch },
     });
     const waiting = await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
@@ -77,7 +93,20 @@ describe('scaffold-runner --wait-ready', () => {
     kube.setKustomization('flux-system', 'flux-system', { status: {} });
     kube.setKustomization('flux-system', 'apps', { status: {} });
     const runner = startRunner({
-      args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '90s', '--result-file', resultFile],
+      args: [
+        '--repo-url',
+        url,
+        ...CLUSTER,
+        '--cert',
+        certFile,
+        '--kubeconfig',
+        kubeconfig,
+        '--wait-ready',
+        '--ready-timeout',
+        '90s',
+        '--result-file',
+        resultFile,
+      ],
       env: { TMPDIR: scratch },
     });
     await runner.waitForEvent((e) => e.event === 'flux_ready_wait', 60_000);
@@ -90,12 +119,21 @@ describe('scaffold-runner --wait-ready', () => {
     await git(work, 'push', '--quiet', 'origin', 'main');
     const later = await git(dir, 'rev-parse', 'main');
     const unrelated = await git(work, ...ident, 'commit-tree', '-m', 'Unrelated', `${ours}^{tree}`);
-    const ready = (sha: string) => ({ status: { lastAppliedRevision: `main@sha1:${sha}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${sha}` }] } });
+    const ready = (sha: string) => ({
+      status: {
+        lastAppliedRevision: `main@sha1:${sha}`,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: main@sha1:${sha}` }],
+      },
+    });
     kube.setKustomization('flux-system', 'flux-system', ready(unrelated));
     kube.setKustomization('flux-system', 'apps', ready(later));
     await runner.waitForEvent((e) => e.event === 'kustomization' && e['name'] === 'apps' && e['phase'] === 'ready', 30_000);
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(runner.events.some((e) => e.event === 'flux_ready'), false, 'a commit without the run\'s does not count');
+    assert.equal(
+      runner.events.some((e) => e.event === 'flux_ready'),
+      false,
+      "a commit without the run's does not count",
+    );
     kube.setKustomization('flux-system', 'flux-system', ready(later));
     const exit = await runner.exited;
     assert.equal(exit.code, 0, describeOutcome({ code: exit.code, stdout: runner.stdout(), stderr: runner.stderr() }));
@@ -108,19 +146,41 @@ describe('scaffold-runner --wait-ready', () => {
     const { dir, url } = await remote();
     const resultFile = join(scratch, 'result-timeout.json');
     kube.setKustomization('flux-system', 'flux-system', {
-      status: { lastAppliedRevision: 'main@sha1:0000000000000000000000000000000000000000', conditions: [{ type: 'Ready', status: 'False', reason: 'ArtifactFailed', message: 'failed to checkout and determine revision' }] },
+      status: {
+        lastAppliedRevision: 'main@sha1:0000000000000000000000000000000000000000',
+        conditions: [{ type: 'Ready', status: 'False', reason: 'ArtifactFailed', message: 'failed to checkout and determine revision' }],
+      },
     });
     kube.setKustomization('flux-system', 'apps', { status: {} });
     const outcome = await runRunner({
-      args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--kubeconfig', kubeconfig, '--wait-ready', '--ready-timeout', '1s', '--result-file', resultFile],
+      args: [
+        '--repo-url',
+        url,
+        ...CLUSTER,
+        '--cert',
+        certFile,
+        '--kubeconfig',
+        kubeconfig,
+        '--wait-ready',
+        '--ready-timeout',
+        '1s',
+        '--result-file',
+        resultFile,
+      ],
       env: { TMPDIR: scratch },
       resultFile,
     });
     assert.equal(outcome.code, 1, describeOutcome(outcome));
     const commit = await git(dir, 'rev-parse', 'main');
     assert.equal(outcome.result?.status, 'failed');
-    assert.deepEqual(outcome.result?.commits?.map((c) => c.pass), ['infrastructure', 'all']);
-    assert.match(outcome.result?.message ?? '', new RegExp(`^pushed ${commit.slice(0, 12)}, but Flux did not report Ready: Flux did not apply ${commit.slice(0, 12)} within 1s; not Ready: `));
+    assert.deepEqual(
+      outcome.result?.commits?.map((c) => c.pass),
+      ['infrastructure', 'all'],
+    );
+    assert.match(
+      outcome.result?.message ?? '',
+      new RegExp(`^pushed ${commit.slice(0, 12)}, but Flux did not report Ready: Flux did not apply ${commit.slice(0, 12)} within 1s; not Ready: `),
+    );
     assert.match(outcome.result?.message ?? '', /flux-system\/flux-system \(Ready=False \(ArtifactFailed: failed to checkout and determine revision\)/);
     assert.match(outcome.result?.message ?? '', /flux-system\/apps \(no Ready condition yet, nothing applied yet\)/);
   });
@@ -128,7 +188,11 @@ describe('scaffold-runner --wait-ready', () => {
   it('refuses --wait-ready without a kubeconfig before cloning anything', async () => {
     const { url } = await remote();
     const resultFile = join(scratch, 'result-refused.json');
-    const outcome = await runRunner({ args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--wait-ready', '--result-file', resultFile], env: { TMPDIR: scratch }, resultFile });
+    const outcome = await runRunner({
+      args: ['--repo-url', url, ...CLUSTER, '--cert', certFile, '--wait-ready', '--result-file', resultFile],
+      env: { TMPDIR: scratch },
+      resultFile,
+    });
     assert.equal(outcome.code, 2, describeOutcome(outcome));
     assert.match(outcome.result?.message ?? '', /--wait-ready: needs the cluster's kubeconfig/);
   });

@@ -104,12 +104,18 @@ function stepEvents(events: readonly RunnerEvent[]): string[] {
 }
 
 const EXPECTED_STEPS_WITH_CERT = [
-  'step_started:1', 'step_finished:1',
-  'step_started:2', 'step_finished:2',
-  'step_started:3', 'step_finished:3',
-  'step_skipped:4', 'step_skipped:5',
-  'step_started:6', 'step_finished:6',
-  'step_started:7', 'step_finished:7',
+  'step_started:1',
+  'step_finished:1',
+  'step_started:2',
+  'step_finished:2',
+  'step_started:3',
+  'step_finished:3',
+  'step_skipped:4',
+  'step_skipped:5',
+  'step_started:6',
+  'step_finished:6',
+  'step_started:7',
+  'step_finished:7',
 ];
 
 const EXPECTED_STEPS_WITH_KUBE = [1, 2, 3, 4, 5, 6, 7].flatMap((n) => [`step_started:${n}`, `step_finished:${n}`]);
@@ -125,7 +131,12 @@ function assertJsonLines(outcome: RunnerOutcome): void {
  * pass 1 without any SealedSecret, pass 2 with them, the result naming both.
  * @returns the unsealed values of pass 2
  */
-async function assertTwoPassRun(bare: string, result: RunResult | undefined, privateKey: TestCertificate['privateKey'], id?: string): Promise<Map<string, string>> {
+async function assertTwoPassRun(
+  bare: string,
+  result: RunResult | undefined,
+  privateKey: TestCertificate['privateKey'],
+  id?: string,
+): Promise<Map<string, string>> {
   const commits = await scaffoldCommits(bare);
   assert.equal(commits.length, 2, `exactly two commits land: ${commits.map((c) => c.subject).join(' | ')}`);
   const [infra, all] = commits as [RemoteCommit, RemoteCommit];
@@ -202,7 +213,11 @@ describe('scaffold-runner through git daemon with --cert', () => {
     const remote = await newRemote();
     const resultFile = await resultPath();
     const id = 'run-daemon-1';
-    const outcome = await runRunner({ args: [...clusterArgs(daemon.url(remote.name)), '--cert', certFile, '--id', id, '--result-file', resultFile], env: cliEnv(), resultFile });
+    const outcome = await runRunner({
+      args: [...clusterArgs(daemon.url(remote.name)), '--cert', certFile, '--id', id, '--result-file', resultFile],
+      env: cliEnv(),
+      resultFile,
+    });
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     assertJsonLines(outcome);
     assert.deepEqual(stepEvents(outcome.events), EXPECTED_STEPS_WITH_CERT);
@@ -267,16 +282,35 @@ describe('scaffold-runner into a cluster path that flux bootstrap wrote flux-sys
     const repo = join(work, 'repo');
     const bootstrap = await writeFluxBootstrap(repo, CLUSTER.name);
     await git(repo, 'add', '--all');
-    await git(repo, '-c', 'user.name=flux', '-c', 'user.email=flux@example.invalid', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'Add Flux sync manifests');
+    await git(
+      repo,
+      '-c',
+      'user.name=flux',
+      '-c',
+      'user.email=flux@example.invalid',
+      '-c',
+      'commit.gpgsign=false',
+      'commit',
+      '--quiet',
+      '-m',
+      'Add Flux sync manifests',
+    );
     await git(repo, 'push', '--quiet', 'origin', 'main');
     const bootstrapSha = await git(remote.dir, 'rev-parse', 'main');
 
     const resultFile = await resultPath();
-    const outcome = await runRunner({ args: [...clusterArgs(daemon.url(remote.name)), '--cert', certFile, '--result-file', resultFile], env: cliEnv(), resultFile });
+    const outcome = await runRunner({
+      args: [...clusterArgs(daemon.url(remote.name)), '--cert', certFile, '--result-file', resultFile],
+      env: cliEnv(),
+      resultFile,
+    });
     assert.equal(outcome.code, 0, describeOutcome(outcome));
     assert.equal(outcome.result?.status, 'succeeded');
     const commits = (await commitsOf(remote.dir, 'main', bootstrapSha)).reverse();
-    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all']);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure', 'all'],
+    );
 
     for (const commit of commits) {
       const tree = await treeAt(remote.dir, commit.sha, GITOPS_PATH);
@@ -324,7 +358,11 @@ describe('scaffold-runner through git http-backend with basic auth', () => {
     // The server saw the credential; it was needed (unauthenticated requests get 401).
     const basic = `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}`;
     assert.ok(http.requests.some((r) => r.authorization === basic && r.path.includes(remote.name)));
-    assert.deepEqual((await readdir(ownTmp)).filter((name) => name.startsWith('scaffold-')), [], 'the working copy is removed afterwards');
+    assert.deepEqual(
+      (await readdir(ownTmp)).filter((name) => name.startsWith('scaffold-')),
+      [],
+      'the working copy is removed afterwards',
+    );
 
     const tokenNeedles = [token, Buffer.from(`${username}:${token}`).toString('base64'), encodeURIComponent(token)];
     const history = await git(remote.dir, 'log', '-p', '--all', '--format=%H%n%B');
@@ -378,7 +416,10 @@ describe('scaffold-runner against the Kubernetes API double (steps 4-5)', () => 
     );
     // ...with pass 1 already on the remote, and no certificate fetched yet.
     const during = await scaffoldCommits(remote.dir);
-    assert.deepEqual(during.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure']);
+    assert.deepEqual(
+      during.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure'],
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.ok(!runner.events.some((e) => e.event === 'step_finished' && e.step === 4), 'still waiting while the controller is not Available');
     assert.ok(!kube.requests.some((r) => r.path.includes('/services/')), 'neither the Service nor cert.pem was read before the controller was Available');
@@ -422,8 +463,15 @@ describe('scaffold-runner against the Kubernetes API double (steps 4-5)', () => 
     assert.equal(result.status, 'failed');
     assert.equal(result.step, 4);
     assert.match(result.message, /SIGTERM/);
-    assert.deepEqual(result.commits?.map((c) => c.pass), ['infrastructure']);
-    assert.deepEqual((await readdir(runnerTmp)).filter((entry) => entry.startsWith(`scaffold-${id}-`)), [], 'the working copy is removed');
+    assert.deepEqual(
+      result.commits?.map((c) => c.pass),
+      ['infrastructure'],
+    );
+    assert.deepEqual(
+      (await readdir(runnerTmp)).filter((entry) => entry.startsWith(`scaffold-${id}-`)),
+      [],
+      'the working copy is removed',
+    );
   });
 
   it('gives up after --controller-timeout with exit 75, naming the Deployment and its state', async () => {
@@ -450,7 +498,10 @@ describe('scaffold-runner against the Kubernetes API double (steps 4-5)', () => 
     assert.match(result.message, /2s/);
     // Pass 1 stays pushed and is reported; nothing was fetched or sealed.
     const commits = await scaffoldCommits(remote.dir);
-    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure']);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure'],
+    );
     assert.deepEqual(result.commits, [{ pass: 'infrastructure', sha: commits[0]!.sha }]);
     assert.equal(proxied.length, proxiedBefore);
     assert.deepEqual(stepEvents(outcome.events).slice(-2), ['step_started:4', 'step_failed:4']);
@@ -530,7 +581,11 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
       const rerun = await run(url, `rerun-${n}`);
       assert.equal(rerun.status, 'succeeded');
       const commits = await scaffoldCommits(remote.dir);
-      assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all'], 'each pass committed exactly once');
+      assert.deepEqual(
+        commits.map((c) => c.trailers['Scaffold-Pass']),
+        ['infrastructure', 'all'],
+        'each pass committed exactly once',
+      );
       assert.deepEqual(rerun.commits, [
         { pass: 'infrastructure', sha: commits[0]!.sha },
         { pass: 'all', sha: commits[1]!.sha },
@@ -558,7 +613,9 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
     await git(scratch, 'clone', '--quiet', remote.dir, work);
     const scaffold = join(work, 'scaffold.yaml');
     const descriptor = await readFile(scaffold, 'utf8');
-    const operated = descriptor.replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n').replace('  sync:\n    pullSecret: flux-system\n', '  sync:\n    url: https://git.example.net/platform/gitops.git\n    pullSecret: flux-system\n');
+    const operated = descriptor
+      .replace('fluxInstance:\n  enabled: false\n', 'fluxInstance:\n  enabled: true\n')
+      .replace('  sync:\n    pullSecret: flux-system\n', '  sync:\n    url: https://git.example.net/platform/gitops.git\n    pullSecret: flux-system\n');
     assert.match(operated, /fluxInstance:\n {2}enabled: true\n/, 'the probe turns the FluxInstance on');
     assert.match(operated, /\n {4}url: https:\/\/git\.example\.net\/platform\/gitops\.git\n/, 'the probe sets the sync URL');
     await writeFile(scaffold, operated);
@@ -572,7 +629,10 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
     assert.ok(notes.length > 0, logger.text());
     for (const note of notes) {
       assert.equal(note.fields['pull_secret'], 'flux-system');
-      assert.match(note.msg, /^Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/flux-system: create it before applying the FluxInstance/);
+      assert.match(
+        note.msg,
+        /^Flux pulls https:\/\/git\.example\.net\/platform\/gitops\.git with the credentials of Secret flux-system\/flux-system: create it before applying the FluxInstance/,
+      );
     }
   });
 
@@ -587,7 +647,10 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
       { ...options(url, 'rotate-2'), rotateCredentials: true },
     );
     const commits = await scaffoldCommits(remote.dir);
-    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all', 'all']);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure', 'all', 'all'],
+    );
     assert.equal(commits[2]!.trailers['Scaffold-Id'], 'rotate-2');
     assert.deepEqual(rotated.commits, [first.commits![0], { pass: 'all', sha: commits[2]!.sha }]);
     const after = unsealAll(sealedSecretsIn(await treeAt(remote.dir, 'main', GITOPS_PATH)), certificate.privateKey);
@@ -609,13 +672,19 @@ describe('resuming an interrupted run', { concurrency: true }, () => {
     assert.equal(exit.signal, 'SIGKILL');
     assert.ok(!runner.events.some((e) => e.event === 'step_finished' && e.step === 7));
     const afterKill = await scaffoldCommits(remote.dir);
-    assert.deepEqual(afterKill.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure']);
+    assert.deepEqual(
+      afterKill.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure'],
+    );
 
     const resultFile = await resultPath();
     const rerun = await runRunner({ args: [...clusterArgs(url), '--cert', certFile, '--result-file', resultFile], env: cliEnv(), resultFile });
     assert.equal(rerun.code, 0, describeOutcome(rerun));
     const commits = await scaffoldCommits(remote.dir);
-    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all']);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure', 'all'],
+    );
     assert.equal(commits[0]!.sha, afterKill[0]!.sha, 'pass 1 is not committed again');
     assert.deepEqual(rerun.result?.commits, [
       { pass: 'infrastructure', sha: commits[0]!.sha },
@@ -665,8 +734,16 @@ describe('20 runners at once into one repository', () => {
     for (const [i, cluster] of clusters.entries()) {
       const result = (settled[i] as PromiseFulfilledResult<RunResult>).value;
       const own = commits.filter((c) => c.trailers['Scaffold-Cluster'] === cluster.name).reverse();
-      assert.deepEqual(own.map((c) => c.trailers['Scaffold-Pass']), ['infrastructure', 'all'], cluster.name);
-      assert.deepEqual(result.commits, own.map((c) => ({ pass: c.trailers['Scaffold-Pass'], sha: c.sha })), `${cluster.name} reports the commits that landed`);
+      assert.deepEqual(
+        own.map((c) => c.trailers['Scaffold-Pass']),
+        ['infrastructure', 'all'],
+        cluster.name,
+      );
+      assert.deepEqual(
+        result.commits,
+        own.map((c) => ({ pass: c.trailers['Scaffold-Pass'], sha: c.sha })),
+        `${cluster.name} reports the commits that landed`,
+      );
       const files = (await filesAt(remote.dir, 'main', `clusters/${cluster.name}`)).map((f) => f.replace(cluster.name, 'NAME'));
       assert.deepEqual(files, referenceFiles, `${cluster.name} is complete`);
       const config = await readFile(join(clone, 'clusters', cluster.name, 'flux', 'cluster-config.yaml'), 'utf8');
@@ -709,7 +786,9 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     const remote = await newRemote();
     const kubeconfig = join(scratch, 'unused-kubeconfig');
     await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-    const outcomes = await Promise.all([['--cert', certFile, '--kubeconfig', kubeconfig], []].map((extra) => refused([...clusterArgs(daemon.url(remote.name)), ...extra])));
+    const outcomes = await Promise.all(
+      [['--cert', certFile, '--kubeconfig', kubeconfig], []].map((extra) => refused([...clusterArgs(daemon.url(remote.name)), ...extra])),
+    );
     for (const outcome of outcomes) {
       assert.equal(outcome.code, 2, describeOutcome(outcome));
       assert.equal(outcome.result?.status, 'failed');
@@ -764,19 +843,36 @@ describe('scaffold-runner refuses bad input', { concurrency: true }, () => {
     const remote = await newRemote();
     const marker = join(scratch, 'aliased-exec-ran');
     const exec = `{apiVersion: client.authentication.k8s.io/v1, command: sh, args: ["-c", "touch ${marker}"]}`;
-    const head = ['apiVersion: v1', 'kind: Config', 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]', 'contexts: [{name: c, context: {cluster: c, user: u}}]', 'current-context: c'];
+    const head = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      'current-context: c',
+    ];
     const variants: [Record<string, string>, string, RegExp][] = [
       // The whole user entry parked under preferences, pulled into users by an alias; handed over as the Job's env.
-      [{ SCAFFOLD_KUBECONFIG_DATA: '' }, [...head, `preferences: {x: &u {name: u, user: {exec: ${exec}}}}`, 'users: [*u]', ''].join('\n'), /YAML alias \(\*name\) at users\[0\]/],
+      [
+        { SCAFFOLD_KUBECONFIG_DATA: '' },
+        [...head, `preferences: {x: &u {name: u, user: {exec: ${exec}}}}`, 'users: [*u]', ''].join('\n'),
+        /YAML alias \(\*name\) at users\[0\]/,
+      ],
       // The user's body parked under extensions, merged in with `<<`; handed over as a --kubeconfig file.
-      [{}, [...head, `extensions: [{name: x, extension: &b {exec: ${exec}}}]`, 'users: [{name: u, user: {<<: *b}}]', ''].join('\n'), /YAML merge key \(<<\) at users\[0\]\.user/],
+      [
+        {},
+        [...head, `extensions: [{name: x, extension: &b {exec: ${exec}}}]`, 'users: [{name: u, user: {<<: *b}}]', ''].join('\n'),
+        /YAML merge key \(<<\) at users\[0\]\.user/,
+      ],
     ];
     for (const [env, kubeconfig, pattern] of variants) {
       const file = join(scratch, 'aliased.kubeconfig');
       await writeFile(file, kubeconfig);
       const viaEnv = 'SCAFFOLD_KUBECONFIG_DATA' in env;
       // A short controller timeout: where the kubeconfig is accepted (the old code), step 4 gives up quickly after running the exec.
-      const outcome = await refused([...clusterArgs(daemon.url(remote.name)), '--controller-timeout', '3s', ...(viaEnv ? [] : ['--kubeconfig', file])], viaEnv ? { SCAFFOLD_KUBECONFIG_DATA: kubeconfig } : {});
+      const outcome = await refused(
+        [...clusterArgs(daemon.url(remote.name)), '--controller-timeout', '3s', ...(viaEnv ? [] : ['--kubeconfig', file])],
+        viaEnv ? { SCAFFOLD_KUBECONFIG_DATA: kubeconfig } : {},
+      );
       assert.equal(outcome.code, 2, describeOutcome(outcome));
       assert.match(outcome.result?.message ?? '', pattern);
       assert.equal(outcome.result?.step, undefined, 'refused before step 1');

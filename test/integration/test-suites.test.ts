@@ -44,7 +44,12 @@ describe('the test suites', { timeout: 120_000 }, () => {
     const all = testFilesUnder([join(REPO_ROOT, 'src'), join(REPO_ROOT, 'test')]).map((file) => relative(REPO_ROOT, file));
     assert.deepEqual([...suites.unit, ...suites.integration, ...suites.e2e].sort(), all);
     for (const pure of ['src/errors.test.ts', 'src/model/repository-url.test.ts', 'src/graph/topo-sort.test.ts']) assert.ok(suites.unit.includes(pure), pure);
-    for (const edge of ['src/db/pg-run-store.test.ts', 'src/git/cli-git-remote.test.ts', 'src/kustomize/kubectl-kustomize.test.ts', 'test/integration/runner.test.ts']) {
+    for (const edge of [
+      'src/db/pg-run-store.test.ts',
+      'src/git/cli-git-remote.test.ts',
+      'src/kustomize/kubectl-kustomize.test.ts',
+      'test/integration/runner.test.ts',
+    ]) {
       assert.ok(suites.integration.includes(edge), edge);
     }
     assert.deepEqual(suites.e2e, ['test/e2e/dashboard.test.ts', 'test/e2e/fleet-upgrade.test.ts', 'test/e2e/operator-views.test.ts']);
@@ -56,7 +61,10 @@ describe('the test suites', { timeout: 120_000 }, () => {
     await writeFile(join(dir, 'socket.ts'), "import { connect } from 'node:net';\nexport const open = connect;\n");
     await writeFile(join(dir, 'middle.ts'), "export { open } from './socket.js';\n");
     await writeFile(join(dir, 'reaches.test.ts'), "import {\n  open,\n} from './middle.js';\nvoid open;\n");
-    await writeFile(join(dir, 'types-only.test.ts'), "import type { Client } from 'pg';\nexport type { Pool } from 'pg';\n// import { spawn } from 'node:child_process';\nexport type C = Client;\n");
+    await writeFile(
+      join(dir, 'types-only.test.ts'),
+      "import type { Client } from 'pg';\nexport type { Pool } from 'pg';\n// import { spawn } from 'node:child_process';\nexport type C = Client;\n",
+    );
     assert.deepEqual(edgeReachedBy(join(dir, 'reaches.test.ts'))?.slice(-2), [relative(REPO_ROOT, join(dir, 'socket.ts')), 'node:net']);
     assert.equal(edgeReachedBy(join(dir, 'types-only.test.ts')), undefined);
   });
@@ -67,7 +75,10 @@ describe('the test suites', { timeout: 120_000 }, () => {
       join(dir, 'hidden-spawn.test.ts'),
       "import { it } from 'node:test';\nconst name = ['node', 'child_process'].join(':');\nit('spawns', async () => {\n  const cp = await import(name);\n  cp.spawnSync('true');\n});\n",
     );
-    await writeFile(join(dir, 'pure.test.ts'), "import { it } from 'node:test';\nimport assert from 'node:assert/strict';\nit('adds', () => assert.equal(1 + 1, 2));\n");
+    await writeFile(
+      join(dir, 'pure.test.ts'),
+      "import { it } from 'node:test';\nimport assert from 'node:assert/strict';\nit('adds', () => assert.equal(1 + 1, 2));\n",
+    );
     const hidden = await runUnitEntry([join(dir, 'hidden-spawn.test.ts')]);
     assert.notEqual(hidden.code, 0, hidden.output);
     assert.match(hidden.output, /a unit test may not start a child process/);

@@ -42,7 +42,12 @@ export interface ClockSkewObservations {
   readonly remote: string;
   readonly runId: string;
   /** Ahead by 10 minutes, watched for `watchMs`: each poll's healthy-run and lost-run status, and whether the runner lived throughout. */
-  readonly ahead: { readonly runStatuses: readonly string[]; readonly lostStatuses: readonly string[]; readonly runnerAlive: boolean; readonly watchedMs: number };
+  readonly ahead: {
+    readonly runStatuses: readonly string[];
+    readonly lostStatuses: readonly string[];
+    readonly runnerAlive: boolean;
+    readonly watchedMs: number;
+  };
   /** Behind by 10 minutes: the lost run (3 minutes old by the database) as it ended, or as it was when the wait gave up, and how long that took. */
   readonly behind: { readonly lost: SkewRunView; readonly afterMs: number; readonly runnerAlive: boolean };
   /** The healthy run once released, as recorded. */
@@ -58,7 +63,12 @@ async function runOf(service: ServiceProcess, id: string): Promise<SkewRunView> 
 }
 
 /** Runs the scenario under `scratch` against the database at `postgresUrl`. */
-export async function observeClockSkew(options: { readonly scratch: string; readonly postgresUrl: string; readonly watchMs?: number; readonly lostWaitMs?: number }): Promise<ClockSkewObservations> {
+export async function observeClockSkew(options: {
+  readonly scratch: string;
+  readonly postgresUrl: string;
+  readonly watchMs?: number;
+  readonly lostWaitMs?: number;
+}): Promise<ClockSkewObservations> {
   const { scratch, postgresUrl, watchMs = 20_000, lostWaitMs = 20_000 } = options;
   const certificate = createTestCertificate();
   const seed = join(scratch, 'seed.git');
@@ -71,7 +81,14 @@ export async function observeClockSkew(options: { readonly scratch: string; read
   await writeFile(join(remote, 'hooks', 'post-receive'), `#!/bin/sh\ntouch '${marks}/pushed'\nwhile [ ! -e '${marks}/release' ]; do sleep 0.1; done\n`);
   await chmod(join(remote, 'hooks', 'post-receive'), 0o755);
   const dataDir = join(scratch, 'service-data');
-  const env = { API_TOKENS: API_TOKEN, AUTH_MODE: 'static', EXECUTOR: 'local', DATA_DIR: dataDir, DATABASE_URL: postgresUrl, DEFAULT_GITOPS_REPO_URL: `file://${remote}` };
+  const env = {
+    API_TOKENS: API_TOKEN,
+    AUTH_MODE: 'static',
+    EXECUTOR: 'local',
+    DATA_DIR: dataDir,
+    DATABASE_URL: postgresUrl,
+    DEFAULT_GITOPS_REPO_URL: `file://${remote}`,
+  };
 
   // A runner started by a service with the true clock, which then dies.
   let service = await startServiceProcess(env, 120_000);
@@ -95,7 +112,16 @@ export async function observeClockSkew(options: { readonly scratch: string; read
   const store = await PgRunStore.open({ databaseUrl: postgresUrl });
   try {
     const lostCluster = { name: 'eu-lost-1', domain: 'eu-lost-1.example.net', region: 'eu-west-1' };
-    await store.create({ id: LOST_RUN_ID, cluster: lostCluster, repositoryUrl: `file://${remote}`, branch: 'main', reference: 'development', job: jobNameOf(LOST_RUN_ID), createdBy: 'static:0', sealing: 'certificate' });
+    await store.create({
+      id: LOST_RUN_ID,
+      cluster: lostCluster,
+      repositoryUrl: `file://${remote}`,
+      branch: 'main',
+      reference: 'development',
+      job: jobNameOf(LOST_RUN_ID),
+      createdBy: 'static:0',
+      sealing: 'certificate',
+    });
   } finally {
     await store.close();
   }
@@ -127,17 +153,25 @@ export async function observeClockSkew(options: { readonly scratch: string; read
     service = await startServiceProcess(env, 120_000, skewed('-10m'));
     const behindStart = performance.now();
     const live = service;
-    const lost = await eventually('the lost run to fail', async () => {
-      const run = await runOf(live, LOST_RUN_ID);
-      return run.status === 'pending' ? undefined : run;
-    }, lostWaitMs).catch(() => runOf(live, LOST_RUN_ID));
+    const lost = await eventually(
+      'the lost run to fail',
+      async () => {
+        const run = await runOf(live, LOST_RUN_ID);
+        return run.status === 'pending' ? undefined : run;
+      },
+      lostWaitMs,
+    ).catch(() => runOf(live, LOST_RUN_ID));
     const behind = { lost, afterMs: performance.now() - behindStart, runnerAlive: processAlive(pid) };
 
     await writeFile(join(marks, 'release'), '');
-    const finished = await eventually('the run to finish', async () => {
-      const run = await runOf(live, id);
-      return run.status === 'running' || run.status === 'pending' ? undefined : run;
-    }, 180_000).catch(() => runOf(live, id));
+    const finished = await eventually(
+      'the run to finish',
+      async () => {
+        const run = await runOf(live, id);
+        return run.status === 'running' || run.status === 'pending' ? undefined : run;
+      },
+      180_000,
+    ).catch(() => runOf(live, id));
     return { remote, runId: id, ahead, behind, finished };
   } finally {
     await writeFile(join(marks, 'release'), '').catch(() => undefined);

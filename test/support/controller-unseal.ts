@@ -26,7 +26,10 @@ export function controllerLabel(object: SealedSecretLike): string {
 export function controllerDecrypt(privateKey: KeyObject, label: string, base64: string): Buffer {
   const bytes = Buffer.from(base64, 'base64');
   const rsaLength = bytes.readUInt16BE(0);
-  const sessionKey = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label, 'utf8') }, bytes.subarray(2, 2 + rsaLength));
+  const sessionKey = privateDecrypt(
+    { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label, 'utf8') },
+    bytes.subarray(2, 2 + rsaLength),
+  );
   const rest = bytes.subarray(2 + rsaLength);
   const decipher = createDecipheriv(`aes-${sessionKey.length * 8}-gcm` as 'aes-256-gcm', sessionKey, Buffer.alloc(12));
   decipher.setAuthTag(rest.subarray(rest.length - 16));
@@ -45,7 +48,10 @@ export function controllerUnseal(object: SealedSecretLike, privateKey: KeyObject
  */
 export function controllerEncrypt(publicKey: KeyObject, label: string, plaintext: Buffer): string {
   const sessionKey = randomBytes(32);
-  const rsa = publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label, 'utf8') }, sessionKey);
+  const rsa = publicEncrypt(
+    { key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label, 'utf8') },
+    sessionKey,
+  );
   const cipher = createCipheriv('aes-256-gcm', sessionKey, Buffer.alloc(12));
   const sealed = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
   const length = Buffer.alloc(2);

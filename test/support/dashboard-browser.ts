@@ -27,7 +27,12 @@ export function ensureUiBuilt(): void {
         .filter((e) => e.isFile())
         .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs),
     );
-  const sources = Math.max(newest(join(UI_DIR, 'src')), newest(join(UI_DIR, 'public')), statSync(join(UI_DIR, 'index.html')).mtimeMs, statSync(join(UI_DIR, 'vite.config.ts')).mtimeMs);
+  const sources = Math.max(
+    newest(join(UI_DIR, 'src')),
+    newest(join(UI_DIR, 'public')),
+    statSync(join(UI_DIR, 'index.html')).mtimeMs,
+    statSync(join(UI_DIR, 'vite.config.ts')).mtimeMs,
+  );
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
   const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
   const result = spawnSync(process.execPath, [vite, 'build', 'ui', '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });

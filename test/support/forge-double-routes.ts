@@ -35,12 +35,20 @@ function find(context: ForgeContext, number: string | undefined): DoublePull | u
   return context.pulls.find((p) => p.number === Number(number));
 }
 
-async function newPull(context: ForgeContext, fields: { head: unknown; base: unknown; title: unknown; body: unknown; labels?: string[] }): Promise<DoublePull | Reply> {
+async function newPull(
+  context: ForgeContext,
+  fields: { head: unknown; base: unknown; title: unknown; body: unknown; labels?: string[] },
+): Promise<DoublePull | Reply> {
   const { head, base, title } = fields;
-  if (typeof head !== 'string' || typeof base !== 'string' || typeof title !== 'string' || title === '') return { status: 422, body: { message: 'Validation Failed' } };
-  if (!(await context.branchSha(head)) || !(await context.branchSha(base))) return { status: 422, body: { message: 'Validation Failed', errors: [{ field: 'head', code: 'invalid' }] } };
+  if (typeof head !== 'string' || typeof base !== 'string' || typeof title !== 'string' || title === '')
+    return { status: 422, body: { message: 'Validation Failed' } };
+  if (!(await context.branchSha(head)) || !(await context.branchSha(base)))
+    return { status: 422, body: { message: 'Validation Failed', errors: [{ field: 'head', code: 'invalid' }] } };
   if (context.pulls.some((p) => p.head === head && p.base === base && p.state === 'open')) {
-    return { status: 422, body: { message: 'Validation Failed', errors: [{ message: `A pull request already exists for ${context.options.owner}:${head}.` }] } };
+    return {
+      status: 422,
+      body: { message: 'Validation Failed', errors: [{ message: `A pull request already exists for ${context.options.owner}:${head}.` }] },
+    };
   }
   const pull: DoublePull = {
     number: context.pulls.length + 1,
@@ -86,10 +94,7 @@ export const githubRoutes: readonly ForgeRoute[] = [
     const head = query.get('head');
     const base = query.get('base');
     const matching = context.pulls.filter(
-      (p) =>
-        (state === 'all' || p.state === state) &&
-        (head === null || head === `${context.options.owner}:${p.head}`) &&
-        (base === null || base === p.base),
+      (p) => (state === 'all' || p.state === state) && (head === null || head === `${context.options.owner}:${p.head}`) && (base === null || base === p.base),
     );
     return { status: 200, body: await Promise.all(matching.map((p) => githubPull(context, p))) };
   }),
@@ -163,7 +168,8 @@ export const gitlabRoutes: readonly ForgeRoute[] = [
   route('POST', `${PROJECT}/merge_requests`, async ({ context, body }) => {
     const labels = typeof body.labels === 'string' ? body.labels.split(',').filter(Boolean) : Array.isArray(body.labels) ? body.labels.map(String) : [];
     const created = await newPull(context, { head: body.source_branch, base: body.target_branch, title: body.title, body: body.description, labels });
-    if ('status' in created) return created.status === 422 ? { status: 409, body: { message: ['Another open merge request already exists for this source branch'] } } : created;
+    if ('status' in created)
+      return created.status === 422 ? { status: 409, body: { message: ['Another open merge request already exists for this source branch'] } } : created;
     return { status: 201, body: await gitlabMergeRequest(context, created) };
   }),
   route('GET', `${PROJECT}/merge_requests/(?<number>\\d+)`, async ({ context, params }) => {
@@ -174,7 +180,8 @@ export const gitlabRoutes: readonly ForgeRoute[] = [
     const pull = find(context, params.number);
     if (!pull) return { status: 404, body: { message: '404 Not found' } };
     if (pull.state !== 'open' || !pull.checksPassed) return { status: 405, body: { message: '405 Method Not Allowed' } };
-    if (typeof body.sha === 'string' && body.sha !== (await context.branchSha(pull.head))) return { status: 409, body: { message: 'SHA does not match HEAD of source branch' } };
+    if (typeof body.sha === 'string' && body.sha !== (await context.branchSha(pull.head)))
+      return { status: 409, body: { message: 'SHA does not match HEAD of source branch' } };
     if (!(await context.mergePull(pull))) return { status: 422, body: { message: 'Branch cannot be merged' } };
     return { status: 200, body: await gitlabMergeRequest(context, pull) };
   }),
@@ -228,7 +235,8 @@ export const giteaRoutes: readonly ForgeRoute[] = [
     const pull = find(context, params.number);
     if (!pull) return { status: 404, body: { message: 'not found' } };
     if (pull.state !== 'open' || !pull.checksPassed) return { status: 405, body: { message: 'Please try again later' } };
-    if (typeof body.head_commit_id === 'string' && body.head_commit_id !== (await context.branchSha(pull.head))) return { status: 409, body: { message: 'head out of date' } };
+    if (typeof body.head_commit_id === 'string' && body.head_commit_id !== (await context.branchSha(pull.head)))
+      return { status: 409, body: { message: 'head out of date' } };
     return (await context.mergePull(pull)) ? { status: 200 } : { status: 409, body: { message: 'merge conflict' } };
   }),
   route('DELETE', `/api/v1${REPO}/branches/(?<branch>.+)`, async ({ context, params }) => {

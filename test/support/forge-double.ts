@@ -107,7 +107,12 @@ export interface Reply {
   readonly headers?: Record<string, string>;
 }
 
-const MERGER = { GIT_AUTHOR_NAME: 'Forge Double', GIT_AUTHOR_EMAIL: 'forge@example.invalid', GIT_COMMITTER_NAME: 'Forge Double', GIT_COMMITTER_EMAIL: 'forge@example.invalid' };
+const MERGER = {
+  GIT_AUTHOR_NAME: 'Forge Double',
+  GIT_AUTHOR_EMAIL: 'forge@example.invalid',
+  GIT_COMMITTER_NAME: 'Forge Double',
+  GIT_COMMITTER_EMAIL: 'forge@example.invalid',
+};
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
@@ -172,7 +177,9 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
     const tree = await runGit(['merge-tree', '--write-tree', base, head], { cwd: repoDir, okExitCodes: [0, 1] });
     if (tree.exitCode !== 0) return false;
     const message = `Merge pull request #${pull.number} from ${pull.head}\n\n${pull.title}`;
-    const commit = (await runGit(['commit-tree', tree.stdout.split('\n')[0]!, '-p', base, '-p', head, '-m', message], { cwd: repoDir, env: MERGER })).stdout.trim();
+    const commit = (
+      await runGit(['commit-tree', tree.stdout.split('\n')[0]!, '-p', base, '-p', head, '-m', message], { cwd: repoDir, env: MERGER })
+    ).stdout.trim();
     await runGit(['update-ref', `refs/heads/${pull.base}`, commit, base], { cwd: repoDir });
     pull.state = 'closed';
     pull.merged = true;
@@ -232,7 +239,10 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
       if (!appJwtValid(req.headers.authorization ?? '', app)) return { status: 401, body: { message: 'A JSON web token could not be decoded' } };
       if (installation[1] !== app.installationId) return { status: 404, body: { message: 'Not Found' } };
       const expiresAt = new Date(Date.now() + 3600_000).toISOString();
-      return { status: 201, body: { token: options.token, expires_at: expiresAt, permissions: { contents: 'write', pull_requests: 'write' }, repository_selection: 'selected' } };
+      return {
+        status: 201,
+        body: { token: options.token, expires_at: expiresAt, permissions: { contents: 'write', pull_requests: 'write' }, repository_selection: 'selected' },
+      };
     }
     if (!authorized(forge, req, options.token)) {
       return { status: 401, body: forge === 'gitlab' ? { message: '401 Unauthorized' } : { message: 'Bad credentials' } };
@@ -245,14 +255,20 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
         return {
           status: 403,
           headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
-          body: { message: 'API rate limit exceeded for installation ID 1.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
+          body: {
+            message: 'API rate limit exceeded for installation ID 1.',
+            documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+          },
         };
       }
       if (forge === 'github') {
         return {
           status: 403,
           headers,
-          body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits' },
+          body: {
+            message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+            documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+          },
         };
       }
       return { status: 429, headers, body: { message: 'Retry later' } };
@@ -275,7 +291,13 @@ export async function startForgeDouble(options: ForgeDoubleOptions): Promise<For
         remaining = Math.max(0, remaining - 1);
         const rateHeaders: Record<string, string> =
           forge === 'github'
-            ? { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(resetAt), 'x-ratelimit-used': String(5000 - remaining), 'x-ratelimit-resource': 'core' }
+            ? {
+                'x-ratelimit-limit': '5000',
+                'x-ratelimit-remaining': String(remaining),
+                'x-ratelimit-reset': String(resetAt),
+                'x-ratelimit-used': String(5000 - remaining),
+                'x-ratelimit-resource': 'core',
+              }
             : forge === 'gitlab'
               ? { 'ratelimit-limit': '2000', 'ratelimit-remaining': String(remaining), 'ratelimit-reset': String(resetAt) }
               : {};

@@ -45,7 +45,12 @@ export async function createGeneratedFleet(work: string, bare: string, options: 
   await git(work, 'add', '--all');
   await git(work, 'commit', '--quiet', '-m', 'more API replicas in the reference');
   await git(work, 'clone', '--quiet', '--bare', work, bare);
-  for (const [key, value] of [['uploadpack.allowFilter', 'true'], ['uploadpack.allowAnySHA1InWant', 'true'], ['receive.denyNonFastForwards', 'true']] as const) await git(bare, 'config', key, value);
+  for (const [key, value] of [
+    ['uploadpack.allowFilter', 'true'],
+    ['uploadpack.allowAnySHA1InWant', 'true'],
+    ['receive.denyNonFastForwards', 'true'],
+  ] as const)
+    await git(bare, 'config', key, value);
   return git(bare, 'rev-parse', 'main');
 }
 

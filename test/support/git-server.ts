@@ -57,7 +57,15 @@ export async function startGitDaemon(options: { readonly baseDir: string }): Pro
     const port = await freePort();
     const started = await startWatchedServer({
       command: 'git daemon "$@"',
-      args: ['--reuseaddr', '--export-all', '--enable=receive-pack', '--informative-errors', `--base-path=${options.baseDir}`, '--listen=127.0.0.1', `--port=${port}`],
+      args: [
+        '--reuseaddr',
+        '--export-all',
+        '--enable=receive-pack',
+        '--informative-errors',
+        `--base-path=${options.baseDir}`,
+        '--listen=127.0.0.1',
+        `--port=${port}`,
+      ],
       env: serverEnv(),
       ready: () => canConnect(port),
       timeoutMs: 5000,
@@ -225,10 +233,7 @@ const SEED_IDENTITY = {
  *
  * @returns `dir`
  */
-export async function createBareRepository(
-  dir: string,
-  options: { readonly seed?: (workdir: string) => Promise<void> } = {},
-): Promise<string> {
+export async function createBareRepository(dir: string, options: { readonly seed?: (workdir: string) => Promise<void> } = {}): Promise<string> {
   await mkdir(dirname(dir), { recursive: true });
   const cwd = dirname(dir);
   await runGit(['init', '--quiet', '--bare', '--initial-branch=main', dir], { cwd });

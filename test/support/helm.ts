@@ -19,7 +19,13 @@ export const helmBinary = (): string => join(upstreamToolsBin(), 'helm');
 async function helm(args: readonly string[]): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'helm-home-'));
   try {
-    const env = { PATH: process.env['PATH'] ?? '', HOME: home, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+    const env = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: home,
+      HELM_CACHE_HOME: join(home, 'cache'),
+      HELM_CONFIG_HOME: join(home, 'config'),
+      HELM_DATA_HOME: join(home, 'data'),
+    };
     const { stdout } = await run(helmBinary(), [...args], { env, maxBuffer: 64 * 1024 * 1024 });
     return stdout;
   } catch (error) {
@@ -31,7 +37,10 @@ async function helm(args: readonly string[]): Promise<string> {
 }
 
 /** `helm template` of a chart directory with values given as an object (written to a values file). */
-export async function helmTemplate(chartDir: string, options: { readonly release: string; readonly namespace: string; readonly values?: Record<string, unknown> }): Promise<{ manifests: string }> {
+export async function helmTemplate(
+  chartDir: string,
+  options: { readonly release: string; readonly namespace: string; readonly values?: Record<string, unknown> },
+): Promise<{ manifests: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'helm-values-'));
   try {
     const valuesFile = join(dir, 'values.json');

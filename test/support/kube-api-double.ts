@@ -131,7 +131,11 @@ export interface KubeApiDouble {
   /** Sets the Deployment's `Available` condition (creating a one-replica Deployment if missing); watchers see MODIFIED. */
   setDeploymentAvailable(namespace: string, name: string, available: boolean): void;
   /** Creates or replaces a Service with these ports. */
-  setService(namespace: string, name: string, spec: { readonly ports: readonly { readonly name?: string; readonly port: number; readonly targetPort?: number | string }[] }): void;
+  setService(
+    namespace: string,
+    name: string,
+    spec: { readonly ports: readonly { readonly name?: string; readonly port: number; readonly targetPort?: number | string }[] },
+  ): void;
   /** Puts endpoints behind the Service port named `port` (`''` for an unnamed port). */
   setProxyHandler(namespace: string, service: string, port: string, handler: ProxyHandler): void;
   /** Creates or replaces a Secret from plain-text values. */
@@ -562,7 +566,10 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     if (injected !== undefined) return json(res, injected, statusObject(injected, REASONS[injected] ?? 'Unknown', `injected failure ${injected}`));
 
     // Path segments, decoded the way the apiserver decodes them.
-    const segments = url.pathname.split('/').slice(1).map((s) => decodeURIComponent(s));
+    const segments = url.pathname
+      .split('/')
+      .slice(1)
+      .map((s) => decodeURIComponent(s));
     const [root, ...rest] = segments;
     if (root === 'apis' && rest[0] === 'authentication.k8s.io' && rest[1] === 'v1' && rest[2] === 'tokenreviews' && rest.length === 3) {
       if (method !== 'POST') fail(405, `the server does not allow this method on the requested resource`);
@@ -581,8 +588,12 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     const [nsWord, namespace, resourceName, name, sub, ...subPath] = tail;
     const resource = resourceName as Resource | undefined;
     if (
-      nsWord !== 'namespaces' || !namespace || !resource || !(resource in RESOURCES) ||
-      RESOURCES[resource].group !== group || RESOURCES[resource].version !== version
+      nsWord !== 'namespaces' ||
+      !namespace ||
+      !resource ||
+      !(resource in RESOURCES) ||
+      RESOURCES[resource].group !== group ||
+      RESOURCES[resource].version !== version
     ) {
       return json(res, 404, statusObject(404, 'NotFound', 'the server could not find the requested resource'));
     }
@@ -653,7 +664,8 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
   function create(resource: Resource, namespace: string, body: unknown): KubeObject {
     const { apiVersion, kind } = typeMeta(resource);
     if (!isObject(body)) fail(400, 'the request body must be a JSON object');
-    if (body['kind'] !== undefined && body['kind'] !== kind) fail(400, `the kind of the provided object (${String(body['kind'])}) does not match the resource ${resource}`);
+    if (body['kind'] !== undefined && body['kind'] !== kind)
+      fail(400, `the kind of the provided object (${String(body['kind'])}) does not match the resource ${resource}`);
     const meta = isObject(body['metadata']) ? (body['metadata'] as Partial<ObjectMeta> & { generateName?: string }) : {};
     if (meta.namespace !== undefined && meta.namespace !== namespace) {
       fail(400, 'the namespace of the provided object does not match the namespace sent on the request');
@@ -664,7 +676,11 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
       name = `${meta.generateName}${nameSuffix()}`;
     }
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
-      fail(422, `${kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`, 'Invalid');
+      fail(
+        422,
+        `${kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+        'Invalid',
+      );
     }
     if (store(resource).has(key(namespace, name))) {
       fail(409, `${qualified(resource)} "${name}" already exists`, 'AlreadyExists', { name, group: RESOURCES[resource].group, kind: resource });
@@ -724,7 +740,16 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     obj['status'] = {};
   }
 
-  function item(res: ServerResponse, method: string, resource: Resource, namespace: string, name: string, query: Record<string, string>, body: unknown, contentType: string | undefined): void {
+  function item(
+    res: ServerResponse,
+    method: string,
+    resource: Resource,
+    namespace: string,
+    name: string,
+    query: Record<string, string>,
+    body: unknown,
+    contentType: string | undefined,
+  ): void {
     const existing = store(resource).get(key(namespace, name));
     if (method === 'GET') {
       allow(resource, 'get');
@@ -735,13 +760,18 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
       allow(resource, 'delete');
       if (!existing) notFound(resource, name);
       const options = isObject(body) ? body : {};
-      const propagation = query['propagationPolicy'] ?? (typeof options['propagationPolicy'] === 'string' ? options['propagationPolicy'] : undefined)
+      const propagation =
+        query['propagationPolicy'] ??
+        (typeof options['propagationPolicy'] === 'string' ? options['propagationPolicy'] : undefined) ??
         // batch/v1 Jobs default to orphaning their pods when deleted through the REST API.
-        ?? (resource === 'jobs' ? 'Orphan' : 'Background');
+        (resource === 'jobs' ? 'Orphan' : 'Background');
       if (!['Orphan', 'Background', 'Foreground'].includes(propagation)) fail(400, `invalid propagationPolicy: ${propagation}`);
       remove(resource, namespace, name, propagation);
       return json(res, 200, {
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
         details: { name, group: RESOURCES[resource].group, kind: resource, uid: existing.metadata.uid },
       });
     }
@@ -756,7 +786,12 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
       const patchMeta = isObject(body['metadata']) ? body['metadata'] : {};
       // Optimistic concurrency: a resourceVersion in the patch must be the current one.
       if (typeof patchMeta['resourceVersion'] === 'string' && patchMeta['resourceVersion'] !== existing.metadata.resourceVersion) {
-        fail(409, `Operation cannot be fulfilled on ${qualified(resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, 'Conflict', { name, group: RESOURCES[resource].group, kind: resource });
+        fail(
+          409,
+          `Operation cannot be fulfilled on ${qualified(resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          'Conflict',
+          { name, group: RESOURCES[resource].group, kind: resource },
+        );
       }
       const patched = mergePatch(existing, body) as KubeObject;
       // Immutable identity fields survive any patch.
@@ -772,7 +807,15 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     fail(405, 'the server does not allow this method on the requested resource');
   }
 
-  async function proxy(req: IncomingMessage, res: ServerResponse, namespace: string, id: string, subPath: string[], query: Record<string, string>, body: unknown): Promise<void> {
+  async function proxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    namespace: string,
+    id: string,
+    subPath: string[],
+    query: Record<string, string>,
+    body: unknown,
+  ): Promise<void> {
     // utilnet.SplitSchemeNamePort: "name", "name:port" or "scheme:name:port".
     const parts = id.split(':');
     let scheme = '';
@@ -793,7 +836,13 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     // Endpoints carry the Service's port names; an unknown name has no endpoint.
     const handler = ports.some((p) => (p.name ?? '') === port) ? proxyHandlers.get(`${namespace}/${name}/${port}`) : undefined;
     if (!handler) fail(503, `no endpoints available for service "${name}"`);
-    const answer = await handler({ method: req.method ?? 'GET', path: `/${subPath.join('/')}`, query, headers: req.headers, ...(body !== undefined ? { body } : {}) });
+    const answer = await handler({
+      method: req.method ?? 'GET',
+      path: `/${subPath.join('/')}`,
+      query,
+      headers: req.headers,
+      ...(body !== undefined ? { body } : {}),
+    });
     res.writeHead(answer.status, { ...(answer.headers ?? {}) });
     res.end(answer.body);
   }
@@ -834,9 +883,13 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     const user = typeof spec['user'] === 'string' ? spec['user'] : '';
     const groups = Array.isArray(spec['groups']) ? spec['groups'].filter((g): g is string => typeof g === 'string') : [];
     const invalid = (field: string, message: string): never =>
-      fail(422, `SubjectAccessReview.authorization.k8s.io "" is invalid: ${field}: ${message}`, 'Invalid', { kind: 'SubjectAccessReview', group: 'authorization.k8s.io' });
+      fail(422, `SubjectAccessReview.authorization.k8s.io "" is invalid: ${field}: ${message}`, 'Invalid', {
+        kind: 'SubjectAccessReview',
+        group: 'authorization.k8s.io',
+      });
     // The apiserver's ValidateSubjectAccessReviewSpec.
-    if ((resource === undefined) === (nonResource === undefined)) invalid('spec.resourceAttributes', 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    if ((resource === undefined) === (nonResource === undefined))
+      invalid('spec.resourceAttributes', 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
     if (user === '' && groups.length === 0) invalid('spec.user', 'Invalid value: "": at least one of user or group must be specified');
     const text = (obj: JsonObject, key: string): string => (typeof obj[key] === 'string' ? obj[key] : '');
     const question: AccessQuestion = {
@@ -844,7 +897,16 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
       groups,
       ...(resource === undefined
         ? {}
-        : { resource: { namespace: text(resource, 'namespace'), verb: text(resource, 'verb'), group: text(resource, 'group'), resource: text(resource, 'resource'), subresource: text(resource, 'subresource'), name: text(resource, 'name') } }),
+        : {
+            resource: {
+              namespace: text(resource, 'namespace'),
+              verb: text(resource, 'verb'),
+              group: text(resource, 'group'),
+              resource: text(resource, 'resource'),
+              subresource: text(resource, 'subresource'),
+              name: text(resource, 'name'),
+            },
+          }),
       ...(nonResource === undefined ? {} : { nonResource: { path: text(nonResource, 'path'), verb: text(nonResource, 'verb') } }),
     };
     const answer = rbacDecision(rbac, question);
@@ -870,7 +932,10 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
     if (common.length === 0) {
       return {
         ...review,
-        status: { user: {}, error: `[invalid bearer token, token audiences ${JSON.stringify(tokenAudiences)} is invalid for the target audiences ${JSON.stringify(wanted)}]` },
+        status: {
+          user: {},
+          error: `[invalid bearer token, token audiences ${JSON.stringify(tokenAudiences)} is invalid for the target audiences ${JSON.stringify(wanted)}]`,
+        },
       };
     }
     const user = answer.user ?? { username: 'system:anonymous' };
@@ -922,7 +987,14 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
         const exitCode = options.exitCode ?? (phase === 'Succeeded' ? 0 : 1);
         let message = options.terminationMessage;
         if (message === undefined && exitCode !== 0 && c['terminationMessagePolicy'] === 'FallbackToLogsOnError' && log) {
-          message = Buffer.from(log.entries.slice(-FALLBACK_LINES).map((e) => e.line).join('\n')).subarray(-FALLBACK_BYTES).toString('utf8');
+          message = Buffer.from(
+            log.entries
+              .slice(-FALLBACK_LINES)
+              .map((e) => e.line)
+              .join('\n'),
+          )
+            .subarray(-FALLBACK_BYTES)
+            .toString('utf8');
         }
         state = {
           terminated: {
@@ -991,9 +1063,30 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
         ...(available ? { readyReplicas: replicas, availableReplicas: replicas } : { unavailableReplicas: replicas }),
         conditions: [
           available
-            ? { type: 'Available', status: 'True', lastUpdateTime: now, lastTransitionTime: now, reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
-            : { type: 'Available', status: 'False', lastUpdateTime: now, lastTransitionTime: now, reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
-          { type: 'Progressing', status: 'True', lastUpdateTime: now, lastTransitionTime: now, reason: available ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', message: `ReplicaSet "${name}-5d4f8c9b7" ${available ? 'has successfully progressed' : 'is progressing'}.` },
+            ? {
+                type: 'Available',
+                status: 'True',
+                lastUpdateTime: now,
+                lastTransitionTime: now,
+                reason: 'MinimumReplicasAvailable',
+                message: 'Deployment has minimum availability.',
+              }
+            : {
+                type: 'Available',
+                status: 'False',
+                lastUpdateTime: now,
+                lastTransitionTime: now,
+                reason: 'MinimumReplicasUnavailable',
+                message: 'Deployment does not have minimum availability.',
+              },
+          {
+            type: 'Progressing',
+            status: 'True',
+            lastUpdateTime: now,
+            lastTransitionTime: now,
+            reason: available ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
+            message: `ReplicaSet "${name}-5d4f8c9b7" ${available ? 'has successfully progressed' : 'is progressing'}.`,
+          },
         ],
       };
       put('deployments', deployment);
@@ -1094,7 +1187,9 @@ export async function startKubeApiDouble(): Promise<KubeApiDouble> {
 
     applyRbac(objects) {
       for (const object of objects) {
-        const same = rbac.findIndex((o) => o.kind === object.kind && o.metadata.name === object.metadata.name && o.metadata.namespace === object.metadata.namespace);
+        const same = rbac.findIndex(
+          (o) => o.kind === object.kind && o.metadata.name === object.metadata.name && o.metadata.namespace === object.metadata.namespace,
+        );
         if (same >= 0) rbac.splice(same, 1);
         rbac.push(object);
       }

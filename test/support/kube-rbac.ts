@@ -37,7 +37,14 @@ export interface RbacObject {
 export interface AccessQuestion {
   readonly user: string;
   readonly groups: readonly string[];
-  readonly resource?: { readonly namespace: string; readonly verb: string; readonly group: string; readonly resource: string; readonly subresource: string; readonly name: string };
+  readonly resource?: {
+    readonly namespace: string;
+    readonly verb: string;
+    readonly group: string;
+    readonly resource: string;
+    readonly subresource: string;
+    readonly name: string;
+  };
   readonly nonResource?: { readonly path: string; readonly verb: string };
 }
 
@@ -73,7 +80,9 @@ function subjectMatches(subject: { readonly kind: string; readonly name: string;
 }
 
 function subjectLabel(question: AccessQuestion, subject: { readonly kind: string; readonly name: string; readonly namespace?: string }): string {
-  return subject.kind === 'ServiceAccount' ? `ServiceAccount "${subject.name}/${subject.namespace ?? ''}"` : `${subject.kind} "${subject.kind === 'User' ? question.user : subject.name}"`;
+  return subject.kind === 'ServiceAccount'
+    ? `ServiceAccount "${subject.name}/${subject.namespace ?? ''}"`
+    : `${subject.kind} "${subject.kind === 'User' ? question.user : subject.name}"`;
 }
 
 /** Decides `question` from `objects` the way the RBAC authorizer does. */
@@ -90,7 +99,10 @@ export function rbacDecision(objects: readonly RbacObject[], question: AccessQue
     if (role === undefined || subject === undefined) continue;
     if ((role.rules ?? []).some((rule) => ruleAllows(rule, question))) {
       const where = cluster ? '' : ` in namespace "${binding.metadata.namespace ?? ''}"`;
-      return { allowed: true, reason: `RBAC: allowed by ${binding.kind} "${binding.metadata.name}" of ${role.kind} "${role.metadata.name}" to ${subjectLabel(question, subject)}${where}` };
+      return {
+        allowed: true,
+        reason: `RBAC: allowed by ${binding.kind} "${binding.metadata.name}" of ${role.kind} "${role.metadata.name}" to ${subjectLabel(question, subject)}${where}`,
+      };
     }
   }
   return { allowed: false };

@@ -65,7 +65,13 @@ export async function startLocalFleetService(options: LocalFleetServiceOptions):
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
   const fleetSource = new GitFleetSource({ git: new CliGitRemote({}), reference: 'development', workRoot: options.dataDir, ttlMs: 0 });
-  const app = await createHttpApp({ service, authenticator: new StaticTokenAuthenticator([options.apiToken]), store, fleetSource, rolloutStore: store.rollouts() });
+  const app = await createHttpApp({
+    service,
+    authenticator: new StaticTokenAuthenticator([options.apiToken]),
+    store,
+    fleetSource,
+    rolloutStore: store.rollouts(),
+  });
   const stop = new AbortController();
   await monitor.start(stop.signal);
   return {

@@ -59,4 +59,3 @@ export async function startRegistry(dir: string, auth?: Record<string, unknown>)
   }
   throw new Error(`docker-registry did not start: ${lastError}`);
 }
-

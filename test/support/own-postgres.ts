@@ -46,7 +46,13 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     url,
     stopServer: () => pgCtl('-m', 'fast', 'stop'),
     startServer: () =>
-      pgCtl('-l', join(dir, 'postgres.log'), '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k '${dir}' -c fsync=off -c synchronous_commit=off -c full_page_writes=off`, 'start'),
+      pgCtl(
+        '-l',
+        join(dir, 'postgres.log'),
+        '-o',
+        `-c listen_addresses=127.0.0.1 -p ${port} -k '${dir}' -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+        'start',
+      ),
     destroy: () => run(join(REPO_ROOT, 'scripts/ci/stop-postgres.sh'), [dir]).then(() => undefined),
   };
 }

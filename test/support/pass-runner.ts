@@ -31,14 +31,22 @@ try {
     backoff: { baseMs: 20, maxMs: 200 },
     queueAuth: { key: parseQueueKey(need(RUNNER_ENV.queueKey), RUNNER_ENV.queueKey), shared: true, attempt: Number(env[RUNNER_ENV.attempt] ?? '1') },
   });
-  const ws = await remote.clone({ url: need(RUNNER_ENV.repoUrl), branch: need(RUNNER_ENV.branch), dir: join(workDir, 'repo'), sparsePaths: [`clusters/${cluster}`] });
+  const ws = await remote.clone({
+    url: need(RUNNER_ENV.repoUrl),
+    branch: need(RUNNER_ENV.branch),
+    dir: join(workDir, 'repo'),
+    sparsePaths: [`clusters/${cluster}`],
+  });
   await mkdir(join(ws.dir, 'clusters', cluster), { recursive: true });
   await writeFile(join(ws.dir, 'clusters', cluster, 'kustomization.yaml'), `# written by run ${id}\n`);
   const trailers = { 'Scaffold-Id': id, 'Scaffold-Pass': 'infrastructure', 'Scaffold-Cluster': cluster, 'Scaffold-Reference': 'development' };
   await ws.commit({ paths: [`clusters/${cluster}`], message: `Scaffold ${cluster}`, trailers, author: { name: 'Scaffold Bot', email: 'bot@example.invalid' } });
   const pushed = await ws.push({ maxAttempts: 20 });
   await ws.dispose();
-  await writeFile(need(RUNNER_ENV.resultFile), `${JSON.stringify({ status: 'succeeded', message: 'pushed', commits: [{ pass: 'infrastructure', sha: pushed.sha }] })}\n`);
+  await writeFile(
+    need(RUNNER_ENV.resultFile),
+    `${JSON.stringify({ status: 'succeeded', message: 'pushed', commits: [{ pass: 'infrastructure', sha: pushed.sha }] })}\n`,
+  );
 } finally {
   await lease.release();
 }

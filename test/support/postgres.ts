@@ -60,8 +60,7 @@ async function startCluster(): Promise<TestPostgres> {
   // initdb refuses to run as root: run the server tools as the postgres user,
   // in a directory it owns.
   const owner = process.getuid?.() === 0 ? await postgresUser() : undefined;
-  const asOwner = (file: string, args: string[]): Promise<unknown> =>
-    owner ? run('runuser', ['-u', 'postgres', '--', file, ...args]) : run(file, args);
+  const asOwner = (file: string, args: string[]): Promise<unknown> => (owner ? run('runuser', ['-u', 'postgres', '--', file, ...args]) : run(file, args));
   if (owner) await chown(dir, owner.uid, owner.gid);
 
   const watchdog = startWatchdog(bin, data, dir, owner !== undefined);

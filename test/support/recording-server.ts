@@ -28,7 +28,9 @@ export interface RecordingReply {
   readonly body?: string;
 }
 
-export async function startRecordingServer(reply: (request: RecordedRequest) => RecordingReply = () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' })): Promise<RecordingServer> {
+export async function startRecordingServer(
+  reply: (request: RecordedRequest) => RecordingReply = () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' }),
+): Promise<RecordingServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

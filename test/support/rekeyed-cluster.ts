@@ -14,7 +14,12 @@ import { assertExitZero, runCli } from './cli.js';
 export function renewedKeys() {
   const oldKey = createTestCertificate();
   const newKey = createTestCertificate();
-  return { oldKey, newKey, oldFingerprint: parseSealingCertificate(oldKey.certificatePem).fingerprint, newFingerprint: parseSealingCertificate(newKey.certificatePem).fingerprint };
+  return {
+    oldKey,
+    newKey,
+    oldFingerprint: parseSealingCertificate(oldKey.certificatePem).fingerprint,
+    newFingerprint: parseSealingCertificate(newKey.certificatePem).fingerprint,
+  };
 }
 
 /**
@@ -30,7 +35,21 @@ export async function renderedUnderOldKey(prefix: string, cluster: string, keys:
   await writeFile(join(tmp, 'registry-auth.json'), JSON.stringify({ auths: { 'ghcr.io': { username: 'robot', password: 'pull-token' } } }));
   assertExitZero(await runCli(['init', repo]));
   assertExitZero(
-    await runCli(['render', '--repo', repo, '--cluster', cluster, '--domain', `${cluster}.example.net`, '--region', 'eu-west-1', '--cert', join(tmp, 'old.pem'), '--registry-auth', join(tmp, 'registry-auth.json')]),
+    await runCli([
+      'render',
+      '--repo',
+      repo,
+      '--cluster',
+      cluster,
+      '--domain',
+      `${cluster}.example.net`,
+      '--region',
+      'eu-west-1',
+      '--cert',
+      join(tmp, 'old.pem'),
+      '--registry-auth',
+      join(tmp, 'registry-auth.json'),
+    ]),
   );
   return { tmp, repo };
 }

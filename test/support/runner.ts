@@ -189,7 +189,8 @@ export interface CapturingLogger extends Logger {
 export function capturingLogger(): CapturingLogger {
   const lines: CapturedLine[] = [];
   const make = (bindings: Record<string, unknown>): Logger => {
-    const log = (level: CapturedLine['level']) => (fields: Record<string, unknown>, msg: string) => lines.push({ level, fields: { ...bindings, ...fields }, msg });
+    const log = (level: CapturedLine['level']) => (fields: Record<string, unknown>, msg: string) =>
+      lines.push({ level, fields: { ...bindings, ...fields }, msg });
     return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), child: (more) => make({ ...bindings, ...more }) };
   };
   return Object.assign(make({}), { lines, text: () => lines.map((l) => JSON.stringify({ level: l.level, ...l.fields, msg: l.msg })).join('\n') });

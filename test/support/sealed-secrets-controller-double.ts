@@ -81,13 +81,15 @@ export function serveSealedSecretsController(kube: KubeApiDouble, place: Control
     const plaintexts: Record<string, Buffer> = {};
     try {
       for (const [key, value] of Object.entries(encrypted)) {
-        const opened = keys.map((k) => {
-          try {
-            return controllerDecrypt(k.privateKey, label, String(value));
-          } catch {
-            return undefined;
-          }
-        }).find((p) => p !== undefined);
+        const opened = keys
+          .map((k) => {
+            try {
+              return controllerDecrypt(k.privateKey, label, String(value));
+            } catch {
+              return undefined;
+            }
+          })
+          .find((p) => p !== undefined);
         if (opened === undefined) return failure();
         plaintexts[key] = opened;
       }
@@ -99,13 +101,19 @@ export function serveSealedSecretsController(kube: KubeApiDouble, place: Control
       const secretAnnotations = (isJson(secretMeta['annotations']) ? secretMeta['annotations'] : {}) as Record<string, string>;
       const newestLabel = controllerLabel({ metadata: { name, namespace, annotations: secretAnnotations }, spec: { encryptedData: {} } });
       const newest = keys[keys.length - 1]!;
-      const encryptedData = Object.fromEntries(Object.entries(plaintexts).map(([key, value]) => [key, controllerEncrypt(newest.publicKey, newestLabel, value)]));
+      const encryptedData = Object.fromEntries(
+        Object.entries(plaintexts).map(([key, value]) => [key, controllerEncrypt(newest.publicKey, newestLabel, value)]),
+      );
       // UpdateScopeAnnotations: only the scope's own annotation, "true", on the SealedSecret.
       const scope = SCOPE_ANNOTATIONS.find((a) => secretAnnotations[a] === 'true');
       const answer = {
         metadata: { name, namespace, creationTimestamp: null, ...(scope ? { annotations: { [scope]: 'true' } } : {}) },
         spec: {
-          template: { metadata: secretMeta, ...(template['type'] !== undefined ? { type: template['type'] } : {}), ...(template['immutable'] !== undefined ? { immutable: template['immutable'] } : {}) },
+          template: {
+            metadata: secretMeta,
+            ...(template['type'] !== undefined ? { type: template['type'] } : {}),
+            ...(template['immutable'] !== undefined ? { immutable: template['immutable'] } : {}),
+          },
           encryptedData,
         },
       };
@@ -119,7 +127,8 @@ export function serveSealedSecretsController(kube: KubeApiDouble, place: Control
   kube.setService(place.namespace, place.name, { ports: [{ name: 'http', port: 8080 }] });
   kube.setDeploymentAvailable(place.namespace, place.name, true);
   kube.setProxyHandler(place.namespace, place.name, 'http', (request) => {
-    if (request.path === '/v1/cert.pem') return { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: keys[keys.length - 1]!.certificatePem };
+    if (request.path === '/v1/cert.pem')
+      return { status: 200, headers: { 'Content-Type': 'application/x-pem-file' }, body: keys[keys.length - 1]!.certificatePem };
     if (request.path === '/v1/rotate') return rotate(request.body);
     // Go's ServeMux.
     return { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: '404 page not found\n' };

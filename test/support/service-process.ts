@@ -22,7 +22,11 @@ export interface ServiceProcess {
  * Starts `serve` with `env` (plus PATH, PORT=0, HOST=127.0.0.1); resolves once it listens.
  * `processEnv` is for the process only (e.g. libfaketime's LD_PRELOAD and FAKETIME), never for the service's configuration.
  */
-export async function startServiceProcess(env: Readonly<Record<string, string>>, timeoutMs = 60_000, processEnv: Readonly<Record<string, string>> = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Readonly<Record<string, string>>,
+  timeoutMs = 60_000,
+  processEnv: Readonly<Record<string, string>> = {},
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'serve'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, ...processEnv },

@@ -30,9 +30,18 @@ describe('an upgrade started from the cluster page', () => {
   it('says the commit is pushed, or goes through a pull request on scaffold/<cluster>/upgrade that must be merged', () => {
     assert.equal(deliveryPhrase('upgrade', 'eu-prod-1', EMPTY_DELIVERY), 'pushed straight to the branch');
     assert.equal(deliveryPhrase('upgrade', 'eu-prod-1', PULL_REQUEST), 'through a pull request on scaffold/eu-prod-1/upgrade that must be merged');
-    assert.equal(deliveryPhrase('upgrade', 'eu-prod-1', { ...PULL_REQUEST, autoMerge: true }), 'through a pull request on scaffold/eu-prod-1/upgrade that must be merged (merged once its checks pass)');
-    assert.equal(fleetConfirmation('upgrade', 'eu-prod-1', EMPTY_DELIVERY), 'The upgrade lands as one commit touching only clusters/eu-prod-1/, pushed straight to the branch.');
-    assert.match(fleetConfirmation('upgrade', 'eu-prod-1', PULL_REQUEST), /one commit touching only clusters\/eu-prod-1\/, through a pull request on scaffold\/eu-prod-1\/upgrade that must be merged\./);
+    assert.equal(
+      deliveryPhrase('upgrade', 'eu-prod-1', { ...PULL_REQUEST, autoMerge: true }),
+      'through a pull request on scaffold/eu-prod-1/upgrade that must be merged (merged once its checks pass)',
+    );
+    assert.equal(
+      fleetConfirmation('upgrade', 'eu-prod-1', EMPTY_DELIVERY),
+      'The upgrade lands as one commit touching only clusters/eu-prod-1/, pushed straight to the branch.',
+    );
+    assert.match(
+      fleetConfirmation('upgrade', 'eu-prod-1', PULL_REQUEST),
+      /one commit touching only clusters\/eu-prod-1\/, through a pull request on scaffold\/eu-prod-1\/upgrade that must be merged\./,
+    );
   });
 });
 
@@ -64,8 +73,14 @@ describe('a removal started from the cluster page', () => {
   });
 
   it('says the removal commit is pushed, or goes through a pull request on scaffold/<cluster>/remove that must be merged', () => {
-    assert.match(fleetConfirmation('remove', 'eu-prod-1', EMPTY_DELIVERY), /^This starts a removal run: one commit that deletes the files the generator wrote under clusters\/eu-prod-1\/, pushed straight to the branch, followed on the run's page\./);
-    assert.match(fleetConfirmation('remove', 'eu-prod-1', PULL_REQUEST), /one commit that deletes the files the generator wrote under clusters\/eu-prod-1\/, through a pull request on scaffold\/eu-prod-1\/remove that must be merged, followed on the run's page\./);
+    assert.match(
+      fleetConfirmation('remove', 'eu-prod-1', EMPTY_DELIVERY),
+      /^This starts a removal run: one commit that deletes the files the generator wrote under clusters\/eu-prod-1\/, pushed straight to the branch, followed on the run's page\./,
+    );
+    assert.match(
+      fleetConfirmation('remove', 'eu-prod-1', PULL_REQUEST),
+      /one commit that deletes the files the generator wrote under clusters\/eu-prod-1\/, through a pull request on scaffold\/eu-prod-1\/remove that must be merged, followed on the run's page\./,
+    );
     assert.match(fleetConfirmation('remove', 'eu-prod-1', PULL_REQUEST), /Type the cluster name to confirm\.$/);
   });
 });

@@ -19,7 +19,13 @@ describe('commit links', () => {
   });
 
   it('links nothing it cannot be sure of', () => {
-    for (const url of ['file:///srv/git/platform.git', 'https://git.example.net/acme/platform.git', 'https://github.com/acme', 'javascript:alert(1)//github.com/a/b', 'https://github.com/acme/platform/../../evil']) {
+    for (const url of [
+      'file:///srv/git/platform.git',
+      'https://git.example.net/acme/platform.git',
+      'https://github.com/acme',
+      'javascript:alert(1)//github.com/a/b',
+      'https://github.com/acme/platform/../../evil',
+    ]) {
       assert.equal(commitUrl(url, SHA), undefined, url);
     }
     assert.equal(commitUrl('https://github.com/acme/platform.git', 'not-a-sha'), undefined);

@@ -18,10 +18,21 @@ const CERTIFICATE = TEST_CERTIFICATE.certificatePem;
 const APP_KEY = TEST_CERTIFICATE.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 const GITHUB_PRS: DeliveryValues = { mode: 'pull_request', forge: 'github', autoMerge: true, apiUrl: '' };
 const cluster = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
-const withApp = (values: Partial<SecretValues> = {}): SecretValues => ({ ...EMPTY_SECRETS, certificate: CERTIFICATE, appId: ' 123456 ', installationId: '7890123', appPrivateKey: `\n${APP_KEY}\n`, ...values });
+const withApp = (values: Partial<SecretValues> = {}): SecretValues => ({
+  ...EMPTY_SECRETS,
+  certificate: CERTIFICATE,
+  appId: ' 123456 ',
+  installationId: '7890123',
+  appPrivateKey: `\n${APP_KEY}\n`,
+  ...values,
+});
 
 /** The body the form sends to start a run, as the dry-run page builds it. */
-const startBody = (secrets: SecretValues, delivery: DeliveryValues) => ({ cluster, ...secretsRequest(secrets, usesGithubApp(delivery)), ...deliveryRequest(delivery) });
+const startBody = (secrets: SecretValues, delivery: DeliveryValues) => ({
+  cluster,
+  ...secretsRequest(secrets, usesGithubApp(delivery)),
+  ...deliveryRequest(delivery),
+});
 
 describe('the start form: delivery and a GitHub App', () => {
   it('sends the GitHub App as repository.credentials.github_app with pull requests on GitHub, and the service accepts it', () => {
@@ -55,8 +66,15 @@ describe('the start form: delivery and a GitHub App', () => {
     assert.deepEqual([...issues.keys()].sort(), ['github-app-id', 'github-app-installation-id', 'github-app-private-key']);
     assert.deepEqual([...secretIssues(withApp({ appPrivateKey: '' }), true).keys()], ['github-app-private-key']);
     // The service's field errors land on the fields too.
-    for (const field of ['repository.credentials.github_app.app_id', 'repository.credentials.github_app.installation_id', 'repository.credentials.github_app.private_key']) {
-      assert.ok(SECRET_FIELDS.some((f) => f.api.includes(field)), field);
+    for (const field of [
+      'repository.credentials.github_app.app_id',
+      'repository.credentials.github_app.installation_id',
+      'repository.credentials.github_app.private_key',
+    ]) {
+      assert.ok(
+        SECRET_FIELDS.some((f) => f.api.includes(field)),
+        field,
+      );
     }
   });
 
@@ -64,7 +82,10 @@ describe('the start form: delivery and a GitHub App', () => {
     assert.deepEqual([...deliveryIssues({ ...GITHUB_PRS, forge: '' }).keys()], ['delivery-forge']);
     assert.deepEqual([...deliveryIssues({ ...GITHUB_PRS, apiUrl: 'ghe.example.com' }).keys()], ['delivery-api-url']);
     assert.deepEqual(deliveryIssues({ ...EMPTY_DELIVERY, forge: '' }), new Map());
-    const body = startBody({ ...EMPTY_SECRETS, certificate: CERTIFICATE, token: 'glpat-example' }, { mode: 'pull_request', forge: 'gitlab', autoMerge: false, apiUrl: ' https://gitlab.example.net/api/v4 ' });
+    const body = startBody(
+      { ...EMPTY_SECRETS, certificate: CERTIFICATE, token: 'glpat-example' },
+      { mode: 'pull_request', forge: 'gitlab', autoMerge: false, apiUrl: ' https://gitlab.example.net/api/v4 ' },
+    );
     assert.deepEqual(body.delivery, { mode: 'pull_request', auto_merge: false, forge: 'gitlab', api_url: 'https://gitlab.example.net/api/v4' });
     assert.ok(scaffoldRequestSchema.safeParse(body).success);
   });

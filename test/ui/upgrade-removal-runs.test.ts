@@ -35,13 +35,29 @@ describe('what a run does', () => {
   });
 
   it("skips steps 4–5 only for a scaffold given its certificate, never an upgrade's or a removal's", () => {
-    const scaffold = shownSteps({ action: 'scaffold', status: 'running', sealing: 'certificate', steps: [1, 2, 3, 4, 5, 6, 7].map((n) => pending(n, `s${n}`)) });
-    assert.deepEqual(scaffold.map((s) => s.status), ['pending', 'pending', 'pending', 'skipped', 'skipped', 'pending', 'pending']);
-    const upgrade = shownSteps({ action: 'upgrade', status: 'failed', sealing: 'none', steps: [{ step: 1, name: 'clone', status: 'succeeded' }, { step: 2, name: 'render-upgrade', status: 'running' }, pending(3, 'push-upgrade')] });
-    assert.deepEqual(upgrade.map((s) => s.status), ['succeeded', 'failed', 'not-run']);
+    const scaffold = shownSteps({
+      action: 'scaffold',
+      status: 'running',
+      sealing: 'certificate',
+      steps: [1, 2, 3, 4, 5, 6, 7].map((n) => pending(n, `s${n}`)),
+    });
+    assert.deepEqual(
+      scaffold.map((s) => s.status),
+      ['pending', 'pending', 'pending', 'skipped', 'skipped', 'pending', 'pending'],
+    );
+    const upgrade = shownSteps({
+      action: 'upgrade',
+      status: 'failed',
+      sealing: 'none',
+      steps: [{ step: 1, name: 'clone', status: 'succeeded' }, { step: 2, name: 'render-upgrade', status: 'running' }, pending(3, 'push-upgrade')],
+    });
+    assert.deepEqual(
+      upgrade.map((s) => s.status),
+      ['succeeded', 'failed', 'not-run'],
+    );
   });
 
-  it("says how a run seals: from the request, from the cluster, or not at all", () => {
+  it('says how a run seals: from the request, from the cluster, or not at all', () => {
     assert.match(sealingShown({ action: 'scaffold', sealing: 'certificate' }), /certificate from the request/);
     assert.match(sealingShown({ action: 'scaffold', sealing: 'kubeconfig' }), /controller/);
     assert.equal(sealingShown({ action: 'upgrade', sealing: 'none' }), 'none: an upgrade keeps every sealed credential as it is');
@@ -61,11 +77,18 @@ describe("an upgrade's or a removal's changes", () => {
       credentialsKept: '3 sealed credentials kept byte for byte',
       kept: [],
     });
-    assert.equal(shownChanges({ action: 'upgrade', status: 'succeeded', changes: { added: 0, modified: 0, removed: 0 } })?.summary, 'nothing changed: already up to date');
+    assert.equal(
+      shownChanges({ action: 'upgrade', status: 'succeeded', changes: { added: 0, modified: 0, removed: 0 } })?.summary,
+      'nothing changed: already up to date',
+    );
   });
 
   it("shows a removal's counts and the files it left in place (flux bootstrap's flux-system/)", () => {
-    const shown = shownChanges({ action: 'remove', status: 'succeeded', changes: { added: 0, modified: 0, removed: 41, kept: ['clusters/eu-prod-1/flux-system/gotk-sync.yaml'] } });
+    const shown = shownChanges({
+      action: 'remove',
+      status: 'succeeded',
+      changes: { added: 0, modified: 0, removed: 41, kept: ['clusters/eu-prod-1/flux-system/gotk-sync.yaml'] },
+    });
     assert.equal(shown?.summary, '41 removed');
     assert.equal(shown?.credentialsKept, undefined);
     assert.deepEqual(shown?.kept, ['clusters/eu-prod-1/flux-system/gotk-sync.yaml']);
@@ -92,11 +115,33 @@ describe('a removal started from the cluster page', () => {
     assert.equal(shown.summary, 'The removal run will delete 2 files the generator wrote under clusters/eu-prod-1/ in one commit, pushed to the branch.');
     assert.deepEqual(shown.kept, ['clusters/eu-prod-1/flux-system/gotk-sync.yaml']);
     assert.match(shown.fluxBootstrap ?? '', /flux-system\/ written by flux bootstrap is kept/);
-    const throughRequest = removalStarted({ run: { id: 'a', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: false, delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' } });
-    assert.equal(throughRequest.summary, 'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.');
+    const throughRequest = removalStarted({
+      run: { id: 'a', job: 'j', status: 'pending', attempt: 1 },
+      cluster: 'c',
+      removed: ['clusters/c/x.yaml'],
+      kept: [],
+      flux_bootstrap: false,
+      delete_data: false,
+      delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' },
+    });
+    assert.equal(
+      throughRequest.summary,
+      'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.',
+    );
     assert.equal(throughRequest.fluxBootstrap, undefined);
-    const withData = removalStarted({ run: { id: 'b', job: 'j', status: 'pending', attempt: 1 }, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false, delete_data: true, delivery: { mode: 'push', auto_merge: false } });
-    assert.equal(withData.summary, "The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete 1 file the generator wrote under clusters/c/ in a second commit: the data is deleted too.");
+    const withData = removalStarted({
+      run: { id: 'b', job: 'j', status: 'pending', attempt: 1 },
+      cluster: 'c',
+      removed: ['clusters/c/x.yaml'],
+      kept: [],
+      flux_bootstrap: false,
+      delete_data: true,
+      delivery: { mode: 'push', auto_merge: false },
+    });
+    assert.equal(
+      withData.summary,
+      "The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete 1 file the generator wrote under clusters/c/ in a second commit: the data is deleted too.",
+    );
   });
 });
 

@@ -48,7 +48,8 @@ export function App() {
 function Shell({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
-  const routeKey = route.name === 'run' || route.name === 'upgrade' ? `${route.name}:${route.id}` : route.name === 'cluster' ? `cluster:${route.cluster}` : route.name;
+  const routeKey =
+    route.name === 'run' || route.name === 'upgrade' ? `${route.name}:${route.id}` : route.name === 'cluster' ? `cluster:${route.cluster}` : route.name;
 
   // After a navigation, focus moves to the new page's heading, as a page load would reset it.
   useEffect(() => {

@@ -57,7 +57,7 @@ function tlvAt(der: Uint8Array, offset: number, limit: number): Tlv | null {
 /** The children of a constructed value. */
 function childrenOf(der: Uint8Array, parent: Tlv, max: number): Tlv[] {
   const children: Tlv[] = [];
-  for (let offset = parent.start; offset < parent.end && children.length < max; ) {
+  for (let offset = parent.start; offset < parent.end && children.length < max;) {
     const child = tlvAt(der, offset, parent.end);
     if (child === null) break;
     children.push(child);
@@ -73,7 +73,12 @@ const GENERALIZED_TIME = 0x18;
 function timeOf(der: Uint8Array, tlv: Tlv): Date | null {
   const text = String.fromCharCode(...der.subarray(tlv.start, tlv.end));
   // RFC 5280 4.1.2.5: UTCTime YYMMDDHHMMSSZ (YY < 50: 20YY), GeneralizedTime YYYYMMDDHHMMSSZ.
-  const match = tlv.tag === UTC_TIME ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text) : tlv.tag === GENERALIZED_TIME ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text) : null;
+  const match =
+    tlv.tag === UTC_TIME
+      ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text)
+      : tlv.tag === GENERALIZED_TIME
+        ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text)
+        : null;
   if (match === null) return null;
   const [, y, mo, d, h, mi, s] = match.map(Number) as [number, number, number, number, number, number, number];
   const year = tlv.tag === UTC_TIME ? (y < 50 ? 2000 + y : 1900 + y) : y;

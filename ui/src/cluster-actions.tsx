@@ -60,13 +60,7 @@ export function UpgradeAction({ name }: { name: string }) {
             </>
           )}
           {entry?.status === 'changed' && (
-            <button
-              type="button"
-              class="primary"
-              disabled={busy}
-              ref={focusOnMount}
-              onClick={upgrade}
-            >
+            <button type="button" class="primary" disabled={busy} ref={focusOnMount} onClick={upgrade}>
               {busy ? 'Starting…' : 'Yes, upgrade it'}
             </button>
           )}
@@ -133,16 +127,31 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
           <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
           <div class="field">
             <label>
-              <input type="checkbox" id="remove-delete-data" checked={deleteData} onChange={(event) => setDeleteData((event.currentTarget as HTMLInputElement).checked)} /> Delete the data too
+              <input
+                type="checkbox"
+                id="remove-delete-data"
+                checked={deleteData}
+                onChange={(event) => setDeleteData((event.currentTarget as HTMLInputElement).checked)}
+              />{' '}
+              Delete the data too
             </label>
             <p class="muted" id="remove-delete-data-hint">
-              Namespaces, StatefulSets and volumes marked prune: disabled go as well. Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark, waits until the cluster’s Flux has applied it, and only then pushes the removal (always pushed, no pull request).
+              Namespaces, StatefulSets and volumes marked prune: disabled go as well. Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark,
+              waits until the cluster’s Flux has applied it, and only then pushes the removal (always pushed, no pull request).
             </p>
           </div>
           {deleteData ? (
             <div class="field">
               <label for="remove-kubeconfig">Kubeconfig of {name} (required to delete the data)</label>
-              <textarea id="remove-kubeconfig" rows={6} spellcheck={false} autoComplete="off" aria-describedby="remove-delete-data-hint" value={kubeconfig} onInput={(event) => setKubeconfig((event.currentTarget as HTMLTextAreaElement).value)} />
+              <textarea
+                id="remove-kubeconfig"
+                rows={6}
+                spellcheck={false}
+                autoComplete="off"
+                aria-describedby="remove-delete-data-hint"
+                value={kubeconfig}
+                onInput={(event) => setKubeconfig((event.currentTarget as HTMLTextAreaElement).value)}
+              />
             </div>
           ) : (
             delivery.fields

@@ -15,7 +15,12 @@ import { SealingPanel } from './sealing-panel';
 export function ClusterPage({ name }: { name: string }) {
   useTitle(`Cluster ${name}`);
   const [removed, setRemoved] = useState<Removal | null>(null);
-  const { value: cluster, error } = usePolledValue((signal) => getCluster(name, signal), 10_000, () => removed === null, name);
+  const { value: cluster, error } = usePolledValue(
+    (signal) => getCluster(name, signal),
+    10_000,
+    () => removed === null,
+    name,
+  );
 
   const missing = error instanceof ApiError && error.status === 404;
   return (
@@ -37,8 +42,11 @@ export function ClusterPage({ name }: { name: string }) {
         <>
           {cluster.state === 'incomplete' && (
             <p class="notice" data-testid="cluster-incomplete">
-              Only the infrastructure pass is in Git (<code>provenance.yaml</code> records <code>pass: infrastructure</code>): no sealed credentials, no database and no apps. The scaffold that wrote it did not finish;{' '}
-              {cluster.last_run === undefined ? 'start it again' : (
+              Only the infrastructure pass is in Git (<code>provenance.yaml</code> records <code>pass: infrastructure</code>): no sealed credentials, no
+              database and no apps. The scaffold that wrote it did not finish;{' '}
+              {cluster.last_run === undefined ? (
+                'start it again'
+              ) : (
                 <a href={paths.run(cluster.last_run.id)} onClick={onLinkClick}>
                   retry its run
                 </a>
@@ -98,7 +106,8 @@ export function ClusterPage({ name }: { name: string }) {
                   </dd>
                   <dt>Generator</dt>
                   <dd>
-                    {cluster.provenance.generator_version ?? '–'}, reference {cluster.provenance.reference ?? '–'}, pass {cluster.provenance.pass ?? '–'}, {cluster.provenance.files ?? 0} files
+                    {cluster.provenance.generator_version ?? '–'}, reference {cluster.provenance.reference ?? '–'}, pass {cluster.provenance.pass ?? '–'},{' '}
+                    {cluster.provenance.files ?? 0} files
                   </dd>
                 </>
               )}
@@ -125,7 +134,11 @@ export function ClusterPage({ name }: { name: string }) {
               <RemoveAction name={cluster.name} onRemoved={setRemoved} />
             </section>
           ) : (
-            <p class="muted">{cluster.kind === 'reference' ? 'The reference environment is not upgraded or removed from here.' : 'A directory without provenance: the service neither upgrades nor removes it.'}</p>
+            <p class="muted">
+              {cluster.kind === 'reference'
+                ? 'The reference environment is not upgraded or removed from here.'
+                : 'A directory without provenance: the service neither upgrades nor removes it.'}
+            </p>
           )}
         </>
       )}

@@ -7,7 +7,15 @@ import type { ShownStepStatus } from './steps';
 import { ApiError } from './api';
 
 const RUN_ICONS: Readonly<Record<RunStatus, string>> = { pending: '○', running: '●', succeeded: '✓', failed: '✕', cancelled: '⊘' };
-const STEP_ICONS: Readonly<Record<ShownStepStatus, string>> = { pending: '○', running: '●', succeeded: '✓', skipped: '↷', failed: '✕', 'not-run': '–', cancelled: '⊘' };
+const STEP_ICONS: Readonly<Record<ShownStepStatus, string>> = {
+  pending: '○',
+  running: '●',
+  succeeded: '✓',
+  skipped: '↷',
+  failed: '✕',
+  'not-run': '–',
+  cancelled: '⊘',
+};
 
 export function StatusBadge({ status }: { status: RunStatus }) {
   return (

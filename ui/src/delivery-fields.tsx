@@ -33,7 +33,14 @@ export function DeliveryFields({ values, onChange, issues, idPrefix = 'delivery'
         </p>
         {MODES.map(({ mode, label }) => (
           <div class="radio" key={mode}>
-            <input type="radio" id={id(`mode-${mode}`)} name={id('mode')} value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
+            <input
+              type="radio"
+              id={id(`mode-${mode}`)}
+              name={id('mode')}
+              value={mode}
+              checked={values.mode === mode}
+              onChange={() => onChange({ ...values, mode })}
+            />
             <label for={id(`mode-${mode}`)}>{wording[label]}</label>
           </div>
         ))}
@@ -78,7 +85,12 @@ export function DeliveryFields({ values, onChange, issues, idPrefix = 'delivery'
             </div>
           </div>
           <div class="field checkbox">
-            <input type="checkbox" id={id('auto-merge')} checked={values.autoMerge} onChange={(event) => onChange({ ...values, autoMerge: (event.currentTarget as HTMLInputElement).checked })} />
+            <input
+              type="checkbox"
+              id={id('auto-merge')}
+              checked={values.autoMerge}
+              onChange={(event) => onChange({ ...values, autoMerge: (event.currentTarget as HTMLInputElement).checked })}
+            />
             <label for={id('auto-merge')}>{wording.autoMerge}</label>
           </div>
         </>

@@ -45,7 +45,10 @@ export const SCAFFOLD_DELIVERY_WORDING: DeliveryWording = {
 };
 
 /** The forge picker's choices, in the forge table's order. */
-export const FORGES: readonly { readonly value: Forge; readonly label: string }[] = FORGE_NAMES.map((value) => ({ value, label: forgeDescriptor(value).pickerLabel }));
+export const FORGES: readonly { readonly value: Forge; readonly label: string }[] = FORGE_NAMES.map((value) => ({
+  value,
+  label: forgeDescriptor(value).pickerLabel,
+}));
 
 /** Input ids, the API fields that land on each, and their labels (for the error summary). */
 export const DELIVERY_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [
@@ -77,6 +80,7 @@ export function deliveryIssues(values: DeliveryValues): Map<string, string> {
   if (values.mode === 'push') return issues;
   if (values.forge === '') issues.set('delivery-forge', 'Choose who hosts the repository: pull requests are opened through its API.');
   const apiUrl = values.apiUrl.trim();
-  if (apiUrl !== '' && !/^https?:\/\/[^\s/]+/.test(apiUrl)) issues.set('delivery-api-url', 'Enter the forge API’s URL, e.g. https://ghe.example.com/api/v3, or leave it empty.');
+  if (apiUrl !== '' && !/^https?:\/\/[^\s/]+/.test(apiUrl))
+    issues.set('delivery-api-url', 'Enter the forge API’s URL, e.g. https://ghe.example.com/api/v3, or leave it empty.');
   return issues;
 }

@@ -24,7 +24,13 @@ export function DiffView({ file, subject = 'scaffold' }: { file: DryRunFile; sub
         )}
       </div>
       {view.note !== undefined && <p class="notice">{view.note}</p>}
-      {view.lines !== undefined && view.lines.length > 0 && (view.plain ? <ContentTable path={file.path} lines={view.lines} /> : <DiffTable path={file.path} lines={view.lines} context={file.change === 'modified' ? 3 : Number.POSITIVE_INFINITY} />)}
+      {view.lines !== undefined &&
+        view.lines.length > 0 &&
+        (view.plain ? (
+          <ContentTable path={file.path} lines={view.lines} />
+        ) : (
+          <DiffTable path={file.path} lines={view.lines} context={file.change === 'modified' ? 3 : Number.POSITIVE_INFINITY} />
+        ))}
     </section>
   );
 }
@@ -47,7 +53,12 @@ function diffOf(file: DryRunFile, subject: string): DiffModel {
     case 'modified': {
       if (file.previous_content === undefined) {
         const lines = linesOf(file.content ?? '').map((text, index) => ({ op: 'context' as const, text, newLine: index + 1 }));
-        return { lines, stats: none, plain: true, note: "The service did not send the repository's current content of this file, so only its new content is shown." };
+        return {
+          lines,
+          stats: none,
+          plain: true,
+          note: "The service did not send the repository's current content of this file, so only its new content is shown.",
+        };
       }
       const lines = diffLines(file.previous_content, file.content ?? '');
       return { lines, stats: diffStats(lines) };

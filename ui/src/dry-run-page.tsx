@@ -52,10 +52,20 @@ const FIELDS: readonly { readonly id: string; readonly key: keyof FormValues; re
 ];
 
 /** Every field an API error can point at, with its label. */
-const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [...FIELDS, ...SECRET_FIELDS, ...DELIVERY_FIELDS, ...READINESS_FIELDS];
+const ALL_FIELDS: readonly { readonly id: string; readonly api: readonly string[]; readonly label: string }[] = [
+  ...FIELDS,
+  ...SECRET_FIELDS,
+  ...DELIVERY_FIELDS,
+  ...READINESS_FIELDS,
+];
 
 /** The form field of each catalog attribute. */
-const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }>> = {
+const ATTRIBUTE_FIELDS: Readonly<
+  Record<
+    CatalogAttribute['name'],
+    { readonly id: string; readonly key: 'role' | 'infraProvider' | 'dnsProvider'; readonly label: string; readonly hint: string }
+  >
+> = {
   role: { id: 'cluster-role', key: 'role', label: 'Role', hint: 'What the cluster is for; the catalog picks layers by it.' },
   infra_provider: { id: 'cluster-infra-provider', key: 'infraProvider', label: 'Infrastructure provider', hint: 'Where the cluster runs.' },
   dns_provider: { id: 'cluster-dns-provider', key: 'dnsProvider', label: 'DNS provider', hint: 'Who serves the cluster’s DNS records.' },
@@ -64,7 +74,10 @@ const ATTRIBUTE_FIELDS: Readonly<Record<CatalogAttribute['name'], { readonly id:
 /** How long the repository and branch must stay unchanged before their catalog is read. */
 const CATALOG_DEBOUNCE_MS = 400;
 
-type CatalogState = { readonly state: 'loading' } | { readonly state: 'ready'; readonly attributes: readonly CatalogAttribute[] } | { readonly state: 'error'; readonly error: unknown };
+type CatalogState =
+  | { readonly state: 'loading' }
+  | { readonly state: 'ready'; readonly attributes: readonly CatalogAttribute[] }
+  | { readonly state: 'error'; readonly error: unknown };
 
 const EMPTY: FormValues = { name: '', domain: '', region: '', role: '', infraProvider: '', dnsProvider: '', repositoryUrl: '', branch: '' };
 
@@ -94,13 +107,19 @@ function requestOf(values: FormValues, secretValues: SecretValues, delivery: Del
 function localIssues(values: FormValues, secrets: SecretValues, delivery: DeliveryValues, readiness: ReadinessValues): Map<string, string> {
   const issues = new Map<string, string>();
   if (values.name.trim() === '') issues.set('cluster-name', 'Enter the cluster name.');
-  else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim())) issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
+  else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.name.trim()))
+    issues.set('cluster-name', 'Use lower-case letters, digits and "-" (a DNS label, at most 63 characters).');
   if (values.domain.trim() === '') issues.set('cluster-domain', 'Enter the cluster’s domain.');
   if (values.region.trim() === '') issues.set('cluster-region', 'Enter the region.');
-  for (const [id, value] of [['cluster-role', values.role], ['cluster-infra-provider', values.infraProvider], ['cluster-dns-provider', values.dnsProvider]] as const) {
+  for (const [id, value] of [
+    ['cluster-role', values.role],
+    ['cluster-infra-provider', values.infraProvider],
+    ['cluster-dns-provider', values.dnsProvider],
+  ] as const) {
     if (value.trim() !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value.trim())) issues.set(id, 'Use a lower-case label: letters, digits and "-".');
   }
-  for (const [id, message] of [...secretIssues(secrets, usesGithubApp(delivery)), ...deliveryIssues(delivery), ...readinessIssues(readiness, secrets.mode)]) issues.set(id, message);
+  for (const [id, message] of [...secretIssues(secrets, usesGithubApp(delivery)), ...deliveryIssues(delivery), ...readinessIssues(readiness, secrets.mode)])
+    issues.set(id, message);
   return issues;
 }
 
@@ -298,7 +317,6 @@ export function NewScaffoldPage() {
     );
   };
 
-
   return (
     <>
       <div class="page-head">
@@ -326,10 +344,13 @@ export function NewScaffoldPage() {
                   {id === 'form' ? (
                     message
                   ) : (
-                    <a href={`#${id}`} onClick={(event) => {
-                      event.preventDefault();
-                      document.getElementById(id)?.focus();
-                    }}>
+                    <a
+                      href={`#${id}`}
+                      onClick={(event) => {
+                        event.preventDefault();
+                        document.getElementById(id)?.focus();
+                      }}
+                    >
                       {ALL_FIELDS.find((f) => f.id === id)?.label ?? id}: {message}
                     </a>
                   )}
@@ -342,7 +363,9 @@ export function NewScaffoldPage() {
           <legend>Cluster</legend>
           <div class="field-row">
             {field('cluster-name', 'name', 'Cluster name (required)', 'A DNS label, e.g. eu-prod-1.', { required: true, maxLength: 63 })}
-            {field('cluster-domain', 'domain', 'Domain (required)', 'Every service is served as <host>.<domain>, e.g. eu-prod-1.example.net.', { required: true })}
+            {field('cluster-domain', 'domain', 'Domain (required)', 'Every service is served as <host>.<domain>, e.g. eu-prod-1.example.net.', {
+              required: true,
+            })}
             {field('cluster-region', 'region', 'Region (required)', 'The cloud region, e.g. eu-west-1.', { required: true })}
           </div>
           <div class="catalog" data-catalog={catalog.state}>
@@ -353,7 +376,11 @@ export function NewScaffoldPage() {
               </>
             )}
             <p class="muted" role="status">
-              {catalog.state === 'loading' ? 'Reading the repository’s layer catalog…' : catalog.state === 'error' ? `The layer catalog could not be read: ${messageOf(catalog.error)}` : ''}
+              {catalog.state === 'loading'
+                ? 'Reading the repository’s layer catalog…'
+                : catalog.state === 'error'
+                  ? `The layer catalog could not be read: ${messageOf(catalog.error)}`
+                  : ''}
             </p>
           </div>
         </fieldset>
@@ -385,14 +412,30 @@ export function NewScaffoldPage() {
       {error !== null && <ErrorBox title="The dry run failed" error={error} />}
 
       {result !== null && (
-        <DryRunResultCard preview={result.preview} selected={selected} onSelect={setSelected} headingRef={resultHeading} starting={starting} startError={startError} onStart={() => void start()} />
+        <DryRunResultCard
+          preview={result.preview}
+          selected={selected}
+          onSelect={setSelected}
+          headingRef={resultHeading}
+          starting={starting}
+          startError={startError}
+          onStart={() => void start()}
+        />
       )}
     </>
   );
 }
 
 /** "Wait until Flux reports Ready" and how long. */
-function ReadinessFields({ values, onChange, issues }: { values: ReadinessValues; onChange: (next: ReadinessValues) => void; issues: ReadonlyMap<string, string> }) {
+function ReadinessFields({
+  values,
+  onChange,
+  issues,
+}: {
+  values: ReadinessValues;
+  onChange: (next: ReadinessValues) => void;
+  issues: ReadonlyMap<string, string>;
+}) {
   const waitIssue = issues.get('wait-for-ready');
   const timeoutIssue = issues.get('ready-timeout');
   return (
@@ -409,7 +452,11 @@ function ReadinessFields({ values, onChange, issues }: { values: ReadinessValues
           aria-invalid={waitIssue === undefined ? undefined : 'true'}
         />
         <label for="wait-for-ready">Wait until Flux reports Ready</label>
-        <FieldNotes id="wait-for-ready" hint="The run waits until the cluster’s Flux Kustomizations are Ready at the pushed commit, and fails naming those that are not. Needs the kubeconfig." issue={waitIssue} />
+        <FieldNotes
+          id="wait-for-ready"
+          hint="The run waits until the cluster’s Flux Kustomizations are Ready at the pushed commit, and fails naming those that are not. Needs the kubeconfig."
+          issue={waitIssue}
+        />
       </div>
       {values.wait && (
         <div class="field">

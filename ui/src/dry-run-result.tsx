@@ -38,8 +38,8 @@ export function DryRunResultCard({ preview, selected, onSelect, headingRef, star
         </div>
       </div>
       <p class="muted" role="status">
-        {counts.added} added, {counts.modified} modified, {counts.removed} removed, {counts.unchanged} unchanged · {preview.repository.url} branch {preview.repository.branch}, reference{' '}
-        <code>clusters/{preview.reference}</code>
+        {counts.added} added, {counts.modified} modified, {counts.removed} removed, {counts.unchanged} unchanged · {preview.repository.url} branch{' '}
+        {preview.repository.branch}, reference <code>clusters/{preview.reference}</code>
       </p>
       {startError !== null && (
         <p class="error-box" role="alert">
@@ -47,12 +47,21 @@ export function DryRunResultCard({ preview, selected, onSelect, headingRef, star
         </p>
       )}
       <div class="field checkbox">
-        <input id="only-changed" type="checkbox" checked={onlyChanged} onChange={(event) => setOnlyChanged((event.currentTarget as HTMLInputElement).checked)} />
+        <input
+          id="only-changed"
+          type="checkbox"
+          checked={onlyChanged}
+          onChange={(event) => setOnlyChanged((event.currentTarget as HTMLInputElement).checked)}
+        />
         <label for="only-changed">Only files that change</label>
       </div>
       <div class="dry-run-panes">
         <nav class="tree-pane" aria-label="Files">
-          {files.length === 0 ? <p class="muted">No file changes.</p> : <FileTree files={files} root={preview.gitops_path} selected={selected} onSelect={onSelect} />}
+          {files.length === 0 ? (
+            <p class="muted">No file changes.</p>
+          ) : (
+            <FileTree files={files} root={preview.gitops_path} selected={selected} onSelect={onSelect} />
+          )}
         </nav>
         <div class="diff-pane">{chosen === null ? <p class="muted">Choose a file to see its diff.</p> : <DiffView file={chosen} />}</div>
       </div>

@@ -69,13 +69,24 @@ function visibleRows(root: DirNode, collapsed: ReadonlySet<string>): Row[] {
   const rows: Row[] = [];
   const walk = (node: TreeNode, level: number, setSize: number, position: number, parent: string | undefined) => {
     rows.push({ node, level, setSize, position, parent });
-    if (node.kind === 'dir' && !collapsed.has(node.path)) node.children.forEach((child, index) => walk(child, level + 1, node.children.length, index + 1, node.path));
+    if (node.kind === 'dir' && !collapsed.has(node.path))
+      node.children.forEach((child, index) => walk(child, level + 1, node.children.length, index + 1, node.path));
   };
   walk(root, 1, 1, 1, undefined);
   return rows;
 }
 
-export function FileTree({ files, root, selected, onSelect }: { files: readonly DryRunFile[]; root: string; selected: string | null; onSelect: (path: string) => void }) {
+export function FileTree({
+  files,
+  root,
+  selected,
+  onSelect,
+}: {
+  files: readonly DryRunFile[];
+  root: string;
+  selected: string | null;
+  onSelect: (path: string) => void;
+}) {
   const tree = useMemo(() => buildTree(files, root), [files, root]);
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
   const [focused, setFocused] = useState<string>(selected ?? root);
@@ -194,7 +205,13 @@ export function FileTree({ files, root, selected, onSelect }: { files: readonly 
         </span>
         {open && (
           <ul role="group">
-            {node.children.map((child) => renderNode(rows.find((r) => r.node.path === child.path), child, level + 1))}
+            {node.children.map((child) =>
+              renderNode(
+                rows.find((r) => r.node.path === child.path),
+                child,
+                level + 1,
+              ),
+            )}
           </ul>
         )}
       </li>
@@ -202,10 +219,17 @@ export function FileTree({ files, root, selected, onSelect }: { files: readonly 
   };
 
   return (
-    <ul class="tree" role="tree" aria-label="Files the scaffold would write" ref={container} onKeyDown={onKeyDown} onFocusCapture={(event) => {
-      const path = (event.target as HTMLElement).dataset.path;
-      if (path !== undefined && path !== focusedPath) setFocused(path);
-    }}>
+    <ul
+      class="tree"
+      role="tree"
+      aria-label="Files the scaffold would write"
+      ref={container}
+      onKeyDown={onKeyDown}
+      onFocusCapture={(event) => {
+        const path = (event.target as HTMLElement).dataset.path;
+        if (path !== undefined && path !== focusedPath) setFocused(path);
+      }}
+    >
       {renderNode(rows[0], tree, 1)}
     </ul>
   );

@@ -25,7 +25,15 @@ export function useFleetDelivery(action: FleetAction, cluster: string): FleetDel
   const [values, setValues] = useState<DeliveryValues>(EMPTY_DELIVERY);
   // Issues show once the operator tried to go on, not while they are still choosing.
   const [checked, setChecked] = useState(false);
-  const fields = <DeliveryFields idPrefix={`${action}-delivery`} wording={deliveryWording(action, cluster)} values={values} onChange={setValues} issues={checked ? deliveryIssues(values) : NO_ISSUES} />;
+  const fields = (
+    <DeliveryFields
+      idPrefix={`${action}-delivery`}
+      wording={deliveryWording(action, cluster)}
+      values={values}
+      onChange={setValues}
+      issues={checked ? deliveryIssues(values) : NO_ISSUES}
+    />
+  );
   return {
     values,
     fields,

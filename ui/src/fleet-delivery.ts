@@ -39,13 +39,16 @@ export function deliveryWording(action: FleetAction, cluster: string): DeliveryW
     question: `How the ${runActionOf(action).dashboard.noun}'s commit reaches the branch`,
     push: 'Push the commit to the branch',
     pullRequest: `Open a pull/merge request on ${requestBranch(action, cluster)} (a protected branch)`,
-    forgeHint: "Who hosts the repository; the service opens the request with its own forge credentials.",
+    forgeHint: 'Who hosts the repository; the service opens the request with its own forge credentials.',
     autoMerge: 'Merge the request once its checks pass (otherwise the run waits for a person to merge it)',
   };
 }
 
 /** `POST /api/v1/upgrades` starting the cluster's upgrade; `delivery` only for a pull request. */
-export function upgradeRequestBody(name: string, delivery?: DeliveryBody): { readonly clusters: readonly string[]; readonly dry_run: false; readonly delivery?: DeliveryBody } {
+export function upgradeRequestBody(
+  name: string,
+  delivery?: DeliveryBody,
+): { readonly clusters: readonly string[]; readonly dry_run: false; readonly delivery?: DeliveryBody } {
   return { clusters: [name], dry_run: false, ...(delivery === undefined ? {} : { delivery }) };
 }
 
@@ -61,7 +64,8 @@ export interface RemovalRequest {
  */
 export function removalRequest(name: string, confirm: string, delivery?: DeliveryBody, dataRemoval?: { readonly kubeconfig: string }): RemovalRequest {
   const path = `${CLUSTERS_API}/${encodeURIComponent(name)}?${new URLSearchParams({ confirm }).toString()}`;
-  const body = dataRemoval !== undefined ? { delete_data: true, kubeconfig: { inline: dataRemoval.kubeconfig } } : delivery !== undefined ? { delivery } : undefined;
+  const body =
+    dataRemoval !== undefined ? { delete_data: true, kubeconfig: { inline: dataRemoval.kubeconfig } } : delivery !== undefined ? { delivery } : undefined;
   if (body === undefined) return { path, init: { method: 'DELETE' } };
   return { path, init: { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } };
 }

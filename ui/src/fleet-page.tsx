@@ -36,7 +36,9 @@ export function FleetPage() {
             'Loading…'
           ) : (
             <>
-              {fleet.clusters.length} cluster{fleet.clusters.length === 1 ? '' : 's'}, {behind} behind the reference{incomplete === 0 ? '' : `, ${incomplete} incomplete (infrastructure only)`}, in <code>{fleet.repository.url}</code> branch <code>{fleet.repository.branch}</code>
+              {fleet.clusters.length} cluster{fleet.clusters.length === 1 ? '' : 's'}, {behind} behind the reference
+              {incomplete === 0 ? '' : `, ${incomplete} incomplete (infrastructure only)`}, in <code>{fleet.repository.url}</code> branch{' '}
+              <code>{fleet.repository.branch}</code>
               {fleet.platform_commit !== null && (
                 <>
                   {' '}

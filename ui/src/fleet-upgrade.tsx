@@ -71,7 +71,12 @@ export function FleetUpgradePanel({ behind, selected, onSelect }: Props) {
             }}
           />
         </div>
-        <button type="button" class="primary" disabled={chosen.length === 0 || busy} onClick={() => void run(async () => setPreview(await previewFleetUpgrade(chosen)))}>
+        <button
+          type="button"
+          class="primary"
+          disabled={chosen.length === 0 || busy}
+          onClick={() => void run(async () => setPreview(await previewFleetUpgrade(chosen)))}
+        >
           {busy ? 'Rendering…' : `Preview the upgrade of ${plural(chosen.length, 'cluster')}`}
         </button>
       </div>
@@ -149,8 +154,8 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
             details={
               <>
                 <p>
-                  Each cluster is upgraded by its own run: re-rendered from the current reference, its sealed credentials kept byte for byte, verified, and pushed straight to the branch as one commit touching only its
-                  own directory. A wave starts only when every run of the previous one succeeded.
+                  Each cluster is upgraded by its own run: re-rendered from the current reference, its sealed credentials kept byte for byte, verified, and
+                  pushed straight to the branch as one commit touching only its own directory. A wave starts only when every run of the previous one succeeded.
                 </p>
                 <ol class="wave-list" data-testid="fleet-upgrade-waves">
                   {waves.map((wave, index) => (
@@ -161,7 +166,18 @@ function UpgradePreviewView({ preview, waveSize }: { preview: UpgradePreview; wa
                 </ol>
               </>
             }
-            act={async () => navigate(paths.upgrade((await startFleetUpgrade(changed.map((c) => c.name), waveSize)).id))}
+            act={async () =>
+              navigate(
+                paths.upgrade(
+                  (
+                    await startFleetUpgrade(
+                      changed.map((c) => c.name),
+                      waveSize,
+                    )
+                  ).id,
+                ),
+              )
+            }
           />
         </>
       )}
@@ -177,7 +193,11 @@ export function UpgradeDiff({ cluster }: { cluster: UpgradePreview['clusters'][n
   return (
     <div class="dry-run-panes upgrade-diff" data-testid="upgrade-diff" data-cluster={cluster.name}>
       <nav class="tree-pane" aria-label={`Files of ${cluster.name}`}>
-        {files.length === 0 ? <p class="muted">The service sent no file contents.</p> : <FileTree files={files} root={`clusters/${cluster.name}`} selected={selectedFile?.path ?? null} onSelect={setFile} />}
+        {files.length === 0 ? (
+          <p class="muted">The service sent no file contents.</p>
+        ) : (
+          <FileTree files={files} root={`clusters/${cluster.name}`} selected={selectedFile?.path ?? null} onSelect={setFile} />
+        )}
       </nav>
       <div class="diff-pane">{selectedFile === null ? <p class="muted">No file to show.</p> : <DiffView file={selectedFile} subject="upgrade" />}</div>
     </div>

@@ -79,7 +79,9 @@ export function GraphPanel({ run }: { run: RunDetail }) {
           ''
         )}
       </p>
-      {key === null && <p class="muted">{final ? 'This run pushed no tree: there is no graph to draw.' : 'The graph is drawn once the run has pushed the cluster’s tree.'}</p>}
+      {key === null && (
+        <p class="muted">{final ? 'This run pushed no tree: there is no graph to draw.' : 'The graph is drawn once the run has pushed the cluster’s tree.'}</p>
+      )}
       {state.kind === 'loading' && <p class="muted">Drawing the graph…</p>}
       {state.kind === 'error' && (
         <p class={state.notYet ? 'notice' : 'error-box'} role="status">
@@ -89,7 +91,11 @@ export function GraphPanel({ run }: { run: RunDetail }) {
       {state.kind === 'ready' && (
         <>
           <figure class={`graph-figure${actualSize ? ' actual' : ''}`}>
-            <img src={state.url} alt={`Flux dependency graph of ${where}: ${describe(state.graph)} The table below lists each Kustomization.`} data-testid="flux-graph" />
+            <img
+              src={state.url}
+              alt={`Flux dependency graph of ${where}: ${describe(state.graph)} The table below lists each Kustomization.`}
+              data-testid="flux-graph"
+            />
           </figure>
           <div class="table-wrap">
             <table class="graph-nodes">
@@ -110,7 +116,10 @@ export function GraphPanel({ run }: { run: RunDetail }) {
                       {node.suspended === true && (
                         <>
                           {' '}
-                          <span class="badge badge-skipped" title="spec.suspend: true — an opt-in layer this cluster has not enabled; it applies nothing until resumed, and is not failed">
+                          <span
+                            class="badge badge-skipped"
+                            title="spec.suspend: true — an opt-in layer this cluster has not enabled; it applies nothing until resumed, and is not failed"
+                          >
                             suspended
                           </span>
                         </>
@@ -119,7 +128,9 @@ export function GraphPanel({ run }: { run: RunDetail }) {
                     <td>
                       <code>{node.path}</code>
                     </td>
-                    <td>{node.dependsOn.length === 0 ? <span class="muted">nothing</span> : node.dependsOn.map((d) => d.replace(/^flux-system\//, '')).join(', ')}</td>
+                    <td>
+                      {node.dependsOn.length === 0 ? <span class="muted">nothing</span> : node.dependsOn.map((d) => d.replace(/^flux-system\//, '')).join(', ')}
+                    </td>
                     <td>
                       {node.healthChecks.length === 0 && !node.wait ? (
                         <span class="muted">none</span>

@@ -65,7 +65,12 @@ export function useTitle(title: string): void {
  * holds, and the error of the last poll (cleared by the next success; an
  * aborted poll is no error).
  */
-export function usePolledValue<T>(get: (signal: AbortSignal) => Promise<T>, intervalMs: number, active: (value: T | null) => boolean, key: unknown): { readonly value: T | null; readonly error: unknown } {
+export function usePolledValue<T>(
+  get: (signal: AbortSignal) => Promise<T>,
+  intervalMs: number,
+  active: (value: T | null) => boolean,
+  key: unknown,
+): { readonly value: T | null; readonly error: unknown } {
   const [value, setValue] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   usePolling(

@@ -56,7 +56,14 @@ function kustomizationOf(object: Record<string, unknown>): KustomizationState | 
   const ready = str(object.ready, 16);
   const reason = str(object.reason, 100);
   const revision = str(object.revision, 300);
-  return { namespace, name, phase, ...(ready === undefined ? {} : { ready }), ...(reason === undefined ? {} : { reason }), ...(revision === undefined ? {} : { revision }) };
+  return {
+    namespace,
+    name,
+    phase,
+    ...(ready === undefined ? {} : { ready }),
+    ...(reason === undefined ? {} : { reason }),
+    ...(revision === undefined ? {} : { revision }),
+  };
 }
 
 const PINO_LEVELS: Readonly<Record<number, LogLevel>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
@@ -70,7 +77,9 @@ function errorText(value: unknown): string | undefined {
   if (typeof value === 'string') return str(value, 500);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const error = value as Record<string, unknown>;
-  const parts = [str(error.message, 500), str(error.reason, 100), typeof error.code === 'number' ? `HTTP ${error.code}` : str(error.code, 64)].filter((part) => part !== undefined);
+  const parts = [str(error.message, 500), str(error.reason, 100), typeof error.code === 'number' ? `HTTP ${error.code}` : str(error.code, 64)].filter(
+    (part) => part !== undefined,
+  );
   return parts.length === 0 ? undefined : parts.join(' · ');
 }
 
@@ -93,7 +102,11 @@ export function logEntryOf(record: LogRecord): LogEntry {
   }
   const time = typeof object.time === 'string' || typeof object.time === 'number' ? new Date(object.time) : stored;
   const level =
-    typeof object.level === 'number' ? (PINO_LEVELS[object.level] ?? 'info') : typeof object.level === 'string' && NAMED_LEVELS.has(object.level as LogLevel) ? (object.level as LogLevel) : 'info';
+    typeof object.level === 'number'
+      ? (PINO_LEVELS[object.level] ?? 'info')
+      : typeof object.level === 'string' && NAMED_LEVELS.has(object.level as LogLevel)
+        ? (object.level as LogLevel)
+        : 'info';
   const step = isStepNumber(object.step) ? object.step : undefined;
   const sha = typeof object.sha === 'string' && /^[0-9a-f]{7,64}$/.test(object.sha) ? object.sha : undefined;
   const duration = typeof object.duration_ms === 'number' && Number.isFinite(object.duration_ms) ? Math.round(object.duration_ms) : undefined;

@@ -150,7 +150,13 @@ export function LogPanel({ runId, active, onEntries }: { runId: string; active: 
       <div class="toolbar">
         <div class="field inline grow">
           <label for="log-search">Search the log</label>
-          <input id="log-search" type="search" value={query} onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)} placeholder="message, event, step or SHA" />
+          <input
+            id="log-search"
+            type="search"
+            value={query}
+            onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)}
+            placeholder="message, event, step or SHA"
+          />
         </div>
         <div class="field checkbox">
           <input id="log-follow" type="checkbox" checked={follow} onChange={(event) => setFollow((event.currentTarget as HTMLInputElement).checked)} />
@@ -173,7 +179,9 @@ export function LogPanel({ runId, active, onEntries }: { runId: string; active: 
       </div>
       <div class="log-box" ref={box} onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Run log lines">
         {shown.length === 0 ? (
-          <p class="muted log-empty">{entries.length === 0 ? (active ? 'Waiting for the runner’s first line…' : 'No log lines.') : 'No line matches the search.'}</p>
+          <p class="muted log-empty">
+            {entries.length === 0 ? (active ? 'Waiting for the runner’s first line…' : 'No log lines.') : 'No line matches the search.'}
+          </p>
         ) : (
           <ol class="log-lines">
             {shown.map((entry) => (

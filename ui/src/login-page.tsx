@@ -31,7 +31,11 @@ export function LoginPage({ onLogin, notice }: { onLogin: () => void; notice: st
       form.reset();
       onLogin();
     } catch (caught) {
-      setError(caught instanceof ApiError && caught.status === 401 ? 'The service refused this token.' : `Could not reach the service: ${caught instanceof Error ? caught.message : String(caught)}`);
+      setError(
+        caught instanceof ApiError && caught.status === 401
+          ? 'The service refused this token.'
+          : `Could not reach the service: ${caught instanceof Error ? caught.message : String(caught)}`,
+      );
       setBusy(false);
       input.current?.select();
     }
@@ -64,7 +68,8 @@ export function LoginPage({ onLogin, notice }: { onLogin: () => void; notice: st
             aria-errormessage={error !== null ? 'token-error' : undefined}
           />
           <p id="token-help" class="hint">
-            A bearer token the service accepts: in embedded mode one of API_TOKENS or, without them, the generated one in DATA_DIR/api-token. It is kept in this browser tab only and sent in the Authorization header.
+            A bearer token the service accepts: in embedded mode one of API_TOKENS or, without them, the generated one in DATA_DIR/api-token. It is kept in this
+            browser tab only and sent in the Authorization header.
           </p>
           {error !== null && (
             <p id="token-error" class="field-error" role="alert">

@@ -22,9 +22,11 @@ export const READINESS_FIELDS: readonly { readonly id: string; readonly api: rea
 export function readinessIssues(values: ReadinessValues, mode: SealingMode): Map<string, string> {
   const issues = new Map<string, string>();
   if (!values.wait) return issues;
-  if (mode !== 'kubeconfig-inline' && mode !== 'kubeconfig-secret') issues.set('wait-for-ready', 'Waiting for Ready reads Flux on the new cluster: give its kubeconfig (above) instead of only the certificate.');
+  if (mode !== 'kubeconfig-inline' && mode !== 'kubeconfig-secret')
+    issues.set('wait-for-ready', 'Waiting for Ready reads Flux on the new cluster: give its kubeconfig (above) instead of only the certificate.');
   const timeout = values.timeout.trim();
-  if (timeout !== '' && (!/^[0-9]+$/.test(timeout) || Number(timeout) < 10 || Number(timeout) > 7200)) issues.set('ready-timeout', 'Enter whole seconds from 10 to 7200, or leave it empty for 900.');
+  if (timeout !== '' && (!/^[0-9]+$/.test(timeout) || Number(timeout) < 10 || Number(timeout) > 7200))
+    issues.set('ready-timeout', 'Enter whole seconds from 10 to 7200, or leave it empty for 900.');
   return issues;
 }
 

@@ -51,7 +51,13 @@ export interface ShownReviewRequest extends ShownRequest {
   readonly updatedAt: string;
 }
 
-const PASSES: Readonly<Record<RunPass, string>> = { infrastructure: 'Pass 1: infrastructure layer', all: 'Pass 2: all layers', upgrade: 'The upgrade', remove: 'The removal', 'lift-protection': 'The lifting of the prune protection' };
+const PASSES: Readonly<Record<RunPass, string>> = {
+  infrastructure: 'Pass 1: infrastructure layer',
+  all: 'Pass 2: all layers',
+  upgrade: 'The upgrade',
+  remove: 'The removal',
+  'lift-protection': 'The lifting of the prune protection',
+};
 
 function webPage(url: string): string | undefined {
   try {
@@ -63,7 +69,10 @@ function webPage(url: string): string | undefined {
 }
 
 /** One request named the way its forge names it (an unknown forge: `#`, as two of three do), linked only to a web page. */
-function shownRequest(forge: string | undefined, request: { readonly number: number; readonly url: string; readonly state: ReviewRequest['state']; readonly branch?: string }): ShownRequest {
+function shownRequest(
+  forge: string | undefined,
+  request: { readonly number: number; readonly url: string; readonly state: ReviewRequest['state']; readonly branch?: string },
+): ShownRequest {
   const href = webPage(request.url);
   const known = forge !== undefined && isForgeName(forge) ? forgeDescriptor(forge) : undefined;
   return {
@@ -78,7 +87,11 @@ function shownRequest(forge: string | undefined, request: { readonly number: num
 }
 
 export function shownReviewRequests(run: RunRequests): readonly ShownReviewRequest[] {
-  return (run.review_requests ?? []).map((request) => ({ ...shownRequest(request.forge, request), pass: PASSES[request.pass] ?? request.pass, updatedAt: request.updated_at }));
+  return (run.review_requests ?? []).map((request) => ({
+    ...shownRequest(request.forge, request),
+    pass: PASSES[request.pass] ?? request.pass,
+    updatedAt: request.updated_at,
+  }));
 }
 
 /** Whether the run delivers through requests, so the page has a place for them even before the first is opened. */

@@ -57,7 +57,11 @@ export function shownChanges(run: Pick<Run, 'action' | 'status' | 'changes'>): S
   const total = changes.added + changes.modified + changes.removed;
   // A removal only deletes: its line says so without two zeros.
   const summary =
-    total === 0 ? action.dashboard.noChanges : action.result.onlyRemoves && changes.added + changes.modified === 0 ? `${changes.removed} removed` : files.map(([change, n]) => `${n} ${change}`).join(', ');
+    total === 0
+      ? action.dashboard.noChanges
+      : action.result.onlyRemoves && changes.added + changes.modified === 0
+        ? `${changes.removed} removed`
+        : files.map(([change, n]) => `${n} ${change}`).join(', ');
   return {
     files,
     summary,
@@ -75,12 +79,16 @@ export interface RemovalStarted {
 
 export function removalStarted(removal: Removal): RemovalStarted {
   const through =
-    removal.delivery?.mode === 'pull_request' ? `through a pull request ${removal.delivery.auto_merge ? 'merged once its checks pass' : 'a person merges'}` : 'pushed to the branch';
+    removal.delivery?.mode === 'pull_request'
+      ? `through a pull request ${removal.delivery.auto_merge ? 'merged once its checks pass' : 'a person merges'}`
+      : 'pushed to the branch';
   return {
     summary: removal.delete_data
       ? `The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete ${plural(removal.removed.length, 'file')} the generator wrote under clusters/${removal.cluster}/ in a second commit: the data is deleted too.`
       : `The removal run will delete ${plural(removal.removed.length, 'file')} the generator wrote under clusters/${removal.cluster}/ in one commit, ${through}.`,
     kept: removal.kept,
-    ...(removal.flux_bootstrap ? { fluxBootstrap: 'The flux-system/ written by flux bootstrap is kept: remove it with Flux (flux uninstall) once the cluster is gone.' } : {}),
+    ...(removal.flux_bootstrap
+      ? { fluxBootstrap: 'The flux-system/ written by flux bootstrap is kept: remove it with Flux (flux uninstall) once the cluster is gone.' }
+      : {}),
   };
 }

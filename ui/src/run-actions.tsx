@@ -115,8 +115,8 @@ function RetryAction({ run }: { run: RunDetail }) {
       <p class="hint">
         {fleetRun ? (
           <>
-            A new {actionName(run.action)} run (attempt {run.attempt + 1}) of the same cluster, repository and branch. It seals nothing and reaches the repository with the
-            service&rsquo;s own forge credentials, as the first attempt did: there is nothing to give again.
+            A new {actionName(run.action)} run (attempt {run.attempt + 1}) of the same cluster, repository and branch. It seals nothing and reaches the
+            repository with the service&rsquo;s own forge credentials, as the first attempt did: there is nothing to give again.
           </>
         ) : (
           <>
@@ -125,7 +125,11 @@ function RetryAction({ run }: { run: RunDetail }) {
           </>
         )}
       </p>
-      {issues.has('form') && <p class="error-box" role="alert">{issues.get('form')}</p>}
+      {issues.has('form') && (
+        <p class="error-box" role="alert">
+          {issues.get('form')}
+        </p>
+      )}
       {!fleetRun && <SecretFields values={secrets} onChange={setSecrets} issues={issues} modes={modes} githubApp={githubApp} />}
       {error !== null && (
         <p class="error-box" role="alert">

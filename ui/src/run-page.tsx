@@ -101,7 +101,11 @@ export function RunPage({ id }: { id: string }) {
 
       {run.status === 'failed' || run.status === 'cancelled' ? (
         <div class="error-box run-error" role="alert" data-testid="run-error">
-          <p class="error-title">{run.status === 'failed' ? `The run failed${run.step > 0 ? ` at step ${run.step} (${run.step_name ?? stepTitle(run.action, run.step) ?? ''})` : ''}` : 'The run was cancelled'}</p>
+          <p class="error-title">
+            {run.status === 'failed'
+              ? `The run failed${run.step > 0 ? ` at step ${run.step} (${run.step_name ?? stepTitle(run.action, run.step) ?? ''})` : ''}`
+              : 'The run was cancelled'}
+          </p>
           <p>{run.message}</p>
         </div>
       ) : (
@@ -201,7 +205,11 @@ function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
       {requests.length === 0 ? (
         <p class="muted">{final ? 'This run opened no request.' : 'None opened yet.'}</p>
       ) : (
-        <RequestTable caption="Pull and merge requests of this run's passes" column="Pass" rows={requests.map((request) => ({ request, what: request.pass }))} />
+        <RequestTable
+          caption="Pull and merge requests of this run's passes"
+          column="Pass"
+          rows={requests.map((request) => ({ request, what: request.pass }))}
+        />
       )}
     </section>
   );
@@ -267,7 +275,13 @@ function Timeline({ action, steps, now }: { action: RunDetail['action']; steps: 
       {steps.map((step) => {
         const duration = step.duration_ms ?? (step.status === 'running' && step.started_at !== undefined ? now - Date.parse(step.started_at) : undefined);
         return (
-          <li key={step.step} class={`step step-${step.status}`} data-step={step.step} data-status={step.status} aria-current={step.status === 'running' ? 'step' : undefined}>
+          <li
+            key={step.step}
+            class={`step step-${step.status}`}
+            data-step={step.step}
+            data-status={step.status}
+            aria-current={step.status === 'running' ? 'step' : undefined}
+          >
             <span class="step-marker" aria-hidden="true">
               {step.step}
             </span>

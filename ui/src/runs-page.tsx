@@ -45,7 +45,10 @@ export function RunsPage() {
         for (const run of page.items) {
           next.set(run.id, run.status);
           const before = previous?.get(run.id);
-          if (previous !== null && before !== run.status) changes.push(before === undefined ? `New ${actionName(run.action)} run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`);
+          if (previous !== null && before !== run.status)
+            changes.push(
+              before === undefined ? `New ${actionName(run.action)} run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`,
+            );
         }
         known.current = next;
         if (changes.length > 0) setAnnouncement(changes.slice(0, 5).join(' '));
@@ -80,7 +83,9 @@ export function RunsPage() {
         </div>
         <p class="lede">
           {runs === null ? 'Loading…' : `${runs.length} run${runs.length === 1 ? '' : 's'}, ${inFlight} in flight.`}{' '}
-          <span class="muted">Updates every {POLL_MS / 1000} s{updatedAt === null ? '' : `; last at ${new Date(updatedAt).toLocaleTimeString()}`}.</span>
+          <span class="muted">
+            Updates every {POLL_MS / 1000} s{updatedAt === null ? '' : `; last at ${new Date(updatedAt).toLocaleTimeString()}`}.
+          </span>
         </p>
       </div>
       <p class="sr-only" role="status" aria-live="polite">
@@ -101,7 +106,13 @@ export function RunsPage() {
         </div>
         <div class="field inline">
           <label for="run-search">Cluster</label>
-          <input id="run-search" type="search" placeholder="name, domain or run id" value={query} onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)} />
+          <input
+            id="run-search"
+            type="search"
+            placeholder="name, domain or run id"
+            value={query}
+            onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)}
+          />
         </div>
       </form>
 
@@ -140,7 +151,9 @@ export function RunsPage() {
                       <a href={paths.run(run.id)} onClick={onLinkClick} class="run-link">
                         {run.cluster.name}
                       </a>
-                      <span class="sub">{run.cluster.domain} · {run.cluster.region}</span>
+                      <span class="sub">
+                        {run.cluster.domain} · {run.cluster.region}
+                      </span>
                     </th>
                     <td>
                       <ActionBadge action={run.action} />

@@ -60,7 +60,12 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
   const [checked, setChecked] = useState<{ section: SealingSection; input: ClusterCertificateInput } | null>(null);
   const { busy, error, run } = useAction();
   const shown = checked?.section ?? sealing;
-  const issue = text.trim() === '' ? undefined : mode === 'certificate' && !text.includes('-----BEGIN CERTIFICATE-----') ? 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).' : undefined;
+  const issue =
+    text.trim() === ''
+      ? undefined
+      : mode === 'certificate' && !text.includes('-----BEGIN CERTIFICATE-----')
+        ? 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).'
+        : undefined;
 
   const check = (event: Event) => {
     event.preventDefault();
@@ -86,7 +91,8 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
           <span class="muted">Not compared with the controller's certificate yet.</span>
         ) : (
           <>
-            Compared with <code>{certificate.fingerprint.slice(0, 19)}…</code> (valid until {formatDateTime(certificate.not_after)}): {shown.stale.length} sealed with an older certificate, {shown.current_count ?? 0} current.
+            Compared with <code>{certificate.fingerprint.slice(0, 19)}…</code> (valid until {formatDateTime(certificate.not_after)}): {shown.stale.length}{' '}
+            sealed with an older certificate, {shown.current_count ?? 0} current.
           </>
         )}
       </p>
@@ -97,7 +103,10 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
           <SealedList items={shown.stale} testId="sealing-stale" />
           <div class="run-actions">
             <p class="hint">
-              Stale only means not sealed with the controller’s newest key: it keeps its older keys, so the cluster still decrypts these while it holds theirs. A rotation moves them to the newest key with the same values, re-encrypted by the controller (a rotate run: <code>POST /api/v1/clusters/{name}/rotate</code>, or offline <code>generate-gitops-env rotate --cluster {name} --cert FILE --recovery-private-key OLD_KEY</code>).
+              Stale only means not sealed with the controller’s newest key: it keeps its older keys, so the cluster still decrypts these while it holds theirs.
+              A rotation moves them to the newest key with the same values, re-encrypted by the controller (a rotate run:{' '}
+              <code>POST /api/v1/clusters/{name}/rotate</code>, or offline{' '}
+              <code>generate-gitops-env rotate --cluster {name} --cert FILE --recovery-private-key OLD_KEY</code>).
             </p>
             {generated && checked !== null && !('kubeconfig' in checked.input) && (
               <p class="hint" data-testid="rotate-needs-kubeconfig">
@@ -138,7 +147,9 @@ export function SealingPanel({ name, sealing, generated }: { name: string; seali
           {(['certificate', 'kubeconfig'] as const).map((m) => (
             <div class="radio" key={m}>
               <input type="radio" id={`sealing-check-${m}`} name="sealing-check-mode" value={m} checked={mode === m} onChange={() => setMode(m)} />
-              <label for={`sealing-check-${m}`}>{m === 'certificate' ? 'The certificate (PEM)' : 'The cluster’s kubeconfig: the service asks the controller'}</label>
+              <label for={`sealing-check-${m}`}>
+                {m === 'certificate' ? 'The certificate (PEM)' : 'The cluster’s kubeconfig: the service asks the controller'}
+              </label>
             </div>
           ))}
         </div>
@@ -207,12 +218,11 @@ function RotateDetails({ input, section }: { input: ClusterCertificateInput; sec
           </dd>
         </dl>
       )}
-      <p>
-        Re-encrypted by the cluster’s Sealed Secrets controller with the key of this certificate, the values unchanged (nothing that reads them notices):
-      </p>
+      <p>Re-encrypted by the cluster’s Sealed Secrets controller with the key of this certificate, the values unchanged (nothing that reads them notices):</p>
       <SealedList items={section.stale} testId="rotate-credentials" fullFingerprint />
       <p class="hint">
-        The controller re-encrypts only what one of its keys opens: one sealed with a key it no longer holds fails the run, named, and needs its old key or fresh values.
+        The controller re-encrypts only what one of its keys opens: one sealed with a key it no longer holds fails the run, named, and needs its old key or
+        fresh values.
       </p>
     </div>
   );

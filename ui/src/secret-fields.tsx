@@ -52,14 +52,32 @@ const MODE_LABELS: Readonly<Record<SealingMode, string>> = {
   none: 'None: the run seals nothing',
 };
 
-export function SecretFields({ values, onChange, issues, modes = ['certificate', 'kubeconfig-inline', 'kubeconfig-secret'], credentials = true, githubApp = false }: Props) {
-  const set = (key: keyof SecretValues) => (event: Event) => onChange({ ...values, [key]: (event.currentTarget as HTMLInputElement | HTMLTextAreaElement).value });
+export function SecretFields({
+  values,
+  onChange,
+  issues,
+  modes = ['certificate', 'kubeconfig-inline', 'kubeconfig-secret'],
+  credentials = true,
+  githubApp = false,
+}: Props) {
+  const set = (key: keyof SecretValues) => (event: Event) =>
+    onChange({ ...values, [key]: (event.currentTarget as HTMLInputElement | HTMLTextAreaElement).value });
   const input = (id: string, key: keyof SecretValues, label: string, hint: string, props: Record<string, unknown> = {}) => {
     const issue = issues.get(id);
     return (
       <div class="field">
         <label for={id}>{label}</label>
-        <input id={id} name={key} value={values[key]} onInput={set(key)} aria-describedby={describedBy(id, issue)} aria-invalid={issue === undefined ? undefined : 'true'} autocomplete="off" spellcheck={false} {...props} />
+        <input
+          id={id}
+          name={key}
+          value={values[key]}
+          onInput={set(key)}
+          aria-describedby={describedBy(id, issue)}
+          aria-invalid={issue === undefined ? undefined : 'true'}
+          autocomplete="off"
+          spellcheck={false}
+          {...props}
+        />
         <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
@@ -69,7 +87,16 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
     return (
       <div class="field">
         <label for={id}>{label}</label>
-        <textarea id={id} name={key} rows={rows} value={values[key]} onInput={set(key)} spellcheck={false} aria-describedby={describedBy(id, issue)} aria-invalid={issue === undefined ? undefined : 'true'} />
+        <textarea
+          id={id}
+          name={key}
+          rows={rows}
+          value={values[key]}
+          onInput={set(key)}
+          spellcheck={false}
+          aria-describedby={describedBy(id, issue)}
+          aria-invalid={issue === undefined ? undefined : 'true'}
+        />
         <FieldNotes id={id} hint={hint} issue={issue} />
       </div>
     );
@@ -96,7 +123,14 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
               </p>
               {modes.map((mode) => (
                 <div class="radio" key={mode}>
-                  <input type="radio" id={`sealing-mode-${mode}`} name="sealing-mode" value={mode} checked={values.mode === mode} onChange={() => onChange({ ...values, mode })} />
+                  <input
+                    type="radio"
+                    id={`sealing-mode-${mode}`}
+                    name="sealing-mode"
+                    value={mode}
+                    checked={values.mode === mode}
+                    onChange={() => onChange({ ...values, mode })}
+                  />
                   <label for={`sealing-mode-${mode}`}>{MODE_LABELS[mode]}</label>
                 </div>
               ))}
@@ -118,7 +152,14 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
               </div>
             </>
           )}
-          {values.mode === 'kubeconfig-inline' && textarea('kubeconfig-inline', 'kubeconfig', 'Kubeconfig (required)', 'The new cluster’s kubeconfig. Sent to the runner for this run only, never stored.', 6)}
+          {values.mode === 'kubeconfig-inline' &&
+            textarea(
+              'kubeconfig-inline',
+              'kubeconfig',
+              'Kubeconfig (required)',
+              'The new cluster’s kubeconfig. Sent to the runner for this run only, never stored.',
+              6,
+            )}
           {values.mode === 'kubeconfig-secret' && (
             <div class="field-row">
               {input('kubeconfig-secret-namespace', 'secretNamespace', 'Secret namespace (required)', 'Where the Secret lives in the service’s cluster.')}
@@ -130,21 +171,35 @@ export function SecretFields({ values, onChange, issues, modes = ['certificate',
       )}
       <fieldset>
         <legend>{seals ? 'Registry and repository access (optional)' : 'Repository access (optional)'}</legend>
-        {seals && textarea('registry-auth', 'registryAuth', 'Registry pull secret (.dockerconfigjson)', 'Your registry pull secret, sealed into the tree as given, never stored. Empty: none is written and images are pulled anonymously.', 3)}
+        {seals &&
+          textarea(
+            'registry-auth',
+            'registryAuth',
+            'Registry pull secret (.dockerconfigjson)',
+            'Your registry pull secret, sealed into the tree as given, never stored. Empty: none is written and images are pulled anonymously.',
+            3,
+          )}
         {credentials && (
           <div class="field-row">
             {input('repository-username', 'username', 'Repository user name', 'For an https repository that needs a token.')}
-            {input('repository-token', 'token', 'Repository token', 'Used for this run only: passed to the runner, never stored or logged.', { type: 'password' })}
+            {input('repository-token', 'token', 'Repository token', 'Used for this run only: passed to the runner, never stored or logged.', {
+              type: 'password',
+            })}
           </div>
         )}
       </fieldset>
       {credentials && githubApp && (
         <fieldset data-testid="github-app-fields">
           <legend>GitHub App (optional, instead of or beside the token)</legend>
-          <p class="hint">An App installed on the repository: the runner mints an installation token with it for the pull requests and for git. Used for this run only, never stored or logged.</p>
+          <p class="hint">
+            An App installed on the repository: the runner mints an installation token with it for the pull requests and for git. Used for this run only, never
+            stored or logged.
+          </p>
           <div class="field-row">
             {input('github-app-id', 'appId', 'GitHub App id', 'The number on the App’s settings page (“App ID”).', { inputMode: 'numeric' })}
-            {input('github-app-installation-id', 'installationId', 'Installation id', 'The number at the end of the installation’s settings URL.', { inputMode: 'numeric' })}
+            {input('github-app-installation-id', 'installationId', 'Installation id', 'The number at the end of the installation’s settings URL.', {
+              inputMode: 'numeric',
+            })}
           </div>
           {textarea('github-app-private-key', 'appPrivateKey', 'GitHub App private key (PEM)', 'The whole .pem file GitHub gave you for the App.', 4)}
         </fieldset>

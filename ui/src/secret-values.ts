@@ -18,7 +18,8 @@ export function sealingModesOf(sealing: 'certificate' | 'kubeconfig' | 'none'): 
 }
 
 /** Access to the new cluster: a Secret in the service's cluster, or the kubeconfig text. */
-export type KubeconfigSource = { readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string } } | { readonly inline: string };
+export type KubeconfigSource =
+  { readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string } } | { readonly inline: string };
 
 /** A GitHub App installed on the repository: the runner mints an installation token with it (pull_request delivery on GitHub). */
 export interface GithubAppCredentials {
@@ -98,7 +99,9 @@ function githubAppGiven(values: SecretValues): boolean {
 
 function credentialsOf(values: SecretValues, githubApp: boolean): RepositoryCredentials | undefined {
   const app: GithubAppCredentials | undefined =
-    githubApp && githubAppGiven(values) ? { app_id: values.appId.trim(), installation_id: values.installationId.trim(), private_key: `${values.appPrivateKey.trim()}\n` } : undefined;
+    githubApp && githubAppGiven(values)
+      ? { app_id: values.appId.trim(), installation_id: values.installationId.trim(), private_key: `${values.appPrivateKey.trim()}\n` }
+      : undefined;
   if (values.token === '' && app === undefined) return undefined;
   return {
     ...(values.token === '' ? {} : { token: values.token, ...(values.username.trim() === '' ? {} : { username: values.username.trim() }) }),
@@ -135,7 +138,8 @@ export function secretIssues(values: SecretValues, githubApp = false): Map<strin
   const issues = new Map<string, string>();
   if (values.mode === 'certificate') {
     if (values.certificate.trim() === '') issues.set('sealing-certificate', 'Paste the cluster’s Sealed Secrets certificate (PEM) or load it from a file.');
-    else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----')) issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
+    else if (!values.certificate.includes('-----BEGIN CERTIFICATE-----'))
+      issues.set('sealing-certificate', 'This is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
   } else if (values.mode === 'kubeconfig-inline') {
     if (values.kubeconfig.trim() === '') issues.set('kubeconfig-inline', 'Paste the new cluster’s kubeconfig.');
   } else if (values.mode === 'kubeconfig-secret') {
@@ -153,11 +157,13 @@ export function secretIssues(values: SecretValues, githubApp = false): Map<strin
   if (values.username.trim() !== '' && values.token === '') issues.set('repository-token', 'A user name needs its token.');
   if (githubApp && githubAppGiven(values)) {
     if (!NUMERIC_ID.test(values.appId.trim())) issues.set('github-app-id', 'Enter the App’s numeric id (its settings page, “App ID”).');
-    if (!NUMERIC_ID.test(values.installationId.trim())) issues.set('github-app-installation-id', 'Enter the installation’s numeric id (the number at the end of its settings URL).');
+    if (!NUMERIC_ID.test(values.installationId.trim()))
+      issues.set('github-app-installation-id', 'Enter the installation’s numeric id (the number at the end of its settings URL).');
     // The key's PEM header is not spelled out here: the dashboard's assets carry no key marker at all.
     const key = values.appPrivateKey.trim();
     if (key === '') issues.set('github-app-private-key', 'Paste the App’s private key (the .pem file GitHub gave you).');
-    else if (!key.startsWith('-----BEGIN ') || !key.includes('PRIVATE')) issues.set('github-app-private-key', 'This is not a PEM private key: paste the whole .pem file.');
+    else if (!key.startsWith('-----BEGIN ') || !key.includes('PRIVATE'))
+      issues.set('github-app-private-key', 'This is not a PEM private key: paste the whole .pem file.');
   }
   return issues;
 }

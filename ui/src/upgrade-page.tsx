@@ -16,7 +16,12 @@ import { UpgradeCancel } from './upgrade-cancel';
 
 export function UpgradePage({ id }: { id: string }) {
   useTitle('Upgrade');
-  const { value: polled, error } = usePolledValue((signal) => getUpgrade(id, signal), 2000, (current) => current === null || current.state === 'running', id);
+  const { value: polled, error } = usePolledValue(
+    (signal) => getUpgrade(id, signal),
+    2000,
+    (current) => current === null || current.state === 'running',
+    id,
+  );
   // The cancel's answer shows at once; the poll, which stops once the rollout ended, may still hold it running.
   const [cancelled, setCancelled] = useState<Rollout | null>(null);
   const rollout = cancelled?.id === id ? cancelled : polled;
@@ -42,13 +47,16 @@ export function UpgradePage({ id }: { id: string }) {
                 , ended <Time iso={rollout.finished_at} /> after {formatDuration(Date.parse(rollout.finished_at) - Date.parse(rollout.created_at))}
               </>
             )}
-            ; {rollout.clusters.length} cluster{rollout.clusters.length === 1 ? '' : 's'} in {rollout.waves.length} wave{rollout.waves.length === 1 ? '' : 's'} of at most {rollout.wave_size}, on <code>{rollout.repository.url}</code> branch <code>{rollout.repository.branch}</code>.
+            ; {rollout.clusters.length} cluster{rollout.clusters.length === 1 ? '' : 's'} in {rollout.waves.length} wave{rollout.waves.length === 1 ? '' : 's'}{' '}
+            of at most {rollout.wave_size}, on <code>{rollout.repository.url}</code> branch <code>{rollout.repository.branch}</code>.
           </p>
         )}
       </div>
       {error !== null && <ErrorBox title="The upgrade could not be read" error={error} />}
       {rollout?.state === 'running' && <UpgradeCancel id={id} onCancelled={setCancelled} />}
-      {rollout?.delivery?.mode === 'pull_request' && <p class="hint">Each wave's clusters go through pull requests: each one is on its cluster's run page, and the next wave starts once they are merged.</p>}
+      {rollout?.delivery?.mode === 'pull_request' && (
+        <p class="hint">Each wave's clusters go through pull requests: each one is on its cluster's run page, and the next wave starts once they are merged.</p>
+      )}
       {rollout !== null && (
         <div class="table-wrap">
           <table class="runs" data-state={rollout.state}>
@@ -85,7 +93,11 @@ export function UpgradePage({ id }: { id: string }) {
                   </td>
                   <td data-testid="cluster-started">{c.started_at === undefined ? <span class="muted">–</span> : <Time iso={c.started_at} />}</td>
                   <td data-testid="cluster-took">
-                    {c.started_at === undefined ? <span class="muted">–</span> : formatDuration((c.finished_at === undefined ? now : Date.parse(c.finished_at)) - Date.parse(c.started_at))}
+                    {c.started_at === undefined ? (
+                      <span class="muted">–</span>
+                    ) : (
+                      formatDuration((c.finished_at === undefined ? now : Date.parse(c.finished_at)) - Date.parse(c.started_at))
+                    )}
                     {c.started_at !== undefined && c.finished_at === undefined && <span class="sub">so far</span>}
                   </td>
                   <td>
@@ -93,7 +105,12 @@ export function UpgradePage({ id }: { id: string }) {
                       <span class="muted">{rollout.state === 'running' ? 'waiting for its wave' : 'not started'}</span>
                     ) : (
                       // The name starts with the visible text (an sr-only span inside would stretch the link's box out of the table cell).
-                      <a href={paths.run(c.run_id)} onClick={onLinkClick} aria-label={`${c.run_id.slice(0, 8)}: the upgrade run of ${c.name}`} data-testid="upgrade-run-link">
+                      <a
+                        href={paths.run(c.run_id)}
+                        onClick={onLinkClick}
+                        aria-label={`${c.run_id.slice(0, 8)}: the upgrade run of ${c.name}`}
+                        data-testid="upgrade-run-link"
+                      >
                         <code>{c.run_id.slice(0, 8)}</code>
                       </a>
                     )}
@@ -107,7 +124,6 @@ export function UpgradePage({ id }: { id: string }) {
     </>
   );
 }
-
 
 /** A moment as the local date and time, machine-readable in `datetime`. */
 function Time({ iso }: { iso: string }) {

@@ -24,8 +24,9 @@ export function registerCatalogRoutes(context: RouteContext): void {
       const repository = await readableRepository(request.query);
       const catalog = await catalogSource.catalog({ ...repository, signal: signalOf(reply) });
       void reply.header('cache-control', 'private, no-cache');
-      return { attributes: catalog.attributes.map((a) => ({ name: a.name, values: [...a.values], ...(a.default === undefined ? {} : { default: a.default }) })) };
+      return {
+        attributes: catalog.attributes.map((a) => ({ name: a.name, values: [...a.values], ...(a.default === undefined ? {} : { default: a.default }) })),
+      };
     },
   );
-
 }

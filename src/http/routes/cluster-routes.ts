@@ -14,7 +14,15 @@ import type { ControllerCertificateSource } from '../../service/controller-certi
 import type { FleetSource } from '../../service/fleet-source.js';
 import type { RunService } from '../../service/run-service.js';
 import type { RunStatus, RunRecord } from '../../run/run-record.js';
-import { clusterParamsSchema, clusterQuerySchema, clusterViewSchema, clustersQuerySchema, fleetSchema, removalSchema, removeClusterQuerySchema } from '../cluster-schemas.js';
+import {
+  clusterParamsSchema,
+  clusterQuerySchema,
+  clusterViewSchema,
+  clustersQuerySchema,
+  fleetSchema,
+  removalSchema,
+  removeClusterQuerySchema,
+} from '../cluster-schemas.js';
 import { API, type RouteContext } from '../route-context.js';
 import { errorResponsesOf, kubeconfigSchema, readyTimeoutSchema } from '../wire-schemas.js';
 import { acceptedView, secretsOf, withoutCredentials } from '../wire-views.js';
@@ -38,8 +46,14 @@ export const removeClusterBodySchema = z
       .describe(
         "Delete the data too: the objects marked kustomize.toolkit.fluxcd.io/prune: disabled (stateful namespaces, StatefulSets, volumes). The run first pushes a commit lifting that mark, waits until the cluster's Flux has applied it (read with `kubeconfig`), then pushes the removal: Flux reconciles only the newest revision and prunes by the mark on the in-cluster object, so a removal landing before the lift is applied keeps the data. Needs `kubeconfig`; pushed only (no pull_request delivery).",
       ),
-    kubeconfig: kubeconfigSchema.optional().describe("The cluster's kubeconfig, for delete_data: the run reads its Flux Kustomizations through it. Used for this run only, never stored."),
-    lift_timeout_seconds: readyTimeoutSchema.optional().describe(`With delete_data: how long the run waits for Flux to apply the lift before it fails without removing anything. Default: ${DEFAULT_LIFT_TIMEOUT_SECONDS}.`),
+    kubeconfig: kubeconfigSchema
+      .optional()
+      .describe("The cluster's kubeconfig, for delete_data: the run reads its Flux Kustomizations through it. Used for this run only, never stored."),
+    lift_timeout_seconds: readyTimeoutSchema
+      .optional()
+      .describe(
+        `With delete_data: how long the run waits for Flux to apply the lift before it fails without removing anything. Default: ${DEFAULT_LIFT_TIMEOUT_SECONDS}.`,
+      ),
   })
   .strict();
 
@@ -49,7 +63,9 @@ export const removeClusterBodySchema = z
  * cluster's Flux has applied the lift (the run reads its Kustomizations).
  * @throws ValidationError for delete_data without kubeconfig, or kubeconfig / lift_timeout_seconds without delete_data
  */
-function dataRemovalOf(body: z.infer<typeof removeClusterBodySchema> | null | undefined): { kubeconfig: NonNullable<ReturnType<typeof secretsOf>['kubeconfig']>; timeoutSeconds: number } | undefined {
+function dataRemovalOf(
+  body: z.infer<typeof removeClusterBodySchema> | null | undefined,
+): { kubeconfig: NonNullable<ReturnType<typeof secretsOf>['kubeconfig']>; timeoutSeconds: number } | undefined {
   if (body?.delete_data !== true) {
     const stray = (['kubeconfig', 'lift_timeout_seconds'] as const).filter((field) => body?.[field] !== undefined);
     if (stray.length > 0) throw new ValidationError(stray.map((field) => ({ field, message: 'is only used with delete_data: true' })));
@@ -95,9 +111,15 @@ function lastRunView(run: RunRecord): LastRunView {
 async function lastRuns(service: RunService, repositoryUrl: string, branch: string, cluster?: string): Promise<Map<string, RunRecord>> {
   const newest = new Map<string, RunRecord>();
   let cursor: string | undefined;
-  for (let seen = 0; seen < RECENT_RUNS; ) {
+  for (let seen = 0; seen < RECENT_RUNS;) {
     // The store narrows to this repository (in its stored form) and branch: a cluster is its name there.
-    const page = await service.list({ limit: 100, repositoryUrl, branch, ...(cluster !== undefined ? { cluster } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+    const page = await service.list({
+      limit: 100,
+      repositoryUrl,
+      branch,
+      ...(cluster !== undefined ? { cluster } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
     for (const run of page.runs) {
       if (!newest.has(run.cluster.name)) newest.set(run.cluster.name, run);
     }
@@ -193,7 +215,7 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
     `${BASE}/:name`,
     {
       schema: {
-        summary: "Decommission a cluster: a run removing the files the generator wrote under clusters/NAME/",
+        summary: 'Decommission a cluster: a run removing the files the generator wrote under clusters/NAME/',
         description:
           "`confirm` must repeat the name. Starts a run (action `remove`: a runner Job, listed under /api/v1/scaffolds with its steps and log) that removes, in one commit, only the files the cluster's provenance lists; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. 202 with the run and what it removes and keeps as the branch holds them now (`Location` is the run). Refused for the reference environment (400), a directory the generator did not write (409) and while the cluster has an active run (409). The commit is delivered as the optional JSON body's `delivery` says: pushed (default; a protected branch fails the run with a message pointing at pull_request mode), or through a pull/merge request on `scaffold/<cluster>/remove`, opened with the service's forge credentials, that must be merged before the run succeeds.",
         tags: ['fleet'],
@@ -204,10 +226,18 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
         response: { 202: removalSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
       },
     },
-    async (request: FastifyRequest<{ Params: { name: string }; Querystring: { confirm: string; repository_url?: string; branch?: string }; Body: z.infer<typeof removeClusterBodySchema> | null | undefined }>, reply) => {
+    async (
+      request: FastifyRequest<{
+        Params: { name: string };
+        Querystring: { confirm: string; repository_url?: string; branch?: string };
+        Body: z.infer<typeof removeClusterBodySchema> | null | undefined;
+      }>,
+      reply,
+    ) => {
       const { name } = request.params;
       const caller = callerOf(request);
-      if (request.query.confirm !== name) throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
+      if (request.query.confirm !== name)
+        throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
       const deleteData = dataRemovalOf(request.body);
       const repository = await target(request.query);
       const delivery = fleetDeliveryOf(request.body?.delivery, repository.repositoryUrl);
@@ -216,7 +246,16 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       // The plan refuses the reference, a missing cluster and a directory without provenance before any run
       // starts, and names the cluster as recorded; the run plans again from what it clones.
       const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
-      const run = await service.startFleetRun({ action: 'remove', cluster: plan.spec, ...repository, ...(delivery !== undefined ? { delivery } : {}), ...(deleteData !== undefined ? { deleteData } : {}) }, caller);
+      const run = await service.startFleetRun(
+        {
+          action: 'remove',
+          cluster: plan.spec,
+          ...repository,
+          ...(delivery !== undefined ? { delivery } : {}),
+          ...(deleteData !== undefined ? { deleteData } : {}),
+        },
+        caller,
+      );
       context.runsCreated.inc({ kind: 'remove' });
       return reply
         .status(202)

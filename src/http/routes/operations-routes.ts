@@ -64,5 +64,4 @@ export function registerOperationsRoutes(context: RouteContext, registry: Regist
   );
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-
 }

@@ -39,23 +39,40 @@ export function registerRotateRoutes(context: RouteContext): void {
       // Same values are re-encrypted by the cluster's controller: a certificate cannot reach it, and the files
       // must record the certificate that controller serves (the runner reads it), not one supplied.
       if (!fresh && (request.body.kubeconfig === undefined || request.body.sealing !== undefined)) {
-        throw new ValidationError([{ field: request.body.kubeconfig === undefined ? 'kubeconfig' : 'sealing', message: request.body.kubeconfig === undefined ? "is required: the cluster's Sealed Secrets controller re-encrypts the same values with its newest key (/v1/rotate), reached through the API server" : "is not taken by a rotation: the certificate is read from the controller that re-encrypts (send kubeconfig only)" }]);
+        throw new ValidationError([
+          {
+            field: request.body.kubeconfig === undefined ? 'kubeconfig' : 'sealing',
+            message:
+              request.body.kubeconfig === undefined
+                ? "is required: the cluster's Sealed Secrets controller re-encrypts the same values with its newest key (/v1/rotate), reached through the API server"
+                : 'is not taken by a rotation: the certificate is read from the controller that re-encrypts (send kubeconfig only)',
+          },
+        ]);
       }
       // A cluster is its name in one branch of one repository: the latest run is looked up there
       // (as far as the caller named it), so a removal on another branch says nothing about this one.
-      const scope = { ...(repository?.url === undefined ? {} : { repositoryUrl: repository.url }), ...(repository?.branch === undefined ? {} : { branch: repository.branch }) };
+      const scope = {
+        ...(repository?.url === undefined ? {} : { repositoryUrl: repository.url }),
+        ...(repository?.branch === undefined ? {} : { branch: repository.branch }),
+      };
       const latest = (await service.list({ cluster: name, ...scope, limit: 1 })).runs[0];
       const where = repository === undefined ? '' : ` on ${repository.branch === undefined ? 'that repository' : `branch ${repository.branch}`}`;
       if (latest === undefined) throw new NotFoundError(`no run has scaffolded cluster ${name}${where}: scaffold it first`);
       // Rotating renders the whole cluster again: after a removal that would bring it back.
       if (latest.action === 'remove') {
-        throw new ConflictError(`cluster ${name} was removed by run ${latest.id} (${latest.status}) on branch ${latest.branch}: scaffold it again before rotating its credentials${repository === undefined ? ', or name the repository and branch to rotate' : ''}`);
+        throw new ConflictError(
+          `cluster ${name} was removed by run ${latest.id} (${latest.status}) on branch ${latest.branch}: scaffold it again before rotating its credentials${repository === undefined ? ', or name the repository and branch to rotate' : ''}`,
+        );
       }
       const run = await service.create(
         {
           cluster: latest.cluster,
           repository: { url: repository?.url ?? latest.repositoryUrl, branch: repository?.branch ?? latest.branch },
-          secrets: { ...secretsOf(request.body), rotateCredentials: request.body.credentials ?? true, ...(fresh ? { rotateValues: 'fresh' as const, freshValues: true as const } : { rotateValues: 'same' as const }) },
+          secrets: {
+            ...secretsOf(request.body),
+            rotateCredentials: request.body.credentials ?? true,
+            ...(fresh ? { rotateValues: 'fresh' as const, freshValues: true as const } : { rotateValues: 'same' as const }),
+          },
         },
         caller,
       );

@@ -88,7 +88,6 @@ export function registerRunOutputRoutes(context: RouteContext): void {
       return reply.send(Readable.from(renderLog(lines, json)) as never);
     },
   );
-
 }
 
 async function* renderLog(lines: AsyncIterable<LogLine>, json: boolean): AsyncGenerator<string> {
@@ -96,4 +95,3 @@ async function* renderLog(lines: AsyncIterable<LogLine>, json: boolean): AsyncGe
     yield json ? `${JSON.stringify({ seq: line.seq, time: line.time.toISOString(), line: line.line })}\n` : `${line.line}\n`;
   }
 }
-

@@ -25,7 +25,12 @@ import { SEALED_SECRETS_CONTROLLER } from '../../model/defaults.js';
 export type SealingComparison = () => Promise<{ readonly certificate?: SealingCertificate; readonly reason?: string }>;
 
 /** Builds the cluster's detail; `compare` is called only once the cluster is known to exist. */
-export type ClusterDetail = (name: string, query: { repository_url?: string; branch?: string }, signal: AbortSignal, compare: SealingComparison) => Promise<z.output<typeof clusterViewSchema>>;
+export type ClusterDetail = (
+  name: string,
+  query: { repository_url?: string; branch?: string },
+  signal: AbortSignal,
+  compare: SealingComparison,
+) => Promise<z.output<typeof clusterViewSchema>>;
 
 /** The controller kubeseal and the runner ask by default. */
 const DEFAULT_CONTROLLER = SEALED_SECRETS_CONTROLLER;
@@ -36,7 +41,12 @@ const DEFAULT_CONTROLLER = SEALED_SECRETS_CONTROLLER;
  * or serves no usable certificate is the answer's `reason`: the repository
  * side of the detail is still worth showing.
  */
-async function fetched(read: () => Promise<string>, where: string, now: Date, signal: AbortSignal): Promise<{ certificate?: SealingCertificate; reason?: string }> {
+async function fetched(
+  read: () => Promise<string>,
+  where: string,
+  now: Date,
+  signal: AbortSignal,
+): Promise<{ certificate?: SealingCertificate; reason?: string }> {
   let pem: string;
   try {
     pem = await read();
@@ -61,7 +71,7 @@ export function registerSealingCheckRoute(context: RouteContext, detail: Cluster
     '/api/v1/clusters/:name/sealing-check',
     {
       schema: {
-        summary: "One cluster of the fleet, its SealedSecrets compared with the certificate its controller serves now",
+        summary: 'One cluster of the fleet, its SealedSecrets compared with the certificate its controller serves now',
         description:
           "With `kubeconfig.inline` the service reads the certificate from the cluster's Sealed Secrets controller through the API server's service proxy (as kubeseal does); with `sealing.certificate` it compares with that one. `sealing.stale` names the SealedSecrets sealed with another (older) key than the one the controller serves now: still decryptable while the controller holds that key, they are moved to the newest key, values unchanged, by POST …/rotate (the controller re-encrypts them). When the controller cannot be reached, `controller_certificate` is null and `reason` says why. The kubeconfig is used for this request only.",
         tags: ['fleet'],
@@ -87,7 +97,10 @@ export function registerSealingCheckRoute(context: RouteContext, detail: Cluster
             ? async () => ({ reason: 'this service does not reach clusters (no controller certificate source is configured): send sealing.certificate' })
             : () => fetched(() => certificates.fetch(rebuilt, controller, { signal: signalOf(reply) }), where, now, signalOf(reply));
       }
-      const query = { ...(repository?.url !== undefined ? { repository_url: repository.url } : {}), ...(repository?.branch !== undefined ? { branch: repository.branch } : {}) };
+      const query = {
+        ...(repository?.url !== undefined ? { repository_url: repository.url } : {}),
+        ...(repository?.branch !== undefined ? { branch: repository.branch } : {}),
+      };
       const view = await detail(request.params.name, query, signalOf(reply), compare);
       void reply.header('cache-control', 'no-store');
       return view;

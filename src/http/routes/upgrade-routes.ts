@@ -27,8 +27,19 @@ export const upgradeRequestSchema = z
       .union([z.literal('all'), z.array(clusterNameSchema).min(1, 'must name at least one cluster').max(5000, 'at most 5000 clusters')])
       .describe('The generated clusters to upgrade, or `"all"` for every generated cluster of the repository.'),
     dry_run: z.boolean().default(false).describe('Say what each cluster would change (a diff summary); write and record nothing.'),
-    diff: z.boolean().default(false).describe('With `dry_run`: each changed cluster also lists its changed files with their new `content` and `previous_content` (`diff`), as a scaffold dry run does. Ignored without `dry_run`.'),
-    wave_size: z.number().int().min(1, 'must be at least 1').max(5000).default(1).describe('Clusters per wave; the next wave starts only when every upgrade of the previous one succeeded. Default 1.'),
+    diff: z
+      .boolean()
+      .default(false)
+      .describe(
+        'With `dry_run`: each changed cluster also lists its changed files with their new `content` and `previous_content` (`diff`), as a scaffold dry run does. Ignored without `dry_run`.',
+      ),
+    wave_size: z
+      .number()
+      .int()
+      .min(1, 'must be at least 1')
+      .max(5000)
+      .default(1)
+      .describe('Clusters per wave; the next wave starts only when every upgrade of the previous one succeeded. Default 1.'),
     repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
     branch: branchSchema.optional().describe('Default: main.'),
     delivery: fleetDeliverySchema.optional(),
@@ -73,14 +84,19 @@ export const rolloutSchema = z.object({
     z.object({
       name: z.string(),
       wave: z.number().int(),
-      status: z.enum(RUN_STATUSES).describe('`pending` until its wave starts; then its run\'s status.'),
-      run_id: z.string().optional().describe('The upgrade run of this cluster (GET /api/v1/scaffolds/{id}: its steps, log, commit and pull request); absent until its wave starts, or when the run could not start.'),
+      status: z.enum(RUN_STATUSES).describe("`pending` until its wave starts; then its run's status."),
+      run_id: z
+        .string()
+        .optional()
+        .describe(
+          'The upgrade run of this cluster (GET /api/v1/scaffolds/{id}: its steps, log, commit and pull request); absent until its wave starts, or when the run could not start.',
+        ),
       outcome: z.enum(['upgraded', 'up_to_date']).optional().describe('`up_to_date`: nothing to write, no commit.'),
       commit: z.string().optional().describe('The one commit that upgraded this cluster.'),
       added: z.number().int().optional(),
       modified: z.number().int().optional(),
       removed: z.number().int().optional(),
-      message: z.string().optional().describe('Why it failed (its run\'s message).'),
+      message: z.string().optional().describe("Why it failed (its run's message)."),
       started_at: z.string().optional().describe('When its run was created (absent until its wave starts).'),
       finished_at: z.string().optional().describe('When its run ended.'),
     }),
@@ -104,7 +120,10 @@ export const rolloutListSchema = z.object({
   rollouts: z.array(
     rolloutSchema.pick({ id: true, state: true, repository: true, requested_by: true, wave_size: true, created_at: true, finished_at: true }).extend({
       waves: z.number().int().describe('How many waves.'),
-      clusters: z.object({ total: z.number().int() }).catchall(z.number().int()).describe('How many clusters, and how many are in each status (`pending`, `running`, `succeeded`, `failed`, `cancelled`; absent: none).'),
+      clusters: z
+        .object({ total: z.number().int() })
+        .catchall(z.number().int())
+        .describe('How many clusters, and how many are in each status (`pending`, `running`, `succeeded`, `failed`, `cancelled`; absent: none).'),
     }),
   ),
 });
@@ -161,7 +180,10 @@ function previewView(upgrades: readonly FleetUpgrade[], withDiff: boolean): z.in
 }
 
 /** When each cluster's run started and ended, read from the runs (served from the run cache); a run that cannot be read adds nothing. */
-async function runTimesOf(rollout: Rollout, runs: { get(id: string): Promise<RunRecord> }): Promise<ReadonlyMap<string, { started_at: string; finished_at?: string }>> {
+async function runTimesOf(
+  rollout: Rollout,
+  runs: { get(id: string): Promise<RunRecord> },
+): Promise<ReadonlyMap<string, { started_at: string; finished_at?: string }>> {
   const times = new Map<string, { started_at: string; finished_at?: string }>();
   await Promise.all(
     Object.entries(rollout.clusters).map(async ([name, cluster]) => {
@@ -185,14 +207,25 @@ function rolloutView(rollout: Rollout, times: ReadonlyMap<string, { started_at: 
       }),
     ),
     delivery: deliveryView(rollout.delivery),
-    ...(rollout.failure !== undefined ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } } : {}),
+    ...(rollout.failure !== undefined
+      ? { failure: { wave: rollout.failure.wave, failed: [...rollout.failure.failed], not_started: [...rollout.failure.notStarted] } }
+      : {}),
   };
 }
 
 /** Registers the upgrade routes; without a fleet source and a rollout store they answer 404 saying so. */
 export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetSource | undefined, rolloutStore: RolloutStore | undefined): void {
   const { app, service, callerOf, signalOf } = context;
-  const rollouts = fleetSource !== undefined && rolloutStore !== undefined ? new RolloutService({ store: rolloutStore, fleet: fleetSource, runs: service, logger: context.logger, onRunStarted: () => context.runsCreated.inc({ kind: 'upgrade' }) }) : undefined;
+  const rollouts =
+    fleetSource !== undefined && rolloutStore !== undefined
+      ? new RolloutService({
+          store: rolloutStore,
+          fleet: fleetSource,
+          runs: service,
+          logger: context.logger,
+          onRunStarted: () => context.runsCreated.inc({ kind: 'upgrade' }),
+        })
+      : undefined;
   const available = (): RolloutService => {
     if (rollouts === undefined) throw new NotFoundError('this service does not upgrade fleets (no fleet source or rollout store is configured)');
     return rollouts;
@@ -209,7 +242,7 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       schema: {
         summary: 'Upgrade generated clusters from the current reference, in waves',
         description:
-          'Each cluster is upgraded by its own run (action `upgrade`: a runner Job, listed under /api/v1/scaffolds with its steps and log): re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the run and the cluster); an up-to-date cluster gets no commit. Each run delivers as `delivery` says: pushed, or through its own pull/merge request (branch `scaffold/<cluster>/upgrade`, opened with the service\'s forge credentials) that must be merged before the run succeeds; a request closed without merge fails the run. A direct push refused by a protected branch fails the run with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL; each cluster names its `run_id`); a wave starts only when every run of the previous one succeeded, and a failure stops the rollout (`failure`). 409 while one of the clusters has an active run. With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.',
+          "Each cluster is upgraded by its own run (action `upgrade`: a runner Job, listed under /api/v1/scaffolds with its steps and log): re-rendered with its recorded identity and attributes, its sealed credentials kept byte for byte, verified, and committed on its own (one commit per cluster, trailers naming the run and the cluster); an up-to-date cluster gets no commit. Each run delivers as `delivery` says: pushed, or through its own pull/merge request (branch `scaffold/<cluster>/upgrade`, opened with the service's forge credentials) that must be merged before the run succeeds; a request closed without merge fails the run. A direct push refused by a protected branch fails the run with a message pointing at pull_request mode. 202 with the rollout (`Location` is its URL; each cluster names its `run_id`); a wave starts only when every run of the previous one succeeded, and a failure stops the rollout (`failure`). 409 while one of the clusters has an active run. With `dry_run`: 200 with what each cluster would change; nothing is written or recorded.",
         tags: ['fleet'],
         body: upgradeRequestSchema,
         response: { 200: previewSchema, 202: rolloutSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
@@ -227,7 +260,10 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
       if (!body.dry_run) await service.refuseActiveRuns(repository, clusters, 'upgrade');
       if (body.dry_run) return reply.status(200).send(previewView(await rollout.preview(target, signalOf(reply)), body.diff));
       const started = await rollout.start({ ...target, waveSize: body.wave_size, ...(delivery !== undefined ? { delivery } : {}) });
-      return reply.status(202).header('location', `${BASE}/${started.id}`).send(rolloutView(started, await runTimesOf(started, service)));
+      return reply
+        .status(202)
+        .header('location', `${BASE}/${started.id}`)
+        .send(rolloutView(started, await runTimesOf(started, service)));
     },
   );
 
@@ -236,7 +272,8 @@ export function registerUpgradeRoutes(context: RouteContext, fleetSource: FleetS
     {
       schema: {
         summary: 'The newest upgrade rollouts, newest first',
-        description: 'Each summed up: its state, who started it, its waves and how many clusters are in each status. `?state=running` lists the ones under way (to follow or cancel).',
+        description:
+          'Each summed up: its state, who started it, its waves and how many clusters are in each status. `?state=running` lists the ones under way (to follow or cancel).',
         tags: ['fleet'],
         querystring: rolloutListQuerySchema,
         response: { 200: rolloutListSchema, ...errorResponsesOf(400, 404) },
