@@ -15,6 +15,7 @@
  */
 import { parse, stringify } from 'yaml';
 import { isRecord } from '../model/is-record.js';
+import { eachString } from './each-string.js';
 import { appliedNamespace, metadataOf, specOf, type AppliedKustomization } from './applied-object.js';
 import type { Finding } from './finding.js';
 import { objectLabel } from './object-label.js';
@@ -87,17 +88,6 @@ function actionsOf(text: string): { actions: Action[]; unbalanced: boolean } {
   }
   rest += text.slice(at);
   return { actions, unbalanced: rest.includes('<<') && !/<<\s*:/.test(rest) };
-}
-
-function eachString(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (Array.isArray(value)) for (const item of value) eachString(item, visit);
-  else if (isRecord(value)) {
-    for (const [key, child] of Object.entries(value)) {
-      visit(key);
-      eachString(child, visit);
-    }
-  }
 }
 
 /** The input names a ResourceSet's input sets carry, or undefined when they cannot be known offline. */

@@ -13,6 +13,7 @@
  */
 import { parse, stringify } from 'yaml';
 import { isRecord } from '../model/is-record.js';
+import { eachString } from './each-string.js';
 import { objectLabel } from './object-label.js';
 import { substituteVariables } from './substitute-variables.js';
 import { variableTokens } from './variable-references.js';
@@ -75,18 +76,6 @@ function substitutionDisabled(object: unknown): boolean {
   const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
   const labels = isRecord(metadata.labels) ? metadata.labels : {};
   return annotations[DISABLE_ANNOTATION] === 'disabled' || labels[DISABLE_ANNOTATION] === 'disabled';
-}
-
-/** Calls `visit` with every key and string value, depth first; Flux substitutes the object's whole YAML text. */
-function eachString(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (Array.isArray(value)) for (const item of value) eachString(item, visit);
-  else if (isRecord(value)) {
-    for (const [key, child] of Object.entries(value)) {
-      visit(key);
-      eachString(child, visit);
-    }
-  }
 }
 
 function sourcesOf(postBuild: Record<string, unknown>): SourceRef[] {
