@@ -50,7 +50,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: ['node:fs', 'node:fs/promises', 'node:child_process', 'node:net', 'node:http', 'node:https', 'fs', 'child_process', 'pg', '@electric-sql/pglite', '@kubernetes/client-node'],
-        patterns: [...EDGES, ...APPLICATION],
+        patterns: [...EDGES, ...APPLICATION, ...ADAPTERS, '**/cli/**', '**/run-contract/**'],
       }],
     },
   },
@@ -65,4 +65,14 @@ export default tseslint.config(
   layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/local/**'], without(EDGES, '**/local/**', '**/git/**').concat(APPLICATION_EXCEPT_PORTS, [...ADAPTERS, '**/http/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  // Pull/merge-request delivery speaks to forges (its own *-forge clients) and nothing else of the world.
+  layer(['src/delivery/**'], without(EDGES, '**/delivery/*-forge.js').concat(APPLICATION, ADAPTERS, ['**/run-contract/**', '**/cli/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  // What the service and a runner agree on: types, schemas, the lease file; no edge and no logic of either side.
+  layer(['src/run-contract/**'], [...EDGES, ...APPLICATION, ...ADAPTERS, '**/cli/**'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify', 'node:child_process']),
+  // Adapters: a work tree (git, kustomize, the core) or a read port of the service; never the service's logic, HTTP or the database.
+  layer(['src/workspace/**'], ['**/http/**', '**/db/**', '**/kubernetes/**', '**/oci/**', '**/sources/**', '**/embedded/**', '**/cli/**', ...APPLICATION], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/sources/**'], ['**/http/**', '**/db/**', '**/kubernetes/**', '**/embedded/**', '**/cli/**', '**/runner/**', ...APPLICATION_EXCEPT_PORTS], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/embedded/**'], ['**/http/**', '**/db/**', '**/kubernetes/**', '**/cli/**', '**/service/*-service.js'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  // The CLI's commands run without the service: no HTTP, database or service logic.
+  layer(['src/cli/**'], ['**/http/**', '**/db/**', '**/service/**', '**/runner/**'], ['pg', '@electric-sql/pglite', 'fastify']),
 );
