@@ -259,7 +259,10 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
     const { result } = await renderWorkTree(repo, { cluster, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
     assert.deepEqual(
       result.credentials.map((c) => `${c.namespace}/${c.name} ${c.file} ${c.action}`),
-      ['flux-system/cluster-secrets secrets/sealed/sealed-cluster-secrets.yaml generated'],
+      [
+        'flux-system/cluster-secrets secrets/sealed/sealed-cluster-secrets.yaml generated',
+        'flux-system/flux-notification-address secrets/sealed/sealed-flux-notification-address.yaml omitted',
+      ],
     );
     const text = await readFile(join(repo, result.gitopsPath, 'secrets/sealed/sealed-cluster-secrets.yaml'), 'utf8');
     const sealed = parse(text) as Obj & { spec: { encryptedData: Record<string, string>; template: { type: string } } };
