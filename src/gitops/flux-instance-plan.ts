@@ -66,6 +66,7 @@ function existingFluxInstance(text: string | undefined): { url?: string; ref?: s
  * The FluxInstance to write: when asked for, when scaffold.yaml enables it, or
  * when the cluster (else the reference, the template) already has one.
  * @param bootstrapped - the cluster path holds flux bootstrap's flux-system/ (gotk-components.yaml)
+ * @param externalArtifacts - a Kustomization of the cluster's tree sources from an ExternalArtifact (source-watcher.ts)
  * @throws ValidationError when one is wanted and nothing gives its sync URL, or
  *   beside flux bootstrap's flux-system/ ({@link fluxOwnerConflict})
  */
@@ -77,6 +78,7 @@ export function planFluxInstance(
   existingText: string | undefined,
   infraProvider: string | undefined,
   bootstrapped = false,
+  externalArtifacts = false,
 ): PlannedFluxInstance | undefined {
   const before =
     existingFluxInstance(existingText) ??
@@ -84,7 +86,17 @@ export function planFluxInstance(
       ? existingFluxInstance(reference.files.get(FLUX_INSTANCE_FILE))
       : undefined);
   const wantsInstance = options.fluxInstance ?? (descriptor.fluxInstance?.enabled === true || before !== undefined);
-  if (!wantsInstance) return undefined;
+  if (!wantsInstance) {
+    if (descriptor.fluxInstance?.sharding !== undefined) {
+      throw new ValidationError([
+        {
+          field: 'fluxInstance.sharding',
+          message: `cluster ${clusterName} is rendered without a FluxInstance, and only the Flux Operator runs shard controllers: the layers labelled for a shard would be reconciled by nobody. Render it with the FluxInstance, or drop fluxInstance.sharding`,
+        },
+      ]);
+    }
+    return undefined;
+  }
   if (bootstrapped) throw new ValidationError([{ field: 'flux-instance', message: fluxOwnerConflict(`clusters/${clusterName}`) }]);
   assertCniBeforeFlux(descriptor, infraProvider);
   const syncUrl = options.syncUrl ?? descriptor.fluxInstance?.sync.url ?? before?.url;
@@ -105,6 +117,7 @@ export function planFluxInstance(
     syncUrl,
     ...(syncRef !== undefined ? { syncRef } : {}),
     ...(pullSecret !== undefined ? { pullSecret } : {}),
+    externalArtifacts,
   });
   return spec.operator.upgrade ? { ...instance, operatorYaml: renderFluxOperatorRelease(spec.operator.version, clusterName) } : instance;
 }

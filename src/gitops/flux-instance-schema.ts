@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
+import { fluxNetworkPolicySchema } from './flux-network-policy.js';
+import { fluxShardingSchema } from './flux-sharding.js';
 import { fluxTuningSchema } from './flux-tuning.js';
 import { durationSchema } from './layer-catalog-schema.js';
 
@@ -73,6 +75,10 @@ export const fluxInstanceSpecSchema = z
       .prefault({}),
     /** Controller settings patched into the operator's manifests (flux-tuning.ts); on by default. */
     tuning: fluxTuningSchema.prefault({}),
+    /** Extra controller shards and the layers they reconcile (flux-sharding.ts); absent: no sharding. */
+    sharding: fluxShardingSchema.optional(),
+    /** Patches of the operator-generated NetworkPolicies (flux-network-policy.ts); off by default. */
+    networkPolicy: fluxNetworkPolicySchema.prefault({}),
     sync: z
       .object({
         url: syncUrlSchema.optional(),
@@ -91,6 +97,17 @@ export const fluxInstanceSpecSchema = z
       .strict()
       .prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, context) => {
+    // flux bootstrap installs one set of controllers: sharding is the operator's.
+    if (spec.sharding !== undefined && !spec.enabled) {
+      context.addIssue({
+        code: 'custom',
+        path: ['sharding'],
+        message:
+          'sharding needs the Flux Operator (fluxInstance.enabled: true): flux bootstrap installs no shard controllers, so every layer labelled for a shard would be reconciled by nobody',
+      });
+    }
+  });
 
 export type FluxInstanceSpec = z.infer<typeof fluxInstanceSpecSchema>;

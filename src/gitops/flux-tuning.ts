@@ -50,7 +50,7 @@ export type FluxTuning = z.infer<typeof fluxTuningSchema>;
 
 /** One entry of FluxInstance `spec.kustomize.patches`. */
 export interface FluxInstancePatch {
-  readonly target: { readonly kind: 'Deployment'; readonly name: string };
+  readonly target: { readonly kind: 'Deployment' | 'NetworkPolicy'; readonly name: string };
   readonly patch: string;
 }
 

@@ -17,6 +17,8 @@ import { identityLeftovers, rewriteIdentity } from './cluster-identity.js';
 import { planNotifications } from './flux-alerts.js';
 import { renderFluxDirectory } from './flux-directory.js';
 import { FLUX_BOOTSTRAP_COMPONENTS, planFluxInstance } from './flux-instance-plan.js';
+import { assertShardLayers, labelForShard, shardOfLayer } from './flux-sharding.js';
+import { sourcesFromExternalArtifact } from './source-watcher.js';
 import { isCarriedOver } from './generated-paths.js';
 import { resolveClusterAttributes } from './layer-catalog.js';
 import { renderLayerOverlays } from './layer-overlays.js';
@@ -76,15 +78,18 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     ...Object.fromEntries(CLUSTER_ATTRIBUTES.flatMap((name) => (attributes[name] !== undefined ? [[name, attributes[name]]] : []))),
   };
 
-  const fluxInstance = planFluxInstance(
-    options,
-    descriptor,
-    reference,
-    cluster.name,
-    existing.get(FLUX_INSTANCE_FILE),
-    attributes.infra_provider,
-    existing.has(FLUX_BOOTSTRAP_COMPONENTS),
-  );
+  const planInstance = (externalArtifacts: boolean) =>
+    planFluxInstance(
+      options,
+      descriptor,
+      reference,
+      cluster.name,
+      existing.get(FLUX_INSTANCE_FILE),
+      attributes.infra_provider,
+      existing.has(FLUX_BOOTSTRAP_COMPONENTS),
+      externalArtifacts,
+    );
+  let fluxInstance = planInstance(false);
   const syncKind = fluxInstance?.syncKind;
 
   const planned = fromCatalog
@@ -111,9 +116,15 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
           bootstrapLayer: planned.layers.some((l) => l.name === descriptor.bootstrap?.layer) ? descriptor.bootstrap!.layer : undefined,
         })
       : undefined;
-  const layers: PlannedLayer[] = [...planned.layers, ...(previews ? [previews.layer] : [])].map((l) =>
-    l.optional === true ? { ...l, render: () => markOptionalLayer(l.render(), enabled.has(l.name)) } : l,
-  );
+  const sharding = fluxInstance !== undefined ? descriptor.fluxInstance?.sharding : undefined;
+  if (sharding !== undefined)
+    assertShardLayers(sharding, [...planned.layers.map((l) => l.name), ...planned.skipped, ...(previewsOffered ? [PREVIEWS_LAYER] : [])]);
+  const layers: PlannedLayer[] = [...planned.layers, ...(previews ? [previews.layer] : [])]
+    .map((l) => (l.optional === true ? { ...l, render: () => markOptionalLayer(l.render(), enabled.has(l.name)) } : l))
+    .map((l) => {
+      const shard = sharding !== undefined ? shardOfLayer(sharding, l.name) : undefined;
+      return shard !== undefined ? { ...l, render: () => labelForShard(l.render(), sharding!.key, shard) } : l;
+    });
   delete resolvedCluster.enable_layers;
   if (enabled.size > 0) resolvedCluster.enable_layers = [...enabled].sort();
   const included = layers.filter((l) => pass === 'all' || l.dependsOn.length === 0);
@@ -168,6 +179,10 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     outcomes: sealed.outcomes,
     fluxInstance: fluxInstance !== undefined,
   });
+  // source-watcher where a Kustomization of the tree sources from an ExternalArtifact (source-watcher.ts).
+  if (fluxInstance !== undefined && (included.some((l) => sourcesFromExternalArtifact(l.render())) || [...out.values()].some(sourcesFromExternalArtifact))) {
+    fluxInstance = planInstance(true);
+  }
   const fluxFiles = renderFluxDirectory({
     reference,
     cluster,

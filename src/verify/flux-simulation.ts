@@ -9,6 +9,7 @@ import type { AppliedKustomization } from './applied-object.js';
 import { checkAlertProviders } from './alert-providers.js';
 import { checkBootstrapPrerequisites } from './bootstrap-prerequisites.js';
 import { checkCrdAvailability } from './crd-availability.js';
+import { checkExternalArtifactProducer } from './external-artifact-producer.js';
 import { checkFluxMetricRules } from './flux-metric-rules.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
@@ -17,6 +18,7 @@ import { checkSealedSecretScopes } from './sealed-secret-scope.js';
 import { checkRouteBackends } from './route-backends.js';
 import { checkReleaseOptions } from './release-options.js';
 import { checkServiceHosts } from './service-hosts.js';
+import { checkShardLabels } from './shard-labels.js';
 import { checkWorkloadReferences } from './workload-references.js';
 
 export type { AppliedKustomization } from './applied-object.js';
@@ -57,6 +59,8 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...checkReleaseOptions(kustomizations, prerequisites),
       ...checkFluxMetricRules(kustomizations, input.targetFlux),
       ...checkAlertProviders(kustomizations, input.rootObjects ? { clusterDir, objects: input.rootObjects } : undefined),
+      ...checkShardLabels({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
+      ...checkExternalArtifactProducer({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],
   };
