@@ -5,7 +5,7 @@
  * installed outside the tree), so nothing can be said about its controllers.
  */
 import { isRecord } from '../model/is-record.js';
-import type { AppliedKustomization } from './applied-object.js';
+import { appliedNamespace, type AppliedKustomization } from './applied-object.js';
 
 /** One cluster's objects: what the root sync applies and what each Kustomization does. */
 export interface ClusterObjects {
@@ -14,10 +14,17 @@ export interface ClusterObjects {
   readonly rootObjects?: readonly Record<string, unknown>[];
 }
 
-/** Every object of the cluster with the directory a finding names for it. */
-export function* placedObjects(input: ClusterObjects): Generator<{ readonly object: Record<string, unknown>; readonly dir: string }> {
-  for (const object of input.rootObjects ?? []) yield { object, dir: input.clusterDir };
-  for (const k of input.kustomizations) for (const object of k.objects) yield { object, dir: k.dir };
+/** An object of the cluster, the directory a finding names for it and the namespace it lands in. */
+export interface PlacedObject {
+  readonly object: Record<string, unknown>;
+  readonly dir: string;
+  readonly namespace: string | undefined;
+}
+
+/** Every object of the cluster; the root sync sets no targetNamespace, so its objects keep their own. */
+export function* placedObjects(input: ClusterObjects): Generator<PlacedObject> {
+  for (const object of input.rootObjects ?? []) yield { object, dir: input.clusterDir, namespace: appliedNamespace(object, {}) };
+  for (const k of input.kustomizations) for (const object of k.objects) yield { object, dir: k.dir, namespace: appliedNamespace(object, k.object) };
 }
 
 /** The FluxInstance's spec, or undefined when the tree applies none. */

@@ -11,6 +11,7 @@ import { checkBootstrapPrerequisites } from './bootstrap-prerequisites.js';
 import { checkCrdAvailability } from './crd-availability.js';
 import { checkExternalArtifactProducer } from './external-artifact-producer.js';
 import { checkFluxMetricRules } from './flux-metric-rules.js';
+import { checkGatewayFluxIngress } from './gateway-flux-ingress.js';
 import type { Finding } from './finding.js';
 import { checkHealthCheckTargets } from './health-check-targets.js';
 import { checkMonitorPorts } from './monitor-ports.js';
@@ -60,6 +61,7 @@ export function simulateFlux(input: FluxSimulationInput): { findings: Finding[];
       ...checkFluxMetricRules(kustomizations, input.targetFlux),
       ...checkAlertProviders(kustomizations, input.rootObjects ? { clusterDir, objects: input.rootObjects } : undefined),
       ...checkShardLabels({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
+      ...checkGatewayFluxIngress({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
       ...checkExternalArtifactProducer({ clusterDir, kustomizations, ...(input.rootObjects ? { rootObjects: input.rootObjects } : {}) }),
     ],
     notes: [...crds.notes, ...hosts.notes, ...routes.notes],

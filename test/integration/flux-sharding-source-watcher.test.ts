@@ -144,6 +144,28 @@ for (const [platform, setup] of Object.entries(PLATFORMS)) {
       );
     });
 
+    if (platform === 'matrix-example') {
+      it("verify flags a webhook route through the cluster's Cilium Gateway once allow-egress is no longer widened", async () => {
+        const route = {
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          kind: 'HTTPRoute',
+          metadata: { name: 'flux-webhook', namespace: 'flux-system' },
+          spec: { parentRefs: [{ name: 'gw-ext', namespace: 'gateway' }], rules: [{ backendRefs: [{ name: 'webhook-receiver', port: 80 }] }] },
+        } as unknown as Obj;
+        const message = `${dir}: HTTPRoute flux-system/flux-webhook: routes Cilium Gateway gateway/gw-ext to Service flux-system/webhook-receiver, but the FluxInstance's network policies admit only Pods there and Cilium's Gateway proxy reaches the backend as its ingress identity, which is no Pod: every request is dropped. Set fluxInstance.networkPolicy.allowGatewayIngress: true in scaffold.yaml`;
+        const narrow = await findingsAfter('flux/flux-instance.yaml', (objects) => {
+          const patches = (objects[0]!.spec!.kustomize as { patches: { target: { kind: string } }[] }).patches;
+          (objects[0]!.spec!.kustomize as { patches: unknown[] }).patches = patches.filter((p) => p.target.kind !== 'NetworkPolicy');
+          objects.push(route);
+        });
+        assert.ok(narrow.includes(message), narrow.join('\n'));
+        const widened = await findingsAfter('flux/flux-instance.yaml', (objects) => {
+          objects.push(route);
+        });
+        assert.ok(!widened.some((f) => f.includes('Cilium Gateway')), widened.join('\n'));
+      });
+    }
+
     it('refuses sharding with a layer the platform does not have, and sharding on a cluster rendered without a FluxInstance', async () => {
       const repo = join(tmp, 'refusals');
       await cp(pristine, repo, { recursive: true });
