@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
+import { fluxMinorFloor } from './flux-version-range.js';
 import { durationSchema } from './layer-catalog-schema.js';
 import { toYaml } from './yaml.js';
 
@@ -54,21 +55,12 @@ export interface FluxInstancePatch {
   readonly patch: string;
 }
 
+export { fluxMinorFloor };
+
 const CANCEL_GATE = 'CancelHealthCheckOnNewRevision';
 
 /** The first Flux minor (2.<minor>) whose controller has the gate. */
 const GATE_SINCE: Readonly<Record<string, number>> = { 'kustomize-controller': 7, 'helm-controller': 8 };
-
-/**
- * The lowest Flux 2 minor a distribution version range admits: `2.8.x`,
- * `2.8.1`, `>=2.8.0`, `~2.8` and `^2.8` give 8; `2.x`, `*` and `latest`, where the
- * operator installs the newest release, give undefined (no floor below it).
- */
-export function fluxMinorFloor(version: string): number | undefined {
-  const match = /(\d+)\.(\d+)/.exec(version);
-  if (match === null) return undefined;
-  return Number(match[1]) === 2 ? Number(match[2]) : Number(match[1]) > 2 ? Number.POSITIVE_INFINITY : 0;
-}
 
 function addArgs(name: string, args: readonly string[]): FluxInstancePatch {
   const operations = args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }));

@@ -13,7 +13,7 @@
 import { parseAllDocuments } from 'yaml';
 import { ValidationError } from '../errors.js';
 import { isRecord } from '../model/is-record.js';
-import { fluxMinorFloor } from './flux-tuning.js';
+import { fluxMinorFloor } from './flux-version-range.js';
 
 export const SOURCE_WATCHER = 'source-watcher';
 
