@@ -18,7 +18,7 @@ import { planNotifications } from './flux-alerts.js';
 import { renderFluxDirectory } from './flux-directory.js';
 import { FLUX_BOOTSTRAP_COMPONENTS, planFluxInstance } from './flux-instance-plan.js';
 import { assertShardLayers, labelForShard, shardOfLayer } from './flux-sharding.js';
-import { sourcesFromExternalArtifact } from './source-watcher.js';
+import { treeSourcesFromExternalArtifact } from './source-watcher.js';
 import { isCarriedOver } from './generated-paths.js';
 import { resolveClusterAttributes } from './layer-catalog.js';
 import { renderLayerOverlays } from './layer-overlays.js';
@@ -180,7 +180,14 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     fluxInstance: fluxInstance !== undefined,
   });
   // source-watcher where a Kustomization of the tree sources from an ExternalArtifact (source-watcher.ts).
-  if (fluxInstance !== undefined && (included.some((l) => sourcesFromExternalArtifact(l.render())) || [...out.values()].some(sourcesFromExternalArtifact))) {
+  if (
+    fluxInstance !== undefined &&
+    (await treeSourcesFromExternalArtifact(
+      reader,
+      [...included.map((l) => l.render()), ...out.values()],
+      included.map((l) => l.path.replace(/^\.\//, '')),
+    ))
+  ) {
     fluxInstance = planInstance(true);
   }
   const fluxFiles = renderFluxDirectory({

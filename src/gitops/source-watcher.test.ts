@@ -8,7 +8,8 @@ import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
 import { renderFluxInstance } from './flux-instance.js';
 import { fluxInstanceSpecSchema } from './platform-descriptor.js';
-import { sourcesFromExternalArtifact } from './source-watcher.js';
+import { memoryRepoReader } from './repo-reader.js';
+import { sourcesFromExternalArtifact, treeSourcesFromExternalArtifact } from './source-watcher.js';
 
 const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
 const render = (fluxInstance: unknown, externalArtifacts: boolean) =>
@@ -54,5 +55,20 @@ describe('source-watcher where the tree uses ExternalArtifacts', () => {
     assert.equal(sourcesFromExternalArtifact(kustomization('GitRepository')), false);
     assert.equal(sourcesFromExternalArtifact('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n'), false);
     assert.equal(sourcesFromExternalArtifact('{{ not yaml'), false);
+  });
+
+  it("finds one in a catalog layer's shared directory, but not in another cluster's directory the render does not write", async () => {
+    const external =
+      'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: tenants}\nspec:\n  sourceRef: {kind: ExternalArtifact, name: tenants}\n';
+    const reader = memoryRepoReader(
+      new Map([
+        ['env-app/kustomization.yaml', 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [tenants.yaml]\n'],
+        ['env-app/tenants.yaml', external],
+        ['clusters/other/flux/tenants.yaml', external],
+      ]),
+    );
+    assert.equal(await treeSourcesFromExternalArtifact(reader, [], ['env-app']), true);
+    assert.equal(await treeSourcesFromExternalArtifact(reader, [], ['platform', 'clusters/other/flux']), false);
+    assert.equal(await treeSourcesFromExternalArtifact(reader, [external], []), true);
   });
 });

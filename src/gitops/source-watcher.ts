@@ -14,6 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { ValidationError } from '../errors.js';
 import { isRecord } from '../model/is-record.js';
 import { fluxMinorFloor } from './flux-version-range.js';
+import type { RepoReader } from './repo-reader.js';
 
 export const SOURCE_WATCHER = 'source-watcher';
 
@@ -38,6 +39,25 @@ export function sourcesFromExternalArtifact(yaml: string): boolean {
       isRecord(doc.spec.sourceRef) &&
       doc.spec.sourceRef.kind === 'ExternalArtifact',
   );
+}
+
+/**
+ * Whether the cluster's tree has a Kustomization sourcing from an
+ * ExternalArtifact: among what the render writes (the layers' Kustomizations,
+ * the cluster directory) or in the shared directories a catalog layer applies.
+ * @param rendered - the YAML the render writes for the cluster
+ * @param layerPaths - the repository paths the cluster's layers apply; those under `clusters/` are in `rendered`
+ */
+export async function treeSourcesFromExternalArtifact(reader: RepoReader, rendered: Iterable<string>, layerPaths: readonly string[]): Promise<boolean> {
+  for (const text of rendered) if (sourcesFromExternalArtifact(text)) return true;
+  for (const path of new Set(layerPaths)) {
+    if (path.startsWith('clusters/') || path === '' || path === '.') continue;
+    for (const file of await reader.list(path)) {
+      if (!/\.ya?ml$/.test(file)) continue;
+      if (sourcesFromExternalArtifact((await reader.read(file)) ?? '')) return true;
+    }
+  }
+  return false;
 }
 
 /**
