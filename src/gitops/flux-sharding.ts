@@ -2,9 +2,12 @@
  * Flux sharding as spec 004 runs it ("How Flux itself is tuned"): one extra
  * shard, `apps`, keyed on `sharding.fluxcd.io/key`. The Flux Operator turns a
  * FluxInstance's `spec.sharding` into one more source-, kustomize- and
- * helm-controller per shard, each watching only the objects labelled with its
- * name, and gives the main controllers a selector that excludes every object
- * carrying the key. So a label is a promise: an object labelled for a shard the
+ * helm-controller per shard (and source-watcher from Flux 2.9), each watching
+ * only the objects labelled with its name, and gives the main controllers a
+ * selector that excludes every object carrying the key (flux-operator v0.58.1,
+ * internal/builder/templates.go). The FluxInstance's patches (the tuning) reach
+ * the shard controllers too: kustomize matches a target by the name an object
+ * had before the shard's nameSuffix. So a label is a promise: an object labelled for a shard the
  * cluster does not run is reconciled by nobody, silently (verify's
  * shard-labels check). `flux bootstrap` has no sharding to configure, so
  * sharding needs the Flux Operator.

@@ -9,9 +9,11 @@
  * for a shard still says it expects one that does not exist, and turning
  * sharding on later would strand it; so it is a finding too.
  *
- * Only the kinds of the three sharded controllers count (notification-controller
- * and source-watcher do not shard). A tree without a FluxInstance (flux
- * bootstrap, whose shards are patches verify cannot see) is not judged.
+ * Only the kinds of the controllers the operator shards count: source-,
+ * kustomize- and helm-controller, the image automation pair, and from Flux 2.9
+ * source-watcher (flux-operator v0.58.1 internal/builder/templates.go);
+ * notification-controller is never sharded. A tree without a FluxInstance
+ * (flux bootstrap, whose shards are patches verify cannot see) is not judged.
  */
 import { DEFAULT_SHARDING_KEY } from '../gitops/flux-sharding.js';
 import { isRecord } from '../model/is-record.js';
@@ -20,8 +22,14 @@ import { clusterFluxInstanceSpec, placedObjects, type ClusterObjects } from './c
 import type { Finding } from './finding.js';
 import { objectLabel } from './object-label.js';
 
-/** The API groups of the controllers the operator shards. */
-const SHARDED_GROUPS = new Set(['source.toolkit.fluxcd.io', 'kustomize.toolkit.fluxcd.io', 'helm.toolkit.fluxcd.io']);
+/** The API groups of the controllers the operator shards (source-watcher's ArtifactGenerator is source.extensions). */
+const SHARDED_GROUPS = new Set([
+  'source.toolkit.fluxcd.io',
+  'kustomize.toolkit.fluxcd.io',
+  'helm.toolkit.fluxcd.io',
+  'image.toolkit.fluxcd.io',
+  'source.extensions.fluxcd.io',
+]);
 
 /** One finding per sharded-kind object whose shard label names no shard of the cluster's FluxInstance. */
 export function checkShardLabels(input: ClusterObjects): Finding[] {
