@@ -5,10 +5,17 @@
  * `kind: ExternalArtifact` waits for an artifact only source-watcher
  * produces, so a FluxInstance whose tree has one installs it.
  *
+ * With source-watcher in the components, the operator also turns on
+ * kustomize- and helm-controller's ExternalArtifact feature gate; without it
+ * they do not accept the source kind at all (flux-operator v0.58.1,
+ * internal/builder/components.go and profiles.go).
+ *
  * source-watcher ships in the Flux distribution from 2.7.0
  * (manifests/bases/source-watcher in fluxcd/flux2: absent at v2.6.0, present
- * at v2.7.0); a distribution range admitting an older Flux could install a
- * release without it, and the operator would fail on the unknown component.
+ * at v2.7.0), and the operator refuses it for an older Flux ("source-watcher
+ * is only supported in Flux versions >= 2.7.0", components.go): a
+ * distribution range admitting one is refused here, before a cluster's
+ * FluxInstance fails to build.
  */
 import { parseAllDocuments } from 'yaml';
 import { ValidationError } from '../errors.js';
