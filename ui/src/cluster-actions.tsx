@@ -1,18 +1,21 @@
 /**
  * What an operator can do to a generated cluster: upgrade it (a dry run first
  * shows what would change, each file's diff in the dry run's viewer, then a confirmation starts the rollout) or remove it
- * (the operator types the cluster's name, as the API's `confirm` asks, and a
- * removal run starts). Each confirmation also asks how the commit reaches the
- * branch: pushed, or through a pull/merge request the service opens.
+ * (the removal's dry run lists the files it deletes and keeps, the operator
+ * types the cluster's name, as the API's `confirm` asks, and the page goes to
+ * the removal run it started, as after any action). Each confirmation also asks
+ * how the commit reaches the branch: pushed, or through a pull/merge request the service opens.
  */
 import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
 import { messageOf } from './components';
-import { previewUpgrade, removeCluster, startUpgrade, type Removal, type UpgradePreview } from './fleet-api';
+import { previewRemoval, previewUpgrade, removeCluster, startUpgrade, type RemovalPreview, type UpgradePreview } from './fleet-api';
 import { fleetConfirmation } from './fleet-delivery';
 import { useFleetDelivery } from './fleet-delivery-choice';
 import { UpgradeDiff } from './fleet-upgrade';
 import { navigate, paths } from './router';
+import { removalShown } from './run-action-view';
+import { KeptFiles } from './run-changes';
 
 /** One stable ref callback: Preact calls it on mount only, so choosing a delivery (a re-render) does not pull the focus back. */
 const focusOnMount = (element: HTMLElement | null) => element?.focus();
@@ -86,8 +89,9 @@ export function UpgradeAction({ name }: { name: string }) {
   );
 }
 
-export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (removal: Removal) => void }) {
-  const [confirming, setConfirming] = useState(false);
+export function RemoveAction({ name }: { name: string }) {
+  // The removal's dry run: what the confirmation lists; null until "Remove…" is pressed.
+  const [preview, setPreview] = useState<RemovalPreview | null>(null);
   const [typed, setTyped] = useState('');
   const [deleteData, setDeleteData] = useState(false);
   const [kubeconfig, setKubeconfig] = useState('');
@@ -95,21 +99,24 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
   const delivery = useFleetDelivery('remove', name);
   // Deleting the data is pushed and needs the kubeconfig: the run waits for the cluster's Flux between its two commits.
   const ready = typed === name && (!deleteData || kubeconfig.trim() !== '');
+  // As after every action: the run it started, which follows the removal to its commit.
+  const followRun = async (started: Promise<{ readonly run: { readonly id: string } }>) => navigate(paths.run((await started).run.id));
   const remove = async () => {
     if (!ready) return;
     if (deleteData) {
-      await run(async () => onRemoved(await removeCluster(name, typed, undefined, { kubeconfig })));
+      await run(() => followRun(removeCluster(name, typed, undefined, { kubeconfig })));
       return;
     }
     const body = delivery.take();
     if (body === null) return;
-    await run(async () => onRemoved(await removeCluster(name, typed, body)));
+    await run(() => followRun(removeCluster(name, typed, body)));
   };
+  const shown = preview === null ? null : removalShown(preview);
   return (
     <div class="run-actions" data-testid="remove-action">
-      {!confirming ? (
-        <button type="button" class="danger" onClick={() => setConfirming(true)}>
-          Remove…
+      {shown === null ? (
+        <button type="button" class="danger" disabled={busy} onClick={() => void run(async () => setPreview(await previewRemoval(name)))}>
+          {busy ? 'Checking…' : 'Remove…'}
         </button>
       ) : (
         <form
@@ -124,6 +131,18 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
           <p id="remove-question">
             <strong>Remove {name}?</strong>
           </p>
+          <div data-testid="removal-files">
+            <p>{shown.summary}</p>
+            <ul class="upgrade-files">
+              {shown.removed.map((file) => (
+                <li key={file}>
+                  <code class="wrap">{file}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
+          <KeptFiles files={shown.kept} testId="removal-kept" lead="Kept, as they are not the generator's:" />
+          {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
           <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
           <div class="field">
             <label>
@@ -175,7 +194,7 @@ export function RemoveAction({ name, onRemoved }: { name: string; onRemoved: (re
             class="secondary"
             disabled={busy}
             onClick={() => {
-              setConfirming(false);
+              setPreview(null);
               setTyped('');
               setDeleteData(false);
               setKubeconfig('');
