@@ -13,9 +13,32 @@ export function actionName(action: RunAction): string {
   return runActionOf(action).dashboard.noun;
 }
 
-/** The run page's title: "Upgrade of eu-prod-1". */
-export function runHeading(run: { readonly action: RunAction; readonly cluster: { readonly name: string } }): string {
-  const name = actionName(run.action);
+/**
+ * What the dashboard shows a run as: its action, or `rotate` for a scaffold
+ * run started to rotate credentials (`rotation` set), which is a scaffold by
+ * every other measure (its steps, its passes, its retry).
+ */
+export type ShownAction = RunAction | 'rotate';
+
+/** A rotation's badge, beside the actions' own (`dashboard` of each definition). */
+const ROTATION_SHOWN = { noun: 'rotation', icon: '⟳' } as const;
+
+export function shownActionOf(run: { readonly action: RunAction; readonly rotation?: Run['rotation'] | undefined }): ShownAction {
+  return run.action === 'scaffold' && run.rotation != null ? 'rotate' : run.action;
+}
+
+/** The shown action's noun and badge mark: "rotation", "⟳". */
+export function shownActionLabel(shown: ShownAction): { readonly noun: string; readonly icon: string } {
+  return shown === 'rotate' ? ROTATION_SHOWN : runActionOf(shown).dashboard;
+}
+
+/** The run page's title: "Upgrade of eu-prod-1", "Rotation of eu-prod-1". */
+export function runHeading(run: {
+  readonly action: RunAction;
+  readonly rotation?: Run['rotation'] | undefined;
+  readonly cluster: { readonly name: string };
+}): string {
+  const name = shownActionLabel(shownActionOf(run)).noun;
   return `${name.charAt(0).toUpperCase()}${name.slice(1)} of ${run.cluster.name}`;
 }
 
