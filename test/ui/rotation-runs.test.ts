@@ -5,13 +5,15 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { logEntryOf } from '../../ui/src/log-events.js';
 import { resealedCredentialsOf } from '../../ui/src/resealed-credentials.js';
 import { runHeading, shownActionLabel, shownActionOf } from '../../ui/src/run-action-view.js';
 
 const cluster = { name: 'eu-prod-1' };
-let seq = 0;
-const line = (object: Record<string, unknown>) => logEntryOf({ seq: ++seq, time: '2026-12-05T10:00:00.000Z', line: JSON.stringify({ level: 30, ...object }) });
+/** A log entry as log-events.ts reads a runner line: a `credential` event carries its credential. */
+const line = (object: { event: string; namespace?: string; name?: string; action?: string; values?: string; file?: string; msg?: string }) =>
+  object.event === 'credential' && object.namespace !== undefined && object.name !== undefined && object.action !== undefined
+    ? { credential: { namespace: object.namespace, name: object.name, action: object.action, ...(object.file === undefined ? {} : { file: object.file }) } }
+    : {};
 
 describe('a rotation run', () => {
   it('is shown as a rotation, not a scaffold, in the run list and on its page; other runs keep their action', () => {

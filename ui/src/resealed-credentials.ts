@@ -5,7 +5,14 @@
  * The credentials a rotation left as they were (`kept`) are not listed. Pure,
  * so it is tested without a browser.
  */
-import type { LogEntry } from './log-events';
+
+/** What a log entry says of one credential: `LogEntry.credential` (log-events.ts), read from a `credential` event; structural, so this stays free of the browser. */
+export interface CredentialReport {
+  readonly namespace: string;
+  readonly name: string;
+  readonly action: string;
+  readonly file?: string;
+}
 
 /** One resealed credential. */
 export interface ResealedCredential {
@@ -23,7 +30,7 @@ const RESEALED: Readonly<Record<string, string>> = {
 };
 
 /** Each credential the run resealed, its latest report, sorted by namespace/name; empty before (or without) any. */
-export function resealedCredentialsOf(entries: readonly LogEntry[]): ResealedCredential[] {
+export function resealedCredentialsOf(entries: readonly { readonly credential?: CredentialReport }[]): ResealedCredential[] {
   const latest = new Map<string, ResealedCredential>();
   for (const { credential } of entries) {
     const how = credential === undefined ? undefined : RESEALED[credential.action];
