@@ -13,6 +13,7 @@ import { previewRemoval, previewUpgrade, removeCluster, startUpgrade, type Remov
 import { fleetConfirmation } from './fleet-delivery';
 import { useFleetDelivery } from './fleet-delivery-choice';
 import { UpgradeDiff } from './fleet-upgrade';
+import { ConfirmedAction } from './confirmed-action';
 import { navigate, paths } from './router';
 import { removalShown } from './run-action-view';
 import { KeptFiles } from './run-changes';
@@ -90,126 +91,108 @@ export function UpgradeAction({ name }: { name: string }) {
 }
 
 export function RemoveAction({ name }: { name: string }) {
-  // The removal's dry run: what the confirmation lists; null until "Remove…" is pressed.
+  // The removal's dry run: what the confirmation lists, read when "Remove…" is pressed.
   const [preview, setPreview] = useState<RemovalPreview | null>(null);
   const [typed, setTyped] = useState('');
   const [deleteData, setDeleteData] = useState(false);
   const [kubeconfig, setKubeconfig] = useState('');
-  const { busy, error, run } = useAction();
   const delivery = useFleetDelivery('remove', name);
   // Deleting the data is pushed and needs the kubeconfig: the run waits for the cluster's Flux between its two commits.
   const ready = typed === name && (!deleteData || kubeconfig.trim() !== '');
   // As after every action: the run it started, which follows the removal to its commit.
-  const followRun = async (started: Promise<{ readonly run: { readonly id: string } }>) => navigate(paths.run((await started).run.id));
-  const remove = async () => {
-    if (!ready) return;
-    if (deleteData) {
-      await run(() => followRun(removeCluster(name, typed, undefined, { kubeconfig })));
-      return;
-    }
-    const body = delivery.take();
-    if (body === null) return;
-    await run(() => followRun(removeCluster(name, typed, body)));
+  const remove = async (): Promise<void | false> => {
+    if (!ready) return false;
+    const body = deleteData ? undefined : delivery.take();
+    // No delivery yet: its fields say what is missing, and the question stays.
+    if (body === null) return false;
+    const removal = deleteData ? await removeCluster(name, typed, undefined, { kubeconfig }) : await removeCluster(name, typed, body);
+    navigate(paths.run(removal.run.id));
   };
   const shown = preview === null ? null : removalShown(preview);
   return (
-    <div class="run-actions" data-testid="remove-action">
-      {shown === null ? (
-        <button type="button" class="danger" disabled={busy} onClick={() => void run(async () => setPreview(await previewRemoval(name)))}>
-          {busy ? 'Checking…' : 'Remove…'}
-        </button>
-      ) : (
-        <form
-          class="confirm"
-          aria-labelledby="remove-question"
-          aria-describedby="remove-explained"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void remove();
-          }}
-        >
-          <p id="remove-question">
-            <strong>Remove {name}?</strong>
-          </p>
-          <div data-testid="removal-files">
-            <p>{shown.summary}</p>
-            <ul class="upgrade-files">
-              {shown.removed.map((file) => (
-                <li key={file}>
-                  <code class="wrap">{file}</code>
-                </li>
-              ))}
-            </ul>
-          </div>
-          <KeptFiles files={shown.kept} testId="removal-kept" lead="Kept, as they are not the generator's:" />
-          {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
-          <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
-          <div class="field">
-            <label>
-              <input
-                type="checkbox"
-                id="remove-delete-data"
-                checked={deleteData}
-                onChange={(event) => setDeleteData((event.currentTarget as HTMLInputElement).checked)}
-              />{' '}
-              Delete the data too
-            </label>
-            <p class="muted" id="remove-delete-data-hint">
-              Namespaces, StatefulSets and volumes marked prune: disabled go as well. Needs the cluster’s kubeconfig: the run pushes a commit lifting that mark,
-              waits until the cluster’s Flux has applied it, and only then pushes the removal (always pushed, no pull request).
-            </p>
-          </div>
-          {deleteData ? (
+    <ConfirmedAction
+      id="remove-question"
+      testId="remove-action"
+      label="Remove…"
+      preparing="Checking…"
+      prepare={async () => setPreview(await previewRemoval(name))}
+      question={<strong>Remove {name}?</strong>}
+      describedBy="remove-explained"
+      focus="details"
+      yes={deleteData ? `Remove ${name} and its data` : `Remove ${name}`}
+      busy="Starting the removal…"
+      keep="Keep it"
+      failure="Could not remove the cluster"
+      canConfirm={ready}
+      act={remove}
+      onKeep={() => {
+        setPreview(null);
+        setTyped('');
+        setDeleteData(false);
+        setKubeconfig('');
+        delivery.reset();
+      }}
+      details={
+        shown !== null && (
+          <>
+            <div data-testid="removal-files">
+              <p>{shown.summary}</p>
+              <ul class="upgrade-files">
+                {shown.removed.map((file) => (
+                  <li key={file}>
+                    <code class="wrap">{file}</code>
+                  </li>
+                ))}
+              </ul>
+            </div>
+            <KeptFiles files={shown.kept} testId="removal-kept" lead="Kept, as they are not the generator's:" />
+            {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
+            <p id="remove-explained">{fleetConfirmation('remove', name, delivery.values)}</p>
             <div class="field">
-              <label for="remove-kubeconfig">Kubeconfig of {name} (required to delete the data)</label>
-              <textarea
-                id="remove-kubeconfig"
-                rows={6}
-                spellcheck={false}
+              <label>
+                <input
+                  type="checkbox"
+                  id="remove-delete-data"
+                  checked={deleteData}
+                  onChange={(event) => setDeleteData((event.currentTarget as HTMLInputElement).checked)}
+                />{' '}
+                Delete the data too
+              </label>
+              <p class="muted" id="remove-delete-data-hint">
+                Namespaces, StatefulSets and volumes marked prune: disabled go as well. Needs the cluster’s kubeconfig: the run pushes a commit lifting that
+                mark, waits until the cluster’s Flux has applied it, and only then pushes the removal (always pushed, no pull request).
+              </p>
+            </div>
+            {deleteData ? (
+              <div class="field">
+                <label for="remove-kubeconfig">Kubeconfig of {name} (required to delete the data)</label>
+                <textarea
+                  id="remove-kubeconfig"
+                  rows={6}
+                  spellcheck={false}
+                  autoComplete="off"
+                  aria-describedby="remove-delete-data-hint"
+                  value={kubeconfig}
+                  onInput={(event) => setKubeconfig((event.currentTarget as HTMLTextAreaElement).value)}
+                />
+              </div>
+            ) : (
+              delivery.fields
+            )}
+            <div class="field inline">
+              <label for="remove-confirm">Cluster name</label>
+              <input
+                id="remove-confirm"
                 autoComplete="off"
-                aria-describedby="remove-delete-data-hint"
-                value={kubeconfig}
-                onInput={(event) => setKubeconfig((event.currentTarget as HTMLTextAreaElement).value)}
+                spellcheck={false}
+                value={typed}
+                ref={focusOnMount}
+                onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
               />
             </div>
-          ) : (
-            delivery.fields
-          )}
-          <div class="field inline">
-            <label for="remove-confirm">Cluster name</label>
-            <input
-              id="remove-confirm"
-              autoComplete="off"
-              spellcheck={false}
-              value={typed}
-              ref={focusOnMount}
-              onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
-            />
-          </div>
-          <button type="submit" class="danger" disabled={busy || !ready}>
-            {busy ? 'Starting the removal…' : deleteData ? `Remove ${name} and its data` : `Remove ${name}`}
-          </button>
-          <button
-            type="button"
-            class="secondary"
-            disabled={busy}
-            onClick={() => {
-              setPreview(null);
-              setTyped('');
-              setDeleteData(false);
-              setKubeconfig('');
-              delivery.reset();
-            }}
-          >
-            Keep it
-          </button>
-        </form>
-      )}
-      {error !== null && (
-        <p class="error-box" role="alert">
-          Could not remove the cluster: {messageOf(error)}
-        </p>
-      )}
-    </div>
+          </>
+        )
+      }
+    />
   );
 }
