@@ -5,10 +5,9 @@
  * types the cluster's name, as the API's `confirm` asks, and the page goes to
  * the removal run it started, as after any action). Each confirmation also asks
  * how the commit reaches the branch: pushed, or through a pull/merge request the service opens.
+ * Both are the one confirmation of every irreversible action (`ConfirmedAction`).
  */
-import { useAction } from './hooks.js';
 import { useState } from 'preact/hooks';
-import { messageOf } from './components';
 import { previewRemoval, previewUpgrade, removeCluster, startUpgrade, type RemovalPreview, type UpgradePreview } from './fleet-api';
 import { fleetConfirmation } from './fleet-delivery';
 import { useFleetDelivery } from './fleet-delivery-choice';
@@ -23,29 +22,45 @@ const focusOnMount = (element: HTMLElement | null) => element?.focus();
 
 export function UpgradeAction({ name }: { name: string }) {
   const [preview, setPreview] = useState<UpgradePreview | null>(null);
-  const { busy, error, run } = useAction();
   const delivery = useFleetDelivery('upgrade', name);
   const entry = preview?.clusters.find((c) => c.name === name);
-  const upgrade = () => {
+  const changed = entry?.status === 'changed';
+  // No delivery yet: its fields say what is missing, and the question stays.
+  const upgrade = async (): Promise<void | false> => {
     const body = delivery.take();
-    if (body !== null) void run(async () => navigate(paths.upgrade((await startUpgrade(name, body)).id)));
+    if (body === null) return false;
+    navigate(paths.upgrade((await startUpgrade(name, body)).id));
   };
   return (
-    <div class="run-actions" data-testid="upgrade-action">
-      {preview === null ? (
-        <button type="button" class="primary" disabled={busy} onClick={() => void run(async () => setPreview(await previewUpgrade(name)))}>
-          {busy ? 'Checking…' : 'Upgrade…'}
-        </button>
-      ) : (
-        <div class="confirm" role="group" aria-labelledby="upgrade-question">
-          <p id="upgrade-question" role="status">
-            {entry === undefined && 'The dry run said nothing about this cluster.'}
-            {entry?.status === 'up_to_date' && 'Already up to date: an upgrade would change nothing.'}
-            {entry?.status === 'failed' && `The upgrade would fail: ${entry.message ?? 'no reason given'}.`}
-            {entry?.status === 'changed' &&
-              `Upgrading re-renders ${name} from the current reference: ${entry.files?.added.length ?? 0} added, ${entry.files?.modified.length ?? 0} modified, ${entry.files?.removed.length ?? 0} removed file(s); ${entry.credentials_kept ?? 0} sealed credential(s) kept as they are.`}
-          </p>
-          {entry?.status === 'changed' && (
+    <ConfirmedAction
+      id="upgrade-question"
+      testId="upgrade-action"
+      tone="primary"
+      label="Upgrade…"
+      preparing="Checking…"
+      prepare={async () => setPreview(await previewUpgrade(name))}
+      question={
+        <>
+          {entry === undefined && 'The dry run said nothing about this cluster.'}
+          {entry?.status === 'up_to_date' && 'Already up to date: an upgrade would change nothing.'}
+          {entry?.status === 'failed' && `The upgrade would fail: ${entry.message ?? 'no reason given'}.`}
+          {entry?.status === 'changed' &&
+            `Upgrading re-renders ${name} from the current reference: ${entry.files?.added.length ?? 0} added, ${entry.files?.modified.length ?? 0} modified, ${entry.files?.removed.length ?? 0} removed file(s); ${entry.credentials_kept ?? 0} sealed credential(s) kept as they are.`}
+        </>
+      }
+      yes="Yes, upgrade it"
+      busy="Starting…"
+      keep={changed ? 'Not now' : 'Close'}
+      failure="Upgrade refused"
+      canConfirm={changed}
+      act={upgrade}
+      onKeep={() => {
+        setPreview(null);
+        delivery.reset();
+      }}
+      details={
+        entry?.status === 'changed' && (
+          <>
             <ul class="upgrade-files">
               {(['added', 'modified', 'removed'] as const).flatMap((change) =>
                 (entry.files?.[change] ?? []).map((file) => (
@@ -55,38 +70,13 @@ export function UpgradeAction({ name }: { name: string }) {
                 )),
               )}
             </ul>
-          )}
-          {entry?.status === 'changed' && entry.diff !== undefined && <UpgradeDiff cluster={entry} />}
-          {entry?.status === 'changed' && (
-            <>
-              {delivery.fields}
-              <p id="upgrade-delivery">{fleetConfirmation('upgrade', name, delivery.values)}</p>
-            </>
-          )}
-          {entry?.status === 'changed' && (
-            <button type="button" class="primary" disabled={busy} ref={focusOnMount} onClick={upgrade}>
-              {busy ? 'Starting…' : 'Yes, upgrade it'}
-            </button>
-          )}
-          <button
-            type="button"
-            class="secondary"
-            disabled={busy}
-            onClick={() => {
-              setPreview(null);
-              delivery.reset();
-            }}
-          >
-            {entry?.status === 'changed' ? 'Not now' : 'Close'}
-          </button>
-        </div>
-      )}
-      {error !== null && (
-        <p class="error-box" role="alert">
-          Upgrade refused: {messageOf(error)}
-        </p>
-      )}
-    </div>
+            {entry.diff !== undefined && <UpgradeDiff cluster={entry} />}
+            {delivery.fields}
+            <p id="upgrade-delivery">{fleetConfirmation('upgrade', name, delivery.values)}</p>
+          </>
+        )
+      }
+    />
   );
 }
 
