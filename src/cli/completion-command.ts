@@ -2,6 +2,9 @@
  * `completion bash|zsh|fish`: a shell completion script written from the
  * program's own commands and flags (so it never drifts from them), as kubectl
  * and flux print theirs: `source <(generate-gitops-env completion bash)`.
+ * After `--cluster` each shell offers the clusters of the repository (the
+ * directories under `clusters/` of the `--repo` on the line, else of the Git
+ * work tree the shell is in), not file names: what `clusters` lists.
  */
 import { Argument, type Command, type Option } from 'commander';
 
@@ -56,6 +59,12 @@ const plain = (text: string) =>
     .trim();
 const identifier = (name: string) => `_${name.replace(/[^a-zA-Z0-9]/g, '_')}`;
 
+/** The flag whose value is a cluster of the repository: completed with the names under clusters/. */
+const CLUSTER_FLAG = '--cluster';
+/** The flag naming the repository's work tree, read from the line being completed. */
+const REPO_FLAG = '--repo';
+const namesCluster = (f: FlagSpec) => f.long === CLUSTER_FLAG && f.takesValue && f.choices.length === 0;
+
 function bash(spec: ReturnType<typeof specOf>): string {
   const fn = identifier(spec.name);
   const cases = spec.commands.map((c) => {
@@ -63,18 +72,36 @@ function bash(spec: ReturnType<typeof specOf>): string {
     const choices = valued
       .filter((f) => f.choices.length > 0)
       .map((f) => `        ${f.long}${f.short ? `|${f.short}` : ''}) COMPREPLY=( $(compgen -W "${f.choices.join(' ')}" -- "$cur") ); return ;;`);
-    // A flag that takes a free value (a file, a name): complete file names.
-    const free = valued.filter((f) => f.choices.length === 0).flatMap((f) => [f.long, ...(f.short ? [f.short] : [])]);
+    const clusters = valued
+      .filter(namesCluster)
+      .map((f) => `        ${f.long}${f.short ? `|${f.short}` : ''}) COMPREPLY=( $(compgen -W "$(${fn}_clusters)" -- "$cur") ); return ;;`);
+    // A flag that takes another free value (a file, a directory): complete file names.
+    const free = valued.filter((f) => f.choices.length === 0 && !namesCluster(f)).flatMap((f) => [f.long, ...(f.short ? [f.short] : [])]);
     return [
       `    ${c.name})`,
       `      case "$prev" in`,
       ...choices,
+      ...clusters,
       ...(free.length > 0 ? [`        ${free.join('|')}) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;`] : []),
       `      esac`,
       `      opts="${c.flags.flatMap((f) => [f.long, ...(f.short ? [f.short] : [])]).join(' ')}" ;;`,
     ].join('\n');
   });
   return `# bash completion for ${spec.name}: source <(${spec.name} completion bash)
+# The clusters of the repository: ${REPO_FLAG} on the line, else the Git work tree here.
+${fn}_clusters() {
+  local repo="" i
+  for (( i = 1; i < \${#COMP_WORDS[@]} - 1; i++ )); do
+    if [ "\${COMP_WORDS[i]}" = "${REPO_FLAG}" ]; then repo="\${COMP_WORDS[i+1]}"; fi
+  done
+  repo="\${repo/#\\~/$HOME}"
+  [ -n "$repo" ] || repo="$(git rev-parse --show-toplevel 2>/dev/null)" || repo=.
+  [ -n "$repo" ] || repo=.
+  local dir
+  for dir in "$repo"/clusters/*/; do
+    [ -d "$dir" ] && dir="\${dir%/}" && printf '%s\\n' "\${dir##*/}"
+  done
+}
 ${fn}() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" opts=""
   if [ "$COMP_CWORD" -eq 1 ]; then
@@ -94,12 +121,25 @@ function zsh(spec: ReturnType<typeof specOf>): string {
   const fn = identifier(spec.name);
   const zshFlag = (f: FlagSpec) => {
     const names = f.short ? `{${f.short},${f.long}}` : f.long;
-    const value = !f.takesValue ? '' : f.choices.length > 0 ? `:value:(${f.choices.join(' ')})` : ':value:_files';
+    const value = !f.takesValue ? '' : f.choices.length > 0 ? `:value:(${f.choices.join(' ')})` : namesCluster(f) ? `:cluster:${fn}_clusters` : ':value:_files';
     return `'${f.short ? '(' + f.short + ' ' + f.long + ')' : ''}'${names}'[${plain(f.description)}]${value}'`;
   };
   const cases = spec.commands.map((c) => `    ${c.name}) _arguments -s ${c.flags.map(zshFlag).join(' ')} '*:file:_files' ;;`);
   return `#compdef ${spec.name}
 # zsh completion for ${spec.name}: source <(${spec.name} completion zsh)
+# The clusters of the repository: ${REPO_FLAG} on the line, else the Git work tree here.
+${fn}_clusters() {
+  local repo="" i
+  for (( i = 2; i < CURRENT - 1; i++ )); do
+    [[ $words[i] == ${REPO_FLAG} ]] && repo=$words[i+1]
+  done
+  repo=\${repo/#\\~/$HOME}
+  [[ -n $repo ]] || repo=$(git rev-parse --show-toplevel 2>/dev/null) || repo=.
+  [[ -n $repo ]] || repo=.
+  local -a names
+  names=($repo/clusters/*(N/:t))
+  compadd -a names
+}
 ${fn}() {
   local -a commands
   commands=(${spec.commands.map((c) => `'${c.name}:${plain(c.description)}'`).join(' ')})
@@ -117,11 +157,25 @@ compdef ${fn} ${spec.name}
 
 function fish(spec: ReturnType<typeof specOf>): string {
   const c0 = `complete -c ${spec.name}`;
-  const lines = [`# fish completion for ${spec.name}: ${spec.name} completion fish | source`, `${c0} -f`];
+  const clusters = `__${identifier(spec.name).slice(1)}_clusters`;
+  const lines = [
+    `# fish completion for ${spec.name}: ${spec.name} completion fish | source`,
+    `# The clusters of the repository: ${REPO_FLAG} on the line, else the Git work tree here.`,
+    `function ${clusters}`,
+    `    set -l words (commandline -opc)`,
+    `    set -l repo`,
+    `    set -l i (contains -i -- ${REPO_FLAG} $words); and set repo $words[(math $i + 1)]`,
+    `    test -n "$repo"; or set repo (git rev-parse --show-toplevel 2>/dev/null); or set repo .`,
+    `    for dir in $repo/clusters/*/`,
+    `        basename $dir`,
+    `    end`,
+    `end`,
+    `${c0} -f`,
+  ];
   for (const c of spec.commands) lines.push(`${c0} -n __fish_use_subcommand -a ${c.name} -d '${plain(c.description)}'`);
   for (const c of spec.commands) {
     for (const f of c.flags) {
-      const value = !f.takesValue ? '' : f.choices.length > 0 ? ` -x -a '${f.choices.join(' ')}'` : ' -r -F';
+      const value = !f.takesValue ? '' : f.choices.length > 0 ? ` -x -a '${f.choices.join(' ')}'` : namesCluster(f) ? ` -x -a '(${clusters})'` : ' -r -F';
       lines.push(
         `${c0} -n '__fish_seen_subcommand_from ${c.name}' -l ${f.long.slice(2)}${f.short ? ` -s ${f.short.slice(1)}` : ''}${value} -d '${plain(f.description)}'`,
       );

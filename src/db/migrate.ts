@@ -21,6 +21,7 @@ import { clusterKeyMigration } from './migrations/0008-cluster-key.js';
 import { localRunQueueMigration } from './migrations/0009-local-run-queue.js';
 import { runFailureMigration } from './migrations/0010-run-failure.js';
 import { runActionByRegistryMigration } from './migrations/0011-run-action-by-registry.js';
+import { runRotationMigration } from './migrations/0012-run-rotation.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -50,6 +51,7 @@ export const MIGRATIONS: readonly Migration[] = [
   localRunQueueMigration,
   runFailureMigration,
   runActionByRegistryMigration,
+  runRotationMigration,
 ];
 
 /** Options of {@link migrate}. */

@@ -110,8 +110,8 @@ export class PgRunStore implements RunStore {
       const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
            status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
-           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery, action)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15)
+           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery, action, rotation)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15, $16)
          RETURNING created_at`,
         [
           run.id,
@@ -129,6 +129,7 @@ export class PgRunStore implements RunStore {
           run.cluster.dns_provider ?? null,
           run.delivery ? JSON.stringify(run.delivery) : null,
           run.action ?? 'scaffold',
+          run.rotation ?? null,
         ],
       );
       const createdAt = firstRow(rows).created_at;
@@ -150,6 +151,7 @@ export class PgRunStore implements RunStore {
         updatedAt: new Date(createdAt.getTime()),
         createdBy: run.createdBy,
         sealing: run.sealing,
+        ...(run.rotation !== undefined ? { rotation: run.rotation } : {}),
         ...(run.delivery ? { delivery: run.delivery } : {}),
       };
     } catch (error) {

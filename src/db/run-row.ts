@@ -5,11 +5,11 @@
 import type { DeliverySettings } from '../run/delivery.js';
 import { ValidationError, type ErrorCode } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes, error_code, transient`;
+  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes, error_code, transient, rotation`;
 
 export interface RunRow {
   id: string;
@@ -42,6 +42,7 @@ export interface RunRow {
   changes: RunChanges | null;
   error_code: ErrorCode | null;
   transient: boolean | null;
+  rotation: RunRotation | null;
 }
 
 /** A review request as the `review_requests` column holds it (JSON: the time as ISO text). */
@@ -114,6 +115,7 @@ export function runOf(row: RunRow): RunRecord {
     ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
     createdBy: row.created_by,
     sealing: row.sealing,
+    ...(row.rotation !== null ? { rotation: row.rotation } : {}),
     ...(row.delivery !== null ? { delivery: row.delivery } : {}),
     ...(row.review_requests.length > 0 ? { reviewRequests: row.review_requests.map(reviewRequestOf) } : {}),
     ...(row.changes !== null ? { changes: row.changes } : {}),

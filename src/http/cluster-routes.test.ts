@@ -217,6 +217,38 @@ describe('/api/v1/clusters', () => {
     assert.equal(await git(bare, 'rev-parse', 'main'), head);
   });
 
+  it('DELETE ?dry_run=true lists what a removal would delete and keep without a confirm, starting no run and writing nothing', async () => {
+    const head = await git(bare, 'rev-parse', 'main');
+    const response = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?dry_run=true', headers: AUTH });
+    assert.equal(response.statusCode, 200, response.body);
+    const body = response.json<{ dry_run: boolean; cluster: string; removed: string[]; kept: string[]; flux_bootstrap: boolean }>();
+    assert.equal(body.dry_run, true);
+    assert.equal(body.cluster, 'eu-2');
+    assert.ok(body.removed.includes('clusters/eu-2/provenance.yaml'), body.removed.join('\n'));
+    assert.ok(
+      body.removed.some((file) => file.startsWith('clusters/eu-2/database/sealed/')),
+      'the sealed credentials go too',
+    );
+    assert.deepEqual(body.kept, [
+      'clusters/eu-2/flux-system/gotk-components.yaml',
+      'clusters/eu-2/flux-system/gotk-sync.yaml',
+      'clusters/eu-2/flux-system/kustomization.yaml',
+    ]);
+    assert.equal(body.flux_bootstrap, true);
+    // The preview is refused where a removal is: the reference environment is never removed.
+    const reference = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/development?dry_run=true', headers: AUTH });
+    assert.equal(reference.statusCode, 400, reference.body);
+    assert.match(reference.body, /reference environment/);
+    assert.equal(started.length, 0, 'no run started');
+    assert.equal(await git(bare, 'rev-parse', 'main'), head);
+    const spec = (await app.inject({ method: 'GET', url: '/openapi.json', headers: AUTH })).json<{
+      paths: Record<string, { delete?: { parameters?: { name: string }[]; responses: Record<string, unknown> } }>;
+    }>();
+    const del = spec.paths['/api/v1/clusters/{name}']?.delete;
+    assert.ok(del?.parameters?.some((p) => p.name === 'dry_run'));
+    assert.ok(del?.responses['200'] !== undefined && del.responses['202'] !== undefined);
+  });
+
   it('DELETE starts a removal run of the cluster as recorded, answering 202 with the run and what it removes and keeps', async () => {
     const head = await git(bare, 'rev-parse', 'main');
     const response = await app.inject({ method: 'DELETE', url: '/api/v1/clusters/eu-2?confirm=eu-2', headers: AUTH });

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import { branchSchema } from '../service/run-service.js';
 import { deliveryViewSchema } from './fleet-delivery-wire.js';
-import { RUN_STATUSES, acceptedSchema, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema } from './wire-schemas.js';
+import { RUN_STATUSES, acceptedSchema, dnsLabel, dnsSubdomain, repositoryUrlSchema, sealingSchema, trueFalse } from './wire-schemas.js';
 
 const repositoryQuery = {
   repository_url: repositoryUrlSchema.optional().describe("Like a request's repository.url. Default: the service's default repository."),
@@ -32,7 +32,15 @@ export const clusterParamsSchema = z.object({ name: clusterNameSchema });
 export const removeClusterQuerySchema = z
   .object({
     ...repositoryQuery,
-    confirm: z.string({ error: 'must be the name of the cluster to remove' }).describe('Must repeat the cluster name: a DELETE is never sent by accident.'),
+    confirm: z
+      .string({ error: 'must be the name of the cluster to remove' })
+      .optional()
+      .describe('Must repeat the cluster name: a DELETE is never sent by accident. Not needed with `dry_run=true`, which removes nothing.'),
+    dry_run: trueFalse
+      .optional()
+      .describe(
+        '`true`: answer 200 with the files the removal would delete and keep, as the branch holds them now; no run starts and nothing is written (what the dashboard lists before its confirmation).',
+      ),
   })
   .strict();
 
@@ -149,6 +157,14 @@ export const fleetSchema = z.union([
   }),
   z.object({ inputs: z.array(z.record(z.string(), z.union([z.string(), z.boolean()]))) }).describe('format=resourceset'),
 ]);
+
+export const removalPreviewSchema = z.object({
+  dry_run: z.literal(true),
+  cluster: z.string(),
+  removed: z.array(z.string()).describe('The files a removal would delete, as the branch holds them now.'),
+  kept: z.array(z.string()).describe('Files under the cluster path the generator did not write; a removal leaves them in place.'),
+  flux_bootstrap: z.boolean().describe('Whether a flux-system/ written by flux bootstrap is among the kept files.'),
+});
 
 export const removalSchema = z.object({
   run: acceptedSchema.describe('The removal run (action `remove`): follow it under /api/v1/scaffolds/{id} for its steps, log, commit and pull request.'),

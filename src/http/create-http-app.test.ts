@@ -762,6 +762,9 @@ describe('createHttpApp', () => {
       const run = (await h.app.inject({ method: 'GET', url: rotated.headers.location as string, headers: AUTH })).json();
       assert.deepEqual(run.cluster, cluster);
       assert.deepEqual(run.repository, { url: 'https://git.example.net/platform/gitops.git', branch: 'fleet' });
+      // A scaffold run by its steps, recorded as a rotation so the run list and page can say so; the scaffold it rotated is none.
+      assert.deepEqual([run.action, run.rotation], ['scaffold', 'fresh']);
+      assert.equal((await h.app.inject({ method: 'GET', url: `/api/v1/scaffolds/${accepted.id}`, headers: AUTH })).json().rotation, null);
       assert.deepEqual(h.executor.starts.at(-1)?.secrets.rotateCredentials, ['tcr/tcr-database', 'rabbitmq-credentials']);
       assert.equal(h.executor.starts.at(-1)?.secrets.freshValues, true);
     });

@@ -24,12 +24,12 @@
  * | GET /api/v1/upgrades                    | clusters          | list   |
  * | GET /api/v1/upgrades/{id}               | clusters          | get    |
  * | POST /api/v1/upgrades/{id}/cancel       | clusters          | update |
- * | DELETE /api/v1/clusters/{name}          | clusters          | delete |
+ * | DELETE …/clusters/{name} (dry run too)  | clusters          | delete |
  * | GET /metrics (unless METRICS_PUBLIC)    | nonResourceURL /metrics | get |
  *
  * Why these: a dry run and the catalog make the service fetch a repository for
  * someone about to create, so they need `create` (Kubernetes asks `create` of a
- * dry-run create too); retry re-runs an existing request (`update`); cancel ends
+ * dry-run create too), and a removal's dry run needs `delete` for the same reason; retry re-runs an existing request (`update`); cancel ends
  * a run the way deleting a Job ends it (`delete`); logs are a sub-resource, like
  * `pods/log`, so a role can show runs without their output. The sealing check
  * makes the service call an API server named by the caller's kubeconfig, so it

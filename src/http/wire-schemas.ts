@@ -318,6 +318,12 @@ export const runViewSchema = z.object({
   commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string() })),
   attempt: z.number().int(),
   sealing: z.enum(['certificate', 'kubeconfig', 'none']).describe('none: an upgrade or removal, which seal nothing.'),
+  rotation: z
+    .enum(['same', 'fresh'])
+    .nullable()
+    .describe(
+      "A scaffold run started by POST /api/v1/clusters/{name}/rotate: what its resealed credentials hold, `same` values re-encrypted by the cluster's controller or `fresh` ones (its log's `credential` events name them); null for any other run.",
+    ),
   changes: z
     .object({
       added: z.number().int(),

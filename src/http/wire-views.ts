@@ -87,6 +87,7 @@ export function runView(run: RunRecord): z.output<typeof runViewSchema> {
     commits: run.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
     attempt: run.attempt,
     sealing: run.sealing,
+    rotation: run.rotation ?? null,
     changes:
       run.changes === undefined
         ? null

@@ -102,6 +102,12 @@ export interface RunRecord {
   readonly createdBy: string;
   /** How the sealing certificate is obtained: from the request or from the cluster; `none` for an upgrade or a removal, which seal nothing. */
   readonly sealing: RunSealing;
+  /**
+   * A run started to rotate credentials (a scaffold run by every other
+   * measure): the values its rotated SealedSecrets hold, `same` (re-encrypted
+   * by the cluster's controller) or `fresh`. Absent: not a rotation.
+   */
+  readonly rotation?: RunRotation;
   /** How passes reach the branch; absent: pushed straight to it. */
   readonly delivery?: DeliverySettings;
   /** The pull/merge requests of its passes, in the order they were first reported; absent: none (push delivery). */
@@ -111,6 +117,9 @@ export interface RunRecord {
   /** A failed run: its error code and whether a retry may succeed; absent otherwise. */
   readonly failure?: Failure;
 }
+
+/** What a rotation run's resealed credentials hold: the same values, or fresh ones. */
+export type RunRotation = 'same' | 'fresh';
 
 /** Where a run's sealing certificate comes from. */
 export type RunSealing = 'certificate' | 'kubeconfig' | 'none';

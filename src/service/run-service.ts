@@ -369,6 +369,8 @@ export class RunService {
       createdBy: input.caller.identity,
       // An upgrade keeps every sealed credential and a removal deletes files: neither seals.
       sealing: !runActionOf(action).seals ? 'none' : input.secrets.certificate === undefined ? 'kubeconfig' : 'certificate',
+      // A rotation is a scaffold run with rotation options (per attempt): recorded so the run list can say so.
+      ...(input.secrets.rotateCredentials !== undefined ? { rotation: input.secrets.rotateValues ?? 'same' } : {}),
       ...(input.delivery ? { delivery: input.delivery } : {}),
     });
     if (input.attempt !== 1 || input.retryOf !== undefined) {

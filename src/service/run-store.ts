@@ -6,7 +6,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../run/delivery.js';
 import type { Failure } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
+import type { RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {
@@ -20,6 +20,8 @@ export interface NewRun {
   readonly job: string;
   readonly createdBy: string;
   readonly sealing: RunSealing;
+  /** A credential rotation: the values it reseals with. Absent: not a rotation. */
+  readonly rotation?: RunRotation;
   /** Absent: push. */
   readonly delivery?: DeliverySettings;
 }

@@ -170,6 +170,45 @@ describe('operator views in headless Chromium', { timeout: 360_000 }, () => {
       // The log is followed to its end before the page could show anything derived from it.
       await page.locator('.log-line').first().waitFor();
       assert.equal(await page.getByTestId('flux-readiness').count(), 0);
+      assert.equal(await page.getByTestId('resealed-credentials').count(), 0, 'a scaffold lists no resealed credentials');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows a rotation run as a rotation, in the run list and on its page, with the credentials it resealed', async () => {
+    const scaffolds = await api<{ items: { id: string; cluster: { name: string } }[] }>('/api/v1/scaffolds?cluster=eu-nowait-1');
+    const scaffold = scaffolds.body.items.find((run) => run.cluster.name === 'eu-nowait-1');
+    assert.ok(scaffold, 'the previous case scaffolded eu-nowait-1');
+    const rotated = await api<{ id: string }>('/api/v1/clusters/eu-nowait-1/rotate', {
+      method: 'POST',
+      body: { credentials: ['database/rabbitmq-credentials'], fresh_values: true, sealing: { certificate: certificate.certificatePem } },
+    });
+    assert.equal(rotated.status, 202, JSON.stringify(rotated.body));
+    const id = rotated.body.id;
+    const final = await runUntil(id, (run) => run.status === 'failed' || run.status === 'succeeded');
+    assert.equal(final.status, 'succeeded', final.message);
+    const context = await browser.newContext({ width: 1360, height: 900 });
+    try {
+      const page = await signedInPage(context);
+      // The run list: the rotation has its own badge beside the scaffold it rotated.
+      const row = page.locator(`tr[data-run-id="${id}"]`);
+      await row.waitFor({ timeout: 20_000 });
+      assert.equal(await row.getAttribute('data-action'), 'rotate');
+      assert.equal((await row.locator('[data-action]').textContent())?.trim(), '⟳ rotation');
+      assert.equal(await page.locator(`tr[data-run-id="${scaffold.id}"]`).getAttribute('data-action'), 'scaffold');
+      assert.equal((await page.locator(`tr[data-run-id="${scaffold.id}"] [data-action]`).textContent())?.trim(), '+ scaffold');
+      // Its page: titled and badged as a rotation, listing the one credential it resealed with a fresh value.
+      await row.getByRole('link').first().click();
+      await page.waitForURL(`**/ui/runs/${id}`);
+      await page.getByRole('heading', { name: /^Rotation of eu-nowait-1/, level: 1 }).waitFor();
+      assert.equal(await page.locator('main [data-action="rotate"]').count(), 1);
+      const resealed = page.getByTestId('resealed-credentials');
+      await resealed.locator('li').first().waitFor({ timeout: 20_000 });
+      assert.deepEqual(await resealed.locator('li').evaluateAll((lis) => lis.map((li) => li.textContent?.trim() ?? '')), [
+        'database/rabbitmq-credentials: fresh value in clusters/eu-nowait-1/database/sealed/sealed-rabbitmq-credentials.yaml',
+      ]);
+      assert.deepEqual(browser.blocked, []);
     } finally {
       await context.close();
     }

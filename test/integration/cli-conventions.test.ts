@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -226,6 +226,39 @@ describe('CLI conventions', () => {
     assertExit(service, 0);
     assert.match(service.stdout, /scaffold/);
     assertExit(await runCli(['completion', 'powershell']), 2);
+  });
+
+  it("offers the repository's cluster names after --cluster in bash, not file names: from the work tree it is run in, or the --repo on the line", async () => {
+    const work = join(tmp, 'completion-repo');
+    git(tmp, 'init', '--quiet', work);
+    for (const cluster of ['eu-prod-1', 'eu-west-2', 'us-east-1']) await mkdir(join(work, 'clusters', cluster, 'flux'), { recursive: true });
+    await writeFile(join(work, 'clusters', 'README.md'), 'not a cluster\n');
+    // A file in the shell's directory that starts like the clusters: a file name must not be offered.
+    await writeFile(join(work, 'clusters', 'eu-prod-1', 'flux', 'eu-notes.yaml'), '');
+    const script = (await runCli(['completion', 'bash'])).stdout;
+    const offered = (cwd: string, words: readonly string[]) => {
+      const line = words.map((w) => `'${w}'`).join(' ');
+      const result = spawnSync(
+        'bash',
+        ['-c', `${script}\nCOMP_WORDS=(${line}); COMP_CWORD=${words.length - 1}; _generate_gitops_env; printf '%s\\n' "\${COMPREPLY[@]}"`],
+        { cwd, encoding: 'utf8' },
+      );
+      assert.equal(result.status, 0, result.stderr);
+      return result.stdout.split('\n').filter((w) => w !== '');
+    };
+    // In a subdirectory of the work tree: its top level's clusters/.
+    const inside = join(work, 'clusters', 'eu-prod-1', 'flux');
+    assert.deepEqual(offered(inside, ['generate-gitops-env', 'remove', '--cluster', 'e']), ['eu-prod-1', 'eu-west-2']);
+    assert.deepEqual(offered(inside, ['generate-gitops-env', 'upgrade', '--cluster', 'eu-w']), ['eu-west-2']);
+    assert.deepEqual(offered(inside, ['generate-gitops-env', 'clusters', '--cluster', '']), ['eu-prod-1', 'eu-west-2', 'us-east-1']);
+    // Outside any repository, the --repo typed earlier on the line says where to look.
+    assert.deepEqual(offered(tmpdir(), ['generate-gitops-env', 'remove', '--repo', work, '--cluster', 'e']), ['eu-prod-1', 'eu-west-2']);
+    // Other free values still complete file names.
+    assert.deepEqual(offered(join(work, 'clusters'), ['generate-gitops-env', 'remove', '--repo', 'REA']), ['README.md']);
+    const zsh = (await runCli(['completion', 'zsh'])).stdout;
+    assert.match(zsh, /'--cluster'\[[^\]]*\]:cluster:_generate_gitops_env_clusters'/);
+    const fish = (await runCli(['completion', 'fish'])).stdout;
+    assert.match(fish, /-n '__fish_seen_subcommand_from remove' -l cluster -x -a '\(__generate_gitops_env_clusters\)'/);
   });
 
   describe('each permanent error exits 2 (or 1) and never 75, naming the flag typed', () => {

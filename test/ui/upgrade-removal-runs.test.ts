@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { retryRequestSchema } from '../../src/http/wire-schemas.js';
-import { actionName, removalStarted, runHeading, sealingShown, shownChanges } from '../../ui/src/run-action-view.js';
+import { actionName, removalShown, runHeading, sealingShown, shownChanges } from '../../ui/src/run-action-view.js';
 import { EMPTY_SECRETS, sealingModesOf, secretIssues, secretsRequest } from '../../ui/src/secret-values.js';
 import { shownSteps, stepCount, stepTitle } from '../../ui/src/steps.js';
 import type { RunStep } from '../../ui/src/run-types.js';
@@ -101,47 +101,22 @@ describe("an upgrade's or a removal's changes", () => {
   });
 });
 
-describe('a removal started from the cluster page', () => {
-  it('says what the run will remove and keep', () => {
-    const shown = removalStarted({
-      run: { id: '3f1c2a4e-1111-4222-8333-444455556666', job: 'scaffold-3f1c2a4e', status: 'pending', attempt: 1 },
+describe('the removal confirmation on the cluster page', () => {
+  it("lists, from the removal's dry run, every file it deletes and the ones it keeps", () => {
+    const shown = removalShown({
+      dry_run: true,
       cluster: 'eu-prod-1',
-      removed: ['clusters/eu-prod-1/kustomization.yaml', 'clusters/eu-prod-1/apps/kustomization.yaml'],
+      removed: ['clusters/eu-prod-1/apps/kustomization.yaml', 'clusters/eu-prod-1/provenance.yaml'],
       kept: ['clusters/eu-prod-1/flux-system/gotk-sync.yaml'],
       flux_bootstrap: true,
-      delete_data: false,
-      delivery: { mode: 'push', auto_merge: false },
     });
-    assert.equal(shown.summary, 'The removal run will delete 2 files the generator wrote under clusters/eu-prod-1/ in one commit, pushed to the branch.');
+    assert.equal(shown.summary, 'Deletes 2 files the generator wrote under clusters/eu-prod-1/:');
+    assert.deepEqual(shown.removed, ['clusters/eu-prod-1/apps/kustomization.yaml', 'clusters/eu-prod-1/provenance.yaml']);
     assert.deepEqual(shown.kept, ['clusters/eu-prod-1/flux-system/gotk-sync.yaml']);
     assert.match(shown.fluxBootstrap ?? '', /flux-system\/ written by flux bootstrap is kept/);
-    const throughRequest = removalStarted({
-      run: { id: 'a', job: 'j', status: 'pending', attempt: 1 },
-      cluster: 'c',
-      removed: ['clusters/c/x.yaml'],
-      kept: [],
-      flux_bootstrap: false,
-      delete_data: false,
-      delivery: { mode: 'pull_request', auto_merge: true, forge: 'gitea' },
-    });
-    assert.equal(
-      throughRequest.summary,
-      'The removal run will delete 1 file the generator wrote under clusters/c/ in one commit, through a pull request merged once its checks pass.',
-    );
-    assert.equal(throughRequest.fluxBootstrap, undefined);
-    const withData = removalStarted({
-      run: { id: 'b', job: 'j', status: 'pending', attempt: 1 },
-      cluster: 'c',
-      removed: ['clusters/c/x.yaml'],
-      kept: [],
-      flux_bootstrap: false,
-      delete_data: true,
-      delivery: { mode: 'push', auto_merge: false },
-    });
-    assert.equal(
-      withData.summary,
-      "The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete 1 file the generator wrote under clusters/c/ in a second commit: the data is deleted too.",
-    );
+    const one = removalShown({ dry_run: true, cluster: 'c', removed: ['clusters/c/x.yaml'], kept: [], flux_bootstrap: false });
+    assert.equal(one.summary, 'Deletes 1 file the generator wrote under clusters/c/:');
+    assert.equal(one.fluxBootstrap, undefined);
   });
 });
 

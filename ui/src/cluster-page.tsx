@@ -1,24 +1,20 @@
 /** One cluster of the fleet: its provenance, status and last run, its SealedSecrets against the controller's certificate, and the upgrade and remove actions. */
 import { Fragment } from 'preact';
-import { useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { RemoveAction, UpgradeAction } from './cluster-actions';
 import { ClusterStateBadge, ErrorBox, StatusBadge } from './components';
-import { getCluster, type Removal } from './fleet-api';
+import { getCluster } from './fleet-api';
 import { formatDateTime } from './format';
 import { usePolledValue, useTitle } from './hooks';
 import { onLinkClick, paths } from './router';
-import { removalStarted } from './run-action-view';
-import { KeptFiles } from './run-changes';
 import { SealingPanel } from './sealing-panel';
 
 export function ClusterPage({ name }: { name: string }) {
   useTitle(`Cluster ${name}`);
-  const [removed, setRemoved] = useState<Removal | null>(null);
   const { value: cluster, error } = usePolledValue(
     (signal) => getCluster(name, signal),
     10_000,
-    () => removed === null,
+    () => true,
     name,
   );
 
@@ -33,12 +29,11 @@ export function ClusterPage({ name }: { name: string }) {
           / {name}
         </p>
         <h1 tabIndex={-1}>
-          Cluster {name} {cluster !== null && removed === null && <ClusterStateBadge cluster={cluster} />}
+          Cluster {name} {cluster !== null && <ClusterStateBadge cluster={cluster} />}
         </h1>
       </div>
-      {removed !== null && <Removed removal={removed} />}
-      {removed === null && error !== null && <ErrorBox title={missing ? 'No such cluster on the branch' : 'The cluster could not be read'} error={error} />}
-      {removed === null && cluster !== null && (
+      {error !== null && <ErrorBox title={missing ? 'No such cluster on the branch' : 'The cluster could not be read'} error={error} />}
+      {cluster !== null && (
         <>
           {cluster.state === 'incomplete' && (
             <p class="notice" data-testid="cluster-incomplete">
@@ -131,7 +126,7 @@ export function ClusterPage({ name }: { name: string }) {
             <section class="card" aria-labelledby="cluster-actions">
               <h2 id="cluster-actions">Actions</h2>
               <UpgradeAction name={cluster.name} />
-              <RemoveAction name={cluster.name} onRemoved={setRemoved} />
+              <RemoveAction name={cluster.name} />
             </section>
           ) : (
             <p class="muted">
@@ -143,27 +138,5 @@ export function ClusterPage({ name }: { name: string }) {
         </>
       )}
     </>
-  );
-}
-
-/** What the DELETE answered (202): the removal run it started, what that run will delete and keep, and the run's page, which follows it to its commit. */
-function Removed({ removal }: { removal: Removal }) {
-  const shown = removalStarted(removal);
-  return (
-    <section class="card" role="status" aria-labelledby="removal-heading" data-testid="removed">
-      <h2 id="removal-heading">Removal started</h2>
-      <p>{shown.summary}</p>
-      <KeptFiles files={shown.kept} testId="removal-kept" lead="Kept, as they are not the generator's:" />
-      {shown.fluxBootstrap !== undefined && <p class="notice">{shown.fluxBootstrap}</p>}
-      <p>
-        <a href={paths.run(removal.run.id)} onClick={onLinkClick} data-testid="removal-run-link">
-          Follow the removal run <code>{removal.run.id.slice(0, 8)}</code>
-        </a>{' '}
-        ·{' '}
-        <a href={paths.fleet} onClick={onLinkClick}>
-          Back to the fleet
-        </a>
-      </p>
-    </section>
   );
 }

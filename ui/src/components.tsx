@@ -1,8 +1,8 @@
 /** Small shared pieces: status badges, error boxes, visually hidden text. */
 import type { ComponentChildren } from 'preact';
 import type { FileChange, RunAction, RunStatus } from './api';
-import { runActionOf } from '../../src/model/run-action.js';
-import { actionName } from './run-action-view';
+import { shownActionLabel, shownActionOf } from './run-action-view';
+import type { Run } from './run-types';
 import type { ShownStepStatus } from './steps';
 import { ApiError } from './api';
 
@@ -33,11 +33,13 @@ export function StepBadge({ status }: { status: ShownStepStatus }) {
   );
 }
 
-/** What a run does: scaffold, upgrade or removal (the word is always shown; the shape is not the only cue). */
-export function ActionBadge({ action }: { action: RunAction }) {
+/** What a run does: scaffold, upgrade, removal or rotation (the word is always shown; the shape is not the only cue). */
+export function ActionBadge({ run }: { run: { readonly action: RunAction; readonly rotation: Run['rotation'] } }) {
+  const shown = shownActionOf(run);
+  const { noun, icon } = shownActionLabel(shown);
   return (
-    <span class={`badge action action-${action}`} data-action={action}>
-      <span aria-hidden="true">{runActionOf(action).dashboard.icon}</span> {actionName(action)}
+    <span class={`badge action action-${shown}`} data-action={shown}>
+      <span aria-hidden="true">{icon}</span> {noun}
     </span>
   );
 }

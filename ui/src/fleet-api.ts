@@ -2,7 +2,7 @@
 import { json, post, type DryRunFile } from './api';
 import type { DeliveryBody } from './delivery-values';
 import { CLUSTERS_API as CLUSTERS, removalRequest, upgradeRequestBody, UPGRADES_API as UPGRADES } from './fleet-delivery';
-import type { Removal } from './run-types';
+import type { Removal, RemovalPreview } from './run-types';
 import type { ClusterView as FleetClusterView } from '../../src/fleet/cluster-view';
 import type { SealedSecretView, SealingView } from '../../src/fleet/sealing-freshness';
 import type { LastRunView } from '../../src/http/routes/cluster-routes';
@@ -45,7 +45,7 @@ export type Rollout = z.output<typeof rolloutSchema>;
 /** A rollout summed up, as `GET /api/v1/upgrades` lists it. */
 export type RolloutSummary = z.output<typeof rolloutListSchema>['rollouts'][number];
 
-export type { Removal };
+export type { Removal, RemovalPreview };
 
 export function listClusters(signal?: AbortSignal): Promise<Fleet> {
   return json(CLUSTERS, { signal: signal ?? null });
@@ -97,6 +97,11 @@ export function checkSealing(name: string, input: ClusterCertificateInput): Prom
 /** Starts a run resealing `credentials` (`namespace/name`) with fresh values under the certificate `input` gives; resolves with the run's id. */
 export function rotateCredentials(name: string, credentials: readonly string[], input: ClusterCertificateInput): Promise<{ readonly id: string }> {
   return json(`${CLUSTERS}/${encodeURIComponent(name)}/rotate`, post({ credentials, ...input }));
+}
+
+/** What removing the cluster would delete and keep, read from the branch now (a dry run: nothing starts, no confirm needed). */
+export function previewRemoval(name: string, signal?: AbortSignal): Promise<RemovalPreview> {
+  return json(`${CLUSTERS}/${encodeURIComponent(name)}?dry_run=true`, { method: 'DELETE', signal: signal ?? null });
 }
 
 /**

@@ -3,7 +3,8 @@
  * line; only a fixed set of fields is read from it (time, level, msg, event,
  * step, step_name, pass, sha, duration_ms, error_code, and the `error` a
  * warning carries: a string, or an object's message, code and reason; of a
- * `kustomization` event, its namespace, name, phase, ready, reason and revision). Every other field is
+ * `kustomization` event, its namespace, name, phase, ready, reason and revision; of a `credential`
+ * event, its namespace, name, file, action and values). Every other field is
  * dropped here, before anything reaches the page: whatever a future log line
  * carries, the dashboard does not render it.
  */
@@ -31,6 +32,8 @@ export interface LogEntry {
   readonly error?: string;
   /** A `kustomization` event (the wait for Flux Ready): one Kustomization's state at that moment. */
   readonly kustomization?: KustomizationState;
+  /** A `credential` event: what the run did with one sealed credential. */
+  readonly credential?: CredentialOutcome;
   /** Lower-case text the search box matches against. */
   readonly haystack: string;
 }
@@ -45,6 +48,28 @@ export interface KustomizationState {
   readonly reason?: string;
   /** `lastAppliedRevision`, e.g. `main@sha1:…`. */
   readonly revision?: string;
+}
+
+/**
+ * One sealed credential as a run's render reported it: `generated` (sealed
+ * with a fresh value), `reencrypted` (the same value, re-encrypted by the
+ * cluster's controller), `kept`, `supplied` or `omitted`.
+ */
+export interface CredentialOutcome {
+  readonly namespace: string;
+  readonly name: string;
+  readonly action: string;
+  /** The SealedSecret's file, from the repository root. */
+  readonly file?: string;
+}
+
+function credentialOf(object: Record<string, unknown>): CredentialOutcome | undefined {
+  const namespace = str(object.namespace, 253);
+  const name = str(object.name, 253);
+  const action = str(object.action, 32);
+  if (object.event !== 'credential' || namespace === undefined || name === undefined || action === undefined) return undefined;
+  const file = str(object.file, 500);
+  return { namespace, name, action, ...(file === undefined ? {} : { file }) };
 }
 
 function kustomizationOf(object: Record<string, unknown>): KustomizationState | undefined {
@@ -124,6 +149,7 @@ export function logEntryOf(record: LogRecord): LogEntry {
     ...(str(object.error_code, 64) === undefined ? {} : { errorCode: str(object.error_code, 64) }),
     ...(errorText(object.error ?? object.err) === undefined ? {} : { error: errorText(object.error ?? object.err) }),
     ...(kustomizationOf(object) === undefined ? {} : { kustomization: kustomizationOf(object) }),
+    ...(credentialOf(object) === undefined ? {} : { credential: credentialOf(object) }),
   };
   const haystack = [entry.message, entry.event, entry.stepName, entry.sha, entry.level, entry.errorCode, entry.error].filter(Boolean).join(' ').toLowerCase();
   return { ...entry, haystack } as LogEntry;

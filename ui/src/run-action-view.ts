@@ -1,21 +1,44 @@
 /**
  * What the dashboard says about what a run does (`action`: a scaffold, an
  * upgrade, a removal) and, for an upgrade or a removal, what its one commit
- * changed, and what a removal started from the cluster page will do, in the
+ * changed, and what a removal from the cluster page will delete, in the
  * words of the action's definition (`src/model/run-action.ts`). Pure and free
  * of the browser, so it is tested under Node.
  */
 import { type RunAction, runActionOf } from '../../src/model/run-action.js';
-import type { Removal, Run, RunChangesView } from './run-types.js';
+import type { RemovalPreview, Run, RunChangesView } from './run-types.js';
 
 /** The action as a noun: scaffold, upgrade, removal. */
 export function actionName(action: RunAction): string {
   return runActionOf(action).dashboard.noun;
 }
 
-/** The run page's title: "Upgrade of eu-prod-1". */
-export function runHeading(run: { readonly action: RunAction; readonly cluster: { readonly name: string } }): string {
-  const name = actionName(run.action);
+/**
+ * What the dashboard shows a run as: its action, or `rotate` for a scaffold
+ * run started to rotate credentials (`rotation` set), which is a scaffold by
+ * every other measure (its steps, its passes, its retry).
+ */
+export type ShownAction = RunAction | 'rotate';
+
+/** A rotation's badge, beside the actions' own (`dashboard` of each definition). */
+const ROTATION_SHOWN = { noun: 'rotation', icon: '⟳' } as const;
+
+export function shownActionOf(run: { readonly action: RunAction; readonly rotation?: Run['rotation'] | undefined }): ShownAction {
+  return run.action === 'scaffold' && run.rotation != null ? 'rotate' : run.action;
+}
+
+/** The shown action's noun and badge mark: "rotation", "⟳". */
+export function shownActionLabel(shown: ShownAction): { readonly noun: string; readonly icon: string } {
+  return shown === 'rotate' ? ROTATION_SHOWN : runActionOf(shown).dashboard;
+}
+
+/** The run page's title: "Upgrade of eu-prod-1", "Rotation of eu-prod-1". */
+export function runHeading(run: {
+  readonly action: RunAction;
+  readonly rotation?: Run['rotation'] | undefined;
+  readonly cluster: { readonly name: string };
+}): string {
+  const name = shownActionLabel(shownActionOf(run)).noun;
   return `${name.charAt(0).toUpperCase()}${name.slice(1)} of ${run.cluster.name}`;
 }
 
@@ -70,24 +93,21 @@ export function shownChanges(run: Pick<Run, 'action' | 'status' | 'changes'>): S
   };
 }
 
-/** What the cluster page shows once a removal run started. */
-export interface RemovalStarted {
+/** What the removal confirmation lists before anything is done, from the removal's dry run. */
+export interface RemovalShown {
+  /** "Deletes 42 files the generator wrote under clusters/eu-prod-1/:" */
   readonly summary: string;
+  readonly removed: readonly string[];
   readonly kept: readonly string[];
   readonly fluxBootstrap?: string;
 }
 
-export function removalStarted(removal: Removal): RemovalStarted {
-  const through =
-    removal.delivery?.mode === 'pull_request'
-      ? `through a pull request ${removal.delivery.auto_merge ? 'merged once its checks pass' : 'a person merges'}`
-      : 'pushed to the branch';
+export function removalShown(preview: RemovalPreview): RemovalShown {
   return {
-    summary: removal.delete_data
-      ? `The removal run will push a commit lifting the prune protection of the data, wait until the cluster's Flux has applied it, then delete ${plural(removal.removed.length, 'file')} the generator wrote under clusters/${removal.cluster}/ in a second commit: the data is deleted too.`
-      : `The removal run will delete ${plural(removal.removed.length, 'file')} the generator wrote under clusters/${removal.cluster}/ in one commit, ${through}.`,
-    kept: removal.kept,
-    ...(removal.flux_bootstrap
+    summary: `Deletes ${plural(preview.removed.length, 'file')} the generator wrote under clusters/${preview.cluster}/:`,
+    removed: preview.removed,
+    kept: preview.kept,
+    ...(preview.flux_bootstrap
       ? { fluxBootstrap: 'The flux-system/ written by flux bootstrap is kept: remove it with Flux (flux uninstall) once the cluster is gone.' }
       : {}),
   };

@@ -21,7 +21,8 @@ import { commitUrl } from './repository-links';
 import { RequestTable } from './request-table';
 import { deliversThroughRequests, shownReviewRequests } from './review-requests';
 import { RunActions } from './run-actions';
-import { runHeading, sealingShown } from './run-action-view';
+import { runHeading, sealingShown, shownActionOf } from './run-action-view';
+import { resealedCredentialsOf, type ResealedCredential } from './resealed-credentials';
 import { RunChanges } from './run-changes';
 import { shownSteps, stepTitle, type ShownStep } from './steps';
 
@@ -34,9 +35,13 @@ export function RunPage({ id }: { id: string }) {
   // Bumped after an action (cancel) so the page reads the run again at once.
   const [refresh, setRefresh] = useState(0);
   const lastStatus = useRef<string | null>(null);
-  // Folded from the log the LogPanel follows: the runner's `kustomization` events.
+  // Folded from the log the LogPanel follows: the runner's `kustomization` and `credential` events.
   const [kustomizations, setKustomizations] = useState<readonly KustomizationState[]>([]);
-  const onEntries = useCallback((entries: readonly LogEntry[]) => setKustomizations(fluxReadinessOf(entries)), []);
+  const [resealed, setResealed] = useState<readonly ResealedCredential[]>([]);
+  const onEntries = useCallback((entries: readonly LogEntry[]) => {
+    setKustomizations(fluxReadinessOf(entries));
+    setResealed(resealedCredentialsOf(entries));
+  }, []);
   const now = useNow();
   const final = run !== null && run.status !== 'pending' && run.status !== 'running';
   const missing = error instanceof ApiError && error.status === 404;
@@ -89,7 +94,7 @@ export function RunPage({ id }: { id: string }) {
           {runHeading(run)} <StatusBadge status={run.status} />
         </h1>
         <p class="lede">
-          <ActionBadge action={run.action} /> {run.cluster.domain} · {run.cluster.region} · run <code>{run.id}</code>
+          <ActionBadge run={run} /> {run.cluster.domain} · {run.cluster.region} · run <code>{run.id}</code>
           {run.attempt > 1 ? ` · attempt ${run.attempt}` : ''}
         </p>
       </div>
@@ -185,6 +190,7 @@ export function RunPage({ id }: { id: string }) {
           </section>
 
           {deliversThroughRequests(run) && <ReviewRequests run={run} final={final} />}
+          {shownActionOf(run) === 'rotate' && <ResealedCredentials credentials={resealed} final={final} />}
           {kustomizations.length > 0 && <FluxReadiness kustomizations={kustomizations} />}
         </div>
       </div>
@@ -210,6 +216,32 @@ function ReviewRequests({ run, final }: { run: RunDetail; final: boolean }) {
           column="Pass"
           rows={requests.map((request) => ({ request, what: request.pass }))}
         />
+      )}
+    </section>
+  );
+}
+
+/** A rotation run's resealed credentials, each with its SealedSecret's file and whether its value is the same or fresh. */
+function ResealedCredentials({ credentials, final }: { credentials: readonly ResealedCredential[]; final: boolean }) {
+  return (
+    <section class="card" aria-labelledby="resealed-heading" data-testid="resealed-credentials">
+      <h2 id="resealed-heading">Resealed credentials</h2>
+      {credentials.length === 0 ? (
+        <p class="muted">{final ? 'This run resealed no credential.' : 'None resealed yet.'}</p>
+      ) : (
+        <ul class="resealed">
+          {credentials.map((c) => (
+            <li key={c.credential} data-credential={c.credential}>
+              <code>{c.credential}</code>: {c.how}
+              {c.file !== undefined && (
+                <>
+                  {' '}
+                  in <code class="wrap">{c.file}</code>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
       )}
     </section>
   );

@@ -5,7 +5,7 @@
  * under Node) can use them.
  */
 import type { z } from 'zod';
-import type { removalSchema } from '../../src/http/cluster-schemas.js';
+import type { removalPreviewSchema, removalSchema } from '../../src/http/cluster-schemas.js';
 import type { runDetailSchema, runViewSchema } from '../../src/http/wire-schemas.js';
 import type { RunAction } from '../../src/model/run-action.js';
 
@@ -22,3 +22,5 @@ export type RunChangesView = NonNullable<Run['changes']>;
 
 /** What `DELETE /api/v1/clusters/{name}` answers (202): the removal run it started, and what it will remove and keep. */
 export type Removal = z.output<typeof removalSchema>;
+/** What `DELETE /api/v1/clusters/{name}?dry_run=true` answers (200): the files a removal would delete and keep; nothing started. */
+export type RemovalPreview = z.output<typeof removalPreviewSchema>;

@@ -5,7 +5,7 @@ import { ActionBadge, ErrorBox, StatusBadge } from './components';
 import { formatAge, formatDateTime, formatDuration, runDuration } from './format';
 import { useNow, usePolling, useTitle } from './hooks';
 import { onLinkClick, paths, useSearchParam } from './router';
-import { actionName } from './run-action-view';
+import { shownActionLabel, shownActionOf } from './run-action-view';
 import { stepCount, stepTitle } from './steps';
 
 const POLL_MS = 2000;
@@ -47,7 +47,9 @@ export function RunsPage() {
           const before = previous?.get(run.id);
           if (previous !== null && before !== run.status)
             changes.push(
-              before === undefined ? `New ${actionName(run.action)} run for ${run.cluster.name}: ${run.status}.` : `${run.cluster.name} is now ${run.status}.`,
+              before === undefined
+                ? `New ${shownActionLabel(shownActionOf(run)).noun} run for ${run.cluster.name}: ${run.status}.`
+                : `${run.cluster.name} is now ${run.status}.`,
             );
         }
         known.current = next;
@@ -146,7 +148,7 @@ export function RunsPage() {
               {shown.map((run) => {
                 const duration = runDuration(run, now);
                 return (
-                  <tr key={run.id} data-run-id={run.id} data-status={run.status} data-action={run.action}>
+                  <tr key={run.id} data-run-id={run.id} data-status={run.status} data-action={shownActionOf(run)}>
                     <th scope="row">
                       <a href={paths.run(run.id)} onClick={onLinkClick} class="run-link">
                         {run.cluster.name}
@@ -156,7 +158,7 @@ export function RunsPage() {
                       </span>
                     </th>
                     <td>
-                      <ActionBadge action={run.action} />
+                      <ActionBadge run={run} />
                     </td>
                     <td>
                       <StatusBadge status={run.status} />

@@ -20,6 +20,7 @@ import {
   clusterViewSchema,
   clustersQuerySchema,
   fleetSchema,
+  removalPreviewSchema,
   removalSchema,
   removeClusterQuerySchema,
 } from '../cluster-schemas.js';
@@ -217,25 +218,33 @@ export function registerClusterRoutes(context: RouteContext, fleetSource: FleetS
       schema: {
         summary: 'Decommission a cluster: a run removing the files the generator wrote under clusters/NAME/',
         description:
-          "`confirm` must repeat the name. Starts a run (action `remove`: a runner Job, listed under /api/v1/scaffolds with its steps and log) that removes, in one commit, only the files the cluster's provenance lists; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. 202 with the run and what it removes and keeps as the branch holds them now (`Location` is the run). Refused for the reference environment (400), a directory the generator did not write (409) and while the cluster has an active run (409). The commit is delivered as the optional JSON body's `delivery` says: pushed (default; a protected branch fails the run with a message pointing at pull_request mode), or through a pull/merge request on `scaffold/<cluster>/remove`, opened with the service's forge credentials, that must be merged before the run succeeds.",
+          "`confirm` must repeat the name. With `?dry_run=true` (no `confirm` needed): 200 with the files a removal would delete and keep, as the branch holds them now; nothing starts, and the refusals for the reference environment (400), a missing cluster (404) and a directory the generator did not write (409) are the same. Otherwise starts a run (action `remove`: a runner Job, listed under /api/v1/scaffolds with its steps and log) that removes, in one commit, only the files the cluster's provenance lists; a flux-system/ written by flux bootstrap (and any other file) is kept and reported. 202 with the run and what it removes and keeps as the branch holds them now (`Location` is the run). Refused for the reference environment (400), a directory the generator did not write (409) and while the cluster has an active run (409). The commit is delivered as the optional JSON body's `delivery` says: pushed (default; a protected branch fails the run with a message pointing at pull_request mode), or through a pull/merge request on `scaffold/<cluster>/remove`, opened with the service's forge credentials, that must be merged before the run succeeds.",
         tags: ['fleet'],
         params: clusterParamsSchema,
         querystring: removeClusterQuerySchema,
         // Fastify hands an absent body over as null.
         body: removeClusterBodySchema.nullish(),
-        response: { 202: removalSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
+        response: { 200: removalPreviewSchema, 202: removalSchema, ...errorResponsesOf(400, 404, 409, 413, 415) },
       },
     },
     async (
       request: FastifyRequest<{
         Params: { name: string };
-        Querystring: { confirm: string; repository_url?: string; branch?: string };
+        Querystring: { confirm?: string; dry_run?: 'true' | 'false'; repository_url?: string; branch?: string };
         Body: z.infer<typeof removeClusterBodySchema> | null | undefined;
       }>,
       reply,
     ) => {
       const { name } = request.params;
       const caller = callerOf(request);
+      if (request.query.dry_run === 'true') {
+        // What the confirmation lists before anyone types the name: the same plan a removal starts from, nothing started.
+        const repository = await target(request.query);
+        const plan = await source().planRemoval({ ...repository, cluster: name, signal: signalOf(reply) });
+        return reply
+          .status(200)
+          .send({ dry_run: true, cluster: plan.name, removed: [...plan.remove], kept: [...plan.kept], flux_bootstrap: plan.fluxBootstrap });
+      }
       if (request.query.confirm !== name)
         throw new ValidationError([{ field: 'confirm', message: `must repeat the cluster name (${name}) to confirm the removal` }]);
       const deleteData = dataRemovalOf(request.body);
