@@ -7,16 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
+import { runCli, type CliResult } from '../support/cli.js';
+import { crdValidator } from '../support/shared-crds.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { git } from '../support/git.js';
 
@@ -108,10 +105,7 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
       CLUSTERS.map((n) => [n, n, `clusters/${n}`, `${n}.example.net`, 'eu-west-1', 'behind', renderedFrom]),
     );
     // The same inputs, as a ResourceSet's spec would hold them, against the operator's CRD.
-    const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds', 'fluxcd.controlplane.io_resourcesets.yaml'))
-      ? join(PACKAGE_ROOT, '..', 'shared', 'crds')
-      : join(PACKAGE_ROOT, 'schemas', 'crds');
-    const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
+    const validator = crdValidator();
     const resourceSet = {
       apiVersion: 'fluxcd.controlplane.io/v1',
       kind: 'ResourceSet',

@@ -12,21 +12,19 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';
 import type { RenderResult } from '../../src/gitops/render-cluster.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { platformDir } from '../../src/package-paths.js';
 import { scopeLabel } from '../../src/sealing/seal.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
-import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
+import { runCli, type CliResult } from '../support/cli.js';
+import { crdValidator, objectsOf as objectsOfText } from '../support/shared-crds.js';
 import { SEALED_WITH_ANNOTATION, sealedWithOf } from '../../src/gitops/sealed-with.js';
 
 /**
@@ -113,11 +111,7 @@ type Obj = Record<string, unknown> & {
   spec?: Record<string, unknown>;
 };
 
-function objectsOf(text: string): Obj[] {
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as unknown)
-    .filter((o): o is Obj => typeof o === 'object' && o !== null);
-}
+const objectsOf = (text: string): Obj[] => objectsOfText<Obj>(text);
 
 function assertExit(result: CliResult, code: number): void {
   assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
@@ -337,11 +331,7 @@ describe('cluster-secrets: the substitution Secret of spec 001, sealed', () => {
 describe('Flux managed by the Flux Operator: the FluxInstance', () => {
   let tmp: string;
   let repo: string;
-  /** The CRD as the brief names it (../shared/crds), else the package's copy of it. */
-  const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds', 'fluxcd.controlplane.io_fluxinstances.yaml'))
-    ? join(PACKAGE_ROOT, '..', 'shared', 'crds')
-    : join(PACKAGE_ROOT, 'schemas', 'crds');
-  const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
+  const validator = crdValidator();
   const cluster = {
     name: 'env-gcp',
     domain: 'env-gcp.mojaloop.example.net',

@@ -11,23 +11,20 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { ValidationError } from '../../src/errors.js';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
 import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { platformDir } from '../../src/package-paths.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
-import { PACKAGE_ROOT, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import { crdValidator, objectsOf as objectsOfText } from '../support/shared-crds.js';
 
 type Obj = Record<string, unknown> & {
   apiVersion?: string;
@@ -39,16 +36,12 @@ type Obj = Record<string, unknown> & {
 const testCertificate = createTestCertificate();
 const certificate = parseSealingCertificate(testCertificate.certificatePem);
 const kustomize = new KubectlKustomize();
-const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
-const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
+const validator = crdValidator();
 
 /** A webhook URL is the credential itself: whoever has it posts into the channel. */
 const SLACK_ADDRESS = 'https://hooks.slack.com/services/T0NOTIFY1/B0NOTIFY2/s3cr3tW3bh00kT0k3nXyZ';
 
-const objectsOf = (text: string): Obj[] =>
-  parseAllDocuments(text)
-    .map((d) => d.toJS() as Obj)
-    .filter((o) => o !== null);
+const objectsOf = (text: string): Obj[] => objectsOfText<Obj>(text);
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });

@@ -12,21 +12,18 @@ import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { ValidationError } from '../../src/errors.js';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
 import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';
 import { fluxGraphOf } from '../../src/graph/flux-graph.js';
 import { renderJson } from '../../src/graph/render-json.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { platformDir } from '../../src/package-paths.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
-import { PACKAGE_ROOT } from '../support/cli.js';
+import { crdValidator, objectsOf as objectsOfText } from '../support/shared-crds.js';
 
 type Obj = Record<string, unknown> & {
   kind: string;
@@ -37,12 +34,8 @@ type Obj = Record<string, unknown> & {
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
 const kustomize = new KubectlKustomize();
-const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
-const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
-const objectsOf = (text: string): Obj[] =>
-  parseAllDocuments(text)
-    .map((d) => d.toJS() as Obj)
-    .filter((o) => o !== null);
+const validator = crdValidator();
+const objectsOf = (text: string): Obj[] => objectsOfText<Obj>(text);
 
 const PLATFORMS = {
   default: {

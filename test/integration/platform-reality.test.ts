@@ -11,31 +11,24 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
-import { FsRepoReader } from '../../src/git/fs-repo-reader.js';
+import { parse } from 'yaml';
 import { renderWorkTree } from '../../src/git/render-work-tree.js';
 import { initPlatformRepository } from '../../src/git/seed-repository.js';
 import { ValidationError } from '../../src/errors.js';
-import { CoreKindValidator } from '../../src/kustomize/core-kind-validator.js';
 import { KubectlKustomize } from '../../src/kustomize/kubectl-kustomize.js';
 import { platformDir } from '../../src/package-paths.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { SchemaValidator } from '../../src/verify/schema-validator.js';
 import { PACKAGE_ROOT } from '../support/cli.js';
+import { CRD_DIR, crdValidator, objectsOf as objectsOfText } from '../support/shared-crds.js';
 
 type Obj = Record<string, unknown> & { kind?: string; metadata?: { name?: string; namespace?: string }; spec?: Record<string, unknown> };
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
 const kustomize = new KubectlKustomize();
-const crdDir = existsSync(join(PACKAGE_ROOT, '..', 'shared', 'crds')) ? join(PACKAGE_ROOT, '..', 'shared', 'crds') : join(PACKAGE_ROOT, 'schemas', 'crds');
-const validator = new SchemaValidator({ schemas: new FsRepoReader(crdDir), coreKinds: new CoreKindValidator() });
+const validator = crdValidator();
 
-function objectsOf(text: string): Obj[] {
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as Obj)
-    .filter((o) => o !== null);
-}
+const objectsOf = (text: string): Obj[] => objectsOfText<Obj>(text);
 
 const CLUSTERS = {
   proxmox: {
@@ -164,7 +157,7 @@ describe('matrix-example against its pinned releases', () => {
         assert.deepEqual(await validator.validate(object), { status: 'checked', issues: [] });
     }
     // The CRD Cilium 1.18 looks for is TLSRoute v1alpha2, which v1.3.0 has only in the experimental channel.
-    const crd = parse(await readFile(join(crdDir, 'gateway.networking.k8s.io_tlsroutes.experimental.yaml'), 'utf8')) as {
+    const crd = parse(await readFile(join(CRD_DIR, 'gateway.networking.k8s.io_tlsroutes.experimental.yaml'), 'utf8')) as {
       metadata: { annotations: Record<string, string> };
       spec: { versions: { name: string; served: boolean }[] };
     };
@@ -327,7 +320,7 @@ describe('the fleet ResourceSetInputProvider example of docs/api.md', () => {
     const block = [...api.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('kind: ResourceSetInputProvider'))!;
     const provider = parse(block) as Obj & { spec: { filter?: { limit?: number } } };
     assert.deepEqual(await validator.validate(provider), { status: 'checked', issues: [] });
-    const crd = parse(await readFile(join(crdDir, 'fluxcd.controlplane.io_resourcesetinputproviders.yaml'), 'utf8')) as {
+    const crd = parse(await readFile(join(CRD_DIR, 'fluxcd.controlplane.io_resourcesetinputproviders.yaml'), 'utf8')) as {
       spec: { versions: { schema: { openAPIV3Schema: unknown } }[] };
     };
     const at = (value: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], value);
