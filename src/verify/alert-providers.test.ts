@@ -1,24 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppliedKustomization } from './applied-object.js';
+import { appliedLayer } from './test-applied-layer.js';
 import { checkAlertProviders } from './alert-providers.js';
 import { formatFinding } from './finding.js';
 
-function layer(name: string, objects: Record<string, unknown>[], targetNamespace?: string): AppliedKustomization {
-  return {
-    key: `flux-system/${name}`,
-    file: `clusters/c/flux/${name}.yaml`,
-    dir: name,
-    object: {
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name, namespace: 'flux-system' },
-      spec: targetNamespace ? { targetNamespace } : {},
-    },
-    dependsOn: [],
-    objects,
-  };
-}
+const layer = (name: string, objects: Record<string, unknown>[], targetNamespace?: string) =>
+  appliedLayer(name, objects, targetNamespace ? { targetNamespace } : {});
 const alert = (provider: string) => ({
   apiVersion: 'notification.toolkit.fluxcd.io/v1beta3',
   kind: 'Alert',

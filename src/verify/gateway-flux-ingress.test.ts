@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AppliedKustomization } from './applied-object.js';
+import { appliedLayer } from './test-applied-layer.js';
 import { formatFinding } from './finding.js';
 import { checkGatewayFluxIngress } from './gateway-flux-ingress.js';
 
@@ -27,21 +28,8 @@ const receiverRoute = {
     rules: [{ backendRefs: [{ name: 'webhook-receiver', port: 80 }] }],
   },
 };
-function layer(name: string, objects: Record<string, unknown>[], targetNamespace?: string): AppliedKustomization {
-  return {
-    key: `flux-system/${name}`,
-    file: `clusters/c/flux/${name}.yaml`,
-    dir: name,
-    object: {
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name, namespace: 'flux-system' },
-      spec: targetNamespace ? { targetNamespace } : {},
-    },
-    dependsOn: [],
-    objects,
-  };
-}
+const layer = (name: string, objects: Record<string, unknown>[], targetNamespace?: string) =>
+  appliedLayer(name, objects, targetNamespace ? { targetNamespace } : {});
 const check = (rootObjects: Record<string, unknown>[], layers: AppliedKustomization[]) =>
   checkGatewayFluxIngress({ clusterDir: 'clusters/c', kustomizations: layers, rootObjects }).map(formatFinding);
 

@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { parsePlatformDescriptor } from '../gitops/platform-descriptor.js';
 import type { PlatformPrerequisites } from '../gitops/platform-prerequisites.js';
 import { platformDir } from '../package-paths.js';
-import type { AppliedKustomization } from './applied-object.js';
+import { appliedLayer } from './test-applied-layer.js';
 import { formatFinding } from './finding.js';
 import { checkReleaseOptions } from './release-options.js';
 
@@ -36,16 +36,7 @@ function externalDns(version: string, values: Record<string, unknown>, valuesFro
   };
 }
 
-function layer(name: string, objects: Record<string, unknown>[], dependsOn: string[] = []): AppliedKustomization {
-  return {
-    key: `flux-system/${name}`,
-    file: `clusters/c/flux/${name}.yaml`,
-    dir: name,
-    object: { apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name, namespace: 'flux-system' }, spec: {} },
-    dependsOn,
-    objects,
-  };
-}
+const layer = (name: string, objects: Record<string, unknown>[], dependsOn: string[] = []) => appliedLayer(name, objects, { dependsOn });
 
 describe('verify refuses what a pinned release does not have', () => {
   it("fails the matrix-example tree as it was: provider digitalocean, from the dns layer's ConfigMap, against external-dns 1.21.1", () => {
