@@ -9,8 +9,7 @@
  * build), so a directory's objects keep the relative order a build of it
  * alone gives, and kyaml prints each object the same wherever it sits.
  */
-import { isDeepStrictEqual } from 'node:util';
-import { isMap, isScalar, parseAllDocuments, type Pair, type YAMLMap } from 'yaml';
+import { type CST, Parser } from 'yaml';
 
 /** The label marking which wrapper an object came from; never in any tree we build. */
 export const BATCH_ENTRY_LABEL = 'gitops-scaffolder.batch/entry';
@@ -48,35 +47,41 @@ function lineEnd(text: string, offset: number): number {
   return newline === -1 ? text.length : newline + 1;
 }
 
-/** `document` (one printed object) without the label: its entry and the text as a separate build prints it. */
+/** The item of a block map whose key is the plain scalar `key`. */
+function itemOf(map: CST.Token | undefined, key: string): CST.BlockMap['items'][number] | undefined {
+  if (map?.type !== 'block-map') return undefined;
+  return map.items.find((item) => item.key?.type === 'scalar' && item.key.source === key);
+}
+
+/** What cutting the label leaves behind: the label's line alone, or with its `labels:` line when it was the only label. */
+const LABEL_LINE = new RegExp(`^ {4}${BATCH_ENTRY_LABEL.replace(/[./]/g, '\\$&')}: "(0|[1-9]\\d*)"\\n$`);
+const LABELS_AND_LABEL_LINES = new RegExp(`^ {2}labels:\\n {4}${BATCH_ENTRY_LABEL.replace(/[./]/g, '\\$&')}: "(0|[1-9]\\d*)"\\n$`);
+
+/**
+ * `document` (one printed object) without the label: its entry and the text as
+ * a separate build prints it. The label is found by YAML's own syntax tree (the
+ * CST: no composing into objects, which would cost more than the process
+ * saved), and what is cut must be exactly the label's line (with `labels:`
+ * when nothing else is left in that map: a build without the wrapper prints no
+ * labels there), as kyaml prints it.
+ */
 function unlabel(document: string): { entry: number; text: string } {
-  const [parsed, ...more] = parseAllDocuments(document);
-  if (parsed === undefined || more.length > 0 || !('contents' in parsed) || parsed.errors.length > 0) {
-    throw new Error('combined kustomize output is not one document per object');
+  const tokens = [...new Parser().parse(document)].filter((token) => token.type !== 'newline' && token.type !== 'space');
+  const root = tokens.length === 1 && tokens[0]?.type === 'document' ? tokens[0].value : undefined;
+  const metadata = itemOf(root, 'metadata');
+  const labels = itemOf(metadata?.value, 'labels');
+  const label = itemOf(labels?.value, BATCH_ENTRY_LABEL);
+  if (root?.type !== 'block-map' || root.indent !== 0 || labels?.value?.type !== 'block-map' || label?.key === undefined || label.key === null) {
+    throw new Error('an object of the combined build carries no batch label where the wrapper puts it');
   }
-  const metadata = isMap(parsed.contents) ? parsed.contents.get('metadata', true) : undefined;
-  const labels = isMap(metadata) ? metadata.get('labels', true) : undefined;
-  if (!isMap(metadata) || !isMap(labels)) throw new Error('an object of the combined build carries no batch label');
-  const labelItems = (labels as YAMLMap).items as Pair[];
-  const pair = labelItems.find((p) => isScalar(p.key) && p.key.value === BATCH_ENTRY_LABEL);
-  const value = pair !== undefined && isScalar(pair.value) ? pair.value.value : undefined;
-  if (pair === undefined || typeof value !== 'string' || !/^(0|[1-9]\d*)$/.test(value))
-    throw new Error('an object of the combined build carries no batch label');
-  // Only the label, and its `labels:` key when nothing else is left in it: a build without the wrapper prints no empty map there.
-  const cut = labelItems.length === 1 ? (metadata.items as Pair[]).find((p) => isScalar(p.key) && p.key.value === 'labels') : pair;
-  const from = (cut?.key as { range?: [number, number, number] } | undefined)?.range?.[0];
-  const to = (cut?.value as { range?: [number, number, number] } | undefined)?.range?.[1];
-  if (from === undefined || to === undefined) throw new Error('cannot locate the batch label in the combined output');
-  const text = document.slice(0, lineStart(document, from)) + document.slice(lineEnd(document, Math.max(from, to - 1)));
-  // The cut must have removed the label and nothing else.
-  const expected = parsed.toJS() as { metadata: { labels?: Record<string, unknown> } };
-  delete expected.metadata.labels?.[BATCH_ENTRY_LABEL];
-  if (expected.metadata.labels !== undefined && Object.keys(expected.metadata.labels).length === 0) delete expected.metadata.labels;
-  const [again, ...extra] = parseAllDocuments(text);
-  if (again === undefined || extra.length > 0 || !('contents' in again) || again.errors.length > 0 || !isDeepStrictEqual(again.toJS(), expected)) {
-    throw new Error('cutting the batch label out of the combined output changed the object');
-  }
-  return { entry: Number(value), text };
+  const only = labels.value.items.length === 1;
+  const from = lineStart(document, only ? (labels.key as CST.SourceToken).offset : label.key.offset);
+  const value = label.value;
+  if (value?.type !== 'double-quoted-scalar') throw new Error('the batch label is not printed as the wrapper writes it');
+  const to = lineEnd(document, value.offset + value.source.length);
+  const removed = (only ? LABELS_AND_LABEL_LINES : LABEL_LINE).exec(document.slice(from, to));
+  if (removed?.[1] === undefined) throw new Error('the batch label is not printed on a line of its own');
+  return { entry: Number(removed[1]), text: document.slice(0, from) + document.slice(to) };
 }
 
 /**
