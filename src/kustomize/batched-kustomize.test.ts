@@ -119,6 +119,28 @@ describe('BatchedKustomize', () => {
     assert.deepEqual(inner.runs, ['base', 'overlay']);
   });
 
+  it('waits again with every build that joins, but never longer than maxWaitMs from the first', async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const inner = countingKubectl();
+    const batched = new BatchedKustomize(inner, { scratchRoot: scratch, windowMs: 20, maxWaitMs: 1000 });
+    // 24 ms from first to last, but never 20 ms without a build: one batch.
+    const first = [batched.build(root, 'base')];
+    await sleep(12);
+    first.push(batched.build(root, 'overlay'));
+    await sleep(12);
+    first.push(batched.build(root, 'apps/web'));
+    assert.deepEqual(await Promise.all(first), await separately(['base', 'overlay', 'apps/web']));
+    assert.equal(inner.runs.length, 1);
+
+    const capped = countingKubectl();
+    const hurried = new BatchedKustomize(capped, { scratchRoot: scratch, windowMs: 50, maxWaitMs: 30 });
+    const second = [hurried.build(root, 'base')];
+    await sleep(40);
+    second.push(hurried.build(root, 'overlay'));
+    await Promise.all(second);
+    assert.deepEqual(capped.runs, ['base', 'overlay'], 'the first batch left at 30 ms');
+  });
+
   it('serves a directory asked for twice in one batch from one build', async () => {
     const inner = countingKubectl();
     const batched = new BatchedKustomize(inner, { scratchRoot: scratch });
