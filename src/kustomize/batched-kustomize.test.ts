@@ -67,6 +67,12 @@ const TREE: Record<string, string> = {
   // Reads a file outside its own directory: the root-only restrictor refuses it.
   'escape/kustomization.yaml': 'resources: [../secret.yaml]\n',
   'secret.yaml': configMap('secret'),
+  // Fields kustomize honours only in the kustomization it builds: fifo order (the Namespace after the ConfigMap), origin annotations.
+  'fifo/kustomization.yaml': 'resources: [cm.yaml, ns.yaml]\nsortOptions:\n  order: fifo\n',
+  'fifo/cm.yaml': configMap('first'),
+  'fifo/ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: second\n',
+  'origins/kustomization.yaml': 'resources: [cm.yaml]\nbuildMetadata: [originAnnotations]\n',
+  'origins/cm.yaml': configMap('traced'),
 };
 
 describe('BatchedKustomize', () => {
@@ -139,6 +145,18 @@ describe('BatchedKustomize', () => {
     second.push(hurried.build(root, 'overlay'));
     await Promise.all(second);
     assert.deepEqual(capped.runs, ['base', 'overlay'], 'the first batch left at 30 ms');
+  });
+
+  it('builds alone a directory that sets sortOptions or buildMetadata, which a wrapper would not honour', async () => {
+    const inner = countingKubectl();
+    const batched = new BatchedKustomize(inner, { scratchRoot: scratch });
+    const dirs = ['fifo', 'origins', 'base', 'overlay'];
+    const outputs = await Promise.all(dirs.map((dir) => batched.build(root, dir)));
+    assert.deepEqual(outputs, await separately(dirs));
+    assert.match(outputs[0]!, /name: first\n---\n.*kind: Namespace/s, 'fifo order kept');
+    assert.match(outputs[1]!, /config\.kubernetes\.io\/origin/, 'origin annotations kept');
+    assert.deepEqual(batched.stats(), { combined: 1, combinedDirs: 2, fallbacks: 0, single: 2 });
+    assert.equal(inner.runs.length, 3);
   });
 
   it('serves a directory asked for twice in one batch from one build', async () => {

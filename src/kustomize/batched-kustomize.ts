@@ -15,15 +15,20 @@
  * gives, error text included. The engine is the inner builder's: outputs are
  * the same, so a cache keyed by it (build-cache.ts) keeps its keys.
  *
+ * A directory whose own kustomization sets `sortOptions` or `buildMetadata`,
+ * which kustomize honours only in the kustomization it was asked to build, is
+ * built alone.
+ *
  * The load restrictor still applies inside each directory: a wrapper may name
  * a directory outside its own root (kustomize loads a directory resource with
  * a loader rooted there), but files that directory's kustomization reads must
  * lie below it, as in a separate build.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
+import { KUSTOMIZATION_FILES } from '../verify/kustomization-paths.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
 import { rootKustomization, splitBatchOutput, wrapperKustomization } from './batch-output.js';
 
@@ -150,7 +155,10 @@ export class BatchedKustomize implements KustomizeBuilder {
   }
 
   async #run(repoRoot: string, dirs: Map<string, Waiter[]>): Promise<void> {
-    const entries = [...dirs];
+    const all = [...dirs];
+    const topOnly = await Promise.all(all.map(([dir]) => setsTopLevelOnlyFields(repoRoot, dir)));
+    const alone = all.filter((_, i) => topOnly[i]);
+    const entries = all.filter((_, i) => !topOnly[i]);
     if (entries.length > 1) {
       const outputs = await this.#combined(
         repoRoot,
@@ -161,11 +169,12 @@ export class BatchedKustomize implements KustomizeBuilder {
         entries.forEach(([, waiters], i) => {
           for (const waiter of waiters) waiter.resolve(outputs[i] as string);
         });
-        return;
+      } else {
+        this.#stats.fallbacks += 1;
+        alone.push(...entries);
       }
-      this.#stats.fallbacks += 1;
-    }
-    await Promise.all(entries.map(([dir, waiters]) => this.#alone(repoRoot, dir, waiters)));
+    } else alone.push(...entries);
+    await Promise.all(alone.map(([dir, waiters]) => this.#alone(repoRoot, dir, waiters)));
   }
 
   /** One directory built by itself, for everyone waiting for it; each waiter's signal is its own (an abort there ends only that wait). */
@@ -201,6 +210,22 @@ export class BatchedKustomize implements KustomizeBuilder {
       await rm(scratch, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * Whether the kustomization of `dir` itself sets a field kustomize honours only
+ * in the kustomization it builds, not in one a wrapper names: `sortOptions`
+ * (the combined build would print the legacy order) and `buildMetadata` (the
+ * origin annotations would be missing). Such a directory is built alone; so is
+ * one whose kustomization cannot be read (kustomize will say why). The text is
+ * searched, not parsed: a mention anywhere errs on the side of building alone.
+ */
+async function setsTopLevelOnlyFields(repoRoot: string, dir: string): Promise<boolean> {
+  for (const name of KUSTOMIZATION_FILES) {
+    const text = await readFile(join(repoRoot, dir, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) return text.includes('sortOptions') || text.includes('buildMetadata');
+  }
+  return true;
 }
 
 /**
