@@ -11,6 +11,7 @@ import { assertConfinedWorkTree } from '../git/work-tree-guard.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
 import { type BuildCacheStats, KustomizeBuildCache } from '../kustomize/build-cache.js';
+import { BatchedKustomize } from '../kustomize/batched-kustomize.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
 import { MaterializedKustomize } from '../kustomize/materialized-kustomize.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
@@ -44,12 +45,21 @@ export interface WorkTreeVerifierOptions {
    * @default true
    */
   readonly buildCache?: boolean;
+  /**
+   * Run the builds verify asks for together (a wave of Kustomization paths) in
+   * one kubectl process (kustomize/batched-kustomize.ts); off, one process a
+   * build. Outputs are the same either way.
+   * @default true
+   */
+  readonly batchBuilds?: boolean;
 }
 
 /** Creates a verifier; schemas are loaded on first use and then kept, and so are kustomize outputs. */
 export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): WorkTreeVerify {
   const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
-  const kustomize = new KubectlKustomize();
+  const kubectl = new KubectlKustomize();
+  // Innermost, below the cache: only builds the cache could not answer reach a process.
+  const kustomize = options.batchBuilds === false ? kubectl : new BatchedKustomize(kubectl);
   // A run verifies pass 1 and pass 2; most of pass 2's builds read exactly what pass 1's read.
   const cache = options.buildCache === false ? undefined : new KustomizeBuildCache();
   return async (dir, options = {}) => {
