@@ -1,8 +1,9 @@
 /**
  * KustomizeBuilder that runs builds asked for at the same time in one
- * `kubectl kustomize` process. Every process pays kubectl's start-up and the
- * loading of the schemas strategic-merge patches need (together about 0.3 s of
- * CPU); verify asks for a wave of directories at once (verify-repository.ts
+ * `kubectl kustomize` process. Every process pays kubectl's start-up, and the
+ * loading of the schemas strategic-merge patches need where it has such
+ * patches (about 70 ms of CPU for plain resources, up to 0.3 s with patches,
+ * measured with kubectl 1.35); verify asks for a wave of directories at once (verify-repository.ts
  * builds each wave of discovered Kustomization paths with Promise.all), so
  * one process can build them all: a root kustomization in a scratch directory
  * outside the repository lists one wrapper per directory (batch-output.ts),
