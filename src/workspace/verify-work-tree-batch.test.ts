@@ -25,19 +25,10 @@ import { createTestCertificate } from '../sealing/test-certificate.js';
 import type { KustomizeBuilder } from '../verify/kustomize-builder.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
 import { formatFinding, verifyRepository } from '../verify/verify-repository.js';
-import { createWorkTreeVerifier, type WorkTreeReport } from './verify-work-tree.js';
+import { createWorkTreeVerifier } from './verify-work-tree.js';
+import { CLUSTER, EKS, TALOS, verdict } from './test-work-tree-fixtures.js';
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
-const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
-const TALOS = {
-  name: 'tooling-proxmox',
-  domain: 'tooling-proxmox.example.net',
-  region: 'fra-dc2',
-  role: 'tooling',
-  infra_provider: 'proxmox',
-  dns_provider: 'digitalocean',
-};
-const EKS = { name: 'tooling-aws', domain: 'tooling-aws.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
 
 const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
 
@@ -91,12 +82,6 @@ async function compare(dir: string, cluster?: string): Promise<{ separate: numbe
   );
   assert.equal(batcher.stats().fallbacks, 0, 'no combined build of a generated tree fails');
   return { separate: plain.processes, batched: inner.processes, combined: batcher.stats().combined };
-}
-
-/** The verdict part of a report. */
-function verdict(report: WorkTreeReport): Omit<WorkTreeReport, 'kustomizeBuilds'> {
-  const { findings, notes, kustomizationsChecked, summary } = report;
-  return { findings, notes, kustomizationsChecked, summary };
 }
 
 describe('batched kustomize builds in verify', () => {

@@ -15,25 +15,10 @@ import { initPlatformRepository } from '../git/seed-repository.js';
 import { platformDir } from '../package-paths.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
-import { createWorkTreeVerifier, type WorkTreeReport, type WorkTreeVerifyOptions } from './verify-work-tree.js';
+import { createWorkTreeVerifier, type WorkTreeVerifyOptions } from './verify-work-tree.js';
+import { CLUSTER, EKS, TALOS, verdict } from './test-work-tree-fixtures.js';
 
 const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
-const CLUSTER = { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' };
-const TALOS = {
-  name: 'tooling-proxmox',
-  domain: 'tooling-proxmox.example.net',
-  region: 'fra-dc2',
-  role: 'tooling',
-  infra_provider: 'proxmox',
-  dns_provider: 'digitalocean',
-};
-const EKS = { name: 'tooling-aws', domain: 'tooling-aws.example.net', region: 'eu-west-1', role: 'tooling', infra_provider: 'aws', dns_provider: 'route53' };
-
-/** The verdict part of a report: what a user sees. */
-function verdict(report: WorkTreeReport): Omit<WorkTreeReport, 'kustomizeBuilds'> {
-  const { findings, notes, kustomizationsChecked, summary } = report;
-  return { findings, notes, kustomizationsChecked, summary };
-}
 
 describe('the verifier’s kustomize build cache', () => {
   let tmp: string;
