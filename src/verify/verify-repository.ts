@@ -208,6 +208,21 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     const rawFileOf = (name: string, namespace: string): string | undefined =>
       rawKustomizations.find((r) => r.name === name && (r.namespace === undefined || r.namespace === namespace))?.file;
 
+    // Asked for with the root, each path a Kustomization file of the cluster
+    // names joins the root's kubectl process (kustomize/batched-kustomize.ts)
+    // instead of starting a second one after it. The discovery below builds
+    // these same paths whether the root lists them or not (unlisted ones are
+    // checked too), so nothing is built that would not be; only sooner.
+    const declared = new KustomizationSources();
+    declared.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
+    await Promise.all(
+      rawKustomizations.map(async ({ object }) => {
+        if (declared.elsewhere(object) !== undefined) return;
+        const path = await resolvePath(reader, object);
+        // Awaited, with its failures, where discovery reaches it.
+        if (path.ok) build(path.dir).catch(() => undefined);
+      }),
+    );
     const root = await build(clusterDir);
     if (!root.ok) findings.push({ file: clusterDir, message: `does not build: ${root.error}` });
 
