@@ -6,10 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { packageRoot } from '../src/package-paths.js';
 
 /** One line of the final table. */
 export interface Figure {
@@ -196,4 +197,34 @@ export function exec(
 /** `git args` in `cwd` with the bench's clean environment. */
 export function git(cwd: string, args: readonly string[], input?: string | Buffer): Promise<ExecResult> {
   return exec('git', args, { cwd, env: gitEnv(), ...(input !== undefined ? { input } : {}) });
+}
+
+/**
+ * How to start scaffold-runner as a Job does: node on the built
+ * `dist/src/runner-cli.js`, built first (tsc) when missing or older than any
+ * file under src/, so a whole-process figure never measures stale code or tsx.
+ */
+export async function builtRunner(log: (message: string) => void): Promise<{ command: string; args: string[] }> {
+  const root = packageRoot();
+  const entry = join(root, 'dist', 'src', 'runner-cli.js');
+  const newest = async (dir: string): Promise<number> => {
+    let latest = 0;
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      latest = Math.max(latest, entry.isDirectory() ? await newest(path) : (await stat(path)).mtimeMs);
+    }
+    return latest;
+  };
+  const built = await stat(entry).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  if (built < (await newest(join(root, 'src')))) {
+    log('building dist/ (tsc -p tsconfig.build.json) for the whole-process runs');
+    await exec(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    });
+  }
+  return { command: process.execPath, args: [entry] };
 }

@@ -11,6 +11,7 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { type Command, CommanderError } from 'commander';
@@ -37,6 +38,21 @@ import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js
 // What only a run needs (client-node, the forge clients, pino, verify's kubectl
 // and schemas) is imported where the run starts: `--version` and `--help` load
 // none of it, and that module graph cost 1.5 CPU-seconds a process.
+
+/**
+ * A runner lives for one run, a few seconds of CPU, and most of its code runs
+ * a handful of times: V8's optimizing compiler (TurboFan, on background
+ * threads) spent more CPU compiling it than the optimized code saved, about
+ * 0.25 of 3.2 CPU-s a verified run (measured with perf on a whole
+ * scaffold-runner process, bench/run-processes.ts's fixture). Interpreted and
+ * baseline-compiled code is enough for one run. Set before the run's modules
+ * load; SCAFFOLD_V8_TIERING=full keeps every tier (a long upgrade of a large
+ * fleet, or a comparison).
+ */
+function limitTiering(): void {
+  // Tiers above Sparkplug (Maglev, TurboFan) off; the flag exists in the V8 of Node 20 and later.
+  setFlagsFromString('--max-opt=1');
+}
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -365,6 +381,8 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     });
     const workRoot = flags.workDir;
     if (workRoot) await mkdir(workRoot, { recursive: true, mode: 0o700 });
+    const scratchRoot = flags.scratchDir;
+    if (scratchRoot) await mkdir(scratchRoot, { recursive: true, mode: 0o700 });
     // Kubernetes sends SIGTERM when the Job is deleted (a cancelled run) and the
     // local executor does the same: abort the step in flight (git, the wait) so
     // the run still writes its result and removes its working copy.
@@ -391,7 +409,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       git: new CliGitRemote({ logger, gitProcessGroup: 'caller', queueAuth: await queueAuthFrom(env) }),
       logger,
       delivery,
-      verify: verifierFor(createWorkTreeVerifier()),
+      verify: verifierFor(createWorkTreeVerifier(scratchRoot ? { scratchRoot } : {})),
       ...(workRoot ? { workRoot } : {}),
     };
     // Flux may apply a later commit (another run's) that contains this run's: that counts. Opened once asked for.
@@ -482,6 +500,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
 }
 
 const runner = program(process.env);
+if (process.env['SCAFFOLD_V8_TIERING'] !== 'full') limitTiering();
 try {
   // A mistyped flag first, as the other binaries report it: commander would call `--domian` a missing --domain.
   const unknown = unknownFlagError(runner, process.argv.slice(2));

@@ -34,6 +34,7 @@ export interface RunnerFlags {
   sealedSecretsName: string;
   resultFile?: string;
   workDir?: string;
+  scratchDir?: string;
   leaseFile?: string;
   controllerTimeout: string;
   registryAuth?: string;
@@ -184,6 +185,13 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
       .addOption(option('--result-file <file>', 'where to write the result JSON (default: the termination-message path)', RUNNER_ENV.resultFile))
       .addOption(
         option('--work-dir <dir>', 'where the working copy goes (default: the OS temp dir); the executor removes it after the run', RUNNER_ENV.workDir),
+      )
+      .addOption(
+        option(
+          '--scratch-dir <dir>',
+          "where verify copies the tree kustomize builds (default: the OS temp dir); a memory-backed directory spares the disk's file creations",
+          RUNNER_ENV.scratchDir,
+        ),
       )
       .addOption(
         option('--lease-file <file>', "a file renewed every few seconds while the run works, removed at its end (the run's owner lease)", RUNNER_ENV.leaseFile),

@@ -145,6 +145,7 @@ describe('KubeJobExecutor', () => {
         { name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } },
         // The scratch space is bounded: a runaway clone is evicted, not the node's disk filled.
         { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
+        { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
       ]);
 
       const runner = container(job);
@@ -165,6 +166,7 @@ describe('KubeJobExecutor', () => {
       assert.deepEqual(runner['volumeMounts'], [
         { name: 'secrets', mountPath: '/var/run/scaffold/secrets', readOnly: true },
         { name: 'tmp', mountPath: '/tmp' },
+        { name: 'scratch', mountPath: '/var/run/scaffold/scratch' },
       ]);
       assert.deepEqual(runner['resources'], { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } });
 
@@ -178,6 +180,7 @@ describe('KubeJobExecutor', () => {
         SCAFFOLD_REGION: 'eu-west-1',
         SCAFFOLD_REFERENCE: 'development',
         HOME: '/tmp',
+        SCAFFOLD_SCRATCH_DIR: '/var/run/scaffold/scratch',
         SCAFFOLD_GIT_USERNAME_FILE: '/var/run/scaffold/secrets/git-username',
         SCAFFOLD_GIT_TOKEN_FILE: '/var/run/scaffold/secrets/git-token',
         SCAFFOLD_KUBECONFIG: '/var/run/scaffold/secrets/kubeconfig',
@@ -206,9 +209,16 @@ describe('KubeJobExecutor', () => {
       const volumes = podSpec(job)['volumes'] as JsonObject[];
       // Every scratch volume of the pod is bounded, not only the one mounted on /tmp.
       const scratch = volumes.filter((v) => v['emptyDir'] !== undefined);
-      assert.deepEqual(scratch, [{ name: 'tmp', emptyDir: { sizeLimit: '512Mi' } }]);
+      assert.deepEqual(scratch, [
+        { name: 'tmp', emptyDir: { sizeLimit: '512Mi' } },
+        // verify's copy of the tree for kustomize, in memory: bounded too, by its own limit.
+        { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+      ]);
       const mounts = container(job)['volumeMounts'] as JsonObject[];
       assert.equal(mounts.find((m) => m['mountPath'] === '/tmp')?.['name'], 'tmp');
+      const scratchDir = mounts.find((m) => m['name'] === 'scratch')?.['mountPath'];
+      const env = container(job)['env'] as JsonObject[];
+      assert.equal(env.find((e) => e['name'] === 'SCAFFOLD_SCRATCH_DIR')?.['value'], scratchDir, 'the runner is told where its scratch volume is');
     });
 
     it('copies the kubeconfig rebuilt from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {

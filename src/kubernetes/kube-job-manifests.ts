@@ -6,7 +6,7 @@
  */
 import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
-import { runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
+import { RUNNER_ENV, runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
@@ -18,6 +18,14 @@ export const CLUSTER_LABEL = 'gitops-scaffolder.io/cluster';
 export const CONTAINER = 'runner';
 /** Where the Secret is mounted; the runner reads its credentials from files here. */
 const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
+/** verify's scratch copy of the tree (`--scratch-dir`). */
+const RUNNER_SCRATCH_DIR = '/var/run/scaffold/scratch';
+/**
+ * The scratch copy holds the files of one cluster's sparse checkout (base/,
+ * the reference, the cluster): about 1 MB for the default platform. Past the
+ * limit the kubelet evicts the pod rather than let a hostile tree eat the node's memory.
+ */
+const RUNNER_SCRATCH_SIZE_LIMIT = '256Mi';
 // A distroless "nonroot" user; fsGroup makes the 0400 Secret files group-readable
 // by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
 const RUNNER_UID = 65532;
@@ -104,6 +112,7 @@ export function jobManifestOf(
     ...runEnvOf(run),
     // The root filesystem is read-only: git and friends write their config under HOME.
     HOME: '/tmp',
+    [RUNNER_ENV.scratchDir]: RUNNER_SCRATCH_DIR,
     ...secretFileEnvOf(RUNNER_SECRETS_DIR, files),
     // Per-attempt options (--wait-ready, --rotate-only): not stored with the run.
     ...options,
@@ -145,6 +154,7 @@ export function jobManifestOf(
               volumeMounts: [
                 { name: 'secrets', mountPath: RUNNER_SECRETS_DIR, readOnly: true },
                 { name: 'tmp', mountPath: '/tmp' },
+                { name: 'scratch', mountPath: RUNNER_SCRATCH_DIR },
               ],
               // The result JSON goes here; if the runner dies first, the log tail stands in.
               terminationMessagePath: '/dev/termination-log',
@@ -165,6 +175,9 @@ export function jobManifestOf(
             // The clone and the generated tree live here (the root filesystem is read-only).
             // Bounded: a hostile or runaway repository is evicted, not the node's disk filled.
             { name: 'tmp', emptyDir: { sizeLimit: shape.tmpSizeLimit ?? DEFAULT_RUNNER_TMP_SIZE_LIMIT } },
+            // verify's copy of the tree for kustomize, made and removed twice a run: in
+            // memory it costs no disk file creations (counted in the container's memory limit).
+            { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: RUNNER_SCRATCH_SIZE_LIMIT } },
           ],
         },
       },

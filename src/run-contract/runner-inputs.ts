@@ -32,6 +32,8 @@ export const RUNNER_ENV = {
   leaseFile: 'SCAFFOLD_LEASE_FILE',
   /** Where the working copy goes; the executor removes it after the run. */
   workDir: 'SCAFFOLD_WORK_DIR',
+  /** Where verify copies the tree for kustomize (a runner Job: a memory-backed volume). */
+  scratchDir: 'SCAFFOLD_SCRATCH_DIR',
   // Per-attempt options (not stored with the run; a retry sends them again).
   waitReady: 'SCAFFOLD_WAIT_READY',
   readyTimeout: 'SCAFFOLD_READY_TIMEOUT',

@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
@@ -101,6 +101,8 @@ describe('batched kustomize builds in verify', () => {
     await renderWorkTree(dir, { cluster: CLUSTER, pass: 'all', certificate, generatorVersion: '0.0.0-test' });
     const pass2 = await compare(dir, CLUSTER.name);
     assert.ok(pass2.combined > 0, 'pass 2 builds a wave in one process');
+    // The paths the cluster's Kustomization files name are asked for with the root: one process a pass.
+    assert.deepEqual([pass1.batched, pass2.batched], [1, 1], `one kubectl process a pass: ${JSON.stringify({ pass1, pass2 })}`);
     assert.ok(pass1.batched + pass2.batched < pass1.separate + pass2.separate, `fewer processes: ${JSON.stringify({ pass1, pass2 })}`);
     // Through the verifier as the runner wires it, with the cache: the same verdicts with batching on and off.
     for (const buildCache of [true, false]) {
@@ -109,6 +111,19 @@ describe('batched kustomize builds in verify', () => {
         verdict(await createWorkTreeVerifier({ buildCache, batchBuilds: false })(dir, { cluster: CLUSTER.name })),
       );
     }
+  });
+
+  it('makes its copy of the tree below the scratch directory it is given, and leaves nothing there', async () => {
+    const dir = join(tmp, 'scratch');
+    await initPlatformRepository(dir, platformDir());
+    await renderWorkTree(dir, { cluster: CLUSTER, pass: 'infrastructure', generatorVersion: '0.0.0-test' });
+    const missing = join(tmp, 'no-such-scratch');
+    await assert.rejects(createWorkTreeVerifier({ scratchRoot: missing })(dir, { cluster: CLUSTER.name }), (error: Error) => error.message.includes(missing));
+    const scratchRoot = join(tmp, 'scratch-root');
+    await mkdir(scratchRoot);
+    const report = await createWorkTreeVerifier({ scratchRoot })(dir, { cluster: CLUSTER.name });
+    assert.deepEqual(report.findings, []);
+    assert.deepEqual(await readdir(scratchRoot), [], 'the copy is removed after the verify');
   });
 
   it('gives platform/matrix-example the same outputs and verdicts per cluster and for the whole repository', async () => {
