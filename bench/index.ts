@@ -1,6 +1,6 @@
 /**
  * `npm run bench [suite ...]`: runs the benchmark suites in order (render,
- * runner-scale, run-processes, concurrent-runs, api, upgrade), or the ones named, and prints every
+ * runner-scale, run-processes, concurrent-runs, api, upgrade, rollout), or the ones named, and prints every
  * figure beside the baseline measured in the same run, the ratio, the target
  * and PASS/MISS. Benchmarks report, they don't gate: the exit code is 0 even on
  * MISS, and non-zero only when a suite could not run.
@@ -9,6 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { apiSuite } from './api.js';
 import { concurrentRunsSuite } from './concurrent-runs.js';
 import { renderSuite } from './render.js';
+import { rolloutSuite } from './rollout.js';
 import { runProcessesSuite } from './run-processes.js';
 import { runnerScaleSuite } from './runner-scale.js';
 import { upgradeSuite } from './upgrade.js';
@@ -21,6 +22,7 @@ const SUITES: readonly (readonly [string, Suite])[] = [
   ['concurrent-runs', concurrentRunsSuite],
   ['api', apiSuite],
   ['upgrade', upgradeSuite],
+  ['rollout', rolloutSuite],
 ];
 
 function log(message: string): void {
