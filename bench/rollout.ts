@@ -8,9 +8,8 @@
  * commit to the reference put them all behind. One POST /api/v1/upgrades with
  * one wave of all N; the suite polls until the rollout ends.
  *
- * The service module is loaded from dist/ when it is built and newer than
- * src/ (then its runner is dist/src/runner-cli.js, what a Job runs), else from
- * src/ (the runner then runs through tsx); the log says which.
+ * The service is loaded from dist/, built first when older than src/ (bench/support.ts
+ * builtDist): its runner is dist/src/runner-cli.js, what a Job runs.
  *
  * Checks afterwards: every cluster succeeded with a commit; the branch gained
  * exactly N commits since the reference change, each touching one cluster
@@ -27,49 +26,32 @@
  * minute. Baseline: the CPU floor, CPU per cluster × N / CPUs.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory } from './fixtures.js';
-import { type Figure, type Suite, cpuMsWithChildren, exec, git, ms, onCleanup, tempDir, verdict } from './support.js';
+import { type Figure, type Suite, builtDist, cpuMsWithChildren, exec, git, ms, onCleanup, tempDir, verdict } from './support.js';
 
 const TARGET_MS = 5 * 60_000;
 const POLL_MS = 250;
-const ROOT = resolve(import.meta.dirname, '..');
 
 type ServiceModule = typeof import('../src/main.js');
 type ConfigModule = typeof import('../src/service/service-config.js');
 type PinoModule = typeof import('../src/pino-logger.js');
 
-/** Newest modification time of the .ts files below `dir`. */
-function newestTs(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestTs(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** The service modules from dist/ when built after the last change to src/, else from src/. */
+/** The service modules from dist/ (built first when stale): its runner is then dist/src/runner-cli.js, what a Job runs. */
 async function serviceModules(log: (m: string) => void): Promise<{ main: ServiceModule; config: ConfigModule; pino: PinoModule }> {
-  const distMain = join(ROOT, 'dist/src/main.js');
-  if (existsSync(distMain) && statSync(distMain).mtimeMs >= newestTs(join(ROOT, 'src'))) {
-    log('rollout: service and runner from dist/ (runner: node dist/src/runner-cli.js, as a Job runs it)');
-    const load = (p: string) => import(pathToFileURL(join(ROOT, 'dist/src', p)).href);
-    return {
-      main: (await load('main.js')) as ServiceModule,
-      config: (await load('service/service-config.js')) as ConfigModule,
-      pino: (await load('pino-logger.js')) as PinoModule,
-    };
-  }
-  log('rollout: dist/ missing or older than src/: service from src/, runner through tsx (node --import tsx src/runner-cli.ts; slower start-up per run)');
-  return { main: await import('../src/main.js'), config: await import('../src/service/service-config.js'), pino: await import('../src/pino-logger.js') };
+  const dist = await builtDist(log);
+  log('rollout: service and runner from dist/ (runner: node dist/src/runner-cli.js, as a Job runs it)');
+  const load = (p: string) => import(pathToFileURL(join(dist, p)).href);
+  return {
+    main: (await load('main.js')) as ServiceModule,
+    config: (await load('service/service-config.js')) as ConfigModule,
+    pino: (await load('pino-logger.js')) as PinoModule,
+  };
 }
 
 /** A kubectl shim first on PATH: logs each kubectl's parent pid, then runs the real one. */

@@ -200,13 +200,12 @@ export function git(cwd: string, args: readonly string[], input?: string | Buffe
 }
 
 /**
- * How to start scaffold-runner as a Job does: node on the built
- * `dist/src/runner-cli.js`, built first (tsc) when missing or older than any
- * file under src/, so a whole-process figure never measures stale code or tsx.
+ * The built `dist/src` directory, built first (tsc) when missing or older than
+ * any file under src/: a whole-process figure never measures stale code, nor
+ * tsx compiling TypeScript at every start.
  */
-export async function builtRunner(log: (message: string) => void): Promise<{ command: string; args: string[] }> {
+export async function builtDist(log: (message: string) => void): Promise<string> {
   const root = packageRoot();
-  const entry = join(root, 'dist', 'src', 'runner-cli.js');
   const newest = async (dir: string): Promise<number> => {
     let latest = 0;
     for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -215,16 +214,21 @@ export async function builtRunner(log: (message: string) => void): Promise<{ com
     }
     return latest;
   };
-  const built = await stat(entry).then(
+  const built = await stat(join(root, 'dist', 'src', 'main.js')).then(
     (s) => s.mtimeMs,
     () => 0,
   );
   if (built < (await newest(join(root, 'src')))) {
-    log('building dist/ (tsc -p tsconfig.build.json) for the whole-process runs');
+    log('building dist/ (tsc -p tsconfig.build.json): whole-process figures run what a Job runs');
     await exec(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
       cwd: root,
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     });
   }
-  return { command: process.execPath, args: [entry] };
+  return join(root, 'dist', 'src');
+}
+
+/** How to start scaffold-runner as a Job does: node on the built runner-cli.js. */
+export async function builtRunner(log: (message: string) => void): Promise<{ command: string; args: string[] }> {
+  return { command: process.execPath, args: [join(await builtDist(log), 'runner-cli.js')] };
 }
