@@ -220,7 +220,8 @@ export async function builtDist(log: (message: string) => void): Promise<string>
   );
   if (built < (await newest(join(root, 'src')))) {
     log('building dist/ (tsc -p tsconfig.build.json): whole-process figures run what a Job runs');
-    await exec(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+    // tsc reports type errors on stdout: run through a shell so they reach the error message.
+    await exec('sh', ['-c', `'${process.execPath}' node_modules/typescript/bin/tsc -p tsconfig.build.json 1>&2`], {
       cwd: root,
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     });

@@ -573,6 +573,39 @@ describe('RunMonitor', () => {
       await monitor.idle();
     });
 
+    it('follows many runs whose pods are not up yet without a listener-leak warning: each back-off wait leaves when it ends', async () => {
+      // A Job whose pod is not scheduled yet: its log stream ends at once while the run is still active.
+      class NotUpYet extends FakeExecutor {
+        override async *logs(run: RunRecord): AsyncIterable<string> {
+          this.logCalls.push(run.id);
+        }
+      }
+      const executor = new NotUpYet();
+      const runs = await Promise.all(Array.from({ length: 24 }, () => newRun()));
+      for (const run of runs) executor.set(run.id, { state: 'running' });
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on('warning', onWarning);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      try {
+        await monitor.start(stop.signal);
+        for (const run of runs) monitor.track(run);
+        // Long enough for every run to be in its back-off wait at once, several times over.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.ok(executor.logCalls.length >= 2 * runs.length, `each run was looked at again after a wait (${executor.logCalls.length} reads)`);
+      } finally {
+        stop.abort();
+        await monitor.idle();
+        process.off('warning', onWarning);
+        for (const run of runs) await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+      }
+      assert.deepEqual(
+        warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+        [],
+      );
+    });
+
     it('stops every pump when the signal aborts', async () => {
       const run = await newRun();
       const executor = new FakeExecutor();

@@ -8,6 +8,7 @@
  * One monitor per service process is assumed: two replicas pumping the same
  * run would store its lines twice.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, UnavailableError, failureOf, type Failure } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -108,6 +109,10 @@ export class RunMonitor implements RunTracker {
   #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: RunMonitorDeps) {
+    // Every followed run's back-off wait listens to the stop signal, one listener
+    // a run, removed when its wait ends: a fleet rollout follows dozens at once,
+    // and Node's warning at 11 ("possible memory leak") would point at nothing.
+    setMaxListeners(0, this.#stop.signal);
     this.#store = deps.store;
     this.#executor = deps.executor;
     this.#logger = deps.logger ?? silentLogger;
