@@ -576,8 +576,9 @@ describe('RunMonitor', () => {
     it('follows many runs whose pods are not up yet without a listener-leak warning: each back-off wait leaves when it ends', async () => {
       // A Job whose pod is not scheduled yet: its log stream ends at once while the run is still active.
       class NotUpYet extends FakeExecutor {
-        override async *logs(run: RunRecord): AsyncIterable<string> {
+        override logs(run: RunRecord): AsyncIterable<string> {
           this.logCalls.push(run.id);
+          return (async function* () {})();
         }
       }
       const executor = new NotUpYet();
