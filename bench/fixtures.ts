@@ -4,6 +4,7 @@
  * bare repositories served by `git daemon` holding many existing clusters.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsRepoReader } from '../src/git/fs-repo-reader.js';
 import { initPlatformRepository } from '../src/git/seed-repository.js';
@@ -113,4 +114,21 @@ export async function bareRepositoryWithClusters(dir: string, template: RenderRe
   await git(dir, ['fast-import', '--quiet', '--done'], Buffer.concat(chunks));
   // Compact the objects into one pack, as a long-lived server repository would be.
   await git(dir, ['gc', '--quiet', '--prune=now']);
+}
+
+/**
+ * A fleet one platform change behind: `count` generated clusters in a bare
+ * repository at `bare`, cloned to `work`, where the reference's carried-over
+ * patch is edited and committed (not pushed), so every cluster would change on upgrade.
+ */
+export async function fleetBehindReference(dir: string, bare: string, work: string, count: number, log: (message: string) => void): Promise<void> {
+  // The template is rendered against the platform as init seeds it; its copies are the fleet.
+  const { commit, files } = await platformRepository(join(dir, 'platform'));
+  const template = await renderInMemory(files, benchCluster('fleet-template'), 'all', commit);
+  log(`writing ${count} generated clusters (${template.tree.size} files each) with git fast-import`);
+  await bareRepositoryWithClusters(bare, template, count, 'fleet');
+  await git(dir, ['clone', '--quiet', bare, work]);
+  const patch = join(work, 'clusters/development/apps/tcr-api-replicas.yaml');
+  await writeFile(patch, (await readFile(patch, 'utf8')).replace(/replicas: \d+/, 'replicas: 7'));
+  await git(work, ['commit', '--quiet', '-am', 'Seven API replicas']);
 }

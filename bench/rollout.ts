@@ -32,7 +32,7 @@ import { delimiter, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { startGitDaemon } from '../test/support/git-server.js';
-import { bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory } from './fixtures.js';
+import { fleetBehindReference } from './fixtures.js';
 import { type Figure, type Suite, builtDist, cpuMsWithChildren, exec, git, ms, onCleanup, tempDir, verdict } from './support.js';
 
 const TARGET_MS = 5 * 60_000;
@@ -104,17 +104,10 @@ export const rolloutSuite: Suite = async ({ log }) => {
   const dir = await tempDir('rollout');
 
   // 1. The fleet, and one reference change that puts every cluster behind.
-  const { commit, files } = await platformRepository(join(dir.path, 'platform'));
-  const template = await renderInMemory(files, benchCluster('fleet-template'), 'all', commit);
   const repos = join(dir.path, 'repos');
   const bare = join(repos, 'fleet.git');
-  log(`rollout: writing ${count} generated clusters (${template.tree.size} files each) with git fast-import`);
-  await bareRepositoryWithClusters(bare, template, count, 'fleet');
   const work = join(dir.path, 'work');
-  await git(dir.path, ['clone', '--quiet', bare, work]);
-  const patch = join(work, 'clusters/development/apps/tcr-api-replicas.yaml');
-  await writeFile(patch, (await readFile(patch, 'utf8')).replace(/replicas: \d+/, 'replicas: 7'));
-  await git(work, ['commit', '--quiet', '-am', 'Seven API replicas']);
+  await fleetBehindReference(dir.path, bare, work, count, (m) => log(`rollout: ${m}`));
   await git(work, ['push', '--quiet', 'origin', 'HEAD:main']);
   const referenceChange = (await git(bare, ['rev-parse', 'main'])).stdout.trim();
 

@@ -12,15 +12,14 @@
  * of the fleet and scaled to its size. The ratio is shared / obvious.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { upgradeWorkTree } from '../src/workspace/upgrade-work-tree.js';
 import { FsRepoReader } from '../src/git/fs-repo-reader.js';
 import { renderCluster } from '../src/gitops/render-cluster.js';
 import { parseProvenance } from '../src/gitops/provenance.js';
-import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory } from './fixtures.js';
-import { type Figure, type Suite, git, ms, tempDir, verdict } from './support.js';
+import { GENERATOR_VERSION, fleetBehindReference } from './fixtures.js';
+import { type Figure, type Suite, ms, tempDir, verdict } from './support.js';
 
 const TARGET_S = 60;
 const BASELINE_SAMPLE = 50;
@@ -28,18 +27,10 @@ const BASELINE_SAMPLE = 50;
 export const upgradeSuite: Suite = async ({ log }) => {
   const count = Number(process.env['BENCH_FLEET_CLUSTERS'] ?? 1000);
   const dir = await tempDir('upgrade');
-  // The template is rendered against the platform as init seeds it; its copies are the fleet.
-  const { commit, files } = await platformRepository(join(dir.path, 'platform'));
-  const template = await renderInMemory(files, benchCluster('fleet-template'), 'all', commit);
   const bare = join(dir.path, 'fleet.git');
-  log(`upgrade: writing ${count} generated clusters (${template.tree.size} files each) with git fast-import`);
-  await bareRepositoryWithClusters(bare, template, count, 'fleet');
   const repo = join(dir.path, 'work');
-  await git(dir.path, ['clone', '--quiet', bare, repo]);
   // The platform changes: the reference's carried-over patch is edited, so every cluster is behind.
-  const patch = join(repo, 'clusters/development/apps/tcr-api-replicas.yaml');
-  await writeFile(patch, (await readFile(patch, 'utf8')).replace(/replicas: \d+/, 'replicas: 7'));
-  await git(repo, ['commit', '--quiet', '-am', 'Seven API replicas']);
+  await fleetBehindReference(dir.path, bare, repo, count, (m) => log(`upgrade: ${m}`));
 
   log(`upgrade: upgrade --dry-run over ${count} clusters`);
   const started = performance.now();
