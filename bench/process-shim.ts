@@ -2,10 +2,11 @@
  * Counts the git and kubectl processes this process starts, whoever starts
  * them (the git adapter, the kustomize builder, a reader's `cat-file`): a
  * directory of shims put first on PATH, each appending its parent's pid and
- * its arguments to a log and then exec'ing the real program. Only processes
- * whose parent is this process count, so git's own helpers (upload-pack under
- * the bench's git daemon, index-pack under a fetch) and the bench's own setup
- * commands in other processes do not.
+ * its arguments to a log and then exec'ing the real program. By default only
+ * processes whose parent is this process count, so git's own helpers
+ * (upload-pack under the bench's git daemon, index-pack under a fetch) and the
+ * bench's own setup commands in other processes do not; `anyParent` reads them
+ * all (a runner's kubectl, whose parent is that runner process).
  *
  * git and kubectl spawned with a scrubbed environment still find the shims:
  * both the git adapter and the kustomize builder keep PATH.
@@ -19,13 +20,15 @@ export interface Spawned {
   /** git's subcommand ("clone", "push"…) or kubectl's first argument. */
   readonly command: string;
   readonly args: readonly string[];
+  /** The pid of the process that started it. */
+  readonly parent: string;
 }
 
 export interface ProcessCounter {
   /** Forgets what was counted so far. */
   reset(): Promise<void>;
-  /** What this process started since the last reset, by program. */
-  read(): Promise<{ readonly git: readonly Spawned[]; readonly kubectl: readonly Spawned[] }>;
+  /** What this process (or, with `anyParent`, any process) started since the last reset, by program. */
+  read(options?: { readonly anyParent?: boolean }): Promise<{ readonly git: readonly Spawned[]; readonly kubectl: readonly Spawned[] }>;
   /** Takes the shims off PATH. */
   uninstall(): void;
 }
@@ -67,13 +70,13 @@ export async function installProcessCounter(dir: string, programs: readonly stri
   const parent = String(process.pid);
   return {
     reset: () => truncate(log, 0),
-    read: async () => {
+    read: async ({ anyParent = false } = {}) => {
       const out: Record<string, Spawned[]> = { git: [], kubectl: [] };
       for (const line of (await readFile(log, 'utf8')).split('\n').filter(Boolean)) {
         const [head = '', ...args] = line.split('\x1f');
         const [ppid, program = ''] = head.split('\x1e');
-        if (ppid !== parent) continue;
-        (out[program] ??= []).push({ command: program === 'git' ? subcommand(args) : (args[0] ?? ''), args });
+        if (!anyParent && ppid !== parent) continue;
+        (out[program] ??= []).push({ command: program === 'git' ? subcommand(args) : (args[0] ?? ''), args, parent: ppid ?? '' });
       }
       return { git: out['git'] ?? [], kubectl: out['kubectl'] ?? [] };
     },

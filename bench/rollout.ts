@@ -26,14 +26,14 @@
  * minute. Baseline: the CPU floor, CPU per cluster × N / CPUs.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { startGitDaemon } from '../test/support/git-server.js';
+import { installProcessCounter } from './process-shim.js';
 import { fleetBehindReference } from './fixtures.js';
-import { type Figure, type Suite, builtDist, cpuMsWithChildren, exec, git, ms, onCleanup, tempDir, verdict } from './support.js';
+import { type Figure, type Suite, builtDist, cpuMsWithChildren, git, ms, onCleanup, tempDir, verdict } from './support.js';
 
 const TARGET_MS = 5 * 60_000;
 const POLL_MS = 250;
@@ -51,27 +51,6 @@ async function serviceModules(log: (m: string) => void): Promise<{ main: Service
     main: (await load('main.js')) as ServiceModule,
     config: (await load('service/service-config.js')) as ConfigModule,
     pino: (await load('pino-logger.js')) as PinoModule,
-  };
-}
-
-/** A kubectl shim first on PATH: logs each kubectl's parent pid, then runs the real one. */
-async function installKubectlShim(dir: string): Promise<{ log: string; uninstall(): void }> {
-  const { stdout } = await exec('sh', ['-c', 'command -v kubectl'], { cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
-  const real = stdout.trim();
-  if (!real.startsWith('/')) throw new Error('kubectl is not on PATH (export PATH=$(node scripts/upstream-tools.mjs):$PATH)');
-  await mkdir(dir, { recursive: true });
-  const log = join(dir, 'kubectl.log');
-  await writeFile(log, '');
-  const shim = join(dir, 'kubectl');
-  await writeFile(shim, `#!/bin/sh\nprintf '%s\\n' "$PPID" >> '${log}'\nexec '${real}' "$@"\n`);
-  await chmod(shim, 0o755);
-  const before = process.env['PATH'];
-  process.env['PATH'] = `${dir}${delimiter}${before ?? ''}`;
-  return {
-    log,
-    uninstall: () => {
-      process.env['PATH'] = before;
-    },
   };
 }
 
@@ -114,7 +93,7 @@ export const rolloutSuite: Suite = async ({ log }) => {
   // 2. The daemon and the service.
   const daemon = await startGitDaemon({ baseDir: repos });
   onCleanup(() => daemon.stop());
-  const shim = await installKubectlShim(join(dir.path, 'shim'));
+  const shim = await installProcessCounter(join(dir.path, 'shim'), ['kubectl']);
   onCleanup(() => shim.uninstall());
   const modules = await serviceModules(log);
   const token = `bench-${randomBytes(18).toString('hex')}`;
@@ -203,8 +182,8 @@ export const rolloutSuite: Suite = async ({ log }) => {
   const stray = rollout.clusters.filter((c) => !commits.has(c.commit!));
   if (stray.length > 0) throw new Error(`${stray.length} reported commit(s) not on main, e.g. ${stray[0]!.name} ${stray[0]!.commit}`);
   // kubectl's parent is the runner (spawned without a shell); each run is its own runner process, so N runners must have run it.
-  const kubectlParents = (await readFile(shim.log, 'utf8')).split('\n').filter((l) => l !== '');
-  const verifyingRunners = new Set(kubectlParents).size;
+  const kubectlProcesses = (await shim.read({ anyParent: true })).kubectl;
+  const verifyingRunners = new Set(kubectlProcesses.map((p) => p.parent)).size;
   if (verifyingRunners < count) throw new Error(`only ${verifyingRunners} runner process(es) ran kubectl kustomize (verify), not all ${count}`);
 
   // Where the time went, from the run records.
@@ -230,7 +209,7 @@ export const rolloutSuite: Suite = async ({ log }) => {
   );
   log(
     `rollout: checked: ${count} commits on main since ${referenceChange.slice(0, 12)}, one per cluster directory, each the one its run reported; ` +
-      `${kubectlParents.length} kubectl processes from ${verifyingRunners} runner processes (verify ran in every run)`,
+      `${kubectlProcesses.length} kubectl processes from ${verifyingRunners} runner processes (verify ran in every run)`,
   );
   log(
     `rollout: runs queued in the executor ${ms(avg(queued))} on average (max ${ms(Math.max(...queued))}), ran ${ms(avg(running))} on average; ` +

@@ -184,6 +184,8 @@ export const runProcessesSuite: Suite = async ({ log }) => {
     if (memoryScratch !== undefined) wholeMemory.push(await wholeOnce(`whole-mem-${i}`, memoryScratch));
   }
   await daemon.stop();
+  // Judged as a Job runs: scratch in memory, where this machine has tmpfs.
+  const judgedWhole = median(wholeMemory.length > 0 ? wholeMemory : whole);
   const med = (runs: readonly RunCost[], key: Exclude<keyof RunCost, 'gitSequence'>) => median(runs.map((r) => r[key]));
   const hitRate = (runs: readonly RunCost[]) => {
     const built = med(runs, 'kubectl');
@@ -246,11 +248,11 @@ export const runProcessesSuite: Suite = async ({ log }) => {
     {
       suite: 'run-processes',
       name: `whole scaffold-runner process, CPU per run (median of ${RUNS}, scratch ${wholeMemory.length > 0 ? 'in memory' : 'on disk'})`,
-      measured: ms(median(wholeMemory.length > 0 ? wholeMemory : whole)),
+      measured: ms(judgedWhole),
       baseline: `plain git ${ms(plainCpu)}; scratch on disk ${ms(median(whole))}`,
-      ratio: median(wholeMemory.length > 0 ? wholeMemory : whole) / plainCpu,
+      ratio: judgedWhole / plainCpu,
       target: 'ratio ≤ 3',
-      verdict: verdict(median(wholeMemory.length > 0 ? wholeMemory : whole) <= 3 * plainCpu),
+      verdict: verdict(judgedWhole <= 3 * plainCpu),
     },
     info(
       'wall time per run',

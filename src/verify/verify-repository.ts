@@ -213,11 +213,12 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     // instead of starting a second one after it. The discovery below builds
     // these same paths whether the root lists them or not (unlisted ones are
     // checked too), so nothing is built that would not be; only sooner.
-    const declared = new KustomizationSources();
-    declared.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
+    // Sources the tree declares tell which paths are in another artifact.
+    const sources = new KustomizationSources();
+    sources.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
     await Promise.all(
       rawKustomizations.map(async ({ object }) => {
-        if (declared.elsewhere(object) !== undefined) return;
+        if (sources.elsewhere(object) !== undefined) return;
         const path = await resolvePath(reader, object);
         // Awaited, with its failures, where discovery reaches it.
         if (path.ok) build(path.dir).catch(() => undefined);
@@ -238,9 +239,6 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     );
 
     // --- discover the cluster's Kustomizations, following nested ones -------
-    // Sources the tree declares tell which paths are in another artifact.
-    const sources = new KustomizationSources();
-    sources.declare(rawDocuments.filter((d) => d.file.startsWith(`${clusterDir}/`)).map((d) => d.object));
     if (root.ok) sources.declare(root.objects);
     const found = new Map<string, Found>();
     const queue: Found[] = [];
