@@ -56,8 +56,8 @@ export interface WorkTreeVerifierOptions {
    * Where the copy of the tree kustomize builds (and a batch's wrappers) is
    * made. Every verify creates and removes a file per file of the tree; on a
    * disk filesystem those creations were the largest system-time cost of a
-   * run (ext4: 0.2-0.25 CPU-s a verified run, against none on tmpfs), so a
-   * runner Job points this at a memory-backed volume.
+   * run (ext4: 0.08-0.25 CPU-s a verified run, from run to run, against
+   * almost none on tmpfs), so a runner Job points this at a memory-backed volume.
    * @default os.tmpdir()
    */
   readonly scratchRoot?: string;
