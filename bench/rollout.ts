@@ -17,8 +17,10 @@
  * upgrade run logs no "verified" event (run-fleet-change's gate drops the
  * report), so a kubectl shim first on PATH records the parent of each
  * `kubectl kustomize` (the runner: batched builds run in a shared temp
- * directory, so the directory does not name the run): N distinct runner
- * processes must have run one.
+ * directory, so the directory does not name the run): every runner process
+ * must have run one, and there must be at least N (each cluster's own tree
+ * is its own input: no cache answers it). A pushed rollout hands each run a
+ * batch of clusters (rollout-service.ts), so the runs are fewer than the clusters.
  *
  * Reports the wall time from POST to finished, CPU of this process and every
  * child it waited for (service, PGlite, runners and their git and kubectl;
@@ -181,13 +183,16 @@ export const rolloutSuite: Suite = async ({ log }) => {
   const commits = new Set(history.map((c) => c.sha));
   const stray = rollout.clusters.filter((c) => !commits.has(c.commit!));
   if (stray.length > 0) throw new Error(`${stray.length} reported commit(s) not on main, e.g. ${stray[0]!.name} ${stray[0]!.commit}`);
-  // kubectl's parent is the runner (spawned without a shell); each run is its own runner process, so N runners must have run it.
+  // kubectl's parent is the runner (spawned without a shell); each run is its own runner process, and each cluster's tree its own build.
+  const runIds = [...new Set(rollout.clusters.map((c) => c.run_id))];
   const kubectlProcesses = (await shim.read({ anyParent: true })).kubectl;
   const verifyingRunners = new Set(kubectlProcesses.map((p) => p.parent)).size;
-  if (verifyingRunners < count) throw new Error(`only ${verifyingRunners} runner process(es) ran kubectl kustomize (verify), not all ${count}`);
+  if (verifyingRunners < runIds.length) throw new Error(`only ${verifyingRunners} runner process(es) ran kubectl kustomize (verify), not all ${runIds.length}`);
+  if (kubectlProcesses.length < count)
+    throw new Error(`${kubectlProcesses.length} kubectl kustomize processes for ${count} clusters: some cluster was not verified`);
 
   // Where the time went, from the run records.
-  const runs = await Promise.all(rollout.clusters.map((c) => api<WireRun>('GET', `/api/v1/scaffolds/${c.run_id}`)));
+  const runs = await Promise.all(runIds.map((id) => api<WireRun>('GET', `/api/v1/scaffolds/${id}`)));
   const t = (s: string | null) => (s === null ? Number.NaN : Date.parse(s));
   const queued = runs.map((r) => t(r.started_at) - t(r.created_at));
   const running = runs.map((r) => t(r.finished_at) - t(r.started_at));
@@ -209,7 +214,8 @@ export const rolloutSuite: Suite = async ({ log }) => {
   );
   log(
     `rollout: checked: ${count} commits on main since ${referenceChange.slice(0, 12)}, one per cluster directory, each the one its run reported; ` +
-      `${kubectlProcesses.length} kubectl processes from ${verifyingRunners} runner processes (verify ran in every run)`,
+      `${runIds.length} runs (${(count / runIds.length).toFixed(1)} clusters a run); ` +
+      `${kubectlProcesses.length} kubectl processes from ${verifyingRunners} runner processes (verify ran in every run, at least one build a cluster)`,
   );
   log(
     `rollout: runs queued in the executor ${ms(avg(queued))} on average (max ${ms(Math.max(...queued))}), ran ${ms(avg(running))} on average; ` +

@@ -72,6 +72,15 @@ const RUNNER_FIELDS: RunInputFields = {
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
+/** `--batch a,b,c`: the further clusters of a batch upgrade, or undefined for none (names are checked by the run). */
+function batchOf(value: string | undefined): readonly string[] | undefined {
+  const names = (value ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  return names.length > 0 ? names : undefined;
+}
+
 async function readSecretFile(path: string, what: string): Promise<string> {
   return (await readInputFile(path, what)).trim();
 }
@@ -361,6 +370,15 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     if (waitReady && kubeconfig === undefined) {
       throw new ValidationError([{ field: '--wait-ready', message: "needs the cluster's kubeconfig (--kubeconfig) to read its Flux Kustomizations" }]);
     }
+    const batch = batchOf(flags.batch);
+    if (batch !== undefined && (flags.action !== 'upgrade' || waitReady || flags.delivery !== 'push')) {
+      throw new ValidationError([
+        {
+          field: '--batch',
+          message: 'only a pushed upgrade upgrades a batch of clusters (no --wait-ready: it reads one cluster; no pull requests: a batch lands as it verifies)',
+        },
+      ]);
+    }
     const scaffolding = flags.action === 'scaffold' ? await scaffoldInputs(flags, env, kubeconfig, waitReady) : undefined;
     const deleteData = scaffolding ? false : await checkFleetChangeInputs(flags, env, waitReady, kubeconfig);
     const deliverySettings = parseDeliverySettings(
@@ -453,6 +471,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
           {
             ...common,
             cluster: { name: flags.cluster },
+            ...(batch !== undefined ? { batch } : {}),
             // Every action but a scaffold is a fleet change (run-fleet-change.ts).
             action: flags.action as FleetAction,
             ...(deleteData ? { deleteData: { timeoutMs: parseDuration(flags.liftTimeout, '--lift-timeout') } } : {}),

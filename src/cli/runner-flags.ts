@@ -21,6 +21,8 @@ export interface RunnerFlags {
   repoUrl: string;
   branch: string;
   cluster: string;
+  /** An upgrade: further clusters to upgrade in the same run, comma-separated. */
+  batch?: string;
   /** Required for a scaffold; an upgrade or a removal uses the cluster's recorded identity. */
   domain?: string;
   role?: string;
@@ -95,6 +97,13 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
       .addOption(option('--repo-url <url>', 'the GitOps repository (https, ssh or file)', RUNNER_ENV.repoUrl).makeOptionMandatory())
       .addOption(option('--branch <branch>', 'branch to push to', RUNNER_ENV.branch, DEFAULT_BRANCH))
       .addOption(option('--cluster <name>', 'the new cluster (DNS-1123 label)', RUNNER_ENV.cluster).makeOptionMandatory())
+      .addOption(
+        option(
+          '--batch <names>',
+          'an upgrade only: further clusters to upgrade after --cluster, comma-separated, from the same clone, each verified and landed as its own commit',
+          RUNNER_ENV.batch,
+        ),
+      )
       .addOption(
         option('--domain <domain>', "the cluster's DNS domain (required for a scaffold; an upgrade or a removal uses the recorded one)", RUNNER_ENV.domain),
       )

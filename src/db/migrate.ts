@@ -22,6 +22,7 @@ import { localRunQueueMigration } from './migrations/0009-local-run-queue.js';
 import { runFailureMigration } from './migrations/0010-run-failure.js';
 import { runActionByRegistryMigration } from './migrations/0011-run-action-by-registry.js';
 import { runRotationMigration } from './migrations/0012-run-rotation.js';
+import { runBatchMigration } from './migrations/0013-run-batch.js';
 import type { SqlClient } from './sql-client.js';
 
 /** One numbered schema change. */
@@ -52,6 +53,7 @@ export const MIGRATIONS: readonly Migration[] = [
   runFailureMigration,
   runActionByRegistryMigration,
   runRotationMigration,
+  runBatchMigration,
 ];
 
 /** Options of {@link migrate}. */

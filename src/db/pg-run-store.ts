@@ -17,7 +17,18 @@ import type { SqlClient } from './sql-client.js';
 import { PgRolloutStore } from './pg-rollout-store.js';
 import { PgRunQueue } from './pg-run-queue.js';
 import { codeOf, constraintOf, describeCode, translatePgError } from './pg-errors.js';
-import { COLUMNS, clusterOf, decodeCursor, encodeCursor, isoOf, runOf, storableText, storedReviewRequestsOf, type RunRow } from './run-row.js';
+import {
+  COLUMNS,
+  clusterOf,
+  decodeCursor,
+  encodeCursor,
+  isoOf,
+  runOf,
+  storableOutcomes,
+  storableText,
+  storedReviewRequestsOf,
+  type RunRow,
+} from './run-row.js';
 
 /** What a `PgRunStore` needs. */
 export interface PgRunStoreDeps {
@@ -110,8 +121,8 @@ export class PgRunStore implements RunStore {
       const { rows } = await this.#client.query<{ created_at: Date }>(
         `INSERT INTO scaffold_runs (id, cluster_name, cluster_domain, cluster_region, repository_url, branch, reference,
            status, step, message, job, commits, attempt, sealing, created_by, created_at, updated_at,
-           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery, action, rotation)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15, $16)
+           cluster_role, cluster_infra_provider, cluster_dns_provider, delivery, action, rotation, batch)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, '', $8, '[]'::jsonb, 1, $9, $10, ${NOW}, ${NOW}, $11, $12, $13, $14::jsonb, $15, $16, $17::jsonb)
          RETURNING created_at`,
         [
           run.id,
@@ -130,6 +141,7 @@ export class PgRunStore implements RunStore {
           run.delivery ? JSON.stringify(run.delivery) : null,
           run.action ?? 'scaffold',
           run.rotation ?? null,
+          run.batch !== undefined && run.batch.length > 0 ? JSON.stringify(run.batch) : null,
         ],
       );
       const createdAt = firstRow(rows).created_at;
@@ -153,6 +165,7 @@ export class PgRunStore implements RunStore {
         sealing: run.sealing,
         ...(run.rotation !== undefined ? { rotation: run.rotation } : {}),
         ...(run.delivery ? { delivery: run.delivery } : {}),
+        ...(run.batch !== undefined && run.batch.length > 0 ? { batch: [...run.batch] } : {}),
       };
     } catch (error) {
       if (codeOf(error) !== '23505') throw translatePgError(error);
@@ -231,6 +244,7 @@ export class PgRunStore implements RunStore {
     if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
     if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
     if (update.changes !== undefined) assign('changes', JSON.stringify(update.changes), '::jsonb');
+    if (update.batchOutcomes !== undefined) assign('batch_outcomes', JSON.stringify(storableOutcomes(update.batchOutcomes)), '::jsonb');
     if (update.failure !== undefined) {
       assign('error_code', update.failure.code);
       assign('transient', update.failure.transient);

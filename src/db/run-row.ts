@@ -5,11 +5,12 @@
 import type { DeliverySettings } from '../run/delivery.js';
 import { ValidationError, type ErrorCode } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
+import type { BatchClusterOutcome, RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 export const COLUMNS = `id, cluster_name, cluster_domain, cluster_region, cluster_role, cluster_infra_provider, cluster_dns_provider, repository_url, branch, reference,
   status, step, step_name, message, job, gitops_path, commits, attempt, sealing, created_by,
-  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes, error_code, transient, rotation`;
+  created_at, updated_at, started_at, finished_at, delivery, review_requests, action, changes, error_code, transient, rotation,
+  batch, batch_outcomes`;
 
 export interface RunRow {
   id: string;
@@ -43,6 +44,8 @@ export interface RunRow {
   error_code: ErrorCode | null;
   transient: boolean | null;
   rotation: RunRotation | null;
+  batch: string[] | null;
+  batch_outcomes: Record<string, BatchClusterOutcome> | null;
 }
 
 /** A review request as the `review_requests` column holds it (JSON: the time as ISO text). */
@@ -58,6 +61,13 @@ export function storedReviewRequestsOf(requests: readonly RunReviewRequest[]): S
     ...(r.branch === undefined ? {} : { branch: storableText(r.branch) }),
     updatedAt: isoOf(r.updatedAt, 'reviewRequests.updatedAt'),
   }));
+}
+
+/** What the `batch_outcomes` column stores: a failure's words came from a runner's output, so they are made storable. */
+export function storableOutcomes(outcomes: Readonly<Record<string, BatchClusterOutcome>>): Record<string, BatchClusterOutcome> {
+  return Object.fromEntries(
+    Object.entries(outcomes).map(([name, outcome]) => [name, outcome.message === undefined ? outcome : { ...outcome, message: storableText(outcome.message) }]),
+  );
 }
 
 function reviewRequestOf(stored: StoredReviewRequest): RunReviewRequest {
@@ -107,7 +117,7 @@ export function runOf(row: RunRow): RunRecord {
     message: row.message,
     job: row.job,
     ...(row.gitops_path !== null ? { gitopsPath: row.gitops_path } : {}),
-    commits: row.commits.map((c) => ({ pass: c.pass, sha: c.sha })),
+    commits: row.commits.map((c) => ({ pass: c.pass, sha: c.sha, ...(c.cluster !== undefined ? { cluster: c.cluster } : {}) })),
     attempt: row.attempt,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -120,6 +130,8 @@ export function runOf(row: RunRow): RunRecord {
     ...(row.review_requests.length > 0 ? { reviewRequests: row.review_requests.map(reviewRequestOf) } : {}),
     ...(row.changes !== null ? { changes: row.changes } : {}),
     ...(row.error_code !== null && row.transient !== null ? { failure: { code: row.error_code, transient: row.transient } } : {}),
+    ...(row.batch !== null ? { batch: row.batch } : {}),
+    ...(row.batch_outcomes !== null ? { batchOutcomes: row.batch_outcomes } : {}),
   };
 }
 

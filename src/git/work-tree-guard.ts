@@ -27,10 +27,16 @@ import { FsRepoReader } from './fs-repo-reader.js';
  * (out of `.git`, without a loop), nothing is a FIFO, socket or device, and
  * every kustomization names only paths inside it.
  *
+ * `skip`: repository directories not walked, because nothing will read them
+ * (a batch run's other clusters, left out of a verify of one cluster). A
+ * link elsewhere that leads into one is still resolved, as every reader
+ * resolves what it opens.
+ *
  * @throws ValidationError (field `repository`) naming the offending path in the
  *   repository; never what a link points at, so nothing about the host is told
  */
-export async function assertConfinedWorkTree(root: string): Promise<void> {
+export async function assertConfinedWorkTree(root: string, options: { readonly skip?: readonly string[] } = {}): Promise<void> {
+  const skip = new Set(options.skip ?? []);
   // The root itself must be a directory, not a link somewhere else.
   if ((await lstat(root)).isSymbolicLink()) throw new ValidationError([{ field: 'repository', message: 'the working copy is a symbolic link' }]);
   const base = await realpath(root);
@@ -50,7 +56,7 @@ export async function assertConfinedWorkTree(root: string): Promise<void> {
         if (resolved.found && resolved.stats.isFile() && KUSTOMIZATION_FILES.has(entry.name)) await checkKustomization(reader, path);
         else if (resolved.found && !resolved.stats.isFile() && !resolved.stats.isDirectory()) throw specialFileError(path);
       } else if (entry.isDirectory()) {
-        pending.push(full);
+        if (!skip.has(path)) pending.push(full);
       } else if (entry.isFile()) {
         if (KUSTOMIZATION_FILES.has(entry.name)) await checkKustomization(reader, path);
       } else {

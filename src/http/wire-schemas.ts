@@ -315,7 +315,19 @@ export const runViewSchema = z.object({
   reference: z.string(),
   job: z.string(),
   gitops_path: z.string().nullable(),
-  commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string() })),
+  commits: z.array(
+    z.object({
+      pass: z.enum(RUN_PASSES),
+      sha: z.string(),
+      cluster: z.string().optional().describe("A batch upgrade run's commit: the cluster it upgrades (absent: the run's cluster)."),
+    }),
+  ),
+  batch: z
+    .array(z.string())
+    .nullable()
+    .describe(
+      "A rollout's batch upgrade run: the clusters it upgrades after `cluster`, each verified and landed as its own commit; each one's outcome is on the rollout. null for a run about one cluster.",
+    ),
   attempt: z.number().int(),
   sealing: z.enum(['certificate', 'kubeconfig', 'none']).describe('none: an upgrade or removal, which seal nothing.'),
   rotation: z

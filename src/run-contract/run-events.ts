@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { RUN_PASSES } from '../model/run-action.js';
 import { isStepNumber } from '../model/run-action.js';
 import { FORGES } from '../model/forges.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { BATCH_CLUSTER_STATUSES } from '../run/run-record.js';
 
 /** The step events, in the order a step may emit them. */
 export const STEP_EVENT_NAMES = ['step_started', 'step_finished', 'step_skipped', 'step_failed'] as const;
@@ -89,6 +91,17 @@ export const reviewRequestEventSchema = z.object({
   msg: message,
 });
 
+/** A batch upgrade run: what became of one of its clusters (its commit, when it landed one). */
+export const batchClusterEventSchema = z.object({
+  event: z.literal('batch_cluster'),
+  batch_cluster: clusterNameSchema,
+  status: z.enum(BATCH_CLUSTER_STATUSES),
+  sha,
+  message,
+  changes: optional(z.object({ added: z.number().int().min(0), modified: z.number().int().min(0), removed: z.number().int().min(0) })),
+  msg: message,
+});
+
 /** Every event a reader acts on. Other events (`rendered`, `credential`, `note`, …) are for people. */
 export const runEventSchema = z.discriminatedUnion('event', [
   stepEventSchema,
@@ -98,6 +111,7 @@ export const runEventSchema = z.discriminatedUnion('event', [
   resultNotWrittenEventSchema,
   fluxReadinessEventSchema,
   reviewRequestEventSchema,
+  batchClusterEventSchema,
 ]);
 
 export type StepEvent = z.output<typeof stepEventSchema>;

@@ -6,14 +6,15 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../errors.js';
 import { RUN_PASSES } from '../model/run-action.js';
-import type { RunResult } from '../run/run-record.js';
+import { clusterNameSchema } from '../model/cluster-spec.js';
+import { BATCH_CLUSTER_STATUSES, type RunResult } from '../run/run-record.js';
 
 /** The result JSON. */
 export const runResultSchema = z.object({
   status: z.enum(['succeeded', 'failed']),
   message: z.string().default(''),
   gitops_path: z.string().optional(),
-  commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string() })).optional(),
+  commits: z.array(z.object({ pass: z.enum(RUN_PASSES), sha: z.string(), cluster: clusterNameSchema.optional() })).optional(),
   /** An upgrade's or a removal's file counts. */
   changes: z
     .object({
@@ -29,6 +30,8 @@ export const runResultSchema = z.object({
   /** A failed run: its error code and whether a retry may succeed (`failureOf`). */
   error_code: z.enum(ERROR_CODES).optional(),
   transient: z.boolean().optional(),
+  /** A batch upgrade run: each cluster's status. */
+  batch: z.record(clusterNameSchema, z.enum(BATCH_CLUSTER_STATUSES)).optional(),
 });
 
 /**

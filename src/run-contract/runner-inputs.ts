@@ -20,6 +20,8 @@ export const RUNNER_ENV = {
   repoUrl: 'SCAFFOLD_REPO_URL',
   branch: 'SCAFFOLD_BRANCH',
   cluster: 'SCAFFOLD_CLUSTER',
+  /** A batch upgrade run: the further clusters it upgrades, comma-separated. */
+  batch: 'SCAFFOLD_BATCH',
   domain: 'SCAFFOLD_DOMAIN',
   region: 'SCAFFOLD_REGION',
   reference: 'SCAFFOLD_REFERENCE',
@@ -92,6 +94,7 @@ export const runnerRunEnvSchema = z.object({
   [RUNNER_ENV.repoUrl]: z.string().min(1),
   [RUNNER_ENV.branch]: z.string().min(1),
   [RUNNER_ENV.cluster]: z.string().min(1),
+  [RUNNER_ENV.batch]: z.string().optional(),
   [RUNNER_ENV.domain]: z.string().min(1),
   [RUNNER_ENV.region]: z.string().min(1),
   [RUNNER_ENV.reference]: z.string().min(1),
@@ -102,7 +105,7 @@ export const runnerRunEnvSchema = z.object({
 
 /** The run's own variables: what to scaffold, and where. Holds no credential. */
 export function runEnvOf(
-  run: Pick<RunRecord, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery'> & { readonly attempt?: number },
+  run: Pick<RunRecord, 'id' | 'action' | 'repositoryUrl' | 'branch' | 'cluster' | 'reference' | 'delivery' | 'batch'> & { readonly attempt?: number },
 ): Record<string, string> {
   return {
     [RUNNER_ENV.id]: run.id,
@@ -111,6 +114,7 @@ export function runEnvOf(
     [RUNNER_ENV.repoUrl]: run.repositoryUrl,
     [RUNNER_ENV.branch]: run.branch,
     [RUNNER_ENV.cluster]: run.cluster.name,
+    ...(run.batch !== undefined && run.batch.length > 0 ? { [RUNNER_ENV.batch]: run.batch.join(',') } : {}),
     [RUNNER_ENV.domain]: run.cluster.domain,
     [RUNNER_ENV.region]: run.cluster.region,
     [RUNNER_ENV.reference]: run.reference,

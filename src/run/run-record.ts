@@ -18,7 +18,29 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
 export interface RunCommit {
   readonly pass: RunPass;
   readonly sha: string;
+  /** A batch run's commit: the cluster it upgrades (each cluster of a batch lands its own commit). Absent: the run's cluster. */
+  readonly cluster?: string;
 }
+
+/** What became of one cluster of a batch upgrade run (its commit, if any, is in the run's `commits`). */
+export const BATCH_CLUSTER_STATUSES = ['upgraded', 'up_to_date', 'failed', 'not_started'] as const;
+export type BatchClusterStatus = (typeof BATCH_CLUSTER_STATUSES)[number];
+
+/** One cluster's outcome in a batch upgrade run. */
+export interface BatchClusterOutcome {
+  readonly status: BatchClusterStatus;
+  /** Why it failed or was not started; a failure's verify findings, cut short. */
+  readonly message?: string;
+  /** What its commit changed, in files. */
+  readonly changes?: Pick<RunChanges, 'added' | 'modified' | 'removed'>;
+}
+
+/**
+ * The most clusters one batch upgrade run upgrades (its own and those of
+ * `batch`): its result (a commit and a status each, names up to 63
+ * characters) must fit the 4096 bytes Kubernetes keeps of a termination message.
+ */
+export const MAX_BATCH_CLUSTERS = 16;
 
 /** A pull/merge request a run opened or reused for a pass (`pull_request` delivery), as last reported. */
 export interface RunReviewRequest {
@@ -63,6 +85,8 @@ export interface RunResult {
   readonly error_code?: ErrorCode;
   /** A failed run: whether running it again later may succeed. */
   readonly transient?: boolean;
+  /** A batch upgrade run: each cluster's status (its commit is in `commits`, a failure's words in its `batch_cluster` event). */
+  readonly batch?: Readonly<Record<string, BatchClusterStatus>>;
 }
 
 /** What an upgrade's or a removal's commit changed, in files; all zero when there was nothing to commit. */
@@ -116,6 +140,19 @@ export interface RunRecord {
   readonly changes?: RunChanges;
   /** A failed run: its error code and whether a retry may succeed; absent otherwise. */
   readonly failure?: Failure;
+  /**
+   * A batch upgrade run (a rollout's): the clusters it upgrades after `cluster`,
+   * each from the same clone, each verified and landed as its own commit.
+   * Absent: the run is about `cluster` alone.
+   */
+  readonly batch?: readonly string[];
+  /** A batch upgrade run: each cluster's outcome so far, `cluster`'s included. */
+  readonly batchOutcomes?: Readonly<Record<string, BatchClusterOutcome>>;
+}
+
+/** Every cluster a run is about: its own, then its batch's. */
+export function clustersOf(run: Pick<RunRecord, 'cluster' | 'batch'>): readonly string[] {
+  return [run.cluster.name, ...(run.batch ?? [])];
 }
 
 /** What a rotation run's resealed credentials hold: the same values, or fresh ones. */

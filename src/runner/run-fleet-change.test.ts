@@ -159,6 +159,85 @@ describe('runFleetChange: upgrade', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
   });
 
+  it('upgrades a batch from one clone: each cluster verified and landed as its own commit, a cluster that fails verify left as it was', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    // eu-2's render fails the gate; eu-1 before it and eu-3 after it are no less ready.
+    const leftOut = new Map<string, readonly string[] | undefined>();
+    const gate: typeof verify = async (dir, cluster, signal, leaveOut) => {
+      leftOut.set(cluster, leaveOut);
+      return cluster === 'eu-2' ? { findings: ['clusters/eu-2/apps: a finding of the test'] } : verify(dir, cluster, signal, leaveOut);
+    };
+    const batchRun = runFleetChange(
+      { git: new CliGitRemote({ logger }), logger, verify: gate, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-upgrade'), batch: ['eu-2', 'eu-3'] },
+    );
+    const error = await batchRun.then(
+      () => assert.fail('a batch with a failed cluster fails'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof StepError && error.cause instanceof VerificationError, String(error));
+    assert.deepEqual(error.cause.findings, ['clusters/eu-2: clusters/eu-2/apps: a finding of the test']);
+    const result = failedResult(error, { name: 'eu-1' });
+    assert.deepEqual(result.batch, { 'eu-1': 'upgraded', 'eu-2': 'failed', 'eu-3': 'upgraded' });
+    // Each cluster verified as a run of it alone would see the tree: without the batch's other clusters.
+    assert.deepEqual(Object.fromEntries(leftOut), {
+      'eu-1': ['clusters/eu-2', 'clusters/eu-3'],
+      'eu-2': ['clusters/eu-1', 'clusters/eu-3'],
+      'eu-3': ['clusters/eu-1', 'clusters/eu-2'],
+    });
+
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(
+      commits.map((c) => [c.trailers['Scaffold-Cluster'], c.trailers['Scaffold-Id'], c.trailers['Scaffold-Pass']]),
+      [
+        ['eu-3', 'batch-upgrade', 'upgrade'],
+        ['eu-1', 'batch-upgrade', 'upgrade'],
+      ],
+      'one commit a cluster, newest first, none for eu-2',
+    );
+    assert.deepEqual(
+      result.commits,
+      [...commits].reverse().map((c) => ({ pass: 'upgrade', sha: c.sha, cluster: c.trailers['Scaffold-Cluster'] })),
+    );
+    for (const commit of commits) {
+      const touched = (await git(remote.dir, 'diff-tree', '--no-commit-id', '--name-only', '-r', commit.sha)).split('\n').filter(Boolean);
+      for (const path of touched) assert.ok(path.startsWith(`clusters/${commit.trailers['Scaffold-Cluster']}/`), `${commit.sha} touches ${path}`);
+    }
+    assert.deepEqual(await changedFiles(remote.dir, remote.base, 'main').then((files) => files.filter((f) => f.startsWith('clusters/eu-2/'))), []);
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields['event'] === 'batch_cluster').map((l) => [l.fields['batch_cluster'], l.fields['status']]),
+      [
+        ['eu-1', 'upgraded'],
+        ['eu-2', 'failed'],
+        ['eu-3', 'upgraded'],
+      ],
+    );
+
+    // Run again: what landed is up to date, eu-2 fails the same way, nothing more is pushed.
+    const head = await git(remote.dir, 'rev-parse', 'main');
+    const again = await runFleetChange(
+      { git: new CliGitRemote({ logger }), logger, verify, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-upgrade-2'), batch: ['eu-3'] },
+    );
+    assert.equal(again.status, 'succeeded');
+    assert.deepEqual(again.batch, { 'eu-1': 'up_to_date', 'eu-3': 'up_to_date' });
+    assert.deepEqual(again.commits, []);
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), head);
+  });
+
+  it('refuses a batch that is not an upgrade, names a cluster twice or is not made of cluster names, before cloning', async () => {
+    const remote = await newRemote();
+    for (const [opts, pattern] of [
+      [{ ...options(remote, 'remove', 'eu-1'), batch: ['eu-2'] }, /only an upgrade/],
+      [{ ...options(remote, 'upgrade', 'eu-1'), batch: ['eu-2', 'eu-1'] }, /names a cluster twice/],
+      [{ ...options(remote, 'upgrade', 'eu-1'), batch: ['../eu-2'] }, /not cluster names/],
+    ] as const) {
+      await assert.rejects(run(capturingLogger(), opts), pattern);
+    }
+    assert.equal(await git(remote.dir, 'rev-parse', 'main'), remote.base);
+  });
+
   it('lands two concurrent upgrades of different clusters, one commit each (the landing queue takes pass upgrade)', async () => {
     const remote = await newRemote();
     const results = await Promise.all(['eu-1', 'eu-2'].map((cluster) => run(capturingLogger(), options(remote, 'upgrade', cluster, `together-${cluster}`))));

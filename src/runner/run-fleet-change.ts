@@ -20,11 +20,13 @@ import { clusterNameSchema } from '../model/cluster-spec.js';
 import { passOfAction, type FleetAction, type RunPass } from '../model/run-action.js';
 import { REMOVE_STEPS, UPGRADE_STEPS, type RemoveStepName, type UpgradeStepName } from '../model/run-step-tables.js';
 import type { RunCommit, RunResult } from '../run/run-record.js';
+import { batchIssues } from '../run/batch-issues.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { liftChange, removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { FluxReadiness } from './flux-readiness.js';
 import { waitForFluxApplied } from './wait-for-flux-ready.js';
-import { runInFrame, type RunFrameDeps, type RunFrameOptions, type RunPlan } from './run-frame.js';
+import { runInFrame, type RunFrameDeps, type RunFrameOptions, type RunPlan, type WorkTreeVerifier } from './run-frame.js';
+import { UpgradeBatch } from './upgrade-batch.js';
 import { assertRunId } from './run-git.js';
 import type { StepWork } from './step-runner.js';
 
@@ -47,6 +49,11 @@ export interface FleetChangeOptions extends RunFrameOptions {
    * removal waits up to `timeoutMs` for the cluster's Flux to apply it (needs `deps.readiness`).
    */
   readonly deleteData?: { readonly timeoutMs: number };
+  /**
+   * An upgrade only: the further clusters to upgrade after `cluster`, in one
+   * clone, each verified and landed as its own commit (`upgrade-batch.ts`).
+   */
+  readonly batch?: readonly string[];
 }
 
 /**
@@ -69,15 +76,19 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
       },
     ]);
   }
+  const batch = options.batch ?? [];
+  if (batch.length > 0) {
+    if (action !== 'upgrade') throw new ValidationError([{ field: 'batch', message: 'only an upgrade run upgrades a batch of clusters' }]);
+    const issues = batchIssues(named.data, batch);
+    if (issues.length > 0) throw new ValidationError(issues);
+  }
   const pass = passOfAction(action);
 
   return runInFrame<string>(action, deps, options, (frame) => {
     const { cluster, gitopsPath, reference, log, now } = frame;
     let change: FleetChange | undefined;
     // upgradeWorkTree's shape of the gate (it restores the tree itself on findings).
-    const gate: WorkTreeVerify | undefined = deps.verify
-      ? async (dir) => ({ findings: (await deps.verify!(dir, cluster, signal)).findings, notes: [], kustomizationsChecked: 0, summary: '' })
-      : undefined;
+    const gate: WorkTreeVerify | undefined = deps.verify ? gateOf(deps.verify, cluster, signal) : undefined;
 
     const plan = (work: typeof upgradeChange) => async () => {
       change = await work({ workspace: frame.workspace(), cluster, reference, generatorVersion: options.generatorVersion, ...(gate ? { verify: gate } : {}) });
@@ -115,6 +126,32 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     let liftCommit: string | undefined;
     const liftTimeoutMs = deleteData?.timeoutMs ?? 0;
 
+    if (action === 'upgrade' && batch.length > 0) {
+      const upgrades = new UpgradeBatch({
+        frame,
+        clusters: [cluster, ...batch],
+        generatorVersion: options.generatorVersion,
+        ...(deps.verify ? { gateFor: (name: string) => gateOf(deps.verify!, name, signal, frame.othersOf(name)) } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      const work: Record<UpgradeStepName, StepWork> = {
+        clone: frame.clone,
+        'render-upgrade': {
+          message: () => `rendering ${batch.length + 1} clusters again from ${reference} one after another, each verified and landed as its own commit`,
+          run: () => upgrades.upgradeEach(),
+        },
+        'push-upgrade': {
+          message: () => 'every cluster of the batch landed as it was verified; reading their outcomes',
+          run: async () => upgrades.finish(),
+        },
+      };
+      return {
+        steps: UPGRADE_STEPS,
+        work,
+        result: () => ({ ...upgrades.summary(), batch: upgrades.statuses() }),
+        batch: () => upgrades.statuses(),
+      } satisfies RunPlan<UpgradeStepName>;
+    }
     if (action === 'upgrade') {
       const work: Record<UpgradeStepName, StepWork> = {
         clone: frame.clone,
@@ -158,6 +195,11 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     };
     return { steps: REMOVE_STEPS, work, result } satisfies RunPlan<RemoveStepName>;
   });
+}
+
+/** upgradeWorkTree's shape of the run's gate for one cluster (it restores the tree itself on findings). */
+function gateOf(verify: WorkTreeVerifier, cluster: string, signal: AbortSignal | undefined, leaveOut: readonly string[] = []): WorkTreeVerify {
+  return async (dir) => ({ findings: (await verify(dir, cluster, signal, leaveOut)).findings, notes: [], kustomizationsChecked: 0, summary: '' });
 }
 
 /**

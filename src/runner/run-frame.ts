@@ -22,11 +22,15 @@ import { afterRebaseCheck } from './reverify-after-rebase.js';
 import { assertRunId, cloneForRun, cloneMessage, DEFAULT_AUTHOR, DEFAULT_PUSH_ATTEMPTS, finishRun, landPass, runScratch } from './run-git.js';
 import { runSteps, type StepWork } from './step-runner.js';
 
-/** Checks a rendered work tree before it is committed; returns one finding a line. */
+/**
+ * Checks a rendered work tree before it is committed; returns one finding a
+ * line. `leaveOut`: directories it neither reads nor copies (a batch's other clusters).
+ */
 export type WorkTreeVerifier = (
   dir: string,
   cluster: string,
   signal?: AbortSignal,
+  leaveOut?: readonly string[],
 ) => Promise<{ findings: readonly string[]; readonly kustomizeBuilds?: { readonly run: number; readonly cached: number } }>;
 
 /** Collaborators every run has. */
@@ -56,6 +60,8 @@ export interface RunFrameOptions {
   /** @default 30 */
   readonly pushAttempts?: number;
   readonly signal?: AbortSignal;
+  /** A batch upgrade run: the clusters it upgrades after its own, cloned with it. */
+  readonly batch?: readonly string[];
 }
 
 /** One commit to land: what it stages and says. */
@@ -69,6 +75,8 @@ export interface Landing {
   readonly landedBefore?: () => Promise<string | undefined>;
   /** Whether a rebase onto changed shared inputs verifies the tree again (a removal renders nothing to verify). @default true */
   readonly reverifyAfterRebase?: boolean;
+  /** A batch run: the cluster this commit is about (its trailers, its verify, its record). @default the run's cluster */
+  readonly cluster?: string;
 }
 
 /** What the frame hands an action's steps. */
@@ -89,8 +97,10 @@ export interface RunFrame {
   readonly clone: StepWork;
   /** Whether the run has a pre-push gate. */
   readonly verifies: boolean;
-  /** Runs the gate over the working copy (nothing without one). @throws VerificationError with the findings */
-  verify(): Promise<void>;
+  /** A batch run: the directories of its clusters other than `cluster`, which a verify of `cluster` leaves out. */
+  othersOf(cluster: string): readonly string[];
+  /** Runs the gate over the working copy for `cluster` (default: the run's; nothing without a gate). @throws VerificationError with the findings */
+  verify(cluster?: string): Promise<void>;
   /** Commits `landing` as `pass`, delivers it and records the commit. @returns the commit on the branch, if any */
   land(pass: RunPass, landing: Landing): Promise<string | undefined>;
 }
@@ -100,7 +110,9 @@ export interface RunPlan<Name extends string> {
   readonly steps: readonly (RunStepDefinition & { readonly name: Name })[];
   readonly work: Readonly<Record<Name, StepWork>>;
   /** The succeeded result's own fields, read once every step has run. */
-  readonly result: () => { readonly message: string; readonly changes?: RunResult['changes'] };
+  readonly result: () => { readonly message: string; readonly changes?: RunResult['changes']; readonly batch?: RunResult['batch'] };
+  /** A batch run: each cluster's status so far, which a failed result carries too. */
+  readonly batch?: () => RunResult['batch'];
 }
 
 /**
@@ -132,11 +144,13 @@ export async function runInFrame<Name extends string>(
     return workspace;
   };
 
+  const othersOf = (of: string): readonly string[] => [cluster, ...(options.batch ?? [])].filter((name) => name !== of).map((name) => `clusters/${name}`);
+
   /** kustomize builds of this run's verifies so far: run (a kubectl process each) and answered by the verifier's cache. */
   const builds = { run: 0, cached: 0 };
-  const verify = async (): Promise<void> => {
+  const verify = async (of: string = cluster): Promise<void> => {
     if (!deps.verify) return;
-    const report = await deps.verify(cloned().dir, cluster, signal);
+    const report = await deps.verify(cloned().dir, of, signal, othersOf(of));
     if (report.kustomizeBuilds) {
       builds.run += report.kustomizeBuilds.run;
       builds.cached += report.kustomizeBuilds.cached;
@@ -158,6 +172,7 @@ export async function runInFrame<Name extends string>(
   };
 
   const land = async (pass: RunPass, landing: Landing): Promise<string | undefined> => {
+    const of = landing.cluster ?? cluster;
     const landed = await landPass(
       deps.delivery,
       {
@@ -168,16 +183,16 @@ export async function runInFrame<Name extends string>(
           trailers: {
             'Scaffold-Id': options.id,
             'Scaffold-Pass': pass,
-            'Scaffold-Cluster': cluster,
+            'Scaffold-Cluster': of,
             'Scaffold-Reference': reference,
             ...(action === 'scaffold' ? {} : { 'Scaffold-Action': action }),
           },
           author: options.author ?? DEFAULT_AUTHOR,
         },
-        landedBefore: landing.landedBefore ?? (() => cloned().passCommit(cluster, pass)),
+        landedBefore: landing.landedBefore ?? (() => cloned().passCommit(of, pass)),
         workspace: cloned(),
         runId: options.id,
-        cluster: options.cluster,
+        cluster: of === cluster ? options.cluster : { name: of },
         pass,
         // A scaffold's request says its domain and region; a fleet change's names the reference it was rendered from.
         ...(action === 'scaffold' ? {} : { reference }),
@@ -186,17 +201,17 @@ export async function runInFrame<Name extends string>(
         maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
         ...(landing.reverifyAfterRebase === false
           ? {}
-          : { afterRebase: afterRebaseCheck({ cluster, reference, log, pass, ...(deps.verify ? { verify } : {}) }) }),
+          : { afterRebase: afterRebaseCheck({ cluster: of, reference, log, pass, ...(deps.verify ? { verify: () => verify(of) } : {}) }) }),
         ...(signal ? { signal } : {}),
       },
       log,
     );
-    if (landed) commits.push({ pass, sha: landed });
+    if (landed) commits.push({ pass, sha: landed, ...(landing.cluster !== undefined ? { cluster: of } : {}) });
     return landed;
   };
 
   const clone: StepWork = {
-    message: () => cloneMessage({ branch, reference, cluster }),
+    message: () => cloneMessage({ branch, reference, cluster, ...(options.batch ? { batch: options.batch } : {}) }),
     run: async () => {
       workspace = await cloneForRun(deps.git, {
         url: options.repositoryUrl,
@@ -204,6 +219,7 @@ export async function runInFrame<Name extends string>(
         workRoot,
         reference,
         cluster,
+        ...(options.batch ? { batch: options.batch } : {}),
         ...(options.credentials ? { credentials: options.credentials } : {}),
         ...(signal ? { signal } : {}),
       });
@@ -221,12 +237,15 @@ export async function runInFrame<Name extends string>(
     workspace: cloned,
     clone,
     verifies: deps.verify !== undefined,
+    othersOf,
     verify,
     land,
   };
+  let batchOf: RunPlan<Name>['batch'];
   return finishRun(
     async () => {
-      const { steps, work, result } = plan(frame);
+      const { steps, work, result, batch } = plan(frame);
+      batchOf = batch;
       await runSteps(steps, work, { log, now, ...(signal ? { signal } : {}) });
       const own = result();
       const succeeded: RunResult = {
@@ -236,10 +255,11 @@ export async function runInFrame<Name extends string>(
         commits,
         step: steps.length,
         ...(own.changes ? { changes: own.changes } : {}),
+        ...(own.batch ? { batch: own.batch } : {}),
       };
       log.info({ event: 'run_finished', status: succeeded.status, gitops_path: gitopsPath, commits }, succeeded.message);
       return succeeded;
     },
-    { workRoot, commits, workspace: () => workspace },
+    { workRoot, commits, workspace: () => workspace, batch: () => batchOf?.() },
   );
 }

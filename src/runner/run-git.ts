@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isRunId } from '../model/run-id.js';
-import type { RunCommit } from '../run/run-record.js';
+import type { BatchClusterStatus, RunCommit } from '../run/run-record.js';
 import { StepError } from './step-runner.js';
 import type { DeliverablePass, DeliveredPass, DeliverPassRequest, PassDelivery } from '../run/delivery.js';
 import type { RunPass } from '../model/run-action.js';
@@ -35,13 +35,16 @@ export interface RunClone {
   readonly workRoot: string;
   readonly reference: string;
   readonly cluster: string;
+  /** A batch run: the further clusters it upgrades, each checked out beside the first. */
+  readonly batch?: readonly string[];
   readonly credentials?: GitCredentials;
   readonly signal?: AbortSignal;
 }
 
 /** Step 1's start message. */
-export function cloneMessage(clone: Pick<RunClone, 'branch' | 'reference' | 'cluster'>): string {
-  return `cloning ${clone.branch} (sparse: base/, clusters/${clone.reference}/, clusters/${clone.cluster}/)`;
+export function cloneMessage(clone: Pick<RunClone, 'branch' | 'reference' | 'cluster' | 'batch'>): string {
+  const more = clone.batch?.length ?? 0;
+  return `cloning ${clone.branch} (sparse: base/, clusters/${clone.reference}/, clusters/${clone.cluster}/${more > 0 ? ` and ${more} more cluster(s) of the batch` : ''})`;
 }
 
 /**
@@ -55,7 +58,7 @@ export function cloneForRun(git: GitRemote, clone: RunClone): Promise<GitWorkspa
     url: clone.url,
     branch: clone.branch,
     dir: join(clone.workRoot, 'repo'),
-    sparsePaths: ['base', `clusters/${clone.reference}`, `clusters/${clone.cluster}`],
+    sparsePaths: ['base', `clusters/${clone.reference}`, ...[clone.cluster, ...(clone.batch ?? [])].map((name) => `clusters/${name}`)],
     // The platform's shared roots, whatever the catalog calls them; never the other clusters.
     sparseTopLevelExcept: ['clusters'],
     ...(clone.credentials ? { credentials: clone.credentials } : {}),
@@ -144,6 +147,8 @@ export interface RunLeftovers {
   readonly workspace: () => GitWorkspace | undefined;
   /** The commits pushed so far: a failed step reports them. */
   readonly commits: readonly RunCommit[];
+  /** A batch run: each cluster's status so far, which a failed step reports too. */
+  readonly batch?: () => Readonly<Record<string, BatchClusterStatus>> | undefined;
 }
 
 /**
@@ -155,7 +160,10 @@ export async function finishRun<T>(work: () => Promise<T>, leftovers: RunLeftove
   try {
     return await work();
   } catch (error) {
-    if (error instanceof StepError) error.commits = [...leftovers.commits];
+    if (error instanceof StepError) {
+      error.commits = [...leftovers.commits];
+      error.batch = leftovers.batch?.();
+    }
     throw error;
   } finally {
     await leftovers

@@ -291,7 +291,11 @@ function freshValuesSummary(followUp: FreshValuesFollowUp): string {
 
 /** Adapts a repository verifier to the run's pre-push gate. */
 export function verifierFor(
-  verify: (dir: string, options: { readonly cluster?: string; readonly signal?: AbortSignal }) => ReturnType<WorkTreeVerifier>,
+  verify: (
+    dir: string,
+    options: { readonly cluster?: string; readonly signal?: AbortSignal; readonly leaveOut?: readonly string[] },
+  ) => ReturnType<WorkTreeVerifier>,
 ): WorkTreeVerifier {
-  return (dir, cluster, signal) => verify(dir, { cluster, ...(signal ? { signal } : {}) });
+  return (dir, cluster, signal, leaveOut) =>
+    verify(dir, { cluster, ...(signal ? { signal } : {}), ...(leaveOut !== undefined && leaveOut.length > 0 ? { leaveOut } : {}) });
 }

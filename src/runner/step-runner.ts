@@ -10,7 +10,7 @@ import { failureOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
 import type { RunStepDefinition, StepNumber } from '../model/run-step-tables.js';
-import type { RunCommit, RunResult } from '../run/run-record.js';
+import type { BatchClusterStatus, RunCommit, RunResult } from '../run/run-record.js';
 
 /** What the runner does for one step of the table: the message it starts with, when it is skipped (and why), and its work. */
 export interface StepWork {
@@ -24,6 +24,8 @@ export interface StepWork {
 export class StepError extends Error {
   /** Commits the run had pushed before the step failed. */
   commits: readonly RunCommit[] = [];
+  /** A batch run: each cluster's status when the step failed. */
+  batch: Readonly<Record<string, BatchClusterStatus>> | undefined;
 
   constructor(
     readonly step: StepNumber,
@@ -93,6 +95,7 @@ export function failedResult(error: unknown, cluster: { readonly name: string })
     message: error instanceof Error ? error.message : String(error),
     ...(clusterNameSchema.safeParse(cluster.name).success ? { gitops_path: `clusters/${cluster.name}` } : {}),
     commits: error instanceof StepError ? error.commits : [],
+    ...(error instanceof StepError && error.batch !== undefined ? { batch: error.batch } : {}),
     ...(step ? { step } : {}),
     error_code: code,
     transient,

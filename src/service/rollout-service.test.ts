@@ -69,9 +69,17 @@ class RunsDouble implements RolloutRuns {
       updatedAt: now,
       createdBy: caller.identity,
       sealing: 'none',
+      ...(request.batch !== undefined ? { batch: request.batch } : {}),
     };
     this.runs.set(run.id, run);
     return run;
+  }
+
+  /** Ends batch run `id` as its runner would report it: its status, the commits its clusters landed, each cluster's outcome. */
+  endBatch(id: string, status: Extract<RunStatus, 'succeeded' | 'failed'>, ended: Pick<RunRecord, 'commits' | 'batchOutcomes' | 'message'>): void {
+    const run = this.runs.get(id);
+    assert.ok(run?.batch !== undefined && (run.status === 'pending' || run.status === 'running'), `an active batch run ${id}`);
+    this.runs.set(id, { ...run, status, ...ended });
   }
 
   async get(id: string): Promise<RunRecord> {
@@ -136,8 +144,9 @@ describe('RolloutService', () => {
   });
   after(async () => pg?.close());
 
-  const serviceWith = (fleet: FleetSource, runs: RolloutRuns, maxActiveRuns?: number) =>
-    new RolloutService({ store, fleet, runs, pollMs: 10, ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}) });
+  // One cluster a run unless a test batches: the wave rules read the same either way.
+  const serviceWith = (fleet: FleetSource, runs: RolloutRuns, maxActiveRuns?: number, batchSize = 1) =>
+    new RolloutService({ store, fleet, runs, pollMs: 10, batchSize, ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}) });
   const rolloutWhen = (
     service: RolloutService,
     id: string,
@@ -233,6 +242,69 @@ describe('RolloutService', () => {
     assert.equal(done.state, 'succeeded');
     assert.deepEqual(runs.startedFor(), names);
     await service.idle();
+  });
+
+  it('a pushed rollout hands each run a batch of the wave, and records every cluster with its own outcome', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2', 'eu-3', 'eu-4', 'eu-5']), runs, 2, 2);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 5, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'two batch runs', (r) => r.clusters['eu-4']?.run !== undefined);
+    await runs.driverPasses(4);
+    assert.deepEqual(
+      runs.started.map((r) => [r.cluster.name, ...(r.batch ?? [])]),
+      [
+        ['eu-1', 'eu-2'],
+        ['eu-3', 'eu-4'],
+      ],
+      'two runs at most, two clusters each',
+    );
+    assert.equal((await service.getRollout(rollout.id))?.clusters['eu-2']?.run, 'run-1');
+
+    runs.endBatch('run-1', 'succeeded', {
+      message: 'upgraded 1 of 2',
+      commits: [{ pass: 'upgrade', sha: '1'.repeat(40), cluster: 'eu-1' }],
+      batchOutcomes: { 'eu-1': { status: 'upgraded', changes: { added: 0, modified: 2, removed: 0 } }, 'eu-2': { status: 'up_to_date' } },
+    });
+    await rolloutWhen(service, rollout.id, 'eu-5 started', (r) => r.clusters['eu-5']?.run !== undefined);
+    assert.equal(runs.started[2]?.batch, undefined, 'the last cluster alone: no batch');
+    // eu-3 landed before eu-4 failed verify: eu-3 is upgraded whatever its batch came to.
+    runs.endBatch('run-2', 'failed', {
+      message: 'step 3 (push-upgrade) failed: 2 verification finding(s)',
+      commits: [{ pass: 'upgrade', sha: '3'.repeat(40), cluster: 'eu-3' }],
+      batchOutcomes: { 'eu-3': { status: 'upgraded' }, 'eu-4': { status: 'failed', message: '2 verification finding(s): …' } },
+    });
+    runs.end('eu-5', 'succeeded');
+    const done = await rolloutWhen(service, rollout.id, 'the rollout ended', (r) => r.state !== 'running');
+    assert.equal(done.state, 'failed');
+    assert.deepEqual(done.failure?.failed, ['eu-4']);
+    assert.deepEqual(done.clusters['eu-1'], {
+      status: 'succeeded',
+      run: 'run-1',
+      outcome: 'upgraded',
+      commit: '1'.repeat(40),
+      added: 0,
+      modified: 2,
+      removed: 0,
+    });
+    assert.deepEqual(done.clusters['eu-2'], { status: 'succeeded', run: 'run-1', outcome: 'up_to_date' });
+    assert.deepEqual(done.clusters['eu-3'], { status: 'succeeded', run: 'run-2', outcome: 'upgraded', commit: '3'.repeat(40) });
+    assert.deepEqual(done.clusters['eu-4'], { status: 'failed', run: 'run-2', message: '2 verification finding(s): …' });
+    await service.idle();
+  });
+
+  it('a rollout through pull requests runs one cluster a run, each with its own request, whatever the batch size', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2']), runs, undefined, 16);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 2, requestedBy: 'alice', delivery: { mode: 'pull_request', forge: 'github' } });
+    await rolloutWhen(service, rollout.id, 'both runs', (r) => r.clusters['eu-2']?.run !== undefined);
+    assert.deepEqual(
+      runs.started.map((r) => [r.cluster.name, r.batch]),
+      [
+        ['eu-1', undefined],
+        ['eu-2', undefined],
+      ],
+    );
+    await service.cancel(rollout.id, { identity: 'alice' });
   });
 
   it('an operator cancelling the wave’s run stops the rollout like a failure', async () => {

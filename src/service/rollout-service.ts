@@ -5,13 +5,17 @@
  * previous one succeeded; a failure stops the rollout and the record says
  * which cluster failed, why, and which never started.
  *
- * One cluster's upgrade is one run (action `upgrade`): a runner process, a
- * Kubernetes Job in production, listed, logged, cancelled and retried like a
- * scaffold. It lands one commit, delivered as the rollout's `delivery` says:
- * pushed (through the landing queue when runs race), or through its own
- * pull/merge request that must be merged before the run, and so its wave,
- * succeeds. The rollout record names each cluster's run and keeps its outcome
- * (its commit, "up to date", or the failure).
+ * A cluster's upgrade is part of a run (action `upgrade`): a runner process,
+ * a Kubernetes Job in production, listed, logged, cancelled and retried like
+ * a scaffold. A pushed rollout hands each run a batch of up to
+ * {@link RolloutServiceDeps.batchSize} clusters of the wave: one clone, one
+ * process start, one build cache for all of them, and still one commit per
+ * cluster, each verified and pushed through the landing queue on its own
+ * (runner/upgrade-batch.ts). A rollout delivered through pull/merge requests
+ * runs one cluster a run, each through its own request that must be merged
+ * before the run, and so its wave, succeeds. The rollout record names each
+ * cluster's run and keeps its own outcome (its commit, "up to date", or the
+ * failure), read from the run's per-cluster outcomes.
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliverySettings } from '../run/delivery.js';
@@ -25,7 +29,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { Caller } from './authenticator.js';
 import type { FleetSource, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
-import { isFinal, type RunRecord } from '../run/run-record.js';
+import { isFinal, MAX_BATCH_CLUSTERS, type RunRecord } from '../run/run-record.js';
 import type { FleetRunRequest } from './run-service.js';
 
 /** How a rollout starts and follows its runs: the RunService. */
@@ -52,6 +56,8 @@ export interface RolloutServiceDeps {
   readonly pollMs?: number;
   /** At most this many upgrade runs active at once; a larger wave starts the rest as runs end. @default 20 */
   readonly maxActiveRuns?: number;
+  /** Clusters one upgrade run upgrades in a pushed rollout (1: a run per cluster). @default {@link DEFAULT_BATCH_SIZE} */
+  readonly batchSize?: number;
   /** Told of each upgrade run started (the runs-created metric). */
   readonly onRunStarted?: (run: RunRecord) => void;
 }
@@ -70,6 +76,9 @@ export interface UpgradeRequest {
 /** Runs of one rollout active at once, unless configured: enough to keep runners busy, few enough not to flood the cluster with Jobs. */
 export const DEFAULT_MAX_ACTIVE_RUNS = 20;
 
+/** Clusters a run of a pushed rollout upgrades, unless configured: as many as a run's result can report. */
+export const DEFAULT_BATCH_SIZE = MAX_BATCH_CLUSTERS;
+
 /** At most this many clusters in one rollout: the record is written whole after each change. */
 export const MAX_ROLLOUT_CLUSTERS = 5000;
 
@@ -82,6 +91,7 @@ export class RolloutService {
   readonly #newId: () => string;
   readonly #pollMs: number;
   readonly #maxActiveRuns: number;
+  readonly #batchSize: number;
   readonly #onRunStarted: ((run: RunRecord) => void) | undefined;
   /** The driver of each rollout this process drives (one at most: two would start its runs twice). */
   readonly #drivers = new Map<string, Promise<void>>();
@@ -98,6 +108,7 @@ export class RolloutService {
     this.#newId = deps.newId ?? randomUUID;
     this.#pollMs = deps.pollMs ?? 1000;
     this.#maxActiveRuns = Math.max(1, deps.maxActiveRuns ?? DEFAULT_MAX_ACTIVE_RUNS);
+    this.#batchSize = Math.min(MAX_BATCH_CLUSTERS, Math.max(1, Math.floor(deps.batchSize ?? DEFAULT_BATCH_SIZE)));
     this.#onRunStarted = deps.onRunStarted;
   }
 
@@ -260,17 +271,19 @@ export class RolloutService {
   }
 
   /**
-   * Starts an upgrade run for the clusters of `clusters` that have none yet, as
-   * many as the limit of active runs leaves room for; a cluster whose run cannot
-   * start fails with the reason (e.g. another active run: 409).
+   * Starts upgrade runs for the clusters of `clusters` that have none yet, as
+   * many runs as the limit of active runs leaves room for, each with a batch
+   * of clusters (one cluster when the rollout's requests are reviewed); a
+   * cluster whose run cannot start fails with the reason (e.g. another active run: 409).
    */
   async #startRuns(rollout: Rollout, clusters: readonly string[]): Promise<Record<string, RolloutCluster>> {
     const waiting = clusters.filter((name) => {
       const cluster = rollout.clusters[name];
       return cluster?.run === undefined && (cluster?.status === 'pending' || cluster?.status === 'running');
     });
-    const active = runningOf(rollout, clusters).length;
-    const unstarted = waiting.slice(0, Math.max(0, this.#maxActiveRuns - active));
+    const active = new Set(runningOf(rollout, clusters).map((name) => rollout.clusters[name]!.run)).size;
+    const perRun = rollout.delivery === undefined || rollout.delivery.mode === 'push' ? this.#batchSize : 1;
+    const unstarted = waiting.slice(0, Math.max(0, this.#maxActiveRuns - active) * perRun);
     if (unstarted.length === 0) return {};
     let specs: Map<string, ClusterSpec>;
     try {
@@ -281,29 +294,33 @@ export class RolloutService {
       return Object.fromEntries(unstarted.map((name) => [name, { status: 'failed', message } satisfies RolloutCluster]));
     }
     const started: Record<string, RolloutCluster> = {};
+    const generated: string[] = [];
     for (const name of unstarted) {
-      const cluster = specs.get(name);
-      if (cluster === undefined) {
-        started[name] = { status: 'failed', message: `clusters/${name} is no longer a generated cluster of the repository` };
-        continue;
-      }
+      if (specs.has(name)) generated.push(name);
+      else started[name] = { status: 'failed', message: `clusters/${name} is no longer a generated cluster of the repository` };
+    }
+    for (let at = 0; at < generated.length; at += perRun) {
+      const [first, ...batch] = generated.slice(at, at + perRun) as [string, ...string[]];
+      const names = [first, ...batch];
       try {
         const run = await this.#runs.startFleetRun(
           {
             action: 'upgrade',
-            cluster,
+            cluster: specs.get(first)!,
             repositoryUrl: rollout.repositoryUrl,
             branch: rollout.branch,
             ...(rollout.delivery !== undefined ? { delivery: rollout.delivery } : {}),
+            ...(batch.length > 0 ? { batch } : {}),
           },
           { identity: rollout.requestedBy },
         );
-        started[name] = { status: 'running', run: run.id };
+        for (const name of names) started[name] = { status: 'running', run: run.id };
         this.#onRunStarted?.(run);
-        this.#logger.info({ rollout: rollout.id, cluster: name, run: run.id }, 'upgrade run started');
+        this.#logger.info({ rollout: rollout.id, cluster: first, clusters: names.length, run: run.id }, 'upgrade run started');
       } catch (error) {
-        started[name] = { status: 'failed', message: error instanceof AppError ? error.message : 'the upgrade run could not be started' };
-        if (!(error instanceof AppError)) this.#logger.error({ rollout: rollout.id, cluster: name, err: error }, 'upgrade run could not be started');
+        const message = error instanceof AppError ? error.message : 'the upgrade run could not be started';
+        for (const name of names) started[name] = { status: 'failed', message };
+        if (!(error instanceof AppError)) this.#logger.error({ rollout: rollout.id, cluster: first, err: error }, 'upgrade run could not be started');
       }
     }
     return started;
@@ -317,19 +334,21 @@ export class RolloutService {
   async #finishCancelled(rollout: Rollout, caller: Caller): Promise<void> {
     const under = Object.entries(rollout.clusters).flatMap(([name, c]) => (c.status === 'running' && c.run !== undefined ? [name] : []));
     const stopped: Record<string, RolloutCluster> = {};
-    for (const name of under) {
-      const id = rollout.clusters[name]!.run!;
+    // A batch run is cancelled once, for all of its clusters.
+    for (const id of new Set(under.map((name) => rollout.clusters[name]!.run!))) {
       try {
         await this.#runs.cancel(id, caller);
       } catch (error) {
         // Already final (ConflictError): its own outcome is read below.
         if (!(error instanceof ConflictError)) {
-          this.#logger.warn({ rollout: rollout.id, cluster: name, run: id, err: error }, 'upgrade run could not be cancelled');
-          stopped[name] = {
-            status: 'cancelled',
-            run: id,
-            message: `the rollout was cancelled by ${caller.identity}; its run could not be stopped: ${error instanceof AppError ? error.message : 'an internal error'}`,
-          };
+          this.#logger.warn({ rollout: rollout.id, run: id, err: error }, 'upgrade run could not be cancelled');
+          for (const name of under.filter((n) => rollout.clusters[n]!.run === id)) {
+            stopped[name] = {
+              status: 'cancelled',
+              run: id,
+              message: `the rollout was cancelled by ${caller.identity}; its run could not be stopped: ${error instanceof AppError ? error.message : 'an internal error'}`,
+            };
+          }
         }
       }
     }
@@ -351,18 +370,25 @@ export class RolloutService {
   /** The outcomes of the runs of `following` that have ended. */
   async #ended(rollout: Rollout, following: readonly string[]): Promise<Record<string, RolloutCluster>> {
     const ended: Record<string, RolloutCluster> = {};
+    // A batch run is read once for all of its clusters.
+    const runs = new Map<string, RunRecord | undefined>();
     for (const name of following) {
       const id = rollout.clusters[name]!.run!;
-      let run: RunRecord;
-      try {
-        run = await this.#runs.get(id);
-      } catch (error) {
-        // A run that is gone (never expected: runs are kept) cannot succeed; a store that did not answer is asked again next time.
-        this.#logger.warn({ rollout: rollout.id, cluster: name, run: id, err: error }, 'upgrade run could not be read');
-        if (error instanceof NotFoundError) ended[name] = { status: 'failed', run: id, message: `its run ${id} no longer exists` };
-        continue;
+      if (!runs.has(id)) {
+        try {
+          runs.set(id, await this.#runs.get(id));
+        } catch (error) {
+          // A run that is gone (never expected: runs are kept) cannot succeed; a store that did not answer is asked again next time.
+          this.#logger.warn({ rollout: rollout.id, run: id, err: error }, 'upgrade run could not be read');
+          runs.set(id, undefined);
+          if (error instanceof NotFoundError) {
+            for (const lost of following.filter((n) => rollout.clusters[n]!.run === id))
+              ended[lost] = { status: 'failed', run: id, message: `its run ${id} no longer exists` };
+          }
+        }
       }
-      if (isFinal(run.status)) ended[name] = clusterOutcome(run);
+      const run = runs.get(id);
+      if (run !== undefined && isFinal(run.status)) ended[name] = clusterOutcome(run, name);
     }
     return ended;
   }
@@ -380,8 +406,24 @@ function runningOf(rollout: Rollout, clusters: readonly string[]): string[] {
   return clusters.filter((name) => rollout.clusters[name]?.status === 'running' && rollout.clusters[name]?.run !== undefined);
 }
 
-/** A cluster's outcome from its ended upgrade run. */
-function clusterOutcome(run: RunRecord): RolloutCluster {
+/**
+ * A cluster's outcome from its ended upgrade run. In a batch, a cluster whose
+ * commit landed is upgraded whatever became of the clusters after it, and one
+ * that was up to date stays so; the others share the run's end.
+ */
+function clusterOutcome(run: RunRecord, name: string): RolloutCluster {
+  if (run.batch === undefined) return singleOutcome(run);
+  const own = run.batchOutcomes?.[name];
+  const counts = own?.changes === undefined ? {} : { added: own.changes.added, modified: own.changes.modified, removed: own.changes.removed };
+  const commit = run.commits.find((c) => c.pass === 'upgrade' && (c.cluster ?? run.cluster.name) === name)?.sha;
+  if (commit !== undefined) return { status: 'succeeded', run: run.id, outcome: 'upgraded', commit, ...counts };
+  if (own?.status === 'up_to_date' || (run.status === 'succeeded' && own?.status !== 'failed'))
+    return { status: 'succeeded', run: run.id, outcome: 'up_to_date', ...counts };
+  return { status: run.status === 'cancelled' ? 'cancelled' : 'failed', run: run.id, message: own?.message ?? run.message };
+}
+
+/** The outcome of a run about one cluster. */
+function singleOutcome(run: RunRecord): RolloutCluster {
   const counts = run.changes === undefined ? {} : { added: run.changes.added, modified: run.changes.modified, removed: run.changes.removed };
   if (run.status !== 'succeeded') return { status: run.status === 'cancelled' ? 'cancelled' : 'failed', run: run.id, message: run.message, ...counts };
   const commit = run.commits.find((c) => c.pass === 'upgrade')?.sha;

@@ -263,6 +263,42 @@ describe('RunMonitor', () => {
       await monitor.idle();
     });
 
+    it("records a batch run's clusters as they land: whose each commit is, each outcome with its words, and the result's statuses at the end", async () => {
+      const run = await newRun();
+      const [own, next, last] = [run.cluster.name, `${run.cluster.name}-b`, `${run.cluster.name}-c`];
+      const executor = new FakeExecutor();
+      executor.set(run.id, { state: 'running' }, [
+        // The commit event comes from a logger bound to the run's own cluster: the batch_cluster event after it says whose it is.
+        event({ event: 'commit', pass: 'upgrade', sha: SHA2, cluster: own }),
+        event({ event: 'batch_cluster', batch_cluster: next, status: 'upgraded', sha: SHA2, changes: { added: 0, modified: 3, removed: 0 } }),
+        event({ event: 'batch_cluster', batch_cluster: own, status: 'up_to_date' }),
+      ]);
+      const stop = new AbortController();
+      const monitor = monitorWith(executor);
+      await monitor.start(stop.signal);
+      await waitFor(async () => Object.keys((await store.get(run.id))?.batchOutcomes ?? {}).length === 2);
+      const during = await store.get(run.id);
+      assert.deepEqual(during?.commits, [{ pass: 'upgrade', sha: SHA2, cluster: next }]);
+      assert.deepEqual(during?.batchOutcomes?.[next], { status: 'upgraded', changes: { added: 0, modified: 3, removed: 0 } });
+
+      executor.emit(run.id, event({ event: 'batch_cluster', batch_cluster: last, status: 'failed', message: '1 verification finding(s): x' }));
+      executor.finish(run.id, {
+        status: 'failed',
+        message: 'step 3 (push-upgrade) failed',
+        commits: [{ pass: 'upgrade', sha: SHA2, cluster: next }],
+        batch: { [own]: 'up_to_date', [next]: 'upgraded', [last]: 'failed' },
+      });
+      await waitFor(async () => (await store.get(run.id))?.status === 'failed');
+      const after = await store.get(run.id);
+      assert.deepEqual(after?.batchOutcomes, {
+        [own]: { status: 'up_to_date' },
+        [next]: { status: 'upgraded', changes: { added: 0, modified: 3, removed: 0 } },
+        [last]: { status: 'failed', message: '1 verification finding(s): x' },
+      });
+      stop.abort();
+      await monitor.idle();
+    });
+
     it("keeps each review request's latest state from the runner's events, and goes on after a restart from what is stored", async () => {
       const run = await newRun();
       const url = (n: number): string => `https://github.com/acme/gitops/pull/${n}`;

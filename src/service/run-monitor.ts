@@ -16,7 +16,17 @@ import { isStepEvent, parseRunEvent } from '../run-contract/run-events.js';
 import { ReplayFilter } from './replay-filter.js';
 import type { RunStore, RunUpdate } from './run-store.js';
 import type { ExecutionState, RunExecutor } from './run-executor.js';
-import { ACTIVE_STATUSES, isFinal, withReviewRequest, type RunCommit, type RunResult, type RunReviewRequest, type RunRecord } from '../run/run-record.js';
+import {
+  ACTIVE_STATUSES,
+  isFinal,
+  withReviewRequest,
+  type BatchClusterOutcome,
+  type BatchClusterStatus,
+  type RunCommit,
+  type RunResult,
+  type RunReviewRequest,
+  type RunRecord,
+} from '../run/run-record.js';
 import type { RunTracker } from './run-service.js';
 
 /** The message a run gets when the executor has no trace of it. */
@@ -29,6 +39,19 @@ const LOST_RUN_FAILURE: Failure = failureOf(new UnavailableError(LOST_RUN_MESSAG
  * result (killed, crashed) reported none: unknown, so `internal` and permanent,
  * as any error that is not the product's own.
  */
+/** A batch run's outcomes at its end: the result's statuses, each with the words and counts its event gave when they agree. */
+function finalOutcomes(
+  statuses: Readonly<Record<string, BatchClusterStatus>>,
+  reported: Readonly<Record<string, BatchClusterOutcome>> | undefined,
+): Record<string, BatchClusterOutcome> {
+  return Object.fromEntries(
+    Object.entries(statuses).map(([name, status]) => {
+      const told = reported?.[name];
+      return [name, told !== undefined && told.status === status ? told : { status }];
+    }),
+  );
+}
+
 function failureOfResult(result: RunResult): Failure {
   return result.error_code === undefined ? failureOf(undefined) : { code: result.error_code, transient: result.transient ?? false };
 }
@@ -82,6 +105,8 @@ interface PumpState {
   commits: RunCommit[];
   reviewRequests: readonly RunReviewRequest[];
   step: number;
+  /** A batch run: each cluster's outcome reported so far. */
+  batchOutcomes: Record<string, BatchClusterOutcome> | undefined;
 }
 
 /** Follows runs: implements the service's RunTracker. */
@@ -270,6 +295,7 @@ export class RunMonitor implements RunTracker {
       // Kept across restarts: a request's later events update what the store already has.
       reviewRequests: initial.reviewRequests ?? [],
       step: initial.step,
+      batchOutcomes: initial.batchOutcomes === undefined ? undefined : { ...initial.batchOutcomes },
     };
     const replay = await ReplayFilter.load(this.#store, id);
     // Each line gets its number when read, so a write repeated after a failure stores it once.
@@ -471,6 +497,7 @@ export class RunMonitor implements RunTracker {
       finishedAt: now,
       ...(result.gitops_path === undefined ? {} : { gitopsPath: result.gitops_path }),
       ...(result.changes === undefined ? {} : { changes: result.changes }),
+      ...(result.batch === undefined ? {} : { batchOutcomes: finalOutcomes(result.batch, state.batchOutcomes) }),
       ...(result.status === 'failed' ? { failure: failureOfResult(result) } : {}),
       // A run that never reported progress still gets a start time; one that did keeps it.
       ...(state.startedAt === undefined ? { startedAt: now } : {}),
@@ -503,6 +530,19 @@ export class RunMonitor implements RunTracker {
         state.commits.push({ pass, sha });
         update.commits = [...state.commits];
       }
+    } else if (event.event === 'batch_cluster') {
+      const { batch_cluster: cluster, status, sha, message, changes } = event;
+      state.batchOutcomes = {
+        ...state.batchOutcomes,
+        [cluster]: { status, ...(message !== undefined ? { message } : {}), ...(changes !== undefined ? { changes } : {}) },
+      };
+      update.batchOutcomes = state.batchOutcomes;
+      // The commit event came first, from a logger bound to the run's own cluster: this says whose it is.
+      if (sha !== undefined && state.commits.some((c) => c.sha === sha && c.cluster !== cluster)) {
+        state.commits = state.commits.map((c) => (c.sha === sha ? { ...c, cluster } : c));
+        update.commits = [...state.commits];
+      }
+      if (event.msg !== undefined) update.message = event.msg;
     } else if (event.event === 'review_request') {
       const { forge, pass, number, url, state: requestState, branch } = event;
       const next = withReviewRequest(state.reviewRequests, {

@@ -28,7 +28,8 @@ import type { RunStep } from './run-steps.js';
 import type { ExecutionState, RunExecutor } from './run-executor.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import type { DryRunResult, RetryRequest, RunTracker, ScaffoldRequest } from './scaffold-request.js';
-import { ACTIVE_STATUSES, isFinal, jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
+import { ACTIVE_STATUSES, clustersOf, isFinal, jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
+import { batchIssues } from '../run/batch-issues.js';
 
 // Importers keep this module path for the request shapes, the branch rule and the URL policy.
 export { branchSchema } from '../model/branch-name.js';
@@ -68,6 +69,11 @@ export interface FleetRunRequest {
    * waits for its Flux to apply the lift of the prune protection) and how long.
    */
   readonly deleteData?: { readonly kubeconfig: NonNullable<RunSecrets['kubeconfig']>; readonly timeoutSeconds: number };
+  /**
+   * An upgrade only, pushed: further clusters (names) the same run upgrades
+   * after `cluster`, each verified and landed as its own commit (a rollout's batch).
+   */
+  readonly batch?: readonly string[];
 }
 
 /** The run lifecycle use cases. */
@@ -133,6 +139,7 @@ export class RunService {
         if (issues.length > 0) throw new ValidationError(issues);
       }
     }
+    if (request.batch !== undefined && request.batch.length > 0) await this.#checkBatch(request);
     const secrets: RunSecrets = {
       ...this.#fleetRunSecrets(request.delivery, request.repositoryUrl),
       ...(deleteData !== undefined ? { kubeconfig: deleteData.kubeconfig, deleteData: { timeoutSeconds: deleteData.timeoutSeconds } } : {}),
@@ -303,7 +310,32 @@ export class RunService {
       attempt: previous.attempt + 1,
       retryOf: previous.id,
       ...(previous.delivery ? { delivery: previous.delivery } : {}),
+      ...(previous.batch ? { batch: previous.batch } : {}),
     });
+  }
+
+  /**
+   * A batch is an upgrade that is pushed, of at most `MAX_BATCH_CLUSTERS`
+   * distinct clusters none of which has an active run: the store's
+   * one-active-run rule holds the run's own cluster, this the others.
+   * @throws ValidationError; ConflictError naming a batch cluster's active run
+   */
+  async #checkBatch(request: FleetRunRequest): Promise<void> {
+    const batch = request.batch ?? [];
+    const issues: FieldIssue[] = [];
+    if (request.action !== 'upgrade') issues.push({ field: 'batch', message: 'only an upgrade run upgrades a batch of clusters' });
+    if (request.delivery !== undefined && request.delivery.mode !== 'push')
+      issues.push({ field: 'delivery.mode', message: 'a batch is pushed: each cluster lands as soon as it is verified' });
+    issues.push(...batchIssues(request.cluster.name, batch));
+    if (issues.length > 0) throw new ValidationError(issues);
+    const repository = repositoryKeyOf(request.repositoryUrl);
+    const wanted = new Set(batch);
+    for (const active of await this.#store.listActive()) {
+      if (active.repositoryUrl !== repository || active.branch !== request.branch) continue;
+      const busy = clustersOf(active).find((name) => wanted.has(name));
+      if (busy !== undefined)
+        throw new ConflictError(`cluster ${busy} already has an active run on branch ${request.branch} of this repository (${active.id})`);
+    }
   }
 
   /** A scaffold's retry carries its secrets again, under the same rules as a new request. */
@@ -354,6 +386,7 @@ export class RunService {
     attempt: number;
     retryOf?: string;
     delivery?: DeliverySettings;
+    batch?: readonly string[];
   }): Promise<RunRecord> {
     const id = this.#idGenerator();
     const action = input.action ?? 'scaffold';
@@ -372,6 +405,7 @@ export class RunService {
       // A rotation is a scaffold run with rotation options (per attempt): recorded so the run list can say so.
       ...(input.secrets.rotateCredentials !== undefined ? { rotation: input.secrets.rotateValues ?? 'same' } : {}),
       ...(input.delivery ? { delivery: input.delivery } : {}),
+      ...(input.batch !== undefined && input.batch.length > 0 ? { batch: input.batch } : {}),
     });
     if (input.attempt !== 1 || input.retryOf !== undefined) {
       run =

@@ -175,6 +175,27 @@ export function runRunStoreContract(name: string, open: () => Promise<OpenedRunS
       assert.deepEqual([listed?.action, listed?.changes], ['remove', removed], 'the list carries them too');
     });
 
+    it("keeps a batch run's clusters, each cluster's commit and outcome, and a failure's words made storable", async () => {
+      const run = newRun();
+      const batch = [`${run.cluster.name}-b`, `${run.cluster.name}-c`];
+      const created = await store().create({ ...run, action: 'upgrade', sealing: 'none', batch });
+      assert.deepEqual(created.batch, batch);
+      assert.deepEqual(await store().get(created.id), created);
+      const commits = [{ pass: 'upgrade' as const, sha: 'e'.repeat(40), cluster: batch[0]! }];
+      const batchOutcomes = {
+        [run.cluster.name]: { status: 'up_to_date' as const },
+        [batch[0]!]: { status: 'upgraded' as const, changes: { added: 1, modified: 2, removed: 0 } },
+        [batch[1]!]: { status: 'failed' as const, message: 'verify: a\u0000b' },
+      };
+      const ended = await store().update(created.id, { status: 'failed', commits, batchOutcomes });
+      assert.deepEqual(ended?.commits, commits);
+      assert.equal(ended?.batchOutcomes?.[batch[1]!]?.message, 'verify: a\uFFFDb');
+      assert.deepEqual(ended?.batchOutcomes?.[batch[0]!], batchOutcomes[batch[0]!]);
+      assert.deepEqual(await store().get(created.id), ended);
+      const single = await store().create({ ...newRun(), action: 'upgrade', sealing: 'none' });
+      assert.deepEqual([single.batch, single.batchOutcomes], [undefined, undefined]);
+    });
+
     it("keeps a failed run's error code and whether a retry may succeed, and has none for other runs", async () => {
       const transient = await store().create(newRun());
       const failed = await store().update(transient.id, {

@@ -6,7 +6,7 @@ import type { ClusterSpec } from '../model/cluster-spec.js';
 import type { DeliverySettings } from '../run/delivery.js';
 import type { Failure } from '../errors.js';
 import type { RunAction } from '../model/run-action.js';
-import type { RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
+import type { BatchClusterOutcome, RunChanges, RunCommit, RunReviewRequest, RunRotation, RunSealing, RunStatus, RunRecord } from '../run/run-record.js';
 
 /** What a caller supplies to create a run; the store assigns timestamps, status `pending`, step 0, attempt 1. */
 export interface NewRun {
@@ -24,6 +24,8 @@ export interface NewRun {
   readonly rotation?: RunRotation;
   /** Absent: push. */
   readonly delivery?: DeliverySettings;
+  /** A batch upgrade run: the clusters it upgrades after `cluster` (names). */
+  readonly batch?: readonly string[];
 }
 
 /** Fields a progress or outcome update may change. */
@@ -40,6 +42,8 @@ export interface RunUpdate {
   readonly failure?: Failure;
   /** The whole list (replaces the stored one). */
   readonly reviewRequests?: readonly RunReviewRequest[];
+  /** A batch run: every cluster's outcome so far (replaces the stored map). */
+  readonly batchOutcomes?: Readonly<Record<string, BatchClusterOutcome>>;
   readonly attempt?: number;
   readonly job?: string;
   readonly startedAt?: Date;

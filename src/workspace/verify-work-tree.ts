@@ -6,6 +6,7 @@
  * and kustomize builds a copy of them that holds no link.
  */
 import { FsRepoReader } from '../git/fs-repo-reader.js';
+import type { RepoReader } from '../gitops/repo-reader.js';
 import { GitClusterHistory } from '../git/git-cluster-history.js';
 import { assertConfinedWorkTree } from '../git/work-tree-guard.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
@@ -35,6 +36,13 @@ export interface WorkTreeVerifyOptions {
   readonly cluster?: string;
   readonly targetFlux?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Repository directories verify neither reads nor copies for kustomize: a
+   * batch run's other clusters, which a run of this cluster alone would not
+   * have cloned, so its verdict is that run's, and each verify copies one
+   * cluster's files, not the batch's.
+   */
+  readonly leaveOut?: readonly string[];
 }
 
 /** Options of {@link createWorkTreeVerifier}. */
@@ -73,8 +81,9 @@ export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): W
   // A run verifies pass 1 and pass 2; most of pass 2's builds read exactly what pass 1's read.
   const cache = options.buildCache === false ? undefined : new KustomizeBuildCache();
   return async (dir, options = {}) => {
-    await assertConfinedWorkTree(dir);
-    const reader = new FsRepoReader(dir);
+    // What is left out is neither read nor copied: the guard need not walk it either.
+    await assertConfinedWorkTree(dir, { skip: options.leaveOut ?? [] });
+    const reader = withoutDirs(new FsRepoReader(dir), options.leaveOut ?? []);
     // One copy of the tree per verify, shared by every build in it.
     const builder = new MaterializedKustomize(reader, { kustomize, ...scratch, ...(cache ? { cache } : {}) });
     const before = cache?.stats();
@@ -92,6 +101,18 @@ export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): W
       summary: report.summary,
       kustomizeBuilds: buildsSince(cache, before, builder.builds),
     };
+  };
+}
+
+/** `reader` as if the directories `dirs` were not there. */
+function withoutDirs(reader: RepoReader, dirs: readonly string[]): RepoReader {
+  if (dirs.length === 0) return reader;
+  const gone = (path: string) => dirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
+  return {
+    read: async (path) => (gone(path) ? undefined : reader.read(path)),
+    ...(reader.readBytes !== undefined ? { readBytes: async (path: string) => (gone(path) ? undefined : reader.readBytes!(path)) } : {}),
+    list: async (dir) => (gone(dir) ? [] : (await reader.list(dir)).filter((path) => !gone(path))),
+    isDirectory: async (path) => !gone(path) && reader.isDirectory(path),
   };
 }
 
