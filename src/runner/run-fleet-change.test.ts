@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VerificationError } from '../errors.js';
+import { UnavailableError, VerificationError } from '../errors.js';
+import type { GitRemote, GitWorkspace } from '../run/ports.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
 import { createForgeClient } from '../delivery/create-delivery.js';
 import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
@@ -224,6 +225,40 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(again.batch, { 'eu-1': 'up_to_date', 'eu-3': 'up_to_date' });
     assert.deepEqual(again.commits, []);
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), head);
+  });
+
+  it('renders a batch cluster again from the branch when its push gave up on a transient failure, landing it once', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const real = new CliGitRemote({ logger });
+    // The first push gives up as one overtaken 30 times would; its commit stays local, unlanded.
+    let refused = 0;
+    const git: GitRemote = {
+      clone: async (options) => {
+        const workspace = await real.clone(options);
+        const push: GitWorkspace['push'] = async (pushOptions) => {
+          if (refused++ === 0) throw new UnavailableError('push to main was overtaken by concurrent pushes 30 times; giving up');
+          return workspace.push(pushOptions);
+        };
+        return new Proxy(workspace, {
+          get: (target, key) =>
+            key === 'push'
+              ? push
+              : (Reflect.get(target, key) as unknown) instanceof Function
+                ? Reflect.get(target, key).bind(target)
+                : Reflect.get(target, key),
+        });
+      },
+    };
+    const result = await runFleetChange({ git, logger, verify, workRoot: scratch }, { ...options(remote, 'upgrade', 'eu-1', 'batch-retry'), batch: ['eu-2'] });
+    assert.equal(result.status, 'succeeded', result.message);
+    assert.deepEqual(result.batch, { 'eu-1': 'upgraded', 'eu-2': 'upgraded' });
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(commits.map((c) => c.trailers['Scaffold-Cluster']).sort(), ['eu-1', 'eu-2'], 'each cluster landed once');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields['event'] === 'batch_retry').map((l) => [l.fields['batch_cluster'], l.fields['retry']]),
+      [['eu-1', 1]],
+    );
   });
 
   it('refuses a batch that is not an upgrade, names a cluster twice or is not made of cluster names, before cloning', async () => {
