@@ -6,6 +6,7 @@
  * batch label never reaches an output. Real kubectl kustomize throughout.
  */
 import { after, before, describe, it } from 'node:test';
+import { getEventListeners } from 'node:events';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -233,6 +234,16 @@ describe('BatchedKustomize', () => {
     controller.abort(new Error('cancelled'));
     await assert.rejects(aborted, /cancelled/);
     assert.deepEqual(await others, await separately(['overlay', 'apps/web']));
+  });
+
+  it('leaves no listener on a caller’s signal once its builds are over, alone or together (a run’s signal outlives a batch of clusters)', async () => {
+    const batched = new BatchedKustomize(countingKubectl(), { scratchRoot: scratch });
+    const run = new AbortController().signal;
+    for (let i = 0; i < 12; i++) {
+      await batched.build(root, 'base', run);
+      await Promise.all([batched.build(root, 'overlay', run), batched.build(root, 'apps/web', run)]);
+    }
+    assert.equal(getEventListeners(run, 'abort').length, 0);
   });
 
   it('is the inner builder’s engine, so cache keys do not change', async () => {

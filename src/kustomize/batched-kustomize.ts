@@ -181,18 +181,21 @@ export class BatchedKustomize implements KustomizeBuilder {
   /** One directory built by itself, for everyone waiting for it; each waiter's signal is its own (an abort there ends only that wait). */
   async #alone(repoRoot: string, dir: string, waiters: readonly Waiter[]): Promise<void> {
     this.#stats.single += 1;
-    const signal = sharedSignal(waiters);
+    const shared = sharedSignal(waiters);
     try {
-      const text = await this.#inner.build(repoRoot, dir, signal);
+      const text = await this.#inner.build(repoRoot, dir, shared.signal);
       for (const waiter of waiters) waiter.resolve(text);
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);
+    } finally {
+      shared.release();
     }
   }
 
   /** One process for all of `dirs`; the outputs in their order. Rejects on anything but a clean split. */
   async #combined(repoRoot: string, dirs: readonly string[], waiters: readonly Waiter[]): Promise<string[]> {
     const scratch = await mkdtemp(join(this.#scratchRoot, 'gitops-kustomize-batch-'));
+    const shared = sharedSignal(waiters);
     try {
       await Promise.all(
         dirs.map(async (dir, i) => {
@@ -206,8 +209,9 @@ export class BatchedKustomize implements KustomizeBuilder {
       await writeFile(join(scratch, 'kustomization.yaml'), rootKustomization(dirs.length), { flag: 'wx' });
       this.#stats.combined += 1;
       this.#stats.combinedDirs += dirs.length;
-      return splitBatchOutput(await this.#inner.build(scratch, '.', sharedSignal(waiters)), dirs.length);
+      return splitBatchOutput(await this.#inner.build(scratch, '.', shared.signal), dirs.length);
     } finally {
+      shared.release();
       await rm(scratch, { recursive: true, force: true });
     }
   }
@@ -232,15 +236,17 @@ async function setsTopLevelOnlyFields(repoRoot: string, dir: string): Promise<bo
 /**
  * A signal that aborts once every waiter's has (nobody is left waiting);
  * undefined while any waiter has none, since that one waits to the end.
+ * `release` takes its listeners off the waiters' signals once the build is
+ * over: a run's signal outlives every build of the run (a batch verifies many clusters).
  */
-function sharedSignal(waiters: readonly Waiter[]): AbortSignal | undefined {
+function sharedSignal(waiters: readonly Waiter[]): { readonly signal: AbortSignal | undefined; release(): void } {
   const signals = waiters.map((w) => w.signal);
-  if (signals.some((s) => s === undefined)) return undefined;
+  if (signals.some((s) => s === undefined)) return { signal: undefined, release: () => {} };
   const controller = new AbortController();
   const check = (): void => {
     if (signals.every((s) => s?.aborted === true)) controller.abort(signals[0]?.reason);
   };
   for (const s of signals) s?.addEventListener('abort', check, { once: true });
   check();
-  return controller.signal;
+  return { signal: controller.signal, release: () => signals.forEach((s) => s?.removeEventListener('abort', check)) };
 }
