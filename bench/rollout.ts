@@ -35,7 +35,7 @@ import { pathToFileURL } from 'node:url';
 import { startGitDaemon } from '../test/support/git-server.js';
 import { installProcessCounter } from './process-shim.js';
 import { fleetBehindReference } from './fixtures.js';
-import { type Figure, type Suite, builtDist, cpuMsWithChildren, git, ms, onCleanup, tempDir, verdict } from './support.js';
+import { type Figure, type Suite, builtDist, cpuMsApart, cpuMsWithChildren, git, ms, onCleanup, tempDir, verdict } from './support.js';
 
 const TARGET_MS = 5 * 60_000;
 const POLL_MS = 250;
@@ -129,6 +129,7 @@ export const rolloutSuite: Suite = async ({ log }) => {
   // 3. One rollout of every cluster, one wave.
   log(`rollout: POST /api/v1/upgrades, ${count} clusters in one wave`);
   const cpuBefore = cpuMsWithChildren();
+  const apartBefore = cpuMsApart();
   const started = performance.now();
   const created = await api<WireRollout>('POST', '/api/v1/upgrades', { clusters: 'all', wave_size: count });
   const postMs = performance.now() - started;
@@ -146,6 +147,10 @@ export const rolloutSuite: Suite = async ({ log }) => {
   }
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsWithChildren() - cpuBefore;
+  const apartAfter = cpuMsApart();
+  // The service runs in this process (PGlite, the run monitor storing every runner line, the rollout driver); the runners are its children.
+  const serviceCpuMs = apartAfter.own - apartBefore.own;
+  const runnersCpuMs = apartAfter.children - apartBefore.children;
   const rollout = await api<WireRollout>('GET', `/api/v1/upgrades/${created.id}`);
   // The git daemon's server side (upload-pack, receive-pack) is counted once it is stopped and waited for.
   const beforeDaemon = cpuMsWithChildren();
@@ -210,7 +215,8 @@ export const rolloutSuite: Suite = async ({ log }) => {
   const projected = count !== 1000;
   log(
     `rollout: ${count} clusters in ${ms(wallMs)} (${(wallMs / 60_000).toFixed(2)} min; POST answered in ${ms(postMs)}), ${perMinute.toFixed(1)} clusters/min; ` +
-      `CPU ${ms(cpuMs)} service + runners, ${ms(daemonCpuMs)} git daemon; per cluster ${ms(perCluster)} + ${ms(daemonCpuMs / count)}`,
+      `CPU ${ms(cpuMs)} service + runners (service ${ms(serviceCpuMs)}, runners with their git and kubectl ${ms(runnersCpuMs)}), ${ms(daemonCpuMs)} git daemon; ` +
+      `per cluster ${ms(perCluster)} + ${ms(daemonCpuMs / count)} (service ${ms(serviceCpuMs / count)}, runner ${ms(runnersCpuMs / count)})`,
   );
   log(
     `rollout: checked: ${count} commits on main since ${referenceChange.slice(0, 12)}, one per cluster directory, each the one its run reported; ` +

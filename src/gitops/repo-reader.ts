@@ -18,6 +18,21 @@ export interface RepoReader {
   isDirectory(path: string): Promise<boolean>;
 }
 
+/**
+ * `reader` as if the directories `dirs` (repository-relative) were not there:
+ * what a sparse clone without them would show (a batch run's other clusters).
+ */
+export function withoutDirs(reader: RepoReader, dirs: readonly string[]): RepoReader {
+  if (dirs.length === 0) return reader;
+  const gone = (path: string) => dirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
+  return {
+    read: async (path) => (gone(path) ? undefined : reader.read(path)),
+    ...(reader.readBytes !== undefined ? { readBytes: async (path: string) => (gone(path) ? undefined : reader.readBytes!(path)) } : {}),
+    list: async (dir) => (gone(dir) ? [] : (await reader.list(dir)).filter((path) => !gone(path))),
+    isDirectory: async (path) => !gone(path) && reader.isDirectory(path),
+  };
+}
+
 /** A RepoReader over an in-memory map of path → content. */
 export function memoryRepoReader(files: ReadonlyMap<string, string>): RepoReader {
   const sorted = [...files.keys()].sort();

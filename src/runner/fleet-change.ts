@@ -41,6 +41,8 @@ export interface FleetChangeContext {
   readonly generatorVersion: string;
   /** The pre-push gate; absent: none (the verify line then says "not run"). */
   readonly verify?: WorkTreeVerify;
+  /** An upgrade in a batch: the batch's other clusters, which a run of this one alone would not have cloned. */
+  readonly leaveOut?: readonly string[];
 }
 
 /** A gate that finds nothing, for a run without one: upgradeWorkTree would otherwise build the real one. */
@@ -63,6 +65,7 @@ export async function upgradeChange(context: FleetChangeContext): Promise<FleetC
     verify: context.verify ?? NO_GATE,
     // One cluster: planned in this thread.
     workers: 1,
+    ...(context.leaveOut !== undefined ? { leaveOut: context.leaveOut } : {}),
   });
   if (outcome === undefined) throw new ConflictError(`clusters/${cluster} was not planned for upgrade`);
   if (outcome.status === 'failed') {

@@ -74,6 +74,8 @@ export class UpgradeBatch {
           cluster: name,
           reference: frame.reference,
           generatorVersion: this.#context.generatorVersion,
+          // Planned as a run of this cluster alone would plan it: the batch's other clusters are not read.
+          leaveOut: frame.othersOf(name),
           ...(this.#context.gateFor ? { verify: this.#context.gateFor(name) } : {}),
         });
       } catch (error) {

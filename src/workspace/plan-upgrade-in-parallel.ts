@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { UnavailableError } from '../errors.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { withoutDirs } from '../gitops/repo-reader.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { planUpgrade, upgradeTargets, type ClusterUpgrade, type PlanUpgradeOptions } from '../fleet/plan-upgrade.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
@@ -28,6 +29,8 @@ export type ParallelPlanOptions = Omit<PlanUpgradeOptions, 'onCluster'> & {
   readonly workers?: number;
   /** Fewer clusters than this are planned in this thread. @default 64 */
   readonly minClustersPerWorker?: number;
+  /** Repository directories the plan does not see (a batch run's other clusters, as a clone of one cluster would not have them). */
+  readonly leaveOut?: readonly string[];
 };
 
 const fromSource = import.meta.url.endsWith('.ts');
@@ -69,11 +72,16 @@ function runWorker(input: UpgradeWorkerInput): Promise<ClusterUpgrade[]> {
  */
 export async function planUpgradeInParallel(dir: string, options: ParallelPlanOptions): Promise<ClusterUpgrade[]> {
   const reference = options.reference ?? REFERENCE_ENVIRONMENT;
-  const registry = await readClusterRegistry(new FsRepoReader(dir), { reference });
+  const reader = withoutDirs(new FsRepoReader(dir), options.leaveOut ?? []);
+  const registry = await readClusterRegistry(reader, { reference });
   // Refusals (the reference, a hand-made directory, an unknown name) are thrown here, before any worker starts.
   const names = upgradeTargets(registry, options.clusters).map((c) => c.name);
-  const workers = Math.min(options.workers ?? availableParallelism(), Math.floor(names.length / (options.minClustersPerWorker ?? 64)));
-  if (workers < 2) return planUpgrade(new FsRepoReader(dir), { ...options, clusters: names });
+  // A plan that leaves directories out is planned here: a worker reads the work tree whole.
+  const workers =
+    (options.leaveOut?.length ?? 0) > 0
+      ? 1
+      : Math.min(options.workers ?? availableParallelism(), Math.floor(names.length / (options.minClustersPerWorker ?? 64)));
+  if (workers < 2) return planUpgrade(reader, { ...options, clusters: names });
   const size = Math.ceil(names.length / workers);
   const shares = Array.from({ length: workers }, (_, i) => names.slice(i * size, (i + 1) * size)).filter((share) => share.length > 0);
   const results = await Promise.all(

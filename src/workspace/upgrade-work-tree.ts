@@ -24,6 +24,8 @@ export interface UpgradeWorkTreeOptions {
   readonly verify?: WorkTreeVerify;
   /** Worker threads for planning a large fleet. @default os.availableParallelism() */
   readonly workers?: number;
+  /** Repository directories the plan does not see (a batch run's other clusters). */
+  readonly leaveOut?: readonly string[];
 }
 
 /** One cluster's outcome: its plan and, when written, its verification. */
@@ -51,6 +53,7 @@ export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptio
     generatorVersion: options.generatorVersion,
     random: (size) => randomBytes(size),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.leaveOut !== undefined ? { leaveOut: options.leaveOut } : {}),
   });
   if (options.dryRun) return plans.map((plan) => ({ ...plan, written: false }));
   const verify = options.verify ?? createWorkTreeVerifier();

@@ -6,7 +6,7 @@
  * and kustomize builds a copy of them that holds no link.
  */
 import { FsRepoReader } from '../git/fs-repo-reader.js';
-import type { RepoReader } from '../gitops/repo-reader.js';
+import { withoutDirs } from '../gitops/repo-reader.js';
 import { GitClusterHistory } from '../git/git-cluster-history.js';
 import { assertConfinedWorkTree } from '../git/work-tree-guard.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
@@ -101,18 +101,6 @@ export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): W
       summary: report.summary,
       kustomizeBuilds: buildsSince(cache, before, builder.builds),
     };
-  };
-}
-
-/** `reader` as if the directories `dirs` were not there. */
-function withoutDirs(reader: RepoReader, dirs: readonly string[]): RepoReader {
-  if (dirs.length === 0) return reader;
-  const gone = (path: string) => dirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
-  return {
-    read: async (path) => (gone(path) ? undefined : reader.read(path)),
-    ...(reader.readBytes !== undefined ? { readBytes: async (path: string) => (gone(path) ? undefined : reader.readBytes!(path)) } : {}),
-    list: async (dir) => (gone(dir) ? [] : (await reader.list(dir)).filter((path) => !gone(path))),
-    isDirectory: async (path) => !gone(path) && reader.isDirectory(path),
   };
 }
 
