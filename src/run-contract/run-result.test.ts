@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunResult } from '../run/run-record.js';
+import { MAX_BATCH_CLUSTERS, type RunResult } from '../run/run-record.js';
 import { boundedResult, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
 
 const written = (result: RunResult): string => `${JSON.stringify(boundedResult(result))}\n`;
@@ -36,6 +36,25 @@ describe('boundedResult', () => {
     const shown = read.changes?.kept ?? [];
     assert.ok(shown.length > 20 && shown.length < 400, String(shown.length));
     assert.deepEqual(shown, kept.slice(0, shown.length));
+  });
+
+  it('fits the largest batch, every cluster name 63 characters long, with its commits and statuses whole, and reads it back', () => {
+    const name = (i: number) => `c${String(i).padStart(2, '0')}`.padEnd(63, 'x');
+    const clusters = Array.from({ length: MAX_BATCH_CLUSTERS }, (_, i) => name(i));
+    const result: RunResult = {
+      status: 'failed',
+      message: `step 3 (push-upgrade) failed: ${'a finding, '.repeat(400)}`,
+      gitops_path: `clusters/${name(0)}`,
+      commits: clusters.map((cluster) => ({ pass: 'upgrade', sha: 'a'.repeat(40), cluster })),
+      batch: Object.fromEntries(clusters.map((cluster) => [cluster, 'upgraded'])),
+      step: 3,
+      error_code: 'verification_failed',
+      transient: false,
+    };
+    const bounded = boundedResult(result);
+    assert.ok(Buffer.byteLength(`${JSON.stringify(bounded)}\n`) <= RESULT_MAX_BYTES);
+    assert.deepEqual(parseRunResult(JSON.stringify(bounded))?.commits, result.commits);
+    assert.deepEqual(parseRunResult(JSON.stringify(bounded))?.batch, result.batch);
   });
 
   it('cuts a failure message of many findings (quotes, newlines, non-ASCII) to fit, marked with …', () => {
