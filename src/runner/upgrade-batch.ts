@@ -50,6 +50,8 @@ export class UpgradeBatch {
   readonly #outcomes = new Map<string, BatchClusterOutcome>();
   /** The errors of the clusters that failed, by cluster. */
   readonly #failures = new Map<string, unknown>();
+  /** Sealed credentials carried over byte for byte, over the clusters rendered. */
+  #credentialsKept = 0;
 
   constructor(context: UpgradeBatchContext) {
     this.#context = context;
@@ -85,6 +87,7 @@ export class UpgradeBatch {
         continue;
       }
       if (change.nothing !== undefined) {
+        this.#credentialsKept += change.changes.credentialsKept ?? 0;
         this.#record(name, { status: 'up_to_date' }, undefined, change.nothing);
         continue;
       }
@@ -92,6 +95,7 @@ export class UpgradeBatch {
       try {
         const landing: Landing = { ...change, cluster: name, reverifyAfterRebase: true };
         const sha = await frame.land('upgrade', landing);
+        this.#credentialsKept += change.changes.credentialsKept ?? 0;
         this.#record(
           name,
           { status: 'upgraded', changes: counts },
@@ -133,14 +137,14 @@ export class UpgradeBatch {
   }
 
   /** The succeeded result's words and counts. */
-  summary(): { message: string; changes: { added: number; modified: number; removed: number } } {
+  summary(): { message: string; changes: { added: number; modified: number; removed: number; credentialsKept: number } } {
     const outcomes = [...this.#outcomes.values()];
     const count = (status: BatchClusterStatus) => outcomes.filter((o) => o.status === status).length;
     const sum = (key: 'added' | 'modified' | 'removed') => outcomes.reduce((total, o) => total + (o.changes?.[key] ?? 0), 0);
     const upgraded = count('upgraded');
     return {
       message: `upgraded ${upgraded} of ${this.#context.clusters.length} cluster(s) in one batch, one commit each; ${count('up_to_date')} up to date`,
-      changes: { added: sum('added'), modified: sum('modified'), removed: sum('removed') },
+      changes: { added: sum('added'), modified: sum('modified'), removed: sum('removed'), credentialsKept: this.#credentialsKept },
     };
   }
 

@@ -39,7 +39,9 @@ interface RunBody {
   status: string;
   message: string;
   sealing: string;
-  commits: { pass: string; sha: string }[];
+  cluster: { name: string };
+  commits: { pass: string; sha: string; cluster?: string }[];
+  batch: string[] | null;
   changes: { added: number; modified: number; removed: number; credentials_kept?: number; kept?: string[] } | null;
   review_requests: { pass: string; number: number; state: string; branch?: string }[];
   steps: { name: string; status: string }[];
@@ -113,7 +115,7 @@ describe('upgrades and removals as runs, pushed', () => {
   });
   after(async () => fleet?.close());
 
-  it('a dry run lists exactly the behind clusters; the upgrade runs one run per cluster in waves, one commit each, credentials kept; a second upgrade writes nothing', async () => {
+  it('a dry run lists exactly the behind clusters; the upgrade runs a batch run per wave, one commit per cluster, credentials kept; a second upgrade writes nothing', async () => {
     const before = await head();
     const sealedBefore = await sealed();
     const preview = await api.inject('POST', '/api/v1/upgrades', { clusters: 'all', dry_run: true });
@@ -146,11 +148,18 @@ describe('upgrades and removals as runs, pushed', () => {
     const landed = (await git(bare, 'log', '--format=%H %P', `${before}..main`)).split('\n');
     assert.equal(landed.length, 3);
     for (const line of landed) assert.equal(line.split(' ').length, 2, 'no merge commits');
+    // A pushed rollout hands each run a batch of its wave: wave 0's two clusters share one run, each with its own commit.
+    assert.equal(rollout.clusters[0]?.run_id, rollout.clusters[1]?.run_id);
+    assert.notEqual(rollout.clusters[1]?.run_id, rollout.clusters[2]?.run_id);
     for (const cluster of rollout.clusters) {
       const run = await api.run(cluster.run_id!);
       assert.equal(run.action, 'upgrade');
       assert.equal(run.sealing, 'none');
-      assert.deepEqual(run.commits, [{ pass: 'upgrade', sha: cluster.commit }]);
+      const batched = run.batch !== null;
+      assert.deepEqual(
+        run.commits.filter((c) => (c.cluster ?? run.cluster.name) === cluster.name),
+        [{ pass: 'upgrade', sha: cluster.commit, ...(batched ? { cluster: cluster.name } : {}) }],
+      );
       assert.deepEqual(
         run.steps.map((s) => [s.name, s.status]),
         [
@@ -159,7 +168,9 @@ describe('upgrades and removals as runs, pushed', () => {
           ['push-upgrade', 'succeeded'],
         ],
       );
-      assert.equal(run.changes?.modified, cluster.modified);
+      // A batch run's counts are its clusters' together; each cluster's own are on the rollout.
+      if (batched) assert.ok((run.changes?.modified ?? 0) >= (cluster.modified ?? 0) && (cluster.modified ?? 0) > 0);
+      else assert.equal(run.changes?.modified, cluster.modified);
       assert.ok((run.changes?.credentials_kept ?? 0) > 0, 'it kept the sealed credentials');
       const files = (await git(bare, 'show', '--name-only', '--format=', cluster.commit!)).split('\n');
       assert.ok(
@@ -198,10 +209,12 @@ describe('upgrades and removals as runs, pushed', () => {
     assert.equal(rollout.state, 'failed');
     assert.deepEqual(rollout.failure, { wave: 0, failed: ['eu-1'], not_started: ['eu-3'] });
     const [eu1, eu2, eu3] = rollout.clusters;
-    assert.match(eu1?.message ?? '', /step 2 \(render-upgrade\) failed: .*(sealed|certificate)/);
+    assert.match(eu1?.message ?? '', /(sealed|certificate)/);
+    // eu-1 and eu-2 shared a batch run: it failed for eu-1, and eu-2 after it landed its commit all the same.
+    assert.equal(eu1?.run_id, eu2?.run_id);
     const failedRun = await api.run(eu1!.run_id!);
     assert.equal(failedRun.status, 'failed');
-    assert.deepEqual(failedRun.commits, []);
+    assert.deepEqual(failedRun.commits, [{ pass: 'upgrade', sha: eu2?.commit, cluster: 'eu-2' }]);
     assert.equal(eu2?.outcome, 'upgraded');
     assert.deepEqual([eu3?.status, eu3?.run_id], ['pending', undefined]);
     assert.deepEqual((await git(bare, 'log', '--format=%H', `${before}..main`)).split('\n'), [eu2?.commit], 'only eu-2 landed');
