@@ -7,7 +7,11 @@
  * upgrade of a thousand clusters cost one platform read plus one render each.
  */
 import type { RepoReader } from '../gitops/repo-reader.js';
+import { ParseMemo } from '../gitops/parse-memo.js';
 import { parseYamlDocuments } from '../gitops/yaml.js';
+
+/** Shared platform files by path and text → their objects: 8 M characters at most (a platform is a few hundred K). */
+const PLATFORM_FILES = new ParseMemo<unknown[]>(8 * 1024 * 1024);
 
 /** Caches every read outside `clusters/`, and inside the reference environment. */
 export class SharedPlatformReader {
@@ -16,8 +20,6 @@ export class SharedPlatformReader {
   readonly #reads = new Map<string, Promise<string | undefined>>();
   readonly #lists = new Map<string, Promise<string[]>>();
   readonly #dirs = new Map<string, Promise<boolean>>();
-
-  readonly #parsed = new Map<string, unknown[]>();
 
   constructor(reader: RepoReader, reference: string) {
     this.#reader = reader;
@@ -32,19 +34,15 @@ export class SharedPlatformReader {
   }
 
   /**
-   * Parses YAML once per shared file and text: base/ is the same for every
-   * cluster, while a reference file carried over has each cluster's identity
-   * in it and is parsed each time. The objects are shared, so read-only.
+   * Parses YAML once per shared file and text, for every reader of this
+   * process (the clusters of a batch each plan with their own): base/ is the
+   * same for every cluster, while a reference file carried over has each
+   * cluster's identity in it and is parsed each time. The objects are shared,
+   * so frozen.
    */
   readonly parse = (text: string, file: string): unknown[] => {
     if (!this.#shared(file) || file.startsWith('clusters/')) return parseYamlDocuments(text, file);
-    const key = `${file}\0${text}`;
-    let objects = this.#parsed.get(key);
-    if (objects === undefined) {
-      objects = parseYamlDocuments(text, file);
-      this.#parsed.set(key, objects);
-    }
-    return objects;
+    return PLATFORM_FILES.get(`${file}\0${text}`, () => parseYamlDocuments(text, file));
   };
 
   /**

@@ -11,12 +11,15 @@
  */
 import { constants } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { escapingLinkError, resolveConfined, specialFileError } from './confined-path.js';
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** A `.git` component anywhere in a repository path. */
+const GIT_COMPONENT = /(?:^|\/)\.git(?:\/|$)/;
 
 /** Reads the working tree rooted at `root` (an absolute directory). */
 export class FsRepoReader implements RepoReader {
@@ -80,10 +83,14 @@ export class FsRepoReader implements RepoReader {
       throw error;
     }
     const files: string[] = [];
+    // readdir names each entry's directory as base joined with the path below it: slicing is path.relative's answer, for a fraction of its cost over a whole fleet.
+    const inside = `${base}${sep}`;
     for (const entry of entries) {
-      const below = relative(base, join(entry.parentPath, entry.name)).split(sep).join('/');
+      const parent = entry.parentPath;
+      const from = parent === base ? '' : parent.startsWith(inside) ? `${parent.slice(inside.length)}/` : `${relative(base, parent)}/`;
+      const below = `${sep === '/' ? from : from.split(sep).join('/')}${entry.name}`;
       const rel = prefix === '' ? below : `${prefix}/${below}`;
-      if (rel.split('/').includes('.git')) continue;
+      if (GIT_COMPONENT.test(rel)) continue;
       // Dirent types come from lstat: a link is resolved here, inside the tree, never by readdir.
       if (entry.isFile()) files.push(rel);
       else if (entry.isSymbolicLink()) {

@@ -57,15 +57,68 @@ function itemOf(map: CST.Token | undefined, key: string): CST.BlockMap['items'][
 const LABEL_LINE = new RegExp(`^ {4}${BATCH_ENTRY_LABEL.replace(/[./]/g, '\\$&')}: "(0|[1-9]\\d*)"\\n$`);
 const LABELS_AND_LABEL_LINES = new RegExp(`^ {2}labels:\\n {4}${BATCH_ENTRY_LABEL.replace(/[./]/g, '\\$&')}: "(0|[1-9]\\d*)"\\n$`);
 
+/** The label's line as kyaml prints it in `metadata.labels`: four spaces in, its value double-quoted. */
+const LABEL_ITEM = new RegExp(`^ {4}${BATCH_ENTRY_LABEL.replace(/[./]/g, '\\$&')}: "(0|[1-9]\\d*)"$`, 'gm');
+
+/** Where the block that starts at `from` ends: the first line not empty, not a comment and indented `indent` spaces or less (the text's end when none is). */
+function blockEnd(text: string, from: number, indent: number): number {
+  let at = from;
+  while (at < text.length) {
+    let spaces = 0;
+    while (text.charCodeAt(at + spaces) === 32) spaces++;
+    const next = text.charCodeAt(at + spaces);
+    // A comment line ends no block, wherever it is indented.
+    if (next !== 10 && next !== 35 && spaces <= indent) return at;
+    const newline = text.indexOf('\n', at);
+    if (newline === -1) return text.length;
+    at = newline + 1;
+  }
+  return text.length;
+}
+
+/**
+ * {@link unlabel} by lines, as kyaml prints an object: `metadata:` at column
+ * 0, its keys two spaces in, the labels' keys four. Lines indented exactly so
+ * are keys of those maps: a scalar's further lines (block scalars, folded
+ * quotes) sit deeper than its key, and a column-0 line inside a document is
+ * a top-level key. Undefined when the text is not laid out so (the syntax
+ * tree decides then).
+ */
+function unlabelByLines(document: string): { entry: number; text: string } | undefined {
+  const metadata = document.startsWith('metadata:\n') ? 0 : document.indexOf('\nmetadata:\n') + 1;
+  if (metadata === 0 && !document.startsWith('metadata:\n')) return undefined;
+  const metadataKeys = metadata + 'metadata:\n'.length;
+  const metadataEnd = blockEnd(document, metadataKeys, 0);
+  const labelsLine = document.startsWith('  labels:\n', metadataKeys) ? metadataKeys : document.indexOf('\n  labels:\n', metadataKeys) + 1;
+  if (labelsLine === 0 || labelsLine >= metadataEnd) return undefined;
+  const items = labelsLine + '  labels:\n'.length;
+  const labelsEnd = blockEnd(document, items, 2);
+  const block = document.slice(items, labelsEnd);
+  const found = [...block.matchAll(LABEL_ITEM)];
+  if (found.length !== 1) return undefined;
+  const [label] = found as [RegExpMatchArray];
+  // Every other item of the map starts a line of its own four spaces in (a complex key with `? `): the label is alone when no other line does.
+  const only = block.split('\n').filter((line) => /^ {4}[^ ]/.test(line)).length === 1;
+  const from = only ? labelsLine : items + label.index!;
+  const to = items + label.index! + label[0].length + 1;
+  return { entry: Number(label[1]), text: document.slice(0, from) + document.slice(to) };
+}
+
 /**
  * `document` (one printed object) without the label: its entry and the text as
- * a separate build prints it. The label is found by YAML's own syntax tree (the
- * CST: no composing into objects, which would cost more than the process
- * saved), and what is cut must be exactly the label's line (with `labels:`
- * when nothing else is left in that map: a build without the wrapper prints no
- * labels there), as kyaml prints it.
+ * a separate build prints it. The label is found by lines where kyaml's layout
+ * makes that certain, else by YAML's own syntax tree (the CST: no composing
+ * into objects, which would cost more than the process saved), and what is
+ * cut must be exactly the label's line (with `labels:` when nothing else is
+ * left in that map: a build without the wrapper prints no labels there), as
+ * kyaml prints it.
  */
-function unlabel(document: string): { entry: number; text: string } {
+export function unlabel(document: string): { entry: number; text: string } {
+  return unlabelByLines(document) ?? unlabelBySyntax(document);
+}
+
+/** {@link unlabel} by the syntax tree. */
+export function unlabelBySyntax(document: string): { entry: number; text: string } {
   const tokens = [...new Parser().parse(document)].filter((token) => token.type !== 'newline' && token.type !== 'space');
   const root = tokens.length === 1 && tokens[0]?.type === 'document' ? tokens[0].value : undefined;
   const metadata = itemOf(root, 'metadata');

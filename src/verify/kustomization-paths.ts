@@ -8,6 +8,7 @@
  */
 import { posix } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { ParseMemo } from '../gitops/parse-memo.js';
 import { ValidationError } from '../errors.js';
 
 /** The file names kustomize looks for in a directory. */
@@ -70,17 +71,37 @@ function staysInside(file: string, path: string): boolean {
 }
 
 /**
+ * A kustomization's text → its documents' values. The work-tree guard and the
+ * build's copy each check every kustomization, and a batch's clusters carry
+ * the same ones: each text is parsed once.
+ */
+const KUSTOMIZATION_VALUES = new ParseMemo<KustomizationValues>(4 * 1024 * 1024);
+
+/** The documents' values up to the first the yaml package refuses to expand (an alias bomb), if any. */
+interface KustomizationValues {
+  readonly values: readonly unknown[];
+  readonly aliasBomb: boolean;
+}
+
+function documentValues(text: string): KustomizationValues {
+  const values: unknown[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    try {
+      values.push(doc.toJS({ maxAliasCount: 100 }));
+    } catch {
+      return { values, aliasBomb: true };
+    }
+  }
+  return { values, aliasBomb: false };
+}
+
+/**
  * Checks the kustomization `text` of the repository file `file`.
  * @throws ValidationError (field `repository`) naming `file` when a path leaves the repository or the YAML is an alias bomb
  */
 export function assertKustomizationConfined(file: string, text: string): void {
-  for (const doc of parseAllDocuments(text)) {
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch {
-      throw refuse(`${file} uses YAML aliases beyond any real kustomization (an alias bomb)`);
-    }
+  const { values, aliasBomb } = KUSTOMIZATION_VALUES.get(text, documentValues);
+  for (const value of values) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     for (const path of pathsOf(value as Record<string, unknown>)) {
       if (!staysInside(file, path)) {
@@ -90,4 +111,5 @@ export function assertKustomizationConfined(file: string, text: string): void {
       }
     }
   }
+  if (aliasBomb) throw refuse(`${file} uses YAML aliases beyond any real kustomization (an alias bomb)`);
 }

@@ -13,7 +13,7 @@
  */
 import { parse, stringify } from 'yaml';
 import { isRecord } from '../model/is-record.js';
-import { eachString } from './each-string.js';
+import { anyString, eachString } from './each-string.js';
 import { objectLabel } from './object-label.js';
 import { substituteVariables } from './substitute-variables.js';
 import { variableTokens } from './variable-references.js';
@@ -178,6 +178,8 @@ export function analyzeSubstitution(input: SubstitutionInput): SubstitutionAnaly
     // Flux substitutes the object's serialized YAML, unquoted scalars included
     // (kustomize drops redundant quotes), so `"${flag}"` with flag=true becomes a
     // boolean there too. No folding: a folded line could split a reference.
+    // Printing and parsing again is the dearest step of a verify: an object none of whose keys and strings holds a `$` prints none.
+    if (!anyString(object, (text) => text.includes('$'))) return object;
     const text = stringify(object, { lineWidth: 0 });
     if (!text.includes('${')) return object;
     return parse(substituteVariables(text, values));

@@ -1,0 +1,61 @@
+/**
+ * A bounded memo of pure parses, keyed by the text parsed: the same text
+ * gives the same value without parsing it again. A batch run verifies many
+ * clusters whose trees and build outputs are mostly the same objects (base/
+ * as every cluster builds it), and both passes of one run parse the same
+ * documents; parsing YAML was the largest cost left in a run.
+ *
+ * A value is handed to every caller that parses the same text, so it is
+ * frozen, deeply: a caller that tried to change it would change what the
+ * next cluster sees, and gets a TypeError instead.
+ */
+
+/** Freezes `value` and everything reachable from it; returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+export class ParseMemo<T> {
+  readonly #limit: number;
+  readonly #entries = new Map<string, T>();
+  #size = 0;
+  #hits = 0;
+  #misses = 0;
+
+  /** @param limit characters of keys kept at most (the values are of the same order); the least recently used go first. */
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** `parse(key)`'s value, frozen: computed on the first call with `key`, kept while it fits. */
+  get(key: string, parse: (key: string) => T): T {
+    const kept = this.#entries.get(key);
+    if (kept !== undefined) {
+      this.#hits++;
+      // Map keeps insertion order: moving a hit to the end makes the first entry the least recently used.
+      this.#entries.delete(key);
+      this.#entries.set(key, kept);
+      return kept;
+    }
+    this.#misses++;
+    const value = deepFreeze(parse(key));
+    if (key.length > this.#limit) return value;
+    this.#entries.set(key, value);
+    this.#size += key.length;
+    for (const [oldest] of this.#entries) {
+      if (this.#size <= this.#limit) break;
+      this.#entries.delete(oldest);
+      this.#size -= oldest.length;
+    }
+    return value;
+  }
+
+  /** Hits and misses so far (what a bench reports). */
+  stats(): { readonly hits: number; readonly misses: number; readonly entries: number } {
+    return { hits: this.#hits, misses: this.#misses, entries: this.#entries.size };
+  }
+}
