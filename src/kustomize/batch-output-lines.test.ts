@@ -49,7 +49,7 @@ describe('unlabel by lines', () => {
             all.splice(Math.min(index, all.length), 0, entry);
             return Object.fromEntries(all);
           };
-          const metaEntries = Object.entries(meta);
+          const metaEntries: [string, unknown][] = Object.entries(meta);
           const objectWith = (metadata: unknown) => at(Object.entries(rest), metadataAt, ['metadata', metadata]);
           const document = print(objectWith(at(metaEntries, labelAt, ['labels', Object.fromEntries(withLabel)])));
           const expectedMetadata = otherLabels.length > 0 ? at(metaEntries, labelAt, ['labels', Object.fromEntries(otherLabels)]) : meta;
