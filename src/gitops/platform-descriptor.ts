@@ -23,6 +23,7 @@ import { ValidationError } from '../errors.js';
 import type { FieldIssue } from '../errors.js';
 import { fieldIssuesOf } from '../model/cluster-spec.js';
 import { parseStrictYaml } from '../model/strict-yaml.js';
+import { ParseMemo } from './parse-memo.js';
 import { credentialSpecSchema, FLUX_CREDENTIAL_LAYER, FLUX_NAMESPACE } from './credential-schema.js';
 import { fluxInstanceSpecSchema } from './flux-instance-schema.js';
 import { notificationIssues } from './notification-issues.js';
@@ -65,6 +66,16 @@ export const PLATFORM_DESCRIPTOR_PATH = 'scaffold.yaml';
  */
 export function parsePlatformDescriptor(text: string | undefined): PlatformDescriptor {
   if (text === undefined) return platformDescriptorSchema.parse({ apiVersion: 'gitops-scaffolder.io/v1alpha1', kind: 'Platform' });
+  return DESCRIPTORS.get(text, descriptorOf);
+}
+
+/**
+ * scaffold.yaml's text → its descriptor, frozen: each cluster of a batch reads
+ * it for its render, its plan and its verify, and validating it is not free.
+ */
+const DESCRIPTORS = new ParseMemo<PlatformDescriptor>(1024 * 1024);
+
+function descriptorOf(text: string): PlatformDescriptor {
   // The target repository's text, read as plain data only (no aliases, anchors, merge keys or custom
   // tags: strict-yaml.ts); the schema then builds the descriptor the render uses from it.
   const parsed = parseStrictYaml(text, PLATFORM_DESCRIPTOR_PATH);

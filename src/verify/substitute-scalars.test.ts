@@ -135,7 +135,7 @@ describe('substituteScalars', () => {
       metadata: { name: 'eu1-web', labels: { tier: 'web' } },
       spec: { replicas: 3, paused: false, template: { spec: { containers: [{ image: 'repo/web:v1.2', args: ['--x'] }] } } },
     });
-    assert.equal((inPlace.value as typeof deployment).metadata.labels, deployment.metadata.labels, 'what does not change is shared');
+    assert.equal((inPlace.value as { metadata: { labels: unknown } }).metadata.labels, deployment.metadata.labels, 'what does not change is shared');
   });
 
   it('leaves to the text route a value that brings structure, and a key with $', () => {
