@@ -5,11 +5,8 @@
  */
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
-import { listWorkTreeClusters } from '../workspace/list-work-tree-clusters.js';
-import { clusterView, type ClusterView } from '../fleet/cluster-view.js';
+import type { ClusterView } from '../fleet/cluster-view.js';
 import { ValidationError } from '../errors.js';
-import { printClusterSealing } from './clusters-command-sealing.js';
-import { formatResourceSetInputs } from './clusters-resourceset-output.js';
 import { existingDirectory } from './cli-io.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
@@ -62,8 +59,15 @@ export function registerClustersCommand(cli: Command): void {
       const dir = await existingDirectory(opts.repo);
       if (opts.cluster !== undefined) {
         if (opts.output === 'resourceset') throw new ValidationError([{ field: '--output', message: 'resourceset lists the fleet: leave out --cluster' }]);
+        const { printClusterSealing } = await import('./clusters-command-sealing.js');
         return printClusterSealing(dir, { ...opts, output: opts.output, cluster: opts.cluster });
       }
+      // Loaded when the command runs: `--help` and `--version` load none of it.
+      const [{ listWorkTreeClusters }, { clusterView }, { formatResourceSetInputs }] = await Promise.all([
+        import('../workspace/list-work-tree-clusters.js'),
+        import('../fleet/cluster-view.js'),
+        import('./clusters-resourceset-output.js'),
+      ]);
       const { clusters, platformCommit } = await listWorkTreeClusters(dir, opts.reference);
       const views = clusters.map((c) => clusterView(c, platformCommit));
       const behind = views.filter((v) => v.status === 'behind').length;

@@ -1,6 +1,5 @@
 /** `generate-gitops-env remove`: delete the generator's files of one cluster, nothing else, and say what Flux deletes. */
 import type { Command } from 'commander';
-import { fluxEffect, removeWorkTree } from '../workspace/remove-work-tree.js';
 import { existingDirectory } from './cli-io.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 
@@ -23,6 +22,8 @@ export function registerRemoveCommand(cli: Command): void {
       false,
     )
     .action(async (opts: { repo: string; cluster: string; reference: string; commit: boolean; deleteData: boolean }) => {
+      // Loaded when the command runs: `--help` and `--version` load none of it.
+      const { fluxEffect, removeWorkTree } = await import('../workspace/remove-work-tree.js');
       const outcome = await removeWorkTree(await existingDirectory(opts.repo), {
         cluster: opts.cluster,
         reference: opts.reference,

@@ -3,18 +3,20 @@
  * the reference environment, and says what it wrote.
  */
 import { Option, type Command } from 'commander';
-import { previewWorkTree, renderWorkTree, type RenderWorkTreeOptions } from '../git/render-work-tree.js';
+import type { previewWorkTree as PreviewWorkTree, renderWorkTree as RenderWorkTree, RenderWorkTreeOptions } from '../git/render-work-tree.js';
 import { ValidationError } from '../errors.js';
 import type { RenderedLayer, RenderPass } from '../gitops/render-cluster.js';
-import { CLUSTER_ATTRIBUTES, parseClusterSpec, parseReferenceName } from '../model/cluster-spec.js';
 import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
 import { colorAllowed, paint } from '../no-color.js';
 import { unifiedDiff } from '../gitops/unified-diff.js';
-import { fluxSyncNote } from '../gitops/flux-instance.js';
 import { assertNotificationAddress, assertNotificationProvider, NOTIFICATION_FILE, NOTIFICATION_PROVIDERS } from '../gitops/notification-schema.js';
 import { existingDirectory, readCertificate, say } from './cli-io.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
+
+// Loaded when the command runs: `--help` and `--version` load none of the render.
+const previewWorkTree: typeof PreviewWorkTree = async (...args) => (await import('../git/render-work-tree.js')).previewWorkTree(...args);
+const renderWorkTree: typeof RenderWorkTree = async (...args) => (await import('../git/render-work-tree.js')).renderWorkTree(...args);
 
 /** `render --dry-run`: the diff on stdout (coloured on a terminal unless NO_COLOR), a count on stderr, nothing written. */
 async function printDryRun(dir: string, options: RenderWorkTreeOptions): Promise<void> {
@@ -106,6 +108,10 @@ export function registerRenderCommand(program: Command): void {
     .option('--sync-secret <name>', 'the Secret in flux-system with the credentials the FluxInstance pulls a private repository with (sync.pullSecret)')
     .option('--dry-run', 'print what would change as a unified diff and write nothing', false)
     .action(async (opts: RenderFlags) => {
+      const [{ CLUSTER_ATTRIBUTES, parseClusterSpec, parseReferenceName }, { fluxSyncNote }] = await Promise.all([
+        import('../model/cluster-spec.js'),
+        import('../gitops/flux-instance.js'),
+      ]);
       // Every flag is checked before the progress line: a typo in --cluster must not read as a render that started.
       const cluster = parseClusterSpec({
         name: opts.cluster,

@@ -11,13 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
-import { writeTree } from '../git/write-tree.js';
-import { rotateCredentials, type RotationValues } from '../gitops/rotate-credentials.js';
+import type { RotationValues } from '../gitops/rotate-credentials.js';
 import { packageVersion } from '../package-paths.js';
 import { readInputFile } from '../read-input-file.js';
-import { parseRecoveryKeys } from '../sealing/reencrypt.js';
-import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { existingDirectory } from './cli-io.js';
 
 interface RotateFlags {
@@ -39,6 +35,7 @@ async function valuesOf(opts: RotateFlags): Promise<RotationValues | undefined> 
   }
   if (opts.freshValues === true) return { fresh: { random: (size) => randomBytes(size) } };
   if (opts.recoveryPrivateKey === undefined) return undefined;
+  const { parseRecoveryKeys } = await import('../sealing/reencrypt.js');
   const privateKeys = [];
   for (const file of opts.recoveryPrivateKey)
     privateKeys.push(...parseRecoveryKeys(await readInputFile(file, '--recovery-private-key'), '--recovery-private-key'));
@@ -65,6 +62,13 @@ export function registerRotateCommand(cli: Command): void {
     .action(async (opts: RotateFlags) => {
       const say = (line: string) => process.stderr.write(`${line}\n`);
       const dir = await existingDirectory(opts.repo);
+      // Loaded when the command runs: `--help` and `--version` load none of it.
+      const [{ FsRepoReader }, { writeTree }, { rotateCredentials }, { parseSealingCertificate }] = await Promise.all([
+        import('../git/fs-repo-reader.js'),
+        import('../git/write-tree.js'),
+        import('../gitops/rotate-credentials.js'),
+        import('../sealing/sealing-certificate.js'),
+      ]);
       const certificate = parseSealingCertificate(await readInputFile(opts.cert, '--cert'), '--cert');
       const values = await valuesOf(opts);
       const reader = new FsRepoReader(dir);

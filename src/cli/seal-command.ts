@@ -5,7 +5,6 @@
 import { Option, type Command } from 'commander';
 import { parse } from 'yaml';
 import { SEALING_SCOPES, type SealingScope } from '../sealing/seal.js';
-import { sealSecretManifest } from '../sealing/seal-secret-manifest.js';
 import { readCertificate, readStdin } from './cli-io.js';
 import { formatData, outputOption, type OutputFormat } from './output-format.js';
 
@@ -22,6 +21,8 @@ export function registerSealCommand(program: Command): void {
     .action(async (opts: { cert: string; namespace?: string; name?: string; scope: SealingScope; output: OutputFormat }) => {
       const certificate = await readCertificate(opts.cert);
       const manifest = await readStdin();
+      // Loaded when the command runs: `--help` and `--version` load none of it.
+      const { sealSecretManifest } = await import('../sealing/seal-secret-manifest.js');
       const sealed = sealSecretManifest(manifest, {
         certificate,
         scope: opts.scope,

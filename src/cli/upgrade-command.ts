@@ -1,10 +1,13 @@
 /** `generate-gitops-env upgrade`: re-render generated clusters from the current reference, credentials kept. */
 import type { Command } from 'commander';
-import { upgradeWorkTree, type UpgradeOutcome } from '../workspace/upgrade-work-tree.js';
+import type { UpgradeOutcome, upgradeWorkTree as UpgradeWorkTree } from '../workspace/upgrade-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { packageVersion } from '../package-paths.js';
 import { existingDirectory } from './cli-io.js';
 import { REFERENCE_ENVIRONMENT } from '../model/defaults.js';
+
+/** Loaded when the command runs: `--help` and `--version` load none of it. */
+const upgradeWorkTree: typeof UpgradeWorkTree = async (...args) => (await import('../workspace/upgrade-work-tree.js')).upgradeWorkTree(...args);
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

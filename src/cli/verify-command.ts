@@ -6,11 +6,14 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { parseReferenceName } from '../model/cluster-spec.js';
-import { verifyWorkTree } from '../workspace/verify-work-tree.js';
+import type { verifyWorkTree as VerifyWorkTree } from '../workspace/verify-work-tree.js';
 import { EXIT_FAILURE, EXIT_OK } from '../exit-codes.js';
 import { parseTargetFlux } from '../verify/flux-version.js';
 import { existingDirectory, say } from './cli-io.js';
 import { formatData, outputOption, type OutputFormat } from './output-format.js';
+
+/** Loaded when the command runs: `--help` and `--version` load none of it. */
+const verifyWorkTree: typeof VerifyWorkTree = async (...args) => (await import('../workspace/verify-work-tree.js')).verifyWorkTree(...args);
 
 /** Adds `verify` to `program`. */
 export function registerVerifyCommand(program: Command): void {
