@@ -9,6 +9,7 @@
  * frozen, deeply: a caller that tried to change it would change what the
  * next cluster sees, and gets a TypeError instead.
  */
+import { LruMap } from '../lru-map.js';
 
 /** Freezes `value` and everything reachable from it; returns it. */
 export function deepFreeze<T>(value: T): T {
@@ -20,15 +21,13 @@ export function deepFreeze<T>(value: T): T {
 }
 
 export class ParseMemo<T> {
-  readonly #limit: number;
-  readonly #entries = new Map<string, T>();
-  #size = 0;
+  readonly #entries: LruMap<string, T>;
   #hits = 0;
   #misses = 0;
 
   /** @param limit characters of keys kept at most (the values are of the same order); the least recently used go first. */
   constructor(limit: number) {
-    this.#limit = limit;
+    this.#entries = new LruMap<string, T>(limit, (key) => key.length);
   }
 
   /** `parse(key)`'s value, frozen: computed on the first call with `key`, kept while it fits. */
@@ -36,21 +35,11 @@ export class ParseMemo<T> {
     const kept = this.#entries.get(key);
     if (kept !== undefined) {
       this.#hits++;
-      // Map keeps insertion order: moving a hit to the end makes the first entry the least recently used.
-      this.#entries.delete(key);
-      this.#entries.set(key, kept);
       return kept;
     }
     this.#misses++;
     const value = deepFreeze(parse(key));
-    if (key.length > this.#limit) return value;
     this.#entries.set(key, value);
-    this.#size += key.length;
-    for (const [oldest] of this.#entries) {
-      if (this.#size <= this.#limit) break;
-      this.#entries.delete(oldest);
-      this.#size -= oldest.length;
-    }
     return value;
   }
 

@@ -9,17 +9,29 @@
  * used entry goes first.
  */
 import { createHash } from 'node:crypto';
+import { LruMap } from '../lru-map.js';
 
 /** Entries kept: a service talks to a few hundred clusters' controllers at most at once. */
 export const CANDIDATE_CACHE_LIMIT = 256;
 
 export class ContentCache<T> {
-  readonly #entries = new Map<string, T>();
+  readonly #entries: LruMap<string, T>;
   #hits = 0;
   #misses = 0;
 
   /** @param limit - entries kept; 0 keeps none (every get parses) */
-  constructor(public limit: number) {}
+  constructor(limit: number) {
+    this.#entries = new LruMap<string, T>(limit);
+  }
+
+  /** Entries kept at most; 0 keeps none. */
+  get limit(): number {
+    return this.#entries.limit;
+  }
+
+  set limit(limit: number) {
+    this.#entries.limit = limit;
+  }
 
   /** The value for `text`, made by `make` when none is kept (a throw keeps nothing). */
   get(text: string, make: () => T): T {
@@ -27,15 +39,11 @@ export class ContentCache<T> {
     const kept = this.#entries.get(key);
     if (kept !== undefined) {
       this.#hits++;
-      // Most recently used last.
-      this.#entries.delete(key);
-      this.#entries.set(key, kept);
       return kept;
     }
     this.#misses++;
     const made = make();
     this.#entries.set(key, made);
-    while (this.#entries.size > this.limit) this.#entries.delete(this.#entries.keys().next().value!);
     return made;
   }
 
