@@ -1,6 +1,7 @@
 /**
  * Substituting on the object must give exactly what the text route gives
- * (print, substitute the text, parse): checked on generated objects whose
+ * (print, substitute the text, parse) wherever the yaml package reads an
+ * object back as it printed it: checked on generated objects whose
  * strings and variable values are full of YAML's traps (values that retype,
  * open structure, bring spaces, colons, quotes or comments; references left
  * open; escapes; `$` in keys). Where it is not certain it answers nothing,
@@ -14,6 +15,20 @@ import { substituteScalars } from './substitute-scalars.js';
 import { substituteVariables } from './substitute-variables.js';
 
 const textRoute = (object: unknown, values: ReadonlyMap<string, string>): unknown => parse(substituteVariables(stringify(object, { lineWidth: 0 }), values));
+
+/**
+ * Whether the yaml package reads the object back as it printed it. Where it
+ * does not (`" \n"` comes back as `"\n"`), the text route's answer is the
+ * package's defect, not Flux's substitution: no route is held to it.
+ */
+const roundTrips = (object: unknown): boolean => {
+  try {
+    assert.deepStrictEqual(parse(stringify(object, { lineWidth: 0 })), object);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const traps = [
   'true',
@@ -107,7 +122,7 @@ describe('substituteScalars', () => {
       fc.property(value, fc.dictionary(name, fc.constantFrom(...traps), { maxKeys: 3 }), (object, defined) => {
         const values = new Map(Object.entries(defined));
         const inPlace = substituteScalars(object, values);
-        if (inPlace === undefined) return;
+        if (inPlace === undefined || !roundTrips(object)) return;
         answered++;
         assert.deepStrictEqual(inPlace.value, textRoute(object, values));
       }),

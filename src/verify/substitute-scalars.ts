@@ -11,6 +11,9 @@
  * null) as the yaml package's core schema resolves a plain scalar. Anything
  * else — a key with `$`, a quoted or multi-line string, a value that brings
  * spaces or colons — is left to the text route, which knows the whole story.
+ * (Where the yaml package reads a string back other than it printed it, as
+ * `" \n"`, the object route keeps the string: the loss is the package's, not
+ * Flux's substitution.)
  *
  * Printing and parsing a large object again was the dearest step of a verify.
  */
