@@ -11,11 +11,3 @@ export function eachString(value: unknown, visit: (text: string) => void): void 
     }
   }
 }
-
-/** Whether `test` holds for some key or string value of a parsed YAML value; stops at the first. */
-export function anyString(value: unknown, test: (text: string) => boolean): boolean {
-  if (typeof value === 'string') return test(value);
-  if (Array.isArray(value)) return value.some((item) => anyString(item, test));
-  if (isRecord(value)) return Object.entries(value).some(([key, child]) => test(key) || anyString(child, test));
-  return false;
-}

@@ -13,7 +13,7 @@
  */
 import { parse, stringify } from 'yaml';
 import { isRecord } from '../model/is-record.js';
-import { anyString, eachString } from './each-string.js';
+import { eachString } from './each-string.js';
 import { objectLabel } from './object-label.js';
 import { substituteScalars } from './substitute-scalars.js';
 import { substituteVariables } from './substitute-variables.js';
@@ -179,9 +179,8 @@ export function analyzeSubstitution(input: SubstitutionInput): SubstitutionAnaly
     // Flux substitutes the object's serialized YAML, unquoted scalars included
     // (kustomize drops redundant quotes), so `"${flag}"` with flag=true becomes a
     // boolean there too. No folding: a folded line could split a reference.
-    // Printing and parsing again is the dearest step of a verify: an object none of whose keys and strings holds a `$` prints none,
-    // and most that do are substituted as surely on the object (substitute-scalars.ts).
-    if (!anyString(object, (text) => text.includes('$'))) return object;
+    // Printing and parsing again is the dearest step of a verify: most objects are substituted as surely on the object
+    // (substitute-scalars.ts; one that holds no `${` comes back as it is).
     const inPlace = substituteScalars(object, values);
     if (inPlace !== undefined) return inPlace.value;
     const text = stringify(object, { lineWidth: 0 });
