@@ -45,12 +45,8 @@ export function manifestDocuments(text: string): ManifestDocuments {
   return { documents };
 }
 
-/** How many documents were answered without parsing (a bench reports it). */
-export function manifestParseStats(): { readonly hits: number; readonly misses: number } {
-  return DOCUMENTS.stats();
-}
-
-function parseStream(text: string): ManifestDocuments {
+/** The stream parsed as one, neither split nor kept: what {@link manifestDocuments} answers. */
+export function parseStream(text: string): ManifestDocuments {
   const documents: unknown[] = [];
   for (const document of parseAllDocuments(text)) {
     const [first] = document.errors;
