@@ -7,6 +7,8 @@ export class LruMap<K, V> {
   readonly #entries = new Map<K, V>();
   readonly #weigh: (key: K, value: V) => number;
   #weight = 0;
+  #hits = 0;
+  #misses = 0;
 
   /**
    * @param limit - weight kept at most; 0 keeps nothing
@@ -45,7 +47,25 @@ export class LruMap<K, V> {
     }
   }
 
+  /** The value kept for `key`, else `make()`'s, kept when it fits (a throw keeps nothing); counted as a hit or a miss. */
+  remember(key: K, make: () => V): V {
+    const kept = this.get(key);
+    if (kept !== undefined) {
+      this.#hits++;
+      return kept;
+    }
+    this.#misses++;
+    const made = make();
+    this.set(key, made);
+    return made;
+  }
+
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** How many {@link remember} calls found their value kept, and how many made it. */
+  get stats(): { readonly size: number; readonly hits: number; readonly misses: number } {
+    return { size: this.#entries.size, hits: this.#hits, misses: this.#misses };
   }
 }

@@ -22,8 +22,6 @@ export function deepFreeze<T>(value: T): T {
 
 export class ParseMemo<T> {
   readonly #entries: LruMap<string, T>;
-  #hits = 0;
-  #misses = 0;
 
   /** @param limit characters of keys kept at most (the values are of the same order); the least recently used go first. */
   constructor(limit: number) {
@@ -32,19 +30,12 @@ export class ParseMemo<T> {
 
   /** `parse(key)`'s value, frozen: computed on the first call with `key`, kept while it fits. */
   get(key: string, parse: (key: string) => T): T {
-    const kept = this.#entries.get(key);
-    if (kept !== undefined) {
-      this.#hits++;
-      return kept;
-    }
-    this.#misses++;
-    const value = deepFreeze(parse(key));
-    this.#entries.set(key, value);
-    return value;
+    return this.#entries.remember(key, () => deepFreeze(parse(key)));
   }
 
-  /** Hits and misses so far (what a bench reports). */
+  /** Hits and misses so far. */
   stats(): { readonly hits: number; readonly misses: number; readonly entries: number } {
-    return { hits: this.#hits, misses: this.#misses, entries: this.#entries.size };
+    const { hits, misses, size } = this.#entries.stats;
+    return { hits, misses, entries: size };
   }
 }

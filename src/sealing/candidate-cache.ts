@@ -16,8 +16,6 @@ export const CANDIDATE_CACHE_LIMIT = 256;
 
 export class ContentCache<T> {
   readonly #entries: LruMap<string, T>;
-  #hits = 0;
-  #misses = 0;
 
   /** @param limit - entries kept; 0 keeps none (every get parses) */
   constructor(limit: number) {
@@ -36,18 +34,10 @@ export class ContentCache<T> {
   /** The value for `text`, made by `make` when none is kept (a throw keeps nothing). */
   get(text: string, make: () => T): T {
     const key = createHash('sha256').update(text, 'utf8').digest('hex');
-    const kept = this.#entries.get(key);
-    if (kept !== undefined) {
-      this.#hits++;
-      return kept;
-    }
-    this.#misses++;
-    const made = make();
-    this.#entries.set(key, made);
-    return made;
+    return this.#entries.remember(key, make);
   }
 
   get stats(): { readonly size: number; readonly hits: number; readonly misses: number } {
-    return { size: this.#entries.size, hits: this.#hits, misses: this.#misses };
+    return this.#entries.stats;
   }
 }
