@@ -181,6 +181,8 @@ export class AttemptFence {
 export interface FenceView {
   /** Refs of open fences. */
   readonly open: ReadonlySet<string>;
+  /** Refs of fences the service closed. */
+  readonly closed: ReadonlySet<string>;
   /** The highest attempt with a fence (open or closed), by cluster. */
   readonly newestAttempt: ReadonlyMap<string, number>;
 }
@@ -189,13 +191,14 @@ export interface FenceView {
 export async function readFences(ws: QueueGit, branch: string): Promise<FenceView> {
   const listed = await ws.git(['for-each-ref', '--format=%(refname)%00%(contents:subject)', fencePrefix(branch)]);
   const open = new Set<string>();
+  const closed = new Set<string>();
   const newestAttempt = new Map<string, number>();
   for (const line of listed.stdout.split('\n').filter(Boolean)) {
     const [ref = '', subject = ''] = line.split('\0');
     const owner = parseFenceRef(branch, ref);
     if (owner === undefined) continue;
-    if (subject === `open ${owner.id} ${owner.attempt}`) open.add(ref);
+    (subject === `open ${owner.id} ${owner.attempt}` ? open : closed).add(ref);
     newestAttempt.set(owner.cluster, Math.max(owner.attempt, newestAttempt.get(owner.cluster) ?? 0));
   }
-  return { open, newestAttempt };
+  return { open, closed, newestAttempt };
 }

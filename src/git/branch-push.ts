@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import type { GitIdentity, PushOptions, PushResult } from '../run/ports.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
 import { identityEnv } from './git-identity.js';
-import type { GitResult } from './git-process.js';
+import { type GitResult, redactSecrets } from './git-process.js';
 import {
   ALWAYS_RESERVED,
   type CarriedChain,
@@ -71,6 +71,20 @@ async function headTrailers(ws: PushingWorkspace): Promise<PassTrailers | undefi
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
+
+/**
+ * The remote could not take its packed-refs lock in time: another push that
+ * deletes refs (an announcement renewed or carried, a fence removed) held it.
+ * git locks packed-refs for every deletion and waits one second for it
+ * (core.packedRefsTimeout), so on a busy remote this refusal says nothing
+ * about the branch: the same push is sent again after a pause, and it does not
+ * count as overtaken. A ref's own lock (`main.lock`) is another push moving
+ * that ref, a real race, and is not matched here.
+ */
+const PACKED_REFS_BUSY = /Unable to create '[^']*packed-refs\.lock': File exists/;
+
+/** Pauses for a busy remote lock, per attempt the push may make: a lock left by a crashed git process is reported, not waited on forever. */
+const BUSY_TRIES_PER_ATTEMPT = 4;
 
 /** Refs the remote turned down because another push got there first (or an announcement moved under a lease). */
 const LOST_RACE =
@@ -182,6 +196,12 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     after = tip;
     const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
     queued = await readQueue(ws, ws.branch, ws.auth);
+    if (landed === undefined && own.ref !== undefined && !queued.commits.some((entry) => entry.ref === own.ref)) {
+      // Deleted without landing (a carrier that judged it unlandable): a landing push leased on it could never
+      // land, and a renewal leased on it could never replace it. Forgotten, so this run carries itself now.
+      ws.logger.warn({ push: 'unannounced', ref: own.ref }, "this run's announcement was deleted without its commit landing; carrying it itself");
+      own.gone();
+    }
     return landed;
   };
   let quietLooks = 0;
@@ -230,6 +250,22 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
   const own = trailers ? new Announcement(ws, trailers, fence) : undefined;
   let queue = own !== undefined;
   let chain: CarriedChain | undefined;
+  let busy = 0;
+  /** Sends `args`, again after a jittered pause each time the remote's packed-refs lock was busy. */
+  const send = async (args: readonly string[]): Promise<GitResult> => {
+    for (;;) {
+      const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+      if (result.exitCode === 0 || !PACKED_REFS_BUSY.test(result.stderr)) return result;
+      if (++busy > BUSY_TRIES_PER_ATTEMPT * maxAttempts)
+        throw new UnavailableError(
+          `the remote's packed-refs lock stayed taken through ${busy} pushes to ${branch}; if no push is running there, a git process may have died holding it (remove packed-refs.lock on the server)`,
+        );
+      const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(busy, 16)));
+      logger.info({ push: 'busy', branch, tries: busy, delayMs: delay }, "the remote's packed-refs lock was taken by another push; sending again");
+      await interruptibleSleep(delay, signal);
+      signal?.throwIfAborted();
+    }
+  };
   /** One push: HEAD, or the chain carrying queued commits (atomically deleting their announcements). Undefined when it lost the race. */
   const attemptPush = async (attempt: number): Promise<PushResult | undefined> => {
     const head = await ws.head();
@@ -246,11 +282,11 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       ...(move ? [move.refspec] : []),
       ...deletions,
     ];
-    const result = await ws.git(args, { okExitCodes: [0, 1, 128], network: true, ...(signal ? { signal } : {}) });
+    const result = await send(args);
     const rejected = result.stdout.split('\n').filter((line) => line.startsWith('!'));
     if (result.exitCode === 0 && rejected.length === 0) {
       move?.landed();
-      own?.landed();
+      own?.gone();
       const carried = chain?.carried.length ?? 0;
       logger.info({ push: 'landed', sha: head, attempts: attempt, carried }, carried > 0 ? `pushed, carrying ${carried} queued commit(s)` : 'pushed');
       return { sha: head, attempts: attempt };
@@ -262,7 +298,12 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
       await own?.withdraw();
       return undefined;
     }
-    logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected }, 'push rejected');
+    // What the remote said (a ref's lock, a lease): the porcelain lines of an atomic push only say it failed whole.
+    const refusal = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('remote: error:'))
+      .map((line) => redactSecrets(line.trim()));
+    logger.debug({ push: 'rejected', attempt, carrying: chain?.carried.length ?? 0, lines: rejected, refusal }, 'push rejected');
     // Fenced by the service (its runner was declared gone): nothing more of this attempt may land.
     if (move) await fence!.assertOpen(ws, signal);
     // The porcelain lines say why (hook declined, protected branch); keep them in the message.
@@ -294,7 +335,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
           await assertConfinedWorkTree(ws.dir);
           // An announcement still standing (re-announced after it was carried) is withdrawn.
           if (own.entry !== undefined && (await resolveRef(ws, own.entry.ref)) === own.entry.sha) await own.withdraw();
-          else own.landed();
+          else own.gone();
           logger.info({ push: 'carried', sha: waited.landed, attempts: Math.max(1, attempt) }, 'pushed by a concurrent run that carried this commit');
           return { sha: waited.landed, attempts: Math.max(1, attempt) };
         }

@@ -350,7 +350,7 @@ describe('landing queue', () => {
   }
 
   it('refuses an announcement whose attempt the service fenced', async () => {
-    await refusedScenario('refuse-fenced.git', 'its attempt is fenced: the service recorded it, or it ended', async (beta) => {
+    await refusedScenario('refuse-fenced.git', 'its attempt is fenced: the service recorded it', async (beta) => {
       await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
       await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
       await setFence(beta, 'closed', { cluster: 'beta', attempt: 1, id: 'run-b' });
@@ -392,7 +392,11 @@ describe('landing queue', () => {
       message: 'm',
     };
     const own = [{ mode: '100644', path: 'clusters/beta/kustomization.yaml' }];
-    const fences = { open: new Set([fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' })]), newestAttempt: new Map([['beta', 1]]) };
+    const fences = {
+      open: new Set([fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' })]),
+      closed: new Set<string>(),
+      newestAttempt: new Map([['beta', 1]]),
+    };
     const rules = (): CarryRules => ({
       auth: AUTH,
       sightings,
@@ -435,6 +439,114 @@ describe('landing queue', () => {
       await writeCluster(first, 'alpha', passTrailers('run-a3', 'alpha', 'all'));
       await first.push();
       assert.ok(!events.slice(before).some((e) => e['push'] === 'queued' || e['push'] === 'lost'), 'the next run was not queued');
+    } finally {
+      await race.dispose();
+    }
+  });
+
+  /**
+   * The remote's packed-refs lock, as another push deleting refs holds it:
+   * git takes it for every deletion, and with core.packedRefsTimeout 0 it
+   * does not wait for it, so each refused landing push comes back at once.
+   */
+  const holdPackedRefs = (bare: string) => writeFile(join(bare, 'packed-refs.lock'), '');
+  const noLockWait = (bare: string) => git(bare, 'config', 'core.packedRefsTimeout', '0');
+
+  /** beta's commit announced ahead of gamma, so gamma carries it and its landing push deletes beta's announcement: a push that needs the lock. */
+  async function carryNeedingTheLock(race: Awaited<ReturnType<typeof afterAlphaLanded>>): Promise<void> {
+    await writeCluster(race.beta, 'beta', passTrailers('run-b', 'beta'));
+    await announce(race.beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+    await writeCluster(race.gamma, 'gamma', passTrailers('run-c', 'gamma'));
+  }
+
+  it('sends a landing push again when another push held the packed-refs lock, without counting it as overtaken', async () => {
+    const race = await afterAlphaLanded('busy-lock.git', noLockWait);
+    const { bare, events, gamma } = race;
+    try {
+      await carryNeedingTheLock(race);
+      await holdPackedRefs(bare);
+      // One attempt only: a refusal for the lock counted as a lost race would end the push.
+      const pushing = gamma.push({ maxAttempts: 1 });
+      while (!events.some((e) => e['push'] === 'busy')) await new Promise((resolve) => setTimeout(resolve, 5));
+      await rm(join(bare, 'packed-refs.lock'));
+      const landed = await pushing;
+      assert.equal(landed.attempts, 1);
+      const ids = (await git(bare, 'log', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids.slice(0, 3), ['run-b', 'run-c', 'run-a'], 'gamma landed, carrying beta');
+      assert.deepEqual(await queueRefs(bare), []);
+      assert.ok(!events.some((e) => e['push'] === 'lost'), 'no push was counted as lost');
+    } finally {
+      await race.dispose();
+    }
+  });
+
+  it('names the packed-refs lock when it stays taken, and lands nothing', async () => {
+    const race = await afterAlphaLanded('stuck-lock.git', noLockWait);
+    const { bare, events, gamma } = race;
+    try {
+      await carryNeedingTheLock(race);
+      const before = await git(bare, 'rev-parse', 'main');
+      await holdPackedRefs(bare);
+      await assert.rejects(gamma.push({ maxAttempts: 2 }), (error: Error) => {
+        assert.equal(error.name, 'UnavailableError');
+        assert.match(error.message, /packed-refs lock stayed taken through 9 pushes to main/);
+        return true;
+      });
+      assert.equal(events.filter((e) => e['push'] === 'busy').length, 8, 'four pauses per attempt it may make');
+      assert.equal(await git(bare, 'rev-parse', 'main'), before, 'nothing landed');
+    } finally {
+      await rm(join(bare, 'packed-refs.lock'), { force: true });
+      await race.dispose();
+    }
+  });
+
+  it('lands a commit whose announcement another run deleted without carrying it', async () => {
+    const race = await afterAlphaLanded('vanished.git');
+    const { bare, events, beta } = race;
+    try {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      let deleted = false;
+      // The branch moved past beta's base, so it announces, then carries itself. Just before its landing
+      // push, its announcement disappears, as when a carrier refuses it.
+      const landed = await beta.push({
+        maxAttempts: 2,
+        afterRebase: async () => {
+          if (deleted) return;
+          const [ref = ''] = await queueRefs(bare);
+          assert.match(ref, /^refs\/scaffold-queue\/main\/run-b--infrastructure--/);
+          await git(bare, 'update-ref', '-d', ref);
+          deleted = true;
+        },
+      });
+      assert.ok(deleted);
+      assert.equal(landed.sha, await git(bare, 'rev-parse', 'main'));
+      assert.equal(
+        await git(bare, 'rev-parse', 'main:clusters/beta/kustomization.yaml'),
+        await git(beta.dir, 'rev-parse', 'HEAD:clusters/beta/kustomization.yaml'),
+      );
+      assert.ok(
+        events.some((e) => e['push'] === 'unannounced'),
+        'the run said its announcement was gone',
+      );
+      assert.deepEqual(await queueRefs(bare), []);
+    } finally {
+      await race.dispose();
+    }
+  });
+
+  it('leaves, and does not delete, an announcement whose fence it cannot see', async () => {
+    const race = await afterAlphaLanded('no-fence.git');
+    const { bare, events, beta, gamma } = race;
+    try {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // As a fetch that read the fences just before the push that made both saw it.
+      await git(bare, 'update-ref', '-d', fenceRef('main', { cluster: 'beta', attempt: 1, id: 'run-b' }));
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', 'not carried');
+      assert.deepEqual(await queueRefs(bare), [ref], 'not deleted: its owner may still land it');
+      assert.deepEqual(refusedBy(events), {});
     } finally {
       await race.dispose();
     }

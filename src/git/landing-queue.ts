@@ -388,8 +388,13 @@ export function carryRefusal(
   if (entry.issuedAt - rules.now > MAX_CLOCK_SKEW_MS) return never('announced in the future');
   if (rules.now - entry.issuedAt > CARRY_WINDOW_MS || rules.sightings.age(entry.ref) > CARRY_WINDOW_MS) return never('announced too long ago');
   // Only the live, latest attempt of a cluster may still land anything.
-  if (!rules.fences.open.has(fenceRef(rules.branch, entry))) return never('its attempt is fenced: the service recorded it, or it ended');
+  const fence = fenceRef(rules.branch, entry);
+  if (rules.fences.closed.has(fence)) return never('its attempt is fenced: the service recorded it');
   if ((rules.fences.newestAttempt.get(entry.cluster) ?? 0) > entry.attempt) return never('a newer attempt of its cluster has started');
+  // Not carried, nor deleted: the push that made the announcement also made the fence, and a fetch that
+  // read the fences before that push and the queue after it sees the one without the other. Its owner
+  // carries it, or the carry window retires it.
+  if (!rules.fences.open.has(fence)) return { reason: 'its attempt has no fence on the remote (not seen yet, or its run ended)', unlandable: false };
   if (entry.parents.length !== 1) return never('not a single-parent commit');
   if (!isIdentity(entry.author)) return never('its author is not a valid identity');
   // Its own change, read from its tree diff: regular files inside its cluster's directory only (no symlink, no submodule).

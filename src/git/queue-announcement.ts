@@ -119,7 +119,8 @@ export class Announcement {
     return queue.filter((entry) => entry.ref === this.#ref || fresh(entry)).findIndex((entry) => entry.ref === this.#ref);
   }
 
-  landed(): void {
+  /** The remote no longer holds it: it landed, was withdrawn, or another run deleted it. */
+  gone(): void {
     this.#sha = undefined;
     this.#ref = undefined;
   }
@@ -132,6 +133,6 @@ export class Announcement {
     await this.ws
       .git(['push', '--porcelain', '--no-verify', ...leases, 'origin', ...deletions], { okExitCodes: [0, 1, 128], network: true })
       .catch(() => undefined);
-    this.landed();
+    this.gone();
   }
 }

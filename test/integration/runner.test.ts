@@ -720,7 +720,11 @@ describe('20 runners at once into one repository', () => {
       ),
     );
     const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [`${clusters[i]!.name}: ${String((s.reason as Error).message)}`] : []));
-    assert.deepEqual(failures, [], 'every run succeeds');
+    // A failed run's pushes, as its log told them, so a failure here says what the landing queue did.
+    const pushLog = (cluster: string) =>
+      logger.lines.filter((l) => l.fields['cluster'] === cluster && l.fields['push'] !== undefined).map((l) => JSON.stringify({ ...l.fields, msg: l.msg }));
+    const failedPushes = settled.flatMap((s, i) => (s.status === 'rejected' ? pushLog(clusters[i]!.name) : []));
+    assert.deepEqual(failures, [], `every run succeeds; the failed runs pushed:\n${failedPushes.join('\n')}`);
 
     const commits = await commitsOf(remote.dir, 'main', seedSha);
     assert.equal(commits.length, 40, 'history holds all 40 commits');
