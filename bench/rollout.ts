@@ -193,8 +193,25 @@ export const rolloutSuite: Suite = async ({ log }) => {
   const kubectlProcesses = (await shim.read({ anyParent: true })).kubectl;
   const verifyingRunners = new Set(kubectlProcesses.map((p) => p.parent)).size;
   if (verifyingRunners < runIds.length) throw new Error(`only ${verifyingRunners} runner process(es) ran kubectl kustomize (verify), not all ${runIds.length}`);
-  if (kubectlProcesses.length < count)
-    throw new Error(`${kubectlProcesses.length} kubectl kustomize processes for ${count} clusters: some cluster was not verified`);
+  // Every cluster verified, from its run's log: a `verified` event names it (its builds may all come from the run's cache).
+  const verifiedEvents = (
+    await Promise.all(
+      runIds.map(async (id) => {
+        const response = await fetch(`${service.address}/api/v1/scaffolds/${id}/logs`, { headers: { authorization: `Bearer ${token}` } });
+        return (await response.text())
+          .split('\n')
+          .filter((line) => line.includes('"event":"verified"'))
+          .map((line) => JSON.parse(line) as { cluster: string; batch_cluster?: string; kustomize_run?: number; kustomize_cached?: number });
+      }),
+    )
+  ).flat();
+  const verifiedClusters = new Set(verifiedEvents.map((event) => event.batch_cluster ?? event.cluster));
+  const unverified = rollout.clusters.filter((c) => !verifiedClusters.has(c.name));
+  if (unverified.length > 0) throw new Error(`${unverified.length} cluster(s) with no verify in their run's log, e.g. ${unverified[0]!.name}`);
+  const builds = verifiedEvents.reduce((sum, event) => ({ run: sum.run + (event.kustomize_run ?? 0), cached: sum.cached + (event.kustomize_cached ?? 0) }), {
+    run: 0,
+    cached: 0,
+  });
 
   // Where the time went, from the run records.
   const runs = await Promise.all(runIds.map((id) => api<WireRun>('GET', `/api/v1/scaffolds/${id}`)));
@@ -221,7 +238,8 @@ export const rolloutSuite: Suite = async ({ log }) => {
   log(
     `rollout: checked: ${count} commits on main since ${referenceChange.slice(0, 12)}, one per cluster directory, each the one its run reported; ` +
       `${runIds.length} runs (${(count / runIds.length).toFixed(1)} clusters a run); ` +
-      `${kubectlProcesses.length} kubectl processes from ${verifyingRunners} runner processes (verify ran in every run, at least one build a cluster)`,
+      `every cluster verified (${verifiedEvents.length} verifies: ${builds.run} kustomize builds run, ${builds.cached} from the run's cache); ` +
+      `${kubectlProcesses.length} kubectl processes from ${verifyingRunners} runner processes`,
   );
   log(
     `rollout: runs queued in the executor ${ms(avg(queued))} on average (max ${ms(Math.max(...queued))}), ran ${ms(avg(running))} on average; ` +

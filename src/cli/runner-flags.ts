@@ -100,7 +100,7 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
       .addOption(
         option(
           '--batch <names>',
-          'an upgrade only: further clusters to upgrade after --cluster, comma-separated, from the same clone, each verified and landed as its own commit',
+          'an upgrade only: further clusters to upgrade after --cluster, comma-separated, from the same clone, each verified and committed on its own, all landed in one push',
           RUNNER_ENV.batch,
         ),
       )

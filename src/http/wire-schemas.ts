@@ -326,7 +326,7 @@ export const runViewSchema = z.object({
     .array(z.string())
     .nullable()
     .describe(
-      "A rollout's batch upgrade run: the clusters it upgrades after `cluster`, each verified and landed as its own commit; each one's outcome is on the rollout. null for a run about one cluster.",
+      "A rollout's batch upgrade run: the clusters it upgrades after `cluster`, each verified and committed on its own, all landed in one push; each one's outcome is on the rollout. null for a run about one cluster.",
     ),
   attempt: z.number().int(),
   sealing: z.enum(['certificate', 'kubeconfig', 'none']).describe('none: an upgrade or removal, which seal nothing.'),

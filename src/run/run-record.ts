@@ -142,7 +142,7 @@ export interface RunRecord {
   readonly failure?: Failure;
   /**
    * A batch upgrade run (a rollout's): the clusters it upgrades after `cluster`,
-   * each from the same clone, each verified and landed as its own commit.
+   * each from the same clone, each verified and committed on its own, all landed in one push.
    * Absent: the run is about `cluster` alone.
    */
   readonly batch?: readonly string[];

@@ -69,6 +69,26 @@ async function pushChange(remote: Remote, message: string, change: (work: string
   return git(remote.dir, 'rev-parse', 'main');
 }
 
+/** `remote` with every working copy's push going through `push` (handed the real working copy). */
+function pushingThrough(
+  remote: GitRemote,
+  push: (workspace: GitWorkspace, options: Parameters<GitWorkspace['push']>[0]) => ReturnType<GitWorkspace['push']>,
+): GitRemote {
+  return {
+    clone: async (cloneOptions) => {
+      const workspace = await remote.clone(cloneOptions);
+      return new Proxy(workspace, {
+        get: (target, key) =>
+          key === 'push'
+            ? (pushOptions: Parameters<GitWorkspace['push']>[0]) => push(target, pushOptions)
+            : (Reflect.get(target, key) as unknown) instanceof Function
+              ? Reflect.get(target, key).bind(target)
+              : Reflect.get(target, key),
+      });
+    },
+  };
+}
+
 function options(remote: Remote, action: FleetChangeOptions['action'], cluster: string, id = `run-${action}-${cluster}-${remotes}`): FleetChangeOptions {
   return { id, action, repositoryUrl: remote.url, cluster: { name: cluster }, generatorVersion: 'test' };
 }
@@ -160,7 +180,7 @@ describe('runFleetChange: upgrade', () => {
     assert.equal(await git(remote.dir, 'rev-parse', 'main'), commit!.sha, 'nothing more pushed');
   });
 
-  it('upgrades a batch from one clone: each cluster verified and landed as its own commit, a cluster that fails verify left as it was', async () => {
+  it('upgrades a batch from one clone: each cluster verified and committed on its own, all landed in one push, a cluster that fails verify left as it was', async () => {
     const remote = await newRemote();
     const logger = capturingLogger();
     // eu-2's render fails the gate; eu-1 before it and eu-3 after it are no less ready.
@@ -209,10 +229,17 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(
       logger.lines.filter((l) => l.fields['event'] === 'batch_cluster').map((l) => [l.fields['batch_cluster'], l.fields['status']]),
       [
-        ['eu-1', 'upgraded'],
         ['eu-2', 'failed'],
+        ['eu-1', 'upgraded'],
         ['eu-3', 'upgraded'],
       ],
+      'a failure as it comes, the upgrades once their push landed',
+    );
+    assert.equal(logger.lines.filter((l) => l.fields['push'] === 'landed').length, 1, 'one push for the batch');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields['event'] === 'commit').map((l) => l.fields['sha']),
+      result.commits.map((c) => c.sha),
+      'a commit event for each landed commit',
     );
 
     // Run again: what landed is up to date, eu-2 fails the same way, nothing more is pushed.
@@ -233,23 +260,10 @@ describe('runFleetChange: upgrade', () => {
     const real = new CliGitRemote({ logger });
     // The first push gives up as one overtaken 30 times would; its commit stays local, unlanded.
     let refused = 0;
-    const git: GitRemote = {
-      clone: async (options) => {
-        const workspace = await real.clone(options);
-        const push: GitWorkspace['push'] = async (pushOptions) => {
-          if (refused++ === 0) throw new UnavailableError('push to main was overtaken by concurrent pushes 30 times; giving up');
-          return workspace.push(pushOptions);
-        };
-        return new Proxy(workspace, {
-          get: (target, key) =>
-            key === 'push'
-              ? push
-              : (Reflect.get(target, key) as unknown) instanceof Function
-                ? Reflect.get(target, key).bind(target)
-                : Reflect.get(target, key),
-        });
-      },
-    };
+    const git = pushingThrough(real, async (workspace, pushOptions) => {
+      if (refused++ === 0) throw new UnavailableError('push to main was overtaken by concurrent pushes 30 times; giving up');
+      return workspace.push(pushOptions);
+    });
     const result = await runFleetChange({ git, logger, verify, workRoot: scratch }, { ...options(remote, 'upgrade', 'eu-1', 'batch-retry'), batch: ['eu-2'] });
     assert.equal(result.status, 'succeeded', result.message);
     assert.deepEqual(result.batch, { 'eu-1': 'upgraded', 'eu-2': 'upgraded' });
@@ -258,6 +272,65 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(
       logger.lines.filter((l) => l.fields['event'] === 'batch_retry').map((l) => [l.fields['batch_cluster'], l.fields['retry']]),
       [['eu-1', 1]],
+    );
+  });
+
+  it('verifies every cluster of a batch again when its push rebases onto changed shared inputs', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const verified: string[] = [];
+    const gate: typeof verify = async (dir, cluster, signal, leaveOut) => {
+      verified.push(cluster);
+      return verify(dir, cluster, signal, leaveOut);
+    };
+    // While the batch rendered, someone changed base/: its push has to rebase onto that.
+    let moved: string | undefined;
+    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
+      moved ??= await pushChange(remote, 'a shared input changes under the batch', async (work) => {
+        const [file = ''] = (await git(work, 'ls-files', 'base/*.yaml')).split('\n');
+        await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}# changed under the batch\n`);
+      });
+      return workspace.push(pushOptions);
+    });
+    const result = await runFleetChange(
+      { git: through, logger, verify: gate, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-rebase'), batch: ['eu-2', 'eu-3'] },
+    );
+    assert.equal(result.status, 'succeeded', result.message);
+    assert.deepEqual(verified, ['eu-1', 'eu-2', 'eu-3', 'eu-1', 'eu-2', 'eu-3'], 'each cluster verified when rendered, and again on the rebased tree');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields['event'] === 'reverify').map((l) => l.fields['verified']),
+      [true, true, true],
+    );
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Cluster'] ?? c.subject),
+      ['eu-3', 'eu-2', 'eu-1', 'a shared input changes under the batch'],
+      'the batch on top of the change it rebased onto',
+    );
+  });
+
+  it('lands what a batch committed before an unexpected error stopped it, and starts nothing after', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const gate: typeof verify = async (dir, cluster, signal, leaveOut) => {
+      if (cluster === 'eu-3') throw new Error('the gate crashed');
+      return verify(dir, cluster, signal, leaveOut);
+    };
+    const error = await runFleetChange(
+      { git: new CliGitRemote({ logger }), logger, verify: gate, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-crash'), batch: ['eu-2', 'eu-3'] },
+    ).then(
+      () => assert.fail('the batch stops'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof StepError, String(error));
+    assert.match(String((error.cause as Error).message), /the gate crashed/);
+    assert.deepEqual(failedResult(error, { name: 'eu-1' }).batch, { 'eu-1': 'upgraded', 'eu-2': 'upgraded', 'eu-3': 'not_started' });
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Cluster']),
+      ['eu-2', 'eu-1'],
     );
   });
 

@@ -25,7 +25,7 @@ import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { liftChange, removalChange, upgradeChange, type FleetChange } from './fleet-change.js';
 import type { FluxReadiness } from './flux-readiness.js';
 import { waitForFluxApplied } from './wait-for-flux-ready.js';
-import { runInFrame, type RunFrameDeps, type RunFrameOptions, type RunPlan, type WorkTreeVerifier } from './run-frame.js';
+import { runInFrame, type RunFrameDeps, type RunFrameOptions, type RunPlan, type RunFrame } from './run-frame.js';
 import { UpgradeBatch } from './upgrade-batch.js';
 import { assertRunId } from './run-git.js';
 import type { StepWork } from './step-runner.js';
@@ -51,7 +51,7 @@ export interface FleetChangeOptions extends RunFrameOptions {
   readonly deleteData?: { readonly timeoutMs: number };
   /**
    * An upgrade only: the further clusters to upgrade after `cluster`, in one
-   * clone, each verified and landed as its own commit (`upgrade-batch.ts`).
+   * clone, each verified and committed on its own, all landed in one push (`upgrade-batch.ts`).
    */
   readonly batch?: readonly string[];
 }
@@ -88,7 +88,7 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
     const { cluster, gitopsPath, reference, log, now } = frame;
     let change: FleetChange | undefined;
     // upgradeWorkTree's shape of the gate (it restores the tree itself on findings).
-    const gate: WorkTreeVerify | undefined = deps.verify ? gateOf(deps.verify, cluster, signal) : undefined;
+    const gate: WorkTreeVerify | undefined = deps.verify ? gateOf(frame, cluster) : undefined;
 
     const plan = (work: typeof upgradeChange) => async () => {
       change = await work({ workspace: frame.workspace(), cluster, reference, generatorVersion: options.generatorVersion, ...(gate ? { verify: gate } : {}) });
@@ -131,17 +131,18 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
         frame,
         clusters: [cluster, ...batch],
         generatorVersion: options.generatorVersion,
-        ...(deps.verify ? { gateFor: (name: string) => gateOf(deps.verify!, name, signal, frame.othersOf(name)) } : {}),
+        ...(deps.verify ? { gateFor: (name: string) => gateOf(frame, name) } : {}),
         ...(signal ? { signal } : {}),
       });
       const work: Record<UpgradeStepName, StepWork> = {
         clone: frame.clone,
         'render-upgrade': {
-          message: () => `rendering ${batch.length + 1} clusters again from ${reference} one after another, each verified and landed as its own commit`,
+          message: () =>
+            `rendering ${batch.length + 1} clusters again from ${reference} one after another, each verified and committed on its own, then landed in one push`,
           run: () => upgrades.upgradeEach(),
         },
         'push-upgrade': {
-          message: () => 'every cluster of the batch landed as it was verified; reading their outcomes',
+          message: () => 'every cluster of the batch verified, committed and landed; reading their outcomes',
           run: async () => upgrades.finish(),
         },
       };
@@ -198,8 +199,9 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
 }
 
 /** upgradeWorkTree's shape of the run's gate for one cluster (it restores the tree itself on findings). */
-function gateOf(verify: WorkTreeVerifier, cluster: string, signal: AbortSignal | undefined, leaveOut: readonly string[] = []): WorkTreeVerify {
-  return async (dir) => ({ findings: (await verify(dir, cluster, signal, leaveOut)).findings, notes: [], kustomizationsChecked: 0, summary: '' });
+/** The frame's gate for `cluster` in upgradeWorkTree's shape (it restores the tree itself on findings); logged as every verify is. */
+function gateOf(frame: RunFrame, cluster: string): WorkTreeVerify {
+  return async (dir) => ({ findings: await frame.inspect(cluster, dir), notes: [], kustomizationsChecked: 0, summary: '' });
 }
 
 /**

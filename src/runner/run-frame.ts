@@ -10,12 +10,13 @@
  * An action brings only what is its own: the work of its other steps and the
  * words of its result (`run-scaffold.ts`, `run-fleet-change.ts`).
  */
-import { VerificationError } from '../errors.js';
+import { ValidationError, VerificationError } from '../errors.js';
+import { pushDelivery } from '../delivery/push-delivery.js';
 import type { Logger } from '../logger.js';
 import { DEFAULT_BRANCH, REFERENCE_ENVIRONMENT } from '../model/defaults.js';
 import type { RunAction, RunPass } from '../model/run-action.js';
 import type { RunStepDefinition } from '../model/run-step-tables.js';
-import type { PassDelivery, PassSummary } from '../run/delivery.js';
+import type { DeliverablePass, PassDelivery, PassSummary } from '../run/delivery.js';
 import type { GitCredentials, GitIdentity, GitRemote, GitWorkspace } from '../run/ports.js';
 import type { RunCommit, RunResult } from '../run/run-record.js';
 import { afterRebaseCheck } from './reverify-after-rebase.js';
@@ -101,8 +102,24 @@ export interface RunFrame {
   othersOf(cluster: string): readonly string[];
   /** Runs the gate over the working copy for `cluster` (default: the run's; nothing without a gate). @throws VerificationError with the findings */
   verify(cluster?: string): Promise<void>;
+  /** Runs the gate over `dir` (default: the working copy) for `cluster` and logs what it built. @returns its findings (none without a gate) */
+  inspect(cluster?: string, dir?: string): Promise<readonly string[]>;
   /** Commits `landing` as `pass`, delivers it and records the commit. @returns the commit on the branch, if any */
   land(pass: RunPass, landing: Landing): Promise<string | undefined>;
+  /**
+   * Commits `landing` as `pass` without pushing it, for {@link landCommitted}
+   * to push with the others (a batch's clusters: one push for them all).
+   * @returns the commit, undefined when nothing changed
+   */
+  commitOnly(pass: RunPass, landing: Landing & { readonly cluster: string }): Promise<string | undefined>;
+  /**
+   * Pushes the commits {@link commitOnly} made, one each for `clusters` (in
+   * the order they were made), in one push straight to the branch. A rebase
+   * onto changed shared inputs verifies each of them again. Records each
+   * cluster's commit as it now is on the branch, a `commit` event each.
+   * @returns each cluster's commit on the branch
+   */
+  landCommitted(pass: DeliverablePass, clusters: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
 
 /** An action's part of a run: its step table, the work of each row, and its result. */
@@ -148,9 +165,9 @@ export async function runInFrame<Name extends string>(
 
   /** kustomize builds of this run's verifies so far: run (a kubectl process each) and answered by the verifier's cache. */
   const builds = { run: 0, cached: 0 };
-  const verify = async (of: string = cluster): Promise<void> => {
-    if (!deps.verify) return;
-    const report = await deps.verify(cloned().dir, of, signal, othersOf(of));
+  const inspect = async (of: string = cluster, dir: string = cloned().dir): Promise<readonly string[]> => {
+    if (!deps.verify) return [];
+    const report = await deps.verify(dir, of, signal, othersOf(of));
     if (report.kustomizeBuilds) {
       builds.run += report.kustomizeBuilds.run;
       builds.cached += report.kustomizeBuilds.cached;
@@ -158,6 +175,8 @@ export async function runInFrame<Name extends string>(
       log.info(
         {
           event: 'verified',
+          // A batch run's other clusters are named: the logger is bound to the run's own.
+          ...(of === cluster ? {} : { batch_cluster: of }),
           findings: report.findings.length,
           kustomize_run: report.kustomizeBuilds.run,
           kustomize_cached: report.kustomizeBuilds.cached,
@@ -168,8 +187,21 @@ export async function runInFrame<Name extends string>(
         `verify built ${report.kustomizeBuilds.run} kustomizations with kubectl and took ${report.kustomizeBuilds.cached} from the cache (this run: ${builds.cached} of ${total} cached)`,
       );
     }
-    if (report.findings.length > 0) throw new VerificationError(report.findings);
+    return report.findings;
   };
+  const verify = async (of: string = cluster): Promise<void> => {
+    const findings = await inspect(of);
+    if (findings.length > 0) throw new VerificationError(findings);
+  };
+
+  // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
+  const trailersOf = (pass: RunPass, of: string): Record<string, string> => ({
+    'Scaffold-Id': options.id,
+    'Scaffold-Pass': pass,
+    'Scaffold-Cluster': of,
+    'Scaffold-Reference': reference,
+    ...(action === 'scaffold' ? {} : { 'Scaffold-Action': action }),
+  });
 
   const land = async (pass: RunPass, landing: Landing): Promise<string | undefined> => {
     const of = landing.cluster ?? cluster;
@@ -179,14 +211,7 @@ export async function runInFrame<Name extends string>(
         commit: {
           paths: landing.paths,
           message: landing.message,
-          // Scaffold-Reference: what this pass's verify read, so a concurrent run may carry it (git/landing-queue.ts).
-          trailers: {
-            'Scaffold-Id': options.id,
-            'Scaffold-Pass': pass,
-            'Scaffold-Cluster': of,
-            'Scaffold-Reference': reference,
-            ...(action === 'scaffold' ? {} : { 'Scaffold-Action': action }),
-          },
+          trailers: trailersOf(pass, of),
           author: options.author ?? DEFAULT_AUTHOR,
         },
         landedBefore: landing.landedBefore ?? (() => cloned().passCommit(of, pass)),
@@ -207,6 +232,48 @@ export async function runInFrame<Name extends string>(
       log,
     );
     if (landed) commits.push({ pass, sha: landed, ...(landing.cluster !== undefined ? { cluster: of } : {}) });
+    return landed;
+  };
+
+  const commitOnly = async (pass: RunPass, landing: Landing & { readonly cluster: string }): Promise<string | undefined> =>
+    cloned().commit({
+      paths: landing.paths,
+      message: landing.message,
+      trailers: trailersOf(pass, landing.cluster),
+      author: options.author ?? DEFAULT_AUTHOR,
+    });
+
+  const landCommitted = async (pass: DeliverablePass, clusters: readonly string[]): Promise<ReadonlyMap<string, string>> => {
+    if (deps.delivery !== undefined && deps.delivery.mode !== 'push')
+      throw new ValidationError([{ field: 'delivery', message: `a batch's commits are pushed together, not delivered through ${deps.delivery.mode}` }]);
+    const checks = clusters.map((of) => afterRebaseCheck({ cluster: of, reference, log, pass, ...(deps.verify ? { verify: () => verify(of) } : {}) }));
+    const pushed = await pushDelivery.deliver({
+      workspace: cloned(),
+      runId: options.id,
+      cluster: { name: clusters.at(-1) ?? cluster },
+      pass,
+      reference,
+      branch,
+      // Push delivery opens no request: nothing reads a summary.
+      summary: { written: [], removed: [], verify: '' },
+      maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
+      // Each cluster's verify reads its own directory and the shared inputs, never the batch's other clusters, so the rebased tip verifies each as its own commit would.
+      afterRebase: async (changed) => {
+        for (const check of checks) await check(changed);
+      },
+      ...(signal ? { signal } : {}),
+    });
+    const landed = new Map<string, string>();
+    for (const of of clusters) {
+      const sha = await cloned().passCommit(of, pass);
+      if (sha === undefined) throw new Error(`clusters/${of}'s commit is not on the pushed branch`);
+      landed.set(of, sha);
+      commits.push({ pass, sha, cluster: of });
+      log.info(
+        { event: 'commit', pass, sha, attempts: pushed.attempts, pushed: true, delivery: 'push' },
+        `pushed pass ${pass} of clusters/${of} as ${sha.slice(0, 12)} to ${branch}`,
+      );
+    }
     return landed;
   };
 
@@ -239,7 +306,10 @@ export async function runInFrame<Name extends string>(
     verifies: deps.verify !== undefined,
     othersOf,
     verify,
+    inspect,
     land,
+    commitOnly,
+    landCommitted,
   };
   let batchOf: RunPlan<Name>['batch'];
   return finishRun(

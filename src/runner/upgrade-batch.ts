@@ -2,36 +2,50 @@
  * A batch upgrade run: one runner upgrades many clusters of a rollout's wave
  * from one clone, one process start, one set of loaded schemas and one
  * kustomize build cache (a wave's clusters read the same base/, so most of
- * their builds are answered by it). Each cluster is still its own change: it
- * is rendered again, verified, committed with its own trailers and landed
- * through the landing queue before the next is rendered, so the working copy
- * is clean whenever a push has to rebase, and each commit is verified against
- * the tree it lands on (a rebase onto changed shared inputs verifies it again).
+ * their builds are answered by it), and lands them in one push. Each cluster
+ * is still its own change: it is rendered again, verified and committed with
+ * its own trailers, touching only its own directory. The commits then go out
+ * together: one fetch, one rebase and one push for the batch instead of a
+ * landing-queue round each. A rebase onto changed shared inputs verifies each
+ * cluster again on the rebased tree; a cluster's verify reads its own
+ * directory and the shared inputs, never the batch's other clusters, so that
+ * is its own commit's verdict.
  *
  * A cluster that cannot be upgraded (its render fails verify, it cannot be
  * rendered without sealing anew, it is no longer generated) is left as it
  * was and the batch goes on: its neighbours in the wave are no less ready.
- * A push that fails, a cancel or an unexpected error stops the batch: the
+ * A push that gives up on a transient failure renders the committed clusters
+ * again from the branch (at most {@link LAND_RETRIES} times); any other
+ * failed push fails them all. A cancel or an unexpected error stops the
+ * batch: what was committed before still lands (not after a cancel), and the
  * clusters after it are not started. The run fails when any cluster failed,
- * and each cluster's outcome is logged as a `batch_cluster` event as it comes
- * and carried in the result, so a rollout records every cluster on its own.
+ * and each cluster's outcome is logged as a `batch_cluster` event as it
+ * comes and carried in the result, so a rollout records every cluster on its
+ * own.
  */
 import { AppError, ConflictError, VerificationError, failureOf, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BatchClusterOutcome, BatchClusterStatus } from '../run/run-record.js';
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { upgradeChange, type FleetChange } from './fleet-change.js';
-import type { Landing, RunFrame } from './run-frame.js';
+import type { RunFrame } from './run-frame.js';
 
 /**
- * Times a cluster whose push gave up on a transient failure (overtaken by
- * concurrent pushes attempt after attempt) is rendered and landed again from
- * the branch as it is then, before the batch stops.
+ * Times the batch's committed clusters are rendered and landed again from the
+ * branch as it is then, when their push gave up on a transient failure
+ * (overtaken by concurrent pushes attempt after attempt).
  */
 const LAND_RETRIES = 2;
 
 /** A failure's words in an event and the record: a long list of findings is cut here (the run's log has it whole). */
 const OUTCOME_MESSAGE_MAX = 600;
+
+/** A cluster verified and committed, waiting for the batch's push. */
+interface Committed {
+  readonly name: string;
+  readonly changes: { readonly added: number; readonly modified: number; readonly removed: number };
+  readonly credentialsKept: number;
+}
 
 /** What a batch needs besides its frame. */
 export interface UpgradeBatchContext {
@@ -62,66 +76,121 @@ export class UpgradeBatch {
     return Object.fromEntries(this.#context.clusters.map((name) => [name, this.#outcomes.get(name)?.status ?? 'not_started']));
   }
 
-  /** Step 2 of a batch: each cluster in turn rendered, verified and landed. Throws only when the batch must stop. */
+  /**
+   * Step 2 of a batch: each cluster in turn rendered, verified and committed,
+   * then all of their commits landed in one push. Throws only when the batch
+   * must stop.
+   */
   async upgradeEach(): Promise<void> {
     const { frame, clusters, signal } = this.#context;
-    let retries = 0;
-    for (let index = 0; index < clusters.length; index++) {
-      const name = clusters[index]!;
-      signal?.throwIfAborted();
-      let change: FleetChange;
+    let todo = [...clusters];
+    for (let retries = 0; ; retries++) {
+      const committed: Committed[] = [];
       try {
-        change = await upgradeChange({
-          workspace: frame.workspace(),
-          cluster: name,
-          reference: frame.reference,
-          generatorVersion: this.#context.generatorVersion,
-          // Planned as a run of this cluster alone would plan it: the batch's other clusters are not read.
-          leaveOut: frame.othersOf(name),
-          ...(this.#context.gateFor ? { verify: this.#context.gateFor(name) } : {}),
-        });
+        for (const name of todo) {
+          signal?.throwIfAborted();
+          const made = await this.#commit(name);
+          if (made) committed.push(made);
+        }
       } catch (error) {
-        // Its tree is as it was (upgradeWorkTree restores a render that fails verify); the next cluster is no less ready.
-        if (!(error instanceof AppError) || signal?.aborted === true) throw error;
-        this.#fail(name, error);
-        continue;
+        await this.#stop(todo, committed, error);
+        throw error;
       }
-      if (change.nothing !== undefined) {
-        this.#credentialsKept += change.changes.credentialsKept ?? 0;
-        this.#record(name, { status: 'up_to_date' }, undefined, change.nothing);
-        continue;
-      }
-      const counts = { added: change.changes.added, modified: change.changes.modified, removed: change.changes.removed };
+      if (committed.length === 0) return;
       try {
-        const landing: Landing = { ...change, cluster: name, reverifyAfterRebase: true };
-        const sha = await frame.land('upgrade', landing);
-        this.#credentialsKept += change.changes.credentialsKept ?? 0;
-        this.#record(
-          name,
-          { status: 'upgraded', changes: counts },
-          sha,
-          `upgraded clusters/${name}${sha ? ` as ${sha.slice(0, 12)}` : ''}: ${counts.added} added, ${counts.modified} modified, ${counts.removed} removed`,
-        );
-        retries = 0;
+        await this.#land(committed);
+        return;
       } catch (error) {
         if (failureOf(error).transient && retries < LAND_RETRIES && signal?.aborted !== true) {
-          // Its commit did not land and its announcement is withdrawn: start it again from the branch as it is now.
-          retries++;
+          // Nothing of it landed and its announcement is withdrawn: render those clusters again from the branch as it is now.
           frame.log.warn(
-            { event: 'batch_retry', batch_cluster: name, retry: retries, error_code: failureOf(error).code },
-            `clusters/${name} did not land (${messageOf(error)}); rendering it again from ${frame.branch} (retry ${retries} of ${LAND_RETRIES})`,
+            { event: 'batch_retry', batch_cluster: committed[0]!.name, clusters: committed.length, retry: retries + 1, error_code: failureOf(error).code },
+            `${committed.length} committed cluster(s) did not land (${messageOf(error)}); rendering them again from ${frame.branch} (retry ${retries + 1} of ${LAND_RETRIES})`,
           );
           await frame.workspace().syncTo(frame.branch, signal ? { signal } : {});
-          index--;
+          todo = committed.map((made) => made.name);
           continue;
         }
-        // A commit that did not land may still sit in the working copy: nothing after it may be pushed on top of it.
-        this.#fail(name, error);
-        const left = clusters.slice(index + 1);
-        for (const rest of left) this.#record(rest, { status: 'not_started', message: `not started: the batch stopped at clusters/${name}` });
+        // None of the commits landed: each of those clusters failed with the push.
+        for (const made of committed) this.#fail(made.name, error);
         throw error;
       }
     }
+  }
+
+  /** Renders, verifies and commits one cluster; undefined when it failed or was up to date (recorded). Throws when the batch must stop. */
+  async #commit(name: string): Promise<Committed | undefined> {
+    const { frame, signal } = this.#context;
+    let change: FleetChange;
+    try {
+      change = await upgradeChange({
+        workspace: frame.workspace(),
+        cluster: name,
+        reference: frame.reference,
+        generatorVersion: this.#context.generatorVersion,
+        // Planned as a run of this cluster alone would plan it: the batch's other clusters are not read.
+        leaveOut: frame.othersOf(name),
+        ...(this.#context.gateFor ? { verify: this.#context.gateFor(name) } : {}),
+      });
+    } catch (error) {
+      // Its tree is as it was (upgradeWorkTree restores a render that fails verify); the next cluster is no less ready.
+      if (!(error instanceof AppError) || signal?.aborted === true) throw error;
+      this.#fail(name, error);
+      return undefined;
+    }
+    if (change.nothing !== undefined) {
+      this.#credentialsKept += change.changes.credentialsKept ?? 0;
+      this.#record(name, { status: 'up_to_date' }, undefined, change.nothing);
+      return undefined;
+    }
+    const sha = await frame.commitOnly('upgrade', { ...change, cluster: name });
+    if (sha === undefined) {
+      this.#record(name, { status: 'up_to_date' }, undefined, `clusters/${name}: nothing to commit`);
+      return undefined;
+    }
+    frame.log.info({ batch_cluster: name, sha }, `committed clusters/${name} as ${sha.slice(0, 12)}; it lands with the batch's push`);
+    return {
+      name,
+      changes: { added: change.changes.added, modified: change.changes.modified, removed: change.changes.removed },
+      credentialsKept: change.changes.credentialsKept ?? 0,
+    };
+  }
+
+  /** Lands the committed clusters in one push and records each. */
+  async #land(committed: readonly Committed[]): Promise<void> {
+    const landed = await this.#context.frame.landCommitted(
+      'upgrade',
+      committed.map((made) => made.name),
+    );
+    for (const made of committed) {
+      const sha = landed.get(made.name);
+      this.#credentialsKept += made.credentialsKept;
+      const { added, modified, removed } = made.changes;
+      this.#record(
+        made.name,
+        { status: 'upgraded', changes: made.changes },
+        sha,
+        `upgraded clusters/${made.name}${sha ? ` as ${sha.slice(0, 12)}` : ''}: ${added} added, ${modified} modified, ${removed} removed`,
+      );
+    }
+  }
+
+  /**
+   * The batch stopped half-way (`error`: a cancel, an unexpected error): what
+   * was verified and committed before still lands, unless it was cancelled;
+   * the clusters not reached are not started.
+   */
+  async #stop(todo: readonly string[], committed: readonly Committed[], error: unknown): Promise<void> {
+    const stoppedAt = todo.find((name) => !this.#outcomes.has(name) && !committed.some((made) => made.name === name));
+    if (this.#context.signal?.aborted === true) {
+      for (const made of committed) this.#record(made.name, { status: 'not_started', message: 'verified but not pushed: the run was cancelled' });
+    } else if (committed.length > 0) {
+      await this.#land(committed).catch((landing: unknown) => {
+        for (const made of committed) this.#fail(made.name, landing);
+      });
+    }
+    const why = `the batch stopped at clusters/${stoppedAt ?? '?'} (${messageOf(error)})`;
+    for (const rest of todo) if (!this.#outcomes.has(rest)) this.#record(rest, { status: 'not_started', message: `not started: ${why}` });
   }
 
   /** The run's verdict once every cluster has an outcome: throws when any failed. */

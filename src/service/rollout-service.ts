@@ -9,9 +9,8 @@
  * a Kubernetes Job in production, listed, logged, cancelled and retried like
  * a scaffold. A pushed rollout hands each run a batch of up to
  * {@link RolloutServiceDeps.batchSize} clusters of the wave: one clone, one
- * process start, one build cache for all of them, and still one commit per
- * cluster, each verified and pushed through the landing queue on its own
- * (runner/upgrade-batch.ts). A rollout delivered through pull/merge requests
+ * process start, one build cache and one push for all of them, and still one
+ * commit per cluster, each verified on its own (runner/upgrade-batch.ts). A rollout delivered through pull/merge requests
  * runs one cluster a run, each through its own request that must be merged
  * before the run, and so its wave, succeeds. The rollout record names each
  * cluster's run and keeps its own outcome (its commit, "up to date", or the

@@ -71,7 +71,7 @@ export interface FleetRunRequest {
   readonly deleteData?: { readonly kubeconfig: NonNullable<RunSecrets['kubeconfig']>; readonly timeoutSeconds: number };
   /**
    * An upgrade only, pushed: further clusters (names) the same run upgrades
-   * after `cluster`, each verified and landed as its own commit (a rollout's batch).
+   * after `cluster`, each verified and committed on its own, all landed in one push (a rollout's batch).
    */
   readonly batch?: readonly string[];
 }
@@ -325,7 +325,7 @@ export class RunService {
     const issues: FieldIssue[] = [];
     if (request.action !== 'upgrade') issues.push({ field: 'batch', message: 'only an upgrade run upgrades a batch of clusters' });
     if (request.delivery !== undefined && request.delivery.mode !== 'push')
-      issues.push({ field: 'delivery.mode', message: 'a batch is pushed: each cluster lands as soon as it is verified' });
+      issues.push({ field: 'delivery.mode', message: 'a batch is pushed: its clusters land together in one push' });
     issues.push(...batchIssues(request.cluster.name, batch));
     if (issues.length > 0) throw new ValidationError(issues);
     const repository = repositoryKeyOf(request.repositoryUrl);
