@@ -13,7 +13,7 @@
  */
 import { lstat, readlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { join } from 'node:path';
+import { sep } from 'node:path';
 import { ValidationError } from '../errors.js';
 
 /** Links followed while resolving one path before it counts as a loop (the kernel's MAXSYMLINKS). */
@@ -35,15 +35,27 @@ export function specialFileError(path: string): ValidationError {
 export type ConfinedPath = { readonly found: true; readonly absolute: string; readonly stats: Stats } | { readonly found: false };
 
 /**
+ * Directories already reached below one root, by their resolved path inside
+ * it: a reader that opens many files of one tree `lstat`s each directory once
+ * instead of once a file. Only directories are kept (a file's `lstat` is
+ * always fresh); keep one no longer than the tree is left alone by others.
+ */
+export type ResolvedDirectories = Map<string, Stats>;
+
+/**
  * Resolves `path` (repository-relative, POSIX) below `realRoot` (an absolute
  * path free of links, from `realpath`).
  *
+ * @param directories directories resolved before below the same root, added to as more are reached
  * @returns the absolute path reached and its `lstat` (never a link), or `found: false` when a component is missing inside the tree
  * @throws ValidationError (field `repository`) naming `path` when a link leaves the tree, leads into `.git`, is absolute, or the links loop
  */
-export async function resolveConfined(realRoot: string, path: string): Promise<ConfinedPath> {
+export async function resolveConfined(realRoot: string, path: string, directories?: ResolvedDirectories): Promise<ConfinedPath> {
   const pending = path.split('/').reverse();
   const reached: string[] = [];
+  // Components never hold a separator and are never '', '.' or '..' once reached: concatenating them is path.join's answer without its normalizing.
+  const under = realRoot.endsWith(sep) ? realRoot : `${realRoot}${sep}`;
+  const absolute = (parts: readonly string[]) => (parts.length === 0 ? realRoot : `${under}${parts.join(sep)}`);
   let stats: Stats | undefined;
   let links = 0;
   while (pending.length > 0) {
@@ -57,13 +69,21 @@ export async function resolveConfined(realRoot: string, path: string): Promise<C
       continue;
     }
     if (reached.length === 0 && part === '.git') throw escapingLinkError(path);
-    const candidate = join(realRoot, ...reached, part);
-    try {
-      stats = await lstat(candidate);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false };
-      throw error;
+    reached.push(part);
+    const key = reached.join('/');
+    const candidate = absolute(reached);
+    reached.pop();
+    const known = directories?.get(key);
+    if (known !== undefined) stats = known;
+    else {
+      try {
+        stats = await lstat(candidate);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false };
+        throw error;
+      }
+      if (stats.isDirectory()) directories?.set(key, stats);
     }
     if (stats.isSymbolicLink()) {
       if (++links > MAX_LINKS) throw new ValidationError([{ field: 'repository', message: `${path} goes through a loop of symbolic links` }]);
@@ -77,6 +97,7 @@ export async function resolveConfined(realRoot: string, path: string): Promise<C
     if (pending.some((rest) => rest !== '' && rest !== '.') && !stats.isDirectory()) return { found: false };
     reached.push(part);
   }
-  stats ??= await lstat(join(realRoot, ...reached));
-  return { found: true, absolute: join(realRoot, ...reached), stats };
+  const reachedPath = absolute(reached);
+  stats ??= await lstat(reachedPath);
+  return { found: true, absolute: reachedPath, stats };
 }

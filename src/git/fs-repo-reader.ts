@@ -14,7 +14,7 @@ import { open, readdir, realpath } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
-import { escapingLinkError, resolveConfined, specialFileError } from './confined-path.js';
+import { escapingLinkError, type ResolvedDirectories, resolveConfined, specialFileError } from './confined-path.js';
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
@@ -24,6 +24,8 @@ const GIT_COMPONENT = /(?:^|\/)\.git(?:\/|$)/;
 /** Reads the working tree rooted at `root` (an absolute directory). */
 export class FsRepoReader implements RepoReader {
   #realRoot: Promise<string> | undefined;
+  /** Directories resolved so far: a reader lives for one read of the tree (a render, a verify), while only its owner writes there. */
+  readonly #directories: ResolvedDirectories = new Map();
 
   constructor(private readonly root: string) {}
 
@@ -38,7 +40,7 @@ export class FsRepoReader implements RepoReader {
 
   /** The file's bytes, or undefined when there is no such file (a directory is none either). */
   async readBytes(path: string): Promise<Buffer | undefined> {
-    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path));
+    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path), this.#directories);
     if (!resolved.found || resolved.stats.isDirectory()) return undefined;
     if (!resolved.stats.isFile()) throw specialFileError(path);
     let handle;
@@ -70,7 +72,7 @@ export class FsRepoReader implements RepoReader {
     const root = await this.#root();
     let base = root;
     if (prefix !== '') {
-      const resolved = await resolveConfined(root, prefix);
+      const resolved = await resolveConfined(root, prefix, this.#directories);
       if (!resolved.found || !resolved.stats.isDirectory()) return [];
       base = resolved.absolute;
     }
@@ -94,7 +96,7 @@ export class FsRepoReader implements RepoReader {
       // Dirent types come from lstat: a link is resolved here, inside the tree, never by readdir.
       if (entry.isFile()) files.push(rel);
       else if (entry.isSymbolicLink()) {
-        const resolved = await resolveConfined(root, rel);
+        const resolved = await resolveConfined(root, rel, this.#directories);
         if (resolved.found && resolved.stats.isFile()) files.push(rel);
       }
     }
@@ -102,7 +104,7 @@ export class FsRepoReader implements RepoReader {
   }
 
   async isDirectory(path: string): Promise<boolean> {
-    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path.replace(/\/+$/, '')));
+    const resolved = await resolveConfined(await this.#root(), assertRepoPath(path.replace(/\/+$/, '')), this.#directories);
     return resolved.found && resolved.stats.isDirectory();
   }
 }

@@ -16,7 +16,7 @@
  * walk makes the refusal early and names the first offending path.
  */
 import { lstat, readdir, realpath } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { sep } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { assertKustomizationConfined, KUSTOMIZATION_FILES } from '../verify/kustomization-paths.js';
 import { resolveConfined, specialFileError } from './confined-path.js';
@@ -46,9 +46,11 @@ export async function assertConfinedWorkTree(root: string, options: { readonly s
     const dir = pending.pop() as string;
     const entries = await readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
-      const full = join(dir, entry.name);
       if (dir === base && entry.name === '.git') continue;
-      const path = relative(base, full).split(sep).join('/');
+      const full = `${dir}${sep}${entry.name}`;
+      // `full` is `base` and the names below it: slicing is path.relative's answer, without normalizing every entry of the tree.
+      const below = full.slice(base.length + 1);
+      const path = sep === '/' ? below : below.split(sep).join('/');
       // Dirent types come from lstat: a link is resolved here, inside the tree, never followed by the kernel.
       if (entry.isSymbolicLink()) {
         const resolved = await resolveConfined(base, path);
