@@ -280,8 +280,10 @@ class CliGitWorkspace implements GitWorkspace {
     const pass = trailers['Scaffold-Pass'];
     const cluster = trailers['Scaffold-Cluster'];
     if (!auth.shared || id === undefined || pass === undefined || cluster === undefined) return [];
-    const tree = (await this.git(['write-tree'])).stdout.trim();
-    const sub = await this.git(['rev-parse', '--verify', '--quiet', `${tree}:clusters/${cluster}`], { okExitCodes: [0, 1] });
+    // The staged tree at clusters/<cluster> in one command; none there (a removal) is git's "prefix … not found".
+    const args = ['write-tree', `--prefix=clusters/${cluster}/`];
+    const sub = await this.git(args, { okExitCodes: [0, 128] });
+    if (sub.exitCode !== 0 && !/prefix .* not found/.test(sub.stderr)) throw this.fail(args, sub);
     const clusterTree = sub.exitCode === 0 ? sub.stdout.trim() : '';
     return ['--trailer', `${MAC_TRAILER}: ${passCommitMac(auth.key, { id, attempt: auth.attempt, pass, cluster, clusterTree })}`];
   }

@@ -43,6 +43,8 @@ export interface FleetChangeContext {
   readonly verify?: WorkTreeVerify;
   /** An upgrade in a batch: the batch's other clusters, which a run of this one alone would not have cloned. */
   readonly leaveOut?: readonly string[];
+  /** An upgrade in a batch: the platform commit, read once for the batch (its commits touch only its clusters). @default read from the working copy */
+  readonly platformCommit?: () => Promise<string | undefined>;
 }
 
 /** A gate that finds nothing, for a run without one: upgradeWorkTree would otherwise build the real one. */
@@ -66,6 +68,7 @@ export async function upgradeChange(context: FleetChangeContext): Promise<FleetC
     // One cluster: planned in this thread.
     workers: 1,
     ...(context.leaveOut !== undefined ? { leaveOut: context.leaveOut } : {}),
+    ...(context.platformCommit !== undefined ? { platformCommit: await context.platformCommit() } : {}),
   });
   if (outcome === undefined) throw new ConflictError(`clusters/${cluster} was not planned for upgrade`);
   if (outcome.status === 'failed') {

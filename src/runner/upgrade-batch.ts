@@ -29,6 +29,7 @@ import type { BatchClusterOutcome, BatchClusterStatus } from '../run/run-record.
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { upgradeChange, type FleetChange } from './fleet-change.js';
 import type { RunFrame } from './run-frame.js';
+import { platformCommitOf } from '../git/render-work-tree.js';
 
 /**
  * Times the batch's committed clusters are rendered and landed again from the
@@ -66,6 +67,8 @@ export class UpgradeBatch {
   readonly #failures = new Map<string, unknown>();
   /** Sealed credentials carried over byte for byte, over the clusters rendered. */
   #credentialsKept = 0;
+  /** The platform commit the batch renders from: its own commits touch only its clusters, so it holds until the branch is synced anew. */
+  #platformCommit: Promise<string | undefined> | undefined;
 
   constructor(context: UpgradeBatchContext) {
     this.#context = context;
@@ -108,6 +111,7 @@ export class UpgradeBatch {
             `${committed.length} committed cluster(s) did not land (${messageOf(error)}); rendering them again from ${frame.branch} (retry ${retries + 1} of ${LAND_RETRIES})`,
           );
           await frame.workspace().syncTo(frame.branch, signal ? { signal } : {});
+          this.#platformCommit = undefined;
           todo = committed.map((made) => made.name);
           continue;
         }
@@ -130,6 +134,7 @@ export class UpgradeBatch {
         generatorVersion: this.#context.generatorVersion,
         // Planned as a run of this cluster alone would plan it: the batch's other clusters are not read.
         leaveOut: frame.othersOf(name),
+        platformCommit: () => (this.#platformCommit ??= platformCommitOf(frame.workspace().dir, frame.reference)),
         ...(this.#context.gateFor ? { verify: this.#context.gateFor(name) } : {}),
       });
     } catch (error) {

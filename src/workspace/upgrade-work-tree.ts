@@ -26,6 +26,8 @@ export interface UpgradeWorkTreeOptions {
   readonly workers?: number;
   /** Repository directories the plan does not see (a batch run's other clusters). */
   readonly leaveOut?: readonly string[];
+  /** The platform commit when the caller has read it already (a batch: once for all its clusters). @default read from `dir` */
+  readonly platformCommit?: string | undefined;
 }
 
 /** One cluster's outcome: its plan and, when written, its verification. */
@@ -45,7 +47,7 @@ export type UpgradeOutcome = ClusterUpgrade & {
  */
 export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptions): Promise<UpgradeOutcome[]> {
   const reference = options.reference ?? REFERENCE_ENVIRONMENT;
-  const platformCommit = await platformCommitOf(dir, reference);
+  const platformCommit = 'platformCommit' in options ? options.platformCommit : await platformCommitOf(dir, reference);
   const plans = await planUpgradeInParallel(dir, {
     reference,
     ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
