@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { UnavailableError, VerificationError } from '../errors.js';
 import type { GitRemote, GitWorkspace } from '../run/ports.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
+import { generateQueueKey } from '../git/queue-auth.js';
 import { createForgeClient } from '../delivery/create-delivery.js';
 import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { createWorkTreeVerifier } from '../workspace/verify-work-tree.js';
@@ -331,6 +332,51 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(
       commits.map((c) => c.trailers['Scaffold-Cluster']),
       ['eu-2', 'eu-1'],
+    );
+  });
+
+  it("lands a batch's commits over another run that landed first, rebased as one chain through the landing queue", async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    // One queue key for all, as the service hands its runners: each may carry the other's announced commits.
+    const queueAuth = { key: Buffer.from(generateQueueKey(), 'utf8'), shared: true, attempt: 1 };
+    let single: Promise<RunResult> | undefined;
+    // The batch's push waits until a run of eu-3 landed: the branch moved past the batch's base.
+    const through = pushingThrough(new CliGitRemote({ logger, queueAuth }), async (workspace, pushOptions) => {
+      single ??= runFleetChange(
+        { git: new CliGitRemote({ logger, queueAuth }), logger, verify, workRoot: scratch },
+        options(remote, 'upgrade', 'eu-3', 'single-eu-3'),
+      );
+      await single;
+      return workspace.push(pushOptions);
+    });
+    const batch = await runFleetChange(
+      { git: through, logger, verify, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'chain-batch'), batch: ['eu-2'] },
+    );
+    assert.equal(batch.status, 'succeeded', batch.message);
+    assert.equal((await single!).status, 'succeeded');
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(
+      commits.map((c) => [c.trailers['Scaffold-Cluster'], c.parents.length]),
+      [
+        ['eu-2', 1],
+        ['eu-1', 1],
+        ['eu-3', 1],
+      ],
+      "the batch's chain on top of eu-3's commit, linear",
+    );
+    assert.deepEqual(
+      batch.commits,
+      commits
+        .slice(0, 2)
+        .reverse()
+        .map((c) => ({ pass: 'upgrade', sha: c.sha, cluster: c.trailers['Scaffold-Cluster'] })),
+      'the batch reports the commits as they landed, after the rebase',
+    );
+    assert.ok(
+      logger.lines.some((l) => l.fields['push'] === 'queued'),
+      'the batch found the branch moved and queued',
     );
   });
 
