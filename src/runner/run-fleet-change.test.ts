@@ -311,6 +311,44 @@ describe('runFleetChange: upgrade', () => {
     );
   });
 
+  it('renders a batch again when a cluster fails its verify on the rebased tree: that cluster fails alone, the others land', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const [file = ''] = (await git(remote.dir, 'ls-tree', '-r', '--name-only', 'main', 'base/')).split('\n').filter((f) => f.endsWith('.yaml'));
+    const MARK = '# breaks eu-2';
+    // eu-2 fails the gate on any tree holding the change below, as a shared input that breaks one cluster would.
+    const gate: typeof verify = async (dir, cluster, signal, leaveOut) =>
+      cluster === 'eu-2' && (await readFile(join(dir, file), 'utf8')).includes(MARK)
+        ? { findings: ['clusters/eu-2: broken by the change to base/'] }
+        : verify(dir, cluster, signal, leaveOut);
+    let moved: string | undefined;
+    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
+      moved ??= await pushChange(remote, 'a shared input changes under the batch', async (work) => {
+        await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}${MARK}\n`);
+      });
+      return workspace.push(pushOptions);
+    });
+    const error = await runFleetChange(
+      { git: through, logger, verify: gate, workRoot: scratch },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-reverify-fails'), batch: ['eu-2', 'eu-3'] },
+    ).then(
+      () => assert.fail('eu-2 fails'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof StepError && error.cause instanceof VerificationError, String(error));
+    assert.deepEqual(error.cause.findings, ['clusters/eu-2: clusters/eu-2: broken by the change to base/'], "the finding is eu-2's alone");
+    assert.deepEqual(failedResult(error, { name: 'eu-1' }).batch, { 'eu-1': 'upgraded', 'eu-2': 'failed', 'eu-3': 'upgraded' });
+    const commits = await commitsOf(remote.dir, 'main', remote.base);
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Cluster'] ?? c.subject),
+      ['eu-3', 'eu-1', 'a shared input changes under the batch'],
+    );
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields['event'] === 'batch_retry').map((l) => l.fields['retry']),
+      [1],
+    );
+  });
+
   it('lands what a batch committed before an unexpected error stopped it, and starts nothing after', async () => {
     const remote = await newRemote();
     const logger = capturingLogger();

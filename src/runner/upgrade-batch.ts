@@ -14,9 +14,10 @@
  * A cluster that cannot be upgraded (its render fails verify, it cannot be
  * rendered without sealing anew, it is no longer generated) is left as it
  * was and the batch goes on: its neighbours in the wave are no less ready.
- * A push that gives up on a transient failure renders the committed clusters
- * again from the branch (at most {@link LAND_RETRIES} times); any other
- * failed push fails them all. A cancel or an unexpected error stops the
+ * A push that gives up on a transient failure, or whose rebase brought
+ * shared inputs under which a cluster fails its verify, renders the committed
+ * clusters again from the branch (at most {@link LAND_RETRIES} times), so a
+ * cluster that fails there fails alone; any other failed push fails them all. A cancel or an unexpected error stops the
  * batch: what was committed before still lands (not after a cancel), and the
  * clusters after it are not started. The run fails when any cluster failed,
  * and each cluster's outcome is logged as a `batch_cluster` event as it
@@ -34,7 +35,8 @@ import { platformCommitOf } from '../git/render-work-tree.js';
 /**
  * Times the batch's committed clusters are rendered and landed again from the
  * branch as it is then, when their push gave up on a transient failure
- * (overtaken by concurrent pushes attempt after attempt).
+ * (overtaken by concurrent pushes attempt after attempt) or a cluster failed
+ * its verify again on the rebased tree.
  */
 const LAND_RETRIES = 2;
 
@@ -104,8 +106,10 @@ export class UpgradeBatch {
         await this.#land(committed);
         return;
       } catch (error) {
-        if (failureOf(error).transient && retries < LAND_RETRIES && signal?.aborted !== true) {
-          // Nothing of it landed and its announcement is withdrawn: render those clusters again from the branch as it is now.
+        // A push that gave up, or a cluster failing its verify again on the rebased tree: nothing of it landed and its
+        // announcement is withdrawn. Those clusters are rendered again from the branch as it is now, each verified on its
+        // own, so one that fails there fails alone and the others land.
+        if ((failureOf(error).transient || error instanceof VerificationError) && retries < LAND_RETRIES && signal?.aborted !== true) {
           frame.log.warn(
             { event: 'batch_retry', batch_cluster: committed[0]!.name, clusters: committed.length, retry: retries + 1, error_code: failureOf(error).code },
             `${committed.length} committed cluster(s) did not land (${messageOf(error)}); rendering them again from ${frame.branch} (retry ${retries + 1} of ${LAND_RETRIES})`,
