@@ -30,7 +30,7 @@ import type { BatchClusterOutcome, BatchClusterStatus } from '../run/run-record.
 import type { WorkTreeVerify } from '../workspace/verify-work-tree.js';
 import { upgradeChange, type FleetChange } from './fleet-change.js';
 import type { RunFrame } from './run-frame.js';
-import { platformCommitOf } from '../git/render-work-tree.js';
+import { upgradePlatformCommit } from '../workspace/upgrade-work-tree.js';
 
 /**
  * Times the batch's committed clusters are rendered and landed again from the
@@ -138,7 +138,7 @@ export class UpgradeBatch {
         generatorVersion: this.#context.generatorVersion,
         // Planned as a run of this cluster alone would plan it: the batch's other clusters are not read.
         leaveOut: frame.othersOf(name),
-        platformCommit: () => (this.#platformCommit ??= platformCommitOf(frame.workspace().dir, frame.reference)),
+        platformCommit: () => (this.#platformCommit ??= upgradePlatformCommit(frame.workspace().dir, frame.reference)),
         ...(this.#context.gateFor ? { verify: this.#context.gateFor(name) } : {}),
       });
     } catch (error) {

@@ -38,6 +38,11 @@ export type UpgradeOutcome = ClusterUpgrade & {
   readonly findings?: readonly string[];
 };
 
+/** The platform commit an upgrade of the working tree at `dir` renders from: read once, it can be handed to many upgrades of one tree. */
+export function upgradePlatformCommit(dir: string, reference: string = REFERENCE_ENVIRONMENT): Promise<string | undefined> {
+  return platformCommitOf(dir, reference);
+}
+
 /**
  * Upgrades the clusters of the working tree at `dir`.
  *
@@ -47,7 +52,7 @@ export type UpgradeOutcome = ClusterUpgrade & {
  */
 export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptions): Promise<UpgradeOutcome[]> {
   const reference = options.reference ?? REFERENCE_ENVIRONMENT;
-  const platformCommit = 'platformCommit' in options ? options.platformCommit : await platformCommitOf(dir, reference);
+  const platformCommit = 'platformCommit' in options ? options.platformCommit : await upgradePlatformCommit(dir, reference);
   const plans = await planUpgradeInParallel(dir, {
     reference,
     ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
