@@ -356,8 +356,14 @@ describe('runFleetChange: upgrade', () => {
       if (cluster === 'eu-3') throw new Error('the gate crashed');
       return verify(dir, cluster, signal, leaveOut);
     };
+    // The branch moved meanwhile: the push rebases, which a working tree left half-upgraded by eu-3 would refuse.
+    let moved: string | undefined;
+    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
+      moved ??= await pushChange(remote, 'another change lands first', (work) => writeFile(join(work, 'NOTES.md'), 'notes\n'));
+      return workspace.push(pushOptions);
+    });
     const error = await runFleetChange(
-      { git: new CliGitRemote({ logger }), logger, verify: gate, workRoot: scratch },
+      { git: through, logger, verify: gate, workRoot: scratch },
       { ...options(remote, 'upgrade', 'eu-1', 'batch-crash'), batch: ['eu-2', 'eu-3'] },
     ).then(
       () => assert.fail('the batch stops'),
@@ -368,8 +374,8 @@ describe('runFleetChange: upgrade', () => {
     assert.deepEqual(failedResult(error, { name: 'eu-1' }).batch, { 'eu-1': 'upgraded', 'eu-2': 'upgraded', 'eu-3': 'not_started' });
     const commits = await commitsOf(remote.dir, 'main', remote.base);
     assert.deepEqual(
-      commits.map((c) => c.trailers['Scaffold-Cluster']),
-      ['eu-2', 'eu-1'],
+      commits.map((c) => c.trailers['Scaffold-Cluster'] ?? c.subject),
+      ['eu-2', 'eu-1', 'another change lands first'],
     );
   });
 

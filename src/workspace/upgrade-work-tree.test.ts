@@ -86,4 +86,21 @@ describe('upgradeWorkTree', () => {
     assert.deepEqual(await snapshot(repo, 'clusters/eu-1'), before);
     assert.equal(await git(repo, 'status', '--porcelain'), '');
   });
+
+  it('puts a cluster back as it was when its verify cannot finish, and says why', async () => {
+    const before = await snapshot(repo, 'clusters/eu-1');
+    await assert.rejects(
+      upgradeWorkTree(repo, {
+        dryRun: false,
+        generatorVersion: 'test',
+        clusters: ['eu-1'],
+        verify: async () => {
+          throw new Error('kubectl was killed');
+        },
+      }),
+      /kubectl was killed/,
+    );
+    assert.deepEqual(await snapshot(repo, 'clusters/eu-1'), before);
+    assert.equal(await git(repo, 'status', '--porcelain'), '', 'nothing half-upgraded is left in the working tree');
+  });
 });

@@ -70,14 +70,22 @@ export async function upgradeWorkTree(dir: string, options: UpgradeWorkTreeOptio
       outcomes.push({ ...plan, written: false });
       continue;
     }
+    // Back to the bytes it had: whatever the render added goes, whatever it changed or removed returns.
+    const restore = () => writeTree(dir, plan.before!, { remove: [...plan.tree!.keys()].filter((path) => !plan.before!.has(path)) });
     await writeTree(dir, plan.tree, { remove: plan.stale ?? [] });
-    const report = await verify(dir, { cluster: plan.name });
+    let report;
+    try {
+      report = await verify(dir, { cluster: plan.name });
+    } catch (error) {
+      // A verify that could not finish (cancelled, a crashed kubectl) judged nothing: the tree is not left half-upgraded.
+      await restore();
+      throw error;
+    }
     if (report.findings.length === 0) {
       outcomes.push({ ...plan, written: true });
       continue;
     }
-    // Back to the bytes it had: whatever the render added goes, whatever it changed or removed returns.
-    await writeTree(dir, plan.before, { remove: [...plan.tree.keys()].filter((path) => !plan.before!.has(path)) });
+    await restore();
     outcomes.push({
       ...plan,
       status: 'failed',
