@@ -90,6 +90,15 @@ function pushingThrough(
   };
 }
 
+/** A git remote whose working copies' first push lands `change` on `remote` just before, as another run's push would: the push has to rebase. */
+function landingFirst(remote: Remote, logger: CapturingLogger, message: string, change: (work: string) => Promise<void>): GitRemote {
+  let moved: Promise<string> | undefined;
+  return pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
+    await (moved ??= pushChange(remote, message, change));
+    return workspace.push(pushOptions);
+  });
+}
+
 function options(remote: Remote, action: FleetChangeOptions['action'], cluster: string, id = `run-${action}-${cluster}-${remotes}`): FleetChangeOptions {
   return { id, action, repositoryUrl: remote.url, cluster: { name: cluster }, generatorVersion: 'test' };
 }
@@ -285,13 +294,9 @@ describe('runFleetChange: upgrade', () => {
       return verify(dir, cluster, signal, leaveOut);
     };
     // While the batch rendered, someone changed base/: its push has to rebase onto that.
-    let moved: string | undefined;
-    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
-      moved ??= await pushChange(remote, 'a shared input changes under the batch', async (work) => {
-        const [file = ''] = (await git(work, 'ls-files', 'base/*.yaml')).split('\n');
-        await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}# changed under the batch\n`);
-      });
-      return workspace.push(pushOptions);
+    const through = landingFirst(remote, logger, 'a shared input changes under the batch', async (work) => {
+      const [file = ''] = (await git(work, 'ls-files', 'base/*.yaml')).split('\n');
+      await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}# changed under the batch\n`);
     });
     const result = await runFleetChange(
       { git: through, logger, verify: gate, workRoot: scratch },
@@ -321,12 +326,8 @@ describe('runFleetChange: upgrade', () => {
       cluster === 'eu-2' && (await readFile(join(dir, file), 'utf8')).includes(MARK)
         ? { findings: ['clusters/eu-2: broken by the change to base/'] }
         : verify(dir, cluster, signal, leaveOut);
-    let moved: string | undefined;
-    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
-      moved ??= await pushChange(remote, 'a shared input changes under the batch', async (work) => {
-        await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}${MARK}\n`);
-      });
-      return workspace.push(pushOptions);
+    const through = landingFirst(remote, logger, 'a shared input changes under the batch', async (work) => {
+      await writeFile(join(work, file), `${await readFile(join(work, file), 'utf8')}${MARK}\n`);
     });
     const error = await runFleetChange(
       { git: through, logger, verify: gate, workRoot: scratch },
@@ -357,11 +358,7 @@ describe('runFleetChange: upgrade', () => {
       return verify(dir, cluster, signal, leaveOut);
     };
     // The branch moved meanwhile: the push rebases, which a working tree left half-upgraded by eu-3 would refuse.
-    let moved: string | undefined;
-    const through = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
-      moved ??= await pushChange(remote, 'another change lands first', (work) => writeFile(join(work, 'NOTES.md'), 'notes\n'));
-      return workspace.push(pushOptions);
-    });
+    const through = landingFirst(remote, logger, 'another change lands first', (work) => writeFile(join(work, 'NOTES.md'), 'notes\n'));
     const error = await runFleetChange(
       { git: through, logger, verify: gate, workRoot: scratch },
       { ...options(remote, 'upgrade', 'eu-1', 'batch-crash'), batch: ['eu-2', 'eu-3'] },
