@@ -69,10 +69,9 @@ export async function resolveConfined(realRoot: string, path: string, directorie
       continue;
     }
     if (reached.length === 0 && part === '.git') throw escapingLinkError(path);
-    reached.push(part);
-    const key = reached.join('/');
-    const candidate = absolute(reached);
-    reached.pop();
+    const inside = [...reached, part];
+    const key = inside.join('/');
+    const candidate = absolute(inside);
     const known = directories?.get(key);
     if (known !== undefined) stats = known;
     else {

@@ -198,7 +198,6 @@ export async function runFleetChange(deps: FleetChangeDeps, options: FleetChange
   });
 }
 
-/** upgradeWorkTree's shape of the run's gate for one cluster (it restores the tree itself on findings). */
 /** The frame's gate for `cluster` in upgradeWorkTree's shape (it restores the tree itself on findings); logged as every verify is. */
 function gateOf(frame: RunFrame, cluster: string): WorkTreeVerify {
   return async (dir) => ({ findings: await frame.inspect(cluster, dir), notes: [], kustomizationsChecked: 0, summary: '' });

@@ -76,8 +76,6 @@ export interface Landing {
   readonly landedBefore?: () => Promise<string | undefined>;
   /** Whether a rebase onto changed shared inputs verifies the tree again (a removal renders nothing to verify). @default true */
   readonly reverifyAfterRebase?: boolean;
-  /** A batch run: the cluster this commit is about (its trailers, its verify, its record). @default the run's cluster */
-  readonly cluster?: string;
 }
 
 /** What the frame hands an action's steps. */
@@ -107,11 +105,11 @@ export interface RunFrame {
   /** Commits `landing` as `pass`, delivers it and records the commit. @returns the commit on the branch, if any */
   land(pass: RunPass, landing: Landing): Promise<string | undefined>;
   /**
-   * Commits `landing` as `pass` without pushing it, for {@link landCommitted}
-   * to push with the others (a batch's clusters: one push for them all).
+   * Commits `landing` as `pass` of `cluster` (a batch's) without pushing it,
+   * for {@link landCommitted} to push with the others: one push for them all.
    * @returns the commit, undefined when nothing changed
    */
-  commitOnly(pass: RunPass, landing: Landing & { readonly cluster: string }): Promise<string | undefined>;
+  commitOnly(pass: RunPass, cluster: string, landing: Pick<Landing, 'paths' | 'message'>): Promise<string | undefined>;
   /**
    * Pushes the commits {@link commitOnly} made, one each for `clusters` (in
    * the order they were made), in one push straight to the branch. A rebase
@@ -203,50 +201,51 @@ export async function runInFrame<Name extends string>(
     ...(action === 'scaffold' ? {} : { 'Scaffold-Action': action }),
   });
 
+  /** The `afterRebase` of a push of `of`'s commit: its verify again when what it read changed. */
+  const rebaseCheckOf = (pass: RunPass, of: string) =>
+    afterRebaseCheck({ cluster: of, reference, log, pass, ...(deps.verify ? { verify: () => verify(of) } : {}) });
+
   const land = async (pass: RunPass, landing: Landing): Promise<string | undefined> => {
-    const of = landing.cluster ?? cluster;
     const landed = await landPass(
       deps.delivery,
       {
         commit: {
           paths: landing.paths,
           message: landing.message,
-          trailers: trailersOf(pass, of),
+          trailers: trailersOf(pass, cluster),
           author: options.author ?? DEFAULT_AUTHOR,
         },
-        landedBefore: landing.landedBefore ?? (() => cloned().passCommit(of, pass)),
+        landedBefore: landing.landedBefore ?? (() => cloned().passCommit(cluster, pass)),
         workspace: cloned(),
         runId: options.id,
-        cluster: of === cluster ? options.cluster : { name: of },
+        cluster: options.cluster,
         pass,
         // A scaffold's request says its domain and region; a fleet change's names the reference it was rendered from.
         ...(action === 'scaffold' ? {} : { reference }),
         branch,
         summary: landing.summary,
         maxAttempts: options.pushAttempts ?? DEFAULT_PUSH_ATTEMPTS,
-        ...(landing.reverifyAfterRebase === false
-          ? {}
-          : { afterRebase: afterRebaseCheck({ cluster: of, reference, log, pass, ...(deps.verify ? { verify: () => verify(of) } : {}) }) }),
+        ...(landing.reverifyAfterRebase === false ? {} : { afterRebase: rebaseCheckOf(pass, cluster) }),
         ...(signal ? { signal } : {}),
       },
       log,
     );
-    if (landed) commits.push({ pass, sha: landed, ...(landing.cluster !== undefined ? { cluster: of } : {}) });
+    if (landed) commits.push({ pass, sha: landed });
     return landed;
   };
 
-  const commitOnly = async (pass: RunPass, landing: Landing & { readonly cluster: string }): Promise<string | undefined> =>
+  const commitOnly = async (pass: RunPass, of: string, landing: Pick<Landing, 'paths' | 'message'>): Promise<string | undefined> =>
     cloned().commit({
       paths: landing.paths,
       message: landing.message,
-      trailers: trailersOf(pass, landing.cluster),
+      trailers: trailersOf(pass, of),
       author: options.author ?? DEFAULT_AUTHOR,
     });
 
   const landCommitted = async (pass: DeliverablePass, clusters: readonly string[]): Promise<ReadonlyMap<string, string>> => {
     if (deps.delivery !== undefined && deps.delivery.mode !== 'push')
       throw new ValidationError([{ field: 'delivery', message: `a batch's commits are pushed together, not delivered through ${deps.delivery.mode}` }]);
-    const checks = clusters.map((of) => afterRebaseCheck({ cluster: of, reference, log, pass, ...(deps.verify ? { verify: () => verify(of) } : {}) }));
+    const checks = clusters.map((of) => rebaseCheckOf(pass, of));
     const pushed = await pushDelivery.deliver({
       workspace: cloned(),
       runId: options.id,

@@ -17,12 +17,12 @@
  * A push that gives up on a transient failure, or whose rebase brought
  * shared inputs under which a cluster fails its verify, renders the committed
  * clusters again from the branch (at most {@link LAND_RETRIES} times), so a
- * cluster that fails there fails alone; any other failed push fails them all. A cancel or an unexpected error stops the
- * batch: what was committed before still lands (not after a cancel), and the
- * clusters after it are not started. The run fails when any cluster failed,
- * and each cluster's outcome is logged as a `batch_cluster` event as it
- * comes and carried in the result, so a rollout records every cluster on its
- * own.
+ * cluster that fails there fails alone; any other failed push fails them all.
+ * A cancel or an unexpected error stops the batch: what was committed before
+ * still lands (not after a cancel), and the clusters after it are not started.
+ * The run fails when any cluster failed, and each cluster's outcome is logged
+ * as a `batch_cluster` event as it comes and carried in the result, so a
+ * rollout records every cluster on its own.
  */
 import { AppError, ConflictError, VerificationError, failureOf, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -152,7 +152,7 @@ export class UpgradeBatch {
       this.#record(name, { status: 'up_to_date' }, undefined, change.nothing);
       return undefined;
     }
-    const sha = await frame.commitOnly('upgrade', { ...change, cluster: name });
+    const sha = await frame.commitOnly('upgrade', name, change);
     if (sha === undefined) {
       this.#record(name, { status: 'up_to_date' }, undefined, `clusters/${name}: nothing to commit`);
       return undefined;
