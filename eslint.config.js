@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Folders that talk to the world: processes, files, network, database, Kubernetes. */
-const EDGES = ['**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**', '**/local/**', '**/delivery/*-forge.js'];
+const EDGES = ['**/process/**', '**/git/**', '**/kubernetes/**', '**/db/**', '**/http/**', '**/kustomize/**', '**/oci/**', '**/local/**', '**/delivery/*-forge.js'];
 /**
  * Adapters that combine edges for one purpose: work-tree operations (render,
  * verify, upgrade a checked-out copy), git-backed sources of the service's read
@@ -60,9 +60,11 @@ export default tseslint.config(
   layer(['src/runner/**'], [...EDGES, '**/service/*-service.js', '**/service/*-executor.js'], ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/http/**'], without(EDGES, '**/http/**').concat(['**/runner/**', ...ADAPTERS]), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'node:child_process']),
   layer(['src/db/**'], without(EDGES, '**/db/**').concat(APPLICATION_EXCEPT_PORTS, ADAPTERS), ['@kubernetes/client-node', 'fastify']),
-  layer(['src/git/**'], without(EDGES, '**/git/**').concat(APPLICATION_EXCEPT_PORTS, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  // Starting children is all it does: it knows no other edge and no part of the application.
+  layer(['src/process/**'], without(EDGES, '**/process/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/git/**'], without(EDGES, '**/git/**', '**/process/**').concat(APPLICATION_EXCEPT_PORTS, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/kubernetes/**'], without(EDGES, '**/kubernetes/**').concat(['**/http/**', ...ADAPTERS]), ['pg', '@electric-sql/pglite', 'fastify']),
-  layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
+  layer(['src/kustomize/**'], without(EDGES, '**/kustomize/**', '**/process/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/local/**'], without(EDGES, '**/local/**', '**/git/**').concat(APPLICATION_EXCEPT_PORTS, [...ADAPTERS, '**/http/**']), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   layer(['src/oci/**'], without(EDGES, '**/oci/**', '**/git/**').concat(APPLICATION, ADAPTERS), ['pg', '@electric-sql/pglite', '@kubernetes/client-node', 'fastify']),
   // Pull/merge-request delivery speaks to forges (its own *-forge clients) and nothing else of the world.

@@ -3,7 +3,7 @@
  * them (the git adapter, the kustomize builder, a reader's `cat-file`): a
  * directory of shims put first on PATH, each appending its parent's pid and
  * its arguments to a log and then exec'ing the real program. By default only
- * processes whose parent is this process count, so git's own helpers
+ * processes whose parent is this process or its spawn helper count, so git's own helpers
  * (upload-pack under the bench's git daemon, index-pack under a fetch) and the
  * bench's own setup commands in other processes do not; `anyParent` reads them
  * all (a runner's kubectl, whose parent is that runner process).
@@ -13,7 +13,7 @@
  */
 import { chmod, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { exec } from './support.js';
+import { exec, spawnHelperPids } from './support.js';
 
 /** The processes of one kind, in the order they started. */
 export interface Spawned {
@@ -67,15 +67,21 @@ export async function installProcessCounter(dir: string, programs: readonly stri
   }
   const before = process.env['PATH'] ?? '';
   process.env['PATH'] = `${dir}${delimiter}${before}`;
-  const parent = String(process.pid);
+  // This process's children are started by its spawn helper; a helper that was replaced is remembered.
+  const parents = new Set([String(process.pid)]);
+  const helpers = () => spawnHelperPids().forEach((pid) => parents.add(String(pid)));
   return {
-    reset: () => truncate(log, 0),
+    reset: () => {
+      helpers();
+      return truncate(log, 0);
+    },
     read: async ({ anyParent = false } = {}) => {
+      helpers();
       const out: Record<string, Spawned[]> = { git: [], kubectl: [] };
       for (const line of (await readFile(log, 'utf8')).split('\n').filter(Boolean)) {
         const [head = '', ...args] = line.split('\x1f');
-        const [ppid, program = ''] = head.split('\x1e');
-        if (!anyParent && ppid !== parent) continue;
+        const [ppid = '', program = ''] = head.split('\x1e');
+        if (!anyParent && !parents.has(ppid)) continue;
         (out[program] ??= []).push({ command: program === 'git' ? subcommand(args) : (args[0] ?? ''), args, parent: ppid ?? '' });
       }
       return { git: out['git'] ?? [], kubectl: out['kubectl'] ?? [] };

@@ -4,7 +4,7 @@
  * directories that are always removed, and a cleanup stack so a suite that
  * fails (or a Ctrl-C) still stops its servers and daemons.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { devNull, tmpdir } from 'node:os';
@@ -57,35 +57,78 @@ export function median(samples: readonly number[]): number {
 
 export const p95 = (samples: readonly number[]): number => quantile(samples, 0.95);
 
-/** Milliseconds an async call takes. */
+/** The fields of /proc/<pid>/stat after "pid (comm) ": state is field 0, ppid 1, utime, stime, cutime, cstime 11 to 14. */
+function statFields(pid: number | 'self'): string[] {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
 /**
- * CPU time this process and the children it has waited for (git, kubectl)
- * have used so far, in ms: from /proc/self/stat where there is one (clock ticks
- * of 10 ms), else this process alone.
+ * The live spawn helpers of this process (src/process/spawn-helper.ts): they
+ * start its git and kubectl, so what those cost reaches this process's
+ * accounts only when a helper ends. Linux only; none elsewhere.
  */
-/** CPU of this process and of the children it waited for, apart (Linux; elsewhere all of it is this process's). */
+export function spawnHelperPids(): number[] {
+  const pids: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return pids;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(statFields(Number(entry))[1]) !== process.pid) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('spawn-helper-main')) pids.push(Number(entry));
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return pids;
+}
+
+/** What the live spawn helpers and the children they waited for have used, in ms. */
+function helpersCpuMs(): number {
+  let ms = 0;
+  for (const pid of spawnHelperPids()) {
+    try {
+      const fields = statFields(pid);
+      ms += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
+    } catch {
+      // It ended between the listing and now: reaped, so its time is among this process's children's.
+    }
+  }
+  return ms;
+}
+
+/** CPU of this process and of its children (those it waited for, and its live spawn helpers'), apart (Linux; elsewhere all of it is this process's). */
 export function cpuMsApart(): { readonly own: number; readonly children: number } {
   try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    const fields = statFields('self');
     const ms = (i: number) => Number(fields[i]) * 10;
-    return { own: ms(11) + ms(12), children: ms(13) + ms(14) };
+    return { own: ms(11) + ms(12), children: ms(13) + ms(14) + helpersCpuMs() };
   } catch {
     const { user, system } = process.cpuUsage();
     return { own: (user + system) / 1000, children: 0 };
   }
 }
 
+/**
+ * CPU time this process and its children (git, kubectl: those it waited for,
+ * and those its live spawn helpers started) have used so far, in ms: from
+ * /proc where there is one (clock ticks of 10 ms), else this process alone.
+ */
 export function cpuMsWithChildren(): number {
   try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    // After "pid (comm) ": state is field 0, so utime, stime, cutime, cstime are 11 to 14.
-    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
+    const fields = statFields('self');
+    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0) + helpersCpuMs();
   } catch {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
   }
 }
 
+/** Milliseconds an async call takes. */
 export async function timeMs(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await work();

@@ -34,6 +34,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   sources: '../runner/run-frame.js',
   embedded: '../http/create-http-app.js',
   cli: '../db/pg-run-store.js',
+  process: '../git/cli-git-remote.js',
 };
 
 async function restrictedImports(folder: string, from: string): Promise<number> {

@@ -8,6 +8,8 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
+import { childLauncher } from '../process/spawn-helper.js';
+import type { ChildStartError } from '../process/child-launcher.js';
 import { devNull } from 'node:os';
 import {
   type AppError,
@@ -209,19 +211,17 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
   const ownGroup = options.processGroup !== 'caller';
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<GitResult>((resolve, reject) => {
-    const child = spawn('git', [...args], {
+    // Its own process group (ownGroup), so a kill also reaches git-remote-https, ssh and
+    // upload-pack, which would otherwise keep the connection open. In the caller's group,
+    // git's helpers see their pipes close and exit.
+    const child = childLauncher().start({
+      command: 'git',
+      args,
       cwd: options.cwd,
       env: { ...baseEnvironment(), ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Its own process group, so a kill also reaches git-remote-https, ssh and
-      // upload-pack, which would otherwise keep the connection open.
-      detached: ownGroup,
-      windowsHide: true,
+      input: options.input ?? '',
+      ownGroup,
     });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
 
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -232,53 +232,38 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       signal?.removeEventListener('abort', onAbort);
       action();
     };
-    const killGroup = () => {
-      try {
-        // In the caller's group, git's helpers see their pipes close and exit.
-        if (child.pid !== undefined) process.kill(ownGroup ? -child.pid : child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
     const onAbort = () => {
-      killGroup();
+      child.kill();
       finish(() => reject(abortReason(signal as AbortSignal)));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => {
-        killGroup();
+        child.kill();
         finish(() => reject(new TimeoutError(`git ${subcommand(args)} did not finish within ${timeoutMs} ms`)));
       }, timeoutMs);
     }
 
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      // spawn reports a missing working directory exactly like a missing binary.
-      const cause =
-        error.code !== 'ENOENT'
-          ? `git could not be started: ${error.code ?? error.message}`
-          : existsSync(options.cwd)
-            ? 'git is not installed (not found on PATH)'
-            : 'the working directory of git does not exist';
-      // Only a refused start is worth retrying; no retry installs git or creates the directory.
-      finish(() => reject(error.code === 'ENOENT' ? new MissingDependencyError(cause) : new UnavailableError(cause)));
-    });
-    child.on('close', (code) => {
-      finish(() => {
-        const result: GitResult = {
-          stdout: Buffer.concat(stdout).toString('utf8'),
-          stderr: Buffer.concat(stderr).toString('utf8'),
-          // null when a signal ended it: never one of the expected codes.
-          exitCode: code ?? -1,
-        };
-        if (okExitCodes.includes(result.exitCode)) resolve(result);
-        else reject(toGitError(args, result, secrets));
-      });
-    });
-
-    // git may exit before reading all of its input (e.g. on a usage error).
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
+    child.outcome.then(
+      ({ stdout, stderr, code }) =>
+        finish(() => {
+          // A null code (a signal ended it) is never one of the expected codes.
+          const result: GitResult = { stdout, stderr, exitCode: code ?? -1 };
+          if (okExitCodes.includes(result.exitCode)) resolve(result);
+          else reject(toGitError(args, result, secrets));
+        }),
+      (error: ChildStartError) => {
+        // spawn reports a missing working directory exactly like a missing binary.
+        const cause =
+          error.code !== 'ENOENT'
+            ? `git could not be started: ${error.code ?? error.message}`
+            : existsSync(options.cwd)
+              ? 'git is not installed (not found on PATH)'
+              : 'the working directory of git does not exist';
+        // Only a refused start is worth retrying; no retry installs git or creates the directory.
+        finish(() => reject(error.code === 'ENOENT' ? new MissingDependencyError(cause) : new UnavailableError(cause)));
+      },
+    );
   });
 }
 

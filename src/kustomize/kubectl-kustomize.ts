@@ -5,7 +5,8 @@
  * cached here: kustomize/build-cache.ts keys outputs by their inputs and by
  * {@link KubectlKustomize.engine}.
  */
-import { spawn } from 'node:child_process';
+import { childLauncher } from '../process/spawn-helper.js';
+import type { ChildStartError } from '../process/child-launcher.js';
 import { stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { MissingDependencyError, TimeoutError, UnavailableError, ValidationError } from '../errors.js';
@@ -119,49 +120,40 @@ export class KubectlKustomize implements KustomizeBuilder {
     signal?.throwIfAborted();
     // `./` keeps kustomize from reading a path such as `github.com/x/y` as a remote URL.
     const target = dir === '.' ? '.' : `./${dir.replace(/\/+$/, '')}`;
-    return await new Promise<string>((resolve, reject) => {
-      // Root-only (kustomize's default, said out loud): a kustomization loads files only from below its own directory.
-      const child = spawn(this.#kubectl, [...BUILD_FLAGS, target], {
-        cwd: repoRoot,
-        shell: false,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        ...(signal ? { signal } : {}),
-      });
-      const stdout: Buffer[] = [];
-      const stderr: Buffer[] = [];
-      let size = 0;
-      let failure: Error | undefined;
-      const fail = (error: Error): void => {
-        failure ??= error;
-        child.kill('SIGKILL');
-      };
-      const timer = setTimeout(() => fail(new TimeoutError(`kubectl kustomize ${target} did not finish within ${this.#timeoutMs} ms`)), this.#timeoutMs);
-      child.stdout.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > this.#maxOutputBytes) fail(new ValidationError(`kustomize output of ${dir} exceeds ${this.#maxOutputBytes} bytes`));
-        else stdout.push(chunk);
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        if (stderr.reduce((n, b) => n + b.length, 0) < 1024 * 1024) stderr.push(chunk);
-      });
-      child.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        if (error.name === 'AbortError') reject(signal?.reason ?? error);
-        else if (error.code === 'ENOENT') {
-          reject(
-            new MissingDependencyError(`kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`, {
-              cause: error,
-            }),
-          );
-        } else reject(new UnavailableError(`could not run ${this.#kubectl}: ${error.message}`, { cause: error }));
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        if (failure) return reject(failure);
-        if (signal?.aborted) return reject(signal.reason);
-        if (code === 0) return resolve(Buffer.concat(stdout).toString('utf8'));
-        reject(new ValidationError(kustomizeMessage(Buffer.concat(stderr).toString('utf8'), repoRoot)));
-      });
+    // Root-only (kustomize's default, said out loud): a kustomization loads files only from below its own directory.
+    const child = childLauncher().start({
+      command: this.#kubectl,
+      args: [...BUILD_FLAGS, target],
+      cwd: repoRoot,
+      env: { ...process.env },
+      ownGroup: false,
+      maxStdoutBytes: this.#maxOutputBytes,
+      maxStderrBytes: 1024 * 1024,
     });
+    let failure: Error | undefined;
+    const stop = (error: Error): void => {
+      failure ??= error;
+      child.kill();
+    };
+    const timer = setTimeout(() => stop(new TimeoutError(`kubectl kustomize ${target} did not finish within ${this.#timeoutMs} ms`)), this.#timeoutMs);
+    const onAbort = (): void => stop(signal?.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const { stdout, stderr, code, overflow } = await child.outcome.catch((error: ChildStartError) => {
+        if (error.code === 'ENOENT')
+          throw new MissingDependencyError(`kubectl not found (${this.#kubectl}): verify needs kubectl with kustomize on PATH to build kustomizations`, {
+            cause: error,
+          });
+        throw new UnavailableError(`could not run ${this.#kubectl}: ${error.message}`, { cause: error });
+      });
+      if (signal?.aborted) throw signal.reason;
+      if (failure) throw failure;
+      if (overflow) throw new ValidationError(`kustomize output of ${dir} exceeds ${this.#maxOutputBytes} bytes`);
+      if (code === 0) return stdout;
+      throw new ValidationError(kustomizeMessage(stderr, repoRoot));
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 }
