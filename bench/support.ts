@@ -87,6 +87,33 @@ export function spawnHelperPids(): number[] {
   return pids;
 }
 
+/**
+ * What the live processes whose arguments `matches` accepts, and the children
+ * they waited for, have used so far, in ms (Linux; 0 elsewhere):
+ * a server this process did not start directly, such as `git daemon` with the
+ * upload-packs and receive-packs it forked and reaped.
+ */
+export function processesCpuMs(matches: (argv: readonly string[]) => boolean): number {
+  let ms = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!matches(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'))) continue;
+      const fields = statFields(Number(entry));
+      ms += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return ms;
+}
+
 /** What the live spawn helpers and the children they waited for have used, in ms. */
 function helpersCpuMs(): number {
   let ms = 0;
