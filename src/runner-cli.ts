@@ -322,15 +322,29 @@ async function checkFleetChangeInputs(
   return deleteData;
 }
 
+/**
+ * The clients a run needs of its cluster. Loading the Kubernetes client costs
+ * about 0.4 CPU-s, half of what the rest of a run loads: only a run given its
+ * cluster's kubeconfig loads it (one given a certificate talks to no cluster).
+ */
+async function clusterClients(source: KubeConfigSource, logger: Logger) {
+  const [{ loadKubeConfig }, { KubeSealingCertificateSource }, { KubeFluxReadiness }] = await Promise.all([
+    import('./kubernetes/kube-config.js'),
+    import('./kubernetes/kube-sealing-certificate-source.js'),
+    import('./kubernetes/kube-flux-readiness.js'),
+  ]);
+  return {
+    certificates: () => new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(source), logger }),
+    readiness: () => new KubeFluxReadiness({ kubeConfig: loadKubeConfig(source), logger }),
+  };
+}
+
 async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   let result: RunResult;
   const [{ failedResult, StepError }] = await Promise.all([import('./runner/step-runner.js'), loadRunResult()]);
   try {
     const [
       { clusterNameSchema },
-      { loadKubeConfig },
-      { KubeSealingCertificateSource },
-      { KubeFluxReadiness },
       { CliGitRemote },
       { createWorkTreeVerifier },
       { runScaffold, verifierFor },
@@ -340,9 +354,6 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       { runnerDelivery },
     ] = await Promise.all([
       import('./model/cluster-spec.js'),
-      import('./kubernetes/kube-config.js'),
-      import('./kubernetes/kube-sealing-certificate-source.js'),
-      import('./kubernetes/kube-flux-readiness.js'),
       import('./git/cli-git-remote.js'),
       import('./workspace/verify-work-tree.js'),
       import('./runner/run-scaffold.js'),
@@ -365,6 +376,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       : flags.kubeconfig
         ? { kind: 'file', path: flags.kubeconfig }
         : undefined;
+    const cluster = kubeconfig === undefined ? undefined : await clusterClients(kubeconfig, logger);
     const waitReady = flags.waitReady === true || booleanFromEnv(env, RUNNER_ENV.waitReady);
     const readyTimeoutMs = waitReady ? parseDuration(flags.readyTimeout, '--ready-timeout') : 0;
     if (waitReady && kubeconfig === undefined) {
@@ -452,7 +464,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
     };
     const done = scaffolding
       ? await runScaffold(
-          { ...deps, ...(kubeconfig ? { certificates: new KubeSealingCertificateSource({ kubeConfig: loadKubeConfig(kubeconfig), logger }) } : {}) },
+          { ...deps, ...(cluster ? { certificates: cluster.certificates() } : {}) },
           {
             ...common,
             cluster: scaffolding.cluster,
@@ -467,7 +479,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
           },
         )
       : await runFleetChange(
-          { ...deps, ...(deleteData ? { readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }), contains: containsOf() } : {}) },
+          { ...deps, ...(deleteData ? { readiness: cluster!.readiness(), contains: containsOf() } : {}) },
           {
             ...common,
             cluster: { name: flags.cluster },
@@ -488,7 +500,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       try {
         result = await waitForFluxReady(
           {
-            readiness: new KubeFluxReadiness({ kubeConfig: loadKubeConfig(kubeconfig!), logger }),
+            readiness: cluster!.readiness(),
             logger: logger.child({ run_id: id, cluster: flags.cluster }),
           },
           { result: done, timeoutMs: readyTimeoutMs, signal: stop.signal, contains: (commit, other) => containment.contains(commit, other) },

@@ -3,6 +3,8 @@
  * what a user, a health check or an image build runs most; they must not load
  * what only a run needs (the Kubernetes client, the forge clients, the OCI
  * client and its HTTP stack, pg), which cost 1.5 CPU-seconds a process.
+ * A run loads the Kubernetes client only when it is given its cluster's
+ * kubeconfig: a run given the sealing certificate talks to no cluster.
  * The packages each one loads are recorded by a module hook in the child.
  */
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../../test/support/cli.js';
+import { createTestCertificate } from '../sealing/test-certificate.js';
 
 /** Packages (and our own modules) only a run, a publish or the service may load. */
 const RUN_ONLY = [
@@ -85,4 +88,31 @@ describe('entry points load only what the invocation needs', () => {
       );
     });
   }
+
+  it('a run given the sealing certificate loads no Kubernetes client; one given a kubeconfig does', async () => {
+    const certificate = join(tmp, 'cert.pem');
+    await writeFile(certificate, createTestCertificate().certificatePem);
+    const kubeconfig = join(tmp, 'kubeconfig.yaml');
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+        '',
+      ].join('\n'),
+    );
+    // The run starts and fails at its clone: there is no such repository.
+    const run = ['--repo-url', `file://${join(tmp, 'missing.git')}`, '--cluster', 'eu-1', '--domain', 'eu-1.example.net', '--region', 'eu-west-1'];
+    const files = (name: string) => ['--result-file', join(tmp, `${name}.json`), '--work-dir', join(tmp, name)];
+    const byCertificate = await loadedBy('runner-cli.ts', [...run, ...files('cert'), '--cert', certificate]);
+    assert.notEqual(byCertificate.code, 0);
+    assert.ok(byCertificate.loaded.includes('src/runner/run-scaffold.ts'), `the run started: ${byCertificate.loaded.join(' ')}`);
+    assert.ok(!byCertificate.loaded.includes('@kubernetes/client-node'), 'no Kubernetes client without a kubeconfig');
+    const byKubeconfig = await loadedBy('runner-cli.ts', [...run, ...files('kube'), '--kubeconfig', kubeconfig]);
+    assert.ok(byKubeconfig.loaded.includes('@kubernetes/client-node'), `the hook sees the Kubernetes client: ${byKubeconfig.loaded.join(' ')}`);
+  });
 });
