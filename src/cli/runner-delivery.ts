@@ -6,11 +6,9 @@ import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import type { GitCredentials } from '../run/ports.js';
-import { createForgeClient, type ForgeAuth } from '../delivery/create-delivery.js';
+import type { ForgeAuth } from '../delivery/create-delivery.js';
 import type { DeliverySettings, PassDelivery } from '../run/delivery.js';
 import { githubAppAuth, type GitHubAppNames, type SecretReader } from '../delivery/github-app-auth.js';
-import { GitHubForge } from '../delivery/github-forge.js';
-import { PullRequestDelivery } from '../delivery/pull-request-delivery.js';
 import { pushDelivery } from '../delivery/push-delivery.js';
 import { forgeDescriptor } from '../model/forges.js';
 
@@ -50,6 +48,12 @@ export async function runnerDelivery(
       { field: 'delivery', message: 'pull_request needs a forge token (SCAFFOLD_GIT_TOKEN, also used to push) or a GitHub App (SCAFFOLD_GITHUB_APP_*)' },
     ]);
   }
+  // The forge clients (Octokit and the others) load only here: a pushed run needs none of them.
+  const [{ createForgeClient }, { GitHubForge }, { PullRequestDelivery }] = await Promise.all([
+    import('../delivery/create-delivery.js'),
+    import('../delivery/github-forge.js'),
+    import('../delivery/pull-request-delivery.js'),
+  ]);
   const forge = createForgeClient({
     forge: settings.forge,
     repositoryUrl: options.repositoryUrl,

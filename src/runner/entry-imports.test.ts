@@ -4,7 +4,8 @@
  * what only a run needs (the Kubernetes client, the forge clients, the OCI
  * client and its HTTP stack, pg), which cost 1.5 CPU-seconds a process.
  * A run loads the Kubernetes client only when it is given its cluster's
- * kubeconfig: a run given the sealing certificate talks to no cluster.
+ * kubeconfig (a run given the sealing certificate talks to no cluster), and
+ * the forge clients only when it delivers through a pull request.
  * The packages each one loads are recorded by a module hook in the child.
  */
 import { after, before, describe, it } from 'node:test';
@@ -89,7 +90,7 @@ describe('entry points load only what the invocation needs', () => {
     });
   }
 
-  it('a run given the sealing certificate loads no Kubernetes client; one given a kubeconfig does', async () => {
+  it('a pushed run given the sealing certificate loads no Kubernetes or forge client; one given a kubeconfig loads the Kubernetes client', async () => {
     const certificate = join(tmp, 'cert.pem');
     await writeFile(certificate, createTestCertificate().certificatePem);
     const kubeconfig = join(tmp, 'kubeconfig.yaml');
@@ -112,6 +113,11 @@ describe('entry points load only what the invocation needs', () => {
     assert.notEqual(byCertificate.code, 0);
     assert.ok(byCertificate.loaded.includes('src/runner/run-scaffold.ts'), `the run started: ${byCertificate.loaded.join(' ')}`);
     assert.ok(!byCertificate.loaded.includes('@kubernetes/client-node'), 'no Kubernetes client without a kubeconfig');
+    assert.deepEqual(
+      byCertificate.loaded.filter((name) => /^@(octokit|gitbeaker)\//.test(name)),
+      [],
+      'a pushed run loads no forge client',
+    );
     const byKubeconfig = await loadedBy('runner-cli.ts', [...run, ...files('kube'), '--kubeconfig', kubeconfig]);
     assert.ok(byKubeconfig.loaded.includes('@kubernetes/client-node'), `the hook sees the Kubernetes client: ${byKubeconfig.loaded.join(' ')}`);
   });
