@@ -82,7 +82,7 @@ export async function installProcessCounter(dir: string, programs: readonly stri
         const [head = '', ...args] = line.split('\x1f');
         const [ppid = '', program = ''] = head.split('\x1e');
         if (!anyParent && !parents.has(ppid)) continue;
-        (out[program] ??= []).push({ command: program === 'git' ? subcommand(args) : (args[0] ?? ''), args, parent: ppid ?? '' });
+        (out[program] ??= []).push({ command: program === 'git' ? subcommand(args) : (args[0] ?? ''), args, parent: ppid });
       }
       return { git: out['git'] ?? [], kubectl: out['kubectl'] ?? [] };
     },

@@ -62,29 +62,52 @@ function statFields(pid: number | 'self'): string[] {
   return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
 }
 
+/** What a process and the children it waited for have used, in ms (clock ticks of 10 ms). */
+function statCpuMs(pid: number | 'self'): number {
+  const fields = statFields(pid);
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
+}
+
+/** The live pids whose process `matches` accepts, given its stat fields and its arguments (Linux; none elsewhere). */
+function livePids(matches: (fields: readonly string[], argv: readonly string[]) => boolean): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (matches(statFields(Number(entry)), readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'))) pids.push(Number(entry));
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return pids;
+}
+
+/** What the live processes of `pids` and the children they waited for have used, in ms; one that ended meanwhile counts nothing. */
+function sumCpuMs(pids: readonly number[]): number {
+  let ms = 0;
+  for (const pid of pids) {
+    try {
+      ms += statCpuMs(pid);
+    } catch {
+      // It ended between the listing and now: reaped, so its time is among its parent's children's.
+    }
+  }
+  return ms;
+}
+
 /**
  * The live spawn helpers of this process (src/process/spawn-helper.ts): they
  * start its git and kubectl, so what those cost reaches this process's
  * accounts only when a helper ends. Linux only; none elsewhere.
  */
 export function spawnHelperPids(): number[] {
-  const pids: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (Number(statFields(Number(entry))[1]) !== process.pid) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('spawn-helper-main')) pids.push(Number(entry));
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return pids;
+  return livePids((fields, argv) => Number(fields[1]) === process.pid && argv.some((arg) => arg.includes('spawn-helper-main')));
 }
 
 /**
@@ -94,38 +117,7 @@ export function spawnHelperPids(): number[] {
  * upload-packs and receive-packs it forked and reaped.
  */
 export function processesCpuMs(matches: (argv: readonly string[]) => boolean): number {
-  let ms = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!matches(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'))) continue;
-      const fields = statFields(Number(entry));
-      ms += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return ms;
-}
-
-/** What the live spawn helpers and the children they waited for have used, in ms. */
-function helpersCpuMs(): number {
-  let ms = 0;
-  for (const pid of spawnHelperPids()) {
-    try {
-      const fields = statFields(pid);
-      ms += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
-    } catch {
-      // It ended between the listing and now: reaped, so its time is among this process's children's.
-    }
-  }
-  return ms;
+  return sumCpuMs(livePids((_, argv) => matches(argv)));
 }
 
 /** CPU of this process and of its children (those it waited for, and its live spawn helpers'), apart (Linux; elsewhere all of it is this process's). */
@@ -133,7 +125,7 @@ export function cpuMsApart(): { readonly own: number; readonly children: number 
   try {
     const fields = statFields('self');
     const ms = (i: number) => Number(fields[i]) * 10;
-    return { own: ms(11) + ms(12), children: ms(13) + ms(14) + helpersCpuMs() };
+    return { own: ms(11) + ms(12), children: ms(13) + ms(14) + sumCpuMs(spawnHelperPids()) };
   } catch {
     const { user, system } = process.cpuUsage();
     return { own: (user + system) / 1000, children: 0 };
@@ -147,8 +139,7 @@ export function cpuMsApart(): { readonly own: number; readonly children: number 
  */
 export function cpuMsWithChildren(): number {
   try {
-    const fields = statFields('self');
-    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0) + helpersCpuMs();
+    return statCpuMs('self') + sumCpuMs(spawnHelperPids());
   } catch {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
