@@ -1,6 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,6 +141,25 @@ describe('the spawn helper', () => {
       launcher.close();
       await until(async () => (alive(pid) ? undefined : true), "the child's group to be killed with the helper");
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('kills the children of a parent that was killed outright, groups and all', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'launcher-'));
+    const module = new URL('./spawn-helper.ts', import.meta.url).href;
+    const file = join(dir, 'pid');
+    // The parent starts a child with a group of its own (as git runs), then is killed with no chance to clean up.
+    const script = `const { childLauncher } = await import(${JSON.stringify(module)});
+childLauncher().start({ command: 'sh', args: ['-c', 'sleep 60 & echo $! > ${file}; wait'], cwd: '/', env: { PATH: process.env.PATH }, ownGroup: true });
+setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+    try {
+      const pid = await pidIn(file);
+      parent.kill('SIGKILL');
+      await until(async () => (alive(pid) ? undefined : true), 'the child to die with its parent');
+    } finally {
+      parent.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
   });
