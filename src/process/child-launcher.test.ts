@@ -116,17 +116,23 @@ describe('the spawn helper', () => {
 
   it('fails the children in flight when it dies, and is started again for the next one', async () => {
     const launcher = new HelperLauncher();
+    const dir = await mkdtemp(join(tmpdir(), 'launcher-'));
+    let orphan: number | undefined;
     try {
       const helperPid = Number((await launcher.start(sh('echo $PPID')).outcome).stdout.trim());
-      const running = launcher.start(sh('sleep 60'));
-      // The request has reached the helper once the sleep's parent is the helper.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const file = join(dir, 'pid');
+      const running = launcher.start(sh(`echo $$ > ${file}; sleep 60`));
+      // The helper has started the child: it is the one in flight.
+      orphan = await pidIn(file);
       process.kill(helperPid, 'SIGKILL');
       await assert.rejects(running.outcome, /the spawn helper stopped \(SIGKILL\)/);
       const next = Number((await launcher.start(sh('echo $PPID')).outcome).stdout.trim());
       assert.ok(next !== helperPid && next !== process.pid, 'a new helper started the next child');
     } finally {
       launcher.close();
+      // A helper killed outright cannot end its children: this one's group is ended here.
+      if (orphan !== undefined) process.kill(-orphan, 'SIGKILL');
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
