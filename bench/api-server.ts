@@ -8,14 +8,16 @@
  * in production, wired as src/main.ts wires it: `PgRunStore.open(...)` wrapped in
  * a `CachedRunStore`. The database is embedded PGlite in memory, or the
  * PostgreSQL server at BENCH_DATABASE_URL (a pool of PgRunStore's default size).
- * BENCH_CACHE=0 leaves the cache out, for comparison. Static bearer-token auth
+ * BENCH_CACHE=0 leaves the cache out, for comparison; BENCH_BEFORE=1 turns off
+ * the certificate parse cache and the grouping of creates (the POST path before
+ * issue 24). Static bearer-token auth
  * (token from BENCH_API_TOKEN), request logging through pino into /dev/null
  * (the production logger, minus the terminal), and a no-op executor that
  * records each start and reports the run as running.
  * `baseline`: bare Fastify answering every GET and POST with a fixed JSON body.
  *
  * Prints one JSON line `{"port": N, "statsPort": M}` when listening. GET
- * http://127.0.0.1:M/ answers {@link ServerStats} (requests, store round trips,
+ * http://127.0.0.1:M/ answers {@link ServerStats} (requests, SQL statements,
  * CPU time so far), so the bench can tell the cost per request of each load.
  * Stops when stdin closes (the bench process ended or asked it to), printing
  * `{"report": ServerReport}` first.
@@ -24,15 +26,19 @@ import { createServer, type Server } from 'node:http';
 import { devNull } from 'node:os';
 import Fastify from 'fastify';
 import { pino } from 'pino';
+import { migrate } from '../src/db/migrate.js';
 import { PgRunStore } from '../src/db/pg-run-store.js';
+import { PgSqlClient } from '../src/db/pg-sql-client.js';
+import { PgliteSqlClient } from '../src/db/pglite-sql-client.js';
+import type { SqlClient, SqlResult } from '../src/db/sql-client.js';
 import { UnavailableError } from '../src/errors.js';
 import { createHttpApp } from '../src/http/create-http-app.js';
 import { createPino, loggerFromPino } from '../src/pino-logger.js';
 import { CachedRunStore } from '../src/service/cached-run-store.js';
-import type { LogLine, NewRun, RunFilter, RunPage, RunStore, RunUpdate } from '../src/service/run-store.js';
+import type { RunStore } from '../src/service/run-store.js';
 import type { ExecutionState, RunExecutor } from '../src/service/run-executor.js';
 import type { ScaffoldPreviewer } from '../src/run/scaffold-previewer.js';
-import { jobNameOf, type RunStatus, type RunRecord } from '../src/run/run-record.js';
+import { jobNameOf, type RunRecord } from '../src/run/run-record.js';
 import { RunService } from '../src/service/run-service.js';
 import { StaticTokenAuthenticator } from '../src/service/static-token-authenticator.js';
 import { parsedCertificates } from '../src/sealing/sealing-certificate.js';
@@ -60,49 +66,32 @@ class NoopExecutor implements RunExecutor {
 }
 
 /**
- * Counts the calls that reach the database store. Each of create, get, list,
- * listActive, update, readLogs and ping is one SQL statement (create two when
- * it conflicts); appendLogs is a transaction of two.
+ * Counts the SQL statements that reach the database: the round trips a request
+ * costs. Concurrent creates share one INSERT (PgRunStore groups them), so this
+ * is what the database sees, not how often the store was called.
  */
-class CountingStore implements RunStore {
-  readonly #inner: RunStore;
-  calls = 0;
+class CountingSqlClient implements SqlClient {
+  readonly #inner: SqlClient;
+  readonly #counter: { statements: number };
 
-  constructor(inner: RunStore) {
+  /** `counter`: a transaction's statements count in its client's. */
+  constructor(inner: SqlClient, counter: { statements: number } = { statements: 0 }) {
     this.#inner = inner;
+    this.#counter = counter;
   }
 
-  create(run: NewRun): Promise<RunRecord> {
-    this.calls++;
-    return this.#inner.create(run);
+  get statements(): number {
+    return this.#counter.statements;
   }
-  get(id: string): Promise<RunRecord | undefined> {
-    this.calls++;
-    return this.#inner.get(id);
+
+  query<T>(sql: string, params?: readonly unknown[]): Promise<SqlResult<T>> {
+    this.#counter.statements++;
+    return this.#inner.query<T>(sql, params);
   }
-  list(filter: RunFilter): Promise<RunPage> {
-    this.calls++;
-    return this.#inner.list(filter);
-  }
-  listActive(): Promise<RunRecord[]> {
-    this.calls++;
-    return this.#inner.listActive();
-  }
-  update(id: string, update: RunUpdate, from?: readonly RunStatus[]): Promise<RunRecord | undefined> {
-    this.calls++;
-    return this.#inner.update(id, update, from);
-  }
-  appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
-    this.calls++;
-    return this.#inner.appendLogs(id, lines);
-  }
-  readLogs(id: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<LogLine[]> {
-    this.calls++;
-    return this.#inner.readLogs(id, options);
-  }
-  ping(): Promise<void> {
-    this.calls++;
-    return this.#inner.ping();
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    // BEGIN and COMMIT are round trips too.
+    this.#counter.statements += 2;
+    return this.#inner.transaction((tx) => fn(new CountingSqlClient(tx, this.#counter)));
   }
   close(): Promise<void> {
     return this.#inner.close();
@@ -142,8 +131,8 @@ export interface ServerReport {
 export interface ServerStats {
   /** HTTP requests answered by the app. */
   readonly requests: number;
-  /** Calls that reached the database store (each one statement on the hot paths). */
-  readonly storeCalls: number;
+  /** SQL statements sent to the database. */
+  readonly statements: number;
   /** User + system CPU time of the server process, µs. */
   readonly cpuMicros: number;
   /** Sealing certificates parsed, and parses the content-hash cache answered (app only). */
@@ -168,13 +157,16 @@ async function startApp(): Promise<Running> {
   if (!token) throw new Error('BENCH_API_TOKEN is not set');
   const databaseUrl = process.env['BENCH_DATABASE_URL'] || undefined;
   const cached = process.env['BENCH_CACHE'] !== '0';
-  // BENCH_CERT_CACHE=0: every request parses its certificate again (the app before the parse cache).
-  if (process.env['BENCH_CERT_CACHE'] === '0') parsedCertificates.limit = 0;
+  // BENCH_BEFORE=1: the POST path as it was before issue 24: every request parses
+  // its certificate again, and every create is an INSERT of its own.
+  const before = process.env['BENCH_BEFORE'] === '1';
+  if (before) parsedCertificates.limit = 0;
   const log = createPino({ destination: pino.destination({ dest: devNull, sync: true }), base: { service: 'gitops-scaffolder' } });
   const logger = loggerFromPino(log);
-  const database = new CountingStore(
-    await PgRunStore.open({ ...(databaseUrl === undefined ? {} : { databaseUrl }), logger: logger.child({ component: 'store' }) }),
-  );
+  // As PgRunStore.open, with a counter between the store and the database.
+  const sql = new CountingSqlClient(databaseUrl === undefined ? await PgliteSqlClient.open() : new PgSqlClient({ databaseUrl, logger }));
+  await migrate(sql);
+  const database = new PgRunStore({ client: sql, logger: logger.child({ component: 'store' }), groupCreates: !before });
   // As src/main.ts: one cache in front of the store, and everything (service,
   // HTTP app, run monitor) uses it, so every write of the process goes through it.
   const store: RunStore = cached ? new CachedRunStore({ store: database }) : database;
@@ -190,7 +182,7 @@ async function startApp(): Promise<Running> {
     port: address.port,
     stats: () => ({
       requests,
-      storeCalls: database.calls,
+      statements: sql.statements,
       cpuMicros: cpuMicros(),
       certificateParses: parsedCertificates.stats.misses,
       certificateHits: parsedCertificates.stats.hits,
@@ -228,7 +220,7 @@ async function startBaseline(): Promise<Running> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     port: address.port,
-    stats: () => ({ requests, storeCalls: 0, cpuMicros: cpuMicros() }),
+    stats: () => ({ requests, statements: 0, cpuMicros: cpuMicros() }),
     report: async () => ({ stored: 0, started: 0, startCalls: 0 }),
     close: () => app.close(),
   };

@@ -13,11 +13,12 @@
  * requests, against bare Fastify returning a fixed JSON.
  *
  * BENCH_API_BACKENDS picks backends (comma-separated): `pglite`, `postgres`
- * (default both and `postgres-nocert`), and `pglite-nocache`, `postgres-nocache`, `pglite-nocert`,
- * `postgres-nocert` (the sealing certificate parse cache off) for comparison.
+ * (default both and `postgres-before`), and `pglite-nocache`, `postgres-nocache` (the run
+ * cache off), `pglite-before`, `postgres-before` (the POST path before issue 24: no
+ * certificate parse cache, one INSERT per create) for comparison.
  *
- * Besides latency and errors, each load reports its cost on the server: store
- * round trips (SQL statements) and CPU time per request. Note that autocannon
+ * Besides latency and errors, each load reports its cost on the server: SQL
+ * statements and CPU time per request. Note that autocannon
  * opens its 200 connections at once when a load starts, and libuv (Node 20)
  * accepts one connection per event-loop turn: a server whose loop turns are
  * long accepts slowly, and those requests wait in the kernel's accept queue,
@@ -175,7 +176,7 @@ const fmt = (value: number) => `${value.toFixed(value >= 100 ? 0 : 1)} ms`;
 /** A load and what it cost the server. */
 interface Measured extends Load {
   /** Store round trips (SQL statements) per request answered. */
-  readonly storeCallsPerRequest: number;
+  readonly statementsPerRequest: number;
   /** Server CPU time per request answered, µs. */
   readonly cpuMicrosPerRequest: number;
   /** Certificate parses the cache answered, of all certificate reads in this load. */
@@ -190,7 +191,7 @@ async function measure(server: ServerProcess, run: () => Promise<Load>): Promise
   const requests = Math.max(1, after.requests - before.requests);
   return {
     ...outcome,
-    storeCallsPerRequest: (after.storeCalls - before.storeCalls) / requests,
+    statementsPerRequest: (after.statements - before.statements) / requests,
     cpuMicrosPerRequest: (after.cpuMicros - before.cpuMicros) / requests,
     certificateHits: (after.certificateHits ?? 0) - (before.certificateHits ?? 0),
     certificateReads: (after.certificateHits ?? 0) + (after.certificateParses ?? 0) - (before.certificateHits ?? 0) - (before.certificateParses ?? 0),
@@ -207,12 +208,12 @@ interface Backend {
 const BACKENDS: readonly Backend[] = [
   { key: 'pglite', label: 'PGlite (embedded, in memory) + cache', prepare: async () => ({}) },
   { key: 'postgres', label: 'PostgreSQL (server on loopback) + cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl() }) },
-  // The certificate parse cache off: the baseline of the POST path before it (issue 24).
-  { key: 'pglite-nocert', label: 'PGlite (embedded), no certificate cache', prepare: async () => ({ BENCH_CERT_CACHE: '0' }) },
+  // The POST path before issue 24: no certificate parse cache, one INSERT per create.
+  { key: 'pglite-before', label: 'PGlite (embedded), POST path before issue 24', prepare: async () => ({ BENCH_BEFORE: '1' }) },
   {
-    key: 'postgres-nocert',
-    label: 'PostgreSQL (server), no certificate cache',
-    prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CERT_CACHE: '0' }),
+    key: 'postgres-before',
+    label: 'PostgreSQL (server), POST path before issue 24',
+    prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_BEFORE: '1' }),
   },
   { key: 'pglite-nocache', label: 'PGlite, no cache', prepare: async () => ({ BENCH_CACHE: '0' }) },
   { key: 'postgres-nocache', label: 'PostgreSQL, no cache', prepare: async () => ({ BENCH_DATABASE_URL: await postgresUrl(), BENCH_CACHE: '0' }) },
@@ -226,7 +227,7 @@ async function postgresUrl(): Promise<string> {
 }
 
 function selectedBackends(): Backend[] {
-  const wanted = (process.env['BENCH_API_BACKENDS'] ?? 'pglite,postgres,postgres-nocert')
+  const wanted = (process.env['BENCH_API_BACKENDS'] ?? 'pglite,postgres,postgres-before')
     .split(',')
     .map((b) => b.trim())
     .filter((b) => b !== '');
@@ -236,7 +237,7 @@ function selectedBackends(): Backend[] {
 }
 
 const perRequest = (m: Measured) =>
-  `${m.storeCallsPerRequest.toFixed(2)} store round trips, ${m.cpuMicrosPerRequest.toFixed(0)} µs server CPU per request` +
+  `${m.statementsPerRequest.toFixed(2)} SQL statements, ${m.cpuMicrosPerRequest.toFixed(0)} µs server CPU per request` +
   (m.certificateReads > 0 ? `; certificate cache ${((100 * m.certificateHits) / m.certificateReads).toFixed(0)}% hits of ${m.certificateReads}` : '');
 
 export const apiSuite: Suite = async ({ log }) => {
@@ -259,7 +260,7 @@ export const apiSuite: Suite = async ({ log }) => {
   await baselineServer.stop();
 
   const figures: Figure[] = [];
-  /** POST req/s and CPU per request by backend key, for the certificate cache's before/after. */
+  /** POST req/s and CPU per request by backend key, for issue 24's before/after. */
   const posts = new Map<string, Measured>();
   for (const backend of backends) {
     const env = await backend.prepare();
@@ -336,17 +337,17 @@ export const apiSuite: Suite = async ({ log }) => {
     // Stop the database of this backend before the next one runs.
     await runCleanups(log);
   }
-  // The certificate parse cache, before/after in the same run, where both were measured.
+  // The POST path before/after issue 24 in the same run, where both were measured.
   for (const db of ['postgres', 'pglite'] as const) {
     const on = posts.get(db);
-    const off = posts.get(`${db}-nocert`);
+    const off = posts.get(`${db}-before`);
     if (!on || !off) continue;
     const name = db === 'postgres' ? 'PostgreSQL (server)' : 'PGlite (embedded)';
     figures.push({
       suite: 'api',
-      name: `${name}: POST req/s and server CPU, certificate parse cached vs not`,
+      name: `${name}: POST req/s and server CPU, now vs the POST path before issue 24`,
       measured: `${on.result.requests.average.toFixed(0)} req/s, ${on.cpuMicrosPerRequest.toFixed(0)} µs CPU, p99 ${fmt(on.result.latency.p99)}`,
-      baseline: `no certificate cache ${off.result.requests.average.toFixed(0)} req/s, ${off.cpuMicrosPerRequest.toFixed(0)} µs CPU, p99 ${fmt(off.result.latency.p99)}`,
+      baseline: `before (no certificate cache, one INSERT per create) ${off.result.requests.average.toFixed(0)} req/s, ${off.cpuMicrosPerRequest.toFixed(0)} µs CPU, p99 ${fmt(off.result.latency.p99)}`,
       ratio: on.result.requests.average / Math.max(1, off.result.requests.average),
       target: db === 'postgres' ? '≥ 2× POST req/s (issue 24, against the app before it)' : 'report',
       verdict: db === 'postgres' ? verdict(on.result.requests.average >= 2 * off.result.requests.average) : 'INFO',
