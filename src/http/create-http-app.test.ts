@@ -570,6 +570,30 @@ describe('createHttpApp', () => {
       assert.equal(h.executor.starts.length, starts);
     });
 
+    it('answers concurrent POSTs as it answers them one by one: one 202 a cluster, 409 naming the active run for the rest', async () => {
+      // The store groups concurrent creates into shared INSERTs: a duplicate inside one must still be a 409.
+      const clusters = Array.from({ length: 12 }, () => nextCluster());
+      const bodies = [...clusters, ...clusters.slice(0, 4), ...clusters.slice(0, 2)].map((cluster) => validBody(cluster));
+      const starts = h.executor.starts.length;
+      const responses = await Promise.all(bodies.map((body) => post(h.app, body)));
+      const accepted = new Map<string, string>();
+      for (const [index, response] of responses.entries()) {
+        if (response.statusCode !== 202) continue;
+        const name = (bodies[index]!.cluster as { name: string }).name;
+        assert.ok(!accepted.has(name), `${name} accepted twice`);
+        accepted.set(name, response.json().id);
+      }
+      assert.equal(accepted.size, clusters.length, 'every cluster got one run');
+      const conflicts = responses.filter((response) => response.statusCode === 409);
+      assert.equal(conflicts.length, bodies.length - clusters.length, responses.map((r) => r.statusCode).join(' '));
+      for (const conflict of conflicts) {
+        const message: string = conflict.json().error.message;
+        const name = /cluster (\S+) already has an active run/.exec(message)?.[1];
+        assert.ok(name !== undefined && message.includes(accepted.get(name)!), message);
+      }
+      assert.equal(h.executor.starts.length - starts, clusters.length, 'only the accepted runs started');
+    });
+
     it('answers 200 with the files for a dry run, storing and starting nothing', async () => {
       const rowsBefore = await rowCount();
       const starts = h.executor.starts.length;
