@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import { parseAllDocuments } from 'yaml';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { memoryRepoReader, type RepoReader } from '../gitops/repo-reader.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
@@ -29,6 +31,24 @@ function countingReader(inner: RepoReader, counts: { list: number; read: number 
     isDirectory: (path) => inner.isDirectory(path),
   };
 }
+
+describe('the shipped CRD schema files', () => {
+  it('read the same with js-yaml (which the validator uses for speed) as with the yaml package', async () => {
+    const dir = defaultCrdSchemaDir();
+    const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml'));
+    assert.ok(files.length >= 20, files.join(' '));
+    for (const name of files) {
+      const text = await readFile(join(dir, name), 'utf8');
+      const documents = parseAllDocuments(text);
+      for (const document of documents) assert.deepEqual(document.errors, [], name);
+      assert.deepEqual(
+        loadAll(text, undefined, { schema: CORE_SCHEMA }),
+        documents.map((document) => document.toJS()),
+        name,
+      );
+    }
+  });
+});
 
 const core = coreStub();
 const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: core });
