@@ -164,3 +164,48 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
     });
   });
 }
+
+describe('PgRunStore creates when PostgreSQL drops the connections under them', () => {
+  let server: TestPostgres | undefined;
+  let store: PgRunStore | undefined;
+  let admin: PgSqlClient | undefined;
+  before(async () => {
+    server = await startPostgres();
+    const client = new PgSqlClient({ databaseUrl: server.url, poolSize: 8 });
+    await migrate(client);
+    store = new PgRunStore({ client });
+    admin = new PgSqlClient({ databaseUrl: server.url, poolSize: 1 });
+  });
+  after(async () => {
+    await store?.close();
+    await admin?.close();
+    await server?.stop();
+  });
+
+  it('settles every create, keeps every run it reported stored, and serves the next creates', async () => {
+    for (let round = 0; round < 5; round++) {
+      const runs = Array.from({ length: 40 }, () => newRun());
+      const creating = Promise.allSettled(runs.map((run) => store!.create(run)));
+      // Every session of the database but the admin's own: the pool's, with their INSERTs in flight.
+      await admin!.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      const results = await creating;
+      // Read on the admin's session: the pool may still hold sessions that have just been ended.
+      const { rows } = await admin!.query<{ id: string; created_at: Date }>(`SELECT id, created_at FROM scaffold_runs WHERE id = ANY($1)`, [
+        runs.map((run) => run.id),
+      ]);
+      const stored = new Map(rows.map((row) => [row.id, row.created_at.getTime()]));
+      for (const [index, result] of results.entries()) {
+        if (result.status === 'fulfilled')
+          assert.equal(stored.get(runs[index]!.id), result.value.createdAt.getTime(), 'a run its create reported is stored as reported');
+        // A refused create may have committed before its connection went: as before batching, the
+        // caller hears 503 and the run monitor fails the stored run, which no executor knows, as lost.
+        else assert.ok(result.reason instanceof UnavailableError, String(result.reason));
+      }
+    }
+    // A session ended while idle in the pool fails the one statement that draws it, then is gone.
+    const createSoon = async (run: NewRun, attempts = 10): Promise<unknown> =>
+      store!.create(run).catch((error: unknown) => (attempts > 1 && error instanceof UnavailableError ? createSoon(run, attempts - 1) : Promise.reject(error)));
+    const after = await Promise.all(Array.from({ length: 10 }, () => createSoon(newRun())));
+    assert.equal(after.length, 10, 'the pool reconnected');
+  });
+});
