@@ -70,6 +70,21 @@ describe('KubectlKustomize', () => {
     );
   });
 
+  it("runs kubectl with Go's collector set for a short process, unless the environment sets it", async () => {
+    const fake = join(root, 'env-kubectl');
+    await writeFile(fake, '#!/bin/sh\nprintf "gogc: \\"%s\\"\\nmemlimit: \\"%s\\"\\n" "$GOGC" "$GOMEMLIMIT"\n', { mode: 0o755 });
+    const env = async () => parseAllDocuments(await new KubectlKustomize({ kubectl: fake }).build(root, 'overlay'))[0]!.toJS();
+    assert.deepEqual(await env(), { gogc: '800', memlimit: '384MiB' });
+    const saved = process.env['GOGC'];
+    process.env['GOGC'] = '100';
+    try {
+      assert.deepEqual(await env(), { gogc: '100', memlimit: '384MiB' }, "the operator's GOGC wins");
+    } finally {
+      if (saved === undefined) delete process.env['GOGC'];
+      else process.env['GOGC'] = saved;
+    }
+  });
+
   it('reads a path such as github.com/x/y as a local directory, never as a remote', async () => {
     await assert.rejects(kustomize.build(root, 'github.com/fluxcd/flux2'), (e: unknown) => {
       assert.ok(e instanceof ValidationError);
