@@ -29,7 +29,7 @@ const cluster = env.SCAFFOLD_CLUSTER ?? '';
 emit({ event: 'step_started', step: 1, step_name: 'clone' });
 emit({
   event: 'env',
-  plain: Object.fromEntries(['SCAFFOLD_ID', 'SCAFFOLD_REPO_URL', 'SCAFFOLD_BRANCH', 'SCAFFOLD_CLUSTER', 'SCAFFOLD_DOMAIN', 'SCAFFOLD_REGION', 'SCAFFOLD_REFERENCE', 'SCAFFOLD_RESULT_FILE'].map((k) => [k, env[k] ?? null])),
+  plain: Object.fromEntries(['SCAFFOLD_ID', 'SCAFFOLD_REPO_URL', 'SCAFFOLD_BRANCH', 'SCAFFOLD_CLUSTER', 'SCAFFOLD_DOMAIN', 'SCAFFOLD_REGION', 'SCAFFOLD_REFERENCE', 'SCAFFOLD_RESULT_FILE', 'SCAFFOLD_SCRATCH_DIR'].map((k) => [k, env[k] ?? null])),
   secrets: Object.fromEntries(['SCAFFOLD_GIT_USERNAME', 'SCAFFOLD_GIT_TOKEN', 'SCAFFOLD_CERT_PEM', 'SCAFFOLD_KUBECONFIG_DATA', 'SCAFFOLD_REGISTRY_AUTH', 'SCAFFOLD_GITHUB_APP_ID', 'SCAFFOLD_GITHUB_APP_INSTALLATION_ID', 'SCAFFOLD_GITHUB_APP_PRIVATE_KEY', 'SCAFFOLD_QUEUE_KEY'].map((k) => [k, digest(env[k])])),
   argv: process.argv,
   hasPath: env.PATH !== undefined,
@@ -141,10 +141,13 @@ before(async () => {
   await writeFile(runnerPath, FAKE_RUNNER);
   // A service credential in the service's environment must not reach the runner.
   process.env.API_TOKENS = 'service-api-token-must-not-leak';
+  // Where the operator wants verify's copies made (memory, as a runner Job has it): runners inherit it.
+  process.env.SCAFFOLD_SCRATCH_DIR = '/dev/shm/gitops-scaffolder-scratch';
 });
 after(async () => {
   if (savedApiTokens === undefined) delete process.env.API_TOKENS;
   else process.env.API_TOKENS = savedApiTokens;
+  delete process.env.SCAFFOLD_SCRATCH_DIR;
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -168,6 +171,7 @@ describe('LocalExecutor', () => {
       SCAFFOLD_REGION: 'eu-west-1',
       SCAFFOLD_REFERENCE: 'development',
       SCAFFOLD_RESULT_FILE: ex.resultFileOf(run.id),
+      SCAFFOLD_SCRATCH_DIR: '/dev/shm/gitops-scaffolder-scratch',
     });
     assert.deepEqual(env.secrets, {
       SCAFFOLD_GIT_USERNAME: sha('scaffolder'),

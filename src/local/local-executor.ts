@@ -51,7 +51,7 @@ export interface LocalExecutorDeps {
   readonly retainFinishedMs?: number;
   /**
    * Variables of the service's environment passed on to the runner; nothing else is inherited.
-   * @default PATH, HOME, TMPDIR, TMP, TEMP, LANG, LC_ALL, TZ, SystemRoot, GIT_EXEC_PATH, SSL_CERT_FILE, SSL_CERT_DIR
+   * @default PATH, HOME, TMPDIR, TMP, TEMP, LANG, LC_ALL, TZ, SystemRoot, GIT_EXEC_PATH, SSL_CERT_FILE, SSL_CERT_DIR, SCAFFOLD_SCRATCH_DIR
    */
   readonly inheritEnv?: readonly string[];
   /** Extra variables for every run (e.g. sealed-secrets controller defaults). */
@@ -80,7 +80,23 @@ export interface LocalExecutorDeps {
   readonly queueKey?: string;
 }
 
-const DEFAULT_INHERITED = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'TZ', 'SystemRoot', 'GIT_EXEC_PATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+// SCAFFOLD_SCRATCH_DIR: where verify copies trees for kustomize; an operator points it at a
+// memory-backed directory, as a runner Job mounts one (files created on disk were the larger cost).
+const DEFAULT_INHERITED = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LANG',
+  'LC_ALL',
+  'TZ',
+  'SystemRoot',
+  'GIT_EXEC_PATH',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  RUNNER_ENV.scratchDir,
+];
 
 /** Cap on lines kept per run; a runner printing more is misbehaving, and the store keeps what the monitor copied. */
 const MAX_LINES = 100_000;
