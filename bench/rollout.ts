@@ -22,12 +22,17 @@
  * is its own input: no cache answers it). A pushed rollout hands each run a
  * batch of clusters (rollout-service.ts), so the runs are fewer than the clusters.
  *
+ * Runners copy trees for kustomize into memory (/dev/shm, passed as the
+ * service's SCAFFOLD_SCRATCH_DIR), as a runner Job mounts its scratch volume;
+ * BENCH_ROLLOUT_SCRATCH=disk leaves them in the OS temp dir.
+ *
  * Reports the wall time from POST to finished, CPU of this process and every
  * child it waited for (service, PGlite, runners and their git and kubectl;
  * the git daemon's server side separately), CPU per cluster and clusters per
  * minute. Baseline: the CPU floor, CPU per cluster × N / CPUs.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -97,6 +102,22 @@ export const rolloutSuite: Suite = async ({ log }) => {
   onCleanup(() => daemon.stop());
   const shim = await installProcessCounter(join(dir.path, 'shim'), ['kubectl']);
   onCleanup(() => shim.uninstall());
+  // verify's copies in memory, as a runner Job mounts its scratch volume: the local
+  // executor's runners take the service's SCAFFOLD_SCRATCH_DIR (BENCH_ROLLOUT_SCRATCH=disk: the OS temp dir).
+  const memoryScratch =
+    process.env['BENCH_ROLLOUT_SCRATCH'] === 'disk' ? undefined : await mkdtemp(join('/dev/shm', 'bench-rollout-scratch-')).catch(() => undefined);
+  const scratchBefore = process.env['SCAFFOLD_SCRATCH_DIR'];
+  if (memoryScratch !== undefined) {
+    process.env['SCAFFOLD_SCRATCH_DIR'] = memoryScratch;
+    onCleanup(async () => {
+      if (scratchBefore === undefined) delete process.env['SCAFFOLD_SCRATCH_DIR'];
+      else process.env['SCAFFOLD_SCRATCH_DIR'] = scratchBefore;
+      await rm(memoryScratch, { recursive: true, force: true });
+    });
+  }
+  log(
+    `rollout: runners' scratch (verify's copies) ${memoryScratch !== undefined ? `in memory, ${memoryScratch}, as a runner Job mounts it` : 'in the OS temp dir'}`,
+  );
   const modules = await serviceModules(log);
   const token = `bench-${randomBytes(18).toString('hex')}`;
   const config = modules.config.loadServiceConfig({
