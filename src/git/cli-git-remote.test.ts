@@ -121,6 +121,49 @@ describe('CliGitRemote', () => {
     await assert.rejects(access(ws.dir));
   });
 
+  it('clones only the files sparseFiles names, fetching no other blob, and refuses patterns beyond names and *', async () => {
+    const ws = await remote.clone({
+      url: daemon.url('platform.git'),
+      branch: 'main',
+      dir: workdir(),
+      sparsePaths: [],
+      sparseFiles: ['clusters/*/kustomization.yaml'],
+    });
+    try {
+      const expected = ['clusters/development/kustomization.yaml', ...OTHER_CLUSTERS.map((name) => `clusters/${name}/kustomization.yaml`)].sort();
+      const onDisk = (await git(ws.dir, 'ls-files', '-t')).split('\n').filter((line) => line.startsWith('H '));
+      assert.deepEqual(onDisk.map((line) => line.slice(2)).sort(), expected);
+      assert.deepEqual((await readdir(join(ws.dir, 'clusters', OTHER_CLUSTERS[0]!))).sort(), ['kustomization.yaml'], 'nothing else of a cluster');
+      // --missing=print lists what the partial clone never fetched, without fetching it.
+      const missing = new Set(
+        (await git(ws.dir, 'rev-list', '--objects', '--all', '--missing=print'))
+          .split('\n')
+          .filter((line) => line.startsWith('?'))
+          .map((line) => line.slice(1)),
+      );
+      const fetched = (await git(ws.dir, 'ls-tree', '-r', 'HEAD'))
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => line.split('\t') as [string, string])
+        .filter(([meta]) => !missing.has(meta.split(' ')[2]!))
+        .map(([, path]) => path);
+      assert.deepEqual(fetched.sort(), expected, 'only the named files were downloaded');
+    } finally {
+      await ws.dispose();
+    }
+    for (const pattern of ['!clusters/x', 'clusters/**/kustomization.yaml', 'clusters/[a-z]*/x', '../x', '/clusters/x', 'clusters//x', 'clusters/x\\y']) {
+      await assert.rejects(
+        remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: [], sparseFiles: [pattern] }),
+        ValidationError,
+        pattern,
+      );
+    }
+    await assert.rejects(
+      remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: ['base'], sparseFiles: ['clusters/*/x'] }),
+      ValidationError,
+    );
+  });
+
   it('clones a local bare repository partially too', async () => {
     const ws = await remote.clone({ url: join(served, 'platform.git'), branch: 'main', dir: workdir(), sparsePaths: SPARSE });
     try {

@@ -368,6 +368,10 @@ export class CliGitRemote implements GitRemote {
     const remote = parseRepositoryUrl(options.url);
     const { branch, credentials, signal } = options;
     const sparsePaths = [...new Set(options.sparsePaths.map(sparseDir))];
+    const sparseFiles = options.sparseFiles?.map(sparseFilePattern);
+    if (sparseFiles !== undefined && (sparsePaths.length > 0 || options.sparseTopLevelExcept !== undefined)) {
+      throw new ValidationError([{ field: 'sparseFiles', message: 'takes the place of sparsePaths and sparseTopLevelExcept' }]);
+    }
     const dir = resolve(options.dir);
     const parent = dirname(dir);
     const networkTimeoutMs = this.deps.networkTimeoutMs ?? 300_000;
@@ -450,7 +454,12 @@ export class CliGitRemote implements GitRemote {
         for (const [i, line] of entries.entries()) if (line.split(' ')[1] === 'tree' && !except.has(names[i]!)) cone.add(names[i]!);
         topsOfBranch = names;
       }
-      await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
+      await workspace.git(
+        sparseFiles !== undefined
+          ? ['sparse-checkout', 'set', '--no-cone', '--', ...sparseFiles]
+          : ['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])],
+        call,
+      );
       if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
       if (topsOfBranch !== undefined) await workspace.knowTops(topsOfBranch);
       await assertConfinedWorkTree(dir);
@@ -473,4 +482,16 @@ export class CliGitRemote implements GitRemote {
     if (remote.kind === 'file') await workspace.git(['config', 'remote.origin.uploadpack', FILE_UPLOAD_PACK]);
     this.logger.warn({ remote: remote.display, branch }, 'remote branch does not exist yet; starting it');
   }
+}
+
+/**
+ * A `sparseFiles` path as a non-cone sparse-checkout pattern, anchored at the
+ * top. Segments are repository path names or `*` alone; nothing else of
+ * gitignore's syntax (`!`, `**`, classes, escapes) gets through.
+ */
+function sparseFilePattern(path: string): string {
+  const segments = path.split('/');
+  const ok = segments.every((segment) => segment === '*' || (segment !== '' && segment !== '.' && segment !== '..' && /^[A-Za-z0-9._-]+$/.test(segment)));
+  if (!ok) throw new ValidationError([{ field: 'sparseFiles', message: `${JSON.stringify(path)} is not a path of names and * segments` }]);
+  return `/${path}`;
 }

@@ -37,6 +37,15 @@ export interface CloneOptions {
    * directory that grows with every cluster stays out.
    */
   readonly sparseTopLevelExcept?: readonly string[];
+  /**
+   * Instead of directories, only the files at these paths, a `*` segment
+   * standing for any one name (every cluster's provenance.yaml is `clusters`,
+   * `*`, `provenance.yaml` joined by slashes): their blobs come in one batch at
+   * checkout and nothing else is written. For a reader of one small file per
+   * cluster, where checking out every cluster's files cost seconds of file
+   * creation at 1,000 clusters. `sparsePaths` must then be empty.
+   */
+  readonly sparseFiles?: readonly string[];
   readonly credentials?: GitCredentials;
   readonly signal?: AbortSignal;
 }

@@ -16,13 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withGitObjectReader } from '../git/git-object-reader.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
+import { PROVENANCE_FILE } from '../gitops/provenance.js';
 import { planRemoval } from '../fleet/plan-removal.js';
 import { readClusterSealedSecrets } from '../fleet/sealing-freshness.js';
 import type { SealedSecretRecord } from '../gitops/sealed-with.js';
 import { anonymousReadFailure } from './anonymous-read-failure.js';
 import { readBranchHead, type BranchHeadReader } from '../git/branch-head.js';
 import { silentLogger, type Logger } from '../logger.js';
-import type { GitRemote, GitWorkspace } from '../run/ports.js';
+import type { CloneOptions, GitRemote, GitWorkspace } from '../run/ports.js';
 import { packageVersion } from '../package-paths.js';
 import type { RemovalPlan } from '../fleet/plan-removal.js';
 import type { Fleet, FleetSource, FleetTarget, FleetUpgrade } from '../service/fleet-source.js';
@@ -117,7 +118,8 @@ export class GitFleetSource implements FleetSource {
 
   async #read(target: FleetTarget): Promise<Fleet> {
     const started = Date.now();
-    return this.#inClone(target, ['clusters'], async (workspace) => {
+    // Only each cluster's provenance.yaml is read (from git objects): only those blobs are fetched and written.
+    return this.#inCloneOf(target, { sparsePaths: [], sparseFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
       // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
       const clusters = await withGitObjectReader(workspace.dir, (reader) =>
@@ -185,11 +187,19 @@ export class GitFleetSource implements FleetSource {
   }
 
   /** `topLevelExcept`: also check out every top-level directory but these (see CloneOptions.sparseTopLevelExcept). */
-  async #inClone<T>(
+  #inClone<T>(
     target: FleetTarget,
     sparsePaths: readonly string[],
     work: (workspace: GitWorkspace) => Promise<T>,
     topLevelExcept?: readonly string[],
+  ): Promise<T> {
+    return this.#inCloneOf(target, { sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}) }, work);
+  }
+
+  async #inCloneOf<T>(
+    target: FleetTarget,
+    sparse: Pick<CloneOptions, 'sparsePaths' | 'sparseTopLevelExcept' | 'sparseFiles'>,
+    work: (workspace: GitWorkspace) => Promise<T>,
   ): Promise<T> {
     const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
     try {
@@ -199,8 +209,7 @@ export class GitFleetSource implements FleetSource {
           url: target.repositoryUrl,
           branch: target.branch,
           dir: join(root, 'repo'),
-          sparsePaths,
-          ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}),
+          ...sparse,
           ...(target.signal ? { signal: target.signal } : {}),
         });
       } catch (error) {
