@@ -3,12 +3,12 @@
  * sees must not change: every create resolves or fails as it would alone, on
  * PostgreSQL and on PGlite.
  */
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPostgres, type TestPostgres } from '../../test/support/postgres.js';
 import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
 import type { NewRun } from '../service/run-store.js';
+import { newRun } from '../service/run-store.contract.js';
 import { migrate } from './migrate.js';
 import { PgRunStore } from './pg-run-store.js';
 import { PgSqlClient } from './pg-sql-client.js';
@@ -42,21 +42,6 @@ class CountingClient implements SqlClient {
   close(): Promise<void> {
     return this.#inner.close();
   }
-}
-
-function newRun(overrides: { readonly cluster?: string; readonly id?: string } = {}): NewRun {
-  const id = overrides.id ?? randomUUID();
-  const name = overrides.cluster ?? `c-${randomUUID().slice(0, 8)}`;
-  return {
-    id,
-    cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
-    repositoryUrl: 'https://git.example.net/platform/gitops.git',
-    branch: 'main',
-    reference: 'development',
-    job: `scaffold-${id}`,
-    createdBy: 'test',
-    sealing: 'certificate',
-  };
 }
 
 const rejectionOf = (result: PromiseSettledResult<unknown>): unknown => (result.status === 'rejected' ? result.reason : undefined);

@@ -572,7 +572,8 @@ function clusterName(): string {
   return `c-${randomBytes(6).toString('hex')}`;
 }
 
-function newRun(overrides: { readonly id?: string; readonly cluster?: string; readonly repositoryUrl?: string; readonly branch?: string } = {}): NewRun {
+/** A new run for a store test: a fresh id and cluster unless given. */
+export function newRun(overrides: { readonly id?: string; readonly cluster?: string; readonly repositoryUrl?: string; readonly branch?: string } = {}): NewRun {
   const id = overrides.id ?? randomUUID();
   const name = overrides.cluster ?? clusterName();
   return {
