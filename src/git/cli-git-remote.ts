@@ -280,11 +280,13 @@ class CliGitWorkspace implements GitWorkspace {
     const pass = trailers['Scaffold-Pass'];
     const cluster = trailers['Scaffold-Cluster'];
     if (!auth.shared || id === undefined || pass === undefined || cluster === undefined) return [];
-    // The staged tree at clusters/<cluster> in one command; none there (a removal) is git's "prefix … not found".
-    const args = ['write-tree', `--prefix=clusters/${cluster}/`];
-    const sub = await this.git(args, { okExitCodes: [0, 128] });
-    if (sub.exitCode !== 0 && !/prefix .* not found/.test(sub.stderr)) throw this.fail(args, sub);
-    const clusterTree = sub.exitCode === 0 ? sub.stdout.trim() : '';
+    // The staged tree at clusters/<cluster>, none there (a removal) being ''. Not `write-tree --prefix`:
+    // it expands a sparse index to every file of every cluster (25 ms at 1,000 clusters, against 1-2 ms
+    // for the whole tree, whose untouched directories the index keeps as tree entries).
+    const root = (await this.git(['write-tree'])).stdout.trim();
+    const entry = await this.git(['ls-tree', '-z', root, '--', `clusters/${cluster}`]);
+    const match = /^040000 tree ([0-9a-f]+)\t/.exec(entry.stdout);
+    const clusterTree = match?.[1] ?? '';
     return ['--trailer', `${MAC_TRAILER}: ${passCommitMac(auth.key, { id, attempt: auth.attempt, pass, cluster, clusterTree })}`];
   }
 
