@@ -120,9 +120,15 @@ export async function clusterNamesOf(reader: RepoReader): Promise<string[]> {
  * Every cluster under `clusters/`, sorted by name. Only each cluster's
  * provenance.yaml is read, so the cost is one small file per cluster.
  */
-export async function readClusterRegistry(reader: RepoReader, options: ClusterRegistryOptions): Promise<ClusterEntry[]> {
+export async function readClusterRegistry(
+  reader: RepoReader,
+  options: ClusterRegistryOptions & {
+    /** The directories under `clusters/`, when the reader holds only their provenance.yaml files. @default read from `reader` */
+    readonly names?: readonly string[];
+  },
+): Promise<ClusterEntry[]> {
   const entries: ClusterEntry[] = [];
-  for (const name of await clusterNamesOf(reader)) {
+  for (const name of options.names !== undefined ? [...options.names].sort(compare) : await clusterNamesOf(reader)) {
     const text = name === options.reference ? undefined : await reader.read(`clusters/${name}/${PROVENANCE_FILE}`);
     entries.push(clusterEntryOf(name, text, options));
   }

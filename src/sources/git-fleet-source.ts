@@ -13,8 +13,9 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { withGitObjectReader } from '../git/git-object-reader.js';
+import { runGit } from '../git/git-process.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { PROVENANCE_FILE } from '../gitops/provenance.js';
 import { planRemoval } from '../fleet/plan-removal.js';
@@ -122,8 +123,10 @@ export class GitFleetSource implements FleetSource {
     return this.#inCloneOf(target, { sparsePaths: [], sparseFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
       // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
+      // The checkout holds only the provenance files: the directories are named by the commit's tree.
+      const names = await clusterDirectoriesOf(workspace.dir);
       const clusters = await withGitObjectReader(workspace.dir, (reader) =>
-        readClusterRegistry(reader, { reference: this.#reference, ...(platformCommit !== undefined ? { platformCommit } : {}) }),
+        readClusterRegistry(reader, { reference: this.#reference, names, ...(platformCommit !== undefined ? { platformCommit } : {}) }),
       );
       const commit = await workspace.head();
       this.#logger.debug({ branch: target.branch, commit, clusters: clusters.length, ms: Date.now() - started }, 'fleet read');
@@ -229,4 +232,16 @@ export class GitFleetSource implements FleetSource {
       await rm(root, { recursive: true, force: true });
     }
   }
+}
+
+/** The directories directly under `clusters/` in HEAD's tree (files, links and submodules there are no cluster). */
+async function clusterDirectoriesOf(dir: string): Promise<string[]> {
+  const listed = await runGit(['ls-tree', '-z', 'HEAD', '--', 'clusters/'], {
+    cwd: dir,
+    env: { GIT_CEILING_DIRECTORIES: dirname(dir), GIT_LITERAL_PATHSPECS: '1' },
+  });
+  return listed.stdout
+    .split('\0')
+    .map((record) => /^040000 tree [0-9a-f]+\tclusters\/([^/]+)$/s.exec(record)?.[1])
+    .filter((name): name is string => name !== undefined);
 }
