@@ -14,7 +14,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { withGitObjectReader } from '../git/git-object-reader.js';
+import { gitLinkError, withGitObjectReader } from '../git/git-object-reader.js';
 import { runGit } from '../git/git-process.js';
 import { readClusterRegistry } from '../fleet/cluster-registry.js';
 import { PROVENANCE_FILE } from '../gitops/provenance.js';
@@ -234,14 +234,23 @@ export class GitFleetSource implements FleetSource {
   }
 }
 
-/** The directories directly under `clusters/` in HEAD's tree (files, links and submodules there are no cluster). */
+/**
+ * The directories directly under `clusters/` in HEAD's tree. A file there is no
+ * cluster; a symbolic link or a submodule is refused by its path, as the object
+ * reader refuses one (it is never followed).
+ */
 async function clusterDirectoriesOf(dir: string): Promise<string[]> {
   const listed = await runGit(['ls-tree', '-z', 'HEAD', '--', 'clusters/'], {
     cwd: dir,
     env: { GIT_CEILING_DIRECTORIES: dirname(dir), GIT_LITERAL_PATHSPECS: '1' },
   });
-  return listed.stdout
-    .split('\0')
-    .map((record) => /^040000 tree [0-9a-f]+\tclusters\/([^/]+)$/s.exec(record)?.[1])
-    .filter((name): name is string => name !== undefined);
+  const names: string[] = [];
+  for (const record of listed.stdout.split('\0')) {
+    const match = /^(\d{6}) \w+ [0-9a-f]+\t(clusters\/([^/]+))$/s.exec(record);
+    if (match === null) continue;
+    const [, mode, path, name] = match as unknown as [string, string, string, string];
+    if (mode === '120000' || mode === '160000') throw gitLinkError(path, mode);
+    if (mode === '040000') names.push(name);
+  }
+  return names;
 }
