@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -153,4 +153,108 @@ describe('readBranchHead', () => {
     await assert.rejects(readBranchHead({ repositoryUrl: `ext::sh -c touch% ${marker}`, branch: 'main' }), ValidationError);
     await assert.rejects(access(marker), 'the ext command never ran');
   });
+});
+
+describe('GitFleetSource: what a fleet read checks out and refuses', () => {
+  let tmp: string;
+  let work: string;
+  let bare: string;
+  let url: string;
+  /** Files each clone held when the read ran, repository-relative. */
+  const checkedOut: string[][] = [];
+  let source: GitFleetSource;
+
+  const filesBelow = async (dir: string, prefix = ''): Promise<string[]> => {
+    const files: string[] = [];
+    for (const entry of await readdir(join(dir, prefix), { withFileTypes: true })) {
+      const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      if (path === '.git') continue;
+      if (entry.isDirectory()) files.push(...(await filesBelow(dir, path)));
+      else files.push(path);
+    }
+    return files.sort();
+  };
+
+  /** A branch off main with `change` committed; `change` stages what it does. */
+  const branchWith = async (branch: string, change: () => Promise<unknown>) => {
+    await git(work, 'checkout', '--quiet', '-b', branch, 'main');
+    await change();
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', branch);
+    await git(work, 'push', '--quiet', bare, `${branch}:${branch}`);
+    await git(work, 'checkout', '--quiet', 'main');
+  };
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'fleet-read-'));
+    work = join(tmp, 'work');
+    bare = join(tmp, 'gitops.git');
+    url = pathToFileURL(bare).href;
+    await createBareRepository(bare);
+    await initPlatformRepository(work, platformDir());
+    await renderWorkTree(work, {
+      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+      pass: 'all',
+      certificate: parseSealingCertificate(createTestCertificate().certificatePem),
+      generatorVersion: 'test',
+    });
+    await mkdir(join(work, 'clusters/by-hand'), { recursive: true });
+    await writeFile(join(work, 'clusters/by-hand/kustomization.yaml'), 'resources: []\n');
+    await git(work, 'add', '--all');
+    await git(work, ...IDENTITY, 'commit', '--quiet', '-m', 'A generated cluster and one written by hand');
+    await git(work, 'push', '--quiet', bare, 'main:main');
+    await branchWith('cluster-link', async () => {
+      await symlink('/etc', join(work, 'clusters/eu-9'));
+      await git(work, 'add', '--all');
+    });
+    await branchWith('clusters-link', async () => {
+      await rm(join(work, 'clusters'), { recursive: true, force: true });
+      await symlink('/etc', join(work, 'clusters'));
+      await git(work, 'add', '--all');
+    });
+    // A gitlink has no directory in the work tree: staged in the index alone.
+    await branchWith('cluster-submodule', async () =>
+      git(work, 'update-index', '--add', '--cacheinfo', `160000,${await git(work, 'rev-parse', 'HEAD')},clusters/eu-8`),
+    );
+
+    const real = new CliGitRemote({});
+    const gitRemote: GitRemote = {
+      clone: async (options) => {
+        const workspace = await real.clone(options);
+        checkedOut.push(await filesBelow(workspace.dir));
+        return workspace;
+      },
+    };
+    source = new GitFleetSource({ git: gitRemote, branchHead: readBranchHead, reference: 'development', workRoot: tmp });
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('checks out only the provenance files, and still lists the reference and the clusters without provenance', async () => {
+    const fleet = await source.fleet({ repositoryUrl: url, branch: 'main' });
+    assert.deepEqual(
+      fleet.clusters.map((c) => [c.name, c.kind]),
+      [
+        ['by-hand', 'unmanaged'],
+        ['development', 'reference'],
+        ['eu-1', 'generated'],
+      ],
+    );
+    assert.deepEqual(checkedOut.at(-1), ['clusters/eu-1/provenance.yaml']);
+  });
+
+  for (const [branch, path] of [
+    ['cluster-link', 'clusters/eu-9'],
+    ['clusters-link', 'clusters'],
+    ['cluster-submodule', 'clusters/eu-8'],
+  ] as const) {
+    it(`refuses a fleet whose ${path} is a link or submodule (${branch}), naming it`, async () => {
+      await assert.rejects(source.fleet({ repositoryUrl: url, branch }), (error: unknown) => {
+        assert.ok(error instanceof ValidationError, String(error));
+        assert.match(JSON.stringify(error.issues), new RegExp(`${path} is a (symbolic link|submodule)`));
+        return true;
+      });
+    });
+  }
 });

@@ -120,7 +120,7 @@ export class GitFleetSource implements FleetSource {
   async #read(target: FleetTarget): Promise<Fleet> {
     const started = Date.now();
     // Only each cluster's provenance.yaml is read (from git objects): only those blobs are fetched and written.
-    return this.#inCloneOf(target, { sparsePaths: [], sparseFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
+    return this.#inClone(target, { sparsePaths: [], sparseFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
       // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
       // The checkout holds only the provenance files: the directories are named by the commit's tree.
@@ -141,7 +141,7 @@ export class GitFleetSource implements FleetSource {
    */
   sealedSecrets(target: FleetTarget & { readonly cluster: string; readonly commit?: string }): Promise<readonly SealedSecretRecord[]> {
     const read = () =>
-      this.#inClone(target, [`clusters/${target.cluster}`], (workspace) =>
+      this.#inClone(target, { sparsePaths: [`clusters/${target.cluster}`] }, (workspace) =>
         withGitObjectReader(workspace.dir, (reader) => readClusterSealedSecrets(reader, target.cluster)),
       );
     if (target.commit === undefined) return read();
@@ -156,50 +156,36 @@ export class GitFleetSource implements FleetSource {
   }
 
   planRemoval(target: FleetTarget & { readonly cluster: string }): Promise<RemovalPlan> {
-    return this.#inClone(target, [`clusters/${target.cluster}`], (workspace) =>
+    return this.#inClone(target, { sparsePaths: [`clusters/${target.cluster}`] }, (workspace) =>
       withGitObjectReader(workspace.dir, (reader) => planRemoval(reader, target.cluster, this.#reference)),
     );
   }
 
   async previewUpgrade(target: FleetTarget & { readonly clusters: readonly string[] }): Promise<FleetUpgrade[]> {
     // The whole tree: a render reads base/, the reference environment and whatever else the platform keeps at the top.
-    return this.#inClone(
-      target,
-      ['clusters'],
-      async (workspace) => {
-        const plans = await upgradeWorkTree(workspace.dir, {
-          reference: this.#reference,
-          clusters: target.clusters,
-          dryRun: true,
-          generatorVersion: packageVersion(),
-        });
-        return plans.map(({ name, status, added, modified, removed, credentialsKept, message, tree, before }): FleetUpgrade => ({
-          name,
-          status,
-          added,
-          modified,
-          removed,
-          credentialsKept,
-          ...(message !== undefined ? { message } : {}),
-          ...(tree !== undefined ? { tree } : {}),
-          ...(before !== undefined ? { before } : {}),
-        }));
-      },
-      [],
-    );
+    return this.#inClone(target, { sparsePaths: ['clusters'], sparseTopLevelExcept: [] }, async (workspace) => {
+      const plans = await upgradeWorkTree(workspace.dir, {
+        reference: this.#reference,
+        clusters: target.clusters,
+        dryRun: true,
+        generatorVersion: packageVersion(),
+      });
+      return plans.map(({ name, status, added, modified, removed, credentialsKept, message, tree, before }): FleetUpgrade => ({
+        name,
+        status,
+        added,
+        modified,
+        removed,
+        credentialsKept,
+        ...(message !== undefined ? { message } : {}),
+        ...(tree !== undefined ? { tree } : {}),
+        ...(before !== undefined ? { before } : {}),
+      }));
+    });
   }
 
-  /** `topLevelExcept`: also check out every top-level directory but these (see CloneOptions.sparseTopLevelExcept). */
-  #inClone<T>(
-    target: FleetTarget,
-    sparsePaths: readonly string[],
-    work: (workspace: GitWorkspace) => Promise<T>,
-    topLevelExcept?: readonly string[],
-  ): Promise<T> {
-    return this.#inCloneOf(target, { sparsePaths, ...(topLevelExcept !== undefined ? { sparseTopLevelExcept: topLevelExcept } : {}) }, work);
-  }
-
-  async #inCloneOf<T>(
+  /** Runs `work` in a partial clone of the target holding what `sparse` names (see CloneOptions), removed afterwards. */
+  async #inClone<T>(
     target: FleetTarget,
     sparse: Pick<CloneOptions, 'sparsePaths' | 'sparseTopLevelExcept' | 'sparseFiles'>,
     work: (workspace: GitWorkspace) => Promise<T>,
@@ -236,21 +222,22 @@ export class GitFleetSource implements FleetSource {
 
 /**
  * The directories directly under `clusters/` in HEAD's tree. A file there is no
- * cluster; a symbolic link or a submodule is refused by its path, as the object
- * reader refuses one (it is never followed).
+ * cluster; a symbolic link or a submodule, there or as `clusters` itself, is
+ * refused by its path, as the object reader refuses one (it is never followed).
  */
 async function clusterDirectoriesOf(dir: string): Promise<string[]> {
-  const listed = await runGit(['ls-tree', '-z', 'HEAD', '--', 'clusters/'], {
+  // `clusters` names the entry itself when it is no directory; `clusters/` what a directory holds.
+  const listed = await runGit(['ls-tree', '-z', 'HEAD', '--', 'clusters', 'clusters/'], {
     cwd: dir,
     env: { GIT_CEILING_DIRECTORIES: dirname(dir), GIT_LITERAL_PATHSPECS: '1' },
   });
   const names: string[] = [];
   for (const record of listed.stdout.split('\0')) {
-    const match = /^(\d{6}) \w+ [0-9a-f]+\t(clusters\/([^/]+))$/s.exec(record);
+    const match = /^(\d{6}) \w+ [0-9a-f]+\t(clusters(?:\/([^/]+))?)$/s.exec(record);
     if (match === null) continue;
-    const [, mode, path, name] = match as unknown as [string, string, string, string];
-    if (mode === '120000' || mode === '160000') throw gitLinkError(path, mode);
-    if (mode === '040000') names.push(name);
+    const [, mode, path, name] = match;
+    if (mode === '120000' || mode === '160000') throw gitLinkError(path!, mode);
+    if (mode === '040000' && name !== undefined) names.push(name);
   }
   return names;
 }
