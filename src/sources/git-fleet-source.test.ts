@@ -24,6 +24,22 @@ import { GitFleetSource } from './git-fleet-source.js';
 
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid'];
 
+/** A bare repository (file://) and its work tree: the reference platform committed, cluster eu-1 rendered and not yet. */
+async function fleetRepository(prefix: string, certificate = parseSealingCertificate(createTestCertificate().certificatePem)) {
+  const tmp = await mkdtemp(join(tmpdir(), prefix));
+  const work = join(tmp, 'work');
+  const bare = join(tmp, 'gitops.git');
+  await createBareRepository(bare);
+  await initPlatformRepository(work, platformDir());
+  await renderWorkTree(work, {
+    cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
+    pass: 'all',
+    certificate,
+    generatorVersion: 'test',
+  });
+  return { tmp, work, bare, url: pathToFileURL(bare).href };
+}
+
 describe('GitFleetSource: reusing a fleet read', () => {
   let tmp: string;
   let work: string;
@@ -57,18 +73,7 @@ describe('GitFleetSource: reusing a fleet read', () => {
   };
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'fleet-source-'));
-    work = join(tmp, 'work');
-    bare = join(tmp, 'gitops.git');
-    url = pathToFileURL(bare).href;
-    await createBareRepository(bare);
-    await initPlatformRepository(work, platformDir());
-    await renderWorkTree(work, {
-      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
-      pass: 'all',
-      certificate,
-      generatorVersion: 'test',
-    });
+    ({ tmp, work, bare, url } = await fleetRepository('fleet-source-', certificate));
     await commitAndPush('One cluster');
   });
 
@@ -185,18 +190,7 @@ describe('GitFleetSource: what a fleet read checks out and refuses', () => {
   };
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'fleet-read-'));
-    work = join(tmp, 'work');
-    bare = join(tmp, 'gitops.git');
-    url = pathToFileURL(bare).href;
-    await createBareRepository(bare);
-    await initPlatformRepository(work, platformDir());
-    await renderWorkTree(work, {
-      cluster: { name: 'eu-1', domain: 'eu-1.example.net', region: 'eu-west-1' },
-      pass: 'all',
-      certificate: parseSealingCertificate(createTestCertificate().certificatePem),
-      generatorVersion: 'test',
-    });
+    ({ tmp, work, bare, url } = await fleetRepository('fleet-read-'));
     await mkdir(join(work, 'clusters/by-hand'), { recursive: true });
     await writeFile(join(work, 'clusters/by-hand/kustomization.yaml'), 'resources: []\n');
     await git(work, 'add', '--all');
