@@ -441,6 +441,8 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       delivery,
       verify: verifierFor(createWorkTreeVerifier(scratchRoot ? { scratchRoot } : {})),
       ...(workRoot ? { workRoot } : {}),
+      // The work tree's files on the scratch volume with verify's copies; its history stays in the work dir.
+      ...(scratchRoot ? { workTreeRoot: scratchRoot } : {}),
     };
     // Flux may apply a later commit (another run's) that contains this run's: that counts. Opened once asked for.
     let containment: ReturnType<typeof commitContainment> | undefined;

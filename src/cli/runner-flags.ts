@@ -198,7 +198,7 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
       .addOption(
         option(
           '--scratch-dir <dir>',
-          "where verify copies the tree kustomize builds (default: the OS temp dir); a memory-backed directory spares the disk's file creations",
+          "where the working copy's files go, apart from its history (which stays in --work-dir), and where verify copies the tree kustomize builds (default: the OS temp dir, the files in --work-dir); a memory-backed directory spares the disk's file creations",
           RUNNER_ENV.scratchDir,
         ),
       )

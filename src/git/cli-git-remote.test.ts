@@ -397,6 +397,76 @@ describe('CliGitRemote', () => {
     }
   });
 
+  it('keeps the repository in gitDir apart from the work tree: commits, a lost race rebased and pushed, head, orphan branches, and dispose removes both', async () => {
+    const repo = await freshRepo('separate.git');
+    const separate = (name: string) => ({ dir: workdir(), gitDir: join(scratch, `${name}-${++counter}.git`) });
+    const places = [separate('alpha'), separate('beta')];
+    const [a, b] = (await Promise.all(
+      ['alpha', 'beta'].map((name, i) =>
+        remote.clone({ url: daemon.url(repo), branch: 'main', ...places[i]!, sparsePaths: ['base', 'clusters/development', `clusters/${name}`] }),
+      ),
+    )) as [GitWorkspace, GitWorkspace];
+    try {
+      // The work tree holds the files and a .git file naming the repository, whose objects are all in gitDir.
+      assert.deepEqual((await readdir(a.dir)).sort(), ['.git', 'README.md', 'base', 'clusters']);
+      assert.equal(await readFile(join(a.dir, '.git'), 'utf8'), `gitdir: ${places[0]!.gitDir}\n`);
+      assert.ok((await readdir(join(places[0]!.gitDir, 'objects'))).includes('pack'));
+      for (const [ws, name] of [
+        [a, 'alpha'],
+        [b, 'beta'],
+      ] as const) {
+        await mkdir(join(ws.dir, `clusters/${name}`), { recursive: true });
+        await writeFile(join(ws.dir, `clusters/${name}/kustomization.yaml`), `# ${name}\n`);
+        assert.ok(await ws.commit({ paths: [`clusters/${name}`], message: `Scaffold ${name}`, trailers: { 'Scaffold-Id': name }, author: AUTHOR }));
+      }
+      const results = await Promise.all([a.push(), b.push()]);
+      assert.deepEqual(results.map((r) => r.attempts).sort(), [1, 2]);
+      const tip = await git(join(served, repo), 'rev-parse', 'main');
+      assert.equal(await git(join(served, repo), 'rev-list', '--count', 'main'), '3');
+      const loser = results[0]?.attempts === 2 ? a : b;
+      assert.equal(await loser.head(), tip);
+      // Rebased onto the other cluster's commit, the work tree still shows only its own cluster and the reference.
+      assert.equal((await readdir(join(loser.dir, 'clusters'))).length, 2);
+    } finally {
+      await Promise.all([a.dispose(), b.dispose()]);
+    }
+    for (const place of places) {
+      await assert.rejects(access(place.dir));
+      await assert.rejects(access(place.gitDir));
+    }
+
+    await createBareRepository(join(served, 'empty-separate.git'));
+    const orphan = separate('orphan');
+    const ws = await remote.clone({ url: daemon.url('empty-separate.git'), branch: 'main', ...orphan, sparsePaths: ['clusters/first'] });
+    try {
+      assert.equal(await readFile(join(ws.dir, '.git'), 'utf8'), `gitdir: ${orphan.gitDir}\n`);
+      await mkdir(join(ws.dir, 'clusters/first'), { recursive: true });
+      await writeFile(join(ws.dir, 'clusters/first/kustomization.yaml'), 'resources: []\n');
+      const sha = await ws.commit({ paths: ['clusters/first'], message: 'first', trailers: { 'Scaffold-Id': '1' }, author: AUTHOR });
+      assert.deepEqual(await ws.push(), { sha, attempts: 1 });
+      assert.equal(await git(orphan.gitDir, 'rev-parse', 'main'), sha);
+    } finally {
+      await ws.dispose();
+    }
+    await assert.rejects(access(orphan.gitDir));
+  });
+
+  it('refuses a gitDir inside the work tree, a work tree inside it, or one that is not empty, before cloning', async () => {
+    const dir = workdir();
+    for (const gitDir of [join(dir, 'nested.git'), dir]) {
+      await assert.rejects(remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir, gitDir, sparsePaths: [] }), ValidationError);
+    }
+    await assert.rejects(
+      remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: join(scratch, 'outer', 'tree'), gitDir: join(scratch, 'outer'), sparsePaths: [] }),
+      ValidationError,
+    );
+    const full = join(scratch, `full-${++counter}.git`);
+    await mkdir(full);
+    await writeFile(join(full, 'HEAD'), 'ref: refs/heads/main\n');
+    await assert.rejects(remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), gitDir: full, sparsePaths: [] }), /gitDir.*not empty/);
+    assert.equal(await readFile(join(full, 'HEAD'), 'utf8'), 'ref: refs/heads/main\n');
+  });
+
   it('throws ConflictError and aborts the rebase when a concurrent push changed the same file', async () => {
     const repo = await freshRepo('conflict.git');
     const [a, b] = (await Promise.all([1, 2].map(() => remote.clone({ url: daemon.url(repo), branch: 'main', dir: workdir(), sparsePaths: SPARSE })))) as [

@@ -7,7 +7,7 @@
  * rebase needs the merge base.
  */
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type {
@@ -98,6 +98,8 @@ async function pathExists(path: string): Promise<boolean> {
 
 interface WorkspaceState {
   readonly dir: string;
+  /** The repository's own directory: `dir`/.git, or a separate one (CloneOptions.gitDir), removed with `dir`. */
+  readonly gitDir: string;
   readonly branch: string;
   readonly remote: RemoteUrl;
   readonly credentials: GitCredentials | undefined;
@@ -170,7 +172,7 @@ class CliGitWorkspace implements GitWorkspace {
   }
 
   async head(): Promise<string> {
-    const fromFiles = await headFromFiles(this.state.dir);
+    const fromFiles = await headFromFiles(this.state.dir, this.state.gitDir);
     if (fromFiles !== undefined) return fromFiles;
     const result = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { okExitCodes: [0, 1] });
     if (result.exitCode !== 0) throw new NotFoundError(`branch ${this.state.branch} has no commits yet`);
@@ -185,7 +187,7 @@ class CliGitWorkspace implements GitWorkspace {
 
   /** Records the top-level names the clone listed for its branch, which HEAD now is. */
   async knowTops(names: readonly string[]): Promise<void> {
-    const head = await headFromFiles(this.state.dir);
+    const head = await headFromFiles(this.state.dir, this.state.gitDir);
     if (head !== undefined) this.topsOf = { commit: head, names };
   }
 
@@ -195,7 +197,7 @@ class CliGitWorkspace implements GitWorkspace {
    * parent's answer (pass 2 renders on pass 1's commit).
    */
   private async platformCommit(reference: string): Promise<string | undefined> {
-    const head = await headFromFiles(this.state.dir);
+    const head = await headFromFiles(this.state.dir, this.state.gitDir);
     if (head === undefined) return platformCommitOf(this.dir, reference);
     const key = `${head}\0${reference}`;
     if (this.platformCommits.has(key)) return this.platformCommits.get(key);
@@ -338,6 +340,7 @@ class CliGitWorkspace implements GitWorkspace {
     // The run is done with the branch: its fence goes (best effort; the service closes what a dead runner left open).
     await this.fence?.remove(this).catch(() => undefined);
     await rm(this.state.dir, { recursive: true, force: true });
+    await rm(this.state.gitDir, { recursive: true, force: true });
   }
 }
 
@@ -384,17 +387,19 @@ export class CliGitRemote implements GitRemote {
     if (!(await isValidBranchName(branch))) {
       throw new ValidationError([{ field: 'branch', message: `${JSON.stringify(branch)} is not a valid branch name` }]);
     }
-    let existing: string[] = [];
-    try {
-      existing = await readdir(dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const separateGitDir = options.gitDir === undefined ? undefined : resolve(options.gitDir);
+    if (separateGitDir !== undefined && (isWithin(separateGitDir, dir) || isWithin(dir, separateGitDir))) {
+      throw new ValidationError([{ field: 'gitDir', message: 'must lie outside the work tree, and the work tree outside it' }]);
     }
-    if (existing.length > 0) throw new ValidationError([{ field: 'dir', message: 'is not empty' }]);
+    if ((await entriesOf(dir)).length > 0) throw new ValidationError([{ field: 'dir', message: 'is not empty' }]);
+    if (separateGitDir !== undefined && (await entriesOf(separateGitDir)).length > 0) {
+      throw new ValidationError([{ field: 'gitDir', message: 'is not empty' }]);
+    }
     await mkdir(dir, { recursive: true });
 
     const state: WorkspaceState = {
       dir,
+      gitDir: separateGitDir ?? join(dir, '.git'),
       branch,
       remote,
       credentials,
@@ -420,6 +425,7 @@ export class CliGitRemote implements GitRemote {
         '--branch',
         branch,
         ...fileConfig,
+        ...(separateGitDir !== undefined ? [`--separate-git-dir=${separateGitDir}`] : []),
         '--',
         remote.url,
         dir,
@@ -440,7 +446,7 @@ export class CliGitRemote implements GitRemote {
       let orphan = false;
       if (cloned.exitCode !== 0) {
         orphan = true;
-        await this.startOrphan(workspace, dir, remote, branch);
+        await this.startOrphan(workspace, dir, separateGitDir, remote, branch);
       }
       // With no directories cone mode keeps just the files at the top level.
       // --sparse-index keeps directories outside the cone as single tree entries in
@@ -474,16 +480,34 @@ export class CliGitRemote implements GitRemote {
   }
 
   /** The remote has no branch B (an empty repository): a fresh repository whose first push creates it. */
-  private async startOrphan(workspace: CliGitWorkspace, dir: string, remote: RemoteUrl, branch: string): Promise<void> {
+  private async startOrphan(workspace: CliGitWorkspace, dir: string, gitDir: string | undefined, remote: RemoteUrl, branch: string): Promise<void> {
     // A failed clone may leave an empty .git behind.
     for (const entry of await readdir(dir)) await rm(join(dir, entry), { recursive: true, force: true });
-    await runGit(['init', '--quiet', `--initial-branch=${branch}`, '--', dir], { cwd: dirname(dir) });
+    if (gitDir !== undefined) await rm(gitDir, { recursive: true, force: true });
+    const separate = gitDir !== undefined ? [`--separate-git-dir=${gitDir}`] : [];
+    await runGit(['init', '--quiet', `--initial-branch=${branch}`, ...separate, '--', dir], { cwd: dirname(dir) });
     // -t B: fetch only this branch, as --single-branch would have.
     await workspace.git(['remote', 'add', '-t', branch, '--', 'origin', remote.url]);
     await workspace.git(['config', 'remote.origin.tagOpt', '--no-tags']);
     if (remote.kind === 'file') await workspace.git(['config', 'remote.origin.uploadpack', FILE_UPLOAD_PACK]);
     this.logger.warn({ remote: remote.display, branch }, 'remote branch does not exist yet; starting it');
   }
+}
+
+/** The names in `dir`; none when it does not exist yet. */
+async function entriesOf(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return [];
+  }
+}
+
+/** Whether `path` is `dir` or lies below it (both absolute and resolved). */
+function isWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**

@@ -58,9 +58,8 @@ export async function readCommitFacts(ws: QueueGit, rev: string): Promise<{ read
  * copy stores it (an unborn or packed branch, a reftable, anything unexpected):
  * the caller asks git then.
  */
-export async function headFromFiles(dir: string): Promise<string | undefined> {
+export async function headFromFiles(dir: string, gitDir: string = join(dir, '.git')): Promise<string | undefined> {
   try {
-    const gitDir = join(dir, '.git');
     const head = await readFile(join(gitDir, 'HEAD'), 'utf8');
     const detached = head.trim();
     if (SHA.test(detached) && head === `${detached}\n`) return detached;

@@ -18,11 +18,12 @@ export const CLUSTER_LABEL = 'gitops-scaffolder.io/cluster';
 export const CONTAINER = 'runner';
 /** Where the Secret is mounted; the runner reads its credentials from files here. */
 const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
-/** verify's scratch copy of the tree (`--scratch-dir`). */
+/** The working copy's files and verify's scratch copy of the tree (`--scratch-dir`); the history stays on /tmp. */
 const RUNNER_SCRATCH_DIR = '/var/run/scaffold/scratch';
 /**
- * The scratch copy holds the files of one cluster's sparse checkout (base/,
- * the reference, the cluster): about 1 MB for the default platform. Past the
+ * The scratch volume holds the files of the sparse checkout (base/, the
+ * reference and the run's clusters: about 3 MB for a batch of 16 on the
+ * default platform) and verify's copy of one cluster's (about 1 MB). Past the
  * limit the kubelet evicts the pod rather than let a hostile tree eat the node's memory.
  */
 const RUNNER_SCRATCH_SIZE_LIMIT = '256Mi';

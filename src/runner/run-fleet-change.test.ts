@@ -8,9 +8,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UnavailableError, VerificationError } from '../errors.js';
 import type { GitRemote, GitWorkspace } from '../run/ports.js';
 import { CliGitRemote } from '../git/cli-git-remote.js';
@@ -283,6 +283,32 @@ describe('runFleetChange: upgrade', () => {
       logger.lines.filter((l) => l.fields['event'] === 'batch_retry').map((l) => [l.fields['batch_cluster'], l.fields['retry']]),
       [['eu-1', 1]],
     );
+  });
+
+  it('with workTreeRoot, keeps the work tree there and the history in the work root, removing both when the batch ends', async () => {
+    const remote = await newRemote();
+    const logger = capturingLogger();
+    const workTreeRoot = await mkdtemp(join(scratch, 'memory-'));
+    const workRoot = await mkdtemp(join(scratch, 'disk-'));
+    const seen: { dir: string; gitFile: string; files: string[] }[] = [];
+    const git = pushingThrough(new CliGitRemote({ logger }), async (workspace, pushOptions) => {
+      seen.push({ dir: workspace.dir, gitFile: await readFile(join(workspace.dir, '.git'), 'utf8'), files: await readdir(join(workspace.dir, 'clusters')) });
+      return workspace.push(pushOptions);
+    });
+    const result = await runFleetChange(
+      { git, logger, verify, workRoot, workTreeRoot },
+      { ...options(remote, 'upgrade', 'eu-1', 'batch-separate'), batch: ['eu-2'] },
+    );
+    assert.equal(result.status, 'succeeded', result.message);
+    assert.deepEqual(result.batch, { 'eu-1': 'upgraded', 'eu-2': 'upgraded' });
+    assert.equal(seen.length, 1);
+    const [pushed] = seen as [(typeof seen)[number]];
+    assert.equal(dirname(pushed.dir), workTreeRoot);
+    const gitDir = /^gitdir: (.+)\n$/.exec(pushed.gitFile)?.[1] ?? '';
+    assert.ok(gitDir.startsWith(`${workRoot}/`), gitDir);
+    assert.deepEqual(pushed.files.sort(), ['development', 'eu-1', 'eu-2']);
+    assert.deepEqual(await readdir(workTreeRoot), []);
+    assert.deepEqual(await readdir(workRoot), []);
   });
 
   it('verifies every cluster of a batch again when its push rebases onto changed shared inputs', async () => {

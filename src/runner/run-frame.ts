@@ -44,6 +44,8 @@ export interface RunFrameDeps {
   readonly delivery?: PassDelivery;
   /** Where working copies go. @default the OS temp dir */
   readonly workRoot?: string;
+  /** Where their work trees go instead, their repositories staying in `workRoot` (RunClone.workTreeRoot). @default in `workRoot` */
+  readonly workTreeRoot?: string;
   readonly now?: () => number;
 }
 
@@ -283,6 +285,7 @@ export async function runInFrame<Name extends string>(
         url: options.repositoryUrl,
         branch,
         workRoot,
+        ...(deps.workTreeRoot !== undefined ? { workTreeRoot: deps.workTreeRoot } : {}),
         reference,
         cluster,
         ...(options.batch ? { batch: options.batch } : {}),

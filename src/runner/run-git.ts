@@ -6,7 +6,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isRunId } from '../model/run-id.js';
@@ -33,6 +33,12 @@ export interface RunClone {
   readonly branch: string;
   /** The run's scratch directory; the working copy goes in `repo/` below it. */
   readonly workRoot: string;
+  /**
+   * A memory volume for the work tree alone (the runner's scratch): the
+   * repository itself stays in `repo.git/` below `workRoot` (CloneOptions.gitDir).
+   * @default the work tree in `workRoot` too
+   */
+  readonly workTreeRoot?: string;
   readonly reference: string;
   readonly cluster: string;
   /** A batch run: the further clusters it upgrades, each checked out beside the first. */
@@ -54,10 +60,15 @@ export function cloneMessage(clone: Pick<RunClone, 'branch' | 'reference' | 'clu
  * the fleet.
  */
 export function cloneForRun(git: GitRemote, clone: RunClone): Promise<GitWorkspace> {
+  // workRoot's name is the run's own (runScratch): the work tree takes it in the shared scratch volume.
+  const where =
+    clone.workTreeRoot === undefined
+      ? { dir: join(clone.workRoot, 'repo') }
+      : { dir: join(clone.workTreeRoot, basename(clone.workRoot)), gitDir: join(clone.workRoot, 'repo.git') };
   return git.clone({
     url: clone.url,
     branch: clone.branch,
-    dir: join(clone.workRoot, 'repo'),
+    ...where,
     sparsePaths: ['base', `clusters/${clone.reference}`, ...[clone.cluster, ...(clone.batch ?? [])].map((name) => `clusters/${name}`)],
     // The platform's shared roots, whatever the catalog calls them; never the other clusters.
     sparseTopLevelExcept: ['clusters'],
