@@ -8,6 +8,7 @@ import type { GitCredentials, GitWorkspace } from '../run/ports.js';
 import { type GitDaemon, type GitHttpServer, createBareRepository, startGitDaemon, startGitHttpServer } from '../../test/support/git-server.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
+import { withGitObjectReader } from './git-object-reader.js';
 import { git } from '../../test/support/git.js';
 import { closedPort } from '../../test/support/net.js';
 
@@ -121,19 +122,10 @@ describe('CliGitRemote', () => {
     await assert.rejects(access(ws.dir));
   });
 
-  it('clones only the files sparseFiles names, fetching no other blob, and refuses patterns beyond names and *', async () => {
-    const ws = await remote.clone({
-      url: daemon.url('platform.git'),
-      branch: 'main',
-      dir: workdir(),
-      sparsePaths: [],
-      sparseFiles: ['clusters/*/kustomization.yaml'],
-    });
-    try {
-      const expected = ['clusters/development/kustomization.yaml', ...OTHER_CLUSTERS.map((name) => `clusters/${name}/kustomization.yaml`)].sort();
-      const onDisk = (await git(ws.dir, 'ls-files', '-t')).split('\n').filter((line) => line.startsWith('H '));
-      assert.deepEqual(onDisk.map((line) => line.slice(2)).sort(), expected);
-      assert.deepEqual((await readdir(join(ws.dir, 'clusters', OTHER_CLUSTERS[0]!))).sort(), ['kustomization.yaml'], 'nothing else of a cluster');
+  it('fetches only the blobs of the files fetchFiles names, writes no file, and refuses patterns beyond names and *', async () => {
+    const fetching = (fetchFiles: string[], url = daemon.url('platform.git')) =>
+      remote.clone({ url, branch: 'main', dir: workdir(), sparsePaths: [], fetchFiles });
+    const fetchedOf = async (ws: GitWorkspace): Promise<string[]> => {
       // --missing=print lists what the partial clone never fetched, without fetching it.
       const missing = new Set(
         (await git(ws.dir, 'rev-list', '--objects', '--all', '--missing=print'))
@@ -141,25 +133,60 @@ describe('CliGitRemote', () => {
           .filter((line) => line.startsWith('?'))
           .map((line) => line.slice(1)),
       );
-      const fetched = (await git(ws.dir, 'ls-tree', '-r', 'HEAD'))
+      return (await git(ws.dir, 'ls-tree', '-r', 'HEAD'))
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => line.split('\t') as [string, string])
         .filter(([meta]) => !missing.has(meta.split(' ')[2]!))
-        .map(([, path]) => path);
-      assert.deepEqual(fetched.sort(), expected, 'only the named files were downloaded');
-    } finally {
-      await ws.dispose();
+        .map(([, path]) => path)
+        .sort();
+    };
+    const kustomizations = ['clusters/development/kustomization.yaml', ...OTHER_CLUSTERS.map((name) => `clusters/${name}/kustomization.yaml`)].sort();
+    for (const [globs, expected, url] of [
+      [['clusters/*/kustomization.yaml'], kustomizations, daemon.url('platform.git')],
+      // A local repository goes through upload-pack as well.
+      [['clusters/*/kustomization.yaml'], kustomizations, join(served, 'platform.git')],
+      [
+        ['README.md', 'clusters/development/flux/cluster-config.yaml'],
+        ['README.md', 'clusters/development/flux/cluster-config.yaml'],
+        daemon.url('platform.git'),
+      ],
+      [
+        ['*/*/kustomization.yaml'],
+        [...kustomizations, 'base/apps/kustomization.yaml', 'base/infrastructure/kustomization.yaml'].sort(),
+        daemon.url('platform.git'),
+      ],
+      [['clusters/*/no-such-file'], [], daemon.url('platform.git')],
+    ] as const) {
+      const ws = await fetching([...globs], url);
+      try {
+        assert.deepEqual(await readdir(ws.dir), ['.git'], 'no file written');
+        assert.deepEqual(await fetchedOf(ws), expected, `only the named files were downloaded: ${globs.join(' ')}`);
+        // Staged, for a reader of the objects, which lists the index.
+        assert.deepEqual((await git(ws.dir, 'ls-files')).split('\n').filter(Boolean).sort(), expected);
+        assert.equal(
+          await withGitObjectReader(ws.dir, (reader) => reader.read(expected[0] ?? 'README.md')),
+          expected[0] === undefined ? undefined : await git(ws.dir, 'show', `HEAD:${expected[0]}`).then((text) => `${text}\n`),
+        );
+        assert.equal(await ws.head(), await git(join(served, 'platform.git'), 'rev-parse', 'main'));
+      } finally {
+        await ws.dispose();
+      }
     }
-    for (const pattern of ['!clusters/x', 'clusters/**/kustomization.yaml', 'clusters/[a-z]*/x', '../x', '/clusters/x', 'clusters//x', 'clusters/x\\y']) {
-      await assert.rejects(
-        remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: [], sparseFiles: [pattern] }),
-        ValidationError,
-        pattern,
-      );
+    for (const pattern of [
+      '!clusters/x',
+      'clusters/**/kustomization.yaml',
+      'clusters/[a-z]*/x',
+      '../x',
+      '/clusters/x',
+      'clusters//x',
+      'clusters/x\\y',
+      'clusters/a*/x',
+    ]) {
+      await assert.rejects(fetching([pattern]), ValidationError, pattern);
     }
     await assert.rejects(
-      remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: ['base'], sparseFiles: ['clusters/*/x'] }),
+      remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: ['base'], fetchFiles: ['clusters/*/x'] }),
       ValidationError,
     );
   });

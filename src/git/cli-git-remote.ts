@@ -393,9 +393,9 @@ export class CliGitRemote implements GitRemote {
     const remote = parseRepositoryUrl(options.url);
     const { branch, credentials, signal } = options;
     const sparsePaths = [...new Set(options.sparsePaths.map(sparseDir))];
-    const sparseFiles = options.sparseFiles?.map(sparseFilePattern);
-    if (sparseFiles !== undefined && (sparsePaths.length > 0 || options.sparseTopLevelExcept !== undefined)) {
-      throw new ValidationError([{ field: 'sparseFiles', message: 'takes the place of sparsePaths and sparseTopLevelExcept' }]);
+    const fetchFiles = options.fetchFiles?.map(fileGlob);
+    if (fetchFiles !== undefined && (sparsePaths.length > 0 || options.sparseTopLevelExcept !== undefined)) {
+      throw new ValidationError([{ field: 'fetchFiles', message: 'takes the place of sparsePaths and sparseTopLevelExcept' }]);
     }
     const dir = resolve(options.dir);
     const parent = dirname(dir);
@@ -482,13 +482,12 @@ export class CliGitRemote implements GitRemote {
         for (const [i, line] of entries.entries()) if (line.split(' ')[1] === 'tree' && !except.has(names[i]!)) cone.add(names[i]!);
         topsOfBranch = names;
       }
-      await workspace.git(
-        sparseFiles !== undefined
-          ? ['sparse-checkout', 'set', '--no-cone', '--', ...sparseFiles]
-          : ['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])],
-        call,
-      );
-      if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      if (fetchFiles !== undefined) {
+        if (!orphan) await stageFilesOf(workspace, branch, fetchFiles, call);
+      } else {
+        await workspace.git(['sparse-checkout', 'set', '--cone', '--sparse-index', ...(cone.size > 0 ? ['--', ...[...cone].sort()] : [])], call);
+        if (!orphan) await workspace.git(['checkout', '--quiet', branch, '--'], { ...call, network: true });
+      }
       if (topsOfBranch !== undefined) await workspace.knowTops(topsOfBranch);
       await assertConfinedWorkTree(dir);
       logger.info({ sparsePaths, orphan, ms: Date.now() - started }, 'cloned');
@@ -531,13 +530,67 @@ function isWithin(path: string, dir: string): boolean {
 }
 
 /**
- * A `sparseFiles` path as a non-cone sparse-checkout pattern, anchored at the
- * top. Segments are repository path names or `*` alone; nothing else of
- * gitignore's syntax (`!`, `**`, classes, escapes) gets through.
+ * A `fetchFiles` path as its segments. Segments are repository path names or
+ * `*` alone; nothing else of a glob's syntax (`!`, `**`, classes, escapes)
+ * gets through.
  */
-function sparseFilePattern(path: string): string {
+function fileGlob(path: string): readonly string[] {
   const segments = path.split('/');
   const ok = segments.every((segment) => segment === '*' || (segment !== '' && segment !== '.' && segment !== '..' && /^[A-Za-z0-9._-]+$/.test(segment)));
-  if (!ok) throw new ValidationError([{ field: 'sparseFiles', message: `${JSON.stringify(path)} is not a path of names and * segments` }]);
-  return `/${path}`;
+  if (!ok) throw new ValidationError([{ field: 'fetchFiles', message: `${JSON.stringify(path)} is not a path of names and * segments` }]);
+  return segments;
+}
+
+/** Whether `path`'s segments are those of `glob`, a `*` standing for any one name. */
+function globMatches(glob: readonly string[], path: readonly string[]): boolean {
+  return glob.length === path.length && glob.every((segment, i) => segment === '*' || segment === path[i]);
+}
+
+/**
+ * Fetches the blobs of `branch`'s files that `globs` match, in one request
+ * (what a partial clone's checkout does for the files it writes), and stages
+ * those files in the index without writing them: a reader of git objects
+ * (git-object-reader.ts, which lists the index) sees exactly them, as it saw
+ * the files a sparse checkout of the globs wrote. The trees are in the clone
+ * already; `ls-tree` lists the files below each glob's literal start.
+ */
+async function stageFilesOf(workspace: CliGitWorkspace, branch: string, globs: readonly (readonly string[])[], call: GitCall): Promise<void> {
+  const starts = new Set(
+    globs.map((glob) => {
+      const wild = glob.indexOf('*');
+      return wild === -1 ? glob.join('/') : `${glob.slice(0, wild).join('/')}/`;
+    }),
+  );
+  // A glob starting with `*` lists the whole tree ('/' is no path ls-tree takes).
+  const pathspecs = starts.has('/') ? [] : [...starts];
+  const listed = await workspace.git(['ls-tree', '-r', '-z', '--full-tree', branch, '--', ...pathspecs], call);
+  const matched: string[] = [];
+  const blobs = new Set<string>();
+  for (const record of listed.stdout.split('\0')) {
+    // Files, links (blobs of mode 120000) and submodules (commits): the reader refuses the last two by their path.
+    const match = /^(\d{6}) (blob|commit) ([0-9a-f]+)\t(.+)$/s.exec(record);
+    if (match === null || !globs.some((glob) => globMatches(glob, match[4]!.split('/')))) continue;
+    matched.push(record);
+    if (match[2] === 'blob') blobs.add(match[3]!);
+  }
+  if (blobs.size > 0) {
+    // The arguments a partial clone's own lazy fetch passes: no negotiation (the objects are wanted by id), no refs written.
+    await workspace.git(
+      [
+        '-c',
+        'fetch.negotiationAlgorithm=noop',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--recurse-submodules=no',
+        '--filter=blob:none',
+        '--stdin',
+        'origin',
+      ],
+      { ...call, input: `${[...blobs].join('\n')}\n`, network: true },
+    );
+  }
+  // ls-tree's records are what --index-info reads ("<mode> <type> <object>\t<path>").
+  if (matched.length > 0) await workspace.git(['update-index', '--add', '-z', '--index-info'], { ...call, input: `${matched.join('\0')}\0` });
 }

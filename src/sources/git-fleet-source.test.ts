@@ -160,13 +160,13 @@ describe('readBranchHead', () => {
   });
 });
 
-describe('GitFleetSource: what a fleet read checks out and refuses', () => {
+describe('GitFleetSource: what a fleet read fetches, writes and refuses', () => {
   let tmp: string;
   let work: string;
   let bare: string;
   let url: string;
-  /** Files each clone held when the read ran, repository-relative. */
-  const checkedOut: string[][] = [];
+  /** Files each clone held when the read ran, repository-relative, and the files of HEAD whose blobs it had fetched. */
+  const cloned: { onDisk: string[]; fetched: string[] }[] = [];
   let source: GitFleetSource;
 
   const filesBelow = async (dir: string, prefix = ''): Promise<string[]> => {
@@ -178,6 +178,23 @@ describe('GitFleetSource: what a fleet read checks out and refuses', () => {
       else files.push(path);
     }
     return files.sort();
+  };
+
+  /** HEAD's files whose blobs the partial clone at `dir` holds (--missing=print lists the others without fetching them). */
+  const fetchedFiles = async (dir: string): Promise<string[]> => {
+    const missing = new Set(
+      (await git(dir, 'rev-list', '--objects', '--all', '--missing=print'))
+        .split('\n')
+        .filter((line) => line.startsWith('?'))
+        .map((line) => line.slice(1)),
+    );
+    return (await git(dir, 'ls-tree', '-r', 'HEAD'))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.split('\t') as [string, string])
+      .filter(([meta]) => meta.split(' ')[1] === 'blob' && !missing.has(meta.split(' ')[2]!))
+      .map(([, path]) => path)
+      .sort();
   };
 
   /** A branch off main with `change` committed; `change` stages what it does. */
@@ -214,7 +231,7 @@ describe('GitFleetSource: what a fleet read checks out and refuses', () => {
     const gitRemote: GitRemote = {
       clone: async (options) => {
         const workspace = await real.clone(options);
-        checkedOut.push(await filesBelow(workspace.dir));
+        cloned.push({ onDisk: await filesBelow(workspace.dir), fetched: await fetchedFiles(workspace.dir) });
         return workspace;
       },
     };
@@ -225,7 +242,7 @@ describe('GitFleetSource: what a fleet read checks out and refuses', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('checks out only the provenance files, and still lists the reference and the clusters without provenance', async () => {
+  it('fetches only the provenance files and writes none, and still lists the reference and the clusters without provenance', async () => {
     const fleet = await source.fleet({ repositoryUrl: url, branch: 'main' });
     assert.deepEqual(
       fleet.clusters.map((c) => [c.name, c.kind]),
@@ -235,7 +252,7 @@ describe('GitFleetSource: what a fleet read checks out and refuses', () => {
         ['eu-1', 'generated'],
       ],
     );
-    assert.deepEqual(checkedOut.at(-1), ['clusters/eu-1/provenance.yaml']);
+    assert.deepEqual(cloned.at(-1), { onDisk: [], fetched: ['clusters/eu-1/provenance.yaml'] });
   });
 
   for (const [branch, path] of [

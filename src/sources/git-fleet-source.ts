@@ -119,11 +119,11 @@ export class GitFleetSource implements FleetSource {
 
   async #read(target: FleetTarget): Promise<Fleet> {
     const started = Date.now();
-    // Only each cluster's provenance.yaml is read (from git objects): only those blobs are fetched and written.
-    return this.#inClone(target, { sparsePaths: [], sparseFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
+    // Only each cluster's provenance.yaml is read (from git objects): only those blobs are fetched, and no file is written.
+    return this.#inClone(target, { sparsePaths: [], fetchFiles: [`clusters/*/${PROVENANCE_FILE}`] }, async (workspace) => {
       const platformCommit = await platformCommitOf(workspace.dir, this.#reference);
       // The clone's git objects: a cluster path that is a link is refused by its path, never followed.
-      // The checkout holds only the provenance files: the directories are named by the commit's tree.
+      // Nothing is checked out: the directories are named by the commit's tree.
       const names = await clusterDirectoriesOf(workspace.dir);
       const clusters = await withGitObjectReader(workspace.dir, (reader) =>
         readClusterRegistry(reader, { reference: this.#reference, names, ...(platformCommit !== undefined ? { platformCommit } : {}) }),
@@ -187,7 +187,7 @@ export class GitFleetSource implements FleetSource {
   /** Runs `work` in a partial clone of the target holding what `sparse` names (see CloneOptions), removed afterwards. */
   async #inClone<T>(
     target: FleetTarget,
-    sparse: Pick<CloneOptions, 'sparsePaths' | 'sparseTopLevelExcept' | 'sparseFiles'>,
+    sparse: Pick<CloneOptions, 'sparsePaths' | 'sparseTopLevelExcept' | 'fetchFiles'>,
     work: (workspace: GitWorkspace) => Promise<T>,
   ): Promise<T> {
     const root = await mkdtemp(join(this.#workRoot, 'gitops-fleet-'));
