@@ -10,8 +10,12 @@
  * components still to walk. As soon as a step would leave the root the path is
  * refused, before the outside is looked at, so the answer is the same whether
  * or not anything exists out there (no oracle for the host's files).
+ *
+ * The `lstat` and `readlink` calls block: a work tree is local, and through
+ * the thread pool each call cost several times the call itself (a verify
+ * resolves a few hundred paths; fs-repo-reader.ts reads their files the same way).
  */
-import { lstat, readlink } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { sep } from 'node:path';
 import { ValidationError } from '../errors.js';
@@ -76,7 +80,7 @@ export async function resolveConfined(realRoot: string, path: string, directorie
     if (known !== undefined) stats = known;
     else {
       try {
-        stats = await lstat(candidate);
+        stats = lstatSync(candidate);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false };
@@ -86,7 +90,7 @@ export async function resolveConfined(realRoot: string, path: string, directorie
     }
     if (stats.isSymbolicLink()) {
       if (++links > MAX_LINKS) throw new ValidationError([{ field: 'repository', message: `${path} goes through a loop of symbolic links` }]);
-      const target = await readlink(candidate);
+      const target = readlinkSync(candidate);
       // An absolute target names the host's file system, never the tree's.
       if (target.startsWith('/')) throw escapingLinkError(path);
       pending.push(...target.split('/').reverse());
@@ -97,6 +101,6 @@ export async function resolveConfined(realRoot: string, path: string, directorie
     reached.push(part);
   }
   const reachedPath = absolute(reached);
-  stats ??= await lstat(reachedPath);
+  stats ??= lstatSync(reachedPath);
   return { found: true, absolute: reachedPath, stats };
 }

@@ -5,12 +5,12 @@
  * that leaves the tree, however it is spelled, is refused by its repository
  * path before anything outside is looked at. A file is opened with
  * `O_NOFOLLOW | O_NONBLOCK` and read only when `fstat` says it is a regular
- * file: a FIFO can neither block a read (and with it a thread of the file
- * system pool) nor be read. Where a commit is at hand, `git-object-reader.ts`
+ * file: a FIFO can neither block a read (and with it the process) nor be
+ * read. Where a commit is at hand, `git-object-reader.ts`
  * reads the objects instead.
  */
-import { constants } from 'node:fs';
-import { open, readdir, realpath } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { readdir, realpath } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
@@ -20,6 +20,33 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 
 /** A `.git` component anywhere in a repository path. */
 const GIT_COMPONENT = /(?:^|\/)\.git(?:\/|$)/;
+
+/**
+ * The bytes of the file at `absolute`, which `lstat` found regular, read with
+ * blocking calls. A work tree's files are small and local: through the thread
+ * pool each of open, fstat, read and close is a hand-off to another thread and
+ * back, which cost more than the reads themselves (a verify reads a few hundred
+ * files). O_NONBLOCK and the fstat check keep a FIFO swapped in since the
+ * `lstat` from blocking the process or being read.
+ */
+function readRegularFile(absolute: string, path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(absolute, OPEN_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Swapped for a link after it was resolved: refused, never followed.
+    if (code === 'ELOOP' || code === 'EMLINK') throw escapingLinkError(path);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw specialFileError(path);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Reads the working tree rooted at `root` (an absolute directory). */
 export class FsRepoReader implements RepoReader {
@@ -43,22 +70,7 @@ export class FsRepoReader implements RepoReader {
     const resolved = await resolveConfined(await this.#root(), assertRepoPath(path), this.#directories);
     if (!resolved.found || resolved.stats.isDirectory()) return undefined;
     if (!resolved.stats.isFile()) throw specialFileError(path);
-    let handle;
-    try {
-      handle = await open(resolved.absolute, OPEN_FLAGS);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      // Swapped for a link after it was resolved: refused, never followed.
-      if (code === 'ELOOP' || code === 'EMLINK') throw escapingLinkError(path);
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw error;
-    }
-    try {
-      if (!(await handle.stat()).isFile()) throw specialFileError(path);
-      return await handle.readFile();
-    } finally {
-      await handle.close();
-    }
+    return readRegularFile(resolved.absolute, path);
   }
 
   /**
