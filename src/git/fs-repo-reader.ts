@@ -9,8 +9,8 @@
  * read. Where a commit is at hand, `git-object-reader.ts`
  * reads the objects instead.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { readdir, realpath } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
@@ -90,7 +90,8 @@ export class FsRepoReader implements RepoReader {
     }
     let entries;
     try {
-      entries = await readdir(base, { recursive: true, withFileTypes: true });
+      // Blocking, as the reads are (readRegularFile): the recursive walk is a pool hand-off a directory otherwise.
+      entries = readdirSync(base, { recursive: true, withFileTypes: true });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];

@@ -13,9 +13,11 @@
  * inside the tree as text and climbs out through the file system. FIFOs,
  * sockets and devices are refused: reading one blocks or reads the host.
  * Readers resolve and open paths themselves too (`fs-repo-reader.ts`); this
- * walk makes the refusal early and names the first offending path.
+ * walk makes the refusal early and names the first offending path. Its
+ * calls block, as the readers' do (confined-path.ts): a work tree is local,
+ * and the thread pool's hand-offs cost more than the calls.
  */
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { sep } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { assertKustomizationConfined, KUSTOMIZATION_FILES } from '../verify/kustomization-paths.js';
@@ -38,13 +40,13 @@ import { FsRepoReader } from './fs-repo-reader.js';
 export async function assertConfinedWorkTree(root: string, options: { readonly skip?: readonly string[] } = {}): Promise<void> {
   const skip = new Set(options.skip ?? []);
   // The root itself must be a directory, not a link somewhere else.
-  if ((await lstat(root)).isSymbolicLink()) throw new ValidationError([{ field: 'repository', message: 'the working copy is a symbolic link' }]);
-  const base = await realpath(root);
+  if (lstatSync(root).isSymbolicLink()) throw new ValidationError([{ field: 'repository', message: 'the working copy is a symbolic link' }]);
+  const base = realpathSync(root);
   const reader = new FsRepoReader(base);
   const pending = [base];
   while (pending.length > 0) {
     const dir = pending.pop() as string;
-    const entries = await readdir(dir, { withFileTypes: true });
+    const entries = readdirSync(dir, { withFileTypes: true });
     for (const entry of entries) {
       if (dir === base && entry.name === '.git') continue;
       const full = `${dir}${sep}${entry.name}`;

@@ -25,7 +25,8 @@
  * a loader rooted there), but files that directory's kustomization reads must
  * lie below it, as in a separate build.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { assertRepoPath } from '../gitops/file-tree.js';
@@ -157,7 +158,7 @@ export class BatchedKustomize implements KustomizeBuilder {
 
   async #run(repoRoot: string, dirs: Map<string, Waiter[]>): Promise<void> {
     const all = [...dirs];
-    const topOnly = await Promise.all(all.map(([dir]) => setsTopLevelOnlyFields(repoRoot, dir)));
+    const topOnly = all.map(([dir]) => setsTopLevelOnlyFields(repoRoot, dir));
     const alone = all.filter((_, i) => topOnly[i]);
     const entries = all.filter((_, i) => !topOnly[i]);
     if (entries.length > 1) {
@@ -197,22 +198,21 @@ export class BatchedKustomize implements KustomizeBuilder {
     const scratch = await mkdtemp(join(this.#scratchRoot, 'gitops-kustomize-batch-'));
     const shared = sharedSignal(waiters);
     try {
-      await Promise.all(
-        dirs.map(async (dir, i) => {
-          const wrapper = join(scratch, `w${i}`);
-          await mkdir(wrapper);
-          const target = relative(wrapper, join(repoRoot, dir));
-          // `./` or `../` first: kustomize must not read the path as a remote URL.
-          await writeFile(join(wrapper, 'kustomization.yaml'), wrapperKustomization(i, target.startsWith('../') ? target : `./${target}`), { flag: 'wx' });
-        }),
-      );
-      await writeFile(join(scratch, 'kustomization.yaml'), rootKustomization(dirs.length), { flag: 'wx' });
+      // A few small files in our own scratch directory: blocking writes cost less than the thread pool's hand-offs.
+      dirs.forEach((dir, i) => {
+        const wrapper = join(scratch, `w${i}`);
+        mkdirSync(wrapper);
+        const target = relative(wrapper, join(repoRoot, dir));
+        // `./` or `../` first: kustomize must not read the path as a remote URL.
+        writeFileSync(join(wrapper, 'kustomization.yaml'), wrapperKustomization(i, target.startsWith('../') ? target : `./${target}`), { flag: 'wx' });
+      });
+      writeFileSync(join(scratch, 'kustomization.yaml'), rootKustomization(dirs.length), { flag: 'wx' });
       this.#stats.combined += 1;
       this.#stats.combinedDirs += dirs.length;
       return splitBatchOutput(await this.#inner.build(scratch, '.', shared.signal), dirs.length);
     } finally {
       shared.release();
-      await rm(scratch, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
     }
   }
 }
@@ -225,10 +225,15 @@ export class BatchedKustomize implements KustomizeBuilder {
  * one whose kustomization cannot be read (kustomize will say why). The text is
  * searched, not parsed: a mention anywhere errs on the side of building alone.
  */
-async function setsTopLevelOnlyFields(repoRoot: string, dir: string): Promise<boolean> {
+function setsTopLevelOnlyFields(repoRoot: string, dir: string): boolean {
   for (const name of KUSTOMIZATION_FILES) {
-    const text = await readFile(join(repoRoot, dir, name), 'utf8').catch(() => undefined);
-    if (text !== undefined) return text.includes('sortOptions') || text.includes('buildMetadata');
+    let text: string;
+    try {
+      text = readFileSync(join(repoRoot, dir, name), 'utf8');
+    } catch {
+      continue;
+    }
+    return text.includes('sortOptions') || text.includes('buildMetadata');
   }
   return true;
 }
