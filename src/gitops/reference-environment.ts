@@ -11,6 +11,7 @@ import type { RepoReader } from './repo-reader.js';
 import { parseStrictYamlDocuments } from '../model/strict-yaml.js';
 import { parseYamlDocuments } from './yaml.js';
 import { isRecord } from '../model/is-record.js';
+import { LruMap } from '../lru-map.js';
 
 /** The ConfigMap every layer substitutes from. */
 export const CLUSTER_CONFIG_NAME = 'cluster-config';
@@ -72,7 +73,21 @@ export async function loadReferenceEnvironment(reader: RepoReader, reference: st
   }
   const files = new Map<string, string>();
   for (const path of paths) files.set(path.slice(root.length + 1), (await reader.read(path)) ?? '');
+  const key = JSON.stringify([reference, fromFlux, [...files]]);
+  return interpreted.remember(key, () => interpretReference(reference, files, fromFlux));
+}
 
+/**
+ * Reference environments interpreted, by their name, layer mode and files:
+ * a batch run renders many clusters from one reference, and each render's
+ * parse of it cost 20-25 ms of a cluster's CPU. What is kept is only read
+ * afterwards (its documents are printed, then parsed again for each cluster);
+ * a few references' worth of text.
+ */
+const interpreted = new LruMap<string, ReferenceEnvironment>(4 * 1024 * 1024, (key) => key.length);
+
+function interpretReference(reference: string, files: ReadonlyMap<string, string>, fromFlux: boolean): ReferenceEnvironment {
+  const root = `clusters/${reference}`;
   const invalid = (file: string, message: string) => new ValidationError([{ field: `${root}/${file}`, message }]);
   // The ConfigMap, the Flux Kustomizations and flux/kustomization.yaml are interpreted here (identity,
   // path, dependsOn, resources) and re-emitted with edits, so they are plain data only (no aliases,
