@@ -110,6 +110,18 @@ describe('the fleet core', () => {
     await assert.rejects(plan(['nowhere']), NotFoundError);
   });
 
+  it('plans a named cluster without reading any other cluster (a batch run plans one at a time)', async () => {
+    const inner = memoryRepoReader(files);
+    const read: string[] = [];
+    const counting = { ...inner, read: (path: string) => (read.push(path), inner.read(path)), list: (dir: string) => (read.push(`${dir}/`), inner.list(dir)) };
+    const [plan] = await planUpgrade(counting, { reference: 'development', clusters: ['eu-1'], platformCommit: NEW, generatorVersion: 'test', random });
+    assert.deepEqual([plan?.name, plan?.status], ['eu-1', 'changed']);
+    assert.deepEqual(
+      read.filter((path) => path.startsWith('clusters/') && !path.startsWith('clusters/eu-1/') && !path.startsWith('clusters/development/')),
+      [],
+    );
+  });
+
   it('removes only the files provenance lists, and refuses what it cannot prove it wrote', async () => {
     const withOwn = new Map(files);
     withOwn.set('clusters/eu-1/flux-system/gotk-sync.yaml', 'kind: Kustomization\n');

@@ -158,8 +158,13 @@ async function upgradeOne(
  */
 export async function planUpgrade(reader: RepoReader, options: PlanUpgradeOptions): Promise<ClusterUpgrade[]> {
   const reference = options.reference ?? REFERENCE_ENVIRONMENT;
+  // Named clusters: only their entries are read (a batch run plans one cluster at a time, in a tree of sixteen);
+  // one that is no directory stays out of the registry, so upgradeTargets says it does not exist.
+  const named = options.clusters !== undefined && options.clusters.length > 0 ? [...new Set(options.clusters)] : undefined;
+  const names = named === undefined ? undefined : await filterAsync(named, (name) => reader.isDirectory(`clusters/${name}`));
   const registry = await readClusterRegistry(reader, {
     reference,
+    ...(names !== undefined ? { names } : {}),
     ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}),
   });
   const targets = upgradeTargets(registry, options.clusters);
@@ -171,4 +176,10 @@ export async function planUpgrade(reader: RepoReader, options: PlanUpgradeOption
     upgrades.push(upgrade);
   }
   return upgrades;
+}
+
+async function filterAsync<T>(items: readonly T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
+  const kept: T[] = [];
+  for (const item of items) if (await keep(item)) kept.push(item);
+  return kept;
 }
