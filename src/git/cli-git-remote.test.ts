@@ -4,7 +4,7 @@ import { access, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { AuthenticationError, ConflictError, NotFoundError, UnavailableError, ValidationError, failureOf } from '../errors.js';
-import type { GitCredentials, GitWorkspace } from '../run/ports.js';
+import type { GitCredentials, GitWorkspace, PushResult } from '../run/ports.js';
 import { type GitDaemon, type GitHttpServer, createBareRepository, startGitDaemon, startGitHttpServer } from '../../test/support/git-server.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
@@ -91,6 +91,21 @@ describe('CliGitRemote', () => {
     await runGit(['config', 'uploadpack.allowFilter', 'true'], { cwd: join(served, name) });
     await runGit(['config', 'http.receivepack', 'true'], { cwd: join(served, name) });
     return name;
+  }
+
+  /** Each workspace commits a file of its own cluster, then both push at once: one lands, the other rebases and lands second. */
+  async function commitAndRace(...racers: [GitWorkspace, string][]): Promise<PushResult[]> {
+    for (const [ws, name] of racers) {
+      await mkdir(join(ws.dir, `clusters/${name}`), { recursive: true });
+      await writeFile(join(ws.dir, `clusters/${name}/kustomization.yaml`), `# ${name}\n`);
+      assert.ok(await ws.commit({ paths: [`clusters/${name}`], message: `Scaffold ${name}`, trailers: { 'Scaffold-Id': name }, author: AUTHOR }));
+    }
+    const results = await Promise.all(racers.map(([ws]) => ws.push()));
+    assert.deepEqual(
+      results.map((r) => r.attempts).sort(),
+      racers.map((_, i) => i + 1),
+    );
+    return results;
   }
 
   async function assertSparseAndPartial(ws: GitWorkspace): Promise<void> {
@@ -399,16 +414,7 @@ describe('CliGitRemote', () => {
       ),
     )) as [GitWorkspace, GitWorkspace];
     try {
-      for (const [ws, name] of [
-        [a, 'alpha'],
-        [b, 'beta'],
-      ] as const) {
-        await mkdir(join(ws.dir, `clusters/${name}`), { recursive: true });
-        await writeFile(join(ws.dir, `clusters/${name}/kustomization.yaml`), `# ${name}\n`);
-        assert.ok(await ws.commit({ paths: [`clusters/${name}`], message: `Scaffold ${name}`, trailers: { 'Scaffold-Id': name }, author: AUTHOR }));
-      }
-      const results = await Promise.all([a.push(), b.push()]);
-      assert.deepEqual(results.map((r) => r.attempts).sort(), [1, 2]);
+      const results = await commitAndRace([a, 'alpha'], [b, 'beta']);
       const served_ = join(served, repo);
       const tip = await git(served_, 'rev-parse', 'main');
       assert.ok(results.some((r) => r.sha === tip));
@@ -438,16 +444,7 @@ describe('CliGitRemote', () => {
       assert.deepEqual((await readdir(a.dir)).sort(), ['.git', 'README.md', 'base', 'clusters']);
       assert.equal(await readFile(join(a.dir, '.git'), 'utf8'), `gitdir: ${places[0]!.gitDir}\n`);
       assert.ok((await readdir(join(places[0]!.gitDir, 'objects'))).includes('pack'));
-      for (const [ws, name] of [
-        [a, 'alpha'],
-        [b, 'beta'],
-      ] as const) {
-        await mkdir(join(ws.dir, `clusters/${name}`), { recursive: true });
-        await writeFile(join(ws.dir, `clusters/${name}/kustomization.yaml`), `# ${name}\n`);
-        assert.ok(await ws.commit({ paths: [`clusters/${name}`], message: `Scaffold ${name}`, trailers: { 'Scaffold-Id': name }, author: AUTHOR }));
-      }
-      const results = await Promise.all([a.push(), b.push()]);
-      assert.deepEqual(results.map((r) => r.attempts).sort(), [1, 2]);
+      const results = await commitAndRace([a, 'alpha'], [b, 'beta']);
       const tip = await git(join(served, repo), 'rev-parse', 'main');
       assert.equal(await git(join(served, repo), 'rev-list', '--count', 'main'), '3');
       const loser = results[0]?.attempts === 2 ? a : b;

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_BATCH_CLUSTERS, type RunResult } from '../run/run-record.js';
+import fc from 'fast-check';
+import { batchResultFits } from '../run/batch-issues.js';
+import { BATCH_CLUSTER_STATUSES, MAX_BATCH_CLUSTERS, type RunResult } from '../run/run-record.js';
 import { boundedResult, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
 
 const written = (result: RunResult): string => `${JSON.stringify(boundedResult(result))}\n`;
@@ -38,23 +40,47 @@ describe('boundedResult', () => {
     assert.deepEqual(shown, kept.slice(0, shown.length));
   });
 
-  it('fits the largest batch, every cluster name 63 characters long, with its commits and statuses whole, and reads it back', () => {
-    const name = (i: number) => `c${String(i).padStart(2, '0')}`.padEnd(63, 'x');
-    const clusters = Array.from({ length: MAX_BATCH_CLUSTERS }, (_, i) => name(i));
-    const result: RunResult = {
-      status: 'failed',
-      message: `step 3 (push-upgrade) failed: ${'a finding, '.repeat(400)}`,
-      gitops_path: `clusters/${name(0)}`,
-      commits: clusters.map((cluster) => ({ pass: 'upgrade', sha: 'a'.repeat(40), cluster })),
-      batch: Object.fromEntries(clusters.map((cluster) => [cluster, 'upgraded'])),
-      step: 3,
-      error_code: 'verification_failed',
-      transient: false,
-    };
-    const bounded = boundedResult(result);
-    assert.ok(Buffer.byteLength(`${JSON.stringify(bounded)}\n`) <= RESULT_MAX_BYTES);
-    assert.deepEqual(parseRunResult(JSON.stringify(bounded))?.commits, result.commits);
-    assert.deepEqual(parseRunResult(JSON.stringify(bounded))?.batch, result.batch);
+  it('fits every batch a run may take (batchResultFits), commits and statuses whole, with any ids, statuses and message', () => {
+    // Cluster names are DNS labels of 1 to 63 characters.
+    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/);
+    const batch = fc.uniqueArray(label, { minLength: 1, maxLength: MAX_BATCH_CLUSTERS + 4 }).filter(batchResultFits);
+    fc.assert(
+      fc.property(
+        batch,
+        fc.constantFrom(40, 64),
+        fc.constantFrom(...BATCH_CLUSTER_STATUSES),
+        fc.string({ maxLength: 6000, unit: 'binary' }),
+        (clusters, idLength, status, message) => {
+          const result: RunResult = {
+            status: 'failed',
+            message,
+            gitops_path: `clusters/${clusters[0]}`,
+            commits: clusters.map((cluster) => ({ pass: 'upgrade', sha: 'a'.repeat(idLength), cluster })),
+            changes: { added: 1234, modified: 56789, removed: 0, credentialsKept: 123 },
+            batch: Object.fromEntries(clusters.map((cluster) => [cluster, status])),
+            step: 3,
+            error_code: 'verification_failed',
+            transient: false,
+          };
+          const text = written(result);
+          assert.ok(Buffer.byteLength(text) <= RESULT_MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
+          const read = parseRunResult(text);
+          assert.deepEqual(read?.commits, result.commits);
+          assert.deepEqual(read?.batch, result.batch);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('lets short names fill most of a run and long ones half of one', () => {
+    const named = (count: number, length: number) => Array.from({ length: count }, (_, i) => `c${String(i).padStart(2, '0')}`.padEnd(length, 'x'));
+    // With SHA-256 ids: the fixed 16 of before fitted 63-character names only with SHA-1 ones.
+    assert.ok(batchResultFits(named(15, 63)));
+    assert.ok(!batchResultFits(named(16, 63)));
+    assert.ok(batchResultFits(named(27, 10)));
+    assert.ok(!batchResultFits(named(28, 10)));
+    assert.ok(!batchResultFits(named(MAX_BATCH_CLUSTERS + 1, 3)), 'never more than MAX_BATCH_CLUSTERS');
   });
 
   it('cuts a failure message of many findings (quotes, newlines, non-ASCII) to fit, marked with …', () => {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../errors.js';
 import { RUN_PASSES } from '../model/run-action.js';
 import { clusterNameSchema } from '../model/cluster-spec.js';
-import { BATCH_CLUSTER_STATUSES, type RunResult } from '../run/run-record.js';
+import { BATCH_CLUSTER_STATUSES, RESULT_MAX_BYTES, type RunResult } from '../run/run-record.js';
 
 /** The result JSON. */
 export const runResultSchema = z.object({
@@ -34,12 +34,7 @@ export const runResultSchema = z.object({
   batch: z.record(clusterNameSchema, z.enum(BATCH_CLUSTER_STATUSES)).optional(),
 });
 
-/**
- * What a result may weigh, as written: Kubernetes keeps at most 4096 bytes of
- * a container's termination message and cuts the rest, which would leave a
- * finished run without a readable result.
- */
-export const RESULT_MAX_BYTES = 4096;
+export { RESULT_MAX_BYTES } from '../run/run-record.js';
 
 /**
  * `result` made to fit in `maxBytes` of JSON (and its newline): first the

@@ -11,9 +11,10 @@ import { ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { FleetSource } from './fleet-source.js';
-import { RolloutService, type RolloutRuns } from './rollout-service.js';
+import { batchesOf, RolloutService, type RolloutRuns } from './rollout-service.js';
+import { batchResultFits } from '../run/batch-issues.js';
 import type { RolloutStore } from './rollout-store.js';
-import type { RunStatus, RunRecord } from '../run/run-record.js';
+import { MAX_BATCH_CLUSTERS, type RunStatus, type RunRecord } from '../run/run-record.js';
 import type { FleetRunRequest } from './run-service.js';
 import { eventually } from '../../test/support/runner.js';
 
@@ -425,5 +426,29 @@ describe('RolloutService', () => {
     assert.equal(done.state, 'succeeded');
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2'], 'eu-1 was not started twice');
     await second.stop();
+  });
+});
+
+describe('batchesOf', () => {
+  const named = (count: number, length: number) => Array.from({ length: count }, (_, i) => `c${String(i).padStart(2, '0')}`.padEnd(length, 'x'));
+
+  it('fills runs up to the batch size in order, and cuts a run short where one more name would not let its result fit', () => {
+    const short = named(40, 10);
+    assert.deepEqual(
+      batchesOf(short, 16).map((b) => b.length),
+      [16, 16, 8],
+    );
+    assert.deepEqual(batchesOf(short, 16).flat(), short);
+    // 27 names of 10 characters fit a result, 28 do not (batch-issues.ts).
+    assert.deepEqual(
+      batchesOf(short, MAX_BATCH_CLUSTERS).map((b) => b.length),
+      [27, 13],
+    );
+    assert.deepEqual(
+      batchesOf(named(20, 63), MAX_BATCH_CLUSTERS).map((b) => b.length),
+      [15, 5],
+    );
+    assert.deepEqual(batchesOf(named(3, 5), 1), [[named(3, 5)[0]], [named(3, 5)[1]], [named(3, 5)[2]]]);
+    for (const batch of batchesOf(named(100, 40), MAX_BATCH_CLUSTERS)) assert.ok(batchResultFits(batch));
   });
 });

@@ -29,6 +29,7 @@ import type { Caller } from './authenticator.js';
 import type { FleetSource, FleetUpgrade } from './fleet-source.js';
 import type { Rollout, RolloutCluster, RolloutStore } from './rollout-store.js';
 import { isFinal, MAX_BATCH_CLUSTERS, type RunRecord } from '../run/run-record.js';
+import { batchResultFits } from '../run/batch-issues.js';
 import type { FleetRunRequest } from './run-service.js';
 
 /** How a rollout starts and follows its runs: the RunService. */
@@ -282,7 +283,8 @@ export class RolloutService {
     });
     const active = new Set(runningOf(rollout, clusters).map((name) => rollout.clusters[name]!.run)).size;
     const perRun = rollout.delivery === undefined || rollout.delivery.mode === 'push' ? this.#batchSize : 1;
-    const unstarted = waiting.slice(0, Math.max(0, this.#maxActiveRuns - active) * perRun);
+    const room = Math.max(0, this.#maxActiveRuns - active);
+    const unstarted = waiting.slice(0, room * perRun);
     if (unstarted.length === 0) return {};
     let specs: Map<string, ClusterSpec>;
     try {
@@ -298,9 +300,9 @@ export class RolloutService {
       if (specs.has(name)) generated.push(name);
       else started[name] = { status: 'failed', message: `clusters/${name} is no longer a generated cluster of the repository` };
     }
-    for (let at = 0; at < generated.length; at += perRun) {
-      const [first, ...batch] = generated.slice(at, at + perRun) as [string, ...string[]];
-      const names = [first, ...batch];
+    // Batches cut short by long names leave clusters for the next round rather than exceed the active runs.
+    for (const names of batchesOf(generated, perRun).slice(0, room)) {
+      const [first, ...batch] = names as [string, ...string[]];
       try {
         const run = await this.#runs.startFleetRun(
           {
@@ -428,4 +430,23 @@ function singleOutcome(run: RunRecord): RolloutCluster {
   const commit = run.commits.find((c) => c.pass === 'upgrade')?.sha;
   if (commit === undefined) return { status: 'succeeded', run: run.id, outcome: 'up_to_date', ...counts };
   return { status: 'succeeded', run: run.id, outcome: 'upgraded', commit, ...counts };
+}
+
+/**
+ * `names` in order, cut into runs of at most `perRun` clusters each, a run
+ * ending early when one more name would make its result too long to report
+ * (batch-issues.ts): short names fill a run, 63-character ones half of one.
+ */
+export function batchesOf(names: readonly string[], perRun: number): string[][] {
+  const batches: string[][] = [];
+  let current: string[] = [];
+  for (const name of names) {
+    if (current.length > 0 && (current.length >= perRun || !batchResultFits([...current, name]))) {
+      batches.push(current);
+      current = [];
+    }
+    current.push(name);
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

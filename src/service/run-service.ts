@@ -316,7 +316,7 @@ export class RunService {
 
   /**
    * A batch is an upgrade that is pushed, of at most `MAX_BATCH_CLUSTERS`
-   * distinct clusters none of which has an active run: the store's
+   * distinct clusters whose result fits (batch-issues.ts), none of which has an active run: the store's
    * one-active-run rule holds the run's own cluster, this the others.
    * @throws ValidationError; ConflictError naming a batch cluster's active run
    */
