@@ -22,7 +22,7 @@ const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
 const RUNNER_SCRATCH_DIR = '/var/run/scaffold/scratch';
 /**
  * The scratch volume holds the files of the sparse checkout (base/, the
- * reference and the run's clusters: about 3 MB for a batch of 16 on the
+ * reference and the run's clusters: about 3 MB for a batch of 16, 6 MB for 32, on the
  * default platform) and verify's copy of one cluster's (about 1 MB). Past the
  * limit the kubelet evicts the pod rather than let a hostile tree eat the node's memory.
  */
