@@ -61,7 +61,10 @@ export async function installProcessCounter(dir: string, programs: readonly stri
   for (const program of programs) {
     const real = await which(program);
     // One line per process: parent pid, program, arguments separated by US; then the real program in its place.
-    const script = `#!/bin/sh\n{ printf '%s\\036%s' "$PPID" '${program}'; for a in "$@"; do printf '\\037%s' "$a"; done; printf '\\n'; } >> '${log}'\nexec '${real}' "$@"\n`;
+    // The line goes out in one write: with a printf per part, two processes starting at once merged their lines.
+    const script =
+      `#!/bin/sh\nrs=$(printf '\\036'); us=$(printf '\\037'); line="$PPID\${rs}${program}"\n` +
+      `for a in "$@"; do line="$line\${us}$a"; done\nprintf '%s\\n' "$line" >> '${log}'\nexec '${real}' "$@"\n`;
     await writeFile(join(dir, program), script);
     await chmod(join(dir, program), 0o755);
   }
