@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnavailableError, ValidationError } from '../errors.js';
@@ -18,7 +18,7 @@ import type { RunSecrets, RunRecord } from '../run/run-record.js';
 // It reports secret variables as sha256 digests, so the test can check they
 // arrived without the values being printed.
 const FAKE_RUNNER = `
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -26,6 +26,11 @@ const emit = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 const digest = (v) => (v === undefined ? null : createHash('sha256').update(v).digest('hex'));
 const env = process.env;
 const cluster = env.SCAFFOLD_CLUSTER ?? '';
+// A work tree on the scratch volume, as the real runner's clone puts it there.
+if (env.SCAFFOLD_SCRATCH_DIR) {
+  mkdirSync(env.SCAFFOLD_SCRATCH_DIR + '/upgrade-work/clusters', { recursive: true });
+  writeFileSync(env.SCAFFOLD_SCRATCH_DIR + '/upgrade-work/clusters/kustomization.yaml', 'resources: []\\n');
+}
 emit({ event: 'step_started', step: 1, step_name: 'clone' });
 emit({
   event: 'env',
@@ -141,8 +146,8 @@ before(async () => {
   await writeFile(runnerPath, FAKE_RUNNER);
   // A service credential in the service's environment must not reach the runner.
   process.env.API_TOKENS = 'service-api-token-must-not-leak';
-  // Where the operator wants verify's copies made (memory, as a runner Job has it): runners inherit it.
-  process.env.SCAFFOLD_SCRATCH_DIR = '/dev/shm/gitops-scaffolder-scratch';
+  // Where the operator wants work trees and verify's copies made (memory, as a runner Job has it): each runner gets a directory there.
+  process.env.SCAFFOLD_SCRATCH_DIR = join(dir, 'scratch');
 });
 after(async () => {
   if (savedApiTokens === undefined) delete process.env.API_TOKENS;
@@ -171,7 +176,7 @@ describe('LocalExecutor', () => {
       SCAFFOLD_REGION: 'eu-west-1',
       SCAFFOLD_REFERENCE: 'development',
       SCAFFOLD_RESULT_FILE: ex.resultFileOf(run.id),
-      SCAFFOLD_SCRATCH_DIR: '/dev/shm/gitops-scaffolder-scratch',
+      SCAFFOLD_SCRATCH_DIR: join(dir, 'scratch', run.id),
     });
     assert.deepEqual(env.secrets, {
       SCAFFOLD_GIT_USERNAME: sha('scaffolder'),
@@ -281,10 +286,13 @@ describe('LocalExecutor', () => {
     const run = runOf('stubborn');
     await ex.start(run, SECRETS);
     for await (const line of ex.logs(run, { follow: true })) if (line.includes('"grandchild"')) break;
+    assert.deepEqual(await readdir(join(dir, 'scratch', run.id)), ['upgrade-work']);
     const started = Date.now();
     await ex.cancel(run);
     assert.ok(Date.now() - started >= 150, 'SIGTERM alone did not stop it');
     assert.equal((await ex.inspect(run)).state, 'failed');
+    // Killed before it could clean up: the executor removes its directories, the one on the scratch volume too.
+    await assert.rejects(access(join(dir, 'scratch', run.id)));
   });
 
   it('queues runs beyond the concurrency limit as pending, and close stops everything', async () => {

@@ -158,13 +158,16 @@ export class LocalExecutor implements RunExecutor {
 
   constructor(deps: LocalExecutorDeps) {
     this.#runnerCommand = deps.runnerCommand;
-    this.#dirs = new LocalRunDirs(deps.dataDir, deps.monotonicNow);
+    this.#inheritEnv = deps.inheritEnv ?? DEFAULT_INHERITED;
+    this.#extraEnv = deps.extraEnv ?? {};
+    // The scratch volume runners would share: each gets a directory of its own there, which this executor removes as it does the work dir.
+    const scratchRoot =
+      this.#extraEnv[RUNNER_ENV.scratchDir] ?? (this.#inheritEnv.includes(RUNNER_ENV.scratchDir) ? process.env[RUNNER_ENV.scratchDir] : undefined);
+    this.#dirs = new LocalRunDirs(deps.dataDir, deps.monotonicNow, scratchRoot);
     this.#logger = deps.logger ?? silentLogger;
     this.#concurrency = Math.max(1, deps.concurrency ?? 4);
     this.#killGraceMs = deps.killGraceMs ?? 10_000;
     this.#retainFinishedMs = deps.retainFinishedMs ?? 900_000;
-    this.#inheritEnv = deps.inheritEnv ?? DEFAULT_INHERITED;
-    this.#extraEnv = deps.extraEnv ?? {};
     this.#leaseTtlMs = deps.leaseTtlMs ?? 15_000;
     this.#landedCommits = deps.landedCommits;
     this.#queueKey = deps.queueKey ?? generateQueueKey();
@@ -407,6 +410,7 @@ export class LocalExecutor implements RunExecutor {
     const { run } = execution;
     const secrets = execution.secrets ?? {};
     execution.secrets = undefined;
+    const scratchDir = this.#dirs.scratchDirOf(run.id);
     const env: Record<string, string> = {};
     for (const name of this.#inheritEnv) {
       const value = process.env[name];
@@ -416,6 +420,7 @@ export class LocalExecutor implements RunExecutor {
       [RUNNER_ENV.resultFile]: this.resultFileOf(run.id),
       [RUNNER_ENV.leaseFile]: this.leaseFileOf(run.id),
       [RUNNER_ENV.workDir]: this.workDirOf(run.id),
+      ...(scratchDir !== undefined ? { [RUNNER_ENV.scratchDir]: scratchDir } : {}),
     });
     let child: ChildProcess;
     const outputFile = this.#dirs.outputFileOf(run.id);

@@ -2,7 +2,9 @@
  * The local executor's per-run directory, `<dataDir>/runs/<id>`: the runner's
  * result file, its owner lease and its working copy all live below it, so the
  * executor can remove whatever a runner left behind, however it ended, and a
- * service started again after a crash finds everything where it left it.
+ * service started again after a crash finds everything where it left it. With
+ * a scratch volume (`SCAFFOLD_SCRATCH_DIR`), each run has its own directory
+ * there too (the work tree's files, verify's copies), removed the same way.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,10 +28,14 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 export class LocalRunDirs {
   readonly #leases: LeaseWatch;
 
-  /** @param monotonicNow - the clock leases are judged on (see `lease-watch.ts`) */
+  /**
+   * @param monotonicNow - the clock leases are judged on (see `lease-watch.ts`)
+   * @param scratchRoot - the scratch volume the runners' directories go in, if any
+   */
   constructor(
     private readonly dataDir: string,
     monotonicNow?: () => number,
+    private readonly scratchRoot?: string,
   ) {
     this.#leases = new LeaseWatch(monotonicNow);
   }
@@ -47,6 +53,17 @@ export class LocalRunDirs {
     return join(this.runDirOf(id), 'lease.json');
   }
 
+  /** The run's own directory on the scratch volume, when there is one; removed when the runner has exited, however it ended. */
+  scratchDirOf(id: string): string | undefined {
+    return this.scratchRoot === undefined ? undefined : join(this.scratchRoot, id);
+  }
+
+  /** What a runner leaves on disk while it works: its working copy, and its scratch directory. */
+  #workingDirsOf(id: string): string[] {
+    const scratch = this.scratchDirOf(id);
+    return scratch === undefined ? [this.workDirOf(id)] : [this.workDirOf(id), scratch];
+  }
+
   /** The runner's stdout and stderr (see `output-file.ts`); kept with the result. */
   outputFileOf(id: string): string {
     return join(this.runDirOf(id), 'output.log');
@@ -60,7 +77,7 @@ export class LocalRunDirs {
   /** A fresh run directory, private to the service's user, with nothing of an earlier start in it. */
   async prepare(id: string): Promise<void> {
     await mkdir(this.runDirOf(id), { recursive: true, mode: 0o700 });
-    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), this.workDirOf(id)])
+    for (const leftover of [this.resultFileOf(id), this.leaseFileOf(id), this.outputFileOf(id), ...this.#workingDirsOf(id)])
       await rm(leftover, { recursive: true, force: true });
   }
 
@@ -71,9 +88,9 @@ export class LocalRunDirs {
     return { ...(text === undefined ? {} : { text }), ...(result === undefined ? {} : { result }) };
   }
 
-  /** Removes what a runner that has exited leaves behind: its working copy and its lease. */
+  /** Removes what a runner that has exited leaves behind: its working copy, its scratch directory and its lease. */
   async removeLeftovers(id: string): Promise<void> {
-    await rm(this.workDirOf(id), { recursive: true, force: true }).catch(() => undefined);
+    for (const dir of this.#workingDirsOf(id)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     await rm(this.leaseFileOf(id), { force: true }).catch(() => undefined);
   }
 
@@ -103,7 +120,7 @@ export class LocalRunDirs {
     const unchangedMs = Math.round(this.#leases.unchangedFor(run.id));
     this.#leases.forget(run.id);
     signalGroup(lease.pid, 'SIGKILL');
-    await rm(this.workDirOf(run.id), { recursive: true, force: true }).catch(() => undefined);
+    for (const dir of this.#workingDirsOf(run.id)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     const landed = await options.landed();
     const result: RunResult = {
       status: 'failed',
