@@ -7,7 +7,7 @@
  * rebase needs the merge base.
  */
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type {
@@ -32,6 +32,7 @@ import { DEFAULT_IDENTITY, assertIdentity, identityEnv } from './git-identity.js
 import { withGitAuth } from './git-auth.js';
 import { parseRepositoryUrl, type RemoteUrl } from '../model/repository-url.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
+import { isWithin } from './confined-path.js';
 import { isValidBranchName } from './branch-name.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
@@ -521,12 +522,6 @@ async function entriesOf(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     return [];
   }
-}
-
-/** Whether `path` is `dir` or lies below it (both absolute and resolved). */
-function isWithin(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**

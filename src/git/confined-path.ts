@@ -17,11 +17,17 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { ValidationError } from '../errors.js';
 
 /** Links followed while resolving one path before it counts as a loop (the kernel's MAXSYMLINKS). */
 const MAX_LINKS = 40;
+
+/** Whether the absolute path `path` is `dir` or lies below it, by their text (resolve links first where they matter). */
+export function isWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
 
 /** The one message for a path whose links leave the tree: never where they lead, nor whether that exists. */
 export function escapingLinkError(path: string): ValidationError {

@@ -5,9 +5,10 @@
  * on the way is resolved to stay inside the root, symlinks included.
  */
 import { lstat, mkdir, readFile, readdir, realpath, rmdir, unlink, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, posix, relative, sep } from 'node:path';
+import { join, posix } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { type FileTree, assertRepoPath } from '../gitops/file-tree.js';
+import { isWithin } from './confined-path.js';
 
 /** Options of {@link writeTree}. */
 export interface WriteTreeOptions {
@@ -58,8 +59,7 @@ class DirectoryResolver {
   }
 
   private inside(real: string): boolean {
-    const rel = relative(this.realRoot, real);
-    return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+    return isWithin(real, this.realRoot);
   }
 
   /**
