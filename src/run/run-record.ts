@@ -39,7 +39,7 @@ export interface BatchClusterOutcome {
  * The most clusters one batch upgrade run upgrades (its own and those of
  * `batch`), whatever their names; fewer when its result would not fit
  * {@link RESULT_MAX_BYTES} (batch-issues.ts `batchResultFits`: a commit and a
- * status each, so 16 names of 63 characters, about 28 of 10 with SHA-256 ids).
+ * status each, so 15 names of 63 characters, 27 of 10, with SHA-256 ids).
  * Each run has its fixed costs (a process, a clone, a push): at 320 clusters,
  * batches of 32 cost 0.43 CPU-s a cluster against 0.47 for batches of 16.
  */
