@@ -17,6 +17,9 @@ import type { RepoReader } from './repo-reader.js';
 import type { RenderOptions } from './render-types.js';
 import { documentToYaml } from './yaml.js';
 
+/** The kinds the generated components derive from: Ingresses (hosts/) and the external-dns HelmRelease (identity/). */
+const COMPONENT_SOURCE_KINDS = ['Ingress', 'HelmRelease'] as const;
+
 /** Adds `value` to the list at `key` of a YAML map document if it is not there yet. */
 function ensureListEntry(doc: Document, key: string, value: string): void {
   const existing = doc.get(key);
@@ -91,6 +94,7 @@ export async function renderLayerOverlays(input: LayerOverlaysInput): Promise<[s
       carriedOverReader(input.reader, reference, cluster),
       `${reference.root}/${layer.dir}`,
       text,
+      COMPONENT_SOURCE_KINDS,
       input.parseResources,
     );
     const doc = parseDocument(input.carriedOver(kustomizationRel)!);
