@@ -6,12 +6,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
-import { FsRepoReader } from './fs-repo-reader.js';
+import { FsRepoReader, readRegularFile } from './fs-repo-reader.js';
 
 describe('FsRepoReader', () => {
   let scratch: string;
@@ -65,6 +65,33 @@ describe('FsRepoReader', () => {
     const started = Date.now();
     assert.match(await refusal('clusters/eu/pipe.yaml'), /clusters\/eu\/pipe\.yaml is not a regular file/);
     assert.ok(Date.now() - started < 2_000);
+  });
+
+  // What was resolved as a regular file may be swapped before it is opened: the
+  // open itself must refuse what the resolution would have (reading it directly
+  // is the swap, without a race to win).
+  it('refuses a link swapped in after resolution instead of following it out of the tree', () => {
+    assert.throws(
+      () => readRegularFile(join(repo, 'clusters', 'absolute'), 'clusters/swapped'),
+      (error: unknown) => error instanceof ValidationError && /clusters\/swapped is a symbolic link/.test(error.message),
+    );
+  });
+
+  it('refuses a FIFO swapped in after resolution without blocking on it (in a process of its own, killed if it blocks)', () => {
+    const fifo = join(repo, 'clusters', 'eu', 'pipe.yaml');
+    const child = spawnSync(
+      process.execPath,
+      [
+        ...process.execArgv,
+        '--input-type=module',
+        '-e',
+        `import { readRegularFile } from ${JSON.stringify(new URL('./fs-repo-reader.ts', import.meta.url).href)};
+         try { readRegularFile(${JSON.stringify(fifo)}, 'clusters/eu/pipe.yaml'); console.log('read'); } catch (error) { console.log(error.message); }`,
+      ],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+    assert.equal(child.signal, null, 'the read blocked on the FIFO');
+    assert.match(child.stdout, /clusters\/eu\/pipe\.yaml is not a regular file/);
   });
 
   it('reads files and links that stay inside the tree, and lists regular files only', async () => {

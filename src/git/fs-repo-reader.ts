@@ -23,13 +23,15 @@ const GIT_COMPONENT = /(?:^|\/)\.git(?:\/|$)/;
 
 /**
  * The bytes of the file at `absolute`, which `lstat` found regular, read with
- * blocking calls. A work tree's files are small and local: through the thread
+ * blocking calls; `path` names it in errors. What was resolved may have been
+ * swapped since: a link is refused, not followed (O_NOFOLLOW), and anything
+ * but a regular file is refused without blocking (O_NONBLOCK, then `fstat`).
+ * Blocking calls, because a work tree's files are small and local: through the thread
  * pool each of open, fstat, read and close is a hand-off to another thread and
  * back, which cost more than the reads themselves (a verify reads a few hundred
- * files). O_NONBLOCK and the fstat check keep a FIFO swapped in since the
- * `lstat` from blocking the process or being read.
+ * files).
  */
-function readRegularFile(absolute: string, path: string): Buffer | undefined {
+export function readRegularFile(absolute: string, path: string): Buffer | undefined {
   let fd: number;
   try {
     fd = openSync(absolute, OPEN_FLAGS);
