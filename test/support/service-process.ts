@@ -4,6 +4,7 @@
  * what outlives it. Its address is read from its "listening" log line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { REPO_ROOT } from './runner.js';
@@ -16,6 +17,15 @@ export interface ServiceProcess {
   output(): string;
   /** SIGKILL, and wait until it is gone. */
   kill(): Promise<void>;
+}
+
+/**
+ * libfaketime keeps the clock it shares with a process's children in
+ * /dev/shm, named by the pid it was preloaded into, and removes it when that
+ * process exits cleanly: one killed (as these are) left it there for good.
+ */
+function removeFaketimeClock(pid: number): void {
+  for (const name of [`faketime_shm_${pid}`, `sem.faketime_sem_${pid}`]) rmSync(join('/dev/shm', name), { force: true });
 }
 
 /**
@@ -33,7 +43,12 @@ export async function startServiceProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      if (processEnv['LD_PRELOAD']?.includes('faketime') && child.pid !== undefined) removeFaketimeClock(child.pid);
+      resolve();
+    }),
+  );
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const address = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the service did not listen within ${timeoutMs} ms:\n${output}`)), timeoutMs);
