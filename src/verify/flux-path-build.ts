@@ -65,7 +65,7 @@ export function fluxPathBuilder(deps: FluxPathBuildDeps): (dir: string) => Promi
           if (error instanceof ValidationError) return { ok: false, error: error.message };
           throw error;
         }
-        const parsed = manifestDocuments(text);
+        const parsed = manifestDocuments(text, 'kustomize-output');
         if (parsed.error !== undefined) return { ok: false, error: `output is not valid YAML: ${parsed.error}` };
         return { ok: true, objects: parsed.documents.filter(isRecord) };
       })();

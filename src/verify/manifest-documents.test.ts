@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { stringify } from 'yaml';
+import { stringify, type ToStringOptions } from 'yaml';
 import { manifestDocuments, parseStream } from './manifest-documents.js';
 
 const piece = fc.oneof(
@@ -43,6 +43,22 @@ describe('manifestDocuments', () => {
         assert.deepEqual(manifestDocuments(text), parseStream(text), JSON.stringify(text));
       }),
       { numRuns: 800 },
+    );
+  });
+
+  it("reads kustomize's output as the yaml package reads it, whichever parser answers", () => {
+    const styles = fc.record({
+      defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'QUOTE_SINGLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED'),
+      collectionStyle: fc.constantFrom('any', 'block', 'flow'),
+      lineWidth: fc.constantFrom(0, 20, 80),
+    }) as fc.Arbitrary<ToStringOptions>;
+    const object = fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(object, styles), { maxLength: 5 }), (documents) => {
+        const text = documents.map(([value, options]) => stringify(value, options)).join('---\n');
+        assert.deepEqual(manifestDocuments(text, 'kustomize-output'), parseStream(text), JSON.stringify(text));
+      }),
+      { numRuns: 300 },
     );
   });
 

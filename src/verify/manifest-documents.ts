@@ -1,10 +1,11 @@
 /**
  * Multi-document YAML → plain objects, for both kustomize output and raw
- * files in the tree. Parsed with the `yaml` package's default (YAML 1.2 core)
- * schema, which is what kustomize's output is written for.
+ * files in the tree. Read as the `yaml` package's default (YAML 1.2 core)
+ * schema reads it, which is what kustomize's output is written for.
  */
 import { parseAllDocuments } from 'yaml';
 import { ParseMemo } from '../gitops/parse-memo.js';
+import { plainDataDocuments } from './plain-data-yaml.js';
 
 /** The documents of one YAML text. */
 export interface ManifestDocuments {
@@ -18,9 +19,18 @@ export interface ManifestDocuments {
  * Each document's text → its values. Most objects a verify parses are the same
  * text again: base/ as every cluster of a batch builds it, the first pass's
  * output in the second. 4 M characters of documents at most: a batch of 16
- * clusters keeps about 0.4 M (530 documents, two of three asked for again).
+ * clusters keeps about 0.4 M of kustomize's output (530 documents, two of
+ * three asked for again). The repository's files are kept apart: read by
+ * another parser, their values could differ where the text is not valid YAML.
  */
-const DOCUMENTS = new ParseMemo<ManifestDocuments>(4 * 1024 * 1024);
+const BUILT = new ParseMemo<ManifestDocuments>(4 * 1024 * 1024);
+const FILES = new ParseMemo<ManifestDocuments>(4 * 1024 * 1024);
+
+/**
+ * Where a text comes from: kustomize's output, written by its Go YAML encoder
+ * (valid YAML, plain data), or a file of the repository (anything at all).
+ */
+export type DocumentSource = 'kustomize-output' | 'file';
 
 /**
  * A document marker line: `---` at the start of a line with nothing after it.
@@ -32,12 +42,18 @@ const MARKER_LINE = /^---[ \t]*(?:\n|$)/m;
 /** A directive line (`%YAML 1.1`, `%TAG`): it applies to the document after the next marker, so such a stream is parsed whole. */
 const DIRECTIVE_LINE = /^%/m;
 
-/** Parses every document; an empty document (`---` alone, comments) is skipped. */
-export function manifestDocuments(text: string): ManifestDocuments {
+/**
+ * Parses every document; an empty document (`---` alone, comments) is
+ * skipped. kustomize's output is read by js-yaml where it answers for the
+ * text (plain-data-yaml.ts: a quarter of the CPU, the same values for valid
+ * YAML); a file by the yaml package, whose errors are the findings.
+ */
+export function manifestDocuments(text: string, source: DocumentSource = 'file'): ManifestDocuments {
   if (DIRECTIVE_LINE.test(text)) return parseStream(text);
+  const [memo, read] = source === 'kustomize-output' ? [BUILT, readBuiltPart] : [FILES, parseStream];
   const documents: unknown[] = [];
   for (const part of text.split(MARKER_LINE)) {
-    const parsed = DOCUMENTS.get(part, parseStream);
+    const parsed = memo.get(part, read);
     // The whole text's first error, worded as a parse of it all words it (line numbers included).
     if (parsed.error !== undefined) return parseStream(text);
     documents.push(...parsed.documents);
@@ -45,7 +61,13 @@ export function manifestDocuments(text: string): ManifestDocuments {
   return { documents };
 }
 
-/** The stream parsed as one, neither split nor kept: what {@link manifestDocuments} answers. */
+/** A part of kustomize's output: js-yaml's reading where it answers for the text, the yaml package's otherwise. */
+function readBuiltPart(part: string): ManifestDocuments {
+  const documents = plainDataDocuments(part);
+  return documents !== undefined ? { documents } : parseStream(part);
+}
+
+/** The stream parsed as one by the yaml package, neither split nor kept: what {@link manifestDocuments} answers. */
 export function parseStream(text: string): ManifestDocuments {
   const documents: unknown[] = [];
   for (const document of parseAllDocuments(text)) {
