@@ -208,6 +208,7 @@ export async function startService(config: ServiceConfig, options: StartServiceO
         image: config.runnerImage,
         serviceAccountName: config.runnerServiceAccount,
         tmpSizeLimit: config.runnerTmpSizeLimit,
+        scratchSizeLimit: config.runnerScratchSizeLimit,
         queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });

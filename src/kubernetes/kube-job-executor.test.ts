@@ -196,12 +196,13 @@ describe('KubeJobExecutor', () => {
       }
     });
 
-    it("bounds the runner's /tmp by the configured size (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT), so a runaway clone is evicted at that size", async () => {
+    it("bounds the runner's /tmp and scratch volume by the configured sizes (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT, SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT), so a runaway clone is evicted at that size", async () => {
       const sized = new KubeJobExecutor({
         kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }),
         namespace: NS,
         image: IMAGE,
         tmpSizeLimit: '512Mi',
+        scratchSizeLimit: '768Mi',
       });
       const run = runOf();
       await sized.start(run, SECRETS);
@@ -212,7 +213,7 @@ describe('KubeJobExecutor', () => {
       assert.deepEqual(scratch, [
         { name: 'tmp', emptyDir: { sizeLimit: '512Mi' } },
         // verify's copy of the tree for kustomize, in memory: bounded too, by its own limit.
-        { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+        { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '768Mi' } },
       ]);
       const mounts = container(job)['volumeMounts'] as JsonObject[];
       assert.equal(mounts.find((m) => m['mountPath'] === '/tmp')?.['name'], 'tmp');

@@ -8,7 +8,7 @@ import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
 import { RUNNER_ENV, runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
-import { DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
+import { DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
 export const NAME_LABEL = 'app.kubernetes.io/name';
@@ -20,13 +20,6 @@ export const CONTAINER = 'runner';
 const RUNNER_SECRETS_DIR = '/var/run/scaffold/secrets';
 /** The working copy's files and verify's scratch copy of the tree (`--scratch-dir`); the history stays on /tmp. */
 const RUNNER_SCRATCH_DIR = '/var/run/scaffold/scratch';
-/**
- * The scratch volume holds the files of the sparse checkout (base/, the
- * reference and the run's clusters: about 3 MB for a batch of 16, 6 MB for 32, on the
- * default platform) and verify's copy of one cluster's (about 1 MB). Past the
- * limit the kubelet evicts the pod rather than let a hostile tree eat the node's memory.
- */
-const RUNNER_SCRATCH_SIZE_LIMIT = '256Mi';
 // A distroless "nonroot" user; fsGroup makes the 0400 Secret files group-readable
 // by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
 const RUNNER_UID = 65532;
@@ -59,6 +52,12 @@ export interface JobShape {
    * kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT
    */
   readonly tmpSizeLimit?: string;
+  /**
+   * `sizeLimit` of the runner's in-memory scratch volume (a Kubernetes quantity),
+   * which counts against its memory limit. Past it the kubelet evicts the pod.
+   * @default DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT
+   */
+  readonly scratchSizeLimit?: string;
   /** The landing queue's key (`git/queue-auth.ts`), the file `queue-key` of every run's Secret. */
   readonly queueKey?: string;
 }
@@ -178,7 +177,7 @@ export function jobManifestOf(
             { name: 'tmp', emptyDir: { sizeLimit: shape.tmpSizeLimit ?? DEFAULT_RUNNER_TMP_SIZE_LIMIT } },
             // verify's copy of the tree for kustomize, made and removed twice a run: in
             // memory it costs no disk file creations (counted in the container's memory limit).
-            { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: RUNNER_SCRATCH_SIZE_LIMIT } },
+            { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: shape.scratchSizeLimit ?? DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT } },
           ],
         },
       },

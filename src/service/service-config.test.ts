@@ -51,6 +51,7 @@ describe('loadServiceConfig', () => {
         runnerImage: `ghcr.io/kubeopera/scaffold-runner:${VERSION}`,
         runnerServiceAccount: 'scaffold-runner',
         runnerTmpSizeLimit: '2Gi',
+        runnerScratchSizeLimit: '256Mi',
         allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
@@ -107,6 +108,7 @@ describe('loadServiceConfig', () => {
           SCAFFOLD_RUNNER_IMAGE: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
           SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner.v2',
           SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '512Mi',
+          SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '1Gi',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
           ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
@@ -131,6 +133,7 @@ describe('loadServiceConfig', () => {
         runnerImage: 'registry.example.net:5000/platform/scaffold-runner:1.2.3',
         runnerServiceAccount: 'runner.v2',
         runnerTmpSizeLimit: '512Mi',
+        runnerScratchSizeLimit: '1Gi',
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
         allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
@@ -229,10 +232,14 @@ describe('loadServiceConfig', () => {
       assert.equal(load({ BODY_LIMIT_BYTES: String(10 * 1024 * 1024) }).bodyLimitBytes, 10 * 1024 * 1024);
     });
 
-    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
-      for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9'])
-        refuses('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
-      for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: good }).runnerTmpSizeLimit, good);
+    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT and SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
+      for (const [name, field] of [
+        ['SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', 'runnerTmpSizeLimit'],
+        ['SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT', 'runnerScratchSizeLimit'],
+      ] as const) {
+        for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses(name, bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
+        for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ [name]: good })[field], good);
+      }
     });
 
     it('REQUEST_TIMEOUT_MS: from 1 s to 10 minutes, never off', () => {

@@ -44,6 +44,27 @@ export const DEFAULT_RUNNER_SERVICE_ACCOUNT = 'scaffold-runner';
  */
 export const DEFAULT_RUNNER_TMP_SIZE_LIMIT = '2Gi';
 
+/**
+ * A runner pod's scratch volume `sizeLimit` when SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT
+ * is unset. The volume is in memory and holds the files of the sparse checkout
+ * (base/, the reference and the run's clusters: about 3 MB for a batch of 16, 6 MB
+ * for 32, on the default platform) and verify's copy of one cluster's (about 1 MB).
+ * What it holds counts against the runner's memory limit; past its own limit the
+ * kubelet evicts the pod rather than let a hostile tree eat the node's memory.
+ */
+export const DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT = '256Mi';
+
+/** A Kubernetes size: a whole binary or decimal quantity above zero ("0" would be read as no space at all). */
+function kubernetesSize(fallback: string) {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[1-9][0-9]{0,17}(Ki|Mi|Gi|Ti|k|M|G|T)?$/, 'must be a size such as 512Mi, 2Gi or 1G')
+      .default(fallback),
+  );
+}
+
 /** The validated configuration of the HTTP service. */
 export interface ServiceConfig {
   /** @default 8080 */
@@ -69,6 +90,8 @@ export interface ServiceConfig {
   readonly runnerServiceAccount: string;
   /** `sizeLimit` of a runner pod's /tmp (a Kubernetes quantity); past it the kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT */
   readonly runnerTmpSizeLimit: string;
+  /** `sizeLimit` of a runner pod's in-memory scratch volume (a Kubernetes quantity). @default DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT */
+  readonly runnerScratchSizeLimit: string;
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
   /**
@@ -190,14 +213,8 @@ const envSchema = z.object({
       .regex(DNS_SUBDOMAIN, 'must be a ServiceAccount name: lower-case letters, digits, "-" and "."')
       .default(DEFAULT_RUNNER_SERVICE_ACCOUNT),
   ),
-  // A whole binary or decimal quantity above zero ("0" would be read as no space at all).
-  SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .regex(/^[1-9][0-9]{0,17}(Ki|Mi|Gi|Ti|k|M|G|T)?$/, 'must be a size such as 512Mi, 2Gi or 1G')
-      .default(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
-  ),
+  SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
+  SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default(REFERENCE_ENVIRONMENT)),
@@ -271,6 +288,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     runnerImage: e.SCAFFOLD_RUNNER_IMAGE,
     runnerServiceAccount: e.SCAFFOLD_RUNNER_SERVICE_ACCOUNT,
     runnerTmpSizeLimit: e.SCAFFOLD_RUNNER_TMP_SIZE_LIMIT,
+    runnerScratchSizeLimit: e.SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
     allowedRepositoryUrls: e.ALLOWED_REPOSITORY_URLS,
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,
