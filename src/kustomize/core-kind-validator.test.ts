@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
-import { CoreKindValidator } from './core-kind-validator.js';
+import { readFile } from 'node:fs/promises';
+import { coreKindTable } from '../../scripts/core-kind-models.mjs';
+import { CoreKindValidator, defaultCoreKindTable } from './core-kind-validator.js';
 
 const validator = new CoreKindValidator();
 
@@ -23,6 +25,15 @@ async function issuesOf(object: unknown): Promise<string[]> {
 }
 
 describe('CoreKindValidator', () => {
+  it("ships the installed client-node's model metadata (after an upgrade: node scripts/core-kind-models.mjs)", async () => {
+    const shipped: unknown = JSON.parse(await readFile(defaultCoreKindTable(), 'utf8'));
+    assert.deepEqual(
+      shipped,
+      await coreKindTable(),
+      'schemas/core-kinds.json is not what the installed client-node gives: run node scripts/core-kind-models.mjs',
+    );
+  });
+
   it('knows the model class of every kind it claims (guards against client-node renames)', async () => {
     for (const [apiVersion, kinds] of [
       ['v1', ['ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'Namespace', 'PersistentVolumeClaim']],

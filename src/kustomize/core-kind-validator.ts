@@ -4,7 +4,11 @@
  * static `attributeTypeMap` (JSON name, TypeScript type, format), the same
  * table its ObjectSerializer walks. No OpenAPI document for the core kinds
  * ships offline, and this one is installed and tracks a current Kubernetes
- * (v1.34 for client-node 1.4).
+ * (v1.34 for client-node 1.4). The package ships the table itself
+ * (`schemas/core-kinds.json`, written by `scripts/core-kind-models.mjs`):
+ * importing the model classes is 718 ES modules, 0.14-0.22 CPU-s in every
+ * verifying process, where the table parses in about a millisecond. Its test
+ * fails when the installed client-node gives another table.
  *
  * Checked strictly, like the CRDs: an unknown field (`spec.replica`) is an
  * issue, because the API server would drop it without a word; so is a wrong
@@ -12,7 +16,10 @@
  *
  * An edge only because it imports the client; the walk itself is pure.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FieldIssue } from '../errors.js';
+import { packageRoot } from '../package-paths.js';
 import { closestName } from '../verify/closest-name.js';
 import { fieldPath } from '../verify/field-path.js';
 import { isRecord } from '../model/is-record.js';
@@ -20,7 +27,6 @@ import type { ObjectCheck, ObjectValidator } from '../verify/object-validator.js
 
 /** One row of a client-node model's attributeTypeMap. */
 interface Attribute {
-  readonly name: string;
   /** The field's JSON name. */
   readonly baseName: string;
   /** `string`, `number`, `boolean`, `Date`, `any`, `IntOrString`, `Array<T>`, `{ [key: string]: T; }`, or a model name. */
@@ -28,15 +34,20 @@ interface Attribute {
   readonly format: string;
 }
 
-type Models = Readonly<Record<string, unknown>>;
+/** `schemas/core-kinds.json`: each model class's attributeTypeMap as [JSON name, type, format] rows. */
+export interface CoreKindTable {
+  /** The client-node release it was read from. */
+  readonly source: string;
+  readonly models: Readonly<Record<string, readonly (readonly [string, string, string])[]>>;
+}
 
-/**
- * The model classes alone, without the client around them (its HTTP stack,
- * OIDC and WebSocket libraries): 0.20 CPU-s to import where the package's
- * index takes 0.47. client-node declares no `exports`, so the path is open;
- * core-kind-validator.test.ts fails if an upgrade moves it.
- */
-const MODELS = '@kubernetes/client-node/dist/gen/models/all.js';
+/** Each model class's attributes, by class name. */
+type Models = ReadonlyMap<string, readonly Attribute[]>;
+
+/** The table shipped with the package. */
+export function defaultCoreKindTable(): string {
+  return join(packageRoot(), 'schemas', 'core-kinds.json');
+}
 
 /**
  * The built-in kinds a GitOps tree carries, by apiVersion. The model class is
@@ -128,10 +139,12 @@ function classNameOf(apiVersion: string, kind: string): string {
   return `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
 }
 
-/** Validates built-in kinds against client-node's model metadata; loads the models on first use. */
+/** Validates built-in kinds against client-node's model metadata; reads the table on first use. */
 export class CoreKindValidator implements ObjectValidator {
-  // The models are big (≈0.2 s to import); only a verify run should pay for them.
   #models?: Promise<Models>;
+
+  /** @param table - the table's file. @default defaultCoreKindTable() */
+  constructor(private readonly table: string = defaultCoreKindTable()) {}
 
   async validate(object: unknown): Promise<ObjectCheck> {
     if (!isRecord(object) || typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') {
@@ -163,14 +176,16 @@ export class CoreKindValidator implements ObjectValidator {
   }
 
   #load(): Promise<Models> {
-    this.#models ??= import(MODELS).then((module) => module as Models);
+    this.#models ??= readFile(this.table, 'utf8').then((text) => {
+      const { models } = JSON.parse(text) as CoreKindTable;
+      return new Map(Object.entries(models).map(([name, rows]) => [name, rows.map(([baseName, type, format]) => ({ baseName, type, format }))]));
+    });
     return this.#models;
   }
 }
 
 function attributesOf(models: Models, className: string): readonly Attribute[] | undefined {
-  const model = models[className] as { getAttributeTypeMap?: () => readonly Attribute[] } | undefined;
-  return typeof model?.getAttributeTypeMap === 'function' ? model.getAttributeTypeMap() : undefined;
+  return models.get(className);
 }
 
 /**
