@@ -109,7 +109,6 @@ async function upgradeOne(
       pass: provenance.pass,
       generatorVersion: options.generatorVersion,
       random: options.random,
-      parseResources: shared.parse,
       ...(options.platformCommit !== undefined ? { platformCommit: options.platformCommit } : {}),
     });
   } catch (error) {

@@ -7,11 +7,6 @@
  * upgrade of a thousand clusters cost one platform read plus one render each.
  */
 import type { RepoReader } from '../gitops/repo-reader.js';
-import { ParseMemo } from '../gitops/parse-memo.js';
-import { parseYamlDocuments } from '../gitops/yaml.js';
-
-/** Shared platform files by path and text → their objects: 8 M characters at most (a platform is a few hundred K). */
-const PLATFORM_FILES = new ParseMemo<unknown[]>(8 * 1024 * 1024);
 
 /** Caches every read outside `clusters/`, and inside the reference environment. */
 export class SharedPlatformReader {
@@ -32,18 +27,6 @@ export class SharedPlatformReader {
     if (clean === 'clusters') return false;
     return !clean.startsWith('clusters/') || clean === `clusters/${this.#reference}` || clean.startsWith(`clusters/${this.#reference}/`);
   }
-
-  /**
-   * Parses YAML once per shared file and text, for every reader of this
-   * process (the clusters of a batch each plan with their own): base/ is the
-   * same for every cluster, while a reference file carried over has each
-   * cluster's identity in it and is parsed each time. The objects are shared,
-   * so frozen.
-   */
-  readonly parse = (text: string, file: string): unknown[] => {
-    if (!this.#shared(file) || file.startsWith('clusters/')) return parseYamlDocuments(text, file);
-    return PLATFORM_FILES.get(`${file}\0${text}`, () => parseYamlDocuments(text, file));
-  };
 
   /**
    * A reader for rendering `clusters/<name>/`: shared paths from the cache, the

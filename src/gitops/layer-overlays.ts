@@ -14,7 +14,6 @@ import type { PlannedLayer } from './planned-layers.js';
 import type { CredentialSpec } from './platform-descriptor.js';
 import type { ReferenceEnvironment } from './reference-environment.js';
 import type { RepoReader } from './repo-reader.js';
-import type { RenderOptions } from './render-types.js';
 import { documentToYaml } from './yaml.js';
 
 /** The kinds the generated components derive from: Ingresses (hosts/) and the external-dns HelmRelease (identity/). */
@@ -72,7 +71,6 @@ export interface LayerOverlaysInput {
   readonly credentials: readonly CredentialSpec[];
   /** A carried-over file by its path relative to the cluster directory. */
   readonly carriedOver: (rel: string) => string | undefined;
-  readonly parseResources: RenderOptions['parseResources'];
 }
 
 /**
@@ -95,7 +93,6 @@ export async function renderLayerOverlays(input: LayerOverlaysInput): Promise<[s
       `${reference.root}/${layer.dir}`,
       text,
       COMPONENT_SOURCE_KINDS,
-      input.parseResources,
     );
     const doc = parseDocument(input.carriedOver(kustomizationRel)!);
     const components = [...renderHostsComponent(objects, cluster.domain), ...renderIdentityComponent(objects, cluster)];

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ValidationError } from '../errors.js';
 import { isRecord } from '../model/is-record.js';
-import { layerResourceObjects, mayHoldKind } from './layer-resources.js';
+import { layerResourceObjects, mayHoldKind, parseLayerResource } from './layer-resources.js';
 import { memoryRepoReader } from './repo-reader.js';
 import { parseYamlDocuments } from './yaml.js';
 
@@ -96,5 +96,22 @@ describe('mayHoldKind', () => {
     assert.equal(mayHoldKind('kind: IngressClass\n', KINDS), true);
     assert.equal(mayHoldKind('kind: Service\n', KINDS), false);
     assert.equal(mayHoldKind('kind: Ingr ess\n', KINDS), false);
+  });
+});
+
+describe('parseLayerResource', () => {
+  it('parses a platform file once for the whole process and shares its objects, frozen', () => {
+    const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared-by-renders\n';
+    const first = parseLayerResource(text, 'base/config.yaml');
+    assert.equal(parseLayerResource(text, 'base/config.yaml')[0], first[0]);
+    assert.ok(Object.isFrozen(first[0]));
+    assert.notEqual(parseLayerResource(text, 'base/other.yaml')[0], first[0], 'keyed by file too: errors name it');
+  });
+
+  it('parses a file of the reference afresh for each render: it carries each cluster its identity', () => {
+    const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own\n';
+    const first = parseLayerResource(text, 'clusters/development/apps/config.yaml');
+    assert.notEqual(parseLayerResource(text, 'clusters/development/apps/config.yaml')[0], first[0]);
+    assert.ok(!Object.isFrozen(first[0]));
   });
 });

@@ -9,6 +9,7 @@ import { assertRepoPath } from './file-tree.js';
 import type { RepoReader } from './repo-reader.js';
 import { parseYamlDocuments } from './yaml.js';
 import { isRecord } from '../model/is-record.js';
+import { ParseMemo } from './parse-memo.js';
 
 /** A Kubernetes object found in a layer's resources, with the file it came from. */
 export interface FoundObject {
@@ -18,6 +19,22 @@ export interface FoundObject {
 
 /** The directories of a layer that the generator writes itself; never scanned. */
 export const GENERATED_LAYER_DIRS = ['hosts', 'identity', 'sealed'] as const;
+
+/** Platform files by path and text → their objects: 8 M characters at most (a platform is a few hundred K). */
+const PLATFORM_FILES = new ParseMemo<unknown[]>(8 * 1024 * 1024);
+
+/**
+ * A layer resource's objects, parsed once per file and text for the whole
+ * process: base/ is the same for both passes of a run and for every cluster
+ * of a batch or an upgrade, while a reference file carried over (under
+ * clusters/) has each cluster's identity in it and is parsed each time. The
+ * objects are shared, so frozen; keyed by file too, since errors name it.
+ * @throws ValidationError naming `file` when the YAML is malformed
+ */
+export function parseLayerResource(text: string, file: string): unknown[] {
+  if (file.startsWith('clusters/')) return parseYamlDocuments(text, file);
+  return PLATFORM_FILES.get(`${file}\0${text}`, () => parseYamlDocuments(text, file));
+}
 
 /** The `resources` entries of a kustomization.yaml text. */
 export function kustomizationResources(text: string, file: string): string[] {
@@ -49,16 +66,15 @@ export function mayHoldKind(text: string, kinds: readonly string[]): boolean {
  * not parsed, so its YAML errors are kustomize's to report when verify builds
  * the tree.
  *
- * @param parse - how a file's text becomes objects; a caller rendering many
- *   clusters may pass a memoized one (the objects are only read, never changed).
- *   @default parseYamlDocuments
+ * @param parse - how a file's text becomes objects (the objects are only read, never changed).
+ *   @default parseLayerResource
  */
 export async function layerResourceObjects(
   reader: RepoReader,
   layerRoot: string,
   kustomizationText: string,
   kinds: readonly string[],
-  parse: (text: string, file: string) => unknown[] = parseYamlDocuments,
+  parse: (text: string, file: string) => unknown[] = parseLayerResource,
 ): Promise<FoundObject[]> {
   const found: FoundObject[] = [];
   const seen = new Set<string>();

@@ -162,7 +162,6 @@ export async function renderCluster(reader: RepoReader, options: RenderOptions):
     included,
     credentials: sealed.credentials,
     carriedOver: (rel) => out.get(rel),
-    parseResources: options.parseResources,
   });
   for (const [rel, content] of overlays) put(rel, content);
   if (previews && included.some((l) => l.name === PREVIEWS_LAYER)) for (const [rel, content] of previews.files) put(rel, content);

@@ -39,12 +39,6 @@ export interface RenderOptions {
   readonly rotateCredentials?: CredentialRotation;
   readonly random: RandomBytes;
   readonly generatorVersion: string;
-  /**
-   * Parses the files a layer's overlay applies from outside itself (base/).
-   * Upgrading a fleet passes a memoized one so base/ is parsed once, not once per cluster.
-   * @default parseYamlDocuments
-   */
-  readonly parseResources?: (text: string, file: string) => unknown[];
   /** The newest commit that touched the platform (base/, the reference, scaffold.yaml). */
   readonly platformCommit?: string;
   /**
