@@ -7,12 +7,11 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { shippedPlatformFiles } from '../git/shipped-platform-files.js';
 import { renderCluster } from '../gitops/render-cluster.js';
 import { memoryRepoReader } from '../gitops/repo-reader.js';
 import { parseYamlDocuments, toYaml } from '../gitops/yaml.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import { platformDir } from '../package-paths.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { fluxBootstrapFiles } from '../../test/support/flux-bootstrap.js';
@@ -22,17 +21,10 @@ import { formatObjectRef } from './prune-forecast.js';
 
 const random = (size: number) => randomBytes(size);
 
-async function platformFiles(): Promise<Map<string, string>> {
-  const platform = new FsRepoReader(platformDir());
-  const files = new Map<string, string>();
-  for (const path of await platform.list('')) files.set(path, (await platform.read(path)) ?? '');
-  return files;
-}
-
 describe('planRemoval', () => {
   let files: Map<string, string>;
   before(async () => {
-    files = await platformFiles();
+    files = await shippedPlatformFiles();
     const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
     const render = async (name: string, fluxInstance: boolean) => {
       const result = await renderCluster(memoryRepoReader(files), {

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse, parseAllDocuments } from 'yaml';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
+import { shippedPlatformFiles } from '../git/shipped-platform-files.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
 import { SchemaValidator } from '../verify/schema-validator.js';
@@ -14,9 +15,6 @@ import { FLUX_OPERATOR_FILE, renderFluxOperatorRelease } from './flux-operator-r
 import { OPERATOR_CHART_RANGE } from './flux-instance-schema.js';
 import { memoryRepoReader } from './repo-reader.js';
 import { renderCluster } from './render-cluster.js';
-import { platformDir } from '../package-paths.js';
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
 
 const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
 
@@ -32,19 +30,8 @@ interface Source {
   };
 }
 
-async function platformFiles(): Promise<Map<string, string>> {
-  const root = platformDir('default');
-  const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = relative(root, join(entry.parentPath, entry.name)).split(sep).join('/');
-    files.set(path, await readFile(join(root, path), 'utf8'));
-  }
-  return files;
-}
-
 async function render(scaffold?: (text: string) => string): Promise<Map<string, string>> {
-  const files = await platformFiles();
+  const files = await shippedPlatformFiles();
   if (scaffold) files.set('scaffold.yaml', scaffold(files.get('scaffold.yaml')!));
   const result = await renderCluster(memoryRepoReader(files), {
     cluster: { name: 'c1', domain: 'c1.example.net', region: 'eu-west-1' },

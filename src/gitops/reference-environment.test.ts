@@ -4,22 +4,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FsRepoReader } from '../git/fs-repo-reader.js';
-import { platformDir } from '../package-paths.js';
+import { shippedPlatformFiles } from '../git/shipped-platform-files.js';
 import { loadReferenceEnvironment } from './reference-environment.js';
 import { documentToYaml } from './yaml.js';
 import { memoryRepoReader } from './repo-reader.js';
 
-async function platformFiles(): Promise<Map<string, string>> {
-  const disk = new FsRepoReader(platformDir());
-  const files = new Map<string, string>();
-  for (const path of await disk.list('')) files.set(path, (await disk.read(path)) ?? '');
-  return files;
-}
-
 describe('loadReferenceEnvironment', () => {
   it('interprets a reference once for every render of the same files, and again as soon as one of its files changes', async () => {
-    const files = await platformFiles();
+    const files = await shippedPlatformFiles();
     const first = await loadReferenceEnvironment(memoryRepoReader(files), 'development');
     // Another reader of the same files (the next cluster of a batch): the same interpretation.
     assert.equal(await loadReferenceEnvironment(memoryRepoReader(new Map(files)), 'development'), first);
@@ -36,7 +28,7 @@ describe('loadReferenceEnvironment', () => {
   });
 
   it('refuses a malformed reference every time, keeping nothing of it', async () => {
-    const files = await platformFiles();
+    const files = await shippedPlatformFiles();
     const broken = new Map(files);
     const layer = [...files.keys()].find(
       (path) => path.startsWith('clusters/development/flux/') && path.endsWith('.yaml') && !path.endsWith('kustomization.yaml'),

@@ -12,12 +12,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shippedPlatformFiles } from '../../src/git/shipped-platform-files.js';
 import { memoryRepoReader } from '../../src/gitops/repo-reader.js';
 import { renderCluster } from '../../src/gitops/render-cluster.js';
-import { platformDir } from '../../src/package-paths.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 
@@ -26,17 +26,6 @@ const certificate = parseSealingCertificate(createTestCertificate().certificateP
 
 /** A counter, not randomness: the same credentials on every render. */
 const fixedRandom = (size: number): Uint8Array => new Uint8Array(size).map((_, i) => (i * 7 + 3) % 256);
-
-async function platformFiles(name: string): Promise<Map<string, string>> {
-  const root = platformDir(name);
-  const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = relative(root, join(entry.parentPath, entry.name)).split(sep).join('/');
-    files.set(path, await readFile(join(root, path), 'utf8'));
-  }
-  return files;
-}
 
 /** The rendered tree as one text: each file under a header, sealed values and the certificate's identity as placeholders. */
 function goldenText(tree: ReadonlyMap<string, string>): string {
@@ -65,7 +54,7 @@ const CASES = [
 describe('golden renders of the shipped platforms', () => {
   for (const { platform, cluster } of CASES) {
     it(`${platform}: ${cluster.name} renders as test/golden/${platform}.txt says`, async () => {
-      const { tree } = await renderCluster(memoryRepoReader(await platformFiles(platform)), {
+      const { tree } = await renderCluster(memoryRepoReader(await shippedPlatformFiles(platform)), {
         cluster,
         pass: 'all',
         certificate,
@@ -76,7 +65,7 @@ describe('golden renders of the shipped platforms', () => {
       // Rendering twice gives the same text: the placeholders cover every source of randomness.
       const again = goldenText(
         (
-          await renderCluster(memoryRepoReader(await platformFiles(platform)), {
+          await renderCluster(memoryRepoReader(await shippedPlatformFiles(platform)), {
             cluster,
             pass: 'all',
             certificate,
