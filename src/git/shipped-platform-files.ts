@@ -1,7 +1,7 @@
 /**
  * The files of a platform shipped with the package, by repository path: what
- * tests and benchmarks render from in memory (`memoryRepoReader`), read the
- * way the generator reads a work tree.
+ * tests render from in memory (`memoryRepoReader`), read the way the generator
+ * reads a work tree.
  */
 import { platformDir } from '../package-paths.js';
 import { FsRepoReader } from './fs-repo-reader.js';

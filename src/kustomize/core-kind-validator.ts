@@ -14,7 +14,7 @@
  * issue, because the API server would drop it without a word; so is a wrong
  * primitive type, and a missing `metadata.name`.
  *
- * An edge only because it imports the client; the walk itself is pure.
+ * An edge only because it reads the table's file; the walk itself is pure.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
