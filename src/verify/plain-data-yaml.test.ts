@@ -128,6 +128,6 @@ describe('plainDataDocuments', () => {
   });
 
   it('answers for known tags as the yaml package resolves them', () => {
-    for (const text of ['a: !!str 12\n', 'a: !!int "12"\n', 'a: !!float 1.5\n', 'a: !!null ""\n', 'a: !!bool true\n']) agrees(text);
+    for (const text of ['a: !!str 12\n', 'a: !!int "12"\n', 'a: !!float 1.5\n', 'a: !!null ""\n', 'a: !!bool true\n']) assert.equal(agrees(text), true, text);
   });
 });
