@@ -4,15 +4,16 @@
  * express only in CEL, and built-in kinds through an injected validator
  * (their schemas live in @kubernetes/client-node's model metadata, an edge).
  *
- * Pure: the CRD files arrive through a RepoReader rooted at the schema
- * directory, so the composition root decides where they live.
+ * Pure: the CRDs arrive through a RepoReader rooted at a schema directory,
+ * or already read (the package's shipped table), so the composition root
+ * decides where they live.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import type { FieldIssue } from '../errors.js';
 import type { RepoReader } from '../gitops/repo-reader.js';
 import { closestName } from './closest-name.js';
+import { type CrdKinds, crdKindsIn } from './crd-table.js';
 import { fieldPath } from './field-path.js';
 import { fluxRuleIssues } from './flux-rules.js';
 import { isRecord } from '../model/is-record.js';
@@ -43,11 +44,12 @@ const goPattern = Object.assign(
 /** What the validator needs. */
 export interface SchemaValidatorDeps {
   /**
-   * The CRD schema directory (`*.yaml` files, each holding one or more
-   * CustomResourceDefinitions), read on first use and kept for the
-   * validator's lifetime.
+   * The CRDs, read on first use and kept for the validator's lifetime: a
+   * schema directory (`*.yaml` files, each holding one or more
+   * CustomResourceDefinitions), or a function giving them already read (the
+   * package's shipped table, crd-schema-dir.ts's `shippedCrdKinds`).
    */
-  readonly schemas: RepoReader;
+  readonly schemas: RepoReader | (() => Promise<CrdKinds>);
   /** Validates built-in kinds (Deployment, Service, …); asked for every kind no CRD defines. */
   readonly coreKinds: ObjectValidator;
 }
@@ -66,9 +68,9 @@ interface CrdVersion {
   cuts?: Map<string, ValidateFunction>;
 }
 
-/** One CRD file, parsed only when a kind it defines is first validated. */
+/** One CRD file, parsed only when a kind it defines is first validated (a table's entry comes parsed). */
 interface CrdFile {
-  readonly text: string;
+  readonly text?: string;
   parsed?: Map<string, Map<string, CrdVersion>>;
 }
 
@@ -78,29 +80,11 @@ type CrdIndex = Map<string, CrdFile>;
 // The Flux duration pattern, `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`, reads badly in a finding.
 const DURATION_PATTERN = '(ms|s|m|h)';
 
-/**
- * The CRDs of one schema file. These are the package's own upstream files,
- * not input, so they are read with js-yaml's YAML 1.2 core schema: a tenth of
- * the CPU of the `yaml` package's parse (which keeps what this needs not:
- * source positions, comments, a document model), paid by every verifying
- * process for each file it uses. Its tests check that both read every
- * shipped file the same.
- */
-function crdsIn(text: string): Map<string, Map<string, CrdVersion>> {
-  const byKind = new Map<string, Map<string, CrdVersion>>();
-  for (const crd of loadAll(text, undefined, { schema: CORE_SCHEMA }) as unknown[]) {
-    if (!isRecord(crd) || crd.kind !== 'CustomResourceDefinition' || !isRecord(crd.spec)) continue;
-    const { group, names, versions } = crd.spec;
-    if (typeof group !== 'string' || !isRecord(names) || typeof names.kind !== 'string' || !Array.isArray(versions)) continue;
-    const byVersion = new Map<string, CrdVersion>();
-    for (const version of versions) {
-      if (!isRecord(version) || typeof version.name !== 'string') continue;
-      const schema = isRecord(version.schema) ? version.schema.openAPIV3Schema : undefined;
-      byVersion.set(version.name, { served: version.served !== false, schema });
-    }
-    byKind.set(`${group}/${names.kind}`, byVersion);
-  }
-  return byKind;
+/** A file's CRDs (or a table's entry) as the validator keeps them: each version's compiled checks are added on use. */
+function versionsOf(kinds: CrdKinds): Map<string, Map<string, CrdVersion>> {
+  return new Map(
+    Object.entries(kinds).map(([kind, versions]) => [kind, new Map(Object.entries(versions).map(([name, { served, schema }]) => [name, { served, schema }]))]),
+  );
 }
 
 /**
@@ -213,7 +197,7 @@ export class SchemaValidator implements ObjectValidator {
     }
     if (ruleIssues.some((issue) => issue.field === 'apiVersion')) return { status: 'checked', issues: ruleIssues };
 
-    file.parsed ??= crdsIn(file.text);
+    file.parsed ??= versionsOf(crdKindsIn(file.text ?? ''));
     const versions = file.parsed.get(`${group}/${kind}`) ?? new Map<string, CrdVersion>();
     const entry = versions.get(version);
     if (entry === undefined || !entry.served) {
@@ -255,16 +239,22 @@ export class SchemaValidator implements ObjectValidator {
   #loadIndex(): Promise<CrdIndex> {
     this.#index ??= (async () => {
       const index: CrdIndex = new Map();
-      const files = (await this.#deps.schemas.list('')).filter((path) => /\.ya?ml$/.test(path));
+      const { schemas } = this.#deps;
+      if (typeof schemas === 'function') {
+        const parsed = versionsOf(await schemas());
+        for (const kind of parsed.keys()) index.set(kind, { parsed });
+        return index;
+      }
+      const files = (await schemas.list('')).filter((path) => /\.ya?ml$/.test(path));
       for (const path of files) {
-        const text = await this.#deps.schemas.read(path);
+        const text = await schemas.read(path);
         if (text === undefined) continue;
         const key = quickIndex(text);
         if (key !== undefined) {
           if (!index.has(key)) index.set(key, { text });
           continue;
         }
-        const parsed = crdsIn(text);
+        const parsed = versionsOf(crdKindsIn(text));
         for (const kindKey of parsed.keys()) if (!index.has(kindKey)) index.set(kindKey, { text, parsed });
       }
       return index;

@@ -10,7 +10,7 @@ import { withoutDirs } from '../gitops/repo-reader.js';
 import { GitClusterHistory } from '../git/git-cluster-history.js';
 import { assertConfinedWorkTree } from '../git/work-tree-guard.js';
 import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
-import { defaultCrdSchemaDir } from '../kustomize/crd-schema-dir.js';
+import { shippedCrdKinds } from '../kustomize/crd-schema-dir.js';
 import { type BuildCacheStats, KustomizeBuildCache } from '../kustomize/build-cache.js';
 import { BatchedKustomize } from '../kustomize/batched-kustomize.js';
 import { KubectlKustomize } from '../kustomize/kubectl-kustomize.js';
@@ -73,7 +73,7 @@ export interface WorkTreeVerifierOptions {
 
 /** Creates a verifier; schemas are loaded on first use and then kept, and so are kustomize outputs. */
 export function createWorkTreeVerifier(options: WorkTreeVerifierOptions = {}): WorkTreeVerify {
-  const validator = new SchemaValidator({ schemas: new FsRepoReader(defaultCrdSchemaDir()), coreKinds: new CoreKindValidator() });
+  const validator = new SchemaValidator({ schemas: shippedCrdKinds, coreKinds: new CoreKindValidator() });
   const kubectl = new KubectlKustomize();
   // Innermost, below the cache: only builds the cache could not answer reach a process.
   const scratch = options.scratchRoot !== undefined ? { scratchRoot: options.scratchRoot } : {};
