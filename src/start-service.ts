@@ -209,6 +209,7 @@ export async function startService(config: ServiceConfig, options: StartServiceO
         serviceAccountName: config.runnerServiceAccount,
         tmpSizeLimit: config.runnerTmpSizeLimit,
         scratchSizeLimit: config.runnerScratchSizeLimit,
+        memoryLimit: config.runnerMemoryLimit,
         queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });

@@ -196,13 +196,14 @@ describe('KubeJobExecutor', () => {
       }
     });
 
-    it("bounds the runner's /tmp and scratch volume by the configured sizes (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT, SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT), so a runaway clone is evicted at that size", async () => {
+    it("bounds the runner's /tmp, scratch volume and memory by the configured sizes (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT, SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT, SCAFFOLD_RUNNER_MEMORY_LIMIT), so a runaway clone is evicted at that size", async () => {
       const sized = new KubeJobExecutor({
         kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }),
         namespace: NS,
         image: IMAGE,
         tmpSizeLimit: '512Mi',
         scratchSizeLimit: '768Mi',
+        memoryLimit: '1536Mi',
       });
       const run = runOf();
       await sized.start(run, SECRETS);
@@ -220,6 +221,8 @@ describe('KubeJobExecutor', () => {
       const scratchDir = mounts.find((m) => m['name'] === 'scratch')?.['mountPath'];
       const env = container(job)['env'] as JsonObject[];
       assert.equal(env.find((e) => e['name'] === 'SCAFFOLD_SCRATCH_DIR')?.['value'], scratchDir, 'the runner is told where its scratch volume is');
+      // The in-memory volume's files count against this limit: it is the one configured beside it.
+      assert.deepEqual(container(job)['resources'], { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '1536Mi' } });
     });
 
     it('copies the kubeconfig rebuilt from a Secret in another namespace and points SCAFFOLD_CERT at a given certificate', async () => {

@@ -8,7 +8,7 @@ import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { ValidationError } from '../errors.js';
 import { RUNNER_ENV, runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
-import { DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
+import { DEFAULT_RUNNER_MEMORY_LIMIT, DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
 export const NAME_LABEL = 'app.kubernetes.io/name';
@@ -24,10 +24,10 @@ const RUNNER_SCRATCH_DIR = '/var/run/scaffold/scratch';
 // by it (the kubelet turns 0400 into 0440 with the fsGroup as owner group).
 const RUNNER_UID = 65532;
 
-const DEFAULT_RESOURCES: V1ResourceRequirements = {
-  requests: { cpu: '100m', memory: '256Mi' },
-  limits: { cpu: '1', memory: '1Gi' },
-};
+/** The runner container's resources; its memory limit also holds the in-memory scratch volume. */
+function runnerResources(memoryLimit: string): V1ResourceRequirements {
+  return { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: memoryLimit } };
+}
 
 /** How the Job is shaped (part of the executor's deps). */
 export interface JobShape {
@@ -45,8 +45,14 @@ export interface JobShape {
   readonly backoffLimit?: number;
   /** @default 86400 */
   readonly ttlSecondsAfterFinished?: number;
-  /** @default requests 100m CPU / 256Mi, limits 1 CPU / 1Gi */
+  /** @default requests 100m CPU / 256Mi, limits 1 CPU / `memoryLimit` */
   readonly resources?: V1ResourceRequirements;
+  /**
+   * The runner container's memory limit (a Kubernetes quantity) when
+   * `resources` is not given; the scratch volume counts against it.
+   * @default DEFAULT_RUNNER_MEMORY_LIMIT
+   */
+  readonly memoryLimit?: string;
   /**
    * `sizeLimit` of the runner's /tmp emptyDir (a Kubernetes quantity). Past it the
    * kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT
@@ -159,7 +165,7 @@ export function jobManifestOf(
               // The result JSON goes here; if the runner dies first, the log tail stands in.
               terminationMessagePath: '/dev/termination-log',
               terminationMessagePolicy: 'FallbackToLogsOnError',
-              resources: shape.resources ?? DEFAULT_RESOURCES,
+              resources: shape.resources ?? runnerResources(shape.memoryLimit ?? DEFAULT_RUNNER_MEMORY_LIMIT),
               securityContext: {
                 runAsNonRoot: true,
                 runAsUser: RUNNER_UID,

@@ -52,6 +52,7 @@ describe('loadServiceConfig', () => {
         runnerServiceAccount: 'scaffold-runner',
         runnerTmpSizeLimit: '2Gi',
         runnerScratchSizeLimit: '256Mi',
+        runnerMemoryLimit: '1Gi',
         allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
@@ -109,6 +110,7 @@ describe('loadServiceConfig', () => {
           SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner.v2',
           SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '512Mi',
           SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '1Gi',
+          SCAFFOLD_RUNNER_MEMORY_LIMIT: '2Gi',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
           ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
@@ -134,6 +136,7 @@ describe('loadServiceConfig', () => {
         runnerServiceAccount: 'runner.v2',
         runnerTmpSizeLimit: '512Mi',
         runnerScratchSizeLimit: '1Gi',
+        runnerMemoryLimit: '2Gi',
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
         allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
@@ -232,14 +235,33 @@ describe('loadServiceConfig', () => {
       assert.equal(load({ BODY_LIMIT_BYTES: String(10 * 1024 * 1024) }).bodyLimitBytes, 10 * 1024 * 1024);
     });
 
-    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT and SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: a whole size above zero, in Kubernetes units', () => {
+    it('SCAFFOLD_RUNNER_TMP_SIZE_LIMIT, SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT and SCAFFOLD_RUNNER_MEMORY_LIMIT: a whole size above zero, in Kubernetes units', () => {
       for (const [name, field] of [
         ['SCAFFOLD_RUNNER_TMP_SIZE_LIMIT', 'runnerTmpSizeLimit'],
         ['SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT', 'runnerScratchSizeLimit'],
+        ['SCAFFOLD_RUNNER_MEMORY_LIMIT', 'runnerMemoryLimit'],
       ] as const) {
-        for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses(name, bad, /^must be a size such as 512Mi, 2Gi or 1G$/);
-        for (const good of ['512Mi', '1Gi', '10G', '2147483648']) assert.equal(load({ [name]: good })[field], good);
+        // A memory limit that leaves a 1Gi scratch its room, so only the size's own form is judged.
+        const base = { API_TOKENS: TOKEN, SCAFFOLD_RUNNER_MEMORY_LIMIT: '100Gi' };
+        for (const bad of ['0', '2GB', '1.5Gi', '-1Gi', '2 Gi', '1e9']) refuses(name, bad, /^must be a size such as 512Mi, 2Gi or 1G$/, base);
+        for (const good of ['1Gi', '10G', '2147483648', '50Gi']) assert.equal(load({ ...base, [name]: good })[field], good);
       }
+    });
+
+    it("SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: must leave the runner process 512Mi of the memory limit, which the volume's files count against", () => {
+      // The defaults fit: 256Mi of scratch in 1Gi.
+      assert.equal(load({}).runnerScratchSizeLimit, '256Mi');
+      // Exactly the room left fits; a byte more, in any unit, does not.
+      assert.equal(load({ SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '512Mi' }).runnerScratchSizeLimit, '512Mi');
+      assert.equal(load({ SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: String(512 * 2 ** 20) }).runnerScratchSizeLimit, String(512 * 2 ** 20));
+      for (const over of ['513Mi', String(512 * 2 ** 20 + 1), '1G', '1Gi']) {
+        const issue = refuses('SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT', over, /OOM-killed instead of evicted/);
+        assert.match(issue.message, new RegExp(`^${over} must leave the runner process 512Mi of its memory limit \\(SCAFFOLD_RUNNER_MEMORY_LIMIT 1Gi\\)`));
+      }
+      // Raising the memory limit makes room; a decimal limit is read in decimal units (1G is 74Mi short of 1Gi).
+      assert.equal(load({ SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '1Gi', SCAFFOLD_RUNNER_MEMORY_LIMIT: '1536Mi' }).runnerMemoryLimit, '1536Mi');
+      assert.equal(load({ SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '440Mi', SCAFFOLD_RUNNER_MEMORY_LIMIT: '1G' }).runnerScratchSizeLimit, '440Mi');
+      refuses('SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT', '450Mi', /\(SCAFFOLD_RUNNER_MEMORY_LIMIT 1G\)/, { API_TOKENS: TOKEN, SCAFFOLD_RUNNER_MEMORY_LIMIT: '1G' });
     });
 
     it('REQUEST_TIMEOUT_MS: from 1 s to 10 minutes, never off', () => {

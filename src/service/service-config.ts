@@ -54,6 +54,29 @@ export const DEFAULT_RUNNER_TMP_SIZE_LIMIT = '2Gi';
  */
 export const DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT = '256Mi';
 
+/** A runner container's memory limit when SCAFFOLD_RUNNER_MEMORY_LIMIT is unset. */
+export const DEFAULT_RUNNER_MEMORY_LIMIT = '1Gi';
+
+/**
+ * What a runner's memory limit must hold beside a full scratch volume: the
+ * runner process itself (a verified run peaks near 260 MB; a batch upgrade
+ * holds more) and its git and kubectl children. A scratch limit that leaves
+ * less is refused: the volume's files count against the memory limit, so the
+ * pod would be OOM-killed, mid-push perhaps, before the kubelet evicted it for
+ * the volume.
+ */
+export const RUNNER_PROCESS_MEMORY = '512Mi';
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+
+/** The bytes of a size kubernetesSize() accepted ("512Mi", "1G", "2147483648"). */
+export function sizeBytes(size: string): number {
+  const [, digits = '', unit = ''] = /^([0-9]+)([A-Za-z]*)$/.exec(size) ?? [];
+  const scale = SIZE_UNITS[unit];
+  if (digits === '' || scale === undefined) throw new Error(`not a size: ${size}`);
+  return Number(digits) * scale;
+}
+
 /** A Kubernetes size: a whole binary or decimal quantity above zero ("0" would be read as no space at all). */
 function kubernetesSize(fallback: string) {
   return z.preprocess(
@@ -90,8 +113,14 @@ export interface ServiceConfig {
   readonly runnerServiceAccount: string;
   /** `sizeLimit` of a runner pod's /tmp (a Kubernetes quantity); past it the kubelet evicts the pod. @default DEFAULT_RUNNER_TMP_SIZE_LIMIT */
   readonly runnerTmpSizeLimit: string;
-  /** `sizeLimit` of a runner pod's in-memory scratch volume (a Kubernetes quantity). @default DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT */
+  /**
+   * `sizeLimit` of a runner pod's in-memory scratch volume (a Kubernetes
+   * quantity); at most `runnerMemoryLimit` less RUNNER_PROCESS_MEMORY.
+   * @default DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT
+   */
   readonly runnerScratchSizeLimit: string;
+  /** The runner container's memory limit (a Kubernetes quantity), its scratch volume included. @default DEFAULT_RUNNER_MEMORY_LIMIT */
+  readonly runnerMemoryLimit: string;
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
   /**
@@ -215,6 +244,7 @@ const envSchema = z.object({
   ),
   SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
   SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT),
+  SCAFFOLD_RUNNER_MEMORY_LIMIT: kubernetesSize(DEFAULT_RUNNER_MEMORY_LIMIT),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default(REFERENCE_ENVIRONMENT)),
@@ -274,6 +304,16 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
   if (authMode === 'static' && e.API_TOKENS.length === 0 && inCluster) {
     issues.push({ field: 'API_TOKENS', message: 'must list at least one token when AUTH_MODE is static in a cluster' });
   }
+  const scratchRoom = sizeBytes(e.SCAFFOLD_RUNNER_MEMORY_LIMIT) - sizeBytes(RUNNER_PROCESS_MEMORY);
+  if (sizeBytes(e.SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT) > scratchRoom) {
+    issues.push({
+      field: 'SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT',
+      message:
+        `${e.SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT} must leave the runner process ${RUNNER_PROCESS_MEMORY} of its memory limit ` +
+        `(SCAFFOLD_RUNNER_MEMORY_LIMIT ${e.SCAFFOLD_RUNNER_MEMORY_LIMIT}): the volume's files count against that limit, and a pod ` +
+        'past it is OOM-killed instead of evicted. Lower it, or raise SCAFFOLD_RUNNER_MEMORY_LIMIT',
+    });
+  }
   if (issues.length > 0) throw new ValidationError(issues);
 
   const dataDir = e.DATA_DIR === undefined ? resolve(cwd, '.gitops-scaffolder') : isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(cwd, e.DATA_DIR);
@@ -289,6 +329,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     runnerServiceAccount: e.SCAFFOLD_RUNNER_SERVICE_ACCOUNT,
     runnerTmpSizeLimit: e.SCAFFOLD_RUNNER_TMP_SIZE_LIMIT,
     runnerScratchSizeLimit: e.SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT,
+    runnerMemoryLimit: e.SCAFFOLD_RUNNER_MEMORY_LIMIT,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
     allowedRepositoryUrls: e.ALLOWED_REPOSITORY_URLS,
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,

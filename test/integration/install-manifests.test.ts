@@ -215,7 +215,8 @@ describe('charts/gitops-scaffolder', () => {
       imagePullSecrets: [{ name: 'registry' }],
       forge: { tokenSecret: { name: 'github-forge', key: 'pat' }, apiUrl: 'https://api.github.com' },
       runnerTmpSizeLimit: '512Mi',
-      runnerScratchSizeLimit: '512Mi',
+      runnerScratchSizeLimit: '1Gi',
+      runnerMemoryLimit: '2Gi',
     });
     assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
     for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute'])
@@ -227,7 +228,8 @@ describe('charts/gitops-scaffolder', () => {
     assert.equal(config.metricsPublic, true, 'the ServiceMonitor scrapes without a token');
     assert.deepEqual(config.allowedRepositoryUrls, ['https://git.example.net/platform/']);
     assert.equal(config.runnerTmpSizeLimit, '512Mi', "the runner pods' /tmp bound reaches the service");
-    assert.equal(config.runnerScratchSizeLimit, '512Mi', "the runner pods' scratch bound reaches the service");
+    assert.equal(config.runnerScratchSizeLimit, '1Gi', "the runner pods' scratch bound reaches the service");
+    assert.equal(config.runnerMemoryLimit, '2Gi', "the runner pods' memory limit reaches the service");
     // The forge token from the operator's Secret, sent only to the API URL they set.
     const env = envOf(objects);
     assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });
