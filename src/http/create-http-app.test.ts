@@ -5,6 +5,7 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { ForbiddenError, UnavailableError } from '../errors.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import type { Authenticator } from '../service/authenticator.js';
+import type { Action, Authorizer } from '../service/authorizer.js';
 import { RunMonitor } from '../service/run-monitor.js';
 import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
 import type { PreviewInput, ScaffoldPreview, ScaffoldPreviewer } from '../run/scaffold-previewer.js';
@@ -99,7 +100,13 @@ const nextCluster = () => {
 };
 
 async function harness(
-  options: { authenticator?: Authenticator; metricsPublic?: boolean; healthStore?: { ping(): Promise<void> }; bodyLimit?: number } = {},
+  options: {
+    authenticator?: Authenticator;
+    authorizer?: Authorizer;
+    metricsPublic?: boolean;
+    healthStore?: { ping(): Promise<void> };
+    bodyLimit?: number;
+  } = {},
 ): Promise<Harness> {
   const executor = new FakeExecutor();
   const previewer = new FakePreviewer();
@@ -118,6 +125,7 @@ async function harness(
   const app = await createHttpApp({
     service,
     authenticator: options.authenticator ?? new StaticTokenAuthenticator([TOKEN]),
+    ...(options.authorizer ? { authorizer: options.authorizer } : {}),
     store: options.healthStore ?? store,
     metricsPublic: options.metricsPublic ?? false,
     bodyLimit: options.bodyLimit ?? 65_536,
@@ -1080,11 +1088,44 @@ describe('createHttpApp', () => {
         const docs = await h.app.inject({ method: 'GET', url: '/docs/' });
         assert.equal(docs.statusCode, 200);
         assert.match(String(docs.headers['content-type'] ?? ''), /text\/html/);
-        const missing = await h.app.inject({ method: 'GET', url: '/docs/no-such-asset.js' });
+        // No route holds it, so nothing exempts it: a caller with a token learns it is missing.
+        assert.equal((await h.app.inject({ method: 'GET', url: '/docs/no-such-asset.js' })).statusCode, 401);
+        const missing = await h.app.inject({ method: 'GET', url: '/docs/no-such-asset.js', headers: AUTH });
         assert.equal(missing.statusCode, 404);
         assert.equal(missing.json().error.code, 'not_found');
         // Everything else still needs a token.
         assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds' })).statusCode, 401);
+      } finally {
+        await h.close();
+      }
+    });
+  });
+
+  describe('the exemptions from a token', () => {
+    it('let through only what routes to /docs, /openapi.json and the dashboard: an API URL that mentions them still needs a token', async () => {
+      const h = await harness({});
+      try {
+        const hostile = [
+          '/api/v1/scaffolds?repository_url=https://git.example.net/docs/x.git',
+          '/api/v1/scaffolds?next=/docs/',
+          '/api/v1/scaffolds?x=/ui/',
+          '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000/logs?from=/docs/',
+          '/docs/../api/v1/scaffolds',
+          '/docs/%2e%2e/api/v1/scaffolds',
+          '/docs/..%2fapi%2fv1%2fscaffolds',
+          '/docs//../api/v1/scaffolds',
+          '/ui/../api/v1/scaffolds',
+          '/ui/%2e%2e/api/v1/scaffolds',
+          '/openapi.json/../api/v1/scaffolds',
+          '//docs/../api/v1/scaffolds',
+        ];
+        for (const url of hostile) {
+          const response = await h.app.inject({ method: 'GET', url });
+          assert.ok(response.statusCode >= 400, `${url}: ${response.statusCode} ${response.body.slice(0, 200)}`);
+          assert.doesNotMatch(response.body, /"items"/, url);
+        }
+        // The API routes among them answer 401, as without any mention.
+        for (const url of hostile.slice(0, 4)) assert.equal((await h.app.inject({ method: 'GET', url })).statusCode, 401, url);
       } finally {
         await h.close();
       }
@@ -1175,6 +1216,52 @@ describe('createHttpApp', () => {
         }
       });
     }
+  });
+
+  describe('authorization', () => {
+    /** Refuses every action (or fails with `error`), recording what it was asked. */
+    const refusing = (error: Error = new ForbiddenError('alice may not do this')): Authorizer & { asked: Action[] } => {
+      const asked: Action[] = [];
+      return { asked, authorize: async (_caller, action) => (asked.push(action), Promise.reject(error)) };
+    };
+
+    it('asks the authorizer for each request, and a refusal stops it before anything is read or started', async () => {
+      const authorizer = refusing();
+      const h = await harness({ authorizer });
+      try {
+        const rowsBefore = await rowCount();
+        const created = await post(h.app, validBody());
+        assert.equal(created.statusCode, 403, created.body);
+        assert.equal(created.json().error.code, 'forbidden');
+        const listed = await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds', headers: AUTH });
+        assert.equal(listed.statusCode, 403);
+        assert.doesNotMatch(listed.body, /"items"/);
+        assert.deepEqual(
+          authorizer.asked.map((action) => ('resource' in action ? `${action.verb} ${action.resource}` : `${action.verb} ${action.path}`)),
+          ['create scaffolds', 'list scaffolds'],
+        );
+        assert.equal(await rowCount(), rowsBefore);
+        assert.equal(h.executor.starts.length, 0);
+      } finally {
+        await h.close();
+      }
+    });
+
+    it('answers 503, never the route, when the authorizer fails with an error of its own', async () => {
+      const h = await harness({ authorizer: refusing(new TypeError('boom')) });
+      try {
+        const rowsBefore = await rowCount();
+        for (const response of [await post(h.app, validBody()), await h.app.inject({ method: 'GET', url: '/api/v1/scaffolds', headers: AUTH })]) {
+          assert.equal(response.statusCode, 503, response.body);
+          assert.equal(response.json().error.code, 'unavailable');
+          assert.doesNotMatch(response.body, /boom/);
+        }
+        assert.equal(await rowCount(), rowsBefore);
+        assert.equal(h.executor.starts.length, 0);
+      } finally {
+        await h.close();
+      }
+    });
   });
 
   describe('operations endpoints', () => {

@@ -277,11 +277,12 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
     if (route === '/healthz' || (metricsPublic && route === '/metrics')) return;
-    // The API's description holds no data, and a browser cannot send a token to load /docs.
-    if ((route === '/openapi.json' || request.url === '/docs' || request.url.startsWith('/docs/')) && (request.method === 'GET' || request.method === 'HEAD'))
-      return;
+    // The API's description holds no data, and a browser cannot send a token to load /docs. Judged by
+    // the route the router chose, not the URL's text, so no URL reaches another handler through these.
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    if (read && (route === '/openapi.json' || route === '/docs' || route?.startsWith('/docs/') === true)) return;
     // The dashboard's static assets hold no data; everything it shows comes from the API below, with a token.
-    if (isUiPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) return;
+    if (read && route !== undefined && isUiPath(route)) return;
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
     if (match === null) {
