@@ -7,10 +7,13 @@
  *
  * 1. waits until the controller has unsealed THIS rotation: the SealedSecret's
  *    ciphertext of each key matches the committed one (compared by SHA-256 of
- *    the ciphertext, public data) and its Synced condition is True;
- * 2. reads each new value from the Secret and sets it where the database keeps
- *    it: `ALTER ROLE … PASSWORD` through psql on the local socket, or
- *    `rabbitmqctl change_password USER` (password on stdin), inside the pod.
+ *    the ciphertext, public data), the controller has observed that generation
+ *    (it sets `status.observedGeneration` after writing the Secret) and its
+ *    Synced condition is True;
+ * 2. reads each new value from the Secret, refusing a missing or empty one,
+ *    and sets it where the database keeps it: `ALTER ROLE … PASSWORD` through
+ *    psql on the local socket, or `rabbitmqctl change_password USER` (password
+ *    on stdin), inside the pod. Any failure fails the pod, which is retried.
  *
  * The Job is named by the hash of the new ciphertexts, so each rotation runs
  * once and a re-apply of the same one changes nothing. No value, and nothing
@@ -43,33 +46,56 @@ export function passwordChangeJobName(input: Pick<PasswordChangeInput, 'name' | 
   return `${input.name.slice(0, 63 - '-rotation-'.length - 10)}-rotation-${digest}`;
 }
 
-/** The script: wait for this rotation, then set each password in the database. */
+/**
+ * The script: wait for this rotation, then set each password in the database.
+ *
+ * POSIX sh (the image's, often busybox): no `pipefail`, so no value is read
+ * through a pipe whose first command could fail unseen. A read that fails, or
+ * finds the key empty, ends the script with an error and the Job's pod is
+ * started again: `ALTER ROLE … PASSWORD ''` would have set no password at all
+ * (PostgreSQL 10 and later read an empty one as none), and every login would
+ * fail once the workloads restart with the new Secret.
+ */
 function script(input: PasswordChangeInput): string {
   const { namespace, name, change } = input;
   const keys = Object.keys(change.users).sort();
   const get = `kubectl get sealedsecret -n ${quote(namespace)} ${quote(name)}`;
-  const waits = keys.map(
-    (key) =>
-      `[ "$(${get} -o jsonpath=${quote(`{.spec.encryptedData.${field(key)}}`)} | sha256sum | cut -c1-64)" = ${quote(sha256(input.encryptedData[key] ?? ''))} ]`,
-  );
-  waits.push(`[ "$(${get} -o jsonpath=${quote('{.status.conditions[?(@.type=="Synced")].status}')})" = True ]`);
-  const lines = ['set -eu', "# This rotation's SealedSecret, unsealed by the controller into the Secret.", `until ${waits.join(' && ')}; do sleep 5; done`];
+  const lines = [
+    'set -eu',
+    // The controller writes the Secret, then sets status.observedGeneration to the generation it
+    // unsealed: Synced=True alone may still be the previous rotation's.
+    "# Ready when the SealedSecret holds this rotation's ciphertexts and the controller has unsealed that generation into the Secret.",
+    'unsealed() {',
+    ...keys.map(
+      (key) =>
+        `  [ "$(${get} -o jsonpath=${quote(`{.spec.encryptedData.${field(key)}}`)} | sha256sum | cut -c1-64)" = ${quote(sha256(input.encryptedData[key] ?? ''))} ] || return 1`,
+    ),
+    `  state="$(${get} -o jsonpath=${quote('{.metadata.generation}/{.status.observedGeneration}/{.status.conditions[?(@.type=="Synced")].status}')})" || return 1`,
+    '  generation="${state%%/*}"; rest="${state#*/}"; observed="${rest%%/*}"; synced="${rest#*/}"',
+    '  [ -n "$generation" ] && [ "$observed" = "$generation" ] && [ "$synced" = True ]',
+    '}',
+    'until unsealed; do sleep 5; done',
+  ];
   const exec = `kubectl exec -i -n ${quote(namespace)} ${quote(change.pod)} -c ${quote(change.container)} --`;
   for (const key of keys) {
     const user = change.users[key]!;
-    const value = `kubectl get secret -n ${quote(namespace)} ${quote(name)} -o jsonpath=${quote(`{.data.${field(key)}}`)} | base64 -d`;
+    const missing = (what: string) => `{ echo ${quote(`${namespace}/${name}: ${what} ${key}; nothing changed, trying again`)} >&2; exit 1; }`;
+    // Each step its own command: under set -e a failing kubectl or base64 ends the script.
+    lines.push(`encoded="$(kubectl get secret -n ${quote(namespace)} ${quote(name)} -o jsonpath=${quote(`{.data.${field(key)}}`)})"`);
+    lines.push(`[ -n "$encoded" ] || ${missing('the Secret has no')}`);
+    lines.push('pw="$(printf \'%s\' "$encoded" | base64 -d)"');
+    lines.push(`[ -n "$pw" ] || ${missing('the Secret holds an empty')}`);
     if (change.engine === 'postgresql') {
       const admin = change.connectAs ?? 'postgres';
       // printf is a shell builtin: the value is in no process's arguments.
-      lines.push(`pw="$(${value})"`);
       lines.push(
         `printf 'ALTER ROLE "%s" PASSWORD '"'"'%s'"'"';\\n' ${quote(user)} "$(printf '%s' "$pw" | sed "s/'/''/g")" | ${exec} psql --no-psqlrc --quiet --set ON_ERROR_STOP=1 --username=${quote(admin)} --dbname=${quote(admin)}`,
       );
-      lines.push('unset pw');
     } else {
       // change_password reads the password from stdin when it is not an argument.
-      lines.push(`${value} | ${exec} rabbitmqctl change_password ${quote(user)}`);
+      lines.push(`printf '%s' "$pw" | ${exec} rabbitmqctl change_password ${quote(user)}`);
     }
+    lines.push('unset pw encoded');
   }
   return `${lines.join('\n')}\n`;
 }

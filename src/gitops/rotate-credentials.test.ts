@@ -190,7 +190,7 @@ describe('rotateCredentials', () => {
       generatorVersion: 'test',
     });
     const manifest = plan.files.get(plan.passwordChanges[0]!.file)!;
-    assert.match(manifest, /base64 -d \| kubectl exec -i -n 'database' 'rabbitmq-0' -c 'rabbitmq' -- rabbitmqctl change_password 'tcr'/);
+    assert.match(manifest, /printf '%s' "\$pw" \| kubectl exec -i -n 'database' 'rabbitmq-0' -c 'rabbitmq' -- rabbitmqctl change_password 'tcr'/);
     assert.ok(plan.restart.includes('StatefulSet database/rabbitmq'));
   });
 });
