@@ -203,6 +203,36 @@ describe('the kubeconfig policy', () => {
     assert.match(kubeconfigIssues(server('https://admin:pw@10.0.0.1'), 'k')[0]?.message ?? '', /must not embed credentials/);
   });
 
+  it('refuses a server URL with a user or a password alone in it', () => {
+    const server = (url: string, skip = false) =>
+      [...BENIGN_HEAD, `clusters: [{name: c, cluster: {server: "${url}"${skip ? ', insecure-skip-tls-verify: true' : ''}}}]`, ''].join('\n');
+    for (const [url, skip] of [
+      ['https://:pw@10.0.0.1', false],
+      ['https://admin@10.0.0.1', false],
+      ['https://admin:@10.0.0.1:6443', false],
+      ['http://:pw@127.0.0.1:8080', true],
+    ] as const) {
+      assert.deepEqual(
+        kubeconfigIssues(server(url, skip), 'kubeconfig.inline'),
+        [{ field: 'kubeconfig.inline', message: 'clusters[0].cluster.server must not embed credentials; put a token in users[].user.token' }],
+        url,
+      );
+      assert.ok('refused' in throughTheEdge(server(url, skip)), url);
+    }
+  });
+
+  it('takes http:// only to loopback itself, not to a host name that starts with one', () => {
+    const server = (url: string) => [...BENIGN_HEAD, `clusters: [{name: c, cluster: {server: "${url}", insecure-skip-tls-verify: true}}]`, ''].join('\n');
+    for (const url of ['http://localhost.example.net:8080', 'http://localhost-proxy:8080', 'http://127.0.0.1.example.net:8080', 'http://localhost.:8080']) {
+      assert.deepEqual(
+        kubeconfigIssues(server(url), 'kubeconfig.inline'),
+        [{ field: 'kubeconfig.inline', message: 'clusters[0].cluster.server must be an https:// URL (http:// only to a loopback address)' }],
+        url,
+      );
+    }
+    for (const url of ['http://localhost:8080', 'http://[::1]:8080']) assert.deepEqual(kubeconfigIssues(server(url), 'k'), [], url);
+  });
+
   it('refuses custom tags, anchors and merge keys even where nothing aliases them', () => {
     for (const text of [
       'users: !!set {a: null}\n',

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { ValidationError } from '../errors.js';
 import { checkRepositoryUrl, isLoopbackHost, OPERATOR_POLICY, parseRepositoryUrl, type RepositoryUrlPolicy } from './repository-url.js';
 
@@ -150,9 +151,97 @@ describe('checkRepositoryUrl', () => {
     refused('file:///srv/other.git', policy, /ALLOWED_REPOSITORY_URLS/);
   });
 
+  it('takes an allow-list entry as a prefix only when it ends in "/": any other entry is one exact URL', () => {
+    const exact = (entry: string): RepositoryUrlPolicy => ({ ...PRODUCTION, allowList: [entry] });
+    assert.equal(checkRepositoryUrl('https://git.example.net/platform', exact('https://git.example.net/platform')).kind, 'https');
+    refused('https://git.example.net/platform-evil/x.git', exact('https://git.example.net/platform'), /ALLOWED_REPOSITORY_URLS/);
+    refused('https://git.example.net/platform/x.git', exact('https://git.example.net/platform'), /ALLOWED_REPOSITORY_URLS/);
+    assert.equal(checkRepositoryUrl('https://github.com/acme/gitops.git', exact('https://github.com/acme/gitops.git')).kind, 'https');
+    refused('https://github.com/acme/gitops.git-fork', exact('https://github.com/acme/gitops.git'), /ALLOWED_REPOSITORY_URLS/);
+    // An entry without a path must not admit a host that merely starts with its name.
+    refused('https://git.example.net.attacker.com/x.git', exact('https://git.example.net'), /ALLOWED_REPOSITORY_URLS/);
+    refused('https://git.example.net.attacker.com/x.git', exact('https://git.example.net/'), /ALLOWED_REPOSITORY_URLS/);
+    assert.equal(checkRepositoryUrl('https://git.example.net/any/x.git', exact('https://git.example.net/')).kind, 'https');
+  });
+
+  it('refuses a "." or ".." segment or an encoded "/", which would leave an allowed prefix for another repository', () => {
+    // git ls-remote http://host/platform/../secret.git asks the server for /secret.git/info/refs (curl removes dot segments).
+    const policy: RepositoryUrlPolicy = { ...PRODUCTION, allowList: ['https://git.example.net/platform/', 'ssh://git@git.example.net/platform/'] };
+    for (const url of [
+      'https://git.example.net/platform/../secret.git',
+      'https://git.example.net/platform/%2e%2e/secret.git',
+      'https://git.example.net/platform/.%2E/secret.git',
+      'https://git.example.net/platform/./x.git',
+      'https://git.example.net/platform/..%2fsecret.git',
+      'https://git.example.net/platform/..%5Csecret.git',
+      'ssh://git@git.example.net/platform/../secret.git',
+    ]) {
+      refused(url, policy, /"\." or "\.\." path segment/);
+      refused(url, OPERATOR_POLICY, /"\." or "\.\." path segment/);
+    }
+    refused('git@git.example.net:platform/../secret.git', OPERATOR_POLICY, /"\." or "\.\." path segment/);
+    // Dots inside a name are not segments.
+    assert.equal(checkRepositoryUrl('https://git.example.net/platform/..x/a.b..git', policy).kind, 'https');
+    assert.equal(checkRepositoryUrl('git@git.example.net:platform/...git', OPERATOR_POLICY).kind, 'ssh');
+  });
+
+  it('refuses what ssh would read as an option: a leading "-", an ssh user starting with "-"', () => {
+    refused('-oProxyCommand=x@github.com:org/repo.git', OPERATOR_POLICY, /must not start with "-"/);
+    refused('-github.com:org/repo.git', OPERATOR_POLICY, /must not start with "-"/);
+    refused('ssh://-oX@github.com/org/repo.git', OPERATOR_POLICY, /ssh user starting with "-"/);
+    refused('ssh://-oProxyCommand=x@github.com/org/repo.git', OPERATOR_POLICY);
+    assert.equal(checkRepositoryUrl('ssh://git-user@github.com/org/repo.git', OPERATOR_POLICY).kind, 'ssh');
+    assert.equal(checkRepositoryUrl('ssh://_svc.ci@github.com/org/repo.git', OPERATOR_POLICY).kind, 'ssh');
+  });
+
+  it('takes http:// only to loopback itself, not to a name that starts or ends like one', () => {
+    for (const url of [
+      'http://localhost.example.net/x.git',
+      'http://localhost-evil.example.net/x.git',
+      'git://localhost.example.net/x.git',
+      'http://127.0.0.1.example.net/x.git',
+    ]) {
+      refused(url, EMBEDDED, /loopback/);
+    }
+    assert.equal(checkRepositoryUrl('http://localhost:8080/x.git', EMBEDDED).kind, 'http');
+  });
+
   it('knows loopback hosts', () => {
     for (const host of ['localhost', '127.0.0.1', '127.255.0.9', '::1', '[::1]']) assert.ok(isLoopbackHost(host), host);
     for (const host of ['127.0.0.1.example.net', '127.256.0.1', '0.0.0.0', '169.254.169.254', '::ffff:127.0.0.1', undefined])
       assert.ok(!isLoopbackHost(host), String(host));
+    for (const host of ['LOCALHOST', '[::1]', '0:0:0:0:0:0:0:1', '127.0.0.1']) assert.ok(isLoopbackHost(host), host);
+    for (const host of [
+      'localhost.example.net',
+      'localhost.',
+      'localhostx',
+      'localhost-1',
+      'xlocalhost',
+      'a.localhost',
+      '127.0.0.1.example.net',
+      '[::1].example',
+      '::1.example',
+      '::10',
+      '127.0.0.1x',
+      '127.0.0',
+      '',
+    ])
+      assert.equal(isLoopbackHost(host), false, host);
+  });
+
+  it('takes no host that merely starts or ends with a loopback name for loopback (property)', () => {
+    const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
+    const loopback = fc.constantFrom('localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]');
+    const near = fc.oneof(
+      fc.tuple(loopback, fc.constantFrom('.', '-', ''), label).map(([name, sep, rest]) => `${name}${sep}${rest}`),
+      fc.tuple(label, fc.constantFrom('.', '-', ''), loopback).map(([rest, sep, name]) => `${rest}${sep}${name}`),
+      loopback.map((name) => `${name}.`),
+    );
+    fc.assert(
+      fc.property(near, (host) => {
+        assert.equal(isLoopbackHost(host), false, host);
+        assert.equal(isLoopbackHost(host.toUpperCase()), false, host);
+      }),
+    );
   });
 });

@@ -58,6 +58,7 @@ export interface RepositoryUrlPolicy {
 export const OPERATOR_POLICY: RepositoryUrlPolicy = { scp: true, plainTransports: 'any', localRepositories: 'any' };
 
 const SUPPORTED = 'use https://, ssh:// or file:///';
+const DOT_SEGMENT = 'has a "." or ".." path segment or an encoded "/", which would reach another repository than the one written';
 const MAX_LENGTH = 2048;
 const SCHEMES: Readonly<Record<string, RemoteKind>> = { https: 'https', http: 'http', ssh: 'ssh', git: 'git', file: 'file' };
 // RFC 3986 path characters; no "?" or "#": git would pass them on to the server as part of the path.
@@ -66,7 +67,22 @@ const URL_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$/;
 const LOCAL_PATH = /^\/[A-Za-z0-9._~+,=@/-]+$/;
 const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 const IPV6 = /^\[[0-9A-Fa-f:.]+\]$/;
-const USER = /^[A-Za-z0-9._-]+$/;
+// An ssh login; never starting with "-", which ssh would read as an option.
+const USER = /^[A-Za-z0-9._][A-Za-z0-9._-]*$/;
+
+/**
+ * Whether a remote path has a "." or ".." segment (percent-encoded too) or an
+ * encoded "/" or "\\": curl resolves `/platform/../other.git` to `/other.git`
+ * before git asks the server, and servers decode `%2e` and `%2f`, so the
+ * repository reached would not be the one the text (and an allow-list prefix) names.
+ */
+function movesAcrossSegments(path: string): boolean {
+  if (/%(2f|5c)/i.test(path)) return true;
+  return path.split('/').some((segment) => {
+    const dots = segment.replace(/%2e/gi, '.');
+    return dots === '.' || dots === '..';
+  });
+}
 
 function refuse(field: string, message: string): ValidationError {
   return new ValidationError([{ field, message }]);
@@ -99,6 +115,7 @@ function checkAuthority(authority: string, kind: RemoteKind, value: string, fiel
     user = rest.slice(0, at);
     rest = rest.slice(at + 1);
     // ssh://git@host names the login, which is not a secret; anything else there is a credential.
+    if (kind === 'ssh' && user.startsWith('-')) throw refuse(field, 'names an ssh user starting with "-", which ssh would read as an option');
     if (kind !== 'ssh' || !USER.test(user)) throw refuse(field, 'must not embed credentials (user info before "@"); send them as repository credentials');
   }
   const port = /^(.*?)(?::(\d{1,5}))?$/.exec(rest) as RegExpExecArray;
@@ -153,6 +170,7 @@ export function parseRepositoryUrl(value: string, field = 'url'): RemoteUrl {
     }
     if (path === '' || path === '/') throw refuse(field, 'names no repository path');
     if (!URL_PATH.test(path) || path.includes('//')) throw refuse(field, 'has a path with characters git may read differently');
+    if (movesAcrossSegments(path)) throw refuse(field, DOT_SEGMENT);
     const { host } = checkAuthority(authority, kind, value, field);
     const hostPort = authority.slice(authority.lastIndexOf('@') + 1).toLowerCase();
     const display = `${kind}://${hostPort}${path}`;
@@ -179,6 +197,7 @@ export function parseRepositoryUrl(value: string, field = 'url'): RemoteUrl {
     if (/^(https?|ssh|git|file)$/i.test(host)) throw refuse(field, `looks like a URL without "//"; git would read it as ssh to host "${host}"; ${SUPPORTED}`);
     if (!HOST_NAME.test(host) && !IPV6.test(host)) throw refuse(field, 'is not a supported repository address');
     if (path === '' || path.startsWith('-') || !/^[A-Za-z0-9._~+,=@/-]+$/.test(path)) throw refuse(field, 'names no usable repository path after ":"');
+    if (movesAcrossSegments(path)) throw refuse(field, DOT_SEGMENT);
     return { kind: 'ssh', url: value, host: host.toLowerCase().replace(/^\[|\]$/g, ''), display: `${user === undefined ? '' : `${user}@`}${host}:${path}` };
   }
   throw refuse(field, `is not a supported repository URL (a relative path is not accepted); ${SUPPORTED}`);
