@@ -1,4 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -110,6 +112,81 @@ describe('TokenReviewAuthenticator', () => {
     await uncached.authenticate('controller-token');
     await uncached.authenticate('controller-token');
     assert.equal(reviews() - again, 2);
+  });
+
+  it('forgets a cached identity once the TTL has passed: a revoked token stops working', async (t) => {
+    let now = Date.now();
+    t.mock.method(Date, 'now', () => now);
+    double.setTokenReview('revocable-token', { authenticated: true, user: { username: CONTROLLER } });
+    const cached = authenticator({ cacheTtlMs: 5_000 });
+    assert.equal((await cached.authenticate('revocable-token')).identity, CONTROLLER);
+    double.setTokenReview('revocable-token', { authenticated: false });
+    // Within the TTL the cached identity answers, without a review.
+    const before = reviews();
+    now += 4_999;
+    assert.equal((await cached.authenticate('revocable-token')).identity, CONTROLLER);
+    assert.equal(reviews(), before);
+    now += 2;
+    await assert.rejects(cached.authenticate('revocable-token'), AuthenticationError);
+    assert.equal(reviews(), before + 1);
+    await assert.rejects(cached.authenticate('revocable-token'), AuthenticationError);
+  });
+
+  it('refuses a token an audience-unaware TokenReview authenticates without naming the configured audience', async (t) => {
+    // The double intersects audiences the way an audience-aware API server does; this server does not.
+    let audiences: string[] | undefined;
+    const server: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { spec: unknown };
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenReview',
+            spec: body.spec,
+            status: { authenticated: true, user: { username: CONTROLLER }, ...(audiences === undefined ? {} : { audiences }) },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const { port } = server.address() as AddressInfo;
+    const file = join(dir, 'audience-unaware');
+    await writeFile(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { token: 'service-token' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+      { mode: 0o600 },
+    );
+    const subject = (): TokenReviewAuthenticator =>
+      new TokenReviewAuthenticator({
+        kubeConfig: loadKubeConfig({ kind: 'file', path: file }),
+        audiences: ['gitops-scaffolder'],
+        allowed: [CONTROLLER],
+        cacheTtlMs: 0,
+      });
+    audiences = ['gitops-scaffolder'];
+    assert.equal((await subject().authenticate('unaware-token')).identity, CONTROLLER);
+    for (const answer of [['https://kubernetes.default.svc.cluster.local'], [], undefined]) {
+      audiences = answer;
+      await assert.rejects(
+        subject().authenticate('unaware-token'),
+        (error: unknown) => error instanceof AuthenticationError && /not valid for this service/.test(error.message),
+        JSON.stringify(answer),
+      );
+    }
   });
 
   it('throws UnavailableError when TokenReview answers 5xx', async () => {
