@@ -72,4 +72,22 @@ describe('assertConfinedWorkTree', () => {
     });
     await assertConfinedWorkTree(fine);
   });
+
+  it('checks every kustomization kustomize reads: under each of its names, through a link, and entries that look like URLs', async () => {
+    // kustomize reads `Kustomization` too, and a linked kustomization through its link, relative to the link's directory.
+    const capital = await tree((r) => writeFile(join(r, 'clusters', 'eu', 'Kustomization'), 'resources: [../../../host]\n'));
+    await assert.rejects(assertConfinedWorkTree(capital), refusedWith(/clusters\/eu\/Kustomization names a path outside/));
+    const linked = await tree(async (r) => {
+      await mkdir(join(r, 'lib'));
+      // k.yaml is no kustomization by its name: only the link makes it one, and kustomize resolves it from clusters/eu/.
+      await writeFile(join(r, 'lib', 'k.yaml'), 'resources: [../../../host]\n');
+      await rm(join(r, 'clusters', 'eu', 'kustomization.yaml'));
+      await symlink('../../lib/k.yaml', join(r, 'clusters', 'eu', 'kustomization.yaml'));
+    });
+    await assert.rejects(assertConfinedWorkTree(linked), refusedWith(/clusters\/eu\/kustomization\.yaml names a path outside/));
+    for (const entry of ['github.com/../../../../host', 'a://../../../../host', 'file:///srv/repo.git']) {
+      const disguised = await tree((r) => writeFile(join(r, 'clusters', 'eu', 'kustomization.yaml'), `components: ['${entry}']\n`));
+      await assert.rejects(assertConfinedWorkTree(disguised), refusedWith(/clusters\/eu\/kustomization\.yaml names/), entry);
+    }
+  });
 });

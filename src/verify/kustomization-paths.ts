@@ -4,7 +4,8 @@
  * the host. Checked on the text, against the repository-relative position of
  * the kustomization file; that is how the kernel resolves it too wherever the
  * tree holds no links (a tree materialized for kustomize, or one whose links
- * the work-tree guard resolved).
+ * the work-tree guard resolved). Entries that look like URLs are checked as
+ * paths too, since kustomize reads them as paths when no URL parser takes them.
  */
 import { posix } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -28,10 +29,11 @@ export function isKustomizationFile(path: string): boolean {
   return KUSTOMIZATION_FILES.has(posix.basename(path));
 }
 
-/** A kustomization entry is remote when kustomize would fetch it rather than read a path. */
-function isRemote(entry: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) || /^(git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)/.test(entry);
-}
+/**
+ * kustomize clones a `file://` URL with git from this machine's disk: another
+ * repository of the host, whatever the tree's own paths.
+ */
+const HOST_REPOSITORY = /^file:/i;
 
 function pathsOf(kustomization: Record<string, unknown>): string[] {
   const paths: string[] = [];
@@ -59,10 +61,16 @@ function pathsOf(kustomization: Record<string, unknown>): string[] {
   }
   const helm = (kustomization['helmGlobals'] ?? {}) as { chartHome?: unknown };
   if (typeof helm.chartHome === 'string') paths.push(helm.chartHome);
-  return paths.filter((path) => !isRemote(path));
+  return paths;
 }
 
-/** Whether `path`, named by the kustomization at `file`, stays inside the repository and out of `.git`. */
+/**
+ * Whether `path`, named by the kustomization at `file`, stays inside the
+ * repository and out of `.git`, read as a local path. Every entry is read so,
+ * a URL too: kustomize tries a file, then a git URL it can parse, then a
+ * directory, so `github.com/../../../../srv` or `a://../../../srv`, which no
+ * git URL parser takes, is a directory of the host.
+ */
 function staysInside(file: string, path: string): boolean {
   if (posix.isAbsolute(path)) return false;
   const target = posix.normalize(posix.join(posix.dirname(file), path));
@@ -104,6 +112,7 @@ export function assertKustomizationConfined(file: string, text: string): void {
   for (const value of values) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     for (const path of pathsOf(value as Record<string, unknown>)) {
+      if (HOST_REPOSITORY.test(path)) throw refuse(`${file} names a file: URL; kustomize would clone a repository from the host's disk`);
       if (!staysInside(file, path)) {
         throw refuse(
           `${file} names a path outside the repository (${posix.isAbsolute(path) ? 'an absolute path' : 'one that climbs out with ".."'}); kustomize would read the host's files`,
