@@ -33,6 +33,9 @@ describe('FsRepoReader', () => {
     await symlink(join(scratch, 'host.yaml'), join(repo, 'clusters', 'absolute'));
     await symlink('eu/kustomization.yaml', join(repo, 'clusters', 'inside'));
     await symlink('../.git', join(repo, 'clusters', 'git'));
+    // A nested repository's own files: never the tree's to read.
+    await mkdir(join(repo, 'sub', '.git'), { recursive: true });
+    await writeFile(join(repo, 'sub', '.git', 'config'), '[core]\n');
     execFileSync('mkfifo', [join(repo, 'clusters', 'eu', 'pipe.yaml')]);
     reader = new FsRepoReader(repo);
   });
@@ -59,6 +62,12 @@ describe('FsRepoReader', () => {
     assert.match(await refusal('clusters/absolute'), /clusters\/absolute is a symbolic link/);
     assert.match(await refusal('clusters/git/config'), /clusters\/git\/config is a symbolic link/);
     assert.match(await refusal('clusters/loop-a'), /loop of symbolic links/);
+  });
+
+  it('refuses a .git component at any depth, not only the first', async () => {
+    for (const path of ['sub/.git/config', 'clusters/eu/.git/config', '.git/config']) assert.match(await refusal(path), /points into \.git/, path);
+    await assert.rejects(reader.list('sub/.git'), /points into \.git/);
+    assert.deepEqual(await reader.list('sub'), []);
   });
 
   it('refuses a FIFO at once instead of blocking on it', async () => {

@@ -162,6 +162,44 @@ describe('writeTree', () => {
     assert.deepEqual(await readdir(outside), ['victim.txt']);
   });
 
+  it("refuses a .git component at any depth, not only the first: a nested repository is not the render's to write", async () => {
+    for (const bad of ['a/.git/config', 'clusters/x/.git/hooks/post-checkout', 'clusters/x/.git']) {
+      await assert.rejects(writeTree(root, new Map([[bad, 'x\n']])), (e: unknown) => e instanceof ValidationError && /points into \.git/.test(e.message), bad);
+    }
+    await assert.rejects(writeTree(root, new Map(), { remove: ['c/.git/HEAD'] }), ValidationError);
+    await assert.rejects(writeTree(root, new Map(), { removeBelow: ['c/.git'] }), ValidationError);
+    assert.deepEqual(await readdir(root), []);
+  });
+
+  it('keeps a nested .git below removeBelow: neither deleted nor reported as removed', async () => {
+    await mkdir(join(root, 'c/.git/refs'), { recursive: true });
+    await writeFile(join(root, 'c/.git/HEAD'), 'ref: refs/heads/main\n');
+    await writeFile(join(root, 'c/.git/refs/keep'), 'k\n');
+    await writeFile(join(root, 'c/stale.yaml'), 's\n');
+    const result = await writeTree(root, new Map([['c/new.yaml', 'n\n']]), { removeBelow: ['c'] });
+    assert.deepEqual(result, { written: ['c/new.yaml'], removed: ['c/stale.yaml'], unchanged: [] });
+    assert.equal(await readFile(join(root, 'c/.git/HEAD'), 'utf8'), 'ref: refs/heads/main\n');
+    assert.equal(await readFile(join(root, 'c/.git/refs/keep'), 'utf8'), 'k\n');
+    // Only a nested .git left: the directory stays, the .git in it too.
+    const again = await writeTree(root, new Map(), { removeBelow: ['c'] });
+    assert.deepEqual(again.removed, ['c/new.yaml']);
+    assert.deepEqual((await readdir(join(root, 'c'))).sort(), ['.git']);
+    assert.equal(await readFile(join(root, 'c/.git/HEAD'), 'utf8'), 'ref: refs/heads/main\n');
+  });
+
+  it('refuses a link to the folder above the root (`up -> ..`): nothing written there, nothing deleted there', async () => {
+    await symlink('..', join(root, 'up'));
+    await assert.rejects(writeTree(root, new Map([['up/v.txt', 'pwned\n']])), ValidationError);
+    await assert.rejects(writeTree(root, new Map([['up/outside/victim.txt', 'pwned\n']])), ValidationError);
+    await assert.rejects(writeTree(root, new Map(), { removeBelow: ['up'] }), ValidationError);
+    await assert.rejects(writeTree(root, new Map(), { removeBelow: ['up/outside'] }), ValidationError);
+    await assert.rejects(writeTree(root, new Map(), { remove: ['up/outside/victim.txt'] }), ValidationError);
+    assert.deepEqual((await readdir(scratch)).sort(), ['outside', 'repo']);
+    assert.deepEqual(await readdir(outside), ['victim.txt']);
+    assert.equal(await readFile(join(outside, 'victim.txt'), 'utf8'), 'original\n');
+    assert.deepEqual(await readdir(root), ['up']);
+  });
+
   it('follows a symlinked directory that stays inside the root', async () => {
     await mkdir(join(root, 'real'));
     await symlink(join(root, 'real'), join(root, 'alias'));
