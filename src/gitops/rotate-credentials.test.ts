@@ -15,11 +15,12 @@ import { parse, parseAllDocuments } from 'yaml';
 import { ValidationError } from '../errors.js';
 import { FsRepoReader } from '../git/fs-repo-reader.js';
 import { platformDir } from '../package-paths.js';
+import { reencryptedData } from '../sealing/reencrypt.js';
 import { parseSealingCertificate } from '../sealing/sealing-certificate.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
 import { renderCluster } from './render-cluster.js';
 import { memoryRepoReader } from './repo-reader.js';
-import { rotateCredentials } from './rotate-credentials.js';
+import { rotateCredentials, type ControllerReencrypt } from './rotate-credentials.js';
 
 const oldKey = createTestCertificate();
 const newKey = createTestCertificate();
@@ -141,6 +142,56 @@ describe('rotateCredentials', () => {
         /recovery-private-key/.test(JSON.stringify((e as ValidationError).issues ?? e.message)) &&
         !/[A-Za-z0-9+/]{40,}/.test(e.message),
     );
+  });
+
+  /**
+   * A Sealed Secrets controller's /v1/rotate, stubbed: it re-encrypts with the old key for the new one, as
+   * the controller does, and `tamper` then changes the encryptedData of its answer.
+   */
+  const controller =
+    (tamper: (data: Record<string, string>) => Record<string, string> = (data) => data): ControllerReencrypt =>
+    async (sent) => {
+      const answer = structuredClone(sent) as { spec: { encryptedData: Record<string, string> } };
+      answer.spec.encryptedData = tamper(reencryptedData(answer, [oldKey.privateKey], newCert));
+      return answer;
+    };
+  const rotateThrough = (reencrypt: ControllerReencrypt) =>
+    rotateCredentials(memoryRepoReader(files), {
+      cluster: 'eu-1',
+      certificate: newCert,
+      credentials: ['database/postgresql-credentials'],
+      values: { controller: { reencrypt } },
+      generatorVersion: 'test',
+    });
+
+  it("takes the controller's re-encryption when it holds the same keys, each with a value", async () => {
+    const plan = await rotateThrough(controller());
+    assert.deepEqual([...plan.files.keys()], ['clusters/eu-1/database/sealed/sealed-postgresql-credentials.yaml']);
+    const before = openAll(files, oldKey.privateKey);
+    const after = openAll(plan.files, newKey.privateKey);
+    assert.ok(after.size >= 2, 'the credential has several keys (one can go missing)');
+    for (const [key, value] of after) assert.equal(value, before.get(key), `${key} keeps its value`);
+  });
+
+  it('refuses a controller answer missing a key, with a key more, or with an empty value: a Secret without its password breaks every login', async () => {
+    const tampered: Record<string, (data: Record<string, string>) => Record<string, string>> = {
+      'a key missing': (data) => Object.fromEntries(Object.entries(data).slice(1)),
+      'no key at all': () => ({}),
+      'a key more': (data) => ({ ...data, extra: Object.values(data)[0]! }),
+      'a key renamed': (data) => Object.fromEntries(Object.entries(data).map(([key, value], i) => [i === 0 ? `${key}-renamed` : key, value])),
+      'an empty value': (data) => Object.fromEntries(Object.entries(data).map(([key, value], i) => [key, i === 0 ? '' : value])),
+      'a value not a string': (data) => Object.fromEntries(Object.entries(data).map(([key, value], i) => [key, i === 0 ? (42 as unknown as string) : value])),
+    };
+    for (const [how, tamper] of Object.entries(tampered)) {
+      await assert.rejects(
+        rotateThrough(controller(tamper)),
+        (e: unknown) =>
+          e instanceof ValidationError &&
+          /sealed-postgresql-credentials\.yaml does not hold the same keys: nothing was written/.test(e.message) &&
+          e.issues[0]?.field === 'credential',
+        how,
+      );
+    }
   });
 
   it('--fresh-values seals new values and writes the Job that sets them in PostgreSQL, named by this rotation', async () => {
