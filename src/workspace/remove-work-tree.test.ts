@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
@@ -139,5 +139,102 @@ describe('removeWorkTree', () => {
     ]);
     assert.match(await git(repo, 'log', '-1', '--format=%s'), /^Remove cluster wipe/);
     assert.match(await git(repo, 'log', '-1', '--format=%s', 'HEAD~1'), /^Lift the prune protection of cluster wipe/);
+  });
+});
+
+/**
+ * Deleting data lifts the protection in the overlay each protected layer
+ * applies, so that overlay must be one the removal owns and deletes: lifting
+ * it in a shared or a neighbour's overlay would unmark every other cluster's
+ * data there, and their next prune would delete databases nobody named. And it
+ * must know what is protected: a layer that does not build is refused, never skipped.
+ */
+describe('removeWorkTree refusing to delete data it cannot lift for this cluster alone', () => {
+  let tmp: string;
+  let repo: string;
+  const certificate = parseSealingCertificate(createTestCertificate().certificatePem);
+
+  /** Rewrites the cluster's database layer Kustomization to apply `path` instead of its own overlay. */
+  async function pointDatabaseLayerAt(cluster: string, path: string): Promise<void> {
+    const own = `./clusters/${cluster}/database`;
+    const flux = new FsRepoReader(repo);
+    const files = (await flux.list(`clusters/${cluster}/flux`)).filter((f) => f.endsWith('.yaml'));
+    const layerFiles = [];
+    for (const file of files) if ((await flux.read(file))?.includes(`path: ${own}\n`)) layerFiles.push(file);
+    assert.equal(layerFiles.length, 1, `one file applies ${own}: ${files.join(', ')}`);
+    const text = await readFile(join(repo, layerFiles[0]!), 'utf8');
+    await writeFile(join(repo, layerFiles[0]!), text.replace(`path: ${own}\n`, `path: ${path}\n`));
+  }
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'remove-work-tree-refuse-'));
+    repo = join(tmp, 'gitops');
+    await initPlatformRepository(repo, platformDir());
+    for (const name of ['keep', 'neighbour', 'shared', 'broken']) {
+      await writeFluxBootstrap(repo, name);
+      await renderWorkTree(repo, {
+        cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
+        pass: 'all',
+        certificate,
+        generatorVersion: 'test',
+      });
+    }
+    // Its database layer applies the overlay of the cluster 'keep'.
+    await pointDatabaseLayerAt('neighbour', './clusters/keep/database');
+    // Its database layer applies the shared base every cluster's overlay builds on.
+    await pointDatabaseLayerAt('shared', './base/database');
+    // Its database overlay does not build: what it protects cannot be told.
+    const overlay = join(repo, 'clusters/broken/database/kustomization.yaml');
+    const text = await readFile(overlay, 'utf8');
+    assert.match(text, /^resources:\n/m);
+    await writeFile(overlay, text.replace(/^resources:\n/m, 'resources:\n  - no-such-file.yaml\n'));
+    await git(repo, 'add', '--all');
+    await git(repo, ...IDENTITY, 'commit', '--quiet', '-m', 'four clusters');
+  });
+
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  /** removeWorkTree(cluster, deleteData) must fail with `message`, committing and changing nothing. */
+  async function refused(cluster: string, message: RegExp): Promise<void> {
+    const head = await git(repo, 'rev-parse', 'HEAD');
+    await assert.rejects(
+      removeWorkTree(repo, { cluster, commit: true, deleteData: true }),
+      (e: unknown) => e instanceof ValidationError && e.issues[0]?.field === 'delete-data' && message.test(e.message),
+    );
+    assert.equal(await git(repo, 'rev-parse', 'HEAD'), head, 'nothing committed');
+    assert.equal(await git(repo, 'status', '--porcelain'), '', 'nothing written');
+  }
+
+  it("refuses when a protected layer applies a neighbour's overlay: lifting it there would unmark the neighbour's data", async () => {
+    const overlay = await readFile(join(repo, 'clusters/keep/database/kustomization.yaml'), 'utf8');
+    await refused('neighbour', /layer database applies clusters\/keep\/database, which is not an overlay gitops-scaffolder wrote for neighbour/);
+    assert.equal(await readFile(join(repo, 'clusters/keep/database/kustomization.yaml'), 'utf8'), overlay);
+    // The neighbour's data is still protected in what its layer builds.
+    const objects = await built(repo, 'clusters/keep/database');
+    assert.deepEqual(
+      objects
+        .filter(pruneProtected)
+        .map((o) => formatObjectRef(objectRefOf(o)!))
+        .sort(),
+      ['Namespace database', 'StatefulSet database/postgresql', 'StatefulSet database/rabbitmq'],
+    );
+  });
+
+  it('refuses when a protected layer applies a shared directory (base/) that no removal owns', async () => {
+    const shared = await readFile(join(repo, 'base/database/kustomization.yaml'), 'utf8');
+    await refused('shared', /layer database applies base\/database, which is not an overlay gitops-scaffolder wrote for shared/);
+    assert.equal(await readFile(join(repo, 'base/database/kustomization.yaml'), 'utf8'), shared);
+  });
+
+  it('refuses when a layer does not build: what it protects cannot be told, so it is not skipped', async () => {
+    await refused('broken', /cannot tell what is protected in clusters\/broken\/database: the path does not build/);
+  });
+
+  it('still removes a cluster whose layers all apply its own overlays', async () => {
+    const outcome = await removeWorkTree(repo, { cluster: 'keep', commit: true, deleteData: true });
+    assert.deepEqual([...(outcome.lifted ?? [])].sort(), ['clusters/keep/apps/kustomization.yaml', 'clusters/keep/database/kustomization.yaml']);
+    assert.match(await git(repo, 'log', '-1', '--format=%s', 'HEAD~1'), /^Lift the prune protection of cluster keep/);
   });
 });
