@@ -7,8 +7,9 @@
  * is read from the file, never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keepPrivate, writePrivateFile } from './private-file.js';
 
 /** The token and where it lives. */
 export interface EmbeddedApiToken {
@@ -28,8 +29,7 @@ export async function ensureEmbeddedApiToken(dataDir: string): Promise<EmbeddedA
     const token = (await readFile(file, 'utf8')).trim();
     // A truncated or hand-edited file falls through to a fresh token (the config's own 16-character floor).
     if (/^\S{16,}$/.test(token)) {
-      // A file made by hand (or copied) may be readable by others: keep the token, not their access.
-      if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);
+      await keepPrivate(file);
       return { token, file, created: false };
     }
   } catch (error) {
@@ -37,11 +37,7 @@ export async function ensureEmbeddedApiToken(dataDir: string): Promise<EmbeddedA
   }
   // 32 URL-safe characters: 192 random bits, no character a shell or a header needs quoted.
   const token = randomBytes(24).toString('base64url');
-  // writeFile's mode applies only to a file it creates: writing over an existing 0644 file would
-  // leave the new token readable by others. A new 0600 file renamed over it never is.
-  const fresh = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(fresh, `${token}\n`, { mode: 0o600, flag: 'wx' });
-  await rename(fresh, file);
+  await writePrivateFile(file, `${token}\n`);
   return { token, file, created: true };
 }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUEUE_KEY_FILE, ensureQueueKey } from './queue-key.js';
@@ -17,6 +17,23 @@ describe('embedded queue key', () => {
       const replaced = await ensureQueueKey(dir);
       assert.match(replaced, /^[0-9a-f]{64}$/);
       assert.equal((await readFile(join(dir, QUEUE_KEY_FILE), 'utf8')).trim(), replaced);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends readable by its owner only, replaced or kept, in a file others could read (writeFile sets a mode only when it creates)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gs-queue-key-'));
+    const file = join(dir, QUEUE_KEY_FILE);
+    try {
+      await writeFile(file, 'short\n', { mode: 0o644 });
+      await chmod(file, 0o644);
+      const replaced = await ensureQueueKey(dir);
+      assert.equal((await stat(file)).mode & 0o777, 0o600, 'a damaged 0644 file replaced');
+      await chmod(file, 0o644);
+      assert.equal(await ensureQueueKey(dir), replaced, 'a good key in a 0644 file is kept');
+      assert.equal((await stat(file)).mode & 0o777, 0o600, 'and its file made private');
+      assert.deepEqual(await readdir(dir), [QUEUE_KEY_FILE], 'no temporary file left behind');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -4,9 +4,10 @@
  * reused on every later start, so a run started before a restart is still
  * recognized by the commits it signed. Never printed or logged.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateQueueKey } from '../git/queue-auth.js';
+import { keepPrivate, writePrivateFile } from './private-file.js';
 
 /** The file name under the data directory. */
 export const QUEUE_KEY_FILE = 'queue-key';
@@ -17,12 +18,14 @@ export async function ensureQueueKey(dataDir: string): Promise<string> {
   try {
     const key = (await readFile(file, 'utf8')).trim();
     // A truncated or hand-edited file falls through to a fresh key.
-    if (/^[0-9a-f]{64}$/.test(key)) return key;
+    if (/^[0-9a-f]{64}$/.test(key)) {
+      await keepPrivate(file);
+      return key;
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const key = generateQueueKey();
-  // `wx` would refuse a malformed file; its mode is set again for a file made by hand.
-  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  await writePrivateFile(file, `${key}\n`);
   return key;
 }
