@@ -200,6 +200,27 @@ describe('writeTree', () => {
     assert.deepEqual(await readdir(root), ['up']);
   });
 
+  it("refuses to write or remove through a link into the work tree's .git (or a nested one): a hook written there runs, a removeBelow there deletes the repository", async () => {
+    await mkdir(join(root, '.git/hooks'), { recursive: true });
+    await writeFile(join(root, '.git/HEAD'), 'ref: refs/heads/main\n');
+    await mkdir(join(root, 'sub/.git'), { recursive: true });
+    await writeFile(join(root, 'sub/.git/HEAD'), 'ref: refs/heads/main\n');
+    await mkdir(join(root, 'c'));
+    await symlink('../.git/hooks', join(root, 'c/hooks'));
+    await symlink('.git', join(root, 'git'));
+    await symlink('sub/.git', join(root, 'nested'));
+    const into = (e: unknown) => e instanceof ValidationError && /points into \.git/.test(e.message);
+    await assert.rejects(writeTree(root, new Map([['c/hooks/post-checkout', '#!/bin/sh\n']])), into);
+    await assert.rejects(writeTree(root, new Map([['git/config', '[core]\n']])), into);
+    await assert.rejects(writeTree(root, new Map([['nested/config', '[core]\n']])), into);
+    await assert.rejects(writeTree(root, new Map(), { removeBelow: ['git'] }), into);
+    await assert.rejects(writeTree(root, new Map(), { removeBelow: ['nested'] }), into);
+    await assert.rejects(writeTree(root, new Map(), { remove: ['git/HEAD'] }), into);
+    assert.deepEqual(await readdir(join(root, '.git/hooks')), []);
+    assert.deepEqual((await readdir(join(root, '.git'))).sort(), ['HEAD', 'hooks']);
+    assert.deepEqual(await readdir(join(root, 'sub/.git')), ['HEAD']);
+  });
+
   it('follows a symlinked directory that stays inside the root', async () => {
     await mkdir(join(root, 'real'));
     await symlink(join(root, 'real'), join(root, 'alias'));

@@ -5,7 +5,7 @@
  * on the way is resolved to stay inside the root, symlinks included.
  */
 import { lstat, mkdir, readFile, readdir, realpath, rmdir, unlink, writeFile } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import { ValidationError } from '../errors.js';
 import { type FileTree, assertRepoPath } from '../gitops/file-tree.js';
 import { isWithin } from './confined-path.js';
@@ -90,6 +90,8 @@ class DirectoryResolver {
         throw refuse(dir, 'is a dangling symlink');
       }
       if (!this.inside(real)) throw refuse(dir, 'is a symlink that points outside the repository');
+      // assertRepoPath keeps `.git` out of the text; a link must not lead there either (a hook, the objects).
+      if (relative(this.realRoot, real).split(sep).includes('.git')) throw refuse(dir, 'is a symlink that points into .git');
       info = await lstat(real);
     }
     if (!info.isDirectory()) throw refuse(dir, 'is not a directory');
