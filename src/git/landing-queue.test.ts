@@ -15,7 +15,7 @@ import { git } from '../../test/support/git.js';
 import type { Logger } from '../logger.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
-import { CARRY_WINDOW_MS, type CarryRules, type QueuedCommit, QueueSightings, carryRefusal, queueRef } from './landing-queue.js';
+import { CARRY_WINDOW_MS, type CarryRules, type QueuedCommit, QueueSightings, carryRefusal, parseQueueRef, queueRef } from './landing-queue.js';
 import { readLandedCommits } from './landed-commits.js';
 import { type QueueAuth, announcementMac } from './queue-auth.js';
 import { fenceCommit, fenceRef } from './attempt-fence.js';
@@ -107,16 +107,17 @@ describe('landing queue', () => {
   async function announce(
     ws: GitWorkspace,
     trailers: Record<string, string>,
-    options: { readonly key?: Buffer; readonly issuedAt?: number } = {},
+    options: { readonly key?: Buffer; readonly issuedAt?: number; readonly attempt?: number } = {},
   ): Promise<string> {
     const [sha = '', parent = '', tree = ''] = (await git(ws.dir, 'log', '-1', '--format=%H%n%P%n%T', 'HEAD')).split('\n');
     const id = trailers['Scaffold-Id']!;
     const pass = trailers['Scaffold-Pass']!;
     const issuedAt = options.issuedAt ?? Date.now();
+    const attempt = options.attempt ?? 1;
     const mac = announcementMac(options.key ?? KEY, {
       branch: 'main',
       id,
-      attempt: 1,
+      attempt,
       pass,
       cluster: trailers['Scaffold-Cluster']!,
       parent,
@@ -124,9 +125,9 @@ describe('landing queue', () => {
       sha,
       issuedAt,
     });
-    const ref = queueRef('main', { id, pass, attempt: 1, issuedAt, mac });
+    const ref = queueRef('main', { id, pass, attempt, issuedAt, mac });
     // With its attempt's fence open, as its runner's announcing push leaves it.
-    const owner = { cluster: trailers['Scaffold-Cluster']!, attempt: 1, id };
+    const owner = { cluster: trailers['Scaffold-Cluster']!, attempt, id };
     const fence = await fenceCommit(queueGitOf(ws), 'open', owner, undefined);
     await git(ws.dir, 'push', '--quiet', 'origin', `HEAD:${ref}`, `+${fence}:${fenceRef('main', owner)}`);
     return ref;
@@ -370,6 +371,191 @@ describe('landing queue', () => {
       await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
       await announce(beta, passTrailers('run-b', 'beta'), { key: WRONG_KEY, issuedAt: aheadOfCarrier() });
     });
+  });
+
+  /** The same commit under another name in the queue (the old name gone), as someone who may push any ref can do. */
+  async function rename(bare: string, ref: string, change: Partial<{ attempt: number; issuedAt: number }>): Promise<string> {
+    const renamed = queueRef('main', { ...parseQueueRef('main', ref)!, ...change });
+    assert.notEqual(renamed, ref);
+    await git(bare, 'update-ref', renamed, await git(bare, 'rev-parse', ref));
+    await git(bare, 'update-ref', '-d', ref);
+    return renamed;
+  }
+
+  it('refuses an authentic announcement whose commit was amended only in its message, under the same ref name', async () => {
+    await refusedScenario('refuse-reworded.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      const tree = await git(beta.dir, 'rev-parse', 'HEAD^{tree}');
+      // Same parent, same tree, same trailers: only the message's subject differs.
+      const message = (await git(beta.dir, 'log', '-1', '--format=%B', 'HEAD')).replace(/^[^\n]*/, 'Scaffold beta, reworded');
+      await git(beta.dir, 'commit', '--quiet', '--amend', '--no-verify', '-m', message);
+      assert.equal(await git(beta.dir, 'rev-parse', 'HEAD^{tree}'), tree);
+      assert.equal((await git(beta.dir, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly)', 'HEAD')).trim(), 'run-b');
+      await git(beta.dir, 'push', '--quiet', '--force', 'origin', `HEAD:${ref}`);
+    });
+  });
+
+  it('refuses an authentic announcement whose commit was amended only in its author, under the same ref name', async () => {
+    await refusedScenario('refuse-reauthored.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      const tree = await git(beta.dir, 'rev-parse', 'HEAD^{tree}');
+      await git(beta.dir, 'commit', '--quiet', '--amend', '--no-edit', '--no-verify', `--author=${OTHER_AUTHOR.name} <${OTHER_AUTHOR.email}>`);
+      assert.equal(await git(beta.dir, 'rev-parse', 'HEAD^{tree}'), tree);
+      assert.equal(await git(beta.dir, 'log', '-1', '--format=%an', 'HEAD'), OTHER_AUTHOR.name);
+      await git(beta.dir, 'push', '--quiet', '--force', 'origin', `HEAD:${ref}`);
+    });
+  });
+
+  it("refuses a fenced attempt's announcement renamed to the run's next attempt with its old MAC", async () => {
+    await refusedScenario('refuse-reattempted.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      // The service closed attempt 1; attempt 2 of the same run has started, its fence open.
+      await setFence(beta, 'closed', { cluster: 'beta', attempt: 1, id: 'run-b' });
+      await setFence(beta, 'open', { cluster: 'beta', attempt: 2, id: 'run-b' });
+      await rename(join(served, 'refuse-reattempted.git'), ref, { attempt: 2 });
+    });
+  });
+
+  it('refuses a stale announcement renamed to a fresh issue time with its old MAC', async () => {
+    await refusedScenario('refuse-redated.git', 'it is not authenticated: its MAC does not hold under the service key', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: Date.now() - CARRY_WINDOW_MS - 60_000 });
+      await rename(join(served, 'refuse-redated.git'), ref, { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  /** Stages `content` at `path` by plumbing (the path may lie outside the sparse cone) and commits it with `trailers`, as an attacker's tooling would. */
+  async function plantCommit(ws: GitWorkspace, path: string, trailers: Record<string, string>): Promise<void> {
+    const blob = await git(ws.dir, 'hash-object', '-w', '--stdin', `--path=${path}`);
+    await git(ws.dir, 'update-index', '--add', '--cacheinfo', `100644,${blob},${path}`);
+    const trailerArgs = Object.entries(trailers).flatMap(([key, value]) => ['--trailer', `${key}: ${value}`]);
+    await git(ws.dir, 'commit', '--quiet', '--no-verify', '-m', `Scaffold ${path}`, ...trailerArgs);
+  }
+
+  // Named here, not read from ALWAYS_RESERVED: an emptied list must fail these, not skip them.
+  for (const cluster of ['base', 'flux-system']) {
+    it(`refuses an authentic announcement for the cluster ${cluster}, which every cluster reads`, async () => {
+      await refusedScenario(`refuse-${cluster}.git`, `its cluster ${cluster} is reserved`, async (beta) => {
+        await plantCommit(beta, `clusters/${cluster}/kustomization.yaml`, passTrailers('run-b', cluster));
+        await announce(beta, passTrailers('run-b', cluster), { issuedAt: aheadOfCarrier() });
+      });
+    });
+  }
+
+  it('refuses an authentic announcement whose cluster is its own reference environment', async () => {
+    // The carrier's reference is development: only the announcement's own trailers make beta reserved.
+    await refusedScenario('refuse-own-reference.git', 'its cluster beta is reserved', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta', 'infrastructure', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta', 'infrastructure', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  it('refuses an authentic announcement whose commit has no valid author identity', async () => {
+    await refusedScenario('refuse-author.git', 'its author is not a valid identity', async (beta) => {
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      // The same commit with an empty author e-mail, written as a raw object (git commit would refuse it);
+      // the MAC covers the commit, so its runner's key can still sign it.
+      const raw = await git(beta.dir, 'cat-file', 'commit', 'HEAD');
+      const forged = `${raw.replace(/^author [^\n]*$/m, 'author Scaffold Bot <> 1700000000 +0000')}\n`;
+      assert.notEqual(forged, `${raw}\n`);
+      const sha = (await runGit(['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: beta.dir, input: forged })).stdout.trim();
+      await git(beta.dir, 'update-ref', 'HEAD', sha);
+      assert.equal(await git(beta.dir, 'log', '-1', '--format=%ae', 'HEAD'), '');
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+    });
+  });
+
+  /** What the carrier left for the owners, as `<run>/<pass>: <reason>`. */
+  const leftBy = (events: readonly Record<string, unknown>[]) => events.filter((e) => e['push'] === 'left').flatMap((e) => e['left'] as string[]);
+
+  it('leaves an announcement whose parent is not on the branch for its owner', async () => {
+    const race = await afterAlphaLanded('left-parent.git');
+    const { bare, events, beta, gamma } = race;
+    try {
+      // A commit of its own the branch never had, then the pass commit on top: both change only clusters/beta.
+      await writeCluster(beta, 'beta', passTrailers('run-x', 'beta', 'all'));
+      await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [second]\n');
+      await beta.commit({ paths: ['clusters/beta'], message: 'Scaffold beta', trailers: passTrailers('run-b', 'beta'), author: AUTHOR });
+      const ref = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: aheadOfCarrier() });
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/beta'), '', 'not carried');
+      assert.deepEqual(await queueRefs(bare), [ref], 'not deleted: its owner rebases and lands it');
+      assert.deepEqual(leftBy(events), ['run-b/infrastructure: its parent is not on the branch']);
+      assert.deepEqual(refusedBy(events), {});
+    } finally {
+      await race.dispose();
+    }
+  });
+
+  /**
+   * Two announcements in one chain: beta's, and delta's, whose reference
+   * environment is beta. Once beta's commit is on the chain, what delta's
+   * verify read has changed, whether delta's parent is beta's (`sameParent`)
+   * or a later commit of the branch.
+   */
+  async function chainedReference(name: string, sameParent: boolean): Promise<void> {
+    const race = await afterAlphaLanded(name);
+    const { repo, bare, events, beta, gamma } = race;
+    const delta = await cloneFor(new CliGitRemote({ logger: recorder().logger, queueAuth: AUTH }), repo, 'delta');
+    try {
+      // delta's working copy is on the branch as alpha left it; moved back to the seed, it shares beta's parent.
+      if (sameParent) await git(delta.dir, 'reset', '--quiet', '--hard', 'HEAD~1');
+      assert.equal((await git(delta.dir, 'rev-parse', 'HEAD')) === (await git(beta.dir, 'rev-parse', 'HEAD')), sameParent);
+      const issuedAt = aheadOfCarrier();
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const betaRef = await announce(beta, passTrailers('run-b', 'beta'), { issuedAt });
+      await writeCluster(delta, 'delta', passTrailers('run-d', 'delta', 'infrastructure', 'beta'));
+      const deltaRef = await announce(delta, passTrailers('run-d', 'delta', 'infrastructure', 'beta'), { issuedAt: issuedAt + 1_000 });
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      const ids = (await git(bare, 'log', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids, ['run-b', 'run-c', 'run-a'], 'beta carried on top of gamma; delta not');
+      assert.equal(await git(bare, 'ls-tree', '--name-only', 'main', 'clusters/delta'), '');
+      assert.deepEqual(leftBy(events), ['run-d/infrastructure: what its verify read has changed']);
+      assert.deepEqual(await queueRefs(bare), [deltaRef], "beta's announcement deleted with its landing, delta's left for its owner");
+      assert.notEqual(betaRef, deltaRef);
+    } finally {
+      await delta.dispose();
+      await race.dispose();
+    }
+  }
+
+  it('leaves an announcement whose reference environment an earlier commit of the same chain changed (same parent)', async () => {
+    await chainedReference('left-chained-same-parent.git', true);
+  });
+
+  it('leaves an announcement whose reference environment an earlier commit of the same chain changed (a later parent)', async () => {
+    await chainedReference('left-chained-later-parent.git', false);
+  });
+
+  it('deletes an announcement its own renewal replaced, and carries only the renewal', async () => {
+    const race = await afterAlphaLanded('renewed.git');
+    const { bare, events, beta, gamma } = race;
+    try {
+      const issuedAt = aheadOfCarrier();
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt });
+      // The run made its commit again and renewed its announcement; the old ref outlived the renewal.
+      await writeFile(join(beta.dir, 'clusters/beta/kustomization.yaml'), 'resources: [renewed]\n');
+      await git(beta.dir, 'add', 'clusters/beta');
+      await amend(beta.dir);
+      const renewedTree = await git(beta.dir, 'rev-parse', 'HEAD:clusters/beta');
+      await announce(beta, passTrailers('run-b', 'beta'), { issuedAt: issuedAt + 1_000 });
+      assert.equal((await queueRefs(bare)).length, 2);
+      await writeCluster(gamma, 'gamma', passTrailers('run-c', 'gamma'));
+      await gamma.push();
+      assert.deepEqual(refusedBy(events), { 'run-b': 'a newer announcement of its run and pass replaced it' });
+      const ids = (await git(bare, 'log', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main')).split('\n');
+      assert.deepEqual(ids, ['run-b', 'run-c', 'run-a'], 'carried once');
+      assert.equal(await git(bare, 'rev-parse', 'main:clusters/beta'), renewedTree, 'the renewed commit is the one carried');
+      assert.deepEqual(await queueRefs(bare), []);
+    } finally {
+      await race.dispose();
+    }
   });
 
   it('an announcement its carrier has watched for longer than the carry window is stale, whatever its issue time', () => {

@@ -299,6 +299,8 @@ class ChangesSince {
   /** Paths each commit of the branch's first-parent line changed, newest first. */
   #history: { sha: string; paths: string[] }[] | undefined;
   readonly #byParent = new Map<string, Set<string> | undefined>();
+  /** Paths the commits carried so far changed: they lie after every parent, also one first read later. */
+  readonly #carried: string[] = [];
 
   constructor(
     private readonly ws: QueueGit,
@@ -307,7 +309,11 @@ class ChangesSince {
 
   /** The paths changed from `parent` to the chain's tip, or undefined when `parent` is not on the branch. */
   async of(parent: string): Promise<ReadonlySet<string> | undefined> {
-    if (!this.#byParent.has(parent)) this.#byParent.set(parent, await this.#read(parent));
+    if (!this.#byParent.has(parent)) {
+      const read = await this.#read(parent);
+      for (const path of this.#carried) read?.add(path);
+      this.#byParent.set(parent, read);
+    }
     return this.#byParent.get(parent);
   }
 
@@ -340,6 +346,7 @@ class ChangesSince {
 
   /** A commit went onto the chain: it changed `paths` for everyone queued behind it. */
   add(paths: readonly string[]): void {
+    this.#carried.push(...paths);
     for (const set of this.#byParent.values()) for (const path of paths) set?.add(path);
   }
 }
