@@ -27,7 +27,7 @@ case "$1" in
     jp="\${7#jsonpath=}"
     case "$2:$jp" in
       'sealedsecret:{.spec.encryptedData.'*) key="\${jp#\\{.spec.encryptedData.}"; cat "$S/sealed-\${key%\\}}" 2>/dev/null ;;
-      'sealedsecret:{.metadata.generation}'*) cat "$S/status" ;;
+      'sealedsecret:{.metadata.generation}'*) tr / ' ' < "$S/status" ;;
       'secret:{.data.'*)
         if [ -f "$S/secret-fails" ]; then echo 'error: the server is currently unable to handle the request' >&2; exit 1; fi
         key="\${jp#\\{.data.}"; cat "$S/secret-\${key%\\}}" 2>/dev/null ;;
@@ -124,6 +124,10 @@ function run(engine: 'postgresql' | 'rabbitmq', state: Record<string, string>): 
 const UNSEALED = { 'sealed-password': NEW_CIPHERTEXT, status: '2/2/True', 'secret-password': b64("n3w'pw") };
 
 describe('the password-change Job script', () => {
+  it('holds no ${…}, which Flux’s postBuild substitution would take for a variable of the layer', () => {
+    for (const engine of ['postgresql', 'rabbitmq'] as const) assert.doesNotMatch(scriptOf(passwordChangeManifest(input(engine))), /\$\{/, engine);
+  });
+
   it('sets the new password through psql on stdin, quoted, with ON_ERROR_STOP, and no value on any command line', () => {
     const outcome = run('postgresql', UNSEALED);
     assert.equal(outcome.status, 0, outcome.stderr);

@@ -70,9 +70,11 @@ function script(input: PasswordChangeInput): string {
       (key) =>
         `  [ "$(${get} -o jsonpath=${quote(`{.spec.encryptedData.${field(key)}}`)} | sha256sum | cut -c1-64)" = ${quote(sha256(input.encryptedData[key] ?? ''))} ] || return 1`,
     ),
-    `  state="$(${get} -o jsonpath=${quote('{.metadata.generation}/{.status.observedGeneration}/{.status.conditions[?(@.type=="Synced")].status}')})" || return 1`,
-    '  generation="${state%%/*}"; rest="${state#*/}"; observed="${rest%%/*}"; synced="${rest#*/}"',
-    '  [ -n "$generation" ] && [ "$observed" = "$generation" ] && [ "$synced" = True ]',
+    // Three words when all are set: generation, observed generation, Synced. No ${…} anywhere in the
+    // script: Flux's postBuild substitution would read it as a variable of the layer.
+    `  state="$(${get} -o jsonpath=${quote('{.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Synced")].status}')})" || return 1`,
+    '  set -- $state',
+    '  [ "$#" -eq 3 ] && [ "$1" = "$2" ] && [ "$3" = True ]',
     '}',
     'until unsealed; do sleep 5; done',
   ];
