@@ -154,6 +154,22 @@ describe('unsealValue', () => {
     }
   });
 
+  it('checks all 16 bytes of the GCM tag: a change in any one of them fails authentication', () => {
+    // Node accepts tags as short as 4 bytes; Go's GCM always checks 16. Handing Node a
+    // shorter tag would still catch a flipped ciphertext byte, but not a flipped tag tail.
+    const label = scopeLabel('strict', 'a', 'b');
+    const bytes = Buffer.from(sealValue({ publicKey: controller.publicKey, label, value: 'tag-checked' }), 'base64');
+    for (let i = 1; i <= 16; i++) {
+      const altered = Buffer.from(bytes);
+      altered[altered.length - i] = (altered[altered.length - i] ?? 0) ^ 0x80;
+      assert.throws(
+        () => unsealValue({ privateKey: controller.privateKey, label, ciphertext: altered.toString('base64') }),
+        (e: unknown) => e instanceof ValidationError && /failed authentication/.test(e.message),
+        `tag byte ${16 - i} altered`,
+      );
+    }
+  });
+
   it('accepts base64 wrapped with CR/LF, as Go’s decoder does', () => {
     const label = scopeLabel('strict', 'a', 'b');
     const ciphertext = sealValue({ publicKey: controller.publicKey, label, value: 'wrapped' });
