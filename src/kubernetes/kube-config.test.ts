@@ -128,6 +128,23 @@ describe('loadKubeConfig', () => {
     assert.ok(loadKubeConfig({ kind: 'inline', yaml: kubeconfig({ server: 'http://127.0.0.1:8080', skipTls: true }) }));
   });
 
+  it('keeps TLS verification on and the CA data when the kubeconfig does not turn it off', () => {
+    const cluster = loadKubeConfig({ kind: 'inline', yaml: kubeconfig() }).getCurrentCluster();
+    assert.equal(cluster?.skipTLSVerify, false);
+    assert.equal(cluster?.caData, 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==');
+  });
+
+  it('refuses in-cluster loading outside a pod instead of aiming at https://undefined:undefined', (t) => {
+    const saved = { host: process.env['KUBERNETES_SERVICE_HOST'], port: process.env['KUBERNETES_SERVICE_PORT'] };
+    delete process.env['KUBERNETES_SERVICE_HOST'];
+    delete process.env['KUBERNETES_SERVICE_PORT'];
+    t.after(() => {
+      if (saved.host !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved.host;
+      if (saved.port !== undefined) process.env['KUBERNETES_SERVICE_PORT'] = saved.port;
+    });
+    rejectsWithout(() => loadKubeConfig({ kind: 'in-cluster' }), /not running in a Kubernetes pod/);
+  });
+
   it('reports an unreadable file by path', () => {
     rejectsWithout(() => loadKubeConfig({ kind: 'file', path: join(dir, 'missing') }), /missing: cannot be read \(ENOENT\)/);
   });

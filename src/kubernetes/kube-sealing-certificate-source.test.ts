@@ -203,6 +203,45 @@ describe('KubeSealingCertificateSource', () => {
       );
     });
 
+    it('rejects a CERTIFICATE block that is not a certificate', async () => {
+      double.setService('garbled', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      double.setProxyHandler('garbled', 'sealed-secrets', 'http', () => ({
+        status: 200,
+        headers: { 'Content-Type': 'application/x-pem-file' },
+        body: '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n',
+      }));
+      await assert.rejects(
+        source.fetchCertificate({ namespace: 'garbled', name: 'sealed-secrets' }, {}),
+        (error: unknown) => error instanceof UnavailableError && /not return a PEM certificate/.test(error.message),
+      );
+    });
+
+    it('takes no certificate from a redirect answer, even one whose body holds a certificate', async () => {
+      double.setService('moved', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      double.setProxyHandler('moved', 'sealed-secrets', 'http', () => ({
+        status: 302,
+        headers: { 'Content-Type': 'application/x-pem-file', Location: 'http://127.0.0.1:1/v1/cert.pem' },
+        body: certificatePem,
+      }));
+      await assert.rejects(
+        source.fetchCertificate({ namespace: 'moved', name: 'sealed-secrets' }, {}),
+        (error: unknown) => error instanceof UnavailableError && /answered HTTP 302/.test(error.message),
+      );
+    });
+
+    it('stops reading an answer larger than 1 MiB', async () => {
+      double.setService('huge', 'sealed-secrets', { ports: [{ name: 'http', port: 8080 }] });
+      double.setProxyHandler('huge', 'sealed-secrets', 'http', () => ({
+        status: 200,
+        headers: { 'Content-Type': 'application/x-pem-file' },
+        body: certificatePem + '#'.repeat(1024 * 1024),
+      }));
+      await assert.rejects(
+        source.fetchCertificate({ namespace: 'huge', name: 'sealed-secrets' }, {}),
+        (error: unknown) => error instanceof UnavailableError && /exceeds 1048576 bytes/.test(error.message),
+      );
+    });
+
     it('turns an unreachable API server into UnavailableError', async () => {
       const gone = await startKubeApiDouble();
       const kubeConfig = loadKubeConfig({ kind: 'file', path: await gone.writeKubeconfig(dir, { fileName: 'gone' }) });

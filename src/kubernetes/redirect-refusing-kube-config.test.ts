@@ -4,7 +4,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { CoreV1Api, KubeConfig, Log } from '@kubernetes/client-node';
+import { TimeoutError, UnavailableError } from '../errors.js';
+import { KubeSealingCertificateSource } from './kube-sealing-certificate-source.js';
 import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
+import { SubjectAccessReviewAuthorizer } from './subject-access-review-authorizer.js';
 import { TokenReviewAuthenticator } from './token-review-authenticator.js';
 
 const TOKEN = 'redirect-test-token-SECRET-0123456789';
@@ -68,6 +71,26 @@ describe('RedirectRefusingKubeConfig', () => {
     await assert.rejects(authenticator.authenticate('caller-token-SECRET-abcdef0123456789'));
     assert.deepEqual(elsewhere, []);
     assert.deepEqual(bodies, []);
+  });
+
+  it('the SubjectAccessReview authorizer answers a redirect as unavailable, sending nothing to the other port', async () => {
+    elsewhere.length = 0;
+    bodies.length = 0;
+    const authorizer = new SubjectAccessReviewAuthorizer({ kubeConfig, cacheTtlMs: 0 });
+    await assert.rejects(
+      authorizer.authorize({ identity: 'alice@example.com', groups: ['team'] }, { resource: 'scaffolds', verb: 'create' }),
+      UnavailableError,
+    );
+    assert.deepEqual(elsewhere, []);
+    assert.deepEqual(bodies, []);
+  });
+
+  it("the sealing certificate source reads the controller's Service and Deployment without following the redirect", async () => {
+    elsewhere.length = 0;
+    const source = new KubeSealingCertificateSource({ kubeConfig, pollIntervalMs: 100 });
+    await assert.rejects(source.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {}), UnavailableError);
+    await assert.rejects(source.waitForController({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, { timeoutMs: 500 }), TimeoutError);
+    assert.deepEqual(elsewhere, []);
   });
 
   it('a log stream (node-fetch called by client-node itself) fails on the redirect, and nothing reaches the other port', async () => {
