@@ -129,6 +129,28 @@ describe('PgRunStore specifics', () => {
     );
   });
 
+  it('never moves the log counter back: a numbered write repeated after later lines leaves room for the next unnumbered one', async () => {
+    const client = await freshPgliteSchema();
+    await migrate(client);
+    const store = new PgRunStore({ client });
+    const run = await store.create(newRun());
+    const at = new Date();
+    const line = (text: string) => ({ time: at, line: text });
+    await store.appendLogs(run.id, [line('a'), line('b'), line('c')], { afterSeq: 0 });
+    // The first line again (a write repeated after its acknowledgement was lost): stored once.
+    await store.appendLogs(run.id, [line('a')], { afterSeq: 0 });
+    await store.appendLogs(run.id, [line('d')]);
+    assert.deepEqual(
+      (await store.readLogs(run.id)).map((l) => [l.seq, l.line]),
+      [
+        [1, 'a'],
+        [2, 'b'],
+        [3, 'c'],
+        [4, 'd'],
+      ],
+    );
+  });
+
   it('reports a closed store as unavailable', async () => {
     const store = await PgRunStore.open({ databaseUrl: server!.url });
     await store.ping();

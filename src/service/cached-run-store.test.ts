@@ -76,9 +76,9 @@ class CountingStore implements RunStore {
     return run;
   }
 
-  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[]): Promise<void> {
+  async appendLogs(id: string, lines: readonly { readonly time: Date; readonly line: string }[], options?: { readonly afterSeq?: number }): Promise<void> {
     this.#called('appendLogs');
-    await this.inner.appendLogs(id, lines);
+    await this.inner.appendLogs(id, lines, options);
     if (this.failAppendAfterCommit) throw new UnavailableError('database unavailable (08006)');
   }
 
@@ -301,6 +301,19 @@ describe('CachedRunStore', () => {
     // That short page told where the log ends.
     assert.deepEqual(await cache.readLogs(created.id, { afterSeq: 4 }), []);
     assert.equal(counting.count('readLogs'), 3);
+  });
+
+  it('does not take numbered lines that start past the known end of the log for its end', async () => {
+    // The lines say where they go (afterSeq): only lines that start at the known end extend it.
+    const cache = fresh();
+    const created = await cache.create(newRun());
+    const now = new Date();
+    await cache.appendLogs(created.id, [{ time: now, line: 'six' }], { afterSeq: 5 });
+    assert.deepEqual(
+      (await cache.readLogs(created.id, { afterSeq: 1 })).map((l) => [l.seq, l.line]),
+      [[6, 'six']],
+      'line 6 is read, not hidden behind an end the cache guessed',
+    );
   });
 
   it('learns where the log of a run it read ends from a short page', async () => {

@@ -293,6 +293,26 @@ describe('RolloutService', () => {
     await service.idle();
   });
 
+  it('stops the wave on a batch cluster whose own outcome failed, even when its run reports success', async () => {
+    // A mutation campaign let "the run succeeded" stand for every cluster of its batch and no test failed.
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2', 'eu-3']), runs, 2, 2);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 2, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'the first batch run', (r) => r.clusters['eu-2']?.run !== undefined);
+    runs.endBatch('run-1', 'succeeded', {
+      message: 'upgraded 1 of 2',
+      commits: [{ pass: 'upgrade', sha: '1'.repeat(40), cluster: 'eu-1' }],
+      batchOutcomes: { 'eu-1': { status: 'upgraded' }, 'eu-2': { status: 'failed', message: 'its verify failed' } },
+    });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout ended', (r) => r.state !== 'running');
+    assert.equal(done.state, 'failed');
+    assert.deepEqual(done.failure?.failed, ['eu-2']);
+    assert.deepEqual(done.failure?.notStarted, ['eu-3']);
+    assert.deepEqual(done.clusters['eu-2'], { status: 'failed', run: 'run-1', message: 'its verify failed' });
+    assert.deepEqual(runs.startedFor(), ['eu-1'], 'the next wave never started');
+    await service.idle();
+  });
+
   it('a rollout through pull requests runs one cluster a run, each with its own request, whatever the batch size', async () => {
     const runs = new RunsDouble();
     const service = serviceWith(fleetOf(['eu-1', 'eu-2']), runs, undefined, 16);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PgRunStore } from '../db/pg-run-store.js';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, ValidationError } from '../errors.js';
 import { outputSourceLine } from './output-source.js';
 import { LOST_RUN_MESSAGE, RunMonitor, type RunMonitorOptions } from './run-monitor.js';
 import type { ExecutionState, RunExecutor } from './run-executor.js';
@@ -806,6 +806,73 @@ describe('RunMonitor over a store that goes away', () => {
     } finally {
       stop.abort();
       await monitor.idle();
+    }
+  });
+});
+
+describe('RunMonitor: protections a mutation campaign showed no test noticed', () => {
+  it("records the commits the executor read from the remote, not those the run's log announced", async () => {
+    // A runner killed mid-push announced a commit that never landed: the executor's result (read from the remote) says what did.
+    const run = await newRun();
+    const executor = new FakeExecutor();
+    executor.set(run.id, { state: 'running' }, [event({ event: 'commit', pass: 'infrastructure', sha: SHA1 })]);
+    const monitor = monitorWith(executor);
+    monitor.track(run);
+    await waitFor(async () => (await store.get(run.id))?.commits.length === 1);
+    executor.finish(run.id, { status: 'failed', message: 'killed', commits: [{ pass: 'all', sha: SHA2 }] });
+    await waitFor(async () => (await store.get(run.id))?.status === 'failed');
+    assert.deepEqual((await store.get(run.id))?.commits, [{ pass: 'all', sha: SHA2 }]);
+    await monitor.idle();
+  });
+
+  it('keeps following a young run the executor has no trace of yet, and records its result once it has', async () => {
+    // The service stores the row before it starts the executor: "missing" within the grace is not "lost", and not "done" either.
+    const run = await newRun('pending');
+    const executor = new FakeExecutor();
+    const monitor = monitorWith(executor, { missingGraceMs: 60_000 });
+    monitor.track(run);
+    try {
+      await waitFor(async () => executor.logCalls.length >= 2);
+      assert.equal((await store.get(run.id))?.status, 'pending', 'not declared lost within the grace');
+      executor.finish(run.id, { status: 'succeeded', message: 'done' });
+      await waitFor(async () => (await store.get(run.id))?.status === 'succeeded');
+    } finally {
+      await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
+      await monitor.idle();
+    }
+  });
+
+  it('gives up on an outcome the store can never take instead of trying it forever', async () => {
+    const run = await newRun();
+    const refusing = new Proxy(store, {
+      get: (target, key) => {
+        const value: unknown = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        const bound = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (key !== 'update') return bound;
+        return async (...args: unknown[]) => {
+          if ((args[1] as { status?: string }).status === 'succeeded') throw new ValidationError([{ field: 'message', message: 'too long' }]);
+          return bound(...args);
+        };
+      },
+    });
+    const executor = new FakeExecutor();
+    executor.finish(run.id, { status: 'succeeded', message: 'done' });
+    const monitor = new RunMonitor({
+      store: refusing,
+      executor,
+      options: { logFlushMs: 10, recheckDelayMs: 10, maxRetryDelayMs: 20, reconcileIntervalMs: 60_000 },
+    });
+    const stop = new AbortController();
+    try {
+      await monitor.start(stop.signal);
+      const settled = await Promise.race([monitor.idle().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref())]);
+      assert.equal(settled, true, 'the pump ended: a lasting refusal is not retried');
+      assert.equal((await store.get(run.id))?.status, 'running');
+    } finally {
+      stop.abort();
+      await monitor.idle();
+      await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
     }
   });
 });

@@ -5,7 +5,8 @@ import { PgRunStore } from '../db/pg-run-store.js';
 import { CachedRunStore } from './cached-run-store.js';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf } from './run-steps.js';
-import type { RunExecutor } from './run-executor.js';
+import type { ExecutionState, RunExecutor } from './run-executor.js';
+import { ConflictError, UnavailableError } from '../errors.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import { jobNameOf, type RunRecord } from '../run/run-record.js';
 import { RunService } from './run-service.js';
@@ -108,5 +109,177 @@ describe('RunService.steps', () => {
     assert.deepEqual(a, expected);
     assert.deepEqual(b, expected);
     assert.deepEqual(await service.steps(run), expected);
+  });
+});
+
+/**
+ * The run lifecycle's fences (a mutation campaign removed each and no test
+ * failed): a retry waits until the earlier attempt cannot push any more, the
+ * one-active-run answer sees every active status and every cluster of a batch,
+ * and a run that could not start releases its cluster.
+ */
+describe('RunService: lifecycle fences', () => {
+  let database: PgRunStore | undefined;
+  before(async () => {
+    database = await PgRunStore.open();
+  });
+  after(async () => {
+    await database?.close();
+  });
+
+  const REPOSITORY = 'file:///srv/gitops.git';
+  const CALLER = { identity: 'static:0' };
+
+  /** An executor whose `inspect` answers what the test sets, recording what it starts and cancels. */
+  class StateExecutor implements RunExecutor {
+    state: ExecutionState | Error = { state: 'missing' };
+    startError: Error | undefined;
+    readonly started: string[] = [];
+    readonly cancelled: string[] = [];
+    async start(run: RunRecord): Promise<{ job: string }> {
+      if (this.startError !== undefined) throw this.startError;
+      this.started.push(run.id);
+      return { job: run.job };
+    }
+    async inspect(): Promise<ExecutionState> {
+      if (this.state instanceof Error) throw this.state;
+      return this.state;
+    }
+    async *logs(): AsyncIterable<string> {}
+    async cancel(run: RunRecord): Promise<void> {
+      this.cancelled.push(run.id);
+    }
+  }
+
+  const setup = () => {
+    const executor = new StateExecutor();
+    const service = new RunService({ store: database!, executor, previewer: unusedPreviewer, reference: 'development' });
+    return { executor, service };
+  };
+  const clusterName = () => `f-${randomUUID().slice(0, 8)}`;
+  const cluster = (name: string) => ({ name, domain: `${name}.example.net`, region: 'eu-west-1' });
+  /** A stored run of `name` in `status` (an upgrade: its retry takes no caller secrets). */
+  const stored = async (name: string, status: 'pending' | 'running' | 'failed' | 'cancelled', batch?: string[]): Promise<RunRecord> => {
+    const id = randomUUID();
+    await database!.create({
+      id,
+      action: 'upgrade',
+      cluster: cluster(name),
+      repositoryUrl: REPOSITORY,
+      branch: 'main',
+      reference: 'development',
+      job: jobNameOf(id),
+      createdBy: 'static:0',
+      sealing: 'none',
+      ...(batch ? { batch } : {}),
+    });
+    if (status === 'pending') return (await database!.get(id))!;
+    if (status === 'running') return (await database!.update(id, { status: 'running', startedAt: new Date() }))!;
+    return (await database!.update(id, { status, message: 'ended', finishedAt: new Date() }))!;
+  };
+
+  for (const state of ['pending', 'running'] as const) {
+    it(`refuses a retry (409) while the earlier attempt's runner is ${state}: it may still push`, async () => {
+      const { executor, service } = setup();
+      const previous = await stored(clusterName(), 'failed');
+      executor.state = { state };
+      await assert.rejects(
+        service.retry(previous.id, { secrets: {} }, CALLER),
+        (error: unknown) => error instanceof ConflictError && /may still push/.test(error.message),
+      );
+      assert.deepEqual(executor.started, [], 'no new attempt beside it');
+      executor.state = { state: 'failed', result: { status: 'failed', message: 'ended' } };
+      const retried = await service.retry(previous.id, { secrets: {} }, CALLER);
+      assert.equal(retried.attempt, previous.attempt + 1);
+      assert.deepEqual(executor.started, [retried.id]);
+      await database!.update(retried.id, { status: 'cancelled', finishedAt: new Date() });
+    });
+  }
+
+  it('refuses a retry (503) when the executor cannot tell whether the earlier attempt still runs', async () => {
+    const { executor, service } = setup();
+    const previous = await stored(clusterName(), 'cancelled');
+    executor.state = new Error('the API server is unreachable');
+    await assert.rejects(service.retry(previous.id, { secrets: {} }, CALLER), UnavailableError);
+    assert.deepEqual(executor.started, []);
+  });
+
+  it('answers 409 naming a running run of the cluster, not only a pending one', async () => {
+    const { service } = setup();
+    const name = clusterName();
+    const running = await stored(name, 'running');
+    await assert.rejects(
+      service.refuseActiveRuns({ repositoryUrl: REPOSITORY, branch: 'main' }, [name], 'upgrade'),
+      (error: unknown) => error instanceof ConflictError && error.message.includes(running.id),
+    );
+    await database!.update(running.id, { status: 'cancelled', finishedAt: new Date() });
+    await service.refuseActiveRuns({ repositoryUrl: REPOSITORY, branch: 'main' }, [name], 'upgrade');
+  });
+
+  it('answers 409 for an active run past the first page of active runs', async () => {
+    // More than one page (1000) of pending runs in the scope: the refusal reads every page.
+    const { service } = setup();
+    const repository = `file:///srv/paged-${randomUUID().slice(0, 8)}.git`;
+    const names = Array.from({ length: 1001 }, (_, i) => `p-${i}`);
+    const create = (name: string) => {
+      const id = randomUUID();
+      return database!.create({
+        id,
+        cluster: cluster(name),
+        repositoryUrl: repository,
+        branch: 'main',
+        reference: 'development',
+        job: jobNameOf(id),
+        createdBy: 'static:0',
+        sealing: 'none',
+      });
+    };
+    // The oldest run is the last one listed (newest first): on the second page.
+    const oldest = await create(names[0] as string);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all(names.slice(1).map(create));
+    await assert.rejects(
+      service.refuseActiveRuns({ repositoryUrl: repository, branch: 'main' }, [names[0] as string, 'not-there'], 'upgrade'),
+      (error: unknown) => error instanceof ConflictError && error.message.includes(oldest.id),
+    );
+  });
+
+  it('refuses a batch that names a cluster another active run upgrades in its own batch (not as its cluster)', async () => {
+    const { executor, service } = setup();
+    const [first, second, third] = [clusterName(), clusterName(), clusterName()];
+    const busy = await stored(first, 'running', [second]);
+    await assert.rejects(
+      service.startFleetRun({ action: 'upgrade', cluster: cluster(third), repositoryUrl: REPOSITORY, branch: 'main', batch: [second] }, CALLER),
+      (error: unknown) => error instanceof ConflictError && error.message.includes(busy.id) && error.message.includes(second),
+    );
+    assert.deepEqual(executor.started, []);
+    await database!.update(busy.id, { status: 'cancelled', finishedAt: new Date() });
+  });
+
+  it('records a run the executor could not start as failed, so its cluster is free for the next one', async () => {
+    const { executor, service } = setup();
+    const name = clusterName();
+    executor.startError = new Error('spawn EAGAIN');
+    await assert.rejects(
+      service.startFleetRun({ action: 'upgrade', cluster: cluster(name), repositoryUrl: REPOSITORY, branch: 'main' }, CALLER),
+      UnavailableError,
+    );
+    const [failed] = (await database!.list({ cluster: name, repositoryUrl: REPOSITORY })).runs;
+    assert.equal(failed?.status, 'failed');
+    assert.match(failed?.message ?? '', /could not start the run/);
+    executor.startError = undefined;
+    const next = await service.startFleetRun({ action: 'upgrade', cluster: cluster(name), repositoryUrl: REPOSITORY, branch: 'main' }, CALLER);
+    assert.equal(next.status, 'pending');
+    await database!.update(next.id, { status: 'cancelled', finishedAt: new Date() });
+  });
+
+  it('cancels an active run: records cancelled first, then tells the executor to stop its runner', async () => {
+    const { executor, service } = setup();
+    const run = await stored(clusterName(), 'running');
+    const cancelled = await service.cancel(run.id, CALLER);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.deepEqual(executor.cancelled, [run.id]);
+    await assert.rejects(service.cancel(run.id, CALLER), ConflictError);
+    assert.deepEqual(executor.cancelled, [run.id], 'a final run is not cancelled again');
   });
 });
