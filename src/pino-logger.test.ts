@@ -1,5 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createPino, loggerFromPino } from './pino-logger.js';
 
 const TOKEN = 'tok-3f9c1b7e5d2a4c6e8f0a';
@@ -55,5 +59,36 @@ describe('the pino logger censors credentials', () => {
     assert.deepEqual(line.cluster, request.cluster);
     assert.deepEqual(line.repository, { url: request.repository.url, credentials: '[redacted]' });
     assert.equal(line.event, 'step_finished');
+  });
+});
+
+describe('the pino logger loads what its output needs', () => {
+  /** Runs `script` in a child process (stdout a pipe, as in a Job) and returns what it printed. */
+  async function inChild(script: string): Promise<string> {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: dirname(fileURLToPath(import.meta.url)),
+      timeout: 20_000,
+    });
+    return stdout;
+  }
+  const loadedPretty = `Object.keys((await import('node:module')).createRequire(import.meta.url).cache).some((p) => p.includes('/node_modules/pino-pretty/'))`;
+
+  it('writes JSON lines without loading pino-pretty, which a runner Job never uses', async () => {
+    const out = await inChild(
+      `const { createPinoLogger } = await import('./pino-logger.ts'); createPinoLogger().info({ event: 'x' }, 'hello'); console.log('pretty loaded:', ${loadedPretty});`,
+    );
+    const [line, loaded] = out.trim().split('\n');
+    assert.equal((JSON.parse(line!) as { msg: string }).msg, 'hello');
+    assert.equal(loaded, 'pretty loaded: false');
+  });
+
+  it('writes human-readable lines for a terminal, credentials still censored', async () => {
+    const out = await inChild(
+      `const { createPinoLogger } = await import('./pino-logger.ts'); createPinoLogger({ pretty: true }).info({ token: '${TOKEN}', cluster: 'eu-prod-1' }, 'hello');`,
+    );
+    assert.match(out, /INFO.*hello/);
+    assert.match(out, /cluster: "eu-prod-1"/);
+    assert.ok(!out.includes(TOKEN));
+    assert.throws(() => JSON.parse(out.trim().split('\n')[0]!));
   });
 });

@@ -4,8 +4,9 @@
  * Credentials never reach it: callers log names and outcomes, not values, and
  * the redact list below catches the obvious fields should one slip in.
  */
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger as Pino } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { Logger } from './logger.js';
 import { colorAllowed } from './no-color.js';
 
@@ -73,12 +74,21 @@ function adapt(instance: Pino): Logger {
   };
 }
 
+/**
+ * pino-pretty, loaded only for a terminal: a Job's runner and the service log
+ * JSON, and loading it cost every runner process 12 ms of CPU for nothing. It
+ * is CommonJS, so a synchronous require keeps createPino synchronous.
+ */
+function prettyStream(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+}
+
 /** Creates the pino instance itself (Fastify wants one). */
 export function createPino(options: PinoLoggerOptions = {}): Pino {
   const destination =
     options.destination ??
     (options.pretty
-      ? pretty({ sync: true, colorize: colorAllowed(process.stdout), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? prettyStream()({ sync: true, colorize: colorAllowed(process.stdout), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
       : pino.destination({ fd: 1, sync: true }));
   return pino(
     {

@@ -137,6 +137,17 @@ describe('CliGitRemote', () => {
     await assert.rejects(access(ws.dir));
   });
 
+  it("turns off git's automatic maintenance in a work clone: no `git maintenance run --auto` after each fetch and commit", async () => {
+    const ws = await remote.clone({ url: daemon.url('platform.git'), branch: 'main', dir: workdir(), sparsePaths: SPARSE });
+    try {
+      // What git reads before it starts the process (run_auto_maintenance), and what gc --auto would read after it.
+      assert.equal(await git(ws.dir, 'config', '--get', 'maintenance.auto'), 'false');
+      assert.equal(await git(ws.dir, 'config', '--get', 'gc.auto'), '0');
+    } finally {
+      await ws.dispose();
+    }
+  });
+
   it('fetches only the blobs of the files fetchFiles names, writes no file, and refuses patterns beyond names and *', async () => {
     const fetching = (fetchFiles: string[], url = daemon.url('platform.git')) =>
       remote.clone({ url, branch: 'main', dir: workdir(), sparsePaths: [], fetchFiles });
