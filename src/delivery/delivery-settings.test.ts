@@ -35,7 +35,14 @@ describe('delivery settings', () => {
   it('sends the token to https only, or plain http to loopback', () => {
     assert.equal(checkApiUrl('https://ghe.example.net/api/v3/'), 'https://ghe.example.net/api/v3');
     assert.equal(checkApiUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080');
-    for (const bad of ['http://gitea.example.net/api/v1', 'https://user:pw@ghe.example.net', 'ftp://x', 'not a url'])
+    for (const bad of [
+      'http://gitea.example.net/api/v1',
+      'https://user:pw@ghe.example.net',
+      'https://ghe.example.net/api/v3?access_token=ghp_0123456789',
+      'https://ghe.example.net/api/v3#ghp_0123456789',
+      'ftp://x',
+      'not a url',
+    ])
       assert.deepEqual(
         fieldsOf(() => checkApiUrl(bad)),
         ['delivery.api_url'],

@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProtectedBranchRefusal } from './push-delivery.js';
+import { ForbiddenError } from '../errors.js';
+import type { DeliverPassRequest } from '../run/delivery.js';
+import type { GitWorkspace } from '../run/ports.js';
+import { isProtectedBranchRefusal, pushDelivery } from './push-delivery.js';
 
 // What each forge's git server prints when a branch protection turns a direct push down.
 const REFUSALS = {
@@ -20,5 +23,34 @@ describe('isProtectedBranchRefusal', () => {
   it('does not take another push failure for a protection', () => {
     assert.equal(isProtectedBranchRefusal(new Error(' ! [rejected] main -> main (fetch first)')), false);
     assert.equal(isProtectedBranchRefusal(new Error('fatal: Authentication failed for https://gitlab.example.com/acme/platform.git')), false);
+  });
+});
+
+describe('push delivery', () => {
+  /** A pass whose push fails with `failure`. */
+  const refusedWith = (failure: Error): DeliverPassRequest => ({
+    workspace: {
+      push: () => Promise.reject(failure),
+    } as unknown as GitWorkspace,
+    runId: 'run-1',
+    cluster: { name: 'eu-2' },
+    pass: 'all',
+    branch: 'main',
+    summary: { written: [], removed: [], verify: 'passed' },
+    maxAttempts: 3,
+  });
+
+  it('turns a protected branch refusal into a ForbiddenError that points at pull_request delivery', async () => {
+    await assert.rejects(pushDelivery.deliver(refusedWith(new Error(REFUSALS.github))), (error: unknown) => {
+      assert.ok(error instanceof ForbiddenError, String(error));
+      assert.match(error.message, /direct push to main, which is protected \(remote: error: GH006/);
+      assert.match(error.message, /delivery\.mode "pull_request"/);
+      return true;
+    });
+  });
+
+  it('lets any other push failure through as it is, without advice about protections', async () => {
+    const failure = new Error('fatal: Authentication failed for https://gitlab.example.com/acme/platform.git');
+    await assert.rejects(pushDelivery.deliver(refusedWith(failure)), (error: unknown) => error === failure);
   });
 });

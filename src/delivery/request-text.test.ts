@@ -33,4 +33,12 @@ describe('request text of fleet runs', () => {
     assert.match(body, /### Files kept \(not written by gitops-scaffolder\) \(1\)\n\n- `clusters\/eu-2\/flux-system\/gotk-sync.yaml`/);
     assert.match(body, /merged into `main`/);
   });
+
+  it('names the first 50 files of a long list and counts the rest', () => {
+    const removed = Array.from({ length: 53 }, (_, i) => `clusters/eu-2/apps/app-${i + 1}.yaml`);
+    const body = bodyOf({ cluster, pass: 'remove', runId: 'run-3', summary: { written: [], removed, verify: 'not run' }, branch: 'main' });
+    assert.match(body, /### Files removed \(53\)\n\n- `clusters\/eu-2\/apps\/app-1.yaml`/);
+    assert.match(body, /- `clusters\/eu-2\/apps\/app-50.yaml`\n- … and 3 more\n/);
+    assert.doesNotMatch(body, /app-51\.yaml/);
+  });
 });

@@ -128,4 +128,15 @@ describe('the service GitHub App', () => {
       ValidationError,
     );
   });
+
+  it('is never sent to a forge that takes no GitHub App, even at the App’s own API', async () => {
+    const gitea = fleetRunSecrets(await serviceForgeAuth({ ...APP, SCAFFOLD_FORGE_API_URL: 'https://gitea.example.net/api/v1' }));
+    assert.throws(() => gitea({ mode: 'pull_request', forge: 'gitea' }, 'https://gitea.example.net/acme/platform-gitops.git'), refusedFor('delivery.forge'));
+  });
+
+  it('goes with no push credentials: a push carries no App and no token', async () => {
+    const secrets = fleetRunSecrets(await serviceForgeAuth({ ...APP, SCAFFOLD_FORGE_API_URL: API }));
+    assert.deepEqual(secrets({ mode: 'push' }, 'https://github.example.net/acme/platform-gitops.git'), {});
+    assert.deepEqual(secrets(undefined, 'https://github.example.net/acme/platform-gitops.git'), {});
+  });
 });
