@@ -62,6 +62,24 @@ describe('delivery settings', () => {
       fieldsOf(() => repositoryPathOf('file:///srv/git/platform.git')),
       ['delivery.mode'],
     );
+    // Without ".git" these name "." or "..": the forge API calls would leave the repository (…/repos/acme/../pulls is /repos/pulls).
+    for (const climbing of [
+      'https://gitea.example.net/acme/...git',
+      'https://github.com/acme/..git',
+      'git@gitea.example.net:acme/..git',
+      'https://gitea.example.net/acme/%2E%2E.git',
+    ])
+      assert.deepEqual(
+        fieldsOf(() => repositoryPathOf(climbing)),
+        ['repository.url'],
+        climbing,
+      );
+    assert.deepEqual(
+      fieldsOf(() => repositoryPathOf('https://github.com/acme/100%.git')),
+      ['repository.url'],
+      'a malformed percent-escape is a field error, not a crash',
+    );
+    assert.equal(repositoryPathOf('https://github.com/acme/....git'), 'acme/...', 'three dots are a name, not a step up');
   });
 
   it('derives the API next to the repository', () => {

@@ -15,11 +15,20 @@ export function repositoryPathOf(repositoryUrl: string): string {
     throw new ValidationError([{ field: 'delivery.mode', message: 'pull_request needs a repository hosted on a forge, not a local path' }]);
   }
   const raw = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote.url) ? new URL(remote.url).pathname : remote.url.replace(/^[^:]*:/, '');
-  const path = decodeURIComponent(raw)
-    .replace(/^\/+|\/+$/g, '')
-    .replace(/\.git$/, '');
-  if (path.split('/').filter(Boolean).length < 2) {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    throw new ValidationError([{ field: 'repository.url', message: `"${remote.display}" has a malformed percent-escape` }]);
+  }
+  const path = decoded.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
+  const segments = path.split('/');
+  if (segments.filter(Boolean).length < 2) {
     throw new ValidationError([{ field: 'repository.url', message: `"${remote.display}" does not name an owner and a repository` }]);
+  }
+  // `acme/..git` passes git's rules but names the repository "." (or "...git", ".."): in an API URL that segment climbs out of the repository.
+  if (segments.some((segment) => segment === '.' || segment === '..')) {
+    throw new ValidationError([{ field: 'repository.url', message: `"${remote.display}" names a repository "." or "..", which no forge has` }]);
   }
   return path;
 }
