@@ -31,6 +31,12 @@ describe('the service forge token', () => {
       auth: { kind: 'token', token: 'ghp_0123456789' },
       apiUrl: 'https://api.github.com',
     });
+    // A chart that leaves the App's values empty sets no App.
+    const emptyApp = { SCAFFOLD_FORGE_GITHUB_APP_ID: '', SCAFFOLD_FORGE_GITHUB_APP_INSTALLATION_ID: ' ', SCAFFOLD_FORGE_GITHUB_APP_PRIVATE_KEY: '\n' };
+    assert.deepEqual(await serviceForgeAuth({ ...emptyApp, SCAFFOLD_FORGE_TOKEN: 'ghp_0123456789', SCAFFOLD_FORGE_API_URL: 'https://api.github.com' }), {
+      auth: { kind: 'token', token: 'ghp_0123456789' },
+      apiUrl: 'https://api.github.com',
+    });
   });
 
   it('goes to a fleet run only for pull_request, and only for a repository on its own forge', async () => {
