@@ -1,6 +1,7 @@
 /**
  * The Gitea client where the contract's forge double is too small to tell:
- * a repository with more open pull requests than one page holds.
+ * a repository with more open pull requests than one page holds, and pulls
+ * from forks.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,8 +16,8 @@ function openPulls(count: number, baseUrl: string) {
     state: 'open',
     merged: false,
     mergeable: true,
-    head: { ref: count - i === 3 ? 'scaffold/eu-2/all' : `feature/${count - i}`, sha: 'a'.repeat(40) },
-    base: { ref: 'main' },
+    head: { ref: count - i === 3 ? 'scaffold/eu-2/all' : `feature/${count - i}`, sha: 'a'.repeat(40), repo_id: 1 },
+    base: { ref: 'main', repo_id: 1 },
   }));
 }
 
@@ -47,6 +48,15 @@ describe('GiteaForge with many open pull requests', () => {
       server.requests.slice(sent).map((r) => r.path),
       [1, 2, 3].map((page) => `/api/v1/repos/acme/platform-gitops/pulls?state=open&limit=50&page=${page}`),
     );
+  });
+
+  it('does not take a fork’s pull from a branch of the same name for its own', async () => {
+    const fork = { ...openPulls(1, server.baseUrl)[0]!, number: 200, head: { ref: 'scaffold/eu-2/all', sha: 'f'.repeat(40), repo_id: 99 } };
+    pulls = [fork, ...openPulls(10, server.baseUrl)];
+    const found = await client().findOpen('scaffold/eu-2/all', 'main');
+    assert.deepEqual([found?.number, found?.headSha], [3, 'a'.repeat(40)]);
+    pulls = [fork];
+    assert.equal(await client().findOpen('scaffold/eu-2/all', 'main'), undefined);
   });
 
   it('stops at the first page that is not full', async () => {

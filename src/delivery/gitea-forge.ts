@@ -23,8 +23,8 @@ interface PullLike {
   readonly merged?: boolean;
   readonly merge_commit_sha?: string | null;
   readonly mergeable?: boolean;
-  readonly head: { readonly ref: string; readonly sha: string };
-  readonly base: { readonly ref: string };
+  readonly head: { readonly ref: string; readonly sha: string; readonly repo_id?: number };
+  readonly base: { readonly ref: string; readonly repo_id?: number };
 }
 
 /** Open pulls are listed a page at a time; a repository with more open ones than this is not searched further. */
@@ -100,7 +100,8 @@ export class GiteaForge implements ForgeClient {
     return this.call('listing pull requests', async () => {
       for (let page = 1; page <= MAX_PAGES; page++) {
         const pulls = await this.request<PullLike[]>('GET', `/pulls?state=open&limit=${PAGE}&page=${page}`);
-        const found = pulls.find((p) => p.head.ref === head && p.base.ref === base);
+        // A fork's pull from a branch of the same name is not ours: reused, its head would be merged as our pass.
+        const found = pulls.find((p) => p.head.ref === head && p.base.ref === base && p.head.repo_id === p.base.repo_id);
         if (found) return reviewOf(found);
         if (pulls.length < PAGE) return undefined;
       }

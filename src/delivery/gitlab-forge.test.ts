@@ -23,6 +23,23 @@ describe('GitLabForge', () => {
   });
   const client = () => new GitLabForge({ apiUrl: server.baseUrl, projectPath: 'platform/eu/gitops', token: TOKEN });
 
+  it('does not take a fork’s merge request from a branch of the same name for its own', async () => {
+    const mr = (iid: number, sourceProject: number) => ({
+      iid,
+      web_url: `${server.baseUrl}/platform/eu/gitops/-/merge_requests/${iid}`,
+      state: 'opened',
+      sha: String(iid).repeat(40).slice(0, 40),
+      source_project_id: sourceProject,
+      target_project_id: 11,
+      source_branch: 'scaffold/eu-2/all',
+      target_branch: 'main',
+    });
+    reply = json(200, [mr(9, 99), mr(4, 11)]);
+    assert.equal((await client().findOpen('scaffold/eu-2/all', 'main'))?.number, 4);
+    reply = json(200, [mr(9, 99)]);
+    assert.equal(await client().findOpen('scaffold/eu-2/all', 'main'), undefined);
+  });
+
   it('merges in a subgroup’s project the head it was given, with the token in its header only', async () => {
     reply = json(200, { iid: 7, web_url: `${server.baseUrl}/platform/eu/gitops/-/merge_requests/7`, state: 'merged', sha: 'a'.repeat(40) });
     const sent = server.requests.length;

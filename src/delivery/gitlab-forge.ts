@@ -27,6 +27,8 @@ interface MergeRequestLike {
   readonly merge_commit_sha?: string | null;
   readonly squash_commit_sha?: string | null;
   readonly detailed_merge_status?: string;
+  readonly source_project_id?: number;
+  readonly target_project_id?: number;
 }
 
 function reviewOf(mr: MergeRequestLike): ReviewRequest {
@@ -105,7 +107,9 @@ export class GitLabForge implements ForgeClient {
         perPage: 20,
         maxPages: 1,
       })) as unknown as MergeRequestLike[];
-      return list[0] ? reviewOf(list[0]) : undefined;
+      // GitLab filters by branch name only: a fork's merge request from a branch of the same name is not ours.
+      const ours = list.find((mr) => mr.source_project_id === mr.target_project_id);
+      return ours ? reviewOf(ours) : undefined;
     });
   }
 
