@@ -875,4 +875,30 @@ describe('RunMonitor: protections a mutation campaign showed no test noticed', (
       await store.update(run.id, { status: 'cancelled', finishedAt: new Date() });
     }
   });
+
+  it('records a lost run as a failure that a retry may cure: unavailable and transient, as the API reports it', async () => {
+    const run = await newRun();
+    const executor = new FakeExecutor();
+    const monitor = monitorWith(executor);
+    monitor.track(run);
+    await waitFor(async () => (await store.get(run.id))?.status === 'failed');
+    await monitor.idle();
+    const lost = await store.get(run.id);
+    assert.equal(lost?.message, LOST_RUN_MESSAGE);
+    assert.deepEqual(lost?.failure, { code: 'unavailable', transient: true });
+  });
+
+  it("records a failed run's failure as its runner reported it, and one it never reported as internal and permanent", async () => {
+    const executor = new FakeExecutor();
+    const monitor = monitorWith(executor);
+    const reported = await newRun();
+    const silent = await newRun();
+    executor.finish(reported.id, { status: 'failed', message: 'push timed out', error_code: 'timeout', transient: true });
+    executor.finish(silent.id, { status: 'failed', message: 'the runner ended without a result' });
+    monitor.track(reported);
+    monitor.track(silent);
+    await monitor.idle();
+    assert.deepEqual((await store.get(reported.id))?.failure, { code: 'timeout', transient: true });
+    assert.deepEqual((await store.get(silent.id))?.failure, { code: 'internal', transient: false });
+  });
 });

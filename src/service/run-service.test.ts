@@ -6,7 +6,7 @@ import { CachedRunStore } from './cached-run-store.js';
 import type { LogLine, RunStore } from './run-store.js';
 import { runStepsOf } from './run-steps.js';
 import type { ExecutionState, RunExecutor } from './run-executor.js';
-import { ConflictError, UnavailableError } from '../errors.js';
+import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import { jobNameOf, type RunRecord } from '../run/run-record.js';
 import { RunService } from './run-service.js';
@@ -134,6 +134,7 @@ describe('RunService: lifecycle fences', () => {
   class StateExecutor implements RunExecutor {
     state: ExecutionState | Error = { state: 'missing' };
     startError: Error | undefined;
+    cancelError: Error | undefined;
     readonly started: string[] = [];
     readonly cancelled: string[] = [];
     async start(run: RunRecord): Promise<{ job: string }> {
@@ -148,6 +149,7 @@ describe('RunService: lifecycle fences', () => {
     async *logs(): AsyncIterable<string> {}
     async cancel(run: RunRecord): Promise<void> {
       this.cancelled.push(run.id);
+      if (this.cancelError !== undefined) throw this.cancelError;
     }
   }
 
@@ -281,5 +283,60 @@ describe('RunService: lifecycle fences', () => {
     assert.deepEqual(executor.cancelled, [run.id]);
     await assert.rejects(service.cancel(run.id, CALLER), ConflictError);
     assert.deepEqual(executor.cancelled, [run.id], 'a final run is not cancelled again');
+  });
+
+  it('answers a cancel with the cancelled run when the executor cannot stop the runner: the row says cancelled, and the process is left to its own cleanup', async () => {
+    const { executor, service } = setup();
+    const run = await stored(clusterName(), 'running');
+    executor.cancelError = new Error('jobs.batch "scaffold-x" is forbidden');
+    const cancelled = await service.cancel(run.id, CALLER);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal(cancelled.message, 'cancelled by static:0');
+    assert.deepEqual(executor.cancelled, [run.id], 'the executor was asked');
+    assert.equal((await database!.get(run.id))?.status, 'cancelled');
+  });
+
+  it("keeps an executor's own error text out of the answer and the run's message: it may quote what the run was given", async () => {
+    const { executor, service } = setup();
+    const name = clusterName();
+    const secret = 'ghp_SECRETtokenFromTheManifest0123456789';
+    executor.startError = new Error(`Secret "scaffold-x" is invalid: data[github-token]: ${secret}`);
+    await assert.rejects(
+      service.startFleetRun({ action: 'upgrade', cluster: cluster(name), repositoryUrl: REPOSITORY, branch: 'main' }, CALLER),
+      (error: unknown) => error instanceof UnavailableError && !error.message.includes(secret),
+    );
+    const [failed] = (await database!.list({ cluster: name, repositoryUrl: REPOSITORY })).runs;
+    assert.equal(failed?.status, 'failed');
+    assert.equal(failed?.message, 'could not start the run: the executor failed');
+    assert.ok(!JSON.stringify(failed).includes(secret), 'no part of the stored run quotes it');
+  });
+
+  it('refuses a batch on anything but a pushed upgrade, before a run is stored or started', async () => {
+    const { executor, service } = setup();
+    const [name, other] = [clusterName(), clusterName()];
+    const refused = [
+      { action: 'remove' as const, field: 'batch' },
+      { action: 'upgrade' as const, delivery: { mode: 'pull_request' as const }, field: 'delivery.mode' },
+    ];
+    for (const { field, ...request } of refused) {
+      await assert.rejects(
+        service.startFleetRun({ ...request, cluster: cluster(name), repositoryUrl: REPOSITORY, branch: 'main', batch: [other] }, CALLER),
+        (error: unknown) => error instanceof ValidationError && error.issues.some((issue) => issue.field === field),
+        JSON.stringify(request),
+      );
+    }
+    assert.deepEqual(executor.started, []);
+    assert.deepEqual((await database!.list({ cluster: name, repositoryUrl: REPOSITORY })).runs, []);
+  });
+
+  it("retries a batch run with its whole batch: each of its clusters is upgraded again, not only the run's own", async () => {
+    const { executor, service } = setup();
+    const [first, second, third] = [clusterName(), clusterName(), clusterName()];
+    const previous = await stored(first, 'failed', [second, third]);
+    const retried = await service.retry(previous.id, { secrets: {} }, CALLER);
+    assert.deepEqual(retried.batch, [second, third]);
+    assert.deepEqual((await database!.get(retried.id))?.batch, [second, third]);
+    assert.deepEqual(executor.started, [retried.id]);
+    await database!.update(retried.id, { status: 'cancelled', finishedAt: new Date() });
   });
 });
