@@ -25,6 +25,8 @@ import {
   encodeCursor,
   isoOf,
   runOf,
+  storableChanges,
+  storableCommits,
   storableOutcomes,
   storableText,
   storedReviewRequestsOf,
@@ -301,11 +303,13 @@ export class PgRunStore implements RunStore {
     };
     if (update.status !== undefined) assign('status', update.status);
     if (update.step !== undefined) assign('step', update.step);
-    if (update.stepName !== undefined) assign('step_name', update.stepName);
-    if (update.message !== undefined) assign('message', update.message);
-    if (update.gitopsPath !== undefined) assign('gitops_path', update.gitopsPath);
-    if (update.commits !== undefined) assign('commits', JSON.stringify(update.commits), '::jsonb');
-    if (update.changes !== undefined) assign('changes', JSON.stringify(update.changes), '::jsonb');
+    // The texts below came from a runner's output: one the database cannot hold would fail
+    // every try of the update, and the run would never get its outcome.
+    if (update.stepName !== undefined) assign('step_name', storableText(update.stepName));
+    if (update.message !== undefined) assign('message', storableText(update.message));
+    if (update.gitopsPath !== undefined) assign('gitops_path', storableText(update.gitopsPath));
+    if (update.commits !== undefined) assign('commits', JSON.stringify(storableCommits(update.commits)), '::jsonb');
+    if (update.changes !== undefined) assign('changes', JSON.stringify(storableChanges(update.changes)), '::jsonb');
     if (update.batchOutcomes !== undefined) assign('batch_outcomes', JSON.stringify(storableOutcomes(update.batchOutcomes)), '::jsonb');
     if (update.failure !== undefined) {
       assign('error_code', update.failure.code);

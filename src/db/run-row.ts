@@ -70,6 +70,16 @@ export function storableOutcomes(outcomes: Readonly<Record<string, BatchClusterO
   );
 }
 
+/** What the `commits` column stores: a commit's id came from a runner's output, so it is made storable. */
+export function storableCommits(commits: readonly RunCommit[]): RunCommit[] {
+  return commits.map((c) => ({ ...c, sha: storableText(c.sha), ...(c.cluster === undefined ? {} : { cluster: storableText(c.cluster) }) }));
+}
+
+/** What the `changes` column stores: the kept files' paths came from a runner's output, so they are made storable. */
+export function storableChanges(changes: RunChanges): RunChanges {
+  return changes.kept === undefined ? changes : { ...changes, kept: changes.kept.map(storableText) };
+}
+
 function reviewRequestOf(stored: StoredReviewRequest): RunReviewRequest {
   return {
     pass: stored.pass,
