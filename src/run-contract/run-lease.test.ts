@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { holdLease, processAlive, readLease } from './run-lease.js';
@@ -47,6 +47,44 @@ describe('run lease', () => {
       assert.equal(await readLease(path), undefined);
       await writeFile(path, `${JSON.stringify({ run_id: 'r', pid: 4242, renewed_at: new Date().toISOString(), seq: 3 })}\n`);
       assert.deepEqual(await readLease(path), { run_id: 'r', pid: 4242, renewed_at: JSON.parse(await readFile(path, 'utf8')).renewed_at, seq: 3 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reads a hostile lease as none: pid 0 (the reader's own process group), a renewal time that is no time", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'run-lease-'));
+    try {
+      const path = join(dir, 'lease.json');
+      const valid = { run_id: 'r', pid: 4242, renewed_at: new Date().toISOString(), seq: 3 };
+      // Signal 0 to pid 0 reaches the reader's own group: such a lease would always look alive, and be killed as the reader's group.
+      for (const hostile of [
+        { ...valid, pid: 0 },
+        { ...valid, pid: 1.5 },
+        { ...valid, renewed_at: 'yesterday' },
+        { ...valid, seq: -1 },
+        { ...valid, run_id: 7 },
+      ]) {
+        await writeFile(path, JSON.stringify(hostile));
+        assert.equal(await readLease(path), undefined, JSON.stringify(hostile));
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets the lease lapse quietly when it cannot be written, and still releases', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'run-lease-'));
+    try {
+      const runDir = join(dir, 'run');
+      await mkdir(runDir);
+      const path = join(runDir, 'lease.json');
+      const held = await holdLease(path, 'run-1', 10);
+      // The run's directory goes (a full or removed volume): every renewal fails from now on.
+      await rm(runDir, { recursive: true, force: true });
+      await sleep(60);
+      await held.release();
+      assert.equal(existsSync(path), false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

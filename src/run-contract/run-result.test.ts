@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { batchResultFits } from '../run/batch-issues.js';
 import { BATCH_CLUSTER_STATUSES, MAX_BATCH_CLUSTERS, type RunResult } from '../run/run-record.js';
-import { boundedResult, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
+import { boundedResult, lastEventOf, parseRunResult, RESULT_MAX_BYTES } from './run-result.js';
 
 const written = (result: RunResult): string => `${JSON.stringify(boundedResult(result))}\n`;
 
@@ -95,5 +95,54 @@ describe('boundedResult', () => {
     assert.equal(read.step, 2);
     assert.ok(read.message.endsWith('…'));
     assert.ok(result.message.startsWith(read.message.slice(0, -1)));
+  });
+});
+
+describe('parseRunResult', () => {
+  const result = {
+    status: 'failed',
+    message: 'step 2 failed',
+    commits: [{ pass: 'all', sha: 'a'.repeat(40) }],
+    step: 2,
+    error_code: 'verification_failed',
+    transient: false,
+  };
+
+  it('reads a result as the runner wrote it, the message defaulting to empty', () => {
+    assert.deepEqual(parseRunResult(`${JSON.stringify(result)}\n`), result);
+    assert.deepEqual(parseRunResult('{"status":"succeeded"}'), { status: 'succeeded', message: '' });
+  });
+
+  it('reads nothing from a result file that is missing, empty, cut short or not JSON', () => {
+    for (const text of [undefined, '', '\n', `${JSON.stringify(result).slice(0, 30)}`, 'Killed', '[]', 'null']) {
+      assert.equal(parseRunResult(text), undefined, JSON.stringify(text));
+    }
+  });
+
+  it('refuses a result that claims what a runner cannot report: another status, negative counts, an unknown pass', () => {
+    for (const hostile of [
+      { ...result, status: 'running' },
+      { ...result, status: 'cancelled' },
+      { status: 'succeeded', changes: { added: -1, modified: 0, removed: 0 } },
+      { status: 'succeeded', changes: { added: 0.5, modified: 0, removed: 0 } },
+      { status: 'succeeded', commits: [{ pass: 'everything', sha: 'a'.repeat(40) }] },
+      { ...result, error_code: 'no_such_code' },
+    ]) {
+      assert.equal(parseRunResult(JSON.stringify(hostile)), undefined, JSON.stringify(hostile));
+    }
+  });
+});
+
+describe('lastEventOf', () => {
+  it("takes the last event's message and step, skipping lines that are not JSON events", () => {
+    const lines = [
+      '{"level":30,"msg":"step 1 started","step":1}',
+      '{"level":30,"msg":"step 2 started","step":2}',
+      'fatal: unable to access the repository',
+      '{not json',
+      '{"level":30,"other":"no message or step"}',
+    ];
+    assert.deepEqual(lastEventOf(lines), { message: 'step 2 started', step: 2 });
+    assert.deepEqual(lastEventOf(['plain text only']), {});
   });
 });
