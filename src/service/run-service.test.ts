@@ -339,4 +339,25 @@ describe('RunService: lifecycle fences', () => {
     assert.deepEqual(executor.started, [retried.id]);
     await database!.update(retried.id, { status: 'cancelled', finishedAt: new Date() });
   });
+
+  it('refuses a data-deleting removal through pull requests: the lift must land and be applied before the removal, which no reviewed request can promise', async () => {
+    const { executor, service } = setup();
+    const name = clusterName();
+    await assert.rejects(
+      service.startFleetRun(
+        {
+          action: 'remove',
+          cluster: cluster(name),
+          repositoryUrl: REPOSITORY,
+          branch: 'main',
+          delivery: { mode: 'pull_request', forge: 'github' },
+          deleteData: { kubeconfig: { kind: 'secretRef', namespace: 'ops', name: 'kubeconfig', key: 'value' }, timeoutSeconds: 60 },
+        },
+        CALLER,
+      ),
+      (error: unknown) => error instanceof ValidationError && error.issues.some((issue) => issue.field === 'delivery.mode'),
+    );
+    assert.deepEqual(executor.started, []);
+    assert.deepEqual((await database!.list({ cluster: name, repositoryUrl: REPOSITORY })).runs, []);
+  });
 });
