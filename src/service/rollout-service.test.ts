@@ -7,11 +7,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConflictError, NotFoundError, UnavailableError } from '../errors.js';
+import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { PgRunStore } from '../db/pg-run-store.js';
 import type { ClusterEntry } from '../fleet/cluster-registry.js';
 import type { FleetSource } from './fleet-source.js';
-import { batchesOf, RolloutService, type RolloutRuns } from './rollout-service.js';
+import { batchesOf, MAX_ROLLOUT_CLUSTERS, RolloutService, type RolloutRuns } from './rollout-service.js';
 import { batchResultFits } from '../run/batch-issues.js';
 import type { RolloutStore } from './rollout-store.js';
 import { MAX_BATCH_CLUSTERS, type RunStatus, type RunRecord } from '../run/run-record.js';
@@ -446,6 +446,91 @@ describe('RolloutService', () => {
     assert.equal(done.state, 'succeeded');
     assert.deepEqual(runs.startedFor(), ['eu-1', 'eu-2'], 'eu-1 was not started twice');
     await second.stop();
+  });
+
+  it('a run that no longer exists fails its cluster and stops the rollout, instead of being waited for forever', async () => {
+    const runs = new RunsDouble();
+    const service = serviceWith(fleetOf(['eu-1', 'eu-2']), runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    runs.runs.delete('run-1');
+    const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
+    assert.equal(done.state, 'failed');
+    assert.deepEqual(done.failure, { wave: 0, failed: ['eu-1'], notStarted: ['eu-2'] });
+    assert.deepEqual(done.clusters['eu-1'], { status: 'failed', run: 'run-1', message: 'its run run-1 no longer exists' });
+    await service.idle();
+  });
+
+  it('cancelling a rollout whose run cannot be stopped records that cluster cancelled, saying its run could not be stopped and why', async () => {
+    const runs = new RunsDouble();
+    const stubborn: RolloutRuns = {
+      startFleetRun: (request, caller) => runs.startFleetRun(request, caller),
+      checkFleetDelivery: () => undefined,
+      get: (id) => runs.get(id),
+      cancel: () => Promise.reject(new UnavailableError('the Kubernetes API is unreachable')),
+    };
+    const service = serviceWith(fleetOf(['eu-1']), stubborn);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    const cancelled = await service.cancel(rollout.id, { identity: 'oidc:bob' });
+    assert.equal(cancelled.state, 'cancelled');
+    assert.deepEqual(cancelled.clusters['eu-1'], {
+      status: 'cancelled',
+      run: 'run-1',
+      message: 'the rollout was cancelled by oidc:bob; its run could not be stopped: the Kubernetes API is unreachable',
+    });
+    await service.idle();
+  });
+
+  it('refuses a rollout its runs could not deliver before recording it or starting any run', async () => {
+    const runs = new RunsDouble();
+    const refusing: RolloutRuns = {
+      startFleetRun: (request, caller) => runs.startFleetRun(request, caller),
+      get: (id) => runs.get(id),
+      cancel: (id, caller) => runs.cancel(id, caller),
+      checkFleetDelivery: () => {
+        throw new UnavailableError('this service has no forge credentials');
+      },
+    };
+    const id = `refused-${Date.now()}`;
+    const service = new RolloutService({ store, fleet: fleetOf(['eu-1']), runs: refusing, pollMs: 10, newId: () => id });
+    await assert.rejects(
+      service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice', delivery: { mode: 'pull_request', forge: 'github' } }),
+      UnavailableError,
+    );
+    await service.idle();
+    assert.equal(await service.getRollout(id), undefined);
+    assert.deepEqual(runs.startedFor(), []);
+  });
+
+  it(`refuses a rollout of more than ${MAX_ROLLOUT_CLUSTERS} clusters: its record is written whole after each change`, async () => {
+    const runs = new RunsDouble();
+    const names = Array.from({ length: MAX_ROLLOUT_CLUSTERS + 1 }, (_, i) => `c-${i}`);
+    const service = serviceWith(fleetOf(names), runs);
+    await assert.rejects(
+      service.start({ ...REPO, clusters: 'all', waveSize: 100, requestedBy: 'alice' }),
+      (error: unknown) => error instanceof ValidationError && error.issues.some((issue) => issue.field === 'clusters' && /at most 5000/.test(issue.message)),
+    );
+    assert.deepEqual(await service.targets({ ...REPO, clusters: names.slice(0, MAX_ROLLOUT_CLUSTERS) }), names.slice(0, MAX_ROLLOUT_CLUSTERS));
+    assert.deepEqual(runs.startedFor(), []);
+  });
+
+  it('fails a cluster removed from the repository since the rollout began, saying so, and starts no run for it', async () => {
+    const runs = new RunsDouble();
+    const fleet = fleetOf(['eu-1', 'eu-2']);
+    const service = serviceWith(fleet, runs);
+    const rollout = await service.start({ ...REPO, clusters: 'all', waveSize: 1, requestedBy: 'alice' });
+    await rolloutWhen(service, rollout.id, 'eu-1 running', (r) => r.clusters['eu-1']?.run !== undefined);
+    fleet.clusters.splice(
+      fleet.clusters.findIndex((c) => c.name === 'eu-2'),
+      1,
+    );
+    runs.end('eu-1', 'succeeded', { commit: '1'.repeat(40) });
+    const done = await rolloutWhen(service, rollout.id, 'the rollout stopped', (r) => r.state !== 'running');
+    assert.deepEqual(done.failure, { wave: 1, failed: ['eu-2'], notStarted: [] });
+    assert.deepEqual(done.clusters['eu-2'], { status: 'failed', message: 'clusters/eu-2 is no longer a generated cluster of the repository' });
+    assert.deepEqual(runs.startedFor(), ['eu-1']);
+    await service.idle();
   });
 });
 
