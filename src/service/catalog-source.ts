@@ -23,7 +23,7 @@ export interface Catalog {
 /** Reads the layer catalog of a repository's branch. */
 export interface CatalogSource {
   /**
-   * @throws ValidationError when the repository's scaffold.yaml is invalid
+   * @throws ConflictError when the repository's scaffold.yaml is invalid (a request against it is refused at once; `request-resolver.ts`)
    * @throws NotFoundError when the repository does not exist
    * @throws UnavailableError when the repository cannot be read
    */
