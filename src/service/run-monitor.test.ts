@@ -888,17 +888,20 @@ describe('RunMonitor: protections a mutation campaign showed no test noticed', (
     assert.deepEqual(lost?.failure, { code: 'unavailable', transient: true });
   });
 
-  it("records a failed run's failure as its runner reported it, and one it never reported as internal and permanent", async () => {
+  it("records a failed run's failure as its runner reported it, one it never reported as internal, and either as permanent unless said otherwise", async () => {
     const executor = new FakeExecutor();
     const monitor = monitorWith(executor);
     const reported = await newRun();
     const silent = await newRun();
+    const unsaid = await newRun();
     executor.finish(reported.id, { status: 'failed', message: 'push timed out', error_code: 'timeout', transient: true });
     executor.finish(silent.id, { status: 'failed', message: 'the runner ended without a result' });
-    monitor.track(reported);
-    monitor.track(silent);
+    // A result that names its code but not whether a retry may cure it: permanent, as an unknown failure is.
+    executor.finish(unsaid.id, { status: 'failed', message: 'cluster.domain is not a DNS name', error_code: 'invalid_input' });
+    for (const run of [reported, silent, unsaid]) monitor.track(run);
     await monitor.idle();
     assert.deepEqual((await store.get(reported.id))?.failure, { code: 'timeout', transient: true });
+    assert.deepEqual((await store.get(unsaid.id))?.failure, { code: 'invalid_input', transient: false });
     assert.deepEqual((await store.get(silent.id))?.failure, { code: 'internal', transient: false });
   });
 });
