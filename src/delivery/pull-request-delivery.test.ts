@@ -146,8 +146,14 @@ describe('pull_request delivery', () => {
       reads: [request({ mergeable: true }), request({ mergeable: true }), merged],
     });
     const started = Date.now();
-    await deliverReview(new PullRequestDelivery({ forge, pollIntervalMs: 40 }));
+    const logger = capturingLogger();
+    await deliverReview(new PullRequestDelivery({ forge, pollIntervalMs: 40, logger }));
     assert.deepEqual(calls.merge, []);
+    assert.deepEqual(
+      logger.lines.filter((l) => l.fields.event === 'review_request').map((l) => l.fields.action),
+      ['opened', 'waiting', 'merged'],
+      'one event a change of state, not one a look',
+    );
     assert.equal(calls.get, 3);
     assert.ok(Date.now() - started >= 80, `two pauses of 40 ms between the three looks, took ${Date.now() - started} ms`);
   });
