@@ -112,6 +112,56 @@ describe('RunService.steps', () => {
   });
 });
 
+describe('RunService.openLogs', () => {
+  let database: PgRunStore | undefined;
+  before(async () => {
+    database = await PgRunStore.open();
+  });
+  after(async () => {
+    await database?.close();
+  });
+
+  it('a followed log ends with every line stored before the run became final, also those stored while it looked at the status', async () => {
+    const id = randomUUID();
+    const name = `l-${id.slice(0, 8)}`;
+    await database!.create({
+      id,
+      cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
+      repositoryUrl: 'https://git.example.net/platform/gitops.git',
+      branch: 'main',
+      reference: 'development',
+      job: jobNameOf(id),
+      createdBy: 'static:0',
+      sealing: 'certificate',
+    });
+    await database!.update(id, { status: 'running', startedAt: new Date() });
+    await database!.appendLogs(id, [{ time: new Date(), line: 'cloning' }]);
+    // The follower reads 'cloning', then asks for the run's status: meanwhile the monitor stores the last lines, then the outcome.
+    let gets = 0;
+    const racing = new Proxy(database!, {
+      get: (target, key) => {
+        if (key === 'get')
+          return async (runId: string) => {
+            if (++gets === 2) {
+              await target.appendLogs(runId, [
+                { time: new Date(), line: 'pushed' },
+                { time: new Date(), line: '{"event":"run_finished","msg":"done"}' },
+              ]);
+              await target.update(runId, { status: 'succeeded', message: 'done', finishedAt: new Date() });
+            }
+            return target.get(runId);
+          };
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const service = new RunService({ store: racing, executor: unusedExecutor, previewer: unusedPreviewer, reference: 'development', logPollMs: 10 });
+    const read: string[] = [];
+    for await (const line of await service.openLogs(id, { follow: true, signal: AbortSignal.timeout(10_000) })) read.push(line.line);
+    assert.deepEqual(read, ['cloning', 'pushed', '{"event":"run_finished","msg":"done"}']);
+  });
+});
+
 /**
  * The run lifecycle's fences (a mutation campaign removed each and no test
  * failed): a retry waits until the earlier attempt cannot push any more, the
