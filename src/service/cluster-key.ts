@@ -33,11 +33,3 @@ export function repositoryKeyOf(url: string): string {
     throw error;
   }
 }
-
-/** Whether `run` belongs to the cluster `key` (its repository compared in normal form). */
-export function isRunOf(
-  run: { readonly cluster: { readonly name: string }; readonly repositoryUrl: string; readonly branch: string },
-  key: ClusterKey,
-): boolean {
-  return run.cluster.name === key.name && run.branch === key.branch && repositoryKeyOf(run.repositoryUrl) === repositoryKeyOf(key.repositoryUrl);
-}
