@@ -14,6 +14,8 @@ import type { ForgeClient, NewReviewRequest, ReviewRequest } from './forge-clien
 import { PullRequestDelivery } from './pull-request-delivery.js';
 
 const HEAD = 'scaffold/eu-2/infrastructure';
+/** The commit the run pushes to its review branch. */
+const PUSHED = 'b'.repeat(40);
 const URL = 'https://github.com/acme/platform-gitops/pull/7';
 
 /** A request as the forge reads it. */
@@ -21,7 +23,7 @@ const request = (fields: Partial<ReviewRequest> = {}): ReviewRequest => ({
   number: 7,
   url: URL,
   state: 'open',
-  headSha: 'a'.repeat(40),
+  headSha: PUSHED,
   mergeable: false,
   ...fields,
 });
@@ -62,7 +64,7 @@ function scriptedForge(options: {
 /** A workspace that pushes the review branch and finds the base at `syncedSha` once merged. */
 const workspace = (syncedSha = 'f'.repeat(40)) =>
   ({
-    pushBranch: () => Promise.resolve({ sha: 'b'.repeat(40), attempts: 1 }),
+    pushBranch: () => Promise.resolve({ sha: PUSHED, attempts: 1 }),
     syncTo: () => Promise.resolve(syncedSha),
   }) as unknown as GitWorkspace;
 
@@ -126,18 +128,33 @@ describe('pull_request delivery', () => {
     assert.equal(result.sha, 'c'.repeat(40));
   });
 
-  it('with auto_merge, merges only once the forge calls the request mergeable, and only the head it read', async () => {
-    const moved = 'e'.repeat(40);
+  it('with auto_merge, merges only once the forge calls the request mergeable, and only the commit it pushed', async () => {
     const { forge, calls } = scriptedForge({
       opened: request({ mergeable: false }),
-      reads: [request({ mergeable: true, headSha: moved }), merged],
+      reads: [request({ mergeable: true }), merged],
     });
     const { events } = await deliverReview(new PullRequestDelivery({ forge, autoMerge: true, pollIntervalMs: 1 }));
-    assert.deepEqual(calls.merge, [[7, moved]]);
+    assert.deepEqual(calls.merge, [[7, PUSHED]]);
     assert.deepEqual(
       events.map((e) => e.state),
       ['open', 'merged'],
     );
+  });
+
+  it('with auto_merge, does not merge a request whose head is a commit someone else pushed to the review branch: it says so and waits for a person', async () => {
+    const foreign = 'e'.repeat(40);
+    const { forge, calls } = scriptedForge({
+      opened: request({ mergeable: true, headSha: foreign }),
+      reads: [request({ mergeable: true, headSha: foreign }), request({ mergeable: true, headSha: foreign }), merged],
+    });
+    const logger = capturingLogger();
+    const { result } = await deliverReview(new PullRequestDelivery({ forge, autoMerge: true, pollIntervalMs: 1, logger }));
+    assert.deepEqual(calls.merge, [], 'the service token merged a head the run never verified');
+    assert.equal(result.sha, 'c'.repeat(40), 'a person merged it: the run goes on with the merge commit');
+    const warnings = logger.lines.filter((l) => l.level === 'warn' && l.fields.event === 'review_request_head');
+    assert.equal(warnings.length, 1, 'said once, not at every look');
+    assert.equal(warnings[0]!.fields.head, foreign);
+    assert.equal(warnings[0]!.fields.pushed, PUSHED);
   });
 
   it('without auto_merge never merges: it waits, looking again at the poll interval', async () => {

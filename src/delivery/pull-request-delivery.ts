@@ -64,7 +64,7 @@ export class PullRequestDelivery implements PassDelivery {
       found = await forge.open({ head, base: branch, title: review.title, body: review.body, labels: review.labels });
       await this.log(review, found, 'opened', `opened request #${found.number} for ${subject}: ${found.url}`);
     }
-    const merged = await this.waitForMerge(found, review);
+    const merged = await this.waitForMerge(found, review, pushed.sha);
     const sha = await workspace.syncTo(branch, signal ? { signal } : {});
     // The branch was only the vehicle; a forge that deletes merged branches already did.
     await forge.deleteBranch(head).catch((error: unknown) => this.logger.warn({ branch: head, error: String(error) }, 'could not delete the merged branch'));
@@ -82,12 +82,20 @@ export class PullRequestDelivery implements PassDelivery {
     if (action !== 'waiting' && action !== 'merging') await review.onRequest?.(refOf(request));
   }
 
-  /** Polls until merged; merges with autoMerge; fails on a request closed unmerged. */
-  private async waitForMerge(first: ReviewRequest, review: ReviewDelivery): Promise<ReviewRequest> {
+  /**
+   * Polls until merged; fails on a request closed unmerged. With autoMerge it
+   * merges the request once the forge calls it mergeable, and only while its
+   * head is `pushed`, the commit this run verified and pushed: anyone who can
+   * push to the review branch could otherwise have the service's token merge
+   * a commit of theirs once checks pass. A request whose head is another
+   * commit waits for a person, like one without autoMerge.
+   */
+  private async waitForMerge(first: ReviewRequest, review: ReviewDelivery, pushed: string): Promise<ReviewRequest> {
     const { forge, autoMerge = false, pollIntervalMs = 15_000 } = this.deps;
     const { subject, signal } = review;
     let request = first;
     let waitingLogged = false;
+    let foreignHeadLogged = false;
     for (;;) {
       signal?.throwIfAborted();
       if (request.state === 'merged') return request;
@@ -95,7 +103,15 @@ export class PullRequestDelivery implements PassDelivery {
         await this.log(review, request, 'closed', `request #${request.number} for ${subject} was closed without being merged: ${request.url}`);
         throw new ConflictError(`request #${request.number} for ${subject} (${request.url}) was closed without being merged, ${review.unmerged}`);
       }
-      if (autoMerge && request.mergeable && (await forge.merge(request.number, request.headSha))) {
+      const ours = request.headSha === pushed;
+      if (autoMerge && request.mergeable && !ours && !foreignHeadLogged) {
+        foreignHeadLogged = true;
+        this.logger.warn(
+          { event: 'review_request_head', branch: review.head, number: request.number, head: request.headSha, pushed },
+          `request #${request.number}'s head is ${request.headSha.slice(0, 12)}, not ${pushed.slice(0, 12)} that this run verified and pushed: not merging it (auto_merge); a person merges it, or a rerun pushes the pass again`,
+        );
+      }
+      if (autoMerge && request.mergeable && ours && (await forge.merge(request.number, pushed))) {
         await this.log(review, request, 'merging', `merged request #${request.number} (auto_merge)`);
       } else if (!waitingLogged) {
         waitingLogged = true;
