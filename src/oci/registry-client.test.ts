@@ -433,3 +433,81 @@ describe('RegistryClient against a distribution API double', () => {
     );
   });
 });
+
+describe('RegistryClient against a misbehaving registry', () => {
+  const digestOf = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+  it('keeps the password and the token out of an error the registry echoes them in', async () => {
+    const fake = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input);
+      const authorization = new Headers(init?.headers).get('authorization');
+      if (url.startsWith('https://auth.example.net/')) return Response.json({ token: 'tok-1' });
+      if (authorization !== 'Bearer tok-1') {
+        return new Response(null, { status: 401, headers: { 'www-authenticate': 'Bearer realm="https://auth.example.net/token",service="registry"' } });
+      }
+      const body = { errors: [{ code: 'MANIFEST_INVALID', message: `bad request from ${USER}:${PASSWORD} with tok-1` }] };
+      return Response.json(body, { status: 400 });
+    }) as typeof fetch;
+    const client = new RegistryClient({ reference: 'registry.example.net/platform', credentials: { username: USER, password: PASSWORD }, fetch: fake });
+    await assert.rejects(client.putManifest('latest', Buffer.from('{}'), 'application/vnd.oci.image.manifest.v1+json'), (error: unknown) => {
+      assert.ok(error instanceof ValidationError);
+      assert.match((error as Error).message, /MANIFEST_INVALID/);
+      return assertNoSecret(error);
+    });
+  });
+
+  it('keeps the password out of a transport failure that quotes it', async () => {
+    const fake = (async () => {
+      throw new TypeError('fetch failed', { cause: new Error(`proxy refused ${USER}:${PASSWORD}`) });
+    }) as typeof fetch;
+    const client = new RegistryClient({ reference: 'registry.example.net/platform', credentials: { username: USER, password: PASSWORD }, fetch: fake });
+    await assert.rejects(client.blobExists(digestOf('{}')), (error: unknown) => error instanceof UnavailableError && assertNoSecret(error));
+  });
+
+  it('fails when the registry says it stored a blob or a manifest under another digest', async () => {
+    const other = digestOf('something else');
+    const fake = (async (_input: string | URL | Request, init?: RequestInit) => {
+      if (init?.method === 'HEAD') return new Response(null, { status: 404 });
+      if (init?.method === 'POST') return new Response(null, { status: 202, headers: { location: '/v2/platform/blobs/uploads/1' } });
+      return new Response(null, { status: 201, headers: { 'docker-content-digest': other } });
+    }) as typeof fetch;
+    const client = new RegistryClient({ reference: 'registry.example.net/platform', fetch: fake });
+    await assert.rejects(
+      client.pushBlob(Buffer.from('{}')),
+      (error: unknown) => error instanceof UnavailableError && (error as Error).message.includes(`as ${other}`),
+    );
+    await assert.rejects(
+      client.putManifest('latest', Buffer.from('{}'), 'application/vnd.oci.image.manifest.v1+json'),
+      (error: unknown) => error instanceof UnavailableError && (error as Error).message.includes(`as ${other}`),
+    );
+  });
+
+  it('refuses a blob digest that is not sha256:<hex> before sending anything', async () => {
+    const urls: string[] = [];
+    const fake = (async (input: string | URL | Request) => {
+      urls.push(String(input));
+      return new Response(null, { status: 200 });
+    }) as typeof fetch;
+    const client = new RegistryClient({ reference: 'registry.example.net/platform', fetch: fake });
+    await assert.rejects(client.blobExists('sha256:../../manifests/latest'), ValidationError);
+    await assert.rejects(client.blobExists(`sha256:${'A'.repeat(64)}`), ValidationError);
+    assert.deepEqual(urls, []);
+  });
+
+  it('sends no blob to a plain-http upload location of a remote registry', async () => {
+    const seen: string[] = [];
+    const fake = (async (input: string | URL | Request, init?: RequestInit) => {
+      seen.push(`${init?.method ?? 'GET'} ${String(input)}`);
+      if (init?.method === 'HEAD') return new Response(null, { status: 404 });
+      if (init?.method === 'POST') return new Response(null, { status: 202, headers: { location: 'http://uploads.example.net/put/1' } });
+      return new Response(null, { status: 201 });
+    }) as typeof fetch;
+    const client = new RegistryClient({ reference: 'registry.example.net/platform', fetch: fake });
+    await assert.rejects(
+      client.pushBlob(Buffer.from('{}')),
+      (error: unknown) =>
+        error instanceof UnavailableError && /refusing the upload location http:\/\/uploads\.example\.net\/put\/1 \(not https\)/.test((error as Error).message),
+    );
+    assert.ok(!seen.some((s) => s.startsWith('PUT ')), seen.join('\n'));
+  });
+});
