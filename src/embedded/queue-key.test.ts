@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUEUE_KEY_FILE, ensureQueueKey } from './queue-key.js';
@@ -34,6 +34,33 @@ describe('embedded queue key', () => {
       assert.equal(await ensureQueueKey(dir), replaced, 'a good key in a 0644 file is kept');
       assert.equal((await stat(file)).mode & 0o777, 0o600, 'and its file made private');
       assert.deepEqual(await readdir(dir), [QUEUE_KEY_FILE], 'no temporary file left behind');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes group access away too: a good key in a 0640 file is kept and made 0600', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gs-queue-key-'));
+    const file = join(dir, QUEUE_KEY_FILE);
+    try {
+      const key = 'ab'.repeat(32);
+      await writeFile(file, `${key}\n`, { mode: 0o640 });
+      await chmod(file, 0o640);
+      assert.equal(await ensureQueueKey(dir), key);
+      assert.equal((await stat(file)).mode & 0o777, 0o600);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails with the read error, and replaces nothing, when the key file cannot be read (anything but a missing file)', async () => {
+    // A new key in place of one that exists would orphan every run signed with the old one.
+    const dir = await mkdtemp(join(tmpdir(), 'gs-queue-key-'));
+    try {
+      await mkdir(join(dir, QUEUE_KEY_FILE));
+      await assert.rejects(ensureQueueKey(dir), { code: 'EISDIR', syscall: 'read' });
+      assert.ok((await stat(join(dir, QUEUE_KEY_FILE))).isDirectory());
+      assert.deepEqual(await readdir(dir), [QUEUE_KEY_FILE]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
