@@ -5,7 +5,7 @@
  * kept as `tls.crt` / `tls.key` like the controller's key Secret.
  *
  * Whoever holds `tls.key` can decrypt every secret sealed with it, so it is
- * written 0600 in the data directory and never committed.
+ * written 0600 in the data directory (and made 0600 again when found otherwise) and never committed.
  */
 // @peculiar/x509 resolves its ASN.1 codecs through tsyringe, which needs the
 // Reflect metadata API; the polyfill is loaded here, the only module using it.
@@ -14,6 +14,7 @@ import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keepPrivate } from './private-file.js';
 
 /** A key pair on disk. */
 export interface LocalSealingKey {
@@ -44,6 +45,8 @@ export async function ensureLocalSealingKey(dir: string): Promise<LocalSealingKe
   const privateKeyFile = join(dir, 'tls.key');
   try {
     const [certificatePem, privateKeyPem] = await Promise.all([readFile(certificateFile, 'utf8'), readFile(privateKeyFile, 'utf8')]);
+    // A key file copied or restored by hand may be readable by others: keep the key, not their access.
+    await keepPrivate(privateKeyFile);
     return { certificatePem, privateKeyPem, certificateFile, privateKeyFile, created: false };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
