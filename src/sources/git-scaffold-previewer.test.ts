@@ -16,6 +16,7 @@ import { closedPort } from '../../test/support/net.js';
 import { startRecordingServer } from '../../test/support/recording-server.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { gitSync as git } from '../../test/support/git.js';
+import type { GitRemote } from '../run/ports.js';
 
 describe('GitScaffoldPreviewer on a cluster path that flux bootstrap wrote flux-system/ into', () => {
   let root: string;
@@ -109,5 +110,32 @@ describe('GitScaffoldPreviewer on a repository it cannot clone', () => {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
+  });
+});
+
+describe('GitScaffoldPreviewer logging a failed clone with credentials', () => {
+  it('keeps the token out of the log, whatever git said', async () => {
+    const token = 'plain-token-value-7f3a9c';
+    const logger = capturingLogger();
+    const git = {
+      clone: async () => {
+        throw new Error(`fatal: could not read from https://git.example.net/fleet.git (sent ${token}): HTTP 500`);
+      },
+    } as unknown as GitRemote;
+    const previewer = new GitScaffoldPreviewer({ git, generatorVersion: '0.0.0-test', logger });
+    await assert.rejects(
+      previewer.preview({
+        cluster: { name: 'eu-prod-1', domain: 'eu-prod-1.example.net', region: 'eu-west-1' },
+        repositoryUrl: 'https://git.example.net/fleet.git',
+        branch: 'main',
+        reference: 'development',
+        secrets: { repositoryCredentials: { username: 'bot', token } },
+      }),
+      ValidationError,
+    );
+    const logged = logger.text();
+    assert.match(logged, /dry_run_clone_failed/);
+    assert.match(logged, /HTTP 500/);
+    assert.ok(!logged.includes(token), logged);
   });
 });
