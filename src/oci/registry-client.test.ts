@@ -187,6 +187,13 @@ describe('parseOciReference', () => {
     }
   });
 
+  it('refuses a registry and repository longer than the 255 characters registries accept together', () => {
+    // ghcr.io (7) + '/' + 247 = 255
+    const longest = `oci://ghcr.io/org/${'a'.repeat(243)}`;
+    assert.equal(parseOciReference(longest).repository.length, 247);
+    assert.throws(() => parseOciReference(`${longest}b`), ValidationError);
+  });
+
   it('refuses credentials in the reference without echoing them', () => {
     assert.throws(
       () => parseOciReference(`oci://${USER}:${PASSWORD}@ghcr.io/org/platform`),
