@@ -76,6 +76,23 @@ describe('planRemoval', () => {
     assert.equal(plan.layers.length, 4);
   });
 
+  it("the entry point keeps listing a person's root that stays, and drops a root whose files are all removed", async () => {
+    // An entry point listing a generated layer directly (apps/) and a directory of someone else's (monitoring/).
+    const edited = new Map(files)
+      .set(
+        'clusters/boot/kustomization.yaml',
+        toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: ['./flux', 'flux-system', './apps/', 'monitoring'] }),
+      )
+      .set('clusters/boot/monitoring/kustomization.yaml', 'resources: []\n');
+    const plan = await planRemoval(memoryRepoReader(edited), 'boot', 'development');
+    assert.ok(
+      plan.remove.some((p) => p.startsWith('clusters/boot/apps/')),
+      "apps/ is the generator's and goes",
+    );
+    // Listing apps/ after its files are gone would fail the sync's build ("path not found"), and it would prune nothing.
+    assert.deepEqual(entry(plan).resources, ['flux-system', 'monitoring']);
+  });
+
   it('a layer that does not prune is reported as leaving everything', async () => {
     const edited = new Map(files);
     const path = 'clusters/inst/flux/database.yaml';
