@@ -59,6 +59,8 @@ describe('generate-gitops-env remove without --commit', () => {
     assert.match(result.stdout, /^D clusters\/eu-1\/provenance\.yaml$/m);
     assert.match(result.stderr, /Next: commit the removal \(or run with --commit\)\./);
     assert.doesNotMatch(result.stderr, /Committed/);
+    // The stateful namespaces and their volumes stay: the user is told so, and how to delete them.
+    assert.match(result.stderr, /Protected objects and their volumes stay on the cluster; delete them with --delete-data, or by hand\./);
     assert.equal(await git(repo, 'rev-parse', 'HEAD'), head, 'no commit was made');
     assert.equal(await exists(join(repo, 'clusters/eu-1/provenance.yaml')), false);
     assert.match(await git(repo, 'status', '--porcelain'), /clusters\/eu-1\/provenance\.yaml/);
