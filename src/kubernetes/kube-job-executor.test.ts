@@ -377,6 +377,19 @@ describe('KubeJobExecutor', () => {
       await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
     });
+
+    it('refuses a token in the user part of an https repository URL, and keeps an ssh login name', async () => {
+      const token = 'ghp_SECRETtokenInUserInfo0123456789';
+      const run = runOf({ repositoryUrl: `https://${token}@github.com/acme/platform-gitops.git` });
+      await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes(token));
+      assert.equal(double.getObject('jobs', NS, `scaffold-${run.id}`), undefined);
+      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+
+      const ssh = runOf({ repositoryUrl: 'ssh://git@git.example.net/platform/gitops.git' });
+      const { job } = await executor.start(ssh, SECRETS);
+      const env = Object.fromEntries((container(double.getObject('jobs', NS, job) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_REPO_URL'], 'ssh://git@git.example.net/platform/gitops.git');
+    });
   });
 
   describe('inspect', () => {

@@ -191,7 +191,11 @@ export function jobManifestOf(
   };
 }
 
-/** A repository URL with a password in it would put a credential into the Job spec. */
+/**
+ * A repository URL with user info in it would put a credential into the Job spec:
+ * a password, or a token in the user part (`https://<token>@host/...`, which
+ * GitHub and GitLab accept). Only an ssh login name (`ssh://git@host/...`) is no secret.
+ */
 function assertNoCredentialsInUrl(repositoryUrl: string): void {
   let url: URL | undefined;
   try {
@@ -199,7 +203,7 @@ function assertNoCredentialsInUrl(repositoryUrl: string): void {
   } catch {
     return; // scp-like git URLs (git@host:path) carry no password
   }
-  if (url.password) {
+  if (url.password || (url.username && url.protocol !== 'ssh:')) {
     throw new ValidationError([{ field: 'repository.url', message: 'must not contain credentials; pass them in repository.credentials' }]);
   }
 }
