@@ -93,6 +93,15 @@ describe('planRemoval', () => {
     assert.deepEqual(entry(plan).resources, ['flux-system', 'monitoring']);
   });
 
+  it("a FluxInstance file the generator did not write is a person's: kept, and the cluster is still reported as bootstrapped", async () => {
+    const path = 'clusters/boot/flux/flux-instance.yaml';
+    const edited = new Map(files).set(path, 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: { name: flux, namespace: flux-system }\n');
+    const plan = await planRemoval(memoryRepoReader(edited), 'boot', 'development');
+    assert.equal(plan.flux, 'bootstrap', 'Flux runs from flux-system/, not from a FluxInstance the generator wrote');
+    assert.ok(plan.kept.includes(path));
+    assert.ok(!plan.remove.includes(path));
+  });
+
   it('a layer that does not prune is reported as leaving everything', async () => {
     const edited = new Map(files);
     const path = 'clusters/inst/flux/database.yaml';
