@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { startKubeApiDouble, type JsonObject, type KubeApiDouble } from '../../test/support/kube-api-double.js';
 import { capturingLogger } from '../../test/support/runner.js';
 import { PgRunStore } from '../db/pg-run-store.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import { outputSourceLine, parseOutputSource } from '../service/output-source.js';
 import { RunMonitor } from '../service/run-monitor.js';
 import { contractRunOf } from '../service/run-executor.contract.js';
@@ -86,6 +86,18 @@ describe('KubeJobExecutor', () => {
   });
 
   describe('start', () => {
+    it('refuses to be built without a runner image or a namespace, naming the setting', () => {
+      const kubeConfig = loadKubeConfig({ kind: 'file', path: kubeconfigPath });
+      assert.throws(
+        () => new KubeJobExecutor({ kubeConfig, namespace: NS, image: '' }),
+        (error: unknown) => error instanceof ValidationError && /SCAFFOLD_RUNNER_IMAGE/.test(error.message),
+      );
+      assert.throws(
+        () => new KubeJobExecutor({ kubeConfig, namespace: '', image: IMAGE }),
+        (error: unknown) => error instanceof ValidationError && /JOB_NAMESPACE/.test(error.message),
+      );
+    });
+
     it('creates the Secret, then the Job, then makes the Job own the Secret', async () => {
       const run = runOf();
       const name = `scaffold-${run.id}`;
@@ -120,6 +132,8 @@ describe('KubeJobExecutor', () => {
       const job = double.getObject('jobs', NS, name) as JsonObject;
       const meta = job['metadata'] as JsonObject;
       assert.equal(meta['namespace'], NS);
+      // Who asked for the run, for whoever finds the Job in the cluster.
+      assert.deepEqual(meta['annotations'], { 'gitops-scaffolder.io/created-by': 'system:serviceaccount:kubeopera-core:host-cluster-controller' });
       assert.deepEqual(
         { ...(meta['labels'] as Record<string, string>) },
         { 'app.kubernetes.io/name': 'scaffold-runner', 'gitops-scaffolder.io/run-id': run.id, 'gitops-scaffolder.io/cluster': 'eu-prod-1' },
@@ -262,6 +276,23 @@ describe('KubeJobExecutor', () => {
       assert.equal(env['SCAFFOLD_AUTO_MERGE'], 'true');
     });
 
+    it("passes the attempt's options to the runner: waiting for Flux, rotating named credentials, with their timeouts", async () => {
+      const run = runOf();
+      await executor.start(run, {
+        ...SECRETS,
+        waitForReady: { timeoutSeconds: 300 },
+        rotateCredentials: ['database/db'],
+        rotateValues: 'fresh',
+        freshValues: true,
+      });
+      const env = Object.fromEntries((container(double.getObject('jobs', NS, `scaffold-${run.id}`) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_WAIT_READY'], 'true');
+      assert.equal(env['SCAFFOLD_READY_TIMEOUT'], '300s');
+      assert.equal(env['SCAFFOLD_ROTATE_ONLY'], 'database/db');
+      assert.equal(env['SCAFFOLD_ROTATE_VALUES'], 'fresh');
+      assert.equal(env['SCAFFOLD_FRESH_VALUES'], 'true');
+    });
+
     it("puts a GitHub App into the Job's own Secret as files the runner is pointed at, never into the Job spec or the log", async () => {
       const logger = capturingLogger();
       const logged = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, logger });
@@ -296,6 +327,27 @@ describe('KubeJobExecutor', () => {
           assert.ok(!text.includes(leaked), `the Job spec and the executor's log must not contain ${leaked}`);
       }
       assert.ok(logger.lines.length > 0, 'the executor did log');
+    });
+
+    it("puts the service's queue key and a notification address into the run's Secret as files the runner is pointed at, never into the Job spec", async () => {
+      const queueKey = 'SECRET-queue-key-0123456789abcdef';
+      const address = 'https://hooks.example.net/services/SECRET-webhook-path';
+      const keyed = new KubeJobExecutor({ kubeConfig: loadKubeConfig({ kind: 'file', path: kubeconfigPath }), namespace: NS, image: IMAGE, queueKey });
+      const run = runOf();
+      const name = `scaffold-${run.id}`;
+      await keyed.start(run, { ...SECRETS, notifications: { provider: 'slack', address } });
+
+      const files = decoded(double.getObject('secrets', NS, name));
+      assert.equal(files['queue-key'], queueKey, 'without its key the runner cannot land on the queue');
+      assert.equal(files['notification-address'], address, 'without the address a failure notifies no one');
+
+      const job = double.getObject('jobs', NS, name) as JsonObject;
+      const env = Object.fromEntries((container(job)['env'] as Env).map((e) => [e.name, e.value]));
+      assert.equal(env['SCAFFOLD_QUEUE_KEY_FILE'], '/var/run/scaffold/secrets/queue-key');
+      assert.equal(env['SCAFFOLD_NOTIFICATION_ADDRESS_FILE'], '/var/run/scaffold/secrets/notification-address');
+      assert.equal(env['SCAFFOLD_NOTIFICATION_PROVIDER'], 'slack', 'the type is no secret and travels in the spec');
+      for (const leaked of ['SECRET-queue-key', 'SECRET-webhook-path', Buffer.from(queueKey).toString('base64').slice(0, 20)])
+        assert.ok(!JSON.stringify(job).includes(leaked), `the Job spec must not contain ${leaked}`);
     });
 
     it('is idempotent: a second start returns the existing Job', async () => {
@@ -377,7 +429,6 @@ describe('KubeJobExecutor', () => {
       await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));
       assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
     });
-
     it('refuses a token in the user part of an https repository URL, and keeps an ssh login name', async () => {
       const token = 'ghp_SECRETtokenInUserInfo0123456789';
       const run = runOf({ repositoryUrl: `https://${token}@github.com/acme/platform-gitops.git` });
@@ -389,6 +440,29 @@ describe('KubeJobExecutor', () => {
       const { job } = await executor.start(ssh, SECRETS);
       const env = Object.fromEntries((container(double.getObject('jobs', NS, job) as JsonObject)['env'] as Env).map((e) => [e.name, e.value]));
       assert.equal(env['SCAFFOLD_REPO_URL'], 'ssh://git@git.example.net/platform/gitops.git');
+    });
+    it('leaves no Secret behind when the Job cannot be created: an API server rejection is a ValidationError, an outage an UnavailableError', async () => {
+      for (const [code, kind] of [
+        [422, ValidationError],
+        [503, UnavailableError],
+      ] as const) {
+        const run = runOf();
+        const name = `scaffold-${run.id}`;
+        double.injectFailure({ method: 'POST', path: new RegExp(`/namespaces/${NS}/jobs$`), code });
+        await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof kind && !String(error).includes(GIT_TOKEN));
+        assert.equal(double.getObject('jobs', NS, name), undefined);
+        assert.equal(double.getObject('secrets', NS, name), undefined, `credentials are not left for a Job that will never run (${code})`);
+      }
+    });
+
+    it("brings a Secret left by an interrupted start up to date: the Job mounts this attempt's credentials, not the last one's", async () => {
+      const run = runOf();
+      const name = `scaffold-${run.id}`;
+      // A previous start created the Secret, then stopped before the Job.
+      double.setSecret(NS, name, { 'git-token': 'glpat-STALE-token' });
+      await executor.start(run, SECRETS);
+      assert.equal(decoded(double.getObject('secrets', NS, name))['git-token'], GIT_TOKEN);
+      assert.ok(double.getObject('jobs', NS, name));
     });
   });
 
@@ -657,6 +731,18 @@ describe('KubeJobExecutor', () => {
       assert.deepEqual(await executor.inspect(run), { state: 'missing' });
     });
 
+    it("deletes the run's Secret itself when the Job never came to own it", async () => {
+      const run = runOf();
+      const name = `scaffold-${run.id}`;
+      // Making the Job the Secret's owner failed: start() carries on, and the garbage collector will not remove the Secret.
+      double.injectFailure({ method: 'PATCH', path: new RegExp(`/secrets/${name}$`), code: 503 });
+      await executor.start(run, SECRETS);
+      assert.equal(((double.getObject('secrets', NS, name) as JsonObject)['metadata'] as JsonObject)['ownerReferences'], undefined);
+      await executor.cancel(run);
+      assert.equal(double.getObject('jobs', NS, name), undefined);
+      assert.equal(double.getObject('secrets', NS, name), undefined, 'no credentials outlive a cancelled run');
+    });
+
     it('the Job is the fence: a runner pod that outlived its Job (deleted orphaning it) still counts as running until it ends', async () => {
       const run = runOf();
       const { job } = await executor.start(run, SECRETS);
@@ -666,6 +752,17 @@ describe('KubeJobExecutor', () => {
       assert.equal(double.getObject('jobs', NS, job), undefined);
       assert.deepEqual(await executor.inspect(run), { state: 'running' }, 'a runner that may still push is not missing');
       double.setPodPhase(NS, pod, 'Succeeded', { exitCode: 0 });
+      assert.deepEqual(await executor.inspect(run), { state: 'missing' });
+    });
+
+    it('the Job is the fence for a runner pod not started yet too: an orphaned pending pod will still run and push', async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const pod = double.addPodForJob(NS, job, { phase: 'Pending' });
+      const batch = loadKubeConfig({ kind: 'file', path: await double.writeKubeconfig(dir) }).makeApiClient(BatchV1Api);
+      await batch.deleteNamespacedJob({ namespace: NS, name: job, propagationPolicy: 'Orphan' });
+      assert.deepEqual(await executor.inspect(run), { state: 'running' }, 'a pod that has yet to start is not missing');
+      double.setPodPhase(NS, pod, 'Failed', { exitCode: 1 });
       assert.deepEqual(await executor.inspect(run), { state: 'missing' });
     });
   });
