@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ValidationError } from '../errors.js';
+import { readKubeconfig } from '../model/kubeconfig-policy.js';
 import { loadKubeConfig } from './kube-config.js';
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.SECRET-token-value';
@@ -132,6 +133,54 @@ describe('loadKubeConfig', () => {
     const cluster = loadKubeConfig({ kind: 'inline', yaml: kubeconfig() }).getCurrentCluster();
     assert.equal(cluster?.skipTLSVerify, false);
     assert.equal(cluster?.caData, 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==');
+  });
+
+  it('keeps what the client needs: client certificate and key, TLS server name, the context namespace, a server URL without its trailing slash', () => {
+    const yaml = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: target',
+      '  cluster:',
+      '    server: https://10.0.0.1:6443/',
+      '    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
+      '    tls-server-name: api.eu-prod-1.example.net',
+      'users:',
+      '- name: admin',
+      '  user:',
+      '    client-certificate-data: Q0VSVC1kYXRh',
+      '    client-key-data: S0VZLWRhdGE=',
+      'contexts:',
+      '- name: target',
+      '  context:',
+      '    cluster: target',
+      '    user: admin',
+      '    namespace: flux-system',
+      'current-context: target',
+      '',
+    ].join('\n');
+    const kc = loadKubeConfig({ kind: 'inline', yaml });
+    // The client appends /api/... to the server: a trailing slash would make every path start with //.
+    assert.equal(kc.getCurrentCluster()?.server, 'https://10.0.0.1:6443');
+    assert.equal(kc.getCurrentCluster()?.tlsServerName, 'api.eu-prod-1.example.net');
+    assert.equal(kc.getCurrentUser()?.certData, 'Q0VSVC1kYXRh');
+    assert.equal(kc.getCurrentUser()?.keyData, 'S0VZLWRhdGE=');
+    assert.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, 'flux-system');
+  });
+
+  it('hands client-node only the fields it names, whatever a rebuilt kubeconfig object carries besides', () => {
+    const reading = readKubeconfig(kubeconfig(), 'kubeconfig');
+    assert.ok(reading.ok);
+    // An object that claims to be rebuilt but carries a command: only the named fields travel on.
+    const smuggled = {
+      ...reading.kubeconfig,
+      users: reading.kubeconfig.users.map((u) => ({ ...u, exec: { command: 'sh', args: ['-c', 'id'] }, authProvider: { name: 'gcp' } })),
+    };
+    const kc = loadKubeConfig({ kind: 'rebuilt', kubeconfig: smuggled, label: 'kubeconfig' });
+    const user = kc.getCurrentUser() as unknown as Record<string, unknown>;
+    assert.equal(user['token'], TOKEN);
+    assert.equal(user['exec'], undefined);
+    assert.equal(user['authProvider'], undefined);
   });
 
   it('refuses in-cluster loading outside a pod instead of aiming at https://undefined:undefined', (t) => {
