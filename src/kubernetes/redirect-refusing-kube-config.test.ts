@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { CoreV1Api, KubeConfig, Log } from '@kubernetes/client-node';
 import { TimeoutError, UnavailableError } from '../errors.js';
+import { contractRunOf } from '../service/run-executor.contract.js';
+import { KubeJobExecutor } from './kube-job-executor.js';
 import { KubeSealingCertificateSource } from './kube-sealing-certificate-source.js';
 import { RedirectRefusingKubeConfig } from './redirect-refusing-kube-config.js';
 import { SubjectAccessReviewAuthorizer } from './subject-access-review-authorizer.js';
@@ -91,6 +93,18 @@ describe('RedirectRefusingKubeConfig', () => {
     await assert.rejects(source.fetchCertificate({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, {}), UnavailableError);
     await assert.rejects(source.waitForController({ namespace: 'kube-system', name: 'sealed-secrets-controller' }, { timeoutMs: 500 }), TimeoutError);
     assert.deepEqual(elsewhere, []);
+  });
+
+  it("the Job executor sends neither its token nor the run's Secret to the other port, and inspect and cancel follow no redirect either", async () => {
+    elsewhere.length = 0;
+    bodies.length = 0;
+    const executor = new KubeJobExecutor({ kubeConfig, namespace: 'ns', image: 'registry.example.net/runner:1' });
+    const run = contractRunOf({ id: 'r1-redirect', job: '' });
+    await assert.rejects(executor.start(run, { repositoryCredentials: { token: 'glpat-SECRET-run-token' } }), UnavailableError);
+    await assert.rejects(executor.inspect(run), UnavailableError);
+    await assert.rejects(executor.cancel(run), UnavailableError);
+    assert.deepEqual(elsewhere, []);
+    assert.deepEqual(bodies, []);
   });
 
   it('a log stream (node-fetch called by client-node itself) fails on the redirect, and nothing reaches the other port', async () => {
