@@ -5,23 +5,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../../test/support/cli.js';
-import { renderedUnderOldKey, renewedKeys } from '../../test/support/rekeyed-cluster.js';
+import { clusterFiles, renderedUnderOldKey, renewedKeys } from '../../test/support/rekeyed-cluster.js';
 
 const CLUSTER = 'eu-rot-2';
-
-/** Every file of the repository's cluster path, by path. */
-async function clusterFiles(repo: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(join(repo, 'clusters', CLUSTER), { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.set(path.slice(repo.length + 1), await readFile(path, 'utf8'));
-  }
-  return files;
-}
 
 describe('generate-gitops-env rotate with both --fresh-values and --recovery-private-key', () => {
   let tmp: string;
@@ -37,7 +26,7 @@ describe('generate-gitops-env rotate with both --fresh-values and --recovery-pri
   });
 
   it('refuses with exit 2 and writes nothing, instead of picking fresh values over the key it was given', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     const result = await runCli([
       'rotate',
       '--repo',
@@ -53,6 +42,6 @@ describe('generate-gitops-env rotate with both --fresh-values and --recovery-pri
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /either keep the values \(--recovery-private-key\) or seal fresh ones \(--fresh-values\), not both/);
     assert.equal(result.stdout, '');
-    assert.deepEqual(await clusterFiles(repo), before);
+    assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
   });
 });

@@ -7,10 +7,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertExitZero as ok, runCli } from '../support/cli.js';
-import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
+import { clusterFiles, renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
 import { sealedSecretsIn, unsealAll } from '../support/runner.js';
 
 const CLUSTER = 'eu-rot-1';
@@ -20,16 +20,6 @@ const SEALED = [
   'database/sealed/sealed-postgresql-credentials.yaml',
   'database/sealed/sealed-rabbitmq-credentials.yaml',
 ].map((f) => `clusters/${CLUSTER}/${f}`);
-
-async function clusterFiles(repo: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(join(repo, 'clusters', CLUSTER), { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.set(path.slice(repo.length + 1), await readFile(path, 'utf8'));
-  }
-  return files;
-}
 
 describe('generate-gitops-env rotate', () => {
   let tmp: string;
@@ -46,17 +36,17 @@ describe('generate-gitops-env rotate', () => {
   });
 
   it('records the certificate on each SealedSecret, and with the same certificate finds nothing to rotate', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     for (const file of SEALED) assert.match(before.get(file) ?? '', new RegExp(`gitops-scaffolder.io/sealed-with: sha256:${oldFingerprint}`), file);
     const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'old.pem')]));
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /every SealedSecret of clusters\/eu-rot-1 is sealed with it/);
     assert.match(result.stderr, /Nothing to rotate\./);
-    assert.deepEqual(await clusterFiles(repo), before);
+    assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
   });
 
   it('--dry-run lists the SealedSecrets sealed with the old certificate and writes nothing', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--dry-run']));
     // Planned with fresh values until they are chosen: the supplied pull secret has none, and says how it is rotated.
     assert.deepEqual(result.stdout.trim().split('\n').sort(), SEALED.slice(1));
@@ -66,19 +56,19 @@ describe('generate-gitops-env rotate', () => {
       result.stderr,
       /still sealed with another certificate \(supplied by the caller, not generated: only --recovery-private-key re-encrypts it\): tcr\/registry-pull-secret/,
     );
-    assert.deepEqual(await clusterFiles(repo), before);
+    assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
   });
 
   it('refuses to choose the values for the user: same values need the old key, new ones --fresh-values', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     const result = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')]);
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /recovery-private-key: .*keeps their values/);
-    assert.deepEqual(await clusterFiles(repo), before);
+    assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
   });
 
   it('--credential --fresh-values reseals only the one named (and its sameAs partner), under the new certificate, with the password Job', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     const result = ok(
       await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', '--fresh-values']),
     );
@@ -89,7 +79,7 @@ describe('generate-gitops-env rotate', () => {
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[1], `clusters/${CLUSTER}/database/sealed/kustomization.yaml`, job, SEALED[2]].sort());
     assert.match(result.stderr, /Job database\/postgresql-credentials-rotation-[0-9a-f]{10} sets the new postgresql-credentials passwords/);
     assert.match(result.stderr, /restart to pick up the new values: .*StatefulSet database\/postgresql/);
-    const after = await clusterFiles(repo);
+    const after = await clusterFiles(repo, CLUSTER);
     for (const [path, text] of before) {
       if (path === SEALED[1] || path === SEALED[2] || path.endsWith('database/sealed/kustomization.yaml')) assert.notEqual(after.get(path), text, path);
       else assert.equal(after.get(path), text, `${path} is untouched`);
@@ -100,14 +90,14 @@ describe('generate-gitops-env rotate', () => {
   });
 
   it('without --credential re-encrypts the rest sealed with the old certificate, same values; nothing else changes, then nothing is left', async () => {
-    const before = await clusterFiles(repo);
+    const before = await clusterFiles(repo, CLUSTER);
     const oldValues = unsealAll(sealedSecretsIn(new Map([SEALED[0], SEALED[3]].map((p) => [p!, before.get(p!)!]))), keys.oldKey.privateKey);
     const result = ok(
       await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--recovery-private-key', join(tmp, 'old.key')]),
     );
     assert.match(result.stderr, /resealed database\/rabbitmq-credentials with the same values/);
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[0], SEALED[3]]);
-    const after = await clusterFiles(repo);
+    const after = await clusterFiles(repo, CLUSTER);
     for (const [path, text] of before) if (path !== SEALED[0] && path !== SEALED[3]) assert.equal(after.get(path), text, `${path} is untouched`);
     const values = unsealAll(sealedSecretsIn(new Map(SEALED.map((p) => [p, after.get(p)!]))), newKey.privateKey);
     assert.equal(values.size, 6, 'every value opens with the new key');

@@ -3,7 +3,7 @@
  * under an old sealing key, and the certificate the controller serves after its
  * key was renewed, both written as PEM files beside the repository.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
@@ -52,4 +52,15 @@ export async function renderedUnderOldKey(prefix: string, cluster: string, keys:
     ]),
   );
   return { tmp, repo };
+}
+
+/** Every file below `clusters/<cluster>` of `repo`, its content by repository path: a rotation's before and after. */
+export async function clusterFiles(repo: string, cluster: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(join(repo, 'clusters', cluster), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files.set(path.slice(repo.length + 1), await readFile(path, 'utf8'));
+  }
+  return files;
 }
