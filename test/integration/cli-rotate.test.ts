@@ -67,6 +67,26 @@ describe('generate-gitops-env rotate', () => {
     assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
   });
 
+  it('refuses --fresh-values with --recovery-private-key (exit 2, nothing written) instead of picking fresh values over the key it was given', async () => {
+    const before = await clusterFiles(repo, CLUSTER);
+    const result = await runCli([
+      'rotate',
+      '--repo',
+      repo,
+      '--cluster',
+      CLUSTER,
+      '--cert',
+      join(tmp, 'new.pem'),
+      '--fresh-values',
+      '--recovery-private-key',
+      join(tmp, 'old.key'),
+    ]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /either keep the values \(--recovery-private-key\) or seal fresh ones \(--fresh-values\), not both/);
+    assert.equal(result.stdout, '');
+    assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
+  });
+
   it('--credential --fresh-values reseals only the one named (and its sameAs partner), under the new certificate, with the password Job', async () => {
     const before = await clusterFiles(repo, CLUSTER);
     const result = ok(
