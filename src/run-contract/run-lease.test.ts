@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { holdLease, processAlive, readLease } from './run-lease.js';
@@ -80,8 +80,9 @@ describe('run lease', () => {
       await mkdir(runDir);
       const path = join(runDir, 'lease.json');
       const held = await holdLease(path, 'run-1', 10);
-      // The run's directory goes (a full or removed volume): every renewal fails from now on.
-      await rm(runDir, { recursive: true, force: true });
+      // The run's directory goes (a full or removed volume): every renewal fails from now on. Moved away in one
+      // step: a recursive rm raced the renewals, which could write a new temporary file before its rmdir.
+      await rename(runDir, join(dir, 'gone'));
       await sleep(60);
       await held.release();
       assert.equal(existsSync(path), false);
