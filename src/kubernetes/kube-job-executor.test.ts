@@ -425,9 +425,11 @@ describe('KubeJobExecutor', () => {
     });
 
     it('refuses a repository URL with credentials in it', async () => {
-      const run = runOf({ repositoryUrl: 'https://user:hunter2@git.example.net/platform/gitops.git' });
-      await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));
-      assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined);
+      for (const repositoryUrl of ['https://user:hunter2@git.example.net/platform/gitops.git', 'deploy:hunter2@git.example.net:platform/gitops.git']) {
+        const run = runOf({ repositoryUrl });
+        await assert.rejects(executor.start(run, SECRETS), (error: unknown) => error instanceof ValidationError && !error.message.includes('hunter2'));
+        assert.equal(double.getObject('secrets', NS, `scaffold-${run.id}`), undefined, repositoryUrl);
+      }
     });
     it('refuses a token in the user part of an https repository URL, and keeps an ssh login name', async () => {
       const token = 'ghp_SECRETtokenInUserInfo0123456789';

@@ -5,7 +5,7 @@
  * runner gets file paths (`run-contract/runner-inputs.ts`).
  */
 import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
-import { ValidationError } from '../errors.js';
+import { parseRepositoryUrl } from '../model/repository-url.js';
 import { RUNNER_ENV, runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { DEFAULT_RUNNER_MEMORY_LIMIT, DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
@@ -103,7 +103,7 @@ export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<str
 
 /**
  * The runner Job of `run`, mounting the Secret whose keys are `files`.
- * @throws ValidationError when the repository URL carries a password
+ * @throws ValidationError when the repository URL carries a credential
  */
 export function jobManifestOf(
   run: RunRecord,
@@ -113,7 +113,10 @@ export function jobManifestOf(
   options: Readonly<Record<string, string>> = {},
 ): V1Job {
   const name = jobNameOf(run.id);
-  assertNoCredentialsInUrl(run.repositoryUrl);
+  // A credential in the URL would land in the Job spec in plaintext. Read by the one policy the runner's
+  // git edge applies (model/repository-url.ts): no user info but an ssh login name, in every form git
+  // reads (a password, a token as the user, user:password@host:path).
+  parseRepositoryUrl(run.repositoryUrl, 'repository.url');
   const env = Object.entries({
     ...runEnvOf(run),
     // The root filesystem is read-only: git and friends write their config under HOME.
@@ -189,21 +192,4 @@ export function jobManifestOf(
       },
     },
   };
-}
-
-/**
- * A repository URL with user info in it would put a credential into the Job spec:
- * a password, or a token in the user part (`https://<token>@host/...`, which
- * GitHub and GitLab accept). Only an ssh login name (`ssh://git@host/...`) is no secret.
- */
-function assertNoCredentialsInUrl(repositoryUrl: string): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(repositoryUrl);
-  } catch {
-    return; // scp-like git URLs (git@host:path) carry no password
-  }
-  if (url.password || (url.username && url.protocol !== 'ssh:')) {
-    throw new ValidationError([{ field: 'repository.url', message: 'must not contain credentials; pass them in repository.credentials' }]);
-  }
 }
