@@ -10,6 +10,7 @@ import { ConflictError, UnavailableError, ValidationError } from '../errors.js';
 import type { ScaffoldPreviewer } from '../run/scaffold-previewer.js';
 import { jobNameOf, type RunRecord } from '../run/run-record.js';
 import { RunService } from './run-service.js';
+import { newRun } from './run-store.contract.js';
 
 const unusedExecutor = {} as RunExecutor;
 const unusedPreviewer = {} as ScaffoldPreviewer;
@@ -122,18 +123,7 @@ describe('RunService.openLogs', () => {
   });
 
   it('a followed log ends with every line stored before the run became final, also those stored while it looked at the status', async () => {
-    const id = randomUUID();
-    const name = `l-${id.slice(0, 8)}`;
-    await database!.create({
-      id,
-      cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' },
-      repositoryUrl: 'https://git.example.net/platform/gitops.git',
-      branch: 'main',
-      reference: 'development',
-      job: jobNameOf(id),
-      createdBy: 'static:0',
-      sealing: 'certificate',
-    });
+    const { id } = await database!.create(newRun());
     await database!.update(id, { status: 'running', startedAt: new Date() });
     await database!.appendLogs(id, [{ time: new Date(), line: 'cloning' }]);
     // The follower reads 'cloning', then asks for the run's status: meanwhile the monitor stores the last lines, then the outcome.
