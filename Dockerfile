@@ -18,10 +18,12 @@ ENV npm_config_update_notifier=false \
     npm_config_fund=false \
     npm_config_audit=false
 COPY package.json package-lock.json ./
-# No install scripts: the only dependency with one is esbuild (dev, used by tsx, not by tsc).
+# No install scripts: the only dependency with one is esbuild (dev: tsx, the bundle, Vite), whose
+# platform binary comes as an optional dependency without it.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/bundle.mjs ./scripts/bundle.mjs
 COPY ui ./ui
 # npm run build also builds the dashboard (ui/dist) with Vite.
 RUN npm run build \

@@ -9,7 +9,7 @@
  * one wave of all N; the suite polls until the rollout ends.
  *
  * The service is loaded from dist/, built first when older than src/ (bench/support.ts
- * builtDist): its runner is dist/src/runner-cli.js, what a Job runs.
+ * builtDist): its runner is the bundle dist/bundle/runner-cli.js, what a Job runs.
  *
  * Checks afterwards: every cluster succeeded with a commit; the branch gained
  * exactly N commits since the reference change, each touching one cluster
@@ -49,10 +49,10 @@ type ServiceModule = typeof import('../src/main.js');
 type ConfigModule = typeof import('../src/service/service-config.js');
 type PinoModule = typeof import('../src/pino-logger.js');
 
-/** The service modules from dist/ (built first when stale): its runner is then dist/src/runner-cli.js, what a Job runs. */
+/** The service modules from dist/ (built first when stale): its runner is then dist/bundle/runner-cli.js, what a Job runs. */
 async function serviceModules(log: (m: string) => void): Promise<{ main: ServiceModule; config: ConfigModule; pino: PinoModule }> {
   const dist = await builtDist(log);
-  log('rollout: service and runner from dist/ (runner: node dist/src/runner-cli.js, as a Job runs it)');
+  log('rollout: service and runner from dist/ (runner: node dist/bundle/runner-cli.js, as a Job runs it)');
   const load = (p: string) => import(pathToFileURL(join(dist, p)).href);
   return {
     main: (await load('main.js')) as ServiceModule,

@@ -14,14 +14,14 @@
  * A fifth kind puts verify's scratch copy on tmpfs (/dev/shm), as a runner
  * Job's memory-backed scratch volume does; the in-process target (≤ 1 CPU-s a
  * verified run) is judged on it. Last, the whole scaffold-runner process as a
- * Job runs it (built dist/, start-up and module loading included) against
+ * Job runs it (package.json's bin, the bundle; start-up and module loading included) against
  * plain git's CPU in the same rounds, both without the shims: the issue's ≤ 3×
  * target. And `--version` and `--help` of
  * each binary, whole process, against `node -e 0` (target under 0.3 s).
  * Needs kubectl on PATH; without it the suite reports nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CliGitRemote } from '../src/git/cli-git-remote.js';
 import type { QueueAuth } from '../src/git/queue-auth.js';
@@ -32,7 +32,7 @@ import { startGitDaemon } from '../test/support/git-server.js';
 import { recordingLogger } from './concurrent-runs.js';
 import { plainGitRun } from './runner-scale.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
-import { type Figure, type Suite, builtRunner, cpuMsWithChildren, exec, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
+import { type Figure, type Suite, builtBins, builtRunner, cpuMsWithChildren, exec, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
 import { RUNNER_ENV } from '../src/run-contract/runner-inputs.js';
 
 const RUNS = 3;
@@ -236,15 +236,10 @@ export const runProcessesSuite: Suite = async ({ log }) => {
     return median(samples);
   };
   const bare = await startupCpu(['-e', '0']);
-  const dist = dirname(runner.args[0]!);
   const startup: Figure[] = [];
-  for (const [bin, file] of [
-    ['generate-gitops-env', 'cli.js'],
-    ['scaffold-runner', 'runner-cli.js'],
-    ['gitops-scaffolder', 'main.js'],
-  ] as const) {
+  for (const [bin, file] of Object.entries(await builtBins(log))) {
     for (const flag of ['--version', '--help']) {
-      const cpu = await startupCpu([join(dist, file), flag]);
+      const cpu = await startupCpu([file, flag]);
       startup.push({
         suite: 'run-processes',
         name: `${bin} ${flag}: CPU of the whole process (median of ${RUNS})`,

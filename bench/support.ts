@@ -6,11 +6,12 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { packageRoot } from '../src/package-paths.js';
+import { bundle } from '../scripts/bundle.mjs';
 
 /** One line of the final table. */
 export interface Figure {
@@ -272,26 +273,31 @@ export function git(cwd: string, args: readonly string[], input?: string | Buffe
   return exec('git', args, { cwd, env: gitEnv(), ...(input !== undefined ? { input } : {}) });
 }
 
+/** The newest modification time of a file under `dir`. */
+async function newestUnder(dir: string): Promise<number> {
+  let latest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? await newestUnder(path) : (await stat(path)).mtimeMs);
+  }
+  return latest;
+}
+
 /**
  * The built `dist/src` directory, built first (tsc) when missing or older than
- * any file under src/: a whole-process figure never measures stale code, nor
- * tsx compiling TypeScript at every start.
+ * any file under src/, and the bundle of the short-lived binaries (dist/bundle,
+ * scripts/bundle.mjs) likewise: a whole-process figure never measures stale
+ * code, nor tsx compiling TypeScript at every start.
  */
 export async function builtDist(log: (message: string) => void): Promise<string> {
   const root = packageRoot();
-  const newest = async (dir: string): Promise<number> => {
-    let latest = 0;
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      latest = Math.max(latest, entry.isDirectory() ? await newest(path) : (await stat(path)).mtimeMs);
-    }
-    return latest;
-  };
-  const built = await stat(join(root, 'dist', 'src', 'main.js')).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-  if (built < (await newest(join(root, 'src')))) {
+  const builtAt = (file: string) =>
+    stat(file).then(
+      (s) => s.mtimeMs,
+      () => 0,
+    );
+  const sources = await newestUnder(join(root, 'src'));
+  if ((await builtAt(join(root, 'dist', 'src', 'main.js'))) < sources) {
     log('building dist/ (tsc -p tsconfig.build.json): whole-process figures run what a Job runs');
     // tsc reports type errors on stdout: run through a shell so they reach the error message.
     await exec('sh', ['-c', `'${process.execPath}' node_modules/typescript/bin/tsc -p tsconfig.build.json 1>&2`], {
@@ -299,10 +305,22 @@ export async function builtDist(log: (message: string) => void): Promise<string>
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     });
   }
+  if ((await builtAt(join(root, 'dist', 'bundle', 'runner-cli.js'))) < sources) {
+    log('bundling dist/bundle (scripts/bundle.mjs): what the bins and the runner image run');
+    await bundle();
+  }
   return join(root, 'dist', 'src');
 }
 
-/** How to start scaffold-runner as a Job does: node on the built runner-cli.js. */
+/** package.json's bins by name, as absolute paths, built first: what `npx <bin>` and the images run. */
+export async function builtBins(log: (message: string) => void): Promise<Readonly<Record<string, string>>> {
+  await builtDist(log);
+  const root = packageRoot();
+  const { bin } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return Object.fromEntries(Object.entries(bin).map(([name, file]) => [name, join(root, file)]));
+}
+
+/** How to start scaffold-runner as a Job does: node on package.json's scaffold-runner bin (the bundle). */
 export async function builtRunner(log: (message: string) => void): Promise<{ command: string; args: string[] }> {
-  return { command: process.execPath, args: [join(await builtDist(log), 'runner-cli.js')] };
+  return { command: process.execPath, args: [(await builtBins(log))['scaffold-runner']!] };
 }

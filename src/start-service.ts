@@ -8,6 +8,7 @@
  * plugs the dry-run previewer and the embedded default repository in through
  * {@link ServePlugins}.
  */
+import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -337,10 +338,17 @@ function defaultRepositoryOf(config: ServiceConfig, plugins: ServePlugins, logge
   };
 }
 
-/** scaffold-runner beside this file: the built .js, or the .ts source through tsx when running from src/. */
+/**
+ * scaffold-runner as package.json's bin runs it: the bundle (dist/bundle, scripts/bundle.mjs) when it was built
+ * with or after this file, else the compiled runner-cli.js beside this file, or the .ts source through tsx when
+ * running from src/. (A bundle older than this file is from an earlier build: its code is not this service's.)
+ */
 function runnerCommand(): RunnerCommand {
   const here = fileURLToPath(import.meta.url);
   // The loader is named by absolute URL: the runner's working directory is its run directory, where `tsx` does not resolve.
   if (here.endsWith('.ts')) return { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(dirname(here), 'runner-cli.ts')] };
+  const bundled = join(dirname(here), '..', 'bundle', 'runner-cli.js');
+  const builtAt = (file: string): number => statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Number.NEGATIVE_INFINITY;
+  if (builtAt(bundled) >= builtAt(here)) return { command: process.execPath, args: [bundled] };
   return { command: process.execPath, args: [join(dirname(here), 'runner-cli.js')] };
 }

@@ -241,6 +241,16 @@ function finalUser(stage: Stage): string | undefined {
   return instructionsOf(stage, 'USER').at(-1);
 }
 
+/** `command` with every `npm run <script>` replaced by that package.json script, itself expanded. */
+function expandNpmRuns(command: string, scripts: Readonly<Record<string, string>>, depth = 0): string {
+  assert.ok(depth < 10, `npm scripts call each other in a loop: ${command}`);
+  return command.replace(/npm run ([\w:-]+)/g, (_m, name: string) => {
+    const script = scripts[name];
+    assert.ok(script !== undefined, `package.json has no script ${name}`);
+    return `(${expandNpmRuns(script, scripts, depth + 1)})`;
+  });
+}
+
 /** The package-relative script an exec-form ENTRYPOINT runs. */
 function entrypointScript(stage: Stage): string {
   const entrypoint = instructionsOf(stage, 'ENTRYPOINT').at(-1);
@@ -654,9 +664,10 @@ describe('Dockerfiles', () => {
     bins = (JSON.parse(await source('package.json')) as { bin: Record<string, string> }).bin;
   });
 
-  for (const [file, bin] of [
-    ['Dockerfile', 'gitops-scaffolder'],
-    ['Dockerfile.runner', 'scaffold-runner'],
+  for (const [file, bin, build] of [
+    ['Dockerfile', 'gitops-scaffolder', 'npm run build'],
+    // The runner image runs only the runner's bundle: it builds nothing else (not the dashboard, whose sources it lacks).
+    ['Dockerfile.runner', 'scaffold-runner', 'npm run bundle'],
   ] as const) {
     describe(file, () => {
       let stages: Stage[];
@@ -667,12 +678,12 @@ describe('Dockerfiles', () => {
         final = stages.at(-1)!;
       });
 
-      it('builds in node:20-bookworm-slim: npm ci, npm run build, npm prune --omit=dev', () => {
-        const build = stages.find((s) => s.name === 'build');
-        assert.ok(build, 'a stage named build');
-        assert.equal(build.image, 'node:20-bookworm-slim');
-        const runs = instructionsOf(build, 'RUN').join('\n');
-        const steps = ['npm ci', 'npm run build', 'npm prune --omit=dev'].map((step) => runs.indexOf(step));
+      it(`builds in node:20-bookworm-slim: npm ci, ${build}, npm prune --omit=dev`, () => {
+        const stage = stages.find((s) => s.name === 'build');
+        assert.ok(stage, 'a stage named build');
+        assert.equal(stage.image, 'node:20-bookworm-slim');
+        const runs = instructionsOf(stage, 'RUN').join('\n');
+        const steps = ['npm ci', build, 'npm prune --omit=dev'].map((step) => runs.indexOf(step));
         assert.ok(
           steps.every((at) => at >= 0),
           `runs ${runs}`,
@@ -682,6 +693,22 @@ describe('Dockerfiles', () => {
           steps,
           'in this order',
         );
+      });
+
+      it(`${build} reads only what the build stage copied in`, async () => {
+        const { scripts } = JSON.parse(await source('package.json')) as { scripts: Record<string, string> };
+        const command = expandNpmRuns(build, scripts);
+        const stage = stages.find((s) => s.name === 'build')!;
+        const copied = instructionsOf(stage, 'COPY').flatMap((a) => copyOf(a).sources.map((src) => src.replace(/\/$/, '')));
+        const allowList = (await source('.dockerignore'))
+          .split('\n')
+          .filter((l) => l.startsWith('!'))
+          .map((l) => l.slice(1).replace(/\/$/, ''));
+        // A build input named in the command (`vite build ui`, `node scripts/bundle.mjs`, `-p tsconfig.build.json`) must be in the stage.
+        for (const input of allowList) {
+          if (new RegExp(`(^|[\\s=])${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|\\s|$)`).test(command))
+            assert.ok(copied.includes(input), `${file}: \`${build}\` runs \`${command}\`, which reads ${input}: COPY it into the build stage`);
+        }
       });
 
       it(`runs the package's ${bin} bin as a non-root user`, () => {

@@ -53,11 +53,14 @@ export interface StartRunnerOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Killed with SIGKILL after this long. @default 120000 */
   readonly deadlineMs?: number;
+  /** The script node runs (absolute, or relative to the repository root). @default the source, src/runner-cli.ts through tsx */
+  readonly script?: string;
 }
 
-/** Starts `scaffold-runner` from source. */
+/** Starts `scaffold-runner`: from source, or the `script` given (a bundle). */
 export function startRunner(options: StartRunnerOptions): RunnerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/runner-cli.ts', ...options.args], {
+  const entry = options.script !== undefined ? [options.script] : ['--import', 'tsx', 'src/runner-cli.ts'];
+  const child = spawn(process.execPath, [...entry, ...options.args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: devNull, LC_ALL: 'C', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,0 +1,150 @@
+/**
+ * The bundle (scripts/bundle.mjs) is what package.json's bins and the runner
+ * image run, so it is tested as shipped: bundled afresh into a directory of
+ * its own under the package root, then run as a Job runs it, `node
+ * <bundle>/runner-cli.js`, through a real git daemon, the real `kubectl
+ * kustomize` and the Kubernetes API double (client-node inside the bundle).
+ * Every other runner test runs the source through tsx.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { BUNDLE_ENTRIES, bundle } from '../../scripts/bundle.mjs';
+import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
+import { packageVersion, platformDir } from '../../src/package-paths.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
+import { type GitDaemon, startGitDaemon } from '../support/git-server.js';
+import { startKubeApiDouble } from '../support/kube-api-double.js';
+import { REPO_ROOT, commitsOf, describeOutcome, runRunner, sealedSecretsIn, treeAt, unsealAll } from '../support/runner.js';
+import { git } from '../support/git.js';
+
+const CLUSTER = { name: 'bundle-1', domain: 'bundle-1.example.net', region: 'eu-west-1' } as const;
+const GITOPS_PATH = `clusters/${CLUSTER.name}`;
+const run = promisify(execFile);
+
+let bundleDir: string;
+let scratch: string;
+let seedRepo: string;
+let daemon: GitDaemon;
+let remotes = 0;
+
+/** A bare remote holding the seeded platform, served by the daemon. */
+async function newRemote(): Promise<{ url: string; dir: string; seed: string }> {
+  const name = `remote-${++remotes}.git`;
+  const dir = join(scratch, 'served', name);
+  await git(scratch, 'clone', '--quiet', '--bare', seedRepo, dir);
+  return { url: daemon.url(name), dir, seed: await git(dir, 'rev-parse', 'main') };
+}
+
+before(async () => {
+  // Under the package root, as dist/bundle is: the code finds platform/ and schemas/ above itself.
+  const cache = join(REPO_ROOT, 'node_modules', '.cache');
+  await mkdir(cache, { recursive: true });
+  bundleDir = await mkdtemp(join(cache, 'gitops-scaffolder-bundle-test-'));
+  await bundle(bundleDir);
+  scratch = await mkdtemp(join(tmpdir(), 'gs-bundle-it-'));
+  await mkdir(join(scratch, 'served'));
+  await mkdir(join(scratch, 'tmp'));
+  seedRepo = join(scratch, 'seed.git');
+  await ensureSeededBareRepository(seedRepo, platformDir());
+  daemon = await startGitDaemon({ baseDir: join(scratch, 'served') });
+});
+
+after(async () => {
+  await daemon?.stop();
+  if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  if (bundleDir !== undefined) await rm(bundleDir, { recursive: true, force: true });
+});
+
+describe('the bundled binaries', () => {
+  it('holds, beside the bins, every file the code starts by path next to itself (the spawn helper, the planning worker)', async () => {
+    const bundled = new Set(await readdir(bundleDir));
+    const started = new Set<string>();
+    for (const entry of await readdir(join(REPO_ROOT, 'src'), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || /\.(test|contract)\.ts$/.test(entry.name)) continue;
+      const text = await readFile(join(entry.parentPath, entry.name), 'utf8');
+      // `new URL('./x.js', import.meta.url)`, or the helper's `./x.${typescript ? 'ts' : 'js'}` against its own URL.
+      for (const match of text.matchAll(/new URL\(\s*[`'"]\.\/([\w.-]+?)\.(?:js|\$\{[^}]*\})[`'"]\s*,\s*(?:import\.meta\.url|self)\s*\)/g))
+        started.add(match[1]!);
+    }
+    assert.ok(started.has('spawn-helper-main') && started.has('upgrade-plan-worker'), `found ${[...started].join(', ')}`);
+    for (const name of started) {
+      assert.ok(bundled.has(`${name}.js`), `${name}.js is started beside the code that names it: the bundle must hold it`);
+      assert.ok(
+        BUNDLE_ENTRIES.some((e) => e.endsWith(`/${name}.ts`)),
+        `${name}.ts is an entry of scripts/bundle.mjs`,
+      );
+    }
+  });
+
+  it('answers --version and --help for both bins', async () => {
+    for (const bin of ['runner-cli.js', 'cli.js']) {
+      const version = await run(process.execPath, [join(bundleDir, bin), '--version'], { timeout: 20_000 });
+      assert.equal(version.stdout.trim(), packageVersion());
+      const help = await run(process.execPath, [join(bundleDir, bin), '--help'], { timeout: 20_000 });
+      assert.match(help.stdout, /^Usage: (scaffold-runner|generate-gitops-env) /);
+    }
+  });
+
+  it('runs a verified two-pass scaffold with --cert: both passes land, sealed for the given key', async () => {
+    const certificate = createTestCertificate();
+    const certFile = join(scratch, 'cert.pem');
+    await writeFile(certFile, certificate.certificatePem);
+    const remote = await newRemote();
+    const resultFile = join(scratch, 'result-cert.json');
+    const outcome = await runRunner({
+      script: join(bundleDir, 'runner-cli.js'),
+      args: ['--repo-url', remote.url, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--cert', certFile],
+      env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_RESULT_FILE: resultFile },
+      resultFile,
+    });
+    assert.equal(outcome.code, 0, describeOutcome(outcome));
+    assert.equal(outcome.result?.status, 'succeeded', describeOutcome(outcome));
+    assert.deepEqual(outcome.nonJsonLines, [], 'one JSON event a line');
+    // Verify ran in both passes (kubectl, the CRD table and ajv, from inside the bundle), the second from the run's cache too.
+    const verified = outcome.events.filter((e) => e.event === 'verified');
+    assert.equal(verified.length, 2, describeOutcome(outcome));
+    const commits = (await commitsOf(remote.dir, 'main', remote.seed)).reverse();
+    assert.deepEqual(
+      commits.map((c) => c.trailers['Scaffold-Pass']),
+      ['infrastructure', 'all'],
+    );
+    const sealed = sealedSecretsIn(await treeAt(remote.dir, 'main', GITOPS_PATH));
+    assert.ok(sealed.length >= 3, 'pass 2 holds the SealedSecrets');
+    assert.ok(unsealAll(sealed, certificate.privateKey).size >= 5, "every value opens with the cluster's key");
+  });
+
+  it("fetches the cluster's certificate through the Kubernetes API with a kubeconfig (client-node inside the bundle)", async () => {
+    const clusterCert = createTestCertificate();
+    const kube = await startKubeApiDouble();
+    try {
+      const kubeconfig = await kube.writeKubeconfig(await mkdtemp(join(scratch, 'kube-')));
+      kube.setService('kube-system', 'sealed-secrets-controller', { ports: [{ name: 'http', port: 8080 }] });
+      kube.setProxyHandler('kube-system', 'sealed-secrets-controller', 'http', (request) =>
+        request.path === '/v1/cert.pem' ? { status: 200, body: clusterCert.certificatePem } : { status: 404, body: 'not found\n' },
+      );
+      kube.setDeploymentAvailable('kube-system', 'sealed-secrets-controller', true);
+      const remote = await newRemote();
+      const resultFile = join(scratch, 'result-kube.json');
+      const outcome = await runRunner({
+        script: join(bundleDir, 'runner-cli.js'),
+        args: ['--repo-url', remote.url, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--controller-timeout', '60s'],
+        env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_KUBECONFIG: kubeconfig, SCAFFOLD_RESULT_FILE: resultFile },
+        resultFile,
+      });
+      assert.equal(outcome.code, 0, describeOutcome(outcome));
+      assert.ok(
+        outcome.events.some((e) => e.event === 'step_finished' && e.step === 5),
+        'step 5 fetched the certificate',
+      );
+      const sealed = sealedSecretsIn(await treeAt(remote.dir, 'main', GITOPS_PATH));
+      assert.ok(unsealAll(sealed, clusterCert.privateKey).size >= 5, 'sealed with the certificate the API served');
+    } finally {
+      await kube.stop();
+    }
+  });
+});
