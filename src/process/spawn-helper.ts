@@ -156,8 +156,13 @@ export class HelperLauncher implements ChildLauncher {
 
 let shared: ChildLauncher | undefined;
 
-/** The launcher this process's git and kubectl children go through: one helper for the whole process. */
+/** The launcher this process's git and kubectl children go through: one helper for the whole process, unless {@link useChildLauncher} set another. */
 export function childLauncher(): ChildLauncher {
   shared ??= new HelperLauncher();
   return shared;
+}
+
+/** Makes `launcher` the one {@link childLauncher} returns: set by a composition root before its first child. */
+export function useChildLauncher(launcher: ChildLauncher): void {
+  shared = launcher;
 }
