@@ -211,6 +211,7 @@ export async function startService(config: ServiceConfig, options: StartServiceO
         tmpSizeLimit: config.runnerTmpSizeLimit,
         scratchSizeLimit: config.runnerScratchSizeLimit,
         memoryLimit: config.runnerMemoryLimit,
+        ...(config.runnerImagePullSecrets.length > 0 ? { imagePullSecrets: config.runnerImagePullSecrets } : {}),
         queueKey,
         logger: logger.child({ component: 'kube-executor' }),
       });

@@ -53,6 +53,7 @@ describe('loadServiceConfig', () => {
         runnerTmpSizeLimit: '2Gi',
         runnerScratchSizeLimit: '256Mi',
         runnerMemoryLimit: '1Gi',
+        runnerImagePullSecrets: [],
         allowedRepositoryUrls: [],
         referenceEnvironment: 'development',
         authMode: 'static',
@@ -111,6 +112,7 @@ describe('loadServiceConfig', () => {
           SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: '512Mi',
           SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: '1Gi',
           SCAFFOLD_RUNNER_MEMORY_LIMIT: '2Gi',
+          SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: ' registry-creds, mirror.pull ,',
           DEFAULT_GITOPS_REPO_URL: 'https://git.example.net/platform/gitops.git',
           ALLOWED_REPOSITORY_URLS: 'https://git.example.net/platform/, file:///srv/git/mirror.git',
           REFERENCE_ENVIRONMENT: 'staging',
@@ -137,6 +139,7 @@ describe('loadServiceConfig', () => {
         runnerTmpSizeLimit: '512Mi',
         runnerScratchSizeLimit: '1Gi',
         runnerMemoryLimit: '2Gi',
+        runnerImagePullSecrets: ['registry-creds', 'mirror.pull'],
         defaultGitopsRepoUrl: 'https://git.example.net/platform/gitops.git',
         allowedRepositoryUrls: ['https://git.example.net/platform/', 'file:///srv/git/mirror.git'],
         referenceEnvironment: 'staging',
@@ -312,6 +315,14 @@ describe('loadServiceConfig', () => {
       assert.equal(load({ SCAFFOLD_RUNNER_SERVICE_ACCOUNT: 'runner' }).runnerServiceAccount, 'runner');
     });
 
+    it('SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: comma-separated Secret names (DNS-1123 subdomains)', () => {
+      for (const list of ['Registry', 'ok,pull_secret', 'a..b', 'regcred --all']) {
+        refuses('SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS', list, /^each entry must be a Secret name/);
+      }
+      refuses('SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS', 'a'.repeat(254), /^each entry must be at most 253 characters$/);
+      assert.deepEqual(load({ SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: 'regcred' }).runnerImagePullSecrets, ['regcred']);
+    });
+
     it("DEFAULT_GITOPS_REPO_URL: the same rules as a request's repository.url", () => {
       refuses('DEFAULT_GITOPS_REPO_URL', 'git@git.example.net:platform/gitops.git', /scp-style/);
       refuses('DEFAULT_GITOPS_REPO_URL', 'ext::sh%20-c%20id', /remote helper/);
@@ -412,6 +423,7 @@ describe('loadServiceConfig', () => {
         'JOB_NAMESPACE',
         'SCAFFOLD_RUNNER_IMAGE',
         'SCAFFOLD_RUNNER_SERVICE_ACCOUNT',
+        'SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS',
         'REFERENCE_ENVIRONMENT',
         'AUTH_MODE',
         'ALLOWED_SERVICE_ACCOUNTS',

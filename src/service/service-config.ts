@@ -121,6 +121,8 @@ export interface ServiceConfig {
   readonly runnerScratchSizeLimit: string;
   /** The runner container's memory limit (a Kubernetes quantity), its scratch volume included. @default DEFAULT_RUNNER_MEMORY_LIMIT */
   readonly runnerMemoryLimit: string;
+  /** Secrets in `jobNamespace` the kubelet pulls a private runner image with (each Job's imagePullSecrets). @default none */
+  readonly runnerImagePullSecrets: readonly string[];
   /** The repository runs push to when a request names none; undefined means the embedded default (local executor) or none. */
   readonly defaultGitopsRepoUrl?: string;
   /**
@@ -245,6 +247,17 @@ const envSchema = z.object({
   SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
   SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT),
   SCAFFOLD_RUNNER_MEMORY_LIMIT: kubernetesSize(DEFAULT_RUNNER_MEMORY_LIMIT),
+  SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: z.preprocess(
+    commaList,
+    z
+      .array(
+        z
+          .string()
+          .max(253, 'each entry must be at most 253 characters')
+          .regex(DNS_SUBDOMAIN, 'each entry must be a Secret name: lower-case letters, digits, "-" and "."'),
+      )
+      .default([]),
+  ),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default(REFERENCE_ENVIRONMENT)),
@@ -330,6 +343,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv, cwd: string = process.
     runnerTmpSizeLimit: e.SCAFFOLD_RUNNER_TMP_SIZE_LIMIT,
     runnerScratchSizeLimit: e.SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT,
     runnerMemoryLimit: e.SCAFFOLD_RUNNER_MEMORY_LIMIT,
+    runnerImagePullSecrets: e.SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS,
     ...(e.DEFAULT_GITOPS_REPO_URL === undefined ? {} : { defaultGitopsRepoUrl: e.DEFAULT_GITOPS_REPO_URL }),
     allowedRepositoryUrls: e.ALLOWED_REPOSITORY_URLS,
     referenceEnvironment: e.REFERENCE_ENVIRONMENT,

@@ -217,6 +217,7 @@ describe('charts/gitops-scaffolder', () => {
       runnerTmpSizeLimit: '512Mi',
       runnerScratchSizeLimit: '1Gi',
       runnerMemoryLimit: '2Gi',
+      runnerImagePullSecrets: [{ name: 'runner-registry' }, { name: 'mirror-pull' }],
     });
     assert.deepEqual(await strictProblems(objects, [EXTRA_CRDS]), []);
     for (const kind of ['ServiceMonitor', 'Ingress', 'HTTPRoute'])
@@ -230,6 +231,7 @@ describe('charts/gitops-scaffolder', () => {
     assert.equal(config.runnerTmpSizeLimit, '512Mi', "the runner pods' /tmp bound reaches the service");
     assert.equal(config.runnerScratchSizeLimit, '1Gi', "the runner pods' scratch bound reaches the service");
     assert.equal(config.runnerMemoryLimit, '2Gi', "the runner pods' memory limit reaches the service");
+    assert.deepEqual(config.runnerImagePullSecrets, ['runner-registry', 'mirror-pull'], "the runner pods' pull secrets reach the service");
     // The forge token from the operator's Secret, sent only to the API URL they set.
     const env = envOf(objects);
     assert.deepEqual(env.find((e) => e.name === SERVICE_FORGE_ENV.token)?.valueFrom, { secretKeyRef: { name: 'github-forge', key: 'pat', optional: true } });

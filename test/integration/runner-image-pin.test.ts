@@ -1,7 +1,8 @@
 /**
  * The service started as `serve` starts it with the Kubernetes executor (against
  * the API double) warns in its log when the runner image every Job runs can be
- * changed by moving a tag, and stays quiet when it is pinned by digest.
+ * changed by moving a tag, and stays quiet when it is pinned by digest; a
+ * private runner image gets the pull secrets configured for it.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import type { DestinationStream } from 'pino';
 import { startService } from '../../src/main.js';
 import { createPino } from '../../src/pino-logger.js';
 import { loadServiceConfig } from '../../src/service/service-config.js';
+import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
 const API_TOKEN = 'runner-image-pin-token-0123456789';
@@ -69,5 +71,39 @@ describe('the runner image at start-up', { timeout: 240_000 }, () => {
 
   it('says nothing when it is pinned by digest', async () => {
     assert.deepEqual(await startupWarnings(`ghcr.io/kubeopera/scaffold-runner:0.1.0@${DIGEST}`, 'by-digest'), []);
+  });
+
+  it("gives every run's Job the pull secrets of SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS, so a private runner image can be pulled", async () => {
+    const config = loadServiceConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_TOKENS: API_TOKEN,
+      AUTH_MODE: 'static',
+      EXECUTOR: 'kubernetes',
+      DATA_DIR: join(scratch, 'pull-secrets'),
+      SCAFFOLD_RUNNER_IMAGE: `registry.example.net/private/scaffold-runner:0.1.0@${DIGEST}`,
+      SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: 'runner-registry,mirror-pull',
+      // A closed loopback port: nothing here reaches beyond this machine.
+      DEFAULT_GITOPS_REPO_URL: 'https://127.0.0.1:9/platform/gitops.git',
+    });
+    const service = await startService(config, { logger: createPino({ level: 'silent' }), notice: () => undefined });
+    try {
+      const response = await service.app.inject({
+        method: 'POST',
+        url: '/api/v1/scaffolds',
+        headers: { authorization: `Bearer ${API_TOKEN}` },
+        payload: {
+          cluster: { name: 'pulls-1', domain: 'pulls-1.example.net', region: 'eu-west-1' },
+          sealing: { certificate: createTestCertificate().certificatePem },
+        },
+      });
+      assert.equal(response.statusCode, 202, response.body);
+      const { id } = response.json<{ id: string }>();
+      const job = kube.getObject('jobs', config.jobNamespace, `scaffold-${id}`) as { spec: { template: { spec: { imagePullSecrets?: unknown } } } } | undefined;
+      assert.ok(job, "the run's Job was created");
+      assert.deepEqual(job.spec.template.spec.imagePullSecrets, [{ name: 'runner-registry' }, { name: 'mirror-pull' }]);
+    } finally {
+      await service.close();
+    }
   });
 });
