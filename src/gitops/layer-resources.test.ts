@@ -100,18 +100,22 @@ describe('mayHoldKind', () => {
 });
 
 describe('parseLayerResource', () => {
-  it('parses a platform file once for the whole process and shares its objects, frozen', () => {
+  it('reads a text once for the whole process and shares its objects, frozen, whatever file holds it (verify reads the same files)', () => {
     const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared-by-renders\n';
     const first = parseLayerResource(text, 'base/config.yaml');
     assert.equal(parseLayerResource(text, 'base/config.yaml')[0], first[0]);
+    assert.equal(parseLayerResource(text, 'clusters/development/apps/config.yaml')[0], first[0]);
     assert.ok(Object.isFrozen(first[0]));
-    assert.notEqual(parseLayerResource(text, 'base/other.yaml')[0], first[0], 'keyed by file too: errors name it');
+    assert.throws(() => ((first[0] as { kind: string }).kind = 'Secret'), TypeError);
   });
 
-  it('parses a file of the reference afresh for each render: it carries each cluster its identity', () => {
-    const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own\n';
-    const first = parseLayerResource(text, 'clusters/development/apps/config.yaml');
-    assert.notEqual(parseLayerResource(text, 'clusters/development/apps/config.yaml')[0], first[0]);
-    assert.ok(!Object.isFrozen(first[0]));
+  it('names the file it was asked about in an error, though the text was read once', () => {
+    const text = 'kind: ConfigMap\nmetadata: {name: [\n';
+    for (const file of ['base/a.yaml', 'base/b.yaml']) {
+      assert.throws(
+        () => parseLayerResource(text, file),
+        (error: unknown) => error instanceof ValidationError && error.issues[0]?.field === file && /^invalid YAML: /.test(error.issues[0].message),
+      );
+    }
   });
 });

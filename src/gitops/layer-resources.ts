@@ -7,9 +7,8 @@
 import { posix } from 'node:path';
 import { assertRepoPath } from './file-tree.js';
 import type { RepoReader } from './repo-reader.js';
-import { parseYamlDocuments } from './yaml.js';
+import { sharedYamlDocuments } from './yaml.js';
 import { isRecord } from '../model/is-record.js';
-import { ParseMemo } from './parse-memo.js';
 
 /** A Kubernetes object found in a layer's resources, with the file it came from. */
 export interface FoundObject {
@@ -20,25 +19,20 @@ export interface FoundObject {
 /** The directories of a layer that the generator writes itself; never scanned. */
 export const GENERATED_LAYER_DIRS = ['hosts', 'identity', 'sealed'] as const;
 
-/** Platform files by path and text → their objects: 8 M characters at most (a platform is a few hundred K). */
-const PLATFORM_FILES = new ParseMemo<unknown[]>(8 * 1024 * 1024);
-
 /**
- * A layer resource's objects, parsed once per file and text for the whole
- * process: base/ is the same for both passes of a run and for every cluster
- * of a batch or an upgrade, while a reference file carried over (under
- * clusters/) has each cluster's identity in it and is parsed each time. The
- * objects are shared, so frozen; keyed by file too, since errors name it.
+ * A layer resource's objects, from the process's one reading of the text
+ * (shared-yaml-reading.ts): base/ is the same for both passes of a run and
+ * for every cluster of a batch or an upgrade, and verify reads the same files
+ * again. The objects are shared, so frozen.
  * @throws ValidationError naming `file` when the YAML is malformed
  */
-export function parseLayerResource(text: string, file: string): unknown[] {
-  if (file.startsWith('clusters/')) return parseYamlDocuments(text, file);
-  return PLATFORM_FILES.get(`${file}\0${text}`, () => parseYamlDocuments(text, file));
+export function parseLayerResource(text: string, file: string): readonly unknown[] {
+  return sharedYamlDocuments(text, file);
 }
 
 /** The `resources` entries of a kustomization.yaml text. */
 export function kustomizationResources(text: string, file: string): string[] {
-  const object = parseYamlDocuments(text, file)[0];
+  const object = sharedYamlDocuments(text, file)[0];
   return isRecord(object) && Array.isArray(object.resources) ? object.resources.map(String) : [];
 }
 
@@ -74,7 +68,7 @@ export async function layerResourceObjects(
   layerRoot: string,
   kustomizationText: string,
   kinds: readonly string[],
-  parse: (text: string, file: string) => unknown[] = parseLayerResource,
+  parse: (text: string, file: string) => readonly unknown[] = parseLayerResource,
 ): Promise<FoundObject[]> {
   const found: FoundObject[] = [];
   const seen = new Set<string>();

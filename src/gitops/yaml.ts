@@ -5,6 +5,7 @@
 import { Document, parseAllDocuments, type ToStringOptions } from 'yaml';
 import type { Document as AnyDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
+import { sharedYamlReading } from './shared-yaml-reading.js';
 
 const OPTIONS: ToStringOptions = { lineWidth: 0, minContentWidth: 0, indent: 2 };
 
@@ -35,9 +36,29 @@ export function plainValueOf(doc: AnyDocument.Parsed | AnyDocument, file: string
   try {
     return doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    if (error instanceof ReferenceError) throw new ValidationError([{ field: file, message: 'uses YAML aliases beyond any real manifest (an alias bomb)' }]);
+    if (error instanceof ReferenceError) throw aliasBomb(file);
     throw error;
   }
+}
+
+function aliasBomb(file: string): ValidationError {
+  return new ValidationError([{ field: file, message: 'uses YAML aliases beyond any real manifest (an alias bomb)' }]);
+}
+
+/**
+ * {@link parseYamlDocuments}' answer from the process's one reading of `text`
+ * (shared-yaml-reading.ts): the same values, frozen, and the same errors.
+ * @throws ValidationError naming `file` when the YAML is malformed
+ */
+export function sharedYamlDocuments(text: string, file: string): readonly unknown[] {
+  const out: unknown[] = [];
+  for (const { error, value, thrown } of sharedYamlReading(text)) {
+    if (error !== undefined) throw new ValidationError([{ field: file, message: `invalid YAML: ${error.split('\n')[0]}` }]);
+    if (thrown instanceof ReferenceError) throw aliasBomb(file);
+    if (thrown !== undefined) throw thrown;
+    if (value !== null && value !== undefined) out.push(value);
+  }
+  return out;
 }
 
 /**

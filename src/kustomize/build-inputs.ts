@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { sharedYamlReading } from '../gitops/shared-yaml-reading.js';
 import { ParseMemo } from '../gitops/parse-memo.js';
 import { KUSTOMIZATION_FILES } from '../verify/kustomization-paths.js';
 
@@ -149,11 +149,8 @@ const KUSTOMIZATIONS = new ParseMemo<KustomizationFacts>(4 * 1024 * 1024);
 function factsOf(text: string): KustomizationFacts {
   let dirBound = /\bbuildMetadata\b/.test(text);
   const candidates: string[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch {
+  for (const { value, thrown } of sharedYamlReading(text)) {
+    if (thrown !== undefined) {
       // kustomize fails on it the same way each time, but an error output is bound to its directory anyway.
       dirBound = true;
       continue;

@@ -8,7 +8,7 @@
  * paths too, since kustomize reads them as paths when no URL parser takes them.
  */
 import { posix } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { sharedYamlReading } from '../gitops/shared-yaml-reading.js';
 import { ParseMemo } from '../gitops/parse-memo.js';
 import { ValidationError } from '../errors.js';
 
@@ -93,12 +93,9 @@ interface KustomizationValues {
 
 function documentValues(text: string): KustomizationValues {
   const values: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    try {
-      values.push(doc.toJS({ maxAliasCount: 100 }));
-    } catch {
-      return { values, aliasBomb: true };
-    }
+  for (const { value, thrown } of sharedYamlReading(text)) {
+    if (thrown !== undefined) return { values, aliasBomb: true };
+    values.push(value);
   }
   return { values, aliasBomb: false };
 }

@@ -3,7 +3,7 @@
  * files in the tree. Read as the `yaml` package's default (YAML 1.2 core)
  * schema reads it, which is what kustomize's output is written for.
  */
-import { parseAllDocuments } from 'yaml';
+import { sharedYamlReading } from '../gitops/shared-yaml-reading.js';
 import { ParseMemo } from '../gitops/parse-memo.js';
 import { plainDataDocuments } from './plain-data-yaml.js';
 
@@ -70,16 +70,10 @@ function readBuiltPart(part: string): ManifestDocuments {
 /** The stream parsed as one by the yaml package, neither split nor kept: what {@link manifestDocuments} answers. */
 export function parseStream(text: string): ManifestDocuments {
   const documents: unknown[] = [];
-  for (const document of parseAllDocuments(text)) {
-    const [first] = document.errors;
-    if (first !== undefined) return { documents, error: first.message.split('\n')[0] ?? 'invalid YAML' };
-    let value: unknown;
-    try {
-      value = document.toJS({ maxAliasCount: 100 });
-    } catch {
-      // The yaml package refuses an alias bomb rather than expand it.
-      return { documents, error: 'uses YAML aliases beyond any real manifest (an alias bomb)' };
-    }
+  for (const { error, value, thrown } of sharedYamlReading(text)) {
+    if (error !== undefined) return { documents, error: error.split('\n')[0] ?? 'invalid YAML' };
+    // The yaml package refuses an alias bomb rather than expand it.
+    if (thrown !== undefined) return { documents, error: 'uses YAML aliases beyond any real manifest (an alias bomb)' };
     if (value !== null && value !== undefined) documents.push(value);
   }
   return { documents };
