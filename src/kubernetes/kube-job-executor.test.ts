@@ -141,7 +141,8 @@ describe('KubeJobExecutor', () => {
 
       const spec = job['spec'] as JsonObject;
       assert.equal(spec['backoffLimit'], 2);
-      assert.equal(spec['activeDeadlineSeconds'], 1800);
+      // 30 minutes of work and the 15 the runner waits for the new cluster's controller (no certificate was given).
+      assert.equal(spec['activeDeadlineSeconds'], 2700);
       assert.equal(spec['ttlSecondsAfterFinished'], 86400);
 
       const pod = podSpec(job);
@@ -208,6 +209,24 @@ describe('KubeJobExecutor', () => {
           assert.ok(!text.includes(secret), `Job spec must not contain ${secret}`);
         }
       }
+    });
+
+    it('gives the Job time for every wait the request asked for, and a run waiting on a review no deadline', async () => {
+      const deadlineOf = async (run: RunRecord, secrets: RunSecrets): Promise<unknown> => {
+        await executor.start(run, secrets);
+        return (double.getObject('jobs', NS, `scaffold-${run.id}`)!['spec'] as JsonObject)['activeDeadlineSeconds'];
+      };
+      const cert = { ...SECRETS, kubeconfig: undefined, certificate: 'CERT' } satisfies RunSecrets;
+      assert.equal(await deadlineOf(runOf({ sealing: 'certificate' }), cert), 1800, 'a certificate given: no controller wait');
+      // The defaults of a request with wait_for_ready: controller (15 min) and Ready (15 min) past the 30 minutes of work.
+      assert.equal(await deadlineOf(runOf(), { ...SECRETS, waitForReady: { timeoutSeconds: 900 } }), 1800 + 900 + 900);
+      assert.equal(await deadlineOf(runOf(), { ...SECRETS, waitForReady: { timeoutSeconds: 7200 } }), 1800 + 900 + 7200);
+      assert.equal(
+        await deadlineOf(runOf({ action: 'remove' }), { ...SECRETS, deleteData: { timeoutSeconds: 3600 } }),
+        1800 + 3600,
+        'a removal lifting the protection waits for Flux to apply it',
+      );
+      assert.equal(await deadlineOf(runOf({ delivery: { mode: 'pull_request', forge: 'github' } }), SECRETS), undefined, 'a review can take days');
     });
 
     it("bounds the runner's /tmp, scratch volume and memory by the configured sizes (SCAFFOLD_RUNNER_TMP_SIZE_LIMIT, SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT, SCAFFOLD_RUNNER_MEMORY_LIMIT), so a runaway clone is evicted at that size", async () => {

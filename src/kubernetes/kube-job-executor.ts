@@ -17,7 +17,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { parseDocument } from 'yaml';
 import { inlineKubeconfigText, readKubeconfig } from '../model/kubeconfig-policy.js';
-import { runOptionsEnvOf, SECRET_FILES } from '../run-contract/runner-inputs.js';
+import { SECRET_FILES } from '../run-contract/runner-inputs.js';
 import { outputSourceLine } from '../service/output-source.js';
 import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
@@ -87,7 +87,7 @@ export class KubeJobExecutor implements RunExecutor {
     const log = this.logger.child({ run: run.id, job: name });
     const labels = labelsOf(run);
     const data = await this.secretData(secrets);
-    const body = jobManifestOf(run, labels, new Set(Object.keys(data)), { ...this.deps, namespace: this.namespace }, runOptionsEnvOf(secrets));
+    const body = jobManifestOf(run, labels, new Set(Object.keys(data)), { ...this.deps, namespace: this.namespace }, secrets);
 
     let secretCreated = false;
     try {

@@ -6,8 +6,9 @@
  */
 import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import { parseRepositoryUrl } from '../model/repository-url.js';
-import { RUNNER_ENV, runEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
+import { RUNNER_ENV, runEnvOf, runOptionsEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
+import { jobDeadlineSeconds } from './job-deadline.js';
 import { DEFAULT_RUNNER_MEMORY_LIMIT, DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
@@ -39,8 +40,6 @@ export interface JobShape {
   readonly serviceAccountName?: string;
   /** Pull secrets for a private runner image. @default none */
   readonly imagePullSecrets?: readonly string[];
-  /** @default 1800 */
-  readonly activeDeadlineSeconds?: number;
   /** Retries after a failed pod; the runner converges on re-run, so retrying is safe. @default 2 */
   readonly backoffLimit?: number;
   /** @default 86400 */
@@ -102,17 +101,14 @@ export function secretDataOf(secrets: RunSecrets, queueKey?: string): Record<str
 }
 
 /**
- * The runner Job of `run`, mounting the Secret whose keys are `files`.
+ * The runner Job of `run`, mounting the Secret whose keys are `files`, with
+ * this attempt's options (`secrets`' waits and rotation, never its credentials,
+ * which are the Secret's).
  * @throws ValidationError when the repository URL carries a credential
  */
-export function jobManifestOf(
-  run: RunRecord,
-  labels: Record<string, string>,
-  files: ReadonlySet<string>,
-  shape: JobShape,
-  options: Readonly<Record<string, string>> = {},
-): V1Job {
+export function jobManifestOf(run: RunRecord, labels: Record<string, string>, files: ReadonlySet<string>, shape: JobShape, secrets: RunSecrets = {}): V1Job {
   const name = jobNameOf(run.id);
+  const deadline = jobDeadlineSeconds(run, secrets);
   // A credential in the URL would land in the Job spec in plaintext. Read by the one policy the runner's
   // git edge applies (model/repository-url.ts): no user info but an ssh login name, in every form git
   // reads (a password, a token as the user, user:password@host:path).
@@ -124,7 +120,7 @@ export function jobManifestOf(
     [RUNNER_ENV.scratchDir]: RUNNER_SCRATCH_DIR,
     ...secretFileEnvOf(RUNNER_SECRETS_DIR, files),
     // Per-attempt options (--wait-ready, --rotate-only): not stored with the run.
-    ...options,
+    ...runOptionsEnvOf(secrets),
   }).map(([variable, value]) => ({ name: variable, value }));
 
   return {
@@ -138,7 +134,8 @@ export function jobManifestOf(
     },
     spec: {
       backoffLimit: shape.backoffLimit ?? 2,
-      activeDeadlineSeconds: shape.activeDeadlineSeconds ?? 1800,
+      // The run's work and the waits it was asked for; none for a run waiting on a review.
+      ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
       ttlSecondsAfterFinished: shape.ttlSecondsAfterFinished ?? 86_400,
       template: {
         metadata: { labels },
