@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { CoreKindValidator } from '../kustomize/core-kind-validator.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -139,11 +140,20 @@ describe('KubeJobExecutor', () => {
         { 'app.kubernetes.io/name': 'scaffold-runner', 'gitops-scaffolder.io/run-id': run.id, 'gitops-scaffolder.io/cluster': 'eu-prod-1' },
       );
 
+      // What the API server would take: every field known to batch/v1 (client-node's models of the API).
+      assert.deepEqual(await new CoreKindValidator().validate(job), { status: 'checked', issues: [] });
       const spec = job['spec'] as JsonObject;
       assert.equal(spec['backoffLimit'], 2);
       // 30 minutes of work and the 15 the runner waits for the new cluster's controller (no certificate was given).
       assert.equal(spec['activeDeadlineSeconds'], 2700);
       assert.equal(spec['ttlSecondsAfterFinished'], 86400);
+      // A drained node's pod is retried for free; a refused input is not retried at all.
+      assert.deepEqual(spec['podFailurePolicy'], {
+        rules: [
+          { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+          { action: 'FailJob', onExitCodes: { containerName: 'runner', operator: 'In', values: [2] } },
+        ],
+      });
 
       const pod = podSpec(job);
       assert.equal(pod['restartPolicy'], 'Never');
@@ -533,6 +543,25 @@ describe('KubeJobExecutor', () => {
         conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }],
       });
       assert.deepEqual(await executor.inspect(run), { state: 'failed', result: failed });
+    });
+
+    it("reports a run its pod failure policy ended (refused input, exit 2) with the runner's own reason", async () => {
+      const run = runOf();
+      const { job } = await executor.start(run, SECRETS);
+      const refused = { status: 'failed', message: 'cluster.name: must be a DNS-1123 label', step: 1 };
+      double.addPodForJob(NS, job, { phase: 'Failed', exitCode: 2, terminationMessage: JSON.stringify(refused) });
+      double.setJobStatus(NS, job, {
+        failed: 1,
+        conditions: [
+          {
+            type: 'Failed',
+            status: 'True',
+            reason: 'PodFailurePolicy',
+            message: `Container runner for pod ${NS}/${job}-x failed with exit code 2 matching FailJob rule at index 1`,
+          },
+        ],
+      });
+      assert.deepEqual(await executor.inspect(run), { state: 'failed', result: refused });
     });
 
     it('explains a Job that failed before the runner wrote a result (deadline, log-tail fallback)', async () => {

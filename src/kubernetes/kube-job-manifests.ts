@@ -9,6 +9,7 @@ import { parseRepositoryUrl } from '../model/repository-url.js';
 import { RUNNER_ENV, runEnvOf, runOptionsEnvOf, SECRET_FILES, secretFileEnvOf } from '../run-contract/runner-inputs.js';
 import { jobNameOf, type RunSecrets, type RunRecord } from '../run/run-record.js';
 import { jobDeadlineSeconds } from './job-deadline.js';
+import { EXIT_BAD_INPUT } from '../exit-codes.js';
 import { DEFAULT_RUNNER_MEMORY_LIMIT, DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT, DEFAULT_RUNNER_TMP_SIZE_LIMIT } from '../service/service-config.js';
 
 /** Labels on the Job, its pods and its Secret. */
@@ -134,6 +135,14 @@ export function jobManifestOf(run: RunRecord, labels: Record<string, string>, fi
     },
     spec: {
       backoffLimit: shape.backoffLimit ?? 2,
+      // A pod evicted or preempted (a node drain) is retried without spending a retry; a run refused for
+      // its input (exit 2) fails at once, where two more pods would be refused the same way.
+      podFailurePolicy: {
+        rules: [
+          { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+          { action: 'FailJob', onExitCodes: { containerName: CONTAINER, operator: 'In', values: [EXIT_BAD_INPUT] } },
+        ],
+      },
       // The run's work and the waits it was asked for; none for a run waiting on a review.
       ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
       ttlSecondsAfterFinished: shape.ttlSecondsAfterFinished ?? 86_400,
