@@ -567,6 +567,9 @@ describe('CliGitRemote', () => {
       credentials: { kind: 'basic', username: USER, password: PASSWORD },
     });
     try {
+      // Started with git init, not clone: the same config as every work clone.
+      assert.equal(await git(ws.dir, 'config', '--get', 'maintenance.auto'), 'false');
+      assert.equal(await git(ws.dir, 'config', '--get', 'gc.auto'), '0');
       await assert.rejects(ws.head(), NotFoundError);
       assert.equal(await ws.lastCommitTouching(['clusters/first']), undefined);
       await assert.rejects(ws.push(), ValidationError);

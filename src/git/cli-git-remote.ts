@@ -83,7 +83,8 @@ export interface CliGitRemoteDeps {
  * --auto` process each time, three a run) only costs CPU: nothing it packs or
  * prunes is ever read again.
  */
-const SCRATCH_CLONE_CONFIG = ['--config', 'maintenance.auto=false', '--config', 'gc.auto=0'] as const;
+const SCRATCH_CONFIG = { 'maintenance.auto': 'false', 'gc.auto': '0' } as const;
+const SCRATCH_CLONE_CONFIG = Object.entries(SCRATCH_CONFIG).flatMap(([key, value]) => ['--config', `${key}=${value}`]);
 
 /**
  * git ignores `uploadpack.allowFilter` passed with `-c` to the client: the
@@ -518,6 +519,8 @@ export class CliGitRemote implements GitRemote {
     // -t B: fetch only this branch, as --single-branch would have.
     await workspace.git(['remote', 'add', '-t', branch, '--', 'origin', remote.url]);
     await workspace.git(['config', 'remote.origin.tagOpt', '--no-tags']);
+    // What a clone is given with --config; `git init` takes no such option.
+    for (const [key, value] of Object.entries(SCRATCH_CONFIG)) await workspace.git(['config', key, value]);
     if (remote.kind === 'file') await workspace.git(['config', 'remote.origin.uploadpack', FILE_UPLOAD_PACK]);
     this.logger.warn({ remote: remote.display, branch }, 'remote branch does not exist yet; starting it');
   }
