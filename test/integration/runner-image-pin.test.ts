@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { startService } from '../../src/main.js';
 import { createPino } from '../../src/pino-logger.js';
-import { loadServiceConfig } from '../../src/service/service-config.js';
+import { loadServiceConfig, type ServiceConfig } from '../../src/service/service-config.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { startKubeApiDouble, type KubeApiDouble } from '../support/kube-api-double.js';
 
@@ -37,19 +37,24 @@ after(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-/** Starts and stops the service with SCAFFOLD_RUNNER_IMAGE=image; returns its warnings about the runner image. */
-async function startupWarnings(image: string, dir: string): Promise<{ msg: string; runnerImage?: string }[]> {
-  const lines: string[] = [];
-  const capture: DestinationStream = { write: (chunk: string) => void lines.push(...chunk.split('\n').filter(Boolean)) };
-  const config = loadServiceConfig({
+/** The configuration of a service on loopback with the Kubernetes executor, its state in `dir`. */
+function kubernetesServiceConfig(dir: string, env: Record<string, string>): ServiceConfig {
+  return loadServiceConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     API_TOKENS: API_TOKEN,
     AUTH_MODE: 'static',
     EXECUTOR: 'kubernetes',
     DATA_DIR: join(scratch, dir),
-    SCAFFOLD_RUNNER_IMAGE: image,
+    ...env,
   });
+}
+
+/** Starts and stops the service with SCAFFOLD_RUNNER_IMAGE=image; returns its warnings about the runner image. */
+async function startupWarnings(image: string, dir: string): Promise<{ msg: string; runnerImage?: string }[]> {
+  const lines: string[] = [];
+  const capture: DestinationStream = { write: (chunk: string) => void lines.push(...chunk.split('\n').filter(Boolean)) };
+  const config = kubernetesServiceConfig(dir, { SCAFFOLD_RUNNER_IMAGE: image });
   const service = await startService(config, { logger: createPino({ level: 'info', destination: capture }), notice: () => undefined });
   await service.close();
   const entries = lines.map((line) => JSON.parse(line) as { level: string; msg: string; runnerImage?: string });
@@ -74,13 +79,7 @@ describe('the runner image at start-up', { timeout: 240_000 }, () => {
   });
 
   it("gives every run's Job the pull secrets of SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS, so a private runner image can be pulled", async () => {
-    const config = loadServiceConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      API_TOKENS: API_TOKEN,
-      AUTH_MODE: 'static',
-      EXECUTOR: 'kubernetes',
-      DATA_DIR: join(scratch, 'pull-secrets'),
+    const config = kubernetesServiceConfig('pull-secrets', {
       SCAFFOLD_RUNNER_IMAGE: `registry.example.net/private/scaffold-runner:0.1.0@${DIGEST}`,
       SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: 'runner-registry,mirror-pull',
       // A closed loopback port: nothing here reaches beyond this machine.
