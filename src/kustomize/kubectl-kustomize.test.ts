@@ -72,13 +72,15 @@ describe('KubectlKustomize', () => {
 
   it("runs kubectl with Go's collector set for a short process, unless the environment sets it", async () => {
     const fake = join(root, 'env-kubectl');
-    await writeFile(fake, '#!/bin/sh\nprintf "gogc: \\"%s\\"\\nmemlimit: \\"%s\\"\\n" "$GOGC" "$GOMEMLIMIT"\n', { mode: 0o755 });
+    await writeFile(fake, '#!/bin/sh\nprintf "gogc: \\"%s\\"\\nmemlimit: \\"%s\\"\\nprocs: \\"%s\\"\\n" "$GOGC" "$GOMEMLIMIT" "$GOMAXPROCS"\n', {
+      mode: 0o755,
+    });
     const env = async () => parseAllDocuments(await new KubectlKustomize({ kubectl: fake }).build(root, 'overlay'))[0]!.toJS();
-    assert.deepEqual(await env(), { gogc: '800', memlimit: '384MiB' });
+    assert.deepEqual(await env(), { gogc: '800', memlimit: '384MiB', procs: '1' });
     const saved = process.env['GOGC'];
     process.env['GOGC'] = '100';
     try {
-      assert.deepEqual(await env(), { gogc: '100', memlimit: '384MiB' }, "the operator's GOGC wins");
+      assert.deepEqual(await env(), { gogc: '100', memlimit: '384MiB', procs: '1' }, "the operator's GOGC wins");
     } finally {
       if (saved === undefined) delete process.env['GOGC'];
       else process.env['GOGC'] = saved;
