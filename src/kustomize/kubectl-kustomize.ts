@@ -77,11 +77,11 @@ function kustomizeMessage(stderr: string, repoRoot: string): string {
  * hold, where the default would let it reach twice what is live.
  * GOMAXPROCS=1: a build is one goroutine's work, and with more processors Go
  * marks in parallel, which costs more CPU in all (a batched build of four
- * layers, 2 cores, 15 rounds: 0.150 CPU-s against 0.175, and 153 ms of wall time
- * against 165). A runner
- * Job's 1-CPU limit gives kubectl that already (Go's cgroup-aware default);
- * the service's builds and local runs share the host's cores with each other.
- * A value the caller's environment sets wins. Output depends on none of them.
+ * layers, 2 cores, 15 rounds: 0.150 CPU-s against 0.175, and 153 ms of wall
+ * time against 165). A runner Job's 1-CPU limit gives kubectl that already
+ * (Go's cgroup-aware default); the service's builds and local runs share the
+ * host's cores with each other. A value the caller's environment sets wins.
+ * Output depends on none of them.
  */
 const GO_GC_ENV = { GOGC: '800', GOMEMLIMIT: '384MiB', GOMAXPROCS: '1' } as const;
 
