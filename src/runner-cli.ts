@@ -69,13 +69,6 @@ const RUNNER_FIELDS: RunInputFields = {
   notificationAddress: '--notification-address-file',
 };
 
-/**
- * Resident memory up to which the runner forks its children itself; above it
- * (a batch upgrade of many clusters) they go through the spawn helper. A fork
- * at 256 MB costs about 3 ms, the helper a Node start-up of about 50 ms of CPU.
- */
-const RUNNER_DIRECT_SPAWN_LIMIT = 256 * 1024 * 1024;
-
 /** Where Kubernetes reads a container's termination message from. */
 const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
@@ -359,8 +352,7 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       { waitForFluxReady },
       { commitContainment },
       { runnerDelivery },
-      { HelperLauncher, useChildLauncher },
-      { SizeAwareLauncher },
+      { useRunnerChildLauncher },
     ] = await Promise.all([
       import('./model/cluster-spec.js'),
       import('./git/cli-git-remote.js'),
@@ -370,11 +362,10 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
       import('./runner/wait-for-flux-ready.js'),
       import('./workspace/commit-containment.js'),
       import('./cli/runner-delivery.js'),
-      import('./process/spawn-helper.js'),
       import('./process/size-aware-launcher.js'),
     ]);
     // One run, about 115 MB: forking git and kubectl from here costs less than starting the spawn helper.
-    useChildLauncher(new SizeAwareLauncher({ limitBytes: RUNNER_DIRECT_SPAWN_LIMIT, helper: () => new HelperLauncher() }));
+    useRunnerChildLauncher();
     for (const [field, value] of [
       ['--sealed-secrets-namespace', flags.sealedSecretsNamespace],
       ['--sealed-secrets-name', flags.sealedSecretsName],

@@ -5,7 +5,7 @@
  * lease, work and result files), holds its lease, clones, commits one pass of
  * its cluster with the real trailers and pushes it through the real
  * CliGitRemote (landing queue and fence included), with git in its process
- * group as the real runner keeps it. Rendering and verify are left out, so a
+ * group and forked as the real runner starts it. Rendering and verify are left out, so a
  * test can kill many runs mid-push in a bounded time.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -14,6 +14,9 @@ import { CliGitRemote } from '../../src/git/cli-git-remote.js';
 import { parseQueueKey } from '../../src/git/queue-auth.js';
 import { holdLease } from '../../src/run-contract/run-lease.js';
 import { RUNNER_ENV } from '../../src/run-contract/runner-inputs.js';
+import { useRunnerChildLauncher } from '../../src/process/size-aware-launcher.js';
+
+useRunnerChildLauncher();
 
 const env = process.env;
 const need = (name: string): string => {
