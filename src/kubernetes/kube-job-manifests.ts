@@ -41,15 +41,9 @@ export interface JobShape {
   readonly serviceAccountName?: string;
   /** Pull secrets for a private runner image. @default none */
   readonly imagePullSecrets?: readonly string[];
-  /** Retries after a failed pod; the runner converges on re-run, so retrying is safe. @default 2 */
-  readonly backoffLimit?: number;
-  /** @default 86400 */
-  readonly ttlSecondsAfterFinished?: number;
-  /** @default requests 100m CPU / 256Mi, limits 1 CPU / `memoryLimit` */
-  readonly resources?: V1ResourceRequirements;
   /**
-   * The runner container's memory limit (a Kubernetes quantity) when
-   * `resources` is not given; the scratch volume counts against it.
+   * The runner container's memory limit (a Kubernetes quantity); the scratch
+   * volume counts against it. Requests are 100m CPU and 256Mi, the CPU limit 1.
    * @default DEFAULT_RUNNER_MEMORY_LIMIT
    */
   readonly memoryLimit?: string;
@@ -134,7 +128,8 @@ export function jobManifestOf(run: RunRecord, labels: Record<string, string>, fi
       annotations: { 'gitops-scaffolder.io/created-by': run.createdBy },
     },
     spec: {
-      backoffLimit: shape.backoffLimit ?? 2,
+      // Retries after a failed pod: the runner converges on a rerun, so retrying is safe.
+      backoffLimit: 2,
       // A pod evicted or preempted (a node drain) is retried without spending a retry; a run refused for
       // its input (exit 2) fails at once, where two more pods would be refused the same way.
       podFailurePolicy: {
@@ -145,7 +140,8 @@ export function jobManifestOf(run: RunRecord, labels: Record<string, string>, fi
       },
       // The run's work and the waits it was asked for; none for a run waiting on a review.
       ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
-      ttlSecondsAfterFinished: shape.ttlSecondsAfterFinished ?? 86_400,
+      // A day for the service to read the outcome (the runner's termination message) before the Job goes.
+      ttlSecondsAfterFinished: 86_400,
       template: {
         metadata: { labels },
         spec: {
@@ -174,7 +170,7 @@ export function jobManifestOf(run: RunRecord, labels: Record<string, string>, fi
               // The result JSON goes here; if the runner dies first, the log tail stands in.
               terminationMessagePath: '/dev/termination-log',
               terminationMessagePolicy: 'FallbackToLogsOnError',
-              resources: shape.resources ?? runnerResources(shape.memoryLimit ?? DEFAULT_RUNNER_MEMORY_LIMIT),
+              resources: runnerResources(shape.memoryLimit ?? DEFAULT_RUNNER_MEMORY_LIMIT),
               securityContext: {
                 runAsNonRoot: true,
                 runAsUser: RUNNER_UID,
