@@ -9,7 +9,6 @@
  */
 import { posix } from 'node:path';
 import { sharedYamlReading } from '../gitops/shared-yaml-reading.js';
-import { ParseMemo } from '../gitops/parse-memo.js';
 import { ValidationError } from '../errors.js';
 
 /** The file names kustomize looks for in a directory. */
@@ -78,19 +77,17 @@ function staysInside(file: string, path: string): boolean {
   return target.split('/')[0] !== '.git';
 }
 
-/**
- * A kustomization's text → its documents' values. The work-tree guard and the
- * build's copy each check every kustomization, and a batch's clusters carry
- * the same ones: each text is parsed once.
- */
-const KUSTOMIZATION_VALUES = new ParseMemo<KustomizationValues>(4 * 1024 * 1024);
-
 /** The documents' values up to the first the yaml package refuses to expand (an alias bomb), if any. */
 interface KustomizationValues {
   readonly values: readonly unknown[];
   readonly aliasBomb: boolean;
 }
 
+/**
+ * The work-tree guard and the build's copy each check every kustomization, and
+ * a batch's clusters carry the same ones: each text is parsed once for the
+ * process (shared-yaml-reading.ts).
+ */
 function documentValues(text: string): KustomizationValues {
   const values: unknown[] = [];
   for (const { value, thrown } of sharedYamlReading(text)) {
@@ -105,7 +102,7 @@ function documentValues(text: string): KustomizationValues {
  * @throws ValidationError (field `repository`) naming `file` when a path leaves the repository or the YAML is an alias bomb
  */
 export function assertKustomizationConfined(file: string, text: string): void {
-  const { values, aliasBomb } = KUSTOMIZATION_VALUES.get(text, documentValues);
+  const { values, aliasBomb } = documentValues(text);
   for (const value of values) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     for (const path of pathsOf(value as Record<string, unknown>)) {

@@ -22,9 +22,10 @@ export interface ManifestDocuments {
  * clusters keeps about 0.4 M of kustomize's output (530 documents, two of
  * three asked for again). The repository's files are kept apart: read by
  * another parser, their values could differ where the text is not valid YAML.
+ * A file's parts are read through the process's one reading of each text
+ * (shared-yaml-reading.ts), which keeps them itself.
  */
 const BUILT = new ParseMemo<ManifestDocuments>(4 * 1024 * 1024);
-const FILES = new ParseMemo<ManifestDocuments>(4 * 1024 * 1024);
 
 /**
  * Where a text comes from: kustomize's output, written by its Go YAML encoder
@@ -50,10 +51,10 @@ const DIRECTIVE_LINE = /^%/m;
  */
 export function manifestDocuments(text: string, source: DocumentSource = 'file'): ManifestDocuments {
   if (DIRECTIVE_LINE.test(text)) return parseStream(text);
-  const [memo, read] = source === 'kustomize-output' ? [BUILT, readBuiltPart] : [FILES, parseStream];
+  const read = source === 'kustomize-output' ? (part: string) => BUILT.get(part, readBuiltPart) : parseStream;
   const documents: unknown[] = [];
   for (const part of text.split(MARKER_LINE)) {
-    const parsed = memo.get(part, read);
+    const parsed = read(part);
     // The whole text's first error, worded as a parse of it all words it (line numbers included).
     if (parsed.error !== undefined) return parseStream(text);
     documents.push(...parsed.documents);
