@@ -11,7 +11,7 @@ import { RUN_ACTIONS, runActionsDescribed, type RunAction } from '../model/run-a
 import { DELIVERY_ENV } from '../delivery/delivery-settings.js';
 import { RUNNER_ENV } from '../run-contract/runner-inputs.js';
 import { requiredFlagsHelp } from './required-flags-help.js';
-import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
+import { REFERENCE_ENVIRONMENT, DEFAULT_BRANCH, SEALED_SECRETS_CONTROLLER, CONTROLLER_WAIT_MINUTES } from '../model/defaults.js';
 import { forgeNameList } from '../model/forges.js';
 
 /** The parsed flags. */
@@ -129,7 +129,14 @@ export function runnerCommand(action: (flags: RunnerFlags) => Promise<void>): Co
       .addOption(
         option('--sealed-secrets-name <name>', 'name of the controller Deployment and Service', RUNNER_ENV.sealedSecretsName, SEALED_SECRETS_CONTROLLER.name),
       )
-      .addOption(option('--controller-timeout <duration>', 'how long to wait for the controller (e.g. 900s, 15m)', RUNNER_ENV.controllerTimeout, '15m'))
+      .addOption(
+        option(
+          '--controller-timeout <duration>',
+          'how long to wait for the controller (e.g. 900s, 15m)',
+          RUNNER_ENV.controllerTimeout,
+          `${CONTROLLER_WAIT_MINUTES}m`,
+        ),
+      )
       .addOption(option('--registry-auth <file>', 'a .dockerconfigjson to use as the registry pull secret', RUNNER_ENV.registryAuthFile))
       .addOption(
         option(

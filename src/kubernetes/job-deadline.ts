@@ -10,12 +10,11 @@
  * past it with the defaults; a pull_request run, which waits for a person to
  * merge, was ended after 30 minutes of review.
  */
+import { CONTROLLER_WAIT_MINUTES } from '../model/defaults.js';
 import type { RunRecord, RunSecrets } from '../run/run-record.js';
 
 /** The work of a run besides its waits: clone, renders, verifies, pushes. Measured runs take seconds; a slow remote, minutes. */
-export const RUN_WORK_SECONDS = 1800;
-/** The runner's --controller-timeout default (cli/runner-flags.ts), which a Job does not change. */
-export const CONTROLLER_WAIT_SECONDS = 15 * 60;
+const RUN_WORK_SECONDS = 1800;
 
 /**
  * The Job's active deadline for `run` with this attempt's options, in seconds;
@@ -25,6 +24,7 @@ export const CONTROLLER_WAIT_SECONDS = 15 * 60;
 export function jobDeadlineSeconds(run: Pick<RunRecord, 'action' | 'delivery'>, secrets: RunSecrets): number | undefined {
   if (run.delivery?.mode === 'pull_request') return undefined;
   // Steps 4-5 of a scaffold (a rotation too) wait for the controller unless the certificate came with the request.
-  const controllerWait = run.action === 'scaffold' && secrets.certificate === undefined ? CONTROLLER_WAIT_SECONDS : 0;
+  // The runner's --controller-timeout default: a Job does not set it.
+  const controllerWait = run.action === 'scaffold' && secrets.certificate === undefined ? CONTROLLER_WAIT_MINUTES * 60 : 0;
   return RUN_WORK_SECONDS + controllerWait + (secrets.waitForReady?.timeoutSeconds ?? 0) + (secrets.deleteData?.timeoutSeconds ?? 0);
 }

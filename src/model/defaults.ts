@@ -11,3 +11,6 @@ export const DEFAULT_BRANCH = 'main';
 
 /** The Sealed Secrets controller (its Deployment and Service) a sealing certificate is fetched from. */
 export const SEALED_SECRETS_CONTROLLER = { namespace: 'kube-system', name: 'sealed-secrets-controller' } as const;
+
+/** How long a run waits for that controller to be Available (`scaffold-runner --controller-timeout`); a runner Job's deadline counts it. */
+export const CONTROLLER_WAIT_MINUTES = 15;

@@ -28,7 +28,7 @@ import type { SealingCertificateSource, SealingControllerRef } from '../run/port
 import { runInFrame, type RunFrameDeps, type RunFrameOptions, type WorkTreeVerifier } from './run-frame.js';
 import { assertRunId } from './run-git.js';
 import type { StepWork } from './step-runner.js';
-import { SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
+import { CONTROLLER_WAIT_MINUTES, SEALED_SECRETS_CONTROLLER } from '../model/defaults.js';
 
 // The step catalogue lives in the model so the service can read it without the runner;
 // re-exported here for the runner's callers, with the step runner's error and result.
@@ -198,7 +198,7 @@ export async function runScaffold(deps: ScaffoldRunDeps, options: ScaffoldRunOpt
 
     // What the runner does for each row of the step table (model/run-step-tables.ts): its skip rule and its function.
     const supplied = options.certificatePem !== undefined ? 'the sealing certificate was supplied' : undefined;
-    const timeoutMs = options.controllerTimeoutMs ?? 15 * 60_000;
+    const timeoutMs = options.controllerTimeoutMs ?? CONTROLLER_WAIT_MINUTES * 60_000;
     // Checked up front: when no certificate is supplied, a certificate source is.
     const source = (): SealingCertificateSource => deps.certificates!;
     let first: Awaited<ReturnType<typeof render>> | undefined;
