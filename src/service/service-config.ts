@@ -159,6 +159,10 @@ const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
 // A container image reference: [registry/]path[:tag][@digest], without spaces.
 const IMAGE_REFERENCE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 
+/** A Kubernetes object's name (a DNS-1123 subdomain) of `kind`; `subject` begins each message ("must", "each entry must"). */
+const objectName = (kind: string, subject = 'must') =>
+  z.string().max(253, `${subject} be at most 253 characters`).regex(DNS_SUBDOMAIN, `${subject} be a ${kind} name: lower-case letters, digits, "-" and "."`);
+
 const blankToUndefined = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
 const commaList = (value: unknown): unknown =>
@@ -236,28 +240,11 @@ const envSchema = z.object({
     blankToUndefined,
     z.string().regex(IMAGE_REFERENCE, 'must be a container image reference such as registry/name:tag or name@sha256:…').default(DEFAULT_RUNNER_IMAGE),
   ),
-  SCAFFOLD_RUNNER_SERVICE_ACCOUNT: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .max(253, 'must be at most 253 characters')
-      .regex(DNS_SUBDOMAIN, 'must be a ServiceAccount name: lower-case letters, digits, "-" and "."')
-      .default(DEFAULT_RUNNER_SERVICE_ACCOUNT),
-  ),
+  SCAFFOLD_RUNNER_SERVICE_ACCOUNT: z.preprocess(blankToUndefined, objectName('ServiceAccount').default(DEFAULT_RUNNER_SERVICE_ACCOUNT)),
   SCAFFOLD_RUNNER_TMP_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_TMP_SIZE_LIMIT),
   SCAFFOLD_RUNNER_SCRATCH_SIZE_LIMIT: kubernetesSize(DEFAULT_RUNNER_SCRATCH_SIZE_LIMIT),
   SCAFFOLD_RUNNER_MEMORY_LIMIT: kubernetesSize(DEFAULT_RUNNER_MEMORY_LIMIT),
-  SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: z.preprocess(
-    commaList,
-    z
-      .array(
-        z
-          .string()
-          .max(253, 'each entry must be at most 253 characters')
-          .regex(DNS_SUBDOMAIN, 'each entry must be a Secret name: lower-case letters, digits, "-" and "."'),
-      )
-      .default([]),
-  ),
+  SCAFFOLD_RUNNER_IMAGE_PULL_SECRETS: z.preprocess(commaList, z.array(objectName('Secret', 'each entry must')).default([])),
   DEFAULT_GITOPS_REPO_URL: z.preprocess(blankToUndefined, repositoryUrl(DEFAULT_REPOSITORY_POLICY).optional()),
   ALLOWED_REPOSITORY_URLS: z.preprocess(commaList, z.array(repositoryUrl()).default([])),
   REFERENCE_ENVIRONMENT: z.preprocess(blankToUndefined, clusterNameSchema.default(REFERENCE_ENVIRONMENT)),
