@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertExitZero as ok, runCli } from '../support/cli.js';
-import { renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
+import { renderedUnderOldKey, renewedKeys, rotateToNewKey } from '../support/rekeyed-cluster.js';
 
 const CLUSTER = 'eu-seal-1';
 const RABBITMQ = `clusters/${CLUSTER}/database/sealed/sealed-rabbitmq-credentials.yaml`;
@@ -25,21 +25,16 @@ describe('generate-gitops-env clusters --cluster --cert', () => {
     // The controller renewed its key; every credential but rabbitmq-credentials was resealed under the new one.
     await writeFile(join(tmp, 'old.key'), keys.oldKey.privateKey.export({ type: 'pkcs8', format: 'pem' }));
     ok(
-      await runCli([
-        'rotate',
-        '--repo',
-        repo,
-        '--cluster',
+      await rotateToNewKey(
+        { tmp, repo },
         CLUSTER,
-        '--cert',
-        join(tmp, 'new.pem'),
         '--credential',
         'tcr/tcr-database',
         'database/postgresql-credentials',
         'tcr/registry-pull-secret',
         '--recovery-private-key',
         join(tmp, 'old.key'),
-      ]),
+      ),
     );
   });
   after(async () => {

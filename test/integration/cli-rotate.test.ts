@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertExitZero as ok, runCli } from '../support/cli.js';
-import { clusterFiles, renderedUnderOldKey, renewedKeys } from '../support/rekeyed-cluster.js';
+import { clusterFiles, renderedUnderOldKey, renewedKeys, rotateToNewKey } from '../support/rekeyed-cluster.js';
 import { sealedSecretsIn, unsealAll } from '../support/runner.js';
 
 const CLUSTER = 'eu-rot-1';
@@ -26,6 +26,7 @@ describe('generate-gitops-env rotate', () => {
   let repo: string;
   const keys = renewedKeys();
   const { newKey, oldFingerprint, newFingerprint } = keys;
+  const rotate = (...extra: string[]) => rotateToNewKey({ tmp, repo }, CLUSTER, ...extra);
 
   before(async () => {
     ({ tmp, repo } = await renderedUnderOldKey('cli-rotate-', CLUSTER, keys));
@@ -47,7 +48,7 @@ describe('generate-gitops-env rotate', () => {
 
   it('--dry-run lists the SealedSecrets sealed with the old certificate and writes nothing', async () => {
     const before = await clusterFiles(repo, CLUSTER);
-    const result = ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--dry-run']));
+    const result = ok(await rotate('--dry-run'));
     // Planned with fresh values until they are chosen: the supplied pull secret has none, and says how it is rotated.
     assert.deepEqual(result.stdout.trim().split('\n').sort(), SEALED.slice(1));
     assert.equal(result.stderr.match(new RegExp(`sealed with sha256:${oldFingerprint}`, 'g'))?.length, 4, result.stderr);
@@ -61,7 +62,7 @@ describe('generate-gitops-env rotate', () => {
 
   it('refuses to choose the values for the user: same values need the old key, new ones --fresh-values', async () => {
     const before = await clusterFiles(repo, CLUSTER);
-    const result = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')]);
+    const result = await rotate();
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /recovery-private-key: .*keeps their values/);
     assert.deepEqual(await clusterFiles(repo, CLUSTER), before);
@@ -69,18 +70,7 @@ describe('generate-gitops-env rotate', () => {
 
   it('refuses --fresh-values with --recovery-private-key (exit 2, nothing written) instead of picking fresh values over the key it was given', async () => {
     const before = await clusterFiles(repo, CLUSTER);
-    const result = await runCli([
-      'rotate',
-      '--repo',
-      repo,
-      '--cluster',
-      CLUSTER,
-      '--cert',
-      join(tmp, 'new.pem'),
-      '--fresh-values',
-      '--recovery-private-key',
-      join(tmp, 'old.key'),
-    ]);
+    const result = await rotate('--fresh-values', '--recovery-private-key', join(tmp, 'old.key'));
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /either keep the values \(--recovery-private-key\) or seal fresh ones \(--fresh-values\), not both/);
     assert.equal(result.stdout, '');
@@ -89,9 +79,7 @@ describe('generate-gitops-env rotate', () => {
 
   it('--credential --fresh-values reseals only the one named (and its sameAs partner), under the new certificate, with the password Job', async () => {
     const before = await clusterFiles(repo, CLUSTER);
-    const result = ok(
-      await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'tcr/tcr-database', '--fresh-values']),
-    );
+    const result = ok(await rotate('--credential', 'tcr/tcr-database', '--fresh-values'));
     const job = result.stdout
       .trim()
       .split('\n')
@@ -112,9 +100,7 @@ describe('generate-gitops-env rotate', () => {
   it('without --credential re-encrypts the rest sealed with the old certificate, same values; nothing else changes, then nothing is left', async () => {
     const before = await clusterFiles(repo, CLUSTER);
     const oldValues = unsealAll(sealedSecretsIn(new Map([SEALED[0], SEALED[3]].map((p) => [p!, before.get(p!)!]))), keys.oldKey.privateKey);
-    const result = ok(
-      await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--recovery-private-key', join(tmp, 'old.key')]),
-    );
+    const result = ok(await rotate('--recovery-private-key', join(tmp, 'old.key')));
     assert.match(result.stderr, /resealed database\/rabbitmq-credentials with the same values/);
     assert.deepEqual(result.stdout.trim().split('\n').sort(), [SEALED[0], SEALED[3]]);
     const after = await clusterFiles(repo, CLUSTER);
@@ -123,31 +109,20 @@ describe('generate-gitops-env rotate', () => {
     assert.equal(values.size, 6, 'every value opens with the new key');
     for (const [key, value] of oldValues) assert.equal(values.get(key), value, `${key} is unchanged`);
     for (const file of SEALED) assert.match(after.get(file) ?? '', new RegExp(`sealed-with: sha256:${newFingerprint}`));
-    assert.match(ok(await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem')])).stderr, /Nothing to rotate\./);
+    assert.match(ok(await rotate()).stderr, /Nothing to rotate\./);
   });
 
   it('refuses an unknown credential, fresh values for a supplied one, and a cluster it did not render, with exit 2', async () => {
-    const supplied = await runCli([
-      'rotate',
-      '--repo',
-      repo,
-      '--cluster',
-      CLUSTER,
-      '--cert',
-      join(tmp, 'new.pem'),
-      '--credential',
-      'tcr/registry-pull-secret',
-      '--fresh-values',
-    ]);
+    const supplied = await rotate('--credential', 'tcr/registry-pull-secret', '--fresh-values');
     assert.equal(supplied.code, 2, supplied.stderr);
     assert.match(
       supplied.stderr,
       /error: credential: tcr\/registry-pull-secret: supplied by the caller \(registry-auth\), not generated, so there are no fresh values to make up: re-encrypt .*--recovery-private-key/,
     );
-    const unknown = await runCli(['rotate', '--repo', repo, '--cluster', CLUSTER, '--cert', join(tmp, 'new.pem'), '--credential', 'nope']);
+    const unknown = await rotate('--credential', 'nope');
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stderr, /error: credential: nope: no such credential in scaffold\.yaml/);
-    const missing = await runCli(['rotate', '--repo', repo, '--cluster', 'nowhere', '--cert', join(tmp, 'new.pem')]);
+    const missing = await rotateToNewKey({ tmp, repo }, 'nowhere');
     assert.equal(missing.code, 2, missing.stderr);
     assert.match(missing.stderr, /clusters\/nowhere\/provenance\.yaml not found/);
   });

@@ -64,3 +64,8 @@ export async function clusterFiles(repo: string, cluster: string): Promise<Map<s
   }
   return files;
 }
+
+/** `rotate` of `cluster` in a repository {@link renderedUnderOldKey} made, to the renewed key (`--cert new.pem`), with `extra` flags. */
+export function rotateToNewKey(at: { readonly tmp: string; readonly repo: string }, cluster: string, ...extra: string[]): ReturnType<typeof runCli> {
+  return runCli(['rotate', '--repo', at.repo, '--cluster', cluster, '--cert', join(at.tmp, 'new.pem'), ...extra]);
+}
