@@ -10,14 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT_FAILURE } from '../exit-codes.js';
 import { createTestCertificate } from '../sealing/test-certificate.js';
-import { runCli, type CliResult } from '../../test/support/cli.js';
+import { assertExit, runCli } from '../../test/support/cli.js';
 import { git } from '../../test/support/git.js';
 
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false'];
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
-}
 
 describe('generate-gitops-env upgrade with a cluster that fails', () => {
   let tmp: string;

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { PACKAGE_ROOT, runCli, type CliResult } from '../support/cli.js';
+import { PACKAGE_ROOT, assertExit, runCli } from '../support/cli.js';
 
 const CLUSTER_ARGS = ['--cluster', 'eu-prod-1', '--domain', 'eu-prod-1.example.net', '--region', 'eu-west-1'];
 const controller = createTestCertificate();
@@ -25,10 +25,6 @@ function git(cwd: string, ...args: string[]): string {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: tmpdir(), LC_ALL: 'C' },
   });
-}
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
 }
 
 describe('CLI conventions', () => {

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { scopeLabel } from '../../src/sealing/seal.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExit, runCli, type CliResult } from '../support/cli.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { gitSync as git } from '../support/git.js';
 
@@ -27,11 +27,6 @@ const SEALED_FILES = [
 ];
 
 const controller = createTestCertificate();
-
-/** Fails with everything the CLI printed, so a failing run explains itself. */
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
-}
 
 function unsealFile(text: string): Record<string, string> {
   const sealed = parse(text) as { metadata: { name: string; namespace: string }; spec: { encryptedData: Record<string, string> } };

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExit, runCli } from '../support/cli.js';
 import { crdValidator } from '../support/shared-crds.js';
 import { writeFluxBootstrap } from '../support/flux-bootstrap.js';
 import { git } from '../support/git.js';
@@ -20,10 +20,6 @@ import { git } from '../support/git.js';
 const CLUSTERS = ['eu-1', 'eu-2', 'us-1'] as const;
 const PATCH = 'apps/tcr-api-replicas.yaml';
 const IDENTITY = ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false'];
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
-}
 
 /** Every sealed credential file of the repository, by path, with its bytes. */
 async function sealedFiles(repo: string): Promise<Map<string, string>> {

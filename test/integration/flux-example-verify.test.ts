@@ -13,14 +13,10 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyWorkTree } from '../../src/workspace/verify-work-tree.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExit, runCli } from '../support/cli.js';
 import { gitSync as git } from '../support/git.js';
 
 const FIXTURE = new URL('../fixtures/flux2-kustomize-helm-example', import.meta.url);
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
-}
 
 /** What the example does that the generated tree's rules forbid: sensible, and the only findings. */
 function expectedFindings(env: string): string[] {

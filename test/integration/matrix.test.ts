@@ -23,7 +23,7 @@ import { scopeLabel } from '../../src/sealing/seal.js';
 import { parseSealingCertificate } from '../../src/sealing/sealing-certificate.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
 import { unsealValue } from '../../src/sealing/unseal.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { assertExit, runCli } from '../support/cli.js';
 import { crdValidator, objectsOf as objectsOfText } from '../support/shared-crds.js';
 import { SEALED_WITH_ANNOTATION, sealedWithOf } from '../../src/gitops/sealed-with.js';
 
@@ -112,10 +112,6 @@ type Obj = Record<string, unknown> & {
 };
 
 const objectsOf = (text: string): Obj[] => objectsOfText<Obj>(text);
-
-function assertExit(result: CliResult, code: number): void {
-  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
-}
 
 const controller = createTestCertificate();
 const certificate = parseSealingCertificate(controller.certificatePem);

@@ -3,6 +3,7 @@
  * `node --import tsx src/cli.ts …` with the package root as cwd, so exit codes,
  * stdout and stderr are the real contract and nothing is shared with the test.
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +59,11 @@ export function runCli(args: readonly string[], options: RunCliOptions = {}): Pr
     });
     child.stdin.end(options.stdin ?? '');
   });
+}
+
+/** Asserts a CLI run exited with `code`, showing what it printed when it did not. */
+export function assertExit(result: CliResult, code: number): void {
+  assert.equal(result.code, code, `exit ${result.code}, expected ${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
 }
 
 /** Asserts a CLI run exited 0, showing what it printed when it did not. */
