@@ -234,6 +234,14 @@ describe('verifyRepository', { concurrency: 4 }, () => {
     assert.deepEqual(lines, ['clusters/demo/apps: Deployment tcr/web: spec.replica: unknown field (did you mean replicas?)']);
   });
 
+  it('reports an overlay patch whose target the renamed base object no longer matches (kustomize skips it silently)', async () => {
+    // A JSON6902 patch with a target that selects nothing builds without an error: only verify says so.
+    const { lines } = await findingsAfter((f) => f.edit('base/apps/web/deployment.yaml', (t) => t.replace('name: web\n', 'name: web-server\n')));
+    assert.deepEqual(lines, [
+      'clusters/demo/apps/kustomization.yaml: patch patches[1] (inline) targets Deployment web, which clusters/demo/apps does not build: kustomize skips a patch whose target selects nothing, without an error',
+    ]);
+  });
+
   it('validates what Flux applies: a substituted integer is an integer', async () => {
     const { lines } = await findingsAfter(async (f) => {
       await f.edit('base/apps/web/deployment.yaml', (t) => t.replace('replicas: 2', 'replicas: ${web_replicas}'));

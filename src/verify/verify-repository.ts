@@ -32,6 +32,7 @@ import { isRecord } from '../model/is-record.js';
 import type { KustomizeBuilder } from './kustomize-builder.js';
 import { manifestDocuments } from './manifest-documents.js';
 import { objectLabel } from './object-label.js';
+import { unmatchedPatchTargets } from './patch-targets.js';
 import type { ObjectValidator } from './object-validator.js';
 import { readPrerequisites } from './platform-prerequisites-reader.js';
 import { prerequisitesForInfra } from '../gitops/platform-prerequisites.js';
@@ -226,6 +227,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     );
     const root = await build(clusterDir);
     if (!root.ok) findings.push({ file: clusterDir, message: `does not build: ${root.error}` });
+    else findings.push(...(await unmatchedPatchTargets(reader, clusterDir, root.objects)));
 
     // --- flux bootstrap's flux-system/ kept and applied ----------------------
     findings.push(
@@ -322,6 +324,7 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
     }
     const entries = [...found.values()].sort((a, b) => compare(a.key, b.key));
     const applied: AppliedKustomization[] = [];
+    const patchChecked = new Set<string>([clusterDir]);
     for (const entry of entries) {
       signal?.throwIfAborted();
       const at = (message: string): void => {
@@ -344,6 +347,11 @@ export async function verifyRepository(deps: VerifyDeps, options: VerifyOptions 
       if (built && !built.ok) at(`spec.path ${String(spec.path)} does not build: ${built.error}`);
       if (!built?.ok || !entry.path?.ok) continue;
       const dir = entry.path.dir;
+      // Once a directory, however many Kustomizations apply it.
+      if (!patchChecked.has(dir)) {
+        patchChecked.add(dir);
+        findings.push(...(await unmatchedPatchTargets(reader, dir, built.objects)));
+      }
 
       const substitution = analyzeSubstitution({
         kustomization: entry.object,
