@@ -129,6 +129,6 @@ export async function fleetBehindReference(dir: string, bare: string, work: stri
   await bareRepositoryWithClusters(bare, template, count, 'fleet');
   await git(dir, ['clone', '--quiet', bare, work]);
   const patch = join(work, 'clusters/development/apps/tcr-api-replicas.yaml');
-  await writeFile(patch, (await readFile(patch, 'utf8')).replace(/replicas: \d+/, 'replicas: 7'));
+  await writeFile(patch, (await readFile(patch, 'utf8')).replace(/value: \d+/, 'value: 7'));
   await git(work, ['commit', '--quiet', '-am', 'Seven API replicas']);
 }

@@ -30,7 +30,7 @@ describe('generate-gitops-env upgrade with a cluster that fails', () => {
     }
     // The reference changes, so both are behind; then eu-2 loses a sealed credential, which an upgrade cannot seal again.
     const patch = join(repo, 'clusters/development/apps/tcr-api-replicas.yaml');
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', 'replicas: 5'));
+    await writeFile(patch, (await readFile(patch, 'utf8')).replace('value: 3', 'value: 5'));
     await rm(join(repo, 'clusters/eu-2/database/sealed/sealed-postgresql-credentials.yaml'));
     await git(repo, 'add', '--all');
     await git(repo, ...IDENTITY, 'commit', '--quiet', '-m', 'Two clusters, one damaged');

@@ -114,7 +114,7 @@ describe('/api/v1/clusters', () => {
     const renderedFrom = fresh.platform_commit!;
 
     const patch = join(work, 'clusters/development/apps/tcr-api-replicas.yaml');
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', 'replicas: 4'));
+    await writeFile(patch, (await readFile(patch, 'utf8')).replace('value: 3', 'value: 4'));
     await commitAndPush('Four API replicas');
     const behind = await get<Fleet>('/api/v1/clusters');
     const current = await git(work, 'rev-parse', 'HEAD');

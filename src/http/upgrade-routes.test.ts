@@ -114,7 +114,7 @@ describe('/api/v1/upgrades', () => {
       [...cluster.files.modified].sort(),
     );
     // The reference's API went from 3 to 4 replicas (editReferenceReplicas above).
-    const replicas = cluster.diff?.find((f) => f.previous_content?.includes('replicas: 3') && f.content?.includes('replicas: 4'));
+    const replicas = cluster.diff?.find((f) => f.previous_content?.includes('value: 3') && f.content?.includes('value: 4'));
     assert.ok(replicas, JSON.stringify(cluster.diff));
     assert.equal(replicas.change, 'modified');
   });

@@ -158,7 +158,7 @@ describe('runFleetChange: upgrade', () => {
     const changed = await changedFiles(remote.dir, remote.base, 'main');
     assert.ok(changed.length > 0);
     for (const path of changed) assert.match(path, /^clusters\/eu-2\//);
-    assert.match(await git(remote.dir, 'show', 'main:clusters/eu-2/apps/tcr-api-replicas.yaml'), /replicas: 4/, 'the edited reference patch reached eu-2');
+    assert.match(await git(remote.dir, 'show', 'main:clusters/eu-2/apps/tcr-api-replicas.yaml'), /value: 4/, 'the edited reference patch reached eu-2');
     const sealedAfter = [...(await treeAt(remote.dir, 'main', 'clusters/eu-2'))].filter(([path]) => SEALED_FILE.test(path));
     assert.deepEqual(sealedAfter, sealedBefore, 'every sealed credential byte-identical');
 
@@ -477,7 +477,7 @@ describe('runFleetChange: upgrade', () => {
     const remote = await newRemote();
     // The reference's patch made invalid (a Deployment's replicas must be an integer): every render from it fails the gate.
     const base = await pushChange(remote, 'a broken reference patch', async (work) => {
-      await writeFile(join(work, REFERENCE_PATCH), (await readFile(join(work, REFERENCE_PATCH), 'utf8')).replace(/replicas: \d+/, 'replicas: many'));
+      await writeFile(join(work, REFERENCE_PATCH), (await readFile(join(work, REFERENCE_PATCH), 'utf8')).replace(/value: \d+/, 'value: many'));
     });
 
     const error = await run(capturingLogger(), options(remote, 'upgrade', 'eu-1')).catch((e: unknown) => e);

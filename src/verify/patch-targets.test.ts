@@ -14,14 +14,20 @@ const REPLICAS = '- op: replace\n  path: /spec/replicas\n  value: 3\n';
 /** Findings of the layer `layer/` whose kustomization is `kustomization`, beside `files`, built to `built`. */
 async function findingsOf(kustomization: string, built: readonly Record<string, unknown>[], files: Record<string, string> = {}): Promise<string[]> {
   const reader = memoryRepoReader(
-    new Map([['layer/kustomization.yaml', kustomization], ['layer/replicas.yaml', REPLICAS], ...Object.entries(files).map(([k, v]) => [`layer/${k}`, v] as const)]),
+    new Map([
+      ['layer/kustomization.yaml', kustomization],
+      ['layer/replicas.yaml', REPLICAS],
+      ...Object.entries(files).map(([k, v]) => [`layer/${k}`, v] as const),
+    ]),
   );
   return (await unmatchedPatchTargets(reader, 'layer', built)).map((f) => `${f.file}: ${f.message}`);
 }
 
 describe('unmatchedPatchTargets', () => {
   it('names the patch, its target and where it is declared when the target selects nothing', async () => {
-    const lines = await findingsOf('patches:\n  - path: replicas.yaml\n    target: {kind: Deployment, name: api, namespace: tcr}\n', [deployment('api-server', 'tcr')]);
+    const lines = await findingsOf('patches:\n  - path: replicas.yaml\n    target: {kind: Deployment, name: api, namespace: tcr}\n', [
+      deployment('api-server', 'tcr'),
+    ]);
     assert.deepEqual(lines, [
       'layer/kustomization.yaml: patch replicas.yaml targets Deployment tcr/api, which layer does not build: kustomize skips a patch whose target selects nothing, without an error',
     ]);
@@ -34,7 +40,8 @@ describe('unmatchedPatchTargets', () => {
 
   it("checks the patches of the components the layer includes, in the component's own file", async () => {
     const lines = await findingsOf('components: [identity]\n', [deployment('api', 'tcr')], {
-      'identity/kustomization.yaml': 'kind: Component\npatches:\n  - path: dns.yaml\n    target: {group: helm.toolkit.fluxcd.io, kind: HelmRelease, name: external-dns}\n',
+      'identity/kustomization.yaml':
+        'kind: Component\npatches:\n  - path: dns.yaml\n    target: {group: helm.toolkit.fluxcd.io, kind: HelmRelease, name: external-dns}\n',
       'identity/dns.yaml': '- op: add\n  path: /spec/values/txtOwnerId\n  value: eu-1\n',
     });
     assert.equal(lines.length, 1);
@@ -66,10 +73,9 @@ describe('unmatchedPatchTargets', () => {
   });
 
   it('still judges a patch that only tests an object name (a test op writes nothing)', async () => {
-    const lines = await findingsOf(
-      'patches:\n  - patch: "- op: test\\n  path: /metadata/name\\n  value: api"\n    target: {kind: Deployment, name: web}\n',
-      [deployment('api', 'tcr')],
-    );
+    const lines = await findingsOf('patches:\n  - patch: "- op: test\\n  path: /metadata/name\\n  value: api"\n    target: {kind: Deployment, name: web}\n', [
+      deployment('api', 'tcr'),
+    ]);
     assert.equal(lines.length, 1);
   });
 });

@@ -40,7 +40,7 @@ describe('upgradeWorkTree', () => {
       await renderWorkTree(repo, { cluster: { name, domain: `${name}.example.net`, region: 'eu-west-1' }, pass: 'all', certificate, generatorVersion: 'test' });
     }
     const patch = join(repo, 'clusters/development/apps/tcr-api-replicas.yaml');
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', 'replicas: 6'));
+    await writeFile(patch, (await readFile(patch, 'utf8')).replace('value: 3', 'value: 6'));
     await git(repo, 'add', '--all');
     await git(repo, ...IDENTITY, 'commit', '--quiet', '-m', 'eu-1 and six replicas');
   });

@@ -681,7 +681,7 @@ describe('operator dashboard in headless Chromium', { timeout: 600_000 }, () => 
         execFileSync('git', ['-C', work, '-c', 'user.name=Platform', '-c', 'user.email=platform@example.net', ...args], { encoding: 'utf8' });
       execFileSync('git', ['clone', '--quiet', fileURLToPath(runs.ok.repository.url), work]);
       const replicas = join(work, 'clusters', 'development', 'infrastructure', 'ingress-nginx-replicas.yaml');
-      await writeFile(replicas, (await readFile(replicas, 'utf8')).replace('replicaCount: 3', 'replicaCount: 4'));
+      await writeFile(replicas, (await readFile(replicas, 'utf8')).replace('value: 3', 'value: 4'));
       git('commit', '--quiet', '-am', 'ingress-nginx: four replicas');
       git('push', '--quiet', 'origin', 'HEAD:main');
     } finally {

@@ -129,7 +129,7 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
         assert.match((await diff.locator('.diff-view h3').textContent()) ?? '', new RegExp(`clusters/${name}/apps/tcr-api-replicas\\.yaml`));
         assert.deepEqual(
           (await diff.locator('tr.diff-remove td.text, tr.diff-add td.text').allTextContents()).map((t) => t.trim()),
-          ['replicas: 3', 'replicas: 4'],
+          ['value: 3', 'value: 4'],
         );
       }
 
@@ -178,7 +178,7 @@ describe('fleet-wide upgrade, the status filter and the phone layout in headless
       await single.getByRole('treeitem', { name: /tcr-api-replicas\.yaml/ }).click();
       assert.deepEqual(
         (await single.locator('tr.diff-remove td.text, tr.diff-add td.text').allTextContents()).map((t) => t.trim()),
-        ['replicas: 3', 'replicas: 4'],
+        ['value: 3', 'value: 4'],
       );
       await page.getByRole('button', { name: 'Not now' }).click();
       assert.deepEqual(browser.blocked, []);

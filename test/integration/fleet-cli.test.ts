@@ -53,7 +53,7 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
     renderedFrom = await git(repo, 'rev-parse', 'HEAD~1');
     // The platform changes: the reference's carried-over overlay patch is edited.
     const patch = join(repo, 'clusters/development', PATCH);
-    await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', 'replicas: 5'));
+    await writeFile(patch, (await readFile(patch, 'utf8')).replace('value: 3', 'value: 5'));
     await commit(repo, 'Run five API replicas');
     current = await git(repo, 'rev-parse', 'HEAD');
     sealedBefore = await sealedFiles(repo);
@@ -140,7 +140,7 @@ describe('generate-gitops-env clusters, upgrade and remove', () => {
       .sort();
     assert.deepEqual(changed, CLUSTERS.flatMap((n) => [`M clusters/${n}/${PATCH}`, `M clusters/${n}/provenance.yaml`]).sort());
     for (const name of CLUSTERS) {
-      assert.match(await readFile(join(repo, 'clusters', name, PATCH), 'utf8'), /replicas: 5/);
+      assert.match(await readFile(join(repo, 'clusters', name, PATCH), 'utf8'), /value: 5/);
       assert.match(await readFile(join(repo, 'clusters', name, 'provenance.yaml'), 'utf8'), new RegExp(`platformCommit: ${current}`));
     }
     assert.deepEqual(await sealedFiles(repo), sealedBefore);

@@ -34,10 +34,11 @@ const KINDS = [
 const NAMES = ['external-dns', 'tcr-api', 'tcr-api-worker', 'ingress-nginx', 'postgresql'] as const;
 const NAMESPACES = ['tcr', 'database', 'external-dns'] as const;
 
-const objects = fc.uniqueArray(
-  fc.record({ type: fc.constantFrom(...KINDS), name: fc.constantFrom(...NAMES), namespace: fc.constantFrom(...NAMESPACES) }),
-  { minLength: 1, maxLength: 4, selector: (o) => `${o.type.kind}/${o.namespace}/${o.name}` },
-);
+const objects = fc.uniqueArray(fc.record({ type: fc.constantFrom(...KINDS), name: fc.constantFrom(...NAMES), namespace: fc.constantFrom(...NAMESPACES) }), {
+  minLength: 1,
+  maxLength: 4,
+  selector: (o) => `${o.type.kind}/${o.namespace}/${o.name}`,
+});
 
 /** A selector field as people write them: a literal, a piece of one, a pattern, an alternation, or nothing. */
 const field = (values: readonly string[]) =>

@@ -66,13 +66,14 @@ async function refsOf(bare: string): Promise<string> {
   return git(bare, 'for-each-ref', '--format=%(refname) %(objectname)');
 }
 
-/** Adds an annotation to the first `metadata:` block's object in `file` (below the work tree). */
+/** Sets an annotation (`key: "value"`) on the object the JSON patch `file` (below the work tree) targets. */
 async function annotate(workTree: string, file: string, annotation: string): Promise<void> {
   const path = join(workTree, file);
   const text = await readFile(path, 'utf8');
-  const edited = text.replace(/^metadata:\n/m, `metadata:\n  annotations:\n    ${annotation}\n`);
-  assert.notEqual(edited, text, `${file} has a metadata block`);
-  await writeFile(path, edited);
+  // The reference's overlay patches are JSON patches: one more operation sets the annotation.
+  assert.match(text, /^- op: /m, `${file} is a JSON patch`);
+  const [key, value] = annotation.split(/: (.*)/s) as [string, string];
+  await writeFile(path, `${text}- op: add\n  path: /metadata/annotations\n  value:\n    ${key}: ${value}\n`);
 }
 
 async function run(args: readonly string[], env: Record<string, string> = {}): Promise<RunnerOutcome> {

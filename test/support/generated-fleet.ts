@@ -41,7 +41,7 @@ export async function createGeneratedFleet(work: string, bare: string, options: 
   await git(work, 'add', '--all');
   await git(work, 'commit', '--quiet', '-m', `${options.clusters.length} clusters`);
   const patch = join(work, REFERENCE_PATCH);
-  await writeFile(patch, (await readFile(patch, 'utf8')).replace('replicas: 3', `replicas: ${options.replicas ?? 4}`));
+  await writeFile(patch, (await readFile(patch, 'utf8')).replace('value: 3', `value: ${options.replicas ?? 4}`));
   await git(work, 'add', '--all');
   await git(work, 'commit', '--quiet', '-m', 'more API replicas in the reference');
   await git(work, 'clone', '--quiet', '--bare', work, bare);
@@ -61,7 +61,7 @@ export async function createGeneratedFleet(work: string, bare: string, options: 
 export async function editReferenceReplicas(work: string, bare: string, from: number, to: number): Promise<void> {
   await git(work, 'pull', '--quiet', '--ff-only', bare, 'main');
   const patch = join(work, REFERENCE_PATCH);
-  await writeFile(patch, (await readFile(patch, 'utf8')).replace(`replicas: ${from}`, `replicas: ${to}`));
+  await writeFile(patch, (await readFile(patch, 'utf8')).replace(`value: ${from}`, `value: ${to}`));
   await git(work, 'add', '--all');
   await git(work, '-c', 'user.name=test', '-c', 'user.email=test@example.invalid', 'commit', '--quiet', '-m', `${to} API replicas`);
   await git(work, 'push', '--quiet', bare, 'main:main');
