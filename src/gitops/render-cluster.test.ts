@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { drawClusterGraph } from '../workspace/draw-cluster-graph.js';
 import { renderWorkTree } from '../git/render-work-tree.js';
 import { verifyWorkTree } from '../workspace/verify-work-tree.js';
@@ -706,6 +706,21 @@ describe('renderCluster on reference environments that are less tidy than the sh
       { name: 'AWS_DEFAULT_REGION', value: 'eu-west-1' },
       { name: 'EXTERNAL_DNS_AWS_ZONE_TYPE', value: 'public' },
     ]);
+  });
+
+  it('gives external-dns its identity whole when the base release sets no values (a JSON patch cannot add below a missing member)', async () => {
+    const base = parse(platform.get('base/infrastructure/external-dns.yaml')!) as { spec: { values?: unknown } };
+    delete base.spec.values;
+    const dir = await platformCopy('external-dns-no-values', { 'base/infrastructure/external-dns.yaml': stringify(base) });
+    await renderWorkTree(dir, { cluster: CLUSTER, pass: 'infrastructure', generatorVersion: 't' });
+    const release = objectsOf(await kustomize.build(dir, `${GITOPS_PATH}/infrastructure`)).find(
+      (o) => o.kind === 'HelmRelease' && o.metadata!.name === 'external-dns',
+    )!;
+    assert.deepEqual((release.spec as { values: unknown }).values, {
+      domainFilters: ['eu-prod-1.example.net'],
+      txtOwnerId: 'eu-prod-1',
+      env: [{ name: 'AWS_DEFAULT_REGION', value: 'eu-west-1' }],
+    });
   });
 
   it('drops a generated component the new cluster does not get, so the layer still builds', async () => {
