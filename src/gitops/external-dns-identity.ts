@@ -6,6 +6,7 @@
  */
 import type { ClusterIdentity } from './cluster-identity.js';
 import type { FoundObject } from './layer-resources.js';
+import { patchTargetOf } from './patch-target.js';
 import { toYaml } from './yaml.js';
 import { isRecord } from '../model/is-record.js';
 
@@ -39,13 +40,6 @@ function envWithRegion(values: Record<string, unknown>, region: string): unknown
   return found ? env : [...env, { name: REGION_ENV, value: region }];
 }
 
-/** The release's API group, from its apiVersion (`helm.toolkit.fluxcd.io/v2`). */
-function groupOf(apiVersion: unknown): string {
-  const text = String(apiVersion);
-  const slash = text.lastIndexOf('/');
-  return slash < 0 ? '' : text.slice(0, slash);
-}
-
 /**
  * The `identity/` Component of a layer, as files relative to the layer
  * directory, or an empty map when the layer does not deploy external-dns.
@@ -62,7 +56,6 @@ export function renderIdentityComponent(objects: readonly FoundObject[], identit
   const files = new Map<string, string>();
   const release = findExternalDns(objects);
   if (!release) return files;
-  const metadata = isRecord(release.metadata) ? release.metadata : {};
   const spec = isRecord(release.spec) ? release.spec : {};
   const values = isRecord(spec.values) ? spec.values : undefined;
   const settings = {
@@ -88,12 +81,7 @@ export function renderIdentityComponent(objects: readonly FoundObject[], identit
           {
             path: 'external-dns.yaml',
             // No version: the release stays selected across a HelmRelease API version, whose values do not move.
-            target: {
-              group: groupOf(release.apiVersion),
-              kind: 'HelmRelease',
-              name: String(metadata.name),
-              ...(typeof metadata.namespace === 'string' && metadata.namespace !== '' ? { namespace: metadata.namespace } : {}),
-            },
+            target: patchTargetOf(release, { version: false }),
           },
         ],
       },

@@ -21,6 +21,7 @@
  */
 import { posix } from 'node:path';
 import type { RepoReader } from '../gitops/repo-reader.js';
+import { groupOf, metadataOf } from './applied-object.js';
 import { sharedYamlReading } from '../gitops/shared-yaml-reading.js';
 import { isRecord } from '../model/is-record.js';
 import type { Finding } from './finding.js';
@@ -154,14 +155,13 @@ function fieldExpression(value: unknown): RegExp | null | undefined {
 /** An object's id as a selector sees it; the generated name's hash suffix is also tried, as kustomize selects a generated object by its own name. */
 function idOf(object: Record<string, unknown>): { group: string; version: string; kind: string; names: string[]; namespace: string | undefined } {
   const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
-  const slash = apiVersion.lastIndexOf('/');
-  const metadata = isRecord(object.metadata) ? object.metadata : {};
+  const metadata = metadataOf(object);
   const name = typeof metadata.name === 'string' ? metadata.name : '';
   const namespace = typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : undefined;
   const unsuffixed = name.replace(/-[a-z0-9]{10}$/, '');
   return {
-    group: slash < 0 ? '' : apiVersion.slice(0, slash),
-    version: apiVersion.slice(slash + 1),
+    group: groupOf(apiVersion),
+    version: apiVersion.slice(apiVersion.indexOf('/') + 1),
     kind: typeof object.kind === 'string' ? object.kind : '',
     names: unsuffixed === name ? [name] : [name, unsuffixed],
     namespace,
