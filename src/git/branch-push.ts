@@ -5,9 +5,10 @@
  * A scaffold pass commit (one with the Scaffold-* trailers) uses the landing
  * queue (landing-queue.ts). It is pushed plainly only when nobody is queued and
  * the branch has not moved past its base; otherwise, or when that push loses,
- * it is announced and the run waits: polling with `ls-remote`, it finds its
- * commit carried onto the branch by another run, or it is its turn (oldest in
- * the queue, or the one ahead is late), and it rebases, carries the other
+ * it is announced and the run waits: polling with `ls-remote` (and fetching
+ * only once its announcement is gone or it is its turn), it finds its commit
+ * carried onto the branch by another run, or it is its turn (oldest in the
+ * queue, or the one ahead is late), and it rebases, carries the other
  * announced commits on top and lands them all in one atomic push.
  *
  * Other commits (upgrades, removals, tests) race alone: fetch, rebase, retry
@@ -26,15 +27,18 @@ import {
   type QueueGit,
   type QueueListing,
   type QueueSightings,
+  type QueueVerdicts,
   carryQueued,
   inQueueOf,
   landedPassCommit,
+  listedQueue,
   passTrailersOf,
   queuePrefix,
   queueRefspec,
   readQueue,
+  verdictsOf,
 } from './landing-queue.js';
-import { Announcement, removalsOf } from './queue-announcement.js';
+import { Announcement, CARRIER_PATIENCE_MS, removalsOf } from './queue-announcement.js';
 import type { QueueAuth } from './queue-auth.js';
 import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
@@ -175,27 +179,34 @@ type WaitOutcome =
 
 /**
  * Waits until another run carried this run's commit (its landed commit), or it
- * is this run's turn to carry the queue. Polls with `ls-remote` and fetches only
- * when the branch or the queue changed, so a waiting run costs little.
+ * is this run's turn to carry the queue. It looks with `ls-remote` and fetches
+ * only when the listing shows something it must read: its announcement is gone
+ * (carried, or deleted), it is its turn, or announcements no fetch has judged
+ * have stood ahead of it for a carrier's patience. While its announcement
+ * stands, its commit is not on the branch: a carrier deletes the announcements
+ * it carries in its landing push, atomically. So fifty waiting runs fetch about
+ * once each, when they land, not every time the branch moves.
  */
 async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: PassTrailers, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+  const branchRef = `refs/heads/${ws.branch}`;
   const tracking = `refs/remotes/origin/${ws.branch}`;
   const call = signal ? { signal } : {};
   const before = await resolveRef(ws, tracking);
   let after = before;
   const branch = { movedAt: Date.now(), moves: 0 };
   let fetched = '';
+  let readAt = Date.now();
   let queued: QueueListing = { commits: [], malformed: [] };
+  let verdicts: QueueVerdicts = new Map();
   /** Fetches what `listing` shows; the commit this run landed as, if another run carried it. */
-  const refresh = async (listing: string, round: number): Promise<string | undefined> => {
+  const refresh = async (listing: string): Promise<string | undefined> => {
     fetched = listing;
+    readAt = Date.now();
     await fetchBranch(ws, true, signal);
-    const tip = await resolveRef(ws, tracking);
-    // Moves count from the first look after the announcement: an earlier landing may not have seen it.
-    if (tip !== after && round > 0) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
-    after = tip;
+    after = await resolveRef(ws, tracking);
     const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
     queued = await readQueue(ws, ws.branch, ws.auth);
+    verdicts = verdictsOf(queued);
     if (landed === undefined && own.ref !== undefined && !queued.commits.some((entry) => entry.ref === own.ref)) {
       // Deleted without landing (a carrier that judged it unlandable): a landing push leased on it could never
       // land, and a renewal leased on it could never replace it. Forgotten, so this run carries itself now.
@@ -205,29 +216,45 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     return landed;
   };
   let quietLooks = 0;
-  for (let round = 0; ; round++) {
-    if (round > 0) {
-      const window = queuePollWindow(own.place(queued.commits), quietLooks);
+  let place = 0;
+  let seen: { readonly tip: string | undefined; readonly ahead: string } | undefined;
+  for (;;) {
+    if (seen !== undefined) {
+      const window = queuePollWindow(place, quietLooks);
       await interruptibleSleep(Math.round(window * (0.5 + Math.random() / 2)), signal);
       signal?.throwIfAborted();
     }
-    const listing = (await ws.git(['ls-remote', 'origin', `refs/heads/${ws.branch}`, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
-    // Only a moved branch or a gone announcement ahead changes anything for a waiting run; newcomers queue behind it.
+    const listing = (await ws.git(['ls-remote', 'origin', branchRef, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
     const refs = new Map(
       listing
         .split('\n')
         .filter(Boolean)
         .map((line) => line.split('\t').reverse() as [string, string]),
     );
-    const ahead = queued.commits.slice(0, Math.max(0, own.place(queued.commits)));
-    const changed = round === 0 || refs.get(`refs/heads/${ws.branch}`) !== after || ahead.some((entry) => refs.get(entry.ref) !== entry.sha);
+    const tip = refs.get(branchRef);
+    // Moves count from the first look after the announcement: an earlier landing may not have seen it.
+    if (seen !== undefined && tip !== seen.tip) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
+    // Only a moved branch or a change among the announcements ahead matters to a waiting run; newcomers queue behind it.
+    const ahead = (slots: ReturnType<typeof listedQueue>) => slots.slice(0, Math.max(0, own.place(slots)));
+    const listed = ahead(listedQueue(ws.branch, refs, verdicts));
+    const aheadKey = listed.map((slot) => `${slot.ref} ${slot.sha}`).join('\n');
+    const changed = seen === undefined || tip !== seen.tip || aheadKey !== seen.ahead;
+    seen = { tip, ahead: aheadKey };
     quietLooks = changed ? 0 : quietLooks + 1;
-    const landed = changed ? await refresh(listing, round) : undefined;
-    if (landed !== undefined) return { landed };
-    if (!own.mayCarry(queued.commits, branch)) continue;
+    const entry = own.entry;
+    const standing = entry !== undefined && refs.get(entry.ref) === entry.sha;
+    // Announcements nobody judged hold this run back for one patience at most: planted ones count for nothing once read.
+    const unjudged = listed.some((slot) => !slot.judged) && Date.now() - readAt > CARRIER_PATIENCE_MS;
+    if ((changed && !standing) || unjudged) {
+      const landed = await refresh(listing);
+      if (landed !== undefined) return { landed };
+    }
+    const slots = listedQueue(ws.branch, refs, verdicts);
+    place = Math.max(0, own.place(slots));
+    if (!own.mayCarry(slots, branch)) continue;
     // Its turn: carry everything announced up to now.
     if (listing !== fetched) {
-      const carried = await refresh(listing, round);
+      const carried = await refresh(listing);
       if (carried !== undefined) return { landed: carried };
     }
     return { before, after, queued };

@@ -855,4 +855,77 @@ describe('landing queue', () => {
       await race.dispose();
     }
   });
+
+  /** Resolves once `bare` holds an announcement of run `id`; its ref. */
+  async function announced(bare: string, id: string): Promise<string> {
+    for (let i = 0; i < 200; i++) {
+      const ref = (await queueRefs(bare)).find((r) => r.startsWith(`refs/scaffold-queue/main/${id}--`));
+      if (ref !== undefined) return ref;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`run ${id} never announced`);
+  }
+
+  /**
+   * beta lost its race to alpha and waits behind run-z, an authentic announcement (of gamma's cluster)
+   * issued before its own; `whileWaiting` runs once beta's announcement is up,
+   * and beta's push is awaited. Beta's git commands are its own remote's.
+   */
+  async function waitBehind(name: string, whileWaiting: (race: { bare: string; first: GitWorkspace; zetaRef: string }) => Promise<void>) {
+    const race = await afterAlphaLanded(name);
+    const { bare, first, gamma: zeta } = race;
+    const waiter = recorder();
+    const beta = await cloneFor(new CliGitRemote({ backoff: { baseMs: 5, maxMs: 50 }, logger: waiter.logger, queueAuth: AUTH }), race.repo, 'beta');
+    try {
+      await writeCluster(zeta, 'gamma', passTrailers('run-z', 'gamma'));
+      const zetaRef = await announce(zeta, passTrailers('run-z', 'gamma'), { issuedAt: Date.now() - 1_000 });
+      await writeCluster(beta, 'beta', passTrailers('run-b', 'beta'));
+      const started = Date.now();
+      const pushed = beta.push();
+      await announced(bare, 'run-b');
+      await whileWaiting({ bare, first, zetaRef });
+      const landed = await pushed;
+      const commands = waiter.events.filter((e) => e['message'] === 'git').map((e) => String(e['git']));
+      return { landed, commands, ms: Date.now() - started, bare };
+    } finally {
+      await Promise.all([race.dispose(), beta.dispose()]);
+    }
+  }
+
+  it('a waiting run does not fetch while its announcement stands, however the branch moves: once, when it is its turn', async () => {
+    const { landed, commands, bare } = await waitBehind('quiet-wait.git', async ({ bare, first, zetaRef }) => {
+      // The branch moves under it (a commit that is no scaffold pass), and the run looks several times.
+      await mkdir(join(first.dir, 'clusters', 'alpha'), { recursive: true });
+      await writeFile(join(first.dir, 'clusters', 'alpha', 'notes.yaml'), 'moved: true\n');
+      await first.commit({ paths: ['clusters/alpha'], message: 'Unrelated change', trailers: {}, author: AUTHOR });
+      await first.push();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // zeta gives up: beta is first in line and carries itself.
+      await git(bare, 'update-ref', '-d', zetaRef);
+    });
+    assert.equal(landed.sha, await git(bare, 'rev-parse', 'main'));
+    assert.equal(await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), 'run-b');
+    assert.ok(commands.filter((c) => c === 'ls-remote').length >= 4, `it looked while it waited: ${commands.join(' ')}`);
+    assert.deepEqual(
+      commands.filter((c) => c === 'fetch'),
+      ['fetch'],
+      `one fetch, at its turn: ${commands.join(' ')}`,
+    );
+  });
+
+  it('planted announcements ahead of a waiting run hold it back for one carrier patience at most', async () => {
+    const { landed, ms, bare } = await waitBehind('planted-ahead.git', async ({ bare, zetaRef }) => {
+      // Someone without the key plants three announcements issued before beta's, then run-z gives up.
+      const tip = await git(bare, 'rev-parse', 'main');
+      for (let i = 0; i < 3; i++) {
+        const name = { id: `run-p${i}`, pass: 'infrastructure', attempt: 1, issuedAt: Date.now() - 5_000 + i, mac: 'f'.repeat(64) };
+        await git(bare, 'update-ref', queueRef('main', name), tip);
+      }
+      await git(bare, 'update-ref', '-d', zetaRef);
+    });
+    assert.equal(landed.sha, await git(bare, 'rev-parse', 'main'));
+    // Counted as three places ahead, it would wait three patiences (30 s) before carrying; read once, they count for nothing.
+    assert.ok(ms < 20_000, `landed after ${ms} ms`);
+    assert.deepEqual(await queueRefs(bare), [], 'its landing push deleted what was planted');
+  });
 });

@@ -148,6 +148,40 @@ export async function passTrailersOf(ws: QueueGit, rev: string): Promise<PassTra
   return trailersFrom(log.stdout.replace(/\n$/, '').split('\0'));
 }
 
+/** What a run's place in the queue is read from: an announcement as fetched, or as an `ls-remote` listing names it. */
+export type QueueSlot = Pick<QueuedCommit, 'ref' | 'sha' | 'issuedAt' | 'authentic'>;
+
+/** What a fetch judged of each announcement, by ref and commit: whether its MAC holds. */
+export type QueueVerdicts = ReadonlyMap<string, boolean>;
+
+const verdictKey = (ref: string, sha: string) => `${ref}\0${sha}`;
+
+/** The verdicts a fetched queue gives: its announcements' MACs, and none for what is malformed. */
+export function verdictsOf(listing: QueueListing): Map<string, boolean> {
+  return new Map([
+    ...listing.commits.map((entry) => [verdictKey(entry.ref, entry.sha), entry.authentic] as const),
+    ...listing.malformed.map((entry) => [verdictKey(entry.ref, entry.sha), false] as const),
+  ]);
+}
+
+/**
+ * The queue as an `ls-remote` listing (`refs`: ref → commit) names it, oldest
+ * issue time first, as {@link readQueue} orders it. An announcement no fetch
+ * has judged yet counts as authentic (`judged` false): a waiting run only
+ * sees itself further back than it may be, and reads the queue when that
+ * matters.
+ */
+export function listedQueue(branch: string, refs: ReadonlyMap<string, string>, verdicts: QueueVerdicts): (QueueSlot & { readonly judged: boolean })[] {
+  const slots: (QueueSlot & { readonly judged: boolean })[] = [];
+  for (const [ref, sha] of refs) {
+    const name = inQueueOf(branch, ref) && SHA.test(sha) ? parseQueueRef(branch, ref) : undefined;
+    if (name === undefined) continue;
+    const verdict = verdicts.get(verdictKey(ref, sha));
+    slots.push({ ref, sha, issuedAt: name.issuedAt, authentic: verdict ?? true, judged: verdict !== undefined });
+  }
+  return slots.sort((a, b) => a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref));
+}
+
 /** A ref under the queue that announces nothing a carrier could ever take: deleted by the next carrier. */
 export interface MalformedAnnouncement {
   readonly ref: string;

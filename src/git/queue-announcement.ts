@@ -4,13 +4,13 @@
  * it, withdrawn when the run gives up; and the rule for when a waiting run
  * stops waiting and carries the queue itself.
  */
-import { CARRY_WINDOW_MS, MAX_CLOCK_SKEW_MS, type PassTrailers, type QueuedCommit, queueRef } from './landing-queue.js';
+import { CARRY_WINDOW_MS, MAX_CLOCK_SKEW_MS, type PassTrailers, type QueueSlot, queueRef } from './landing-queue.js';
 import type { PushingWorkspace } from './branch-push.js';
 import { announcementMac } from './queue-auth.js';
 import type { AttemptFence } from './attempt-fence.js';
 
 /** How long a queued run leaves the carrying to an older announcement before it carries itself. */
-const CARRIER_PATIENCE_MS = 10_000;
+export const CARRIER_PATIENCE_MS = 10_000;
 
 /** An announcement a push deletes. */
 export interface QueueEntry {
@@ -105,7 +105,7 @@ export class Announcement {
    * the branch moved twice since it looked first without this commit, so a
    * carrier saw it and left it (its verify must run again).
    */
-  mayCarry(queue: readonly QueuedCommit[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
+  mayCarry(queue: readonly QueueSlot[], branch: { readonly movedAt: number; readonly moves: number }): boolean {
     if (this.#sha === undefined) return true;
     const place = this.place(queue);
     if (place <= 0 || branch.moves >= 2) return true;
@@ -113,9 +113,9 @@ export class Announcement {
   }
 
   /** Its place among the fresh authenticated announcements (0: the oldest), -1 when it is not among them. */
-  place(queue: readonly QueuedCommit[]): number {
+  place(queue: readonly QueueSlot[]): number {
     const now = Date.now();
-    const fresh = (entry: QueuedCommit) => entry.authentic && now - entry.issuedAt <= CARRY_WINDOW_MS && entry.issuedAt - now <= MAX_CLOCK_SKEW_MS;
+    const fresh = (entry: QueueSlot) => entry.authentic && now - entry.issuedAt <= CARRY_WINDOW_MS && entry.issuedAt - now <= MAX_CLOCK_SKEW_MS;
     return queue.filter((entry) => entry.ref === this.#ref || fresh(entry)).findIndex((entry) => entry.ref === this.#ref);
   }
 
