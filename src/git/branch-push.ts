@@ -235,16 +235,16 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     // Moves count from the first look after the announcement: an earlier landing may not have seen it.
     if (seen !== undefined && tip !== seen.tip) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
     // Only a moved branch or a change among the announcements ahead matters to a waiting run; newcomers queue behind it.
-    const ahead = (slots: ReturnType<typeof listedQueue>) => slots.slice(0, Math.max(0, own.place(slots)));
-    const listed = ahead(listedQueue(ws.branch, refs, verdicts));
-    const aheadKey = listed.map((slot) => `${slot.ref} ${slot.sha}`).join('\n');
+    const listed = listedQueue(ws.branch, refs, verdicts);
+    const ahead = listed.slice(0, Math.max(0, own.place(listed)));
+    const aheadKey = ahead.map((slot) => `${slot.ref} ${slot.sha}`).join('\n');
     const changed = seen === undefined || tip !== seen.tip || aheadKey !== seen.ahead;
     seen = { tip, ahead: aheadKey };
     quietLooks = changed ? 0 : quietLooks + 1;
     const entry = own.entry;
     const standing = entry !== undefined && refs.get(entry.ref) === entry.sha;
     // Announcements nobody judged hold this run back for one patience at most: planted ones count for nothing once read.
-    const unjudged = listed.some((slot) => !slot.judged) && Date.now() - readAt > CARRIER_PATIENCE_MS;
+    const unjudged = ahead.some((slot) => !slot.judged) && Date.now() - readAt > CARRIER_PATIENCE_MS;
     if ((changed && !standing) || unjudged) {
       const landed = await refresh(listing);
       if (landed !== undefined) return { landed };
