@@ -198,13 +198,18 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
   let readAt = Date.now();
   let queued: QueueListing = { commits: [], malformed: [] };
   let verdicts: QueueVerdicts = new Map();
-  /** Fetches what `listing` shows; the commit this run landed as, if another run carried it. */
-  const refresh = async (listing: string): Promise<string | undefined> => {
-    fetched = listing;
-    readAt = Date.now();
-    await fetchBranch(ws, true, signal);
+  /**
+   * Fetches what `listing` shows (`branchOnly`: the branch, to see whether this
+   * run's commit is on it, without the queue); the commit this run landed as,
+   * if another run carried it.
+   */
+  const refresh = async (listing: string, branchOnly = false): Promise<string | undefined> => {
+    await fetchBranch(ws, !branchOnly, signal);
     after = await resolveRef(ws, tracking);
     const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
+    if (branchOnly) return landed;
+    fetched = listing;
+    readAt = Date.now();
     queued = await readQueue(ws, ws.branch, ws.auth);
     verdicts = verdictsOf(queued);
     if (landed === undefined && own.ref !== undefined && !queued.commits.some((entry) => entry.ref === own.ref)) {
@@ -245,6 +250,11 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     const standing = entry !== undefined && refs.get(entry.ref) === entry.sha;
     // Announcements nobody judged hold this run back for one patience at most: planted ones count for nothing once read.
     const unjudged = ahead.some((slot) => !slot.judged) && Date.now() - readAt > CARRIER_PATIENCE_MS;
+    if (changed && !standing && entry !== undefined) {
+      // Gone: most likely carried, and then the branch is all it needs.
+      const landed = await refresh(listing, true);
+      if (landed !== undefined) return { landed };
+    }
     if ((changed && !standing) || unjudged) {
       const landed = await refresh(listing);
       if (landed !== undefined) return { landed };

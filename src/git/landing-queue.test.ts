@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { GitWorkspace } from '../run/ports.js';
 import { type GitDaemon, createBareRepository, startGitDaemon } from '../../test/support/git-server.js';
 import { git } from '../../test/support/git.js';
@@ -910,6 +910,48 @@ describe('landing queue', () => {
       commands.filter((c) => c === 'fetch'),
       ['fetch'],
       `one fetch, at its turn: ${commands.join(' ')}`,
+    );
+  });
+
+  /** beta waits behind run-z; a carrier lands beta's announced commit (a copy on the same parent, its trailers kept) and deletes the announcement in one atomic push. */
+  async function carriedWhileWaiting(name: string, committerDate: (announced: string, carrier: string) => Promise<string>) {
+    return waitBehind(name, async ({ bare }) => {
+      const ref = await announced(bare, 'run-b');
+      const carrier = join(scratch, `carrier-${++counter}`);
+      await runGit(['clone', '--quiet', daemon.url(basename(bare)), carrier], { cwd: scratch });
+      await git(carrier, 'fetch', '--quiet', 'origin', `${ref}:refs/carry`);
+      const env = { GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email, GIT_COMMITTER_DATE: await committerDate('refs/carry', carrier) };
+      await runGit(['cherry-pick', '--allow-empty', 'refs/carry'], { cwd: carrier, env });
+      await git(carrier, 'push', '--quiet', '--atomic', 'origin', 'HEAD:main', `:${ref}`);
+    });
+  }
+
+  it('a waiting run that was carried fetches only the branch to find its commit there', async () => {
+    const { landed, commands, bare } = await carriedWhileWaiting('carried-wait.git', async () => '2001-01-01T00:00:00Z');
+    assert.equal(await git(bare, 'log', '-1', '--format=%cI %(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'), '2001-01-01T00:00:00+00:00 run-b');
+    assert.equal(landed.sha, await git(bare, 'rev-parse', 'main'));
+    assert.deepEqual(
+      commands.filter((c) => c === 'fetch'),
+      ['fetch'],
+      `one fetch, once its announcement was gone: ${commands.join(' ')}`,
+    );
+    assert.ok(!commands.includes('for-each-ref'), `the queue was not read: ${commands.join(' ')}`);
+  });
+
+  it('a waiting run finds its commit landed when a carrier recreated the very same commit', async () => {
+    // Same parent, same committer, same second: the carried copy is the announced commit itself.
+    const { landed, commands, bare } = await carriedWhileWaiting('carried-same.git', (rev, carrier) => git(carrier, 'log', '-1', '--format=%cI', rev));
+    const tip = await git(bare, 'rev-parse', 'main');
+    assert.equal(landed.sha, tip);
+    assert.equal(
+      await git(bare, 'log', '-1', '--format=%(trailers:key=Scaffold-Id,valueonly,separator=)', 'main'),
+      'run-b',
+      'landed once, nothing carried after it',
+    );
+    assert.deepEqual(
+      commands.filter((c) => c === 'fetch'),
+      ['fetch'],
+      `one fetch: ${commands.join(' ')}`,
     );
   });
 
