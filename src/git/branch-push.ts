@@ -110,6 +110,16 @@ export function queuePollWindow(place: number, quietLooks: number): number {
   return Math.min(QUEUE_POLL.maxMs, base * QUEUE_POLL.quietGrowth ** Math.max(0, quietLooks));
 }
 
+/** An `ls-remote` answer as ref → commit. */
+function listedRefs(stdout: string): Map<string, string> {
+  return new Map(
+    stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t').reverse() as [string, string]),
+  );
+}
+
 /** Fetches the branch, and its landing queue when this push is queued. */
 async function fetchBranch(ws: PushingWorkspace, queued: boolean, signal: AbortSignal | undefined): Promise<void> {
   const call = signal ? { signal } : {};
@@ -158,13 +168,10 @@ async function queueAhead(ws: PushingWorkspace, fence: AttemptFence | undefined,
     network: true,
     ...call,
   });
-  const lines = listing.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split('\t'));
-  if (readFence) await fence.startFrom(ws, lines.find(([, ref]) => ref === fence.ref)?.[0], signal);
-  if (lines.some(([, ref]) => ref !== undefined && inQueueOf(ws.branch, ref))) return true;
-  const tip = lines.find(([, ref]) => ref === `refs/heads/${ws.branch}`)?.[0];
+  const refs = listedRefs(listing.stdout);
+  if (readFence) await fence.startFrom(ws, refs.get(fence.ref), signal);
+  if ([...refs.keys()].some((ref) => inQueueOf(ws.branch, ref))) return true;
+  const tip = refs.get(`refs/heads/${ws.branch}`);
   if (tip === undefined) return false;
   // HEAD's own parent (the branch as cloned, or this run's last push) needs no merge-base.
   const head = ws.known ? await ws.head().catch(() => undefined) : undefined;
@@ -230,17 +237,12 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
       signal?.throwIfAborted();
     }
     const listing = (await ws.git(['ls-remote', 'origin', branchRef, `${queuePrefix(ws.branch)}*`], { network: true, ...call })).stdout;
-    const refs = new Map(
-      listing
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => line.split('\t').reverse() as [string, string]),
-    );
+    const refs = listedRefs(listing);
     const tip = refs.get(branchRef);
     // Moves count from the first look after the announcement: an earlier landing may not have seen it.
     if (seen !== undefined && tip !== seen.tip) Object.assign(branch, { movedAt: Date.now(), moves: branch.moves + 1 });
     // Only a moved branch or a change among the announcements ahead matters to a waiting run; newcomers queue behind it.
-    const listed = listedQueue(ws.branch, refs, verdicts);
+    let listed = listedQueue(ws.branch, refs, verdicts);
     const ahead = listed.slice(0, Math.max(0, own.place(listed)));
     const aheadKey = ahead.map((slot) => `${slot.ref} ${slot.sha}`).join('\n');
     const changed = seen === undefined || tip !== seen.tip || aheadKey !== seen.ahead;
@@ -258,10 +260,11 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
     if ((changed && !standing) || unjudged) {
       const landed = await refresh(listing);
       if (landed !== undefined) return { landed };
+      // The fetch judged what the listing names.
+      listed = listedQueue(ws.branch, refs, verdicts);
     }
-    const slots = listedQueue(ws.branch, refs, verdicts);
-    place = Math.max(0, own.place(slots));
-    if (!own.mayCarry(slots, branch)) continue;
+    place = Math.max(0, own.place(listed));
+    if (!own.mayCarry(listed, branch)) continue;
     // Its turn: carry everything announced up to now.
     if (listing !== fetched) {
       const carried = await refresh(listing);

@@ -156,6 +156,10 @@ export type QueueVerdicts = ReadonlyMap<string, boolean>;
 
 const verdictKey = (ref: string, sha: string) => `${ref}\0${sha}`;
 
+/** The queue's order, for a fetched queue and a listed one alike: oldest issue time first, then by ref. */
+const byIssueTime = (a: { readonly issuedAt: number; readonly ref: string }, b: { readonly issuedAt: number; readonly ref: string }) =>
+  a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref);
+
 /** The verdicts a fetched queue gives: its announcements' MACs, and none for what is malformed. */
 export function verdictsOf(listing: QueueListing): Map<string, boolean> {
   return new Map([
@@ -179,7 +183,7 @@ export function listedQueue(branch: string, refs: ReadonlyMap<string, string>, v
     const verdict = verdicts.get(verdictKey(ref, sha));
     slots.push({ ref, sha, issuedAt: name.issuedAt, authentic: verdict ?? true, judged: verdict !== undefined });
   }
-  return slots.sort((a, b) => a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref));
+  return slots.sort(byIssueTime);
 }
 
 /** A ref under the queue that announces nothing a carrier could ever take: deleted by the next carrier. */
@@ -258,7 +262,7 @@ export async function readQueue(ws: QueueGit, branch: string, auth: QueueAuth): 
       });
     }
   }
-  return { commits: queued.sort((a, b) => a.issuedAt - b.issuedAt || a.ref.localeCompare(b.ref)), malformed };
+  return { commits: queued.sort(byIssueTime), malformed };
 }
 
 /**
