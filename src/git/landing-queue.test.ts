@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import type { GitWorkspace } from '../run/ports.js';
 import { type GitDaemon, createBareRepository, startGitDaemon } from '../../test/support/git-server.js';
 import { git } from '../../test/support/git.js';
+import { eventually } from '../../test/support/runner.js';
 import type { Logger } from '../logger.js';
 import { CliGitRemote } from './cli-git-remote.js';
 import { runGit } from './git-process.js';
@@ -857,14 +858,8 @@ describe('landing queue', () => {
   });
 
   /** Resolves once `bare` holds an announcement of run `id`; its ref. */
-  async function announced(bare: string, id: string): Promise<string> {
-    for (let i = 0; i < 200; i++) {
-      const ref = (await queueRefs(bare)).find((r) => r.startsWith(`refs/scaffold-queue/main/${id}--`));
-      if (ref !== undefined) return ref;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`run ${id} never announced`);
-  }
+  const announced = (bare: string, id: string): Promise<string> =>
+    eventually(`run ${id} to announce`, async () => (await queueRefs(bare)).find((ref) => ref.startsWith(`refs/scaffold-queue/main/${id}--`)), 10_000);
 
   /**
    * beta lost its race to alpha and waits behind run-z, an authentic announcement (of gamma's cluster)
