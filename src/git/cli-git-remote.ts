@@ -36,7 +36,8 @@ import { isWithin } from './confined-path.js';
 import { isValidBranchName } from './branch-name.js';
 import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
-import { type GitResult, runGit, toGitError } from './git-process.js';
+import { type GitResult, isTransientNetworkFailure, runGit, subcommand, toGitError } from './git-process.js';
+import { interruptibleSleep } from '../interruptible-sleep.js';
 import { type PassTrailers, QueueSightings } from './landing-queue.js';
 import { AttemptFence, fenceRef } from './attempt-fence.js';
 import { MAC_TRAILER, type QueueAuth, ownQueueAuth, passCommitMac } from './queue-auth.js';
@@ -85,6 +86,11 @@ export interface CliGitRemoteDeps {
  */
 const SCRATCH_CONFIG = { 'maintenance.auto': 'false', 'gc.auto': '0' } as const;
 const SCRATCH_CLONE_CONFIG = Object.entries(SCRATCH_CONFIG).flatMap(([key, value]) => ['--config', `${key}=${value}`]);
+
+/** Looks at the remote that change nothing there, so asking again after a broken connection is safe. */
+const RETRIED_READS: ReadonlySet<string> = new Set(['ls-remote', 'fetch']);
+/** How many times such a look is made again after a transient failure (isTransientNetworkFailure): about 3 s of pauses at the default backoff. */
+const READ_RETRIES = 3;
 
 /**
  * git ignores `uploadpack.allowFilter` passed with `-c` to the client: the
@@ -155,7 +161,34 @@ class CliGitWorkspace implements GitWorkspace {
     return new FsRepoReader(this.state.dir);
   }
 
+  /**
+   * Runs git in the working copy. A look at the remote (`ls-remote`, `fetch`)
+   * whose connection broke is made again, up to {@link READ_RETRIES} times after
+   * a short jittered pause: a run waiting in the landing queue looks a dozen
+   * times, and one connection a busy server reset must not fail a run whose
+   * commits are fine. A push is never sent again here: whether one that broke
+   * landed is for the landing protocol to read from the remote.
+   */
   async git(args: readonly string[], call: GitCall = {}): Promise<GitResult> {
+    const okExitCodes = call.okExitCodes ?? [0];
+    if (call.network !== true || !RETRIED_READS.has(subcommand(args)) || okExitCodes.includes(128)) return this.gitOnce(args, call);
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.gitOnce(args, { ...call, okExitCodes: [...okExitCodes, 128] });
+      if (okExitCodes.includes(result.exitCode)) return result;
+      const failure = toGitError(args, result, this.secrets);
+      if (attempt > READ_RETRIES || !isTransientNetworkFailure(result)) throw failure;
+      const { backoff, logger } = this.state;
+      const delayMs = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt));
+      logger.warn(
+        { git: subcommand(args), attempt, delayMs, reason: failure.message },
+        `git ${subcommand(args)} lost its connection to the remote; trying again`,
+      );
+      await interruptibleSleep(delayMs, call.signal);
+      call.signal?.throwIfAborted();
+    }
+  }
+
+  private async gitOnce(args: readonly string[], call: GitCall): Promise<GitResult> {
     const { state } = this;
     const started = Date.now();
     const result = await withGitAuth(state.remote, state.credentials, (auth) => {

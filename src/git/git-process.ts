@@ -150,8 +150,24 @@ function summarize(stderr: string): string {
   return text.length > 2000 ? `…${text.slice(-2000)}` : text;
 }
 
+/**
+ * A connection that broke or was refused: a busy or restarting server, a
+ * network blip. Asking again may well succeed. Not a refused credential or a
+ * missing repository (classified first, as toGitError does), and not a name
+ * that does not resolve or a certificate that does not verify: those stay wrong.
+ */
+const TRANSIENT =
+  /Connection refused|Connection timed out|Connection reset|remote end hung up|early EOF|Could not read from remote repository|returned error: 5\d\d|Broken pipe|Operation timed out/i;
+
+/** Whether a failed network command failed for a reason that asking again may cure (see {@link TRANSIENT}). */
+export function isTransientNetworkFailure(result: GitResult): boolean {
+  const text = result.stderr;
+  if (result.exitCode === 0 || AUTH_FAILURE.test(text) || NOT_FOUND.test(text) || FORBIDDEN.test(text) || NON_BARE_TARGET.test(text)) return false;
+  return TRANSIENT.test(text);
+}
+
 /** The subcommand, for messages: the first argument that is not a global option. */
-function subcommand(args: readonly string[]): string {
+export function subcommand(args: readonly string[]): string {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '-c' || arg === '-C') {

@@ -48,9 +48,11 @@ export interface GitDaemon {
 /**
  * Starts `git daemon --reuseaddr --export-all --enable=receive-pack` on a free
  * loopback port serving the repositories below `baseDir`, and waits until it
- * accepts connections.
+ * accepts connections. `maxConnections` is git daemon's own cap (32 unless
+ * given; 0 for none): past it, the daemon kills a connection from the same
+ * address, a push in flight included, which a forge serving many runners does not.
  */
-export async function startGitDaemon(options: { readonly baseDir: string }): Promise<GitDaemon> {
+export async function startGitDaemon(options: { readonly baseDir: string; readonly maxConnections?: number }): Promise<GitDaemon> {
   let lastError: Error | undefined;
   // A free port can be taken between probing it and the daemon binding it; try again.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -65,6 +67,7 @@ export async function startGitDaemon(options: { readonly baseDir: string }): Pro
         `--base-path=${options.baseDir}`,
         '--listen=127.0.0.1',
         `--port=${port}`,
+        ...(options.maxConnections !== undefined ? [`--max-connections=${options.maxConnections}`] : []),
       ],
       env: serverEnv(),
       ready: () => canConnect(port),
