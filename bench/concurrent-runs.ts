@@ -1,29 +1,46 @@
 /**
  * 50 scaffold runs at once (BENCH_CONCURRENT), for as many clusters, with the
- * runner's verify gate, into one repository served by
- * `git daemon` on 127.0.0.1. Checks on the remote afterwards: every run
- * succeeded, the history holds two commits per cluster (one per pass), it is
- * linear (no merges), every commit a run reported is on main, and every
- * cluster directory holds the full rendered tree with its SealedSecrets.
- * Reports the wall time against one run alone, measured before and after the
- * concurrent phase into a repository of its own (target under 5×), and against
- * the CPU floor (target at most 1.25×, the floor half of issue 24's), the load average beside each, and where the time went: steps,
- * git commands, push retries, and verifies run or skipped after a rebase.
+ * runner's verify gate, into one repository served by `git daemon` on
+ * 127.0.0.1. Each run is a scaffold-runner process of its own, as each runner
+ * Job (or local executor child) is, with the service's queue key. Checks on the
+ * remote afterwards: every run succeeded, the history holds two commits per
+ * cluster (one per pass), it is linear (no merges), every commit a run reported
+ * is on main, and every cluster directory holds the full rendered tree with its
+ * SealedSecrets. Reports the wall time against one run alone, measured before
+ * and after the concurrent phase into a repository of its own (target under
+ * 5×), and against the CPU floor (target at most 1.25×, the floor half of issue
+ * 24's), the load average beside each; where the cores stood idle; the same
+ * runs at once, each into a repository of its own (concurrency without the
+ * landing queue); and where the time went: steps, git commands, push retries,
+ * and verifies run or skipped after a rebase.
  */
-import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { RUNNER_ENV } from '../src/run-contract/runner-inputs.js';
+import { generateQueueKey } from '../src/git/queue-auth.js';
 import { cpus, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
-import { CliGitRemote } from '../src/git/cli-git-remote.js';
 import type { Logger } from '../src/logger.js';
 import { performance } from 'node:perf_hooks';
-import { createWorkTreeVerifier } from '../src/workspace/verify-work-tree.js';
-import { runScaffold, verifierFor, type WorkTreeVerifier } from '../src/runner/run-scaffold.js';
 import { breakdown } from './run-breakdown.js';
 import { installProcessCounter } from './process-shim.js';
 import type { RunResult } from '../src/run/run-record.js';
 import { startGitDaemon } from '../test/support/git-server.js';
-import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
-import { type Suite, cpuMsWithChildren, git, median, ms, onCleanup, processesCpuMs, tempDir, timeMs, verdict } from './support.js';
+import { bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
+import {
+  type Suite,
+  builtRunner,
+  cpuMsWithChildren,
+  git,
+  idleSampler,
+  median,
+  ms,
+  onCleanup,
+  processesCpuMs,
+  runProcess,
+  tempDir,
+  timeMs,
+  verdict,
+} from './support.js';
 
 /** 50 by default (the issue's figure); BENCH_CONCURRENT overrides it for a quicker look. */
 const CONCURRENT = Number(process.env['BENCH_CONCURRENT'] ?? 50);
@@ -106,7 +123,8 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   await bareRepositoryWithClusters(bare, template, 10);
   // The runs alone go into a repository of their own, as the concurrent ones start: 10 clusters (plus the runs alone so far).
   await bareRepositoryWithClusters(join(serveDir, 'alone.git'), template, 10);
-  const daemon = await startGitDaemon({ baseDir: serveDir });
+  // Fifty runners at once outnumber git daemon's 32 connections, past which it kills one in flight (a push too): not what a forge does.
+  const daemon = await startGitDaemon({ baseDir: serveDir, maxConnections: 0 });
   onCleanup(() => daemon.stop());
   const url = daemon.url('shared.git');
   // The server side (upload-pack, receive-pack) runs on the same cores: it is part of what a run costs the machine.
@@ -114,29 +132,50 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   const port = `--port=${new URL(url).port}`;
   const daemonCpuMs = () => processesCpuMs((argv) => argv.includes(port) && basename(argv[0] ?? '') === 'git-daemon');
   const events: Record<string, unknown>[] = [];
-  // The remote's own log says every time a push lost a race and was rebased, failed runs included.
-  // The queue key shared, as the service shares it with its runners: only then does a carrier take others' commits.
-  const remote = new CliGitRemote({ logger: recordingLogger(events), queueAuth: { key: randomBytes(32), shared: true, attempt: 1 } });
   // Every git process the runs start, by subcommand (after the daemon started: its upload-packs do not count).
   const counter = await installProcessCounter(join(tmp.path, 'shims'), ['git']);
   onCleanup(() => counter.uninstall());
-
-  // The production gate (the runner's verifier), timed.
-  const gate = verifierFor(createWorkTreeVerifier());
-  const verifyMs: number[] = [];
-  const verify: WorkTreeVerifier = async (dir, cluster, signal) => {
-    const started = performance.now();
-    try {
-      return await gate(dir, cluster, signal);
-    } finally {
-      verifyMs.push(performance.now() - started);
+  const runner = await builtRunner(log);
+  // The queue key shared, as the service shares it with its runners: only then does a carrier take others' commits.
+  const queueKey = generateQueueKey();
+  // As a runner Job's scratch volume is (emptyDir medium Memory): tmpfs, where this machine has one.
+  const memoryScratch = await mkdtemp(join('/dev/shm', 'bench-scratch-')).catch(() => undefined);
+  if (memoryScratch !== undefined) onCleanup(() => rm(memoryScratch, { recursive: true, force: true }));
+  /**
+   * One run as a runner Job makes it: a scaffold-runner process of its own
+   * (start-up included), the service's queue key in its environment, its log
+   * lines kept as events. Runs in one process would share one event loop: with
+   * fifty of them rendering at once it is busy 90-99% of the time while a core
+   * stands idle, which no runner Job ever sees.
+   */
+  const scaffold = async (name: string, repository = url): Promise<RunResult> => {
+    const resultFile = join(tmp.path, `result-${name}.json`);
+    const { stdout, stderr, exit } = await runProcess(runner.command, runner.args, {
+      cwd: tmp.path,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: tmp.path,
+        TMPDIR: tmp.path,
+        [RUNNER_ENV.id]: name,
+        [RUNNER_ENV.repoUrl]: repository,
+        [RUNNER_ENV.branch]: 'main',
+        [RUNNER_ENV.cluster]: name,
+        [RUNNER_ENV.domain]: benchCluster(name).domain,
+        [RUNNER_ENV.region]: benchCluster(name).region,
+        [RUNNER_ENV.certificatePem]: pem,
+        [RUNNER_ENV.queueKey]: queueKey,
+        [RUNNER_ENV.workDir]: join(tmp.path, `work-${name}`),
+        [RUNNER_ENV.resultFile]: resultFile,
+        ...(memoryScratch !== undefined ? { [RUNNER_ENV.scratchDir]: memoryScratch } : {}),
+      },
+    });
+    for (const line of stdout.split('\n')) {
+      if (line.startsWith('{')) events.push({ ...(JSON.parse(line) as Record<string, unknown>), run_id: name });
     }
+    const result = await readFile(resultFile, 'utf8').catch(() => undefined);
+    if (result === undefined) throw new Error(`scaffold-runner ${name} exited ${exit} without a result: ${stderr.trim().slice(-500)}`);
+    return JSON.parse(result) as RunResult;
   };
-  const scaffold = (name: string, repository = url): Promise<RunResult> =>
-    runScaffold(
-      { git: remote, verify, logger: recordingLogger(events), workRoot: tmp.path },
-      { id: name, repositoryUrl: repository, cluster: benchCluster(name), certificatePem: pem, generatorVersion: GENERATOR_VERSION },
-    );
 
   // Baseline: one run with a repository to itself (after an untimed warm-up), on each side of the concurrent phase.
   const alone: { readonly wallMs: number; readonly cpuMs: number }[] = [];
@@ -151,15 +190,11 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   await scaffold('alone-warm', daemon.url('alone.git'));
   await runsAlone('before');
   const loadSingle = loadavg()[0]!;
-  const single1 = breakdown(
-    events.filter((e) => e['run_id'] === `alone-before-${SINGLE_RUNS_EACH_SIDE - 1}`),
-    [],
-  );
+  const single1 = breakdown(events.filter((e) => e['run_id'] === `alone-before-${SINGLE_RUNS_EACH_SIDE - 1}`));
   log(`concurrent-runs: one run alone, steps: ${single1.steps.join('; ')}`);
   const countCommits = async () => Number((await git(bare, ['rev-list', '--count', 'main'])).stdout.trim());
   const before = await countCommits();
   events.length = 0;
-  verifyMs.length = 0;
   const loadBefore = loadavg()[0]!;
 
   await counter.reset();
@@ -167,20 +202,37 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   let settled: PromiseSettledResult<RunResult>[] = [];
   const cpuAtStart = cpuMsWithChildren();
   const daemonAtStart = daemonCpuMs();
+  const idle = idleSampler();
+  const phaseStart = performance.now();
+  const finishedAt: number[] = [];
   const wall = await timeMs(async () => {
-    settled = await Promise.allSettled(names.map((name) => scaffold(name)));
+    settled = await Promise.allSettled(names.map((name) => scaffold(name).finally(() => finishedAt.push(performance.now() - phaseStart))));
   });
+  const idleSamples = idle.stop().map((s) => ({ ...s, atMs: s.atMs - phaseStart }));
   const concurrentDaemonMs = daemonCpuMs() - daemonAtStart;
   const concurrentCpuMs = cpuMsWithChildren() - cpuAtStart + concurrentDaemonMs;
-  const gitSpawned = (await counter.read()).git;
-  counter.uninstall();
+  // A runner's git processes are its own children, not this process's.
+  const gitSpawned = (await counter.read({ anyParent: true })).git;
   const loadAfter = loadavg()[0]!;
   // The runs alone after the phase log and verify too: kept out of the phase's breakdown.
   const concurrentEvents = events.splice(0);
-  const concurrentVerifyMs = verifyMs.splice(0);
   await runsAlone('after');
+  // The same number of runs at once, each into a repository of its own: what the cores make of fifty runs
+  // without the landing queue. Whatever the shared repository costs beyond this, coordination costs.
+  const ownRepos = await Promise.all(
+    names.map(async (name) => {
+      await cp(join(serveDir, 'alone.git'), join(serveDir, `own-${name}.git`), { recursive: true });
+      return daemon.url(`own-${name}.git`);
+    }),
+  );
+  const ownCpuAtStart = cpuMsWithChildren() + daemonCpuMs();
+  let ownSettled: PromiseSettledResult<RunResult>[] = [];
+  const ownWall = await timeMs(async () => {
+    ownSettled = await Promise.allSettled(names.map((name, i) => scaffold(`own-${name}`, ownRepos[i])));
+  });
+  const ownCpuMs = cpuMsWithChildren() + daemonCpuMs() - ownCpuAtStart;
+  const ownSucceeded = ownSettled.filter((s) => s.status === 'fulfilled' && s.value.status === 'succeeded').length;
   events.splice(0, events.length, ...concurrentEvents);
-  verifyMs.splice(0, verifyMs.length, ...concurrentVerifyMs);
   const singleMs = median(alone.map((run) => run.wallMs));
   const singleCpuMs = median(alone.map((run) => run.cpuMs));
   const floorMs = (CONCURRENT * singleCpuMs) / cpus().length;
@@ -195,6 +247,21 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   log(
     `concurrent-runs: git processes: ${gitSpawned.length} (${(gitSpawned.length / CONCURRENT).toFixed(1)} per run): ${kinds.map(([k, n]) => `${n}× ${k}`).join('; ')}`,
   );
+  if (idleSamples.length > 0) {
+    // Where cores had nothing to run: by tenth of the phase, and after the last runs' commits were ready to land.
+    const idleShare = (from: number, to: number) => {
+      const inside = idleSamples.filter((s) => s.atMs > from && s.atMs <= to);
+      return inside.length === 0 ? 0 : inside.reduce((sum, s) => sum + s.idle, 0) / inside.length;
+    };
+    const tenths = Array.from({ length: 10 }, (_, i) => `${Math.round(100 * idleShare((i * wall) / 10, ((i + 1) * wall) / 10))}%`);
+    const finishes = [...finishedAt].sort((a, b) => a - b);
+    const at = (q: number) => ms(finishes[Math.min(finishes.length - 1, Math.ceil(q * finishes.length) - 1)] ?? 0);
+    const coreMs = (share: (s: (typeof idleSamples)[number]) => number) =>
+      idleSamples.reduce((sum, s, i) => sum + share(s) * (s.atMs - (idleSamples[i - 1]?.atMs ?? 0)), 0) * cpus().length;
+    log(
+      `concurrent-runs: idle cores by tenth of the phase: ${tenths.join(' ')} (${ms(coreMs((s) => s.idle))} core-time in all, ${ms(coreMs((s) => s.iowait))} of it in I/O wait); runs finished: first ${at(1 / finishes.length)}, half ${at(0.5)}, 90% ${at(0.9)}, last ${at(1)}`,
+    );
+  }
   const failures = settled.flatMap((s, i) =>
     s.status === 'rejected'
       ? [`${names[i]}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`]
@@ -207,6 +274,9 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     `concurrent-runs: ${CONCURRENT} runs at once: ${succeeded} succeeded in ${ms(wall)}, ${ms(concurrentCpuMs)} CPU, ${ms(concurrentDaemonMs)} of it the git daemon's (${(concurrentCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone)`,
   );
   for (const failure of failures) log(`concurrent-runs: FAILED ${failure}`);
+  log(
+    `concurrent-runs: ${CONCURRENT} runs at once, each into a repository of its own: ${ownSucceeded} succeeded in ${ms(ownWall)}, ${ms(ownCpuMs)} CPU (${(ownCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× ${CONCURRENT} runs alone); sharing one repository cost ${ms(concurrentCpuMs - ownCpuMs)} CPU more (${ms((concurrentCpuMs - ownCpuMs) / CONCURRENT)} a run)`,
+  );
   // Why pushes were turned down, and why queued commits were left for their owners: "3× reason; 1× other".
   const rejections = events.flatMap((e) =>
     e['push'] === 'rejected'
@@ -219,12 +289,10 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
   if (rejections.length > 0) log(`concurrent-runs: rejected push lines: ${tally(rejections)}`);
   if (leftReasons.length > 0) log(`concurrent-runs: queued commits left for their owners: ${tally(leftReasons)}`);
 
-  const spent = breakdown(events, verifyMs);
+  const spent = breakdown(events);
   log(`concurrent-runs: steps summed over the runs: ${spent.steps.join('; ')}`);
   log(`concurrent-runs: git commands by time: ${spent.git.join('; ')}`);
-  log(
-    `concurrent-runs: verify gate ${spent.verifies}× (${(spent.verifyMs / 1000).toFixed(1)} s summed); after a rebase: ${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped`,
-  );
+  log(`concurrent-runs: verify gate ${spent.verifies}×; after a rebase: ${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped`);
   const { pushesLanded, rejectedAttempts: retries, maxAttempts } = spent;
   const gaveUp = events.filter((e) => typeof e['message'] === 'string' && /overtaken by concurrent pushes/.test(e['message'])).length;
 
@@ -325,6 +393,15 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     },
     {
       suite: 'concurrent-runs',
+      name: `${CONCURRENT} runs at once, each into a repository of its own (no landing queue): what concurrency alone costs`,
+      measured: `${ms(ownWall)}, ${ownSucceeded}/${CONCURRENT} succeeded; ${ms(ownCpuMs)} CPU (${(ownCpuMs / (CONCURRENT * singleCpuMs)).toFixed(2)}× as much as alone)`,
+      baseline: `floor ${ms(floorMs)}; one repository for all: ${ms(wall)}, ${ms(concurrentCpuMs)} CPU`,
+      ratio: ownWall / floorMs,
+      target: 'none (information)',
+      verdict: 'INFO',
+    },
+    {
+      suite: 'concurrent-runs',
       name: 'git processes per run under concurrency (PATH shim)',
       measured: `${(gitSpawned.length / CONCURRENT).toFixed(1)}: ${['ls-remote', 'fetch', 'push'].map((k) => `${gitByKind.get(k) ?? 0} ${k}`).join(', ')} for ${2 * CONCURRENT} commits`,
       baseline: `before (${BEFORE.commit}, ${BEFORE.runs} runs): ${BEFORE.perRun} per run, ${BEFORE.lsRemote} ls-remote`,
@@ -335,7 +412,7 @@ export const concurrentRunsSuite: Suite = async ({ log }) => {
     {
       suite: 'concurrent-runs',
       name: 'verify gate after a rebase (skipped when only other clusters changed)',
-      measured: `${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped; ${spent.verifies} verifies in all, ${(spent.verifyMs / 1000).toFixed(1)} s summed`,
+      measured: `${spent.reverifyRun} re-verified, ${spent.reverifySkipped} skipped; ${spent.verifies} verifies in all`,
       target: 'none (information)',
       verdict: 'INFO',
     },

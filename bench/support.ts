@@ -102,6 +102,42 @@ function sumCpuMs(pids: readonly number[]): number {
   return ms;
 }
 
+/** Idle and total clock ticks of the whole machine so far (/proc/stat's first line; undefined elsewhere). */
+function machineTicks(): { readonly idle: number; readonly iowait: number; readonly total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    // user nice system idle iowait irq softirq steal: idle and iowait are cores with nothing to run, iowait while a disk write was pending.
+    return { idle: fields[3]! + fields[4]!, iowait: fields[4]!, total: fields.reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Samples how idle the machine's cores are, every `everyMs`, until stopped:
+ * where a phase left cores with nothing to run (Linux; no samples elsewhere).
+ * Each sample is the idle share of the cores over the interval that ended at `atMs` (performance.now()), and the part of it in I/O wait.
+ */
+export function idleSampler(everyMs = 250): { stop(): { readonly atMs: number; readonly idle: number; readonly iowait: number }[] } {
+  const samples: { atMs: number; idle: number; iowait: number }[] = [];
+  let last = machineTicks();
+  const timer = setInterval(() => {
+    const now = machineTicks();
+    if (now && last && now.total > last.total) {
+      const total = now.total - last.total;
+      samples.push({ atMs: performance.now(), idle: (now.idle - last.idle) / total, iowait: (now.iowait - last.iowait) / total });
+    }
+    last = now;
+  }, everyMs);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
 /**
  * The live spawn helpers of this process (src/process/spawn-helper.ts): they
  * start its git and kubectl, so what those cost reaches this process's
@@ -265,6 +301,25 @@ export function exec(
     });
     child.stdin.on('error', () => {});
     child.stdin.end(options.input);
+  });
+}
+
+/** Runs `command` to its end and answers what it printed and how it ended, whatever the exit code. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly cwd: string; readonly env: Record<string, string> },
+): Promise<ExecResult & { readonly exit: number | string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exit: code ?? signal ?? 'unknown' }),
+    );
   });
 }
 
