@@ -43,7 +43,7 @@ import type { QueueAuth } from './queue-auth.js';
 import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js';
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
-import type { KnownCommits } from './known-commits.js';
+import { type KnownCommits, refFromFiles } from './known-commits.js';
 
 /** What a push needs of a working copy. */
 export interface PushingWorkspace extends QueueGit {
@@ -65,6 +65,14 @@ export interface PushingWorkspace extends QueueGit {
   attemptFence(trailers: PassTrailers): AttemptFence;
   /** What the workspace knows of the commits it made: asked before git is. */
   readonly known?: KnownCommits;
+  /** Its git directory, when its refs may be read from the files there (known-commits.ts). */
+  readonly gitDir?: string;
+}
+
+/** What a ref naming a commit points at: from the ref files where the workspace has them, else from git. */
+async function commitOfRef(ws: PushingWorkspace, ref: string): Promise<string | undefined> {
+  const fromFiles = ws.gitDir === undefined ? undefined : await refFromFiles(ws.gitDir, ref);
+  return fromFiles === undefined ? resolveRef(ws, ref) : (fromFiles ?? undefined);
 }
 
 /** HEAD's pass trailers: from what the workspace knows of it, else from git. */
@@ -198,7 +206,7 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
   const branchRef = `refs/heads/${ws.branch}`;
   const tracking = `refs/remotes/origin/${ws.branch}`;
   const call = signal ? { signal } : {};
-  const before = await resolveRef(ws, tracking);
+  const before = await commitOfRef(ws, tracking);
   let after = before;
   const branch = { movedAt: Date.now(), moves: 0 };
   let fetched = '';
@@ -212,8 +220,8 @@ async function awaitCarrier(ws: PushingWorkspace, own: Announcement, trailers: P
    */
   const refresh = async (listing: string, branchOnly = false): Promise<string | undefined> => {
     await fetchBranch(ws, !branchOnly, signal);
-    after = await resolveRef(ws, tracking);
-    const landed = after === undefined ? undefined : await landedPassCommit(ws, 'HEAD', after, trailers);
+    after = await commitOfRef(ws, tracking);
+    const landed = after === undefined ? undefined : await landedPassCommit(ws, await ws.head(), after, trailers);
     if (branchOnly) return landed;
     fetched = listing;
     readAt = Date.now();
@@ -374,7 +382,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
           await ws.git(['reset', '--quiet', '--hard', waited.landed]);
           await assertConfinedWorkTree(ws.dir);
           // An announcement still standing (re-announced after it was carried) is withdrawn.
-          if (own.entry !== undefined && (await resolveRef(ws, own.entry.ref)) === own.entry.sha) await own.withdraw();
+          if (own.entry !== undefined && (await commitOfRef(ws, own.entry.ref)) === own.entry.sha) await own.withdraw();
           else own.gone();
           logger.info({ push: 'carried', sha: waited.landed, attempts: Math.max(1, attempt) }, 'pushed by a concurrent run that carried this commit');
           return { sha: waited.landed, attempts: Math.max(1, attempt) };
@@ -385,9 +393,9 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
         logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: false }, 'push rejected by a concurrent push; rebasing');
         await interruptibleSleep(delay, signal);
         signal?.throwIfAborted();
-        before = await resolveRef(ws, tracking);
+        before = await commitOfRef(ws, tracking);
         await fetchBranch(ws, false, signal);
-        after = await resolveRef(ws, tracking);
+        after = await commitOfRef(ws, tracking);
       }
       await rebaseOntoTracking(ws, signal);
       if (options.afterRebase) await options.afterRebase(await changedPaths(ws, before, after));

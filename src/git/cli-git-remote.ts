@@ -376,6 +376,7 @@ class CliGitWorkspace implements GitWorkspace {
       auth: state.auth,
       sightings: state.sightings,
       known: this.known,
+      gitDir: state.gitDir,
       attemptFence: (trailers: PassTrailers) => {
         const owner = { cluster: trailers.cluster, attempt: state.auth.attempt, id: trailers.id };
         const ref = fenceRef(state.branch, owner);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createBareRepository } from '../../test/support/git-server.js';
 import { gitSync } from '../../test/support/git.js';
 import { CliGitRemote } from './cli-git-remote.js';
-import { headFromFiles } from './known-commits.js';
+import { headFromFiles, refFromFiles } from './known-commits.js';
 import { queuePollWindow } from './branch-push.js';
 import type { Logger } from '../logger.js';
 import { ensureSeededBareRepository } from './seed-repository.js';
@@ -60,6 +60,42 @@ describe('known commits', () => {
     git(repo, 'pack-refs', '--all', '--prune');
     assert.equal(await headFromFiles(repo), undefined);
     assert.equal(await headFromFiles(join(tmp, 'no-such-dir')), undefined);
+  });
+
+  it('reads a ref as git does, loose or packed, says when there is none, and leaves to git what the files do not say', async () => {
+    const repo = join(tmp, 'refs');
+    await mkdir(repo);
+    git(repo, 'init', '--quiet', '--initial-branch=main');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '--allow-empty', '-m', 'one');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '--allow-empty', '-m', 'two');
+    const gitDir = join(repo, '.git');
+    const [one, two] = [git(repo, 'rev-parse', 'HEAD^'), git(repo, 'rev-parse', 'HEAD')];
+    const asGit = (ref: string) => {
+      try {
+        return gitSync(repo, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`).trim();
+      } catch {
+        return null; // --quiet: exit 1 and nothing said for a ref that does not exist
+      }
+    };
+    git(repo, 'update-ref', 'refs/remotes/origin/main', one);
+    git(repo, 'update-ref', 'refs/scaffold-queue/main/run-1--infrastructure--1--1700000000000--abc', two);
+    for (const ref of ['refs/remotes/origin/main', 'refs/scaffold-queue/main/run-1--infrastructure--1--1700000000000--abc'])
+      assert.equal(await refFromFiles(gitDir, ref), asGit(ref));
+    // Packed, then a loose ref over the packed one (a fetch after the clone): the loose one wins, as in git.
+    git(repo, 'pack-refs', '--all', '--prune');
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin/main'), one);
+    git(repo, 'update-ref', 'refs/remotes/origin/main', two);
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin/main'), asGit('refs/remotes/origin/main'));
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin/main'), two);
+    // None: null, where git finds none either.
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin/gone'), null);
+    assert.equal(asGit('refs/remotes/origin/gone'), null);
+    // A symbolic ref, a directory, a name that walks out of the git directory: git decides.
+    git(repo, 'symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/main');
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin/HEAD'), undefined);
+    assert.equal(await refFromFiles(gitDir, 'refs/remotes/origin'), undefined);
+    assert.equal(await refFromFiles(gitDir, 'refs/../HEAD'), undefined);
+    assert.equal(await refFromFiles(join(tmp, 'no-such-dir'), 'refs/remotes/origin/main'), null);
   });
 
   it('commits and pushes a pass without asking git what the commit just told it', async () => {

@@ -6,6 +6,7 @@
  * id names its content for good, so these never go stale; a HEAD that moved by
  * any other means is simply a commit this cache does not know.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type PassTrailers, type QueueGit, TRAILER_FORMAT, trailersFrom } from './landing-queue.js';
@@ -68,6 +69,45 @@ export async function headFromFiles(dir: string, gitDir: string = join(dir, '.gi
     const value = await readFile(join(gitDir, ref), 'utf8');
     const sha = value.trim();
     return SHA.test(sha) && value === `${sha}\n` ? sha : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A full ref name as the files backend stores it under the git directory: no empty, `.` or `..` component. */
+const REF_PATH = /^refs\/(?:[A-Za-z0-9_.+=-]+\/)*[A-Za-z0-9_.+=-]+$/;
+
+/**
+ * What a ref that names a commit (a remote-tracking branch, an announcement)
+ * points at, read from the files backend as git reads it: the loose ref file,
+ * else its line in `packed-refs`. `null` when neither names it (git says there
+ * is no such ref); undefined when the files do not say (a symbolic or malformed
+ * ref, a reftable repository, an unreadable file): the caller asks git then.
+ * Saves a `git rev-parse` process (about 10 ms of a busy machine's CPU) for
+ * each look a waiting run takes at what a fetch wrote.
+ */
+export async function refFromFiles(gitDir: string, ref: string): Promise<string | null | undefined> {
+  if (!REF_PATH.test(ref) || ref.split('/').some((part) => part === '.' || part === '..')) return undefined;
+  try {
+    if (existsSync(join(gitDir, 'reftable'))) return undefined;
+    const loose = await readFile(join(gitDir, ref), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (loose !== null) {
+      const sha = loose.trim();
+      return SHA.test(sha) && loose === `${sha}\n` ? sha : undefined;
+    }
+    const packed = await readFile(join(gitDir, 'packed-refs'), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
+    for (const line of packed.split('\n')) {
+      if (!line.endsWith(` ${ref}`)) continue;
+      const sha = line.slice(0, -ref.length - 1);
+      return SHA.test(sha) ? sha : undefined;
+    }
+    return null;
   } catch {
     return undefined;
   }

@@ -931,6 +931,9 @@ describe('landing queue', () => {
       `one fetch, once its announcement was gone: ${commands.join(' ')}`,
     );
     assert.ok(!commands.includes('for-each-ref'), `the queue was not read: ${commands.join(' ')}`);
+    // The refs the fetch wrote are read from their files, and the run's own commit comes with the landed ones in one log.
+    assert.deepEqual(commands.slice(commands.lastIndexOf('fetch')), ['fetch', 'log', 'cat-file', 'reset'], commands.join(' '));
+    assert.ok(!commands.includes('rev-parse'), `no ref asked of git: ${commands.join(' ')}`);
   });
 
   it('a waiting run finds its commit landed when a carrier recreated the very same commit', async () => {

@@ -289,25 +289,25 @@ export class QueueSightings {
 
 /**
  * The commit of pass `trailers.pass` of run `trailers.id` among the commits
- * `tip` has and `own` (the run's own commit of that pass) has not: the one
- * with its trailers, its `Scaffold-Mac` and its tree at `clusters/<cluster>`,
- * which a carry keeps. Trailers alone are anyone's to write. `own` itself when
- * `tip` has it.
+ * `tip` has and `own` (the run's own commit of that pass, by id) has not: the
+ * one with its trailers, its `Scaffold-Mac` and its tree at
+ * `clusters/<cluster>`, which a carry keeps. Trailers alone are anyone's to
+ * write. `own` itself when `tip` has it.
  */
 export async function landedPassCommit(ws: QueueGit, own: string, tip: string, trailers: PassTrailers): Promise<string | undefined> {
   const format = `%H%x00${TRAILER_FORMAT.slice(0, 2).join('%x00')}%x00%(trailers:key=Scaffold-Mac,valueonly,separator=%x2C)`;
-  const log = await ws.git(['log', `--format=${format}`, `${own}..${tip}`]);
-  const candidates = log.stdout
+  // One log for both: own itself, and what the tip has beyond own's parents (own..tip, and own when the tip has it).
+  const log = await ws.git(['log', `--format=${format}`, tip, own, '--not', `${own}^@`]);
+  const lines = log.stdout
     .split('\n')
     .filter(Boolean)
-    .map((line) => line.split('\0').map((field) => field.trim()))
-    .filter(([, id, pass]) => id === trailers.id && pass === trailers.pass);
+    .map((line) => line.split('\0').map((field) => field.trim()));
+  const mine = lines.find(([sha]) => sha === own)?.[3] ?? '';
+  const candidates = lines.filter(([sha, id, pass]) => sha !== own && id === trailers.id && pass === trailers.pass);
   if (candidates.length === 0) {
     // Carried unchanged: a carrier with the same committer, in the same second, on the same parent recreates the very commit.
-    if ((await ws.git(['merge-base', '--is-ancestor', own, tip], { okExitCodes: [0, 1, 128] })).exitCode !== 0) return undefined;
-    return (await ws.git(['rev-parse', '--verify', `${own}^{commit}`])).stdout.trim();
+    return (await ws.git(['merge-base', '--is-ancestor', own, tip], { okExitCodes: [0, 1, 128] })).exitCode === 0 ? own : undefined;
   }
-  const mine = (await ws.git(['log', '-1', '--format=%(trailers:key=Scaffold-Mac,valueonly,separator=%x2C)', own])).stdout.trim();
   const revs = [own, ...candidates.map(([sha]) => sha)].map((rev) => `${rev}:clusters/${trailers.cluster}\n`).join('');
   // A removal has no tree there: "<rev> missing" for both.
   const trees = (await ws.git(['cat-file', '--batch-check=%(objectname)'], { input: revs })).stdout
