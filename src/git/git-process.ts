@@ -152,18 +152,20 @@ function summarize(stderr: string): string {
 
 /**
  * A connection that broke or was refused: a busy or restarting server, a
- * network blip. Asking again may well succeed. Not a refused credential or a
- * missing repository (classified first, as toGitError does), and not a name
- * that does not resolve or a certificate that does not verify: those stay wrong.
+ * network blip. Asking again may well succeed. Not a name that does not
+ * resolve or a certificate that does not verify: those stay wrong.
  */
 const TRANSIENT =
   /Connection refused|Connection timed out|Connection reset|remote end hung up|early EOF|Could not read from remote repository|returned error: 5\d\d|Broken pipe|Operation timed out/i;
 
-/** Whether a failed network command failed for a reason that asking again may cure (see {@link TRANSIENT}). */
+/**
+ * Whether a failed network command failed for a reason that asking again may
+ * cure: a failure {@link toGitError} calls unavailable (not a refused
+ * credential, a missing repository or a bad target, which it tells first)
+ * whose connection broke ({@link TRANSIENT}).
+ */
 export function isTransientNetworkFailure(result: GitResult): boolean {
-  const text = result.stderr;
-  if (result.exitCode === 0 || AUTH_FAILURE.test(text) || NOT_FOUND.test(text) || FORBIDDEN.test(text) || NON_BARE_TARGET.test(text)) return false;
-  return TRANSIENT.test(text);
+  return result.exitCode !== 0 && TRANSIENT.test(result.stderr) && toGitError([], result) instanceof UnavailableError;
 }
 
 /** The subcommand, for messages: the first argument that is not a global option. */

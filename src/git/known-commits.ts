@@ -52,6 +52,12 @@ export async function readCommitFacts(ws: QueueGit, rev: string): Promise<{ read
   return { sha, facts: { tree, parents: parents.split(' ').filter(Boolean), trailers: trailersFrom(trailers) } };
 }
 
+/** The commit a loose ref file names: its id and a newline, nothing else (a symbolic ref or anything odd: undefined). */
+function looseRef(content: string): string | undefined {
+  const sha = content.trim();
+  return SHA.test(sha) && content === `${sha}\n` ? sha : undefined;
+}
+
 /**
  * The commit HEAD names, read from `.git/HEAD` and the loose ref it points to:
  * what `git rev-parse --verify HEAD^{commit}` answers for a branch checked out
@@ -66,9 +72,7 @@ export async function headFromFiles(dir: string, gitDir: string = join(dir, '.gi
     if (SHA.test(detached) && head === `${detached}\n`) return detached;
     const ref = /^ref: (refs\/heads\/[^\n]+)\n$/.exec(head)?.[1];
     if (ref === undefined || ref.split('/').some((part) => part === '' || part === '.' || part === '..')) return undefined;
-    const value = await readFile(join(gitDir, ref), 'utf8');
-    const sha = value.trim();
-    return SHA.test(sha) && value === `${sha}\n` ? sha : undefined;
+    return looseRef(await readFile(join(gitDir, ref), 'utf8'));
   } catch {
     return undefined;
   }
@@ -94,10 +98,7 @@ export async function refFromFiles(gitDir: string, ref: string): Promise<string 
       if (error.code === 'ENOENT') return null;
       throw error;
     });
-    if (loose !== null) {
-      const sha = loose.trim();
-      return SHA.test(sha) && loose === `${sha}\n` ? sha : undefined;
-    }
+    if (loose !== null) return looseRef(loose);
     const packed = await readFile(join(gitDir, 'packed-refs'), 'utf8').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return '';
       throw error;
