@@ -281,37 +281,24 @@ export interface ExecResult {
 }
 
 /** Spawns `command args` (no shell); rejects with its stderr when it exits non-zero. */
-export function exec(
+export async function exec(
   command: string,
   args: readonly string[],
   options: { readonly cwd: string; readonly env?: Record<string, string>; readonly input?: string | Buffer } = { cwd: process.cwd() },
 ): Promise<ExecResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env ?? gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      const stdout = Buffer.concat(out).toString('utf8');
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (code === 0) resolve({ stdout, stderr });
-      else reject(new Error(`${command} ${args.slice(0, 2).join(' ')} exited ${code ?? signal}: ${stderr.trim().slice(-1000)}`));
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input);
-  });
+  const { stdout, stderr, exit } = await runProcess(command, args, { ...options, env: options.env ?? gitEnv() });
+  if (exit !== 0) throw new Error(`${command} ${args.slice(0, 2).join(' ')} exited ${exit}: ${stderr.trim().slice(-1000)}`);
+  return { stdout, stderr };
 }
 
-/** Runs `command` to its end and answers what it printed and how it ended, whatever the exit code. */
+/** Runs `command` to its end (`input` on its stdin) and answers what it printed and how it ended, whatever the exit code. */
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { readonly cwd: string; readonly env: Record<string, string> },
+  options: { readonly cwd: string; readonly env: Record<string, string>; readonly input?: string | Buffer },
 ): Promise<ExecResult & { readonly exit: number | string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -320,6 +307,8 @@ export function runProcess(
     child.on('close', (code, signal) =>
       resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exit: code ?? signal ?? 'unknown' }),
     );
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input);
   });
 }
 
