@@ -11,7 +11,6 @@
  * or the Kubernetes termination-message path.
  */
 import { randomUUID } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
 import { access, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { type Command, CommanderError } from 'commander';
@@ -35,24 +34,11 @@ import { DELIVERY_ENV, parseDeliverySettings } from './delivery/delivery-setting
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { runActionOf, type FleetAction } from './model/run-action.js';
 import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js';
+import { limitTiering } from './process/v8-tiering.js';
+import { CODE_CACHE_USE } from './process/runner-code.js';
 // What only a run needs (client-node, the forge clients, pino, verify's kubectl
 // and schemas) is imported where the run starts: `--version` and `--help` load
 // none of it, and that module graph cost 1.5 CPU-seconds a process.
-
-/**
- * A runner lives for one run, a few seconds of CPU, and most of its code runs
- * a handful of times: V8's optimizing compiler (TurboFan, on background
- * threads) spent more CPU compiling it than the optimized code saved, about
- * 0.25 of 3.2 CPU-s a verified run (measured with perf on a whole
- * scaffold-runner process, bench/run-processes.ts's fixture). Interpreted and
- * baseline-compiled code is enough for one run. Set before the run's modules
- * load; SCAFFOLD_V8_TIERING=full keeps every tier (a long upgrade of a large
- * fleet, or a comparison).
- */
-function limitTiering(): void {
-  // Tiers above Sparkplug (Maglev, TurboFan) off; the flag exists in the V8 of Node 20 and later.
-  setFlagsFromString('--max-opt=1');
-}
 
 /** The run was stopped by a signal (a cancelled run), not by a failure of its own. */
 class CancelledError extends Error {
@@ -156,6 +142,9 @@ function program(env: NodeJS.ProcessEnv): Command {
   return runnerCommand(async (flags) => {
     const [{ createPinoLogger }, { holdLease }] = await Promise.all([import('./pino-logger.js'), import('./run-contract/run-lease.js')]);
     const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
+    // Rejected (another node, other V8 flags): the run is the same, its start-up slower.
+    const codeCache = (globalThis as Record<symbol, unknown>)[CODE_CACHE_USE];
+    if (codeCache !== undefined) logger.debug({ codeCache }, 'runner code');
     const id = flags.id ?? randomUUID();
     // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
     const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;
@@ -536,30 +525,36 @@ async function run(flags: RunnerFlags, id: string, env: NodeJS.ProcessEnv, logge
   process.exitCode = (await writeResultOrSay(flags.resultFile, result, logger)) && result.status === 'succeeded' ? EXIT_OK : EXIT_FAILURE;
 }
 
+limitTiering(process.env);
 const runner = program(process.env);
-if (process.env['SCAFFOLD_V8_TIERING'] !== 'full') limitTiering();
-try {
-  // A mistyped flag first, as the other binaries report it: commander would call `--domian` a missing --domain.
-  const unknown = unknownFlagError(runner, process.argv.slice(2));
-  if (unknown !== undefined) {
-    process.stderr.write(`${unknown}\n`);
-    throw new CommanderError(EXIT_BAD_INPUT, 'commander.unknownOption', unknown.split('\n')[0] ?? unknown);
-  }
-  await runner.parseAsync(process.argv);
-} catch (error) {
-  if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
-    if (error.exitCode !== 0) {
-      // A missing or malformed flag is still a finished run to whoever waits for
-      // the result (the service reads the file or the termination message).
-      const resultFile = (runner.opts() as Partial<RunnerFlags>).resultFile ?? process.env[RUNNER_ENV.resultFile];
-      // "unknown option '--token=…'" would repeat a value someone put on the command line.
-      const message = error.message.replace(/^error: /, '').replace(/('--?[^'=\s]+=)[^']*'/g, "$1…'");
-      await writeResult(resultFile, { status: 'failed', message, commits: [] }).catch(() => undefined);
+
+/** Runs the command line; no top-level await, so the bin can also start this file as CommonJS (process/code-cache.ts). */
+async function main(): Promise<void> {
+  try {
+    // A mistyped flag first, as the other binaries report it: commander would call `--domian` a missing --domain.
+    const unknown = unknownFlagError(runner, process.argv.slice(2));
+    if (unknown !== undefined) {
+      process.stderr.write(`${unknown}\n`);
+      throw new CommanderError(EXIT_BAD_INPUT, 'commander.unknownOption', unknown.split('\n')[0] ?? unknown);
     }
-  } else {
-    // Only reached for input rejected before the run started (e.g. the cluster spec).
-    process.stderr.write(`error: ${(error as AppError).message ?? String(error)}\n`);
-    process.exitCode = exitCodeOf(error);
+    await runner.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT;
+      if (error.exitCode !== 0) {
+        // A missing or malformed flag is still a finished run to whoever waits for
+        // the result (the service reads the file or the termination message).
+        const resultFile = (runner.opts() as Partial<RunnerFlags>).resultFile ?? process.env[RUNNER_ENV.resultFile];
+        // "unknown option '--token=…'" would repeat a value someone put on the command line.
+        const message = error.message.replace(/^error: /, '').replace(/('--?[^'=\s]+=)[^']*'/g, "$1…'");
+        await writeResult(resultFile, { status: 'failed', message, commits: [] }).catch(() => undefined);
+      }
+    } else {
+      // Only reached for input rejected before the run started (e.g. the cluster spec).
+      process.stderr.write(`error: ${(error as AppError).message ?? String(error)}\n`);
+      process.exitCode = exitCodeOf(error);
+    }
   }
 }
+
+void main();

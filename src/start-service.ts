@@ -348,7 +348,7 @@ function runnerCommand(): RunnerCommand {
   const here = fileURLToPath(import.meta.url);
   // The loader is named by absolute URL: the runner's working directory is its run directory, where `tsx` does not resolve.
   if (here.endsWith('.ts')) return { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(dirname(here), 'runner-cli.ts')] };
-  const bundled = join(dirname(here), '..', 'bundle', 'runner-cli.js');
+  const bundled = join(dirname(here), '..', 'bundle', 'scaffold-runner.js');
   const builtAt = (file: string): number => statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Number.NEGATIVE_INFINITY;
   if (builtAt(bundled) >= builtAt(here)) return { command: process.execPath, args: [bundled] };
   return { command: process.execPath, args: [join(dirname(here), 'runner-cli.js')] };

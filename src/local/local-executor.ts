@@ -22,7 +22,7 @@ import { tailLines } from './output-file.js';
 import type { ExecutionState, RunExecutor } from '../service/run-executor.js';
 import type { RunCommit, RunSecrets, RunRecord } from '../run/run-record.js';
 
-/** How to start scaffold-runner: e.g. `process.execPath` with `dist/bundle/runner-cli.js`, or with `--import tsx src/runner-cli.ts`. */
+/** How to start scaffold-runner: e.g. `process.execPath` with `dist/bundle/scaffold-runner.js`, or with `--import tsx src/runner-cli.ts`. */
 export interface RunnerCommand {
   readonly command: string;
   readonly args: readonly string[];

@@ -1,10 +1,11 @@
 /**
  * The bundle (scripts/bundle.mjs) is what package.json's bins and the runner
  * image run, so it is tested as shipped: bundled afresh into a directory of
- * its own under the package root, then run as a Job runs it, `node
- * <bundle>/runner-cli.js`, through a real git daemon, the real `kubectl
- * kustomize` and the Kubernetes API double (client-node inside the bundle).
- * Every other runner test runs the source through tsx.
+ * its own under the package root (its code cache trained, as the runner
+ * image trains it), then run as a Job runs it, `node <bundle>/scaffold-runner.js`,
+ * through a real git daemon, the real `kubectl kustomize` and the Kubernetes
+ * API double (client-node inside the bundle). Every other runner test runs
+ * the source through tsx.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BUNDLE_ENTRIES, bundle } from '../../scripts/bundle.mjs';
+import { readRunnerCodeManifest } from '../../src/process/runner-code.js';
 import { ensureSeededBareRepository } from '../../src/git/seed-repository.js';
 import { packageVersion, platformDir } from '../../src/package-paths.js';
 import { createTestCertificate } from '../../src/sealing/test-certificate.js';
@@ -82,7 +84,7 @@ describe('the bundled binaries', () => {
   });
 
   it('answers --version and --help for both bins', async () => {
-    for (const bin of ['runner-cli.js', 'cli.js']) {
+    for (const bin of ['scaffold-runner.js', 'runner-cli.js', 'cli.js']) {
       const version = await run(process.execPath, [join(bundleDir, bin), '--version'], { timeout: 20_000 });
       assert.equal(version.stdout.trim(), packageVersion());
       const help = await run(process.execPath, [join(bundleDir, bin), '--help'], { timeout: 20_000 });
@@ -90,19 +92,47 @@ describe('the bundled binaries', () => {
     }
   });
 
-  it('runs a verified two-pass scaffold with --cert: both passes land, sealed for the given key', async () => {
+  it('names a trained code cache for the runner, made of the CommonJS script it ships beside', async () => {
+    const manifest = readRunnerCodeManifest(bundleDir);
+    assert.ok(manifest !== undefined, 'the bundle holds runner-code.json');
+    assert.match(manifest.script, /^runner-[A-Z0-9]+\.cjs$/, 'the script is named after its content');
+    assert.equal(manifest.codeCache, `${manifest.script}.cache`, 'the training named its cache');
+    const bundled = new Set(await readdir(bundleDir));
+    assert.ok(bundled.has(manifest.script) && bundled.has(manifest.codeCache));
+    assert.ok(![...bundled].some((name) => name.endsWith('.partial')), 'nothing half-written stays');
+  });
+
+  it('runs a verified two-pass scaffold with --cert from the code cache: both passes land, sealed for the given key', async () => {
     const certificate = createTestCertificate();
     const certFile = join(scratch, 'cert.pem');
     await writeFile(certFile, certificate.certificatePem);
     const remote = await newRemote();
     const resultFile = join(scratch, 'result-cert.json');
     const outcome = await runRunner({
-      script: join(bundleDir, 'runner-cli.js'),
-      args: ['--repo-url', remote.url, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--cert', certFile],
+      script: join(bundleDir, 'scaffold-runner.js'),
+      args: [
+        '--repo-url',
+        remote.url,
+        '--cluster',
+        CLUSTER.name,
+        '--domain',
+        CLUSTER.domain,
+        '--region',
+        CLUSTER.region,
+        '--cert',
+        certFile,
+        '--log-level',
+        'debug',
+      ],
       env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_RESULT_FILE: resultFile },
       resultFile,
     });
     assert.equal(outcome.code, 0, describeOutcome(outcome));
+    // V8 took the trained cache: the run's code came from it, not from a compile of the source.
+    assert.deepEqual(
+      outcome.events.filter((e) => e.msg === 'runner code').map((e) => e['codeCache']),
+      ['accepted'],
+    );
     assert.equal(outcome.result?.status, 'succeeded', describeOutcome(outcome));
     assert.deepEqual(outcome.nonJsonLines, [], 'one JSON event a line');
     // Verify ran in both passes (kubectl, the CRD table and ajv, from inside the bundle), the second from the run's cache too.
@@ -118,6 +148,45 @@ describe('the bundled binaries', () => {
     assert.ok(unsealAll(sealed, certificate.privateKey).size >= 5, "every value opens with the cluster's key");
   });
 
+  it('writes the same tree from the ES modules (SCAFFOLD_CODE_CACHE=off) as from the code cache', async () => {
+    const certificate = createTestCertificate();
+    const certFile = join(scratch, 'cert-same.pem');
+    await writeFile(certFile, certificate.certificatePem);
+    const trees: Map<string, string>[] = [];
+    for (const mode of ['on', 'off']) {
+      const remote = await newRemote();
+      const resultFile = join(scratch, `result-same-${mode}.json`);
+      const outcome = await runRunner({
+        script: join(bundleDir, 'scaffold-runner.js'),
+        args: [
+          '--repo-url',
+          remote.url,
+          '--cluster',
+          CLUSTER.name,
+          '--domain',
+          CLUSTER.domain,
+          '--region',
+          CLUSTER.region,
+          '--cert',
+          certFile,
+          '--log-level',
+          'debug',
+        ],
+        env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_RESULT_FILE: resultFile, SCAFFOLD_CODE_CACHE: mode },
+        resultFile,
+      });
+      assert.equal(outcome.result?.status, 'succeeded', describeOutcome(outcome));
+      assert.equal(outcome.events.filter((e) => e.msg === 'runner code').length, mode === 'on' ? 1 : 0, `${mode}: ${describeOutcome(outcome)}`);
+      trees.push(await treeAt(remote.dir, 'main', GITOPS_PATH));
+    }
+    const [cached, modules] = trees as [Map<string, string>, Map<string, string>];
+    assert.deepEqual([...cached.keys()].sort(), [...modules.keys()].sort());
+    // Sealed values (fresh credentials, fresh session keys) differ run by run; every other file is the same text.
+    const differing = [...cached.keys()].filter((path) => cached.get(path) !== modules.get(path));
+    assert.ok(differing.length > 0 && differing.length < cached.size / 2, `differing: ${differing.join(', ')}`);
+    for (const path of differing) assert.match(cached.get(path)!, /encryptedData:/, `${path} differs, and holds no sealed value`);
+  });
+
   it("fetches the cluster's certificate through the Kubernetes API with a kubeconfig (client-node inside the bundle)", async () => {
     const clusterCert = createTestCertificate();
     const kube = await startKubeApiDouble();
@@ -131,7 +200,7 @@ describe('the bundled binaries', () => {
       const remote = await newRemote();
       const resultFile = join(scratch, 'result-kube.json');
       const outcome = await runRunner({
-        script: join(bundleDir, 'runner-cli.js'),
+        script: join(bundleDir, 'scaffold-runner.js'),
         args: ['--repo-url', remote.url, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--controller-timeout', '60s'],
         env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_KUBECONFIG: kubeconfig, SCAFFOLD_RESULT_FILE: resultFile },
         resultFile,

@@ -1,0 +1,46 @@
+/**
+ * How the bundle tells the `scaffold-runner` bin where the runner's CommonJS
+ * build and its trained code cache are (code-cache.ts): `runner-code.json`
+ * beside the bin, written by scripts/bundle.mjs and, once a training run made
+ * a cache V8 accepts, by train-runner-code-cache.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The manifest's file name, in the bundle's directory. */
+export const RUNNER_CODE_MANIFEST = 'runner-code.json';
+
+/** What the manifest says; the names are of files in the same directory. */
+export interface RunnerCodeManifest {
+  /** The runner as one CommonJS file, named after its content (`runner-<hash>.cjs`). */
+  readonly script: string;
+  /** Its code cache (`<script>.cache`), once trained. */
+  readonly codeCache?: string;
+}
+
+/** The variables the bin reads. */
+export const CODE_CACHE_ENV = {
+  /** `off`: start the runner from its ES modules even where a trained cache exists (a comparison, or a suspicion). */
+  mode: 'SCAFFOLD_CODE_CACHE',
+  /** A training run: start from the CommonJS build without a cache, and write the cache it compiled to this path on exit. */
+  trainInto: 'SCAFFOLD_CODE_CACHE_TRAIN',
+} as const;
+
+/** Where the bin records what V8 did with the cache, for the run's first debug line. */
+export const CODE_CACHE_USE = Symbol.for('gitops-scaffolder.runner-code-cache');
+
+/** The manifest in `dir`, or undefined where there is none (the sources, or a bundle built before the manifest existed). */
+export function readRunnerCodeManifest(dir: string): RunnerCodeManifest | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, RUNNER_CODE_MANIFEST), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const parsed = JSON.parse(text) as Partial<RunnerCodeManifest>;
+  const plainName = (name: unknown): name is string => typeof name === 'string' && /^[\w.-]+$/.test(name) && !name.startsWith('.');
+  if (!plainName(parsed.script)) throw new Error(`${join(dir, RUNNER_CODE_MANIFEST)}: "script" must name a file beside it`);
+  if (parsed.codeCache !== undefined && !plainName(parsed.codeCache))
+    throw new Error(`${join(dir, RUNNER_CODE_MANIFEST)}: "codeCache" must name a file beside it`);
+  return { script: parsed.script, ...(parsed.codeCache !== undefined ? { codeCache: parsed.codeCache } : {}) };
+}
