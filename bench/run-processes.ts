@@ -14,9 +14,10 @@
  * A fifth kind puts verify's scratch copy on tmpfs (/dev/shm), as a runner
  * Job's memory-backed scratch volume does; the in-process target (≤ 1 CPU-s a
  * verified run) is judged on it. Last, the whole scaffold-runner process as a
- * Job runs it (package.json's bin, the bundle; start-up and module loading included) against
- * plain git's CPU in the same rounds, both without the shims: the issue's ≤ 3×
- * target. And `--version` and `--help` of
+ * Job runs it (package.json's bin, the bundle started from its trained code
+ * cache; start-up and module loading included) against plain git's CPU in the
+ * same rounds, both without the shims: the issue's ≤ 3× target; beside it the
+ * same process started from the ES modules (SCAFFOLD_CODE_CACHE=off). And `--version` and `--help` of
  * each binary, whole process, against `node -e 0` (target under 0.3 s).
  * Needs kubectl on PATH; without it the suite reports nothing.
  */
@@ -34,6 +35,7 @@ import { plainGitRun } from './runner-scale.js';
 import { GENERATOR_VERSION, bareRepositoryWithClusters, benchCluster, platformRepository, renderInMemory, sealingCertificate } from './fixtures.js';
 import { type Figure, type Suite, builtBins, builtRunner, cpuMsWithChildren, exec, median, ms, onCleanup, tempDir, timeMs, verdict } from './support.js';
 import { RUNNER_ENV } from '../src/run-contract/runner-inputs.js';
+import { CODE_CACHE_ENV } from '../src/process/runner-code.js';
 
 const RUNS = 3;
 /**
@@ -157,7 +159,7 @@ export const runProcessesSuite: Suite = async ({ log }) => {
   const runner = await builtRunner(log);
   const certFile = join(tmp.path, 'sealing.pem');
   await writeFile(certFile, pem);
-  const wholeOnce = async (name: string, scratchDir?: string): Promise<number> => {
+  const wholeOnce = async (name: string, scratchDir?: string, codeCache: 'on' | 'off' = 'on'): Promise<number> => {
     const cpuBefore = cpuMsWithChildren();
     await exec(
       runner.command,
@@ -183,6 +185,7 @@ export const runProcessesSuite: Suite = async ({ log }) => {
           [RUNNER_ENV.workDir]: join(tmp.path, `work-${name}`),
           [RUNNER_ENV.resultFile]: join(tmp.path, `result-${name}.json`),
           ...(scratchDir !== undefined ? { [RUNNER_ENV.scratchDir]: scratchDir } : {}),
+          [CODE_CACHE_ENV.mode]: codeCache,
         },
       },
     );
@@ -190,11 +193,14 @@ export const runProcessesSuite: Suite = async ({ log }) => {
   };
   const whole: number[] = [];
   const wholeMemory: number[] = [];
+  /** The same runs started from the ES modules, without the trained code cache (process/code-cache.ts): the cache's baseline. */
+  const wholeModules: number[] = [];
   const plainBeside: { git: number; cpuMs: number }[] = [];
   for (let i = 0; i < WHOLE_RUNS; i++) {
     const round = [
       async () => whole.push(await wholeOnce(`whole-${i}`)),
       ...(memoryScratch !== undefined ? [async () => wholeMemory.push(await wholeOnce(`whole-mem-${i}`, memoryScratch))] : []),
+      async () => wholeModules.push(await wholeOnce(`whole-esm-${i}`, memoryScratch, 'off')),
       () => plainOnce(`plain-whole-${i}`, plainBeside, false),
     ];
     for (const step of i % 2 === 0 ? round : round.reverse()) await step();
@@ -292,7 +298,7 @@ export const runProcessesSuite: Suite = async ({ log }) => {
       suite: 'run-processes',
       name: `whole scaffold-runner process, CPU per run (median of ${WHOLE_RUNS}, scratch ${wholeMemory.length > 0 ? 'in memory' : 'on disk'})`,
       measured: ms(judgedWhole),
-      baseline: `plain git ${ms(plainBesideCpu)} (same rounds); scratch on disk ${ms(median(whole))}`,
+      baseline: `plain git ${ms(plainBesideCpu)} (same rounds); scratch on disk ${ms(median(whole))}; no code cache ${ms(median(wholeModules))}`,
       ratio: judgedWhole / plainBesideCpu,
       target: 'ratio ≤ 3',
       verdict: verdict(judgedWhole <= 3 * plainBesideCpu),

@@ -35,7 +35,7 @@ import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 import { runActionOf, type FleetAction } from './model/run-action.js';
 import { ownQueueAuth, parseQueueKey, type QueueAuth } from './git/queue-auth.js';
 import { limitTiering } from './process/v8-tiering.js';
-import { CODE_CACHE_USE } from './process/runner-code.js';
+import { CODE_CACHE_USE, RUNNER_CODE_STARTS, type RunnerCodeStart } from './process/runner-code.js';
 // What only a run needs (client-node, the forge clients, pino, verify's kubectl
 // and schemas) is imported where the run starts: `--version` and `--help` load
 // none of it, and that module graph cost 1.5 CPU-seconds a process.
@@ -142,9 +142,9 @@ function program(env: NodeJS.ProcessEnv): Command {
   return runnerCommand(async (flags) => {
     const [{ createPinoLogger }, { holdLease }] = await Promise.all([import('./pino-logger.js'), import('./run-contract/run-lease.js')]);
     const logger = createPinoLogger({ level: flags.logLevel, base: { component: 'scaffold-runner' }, ...terminalOutput() });
-    // Rejected (another node, other V8 flags): the run is the same, its start-up slower.
-    const codeCache = (globalThis as Record<symbol, unknown>)[CODE_CACHE_USE];
-    if (codeCache !== undefined) logger.debug({ codeCache }, 'runner code');
+    // Without the cache the run is the same, its start-up slower.
+    const codeCache = (globalThis as Record<symbol, unknown>)[CODE_CACHE_USE] as RunnerCodeStart | undefined;
+    if (codeCache !== undefined) logger.debug({ codeCache }, RUNNER_CODE_STARTS[codeCache]);
     const id = flags.id ?? randomUUID();
     // Held from the first moment: while it is fresh, nobody declares the run lost or retries it.
     const lease = flags.leaseFile ? await holdLease(flags.leaseFile, id) : undefined;

@@ -22,7 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureSeededBareRepository } from './git/seed-repository.js';
 import { platformDir } from './package-paths.js';
 import { compileModule } from './process/code-cache.js';
-import { CODE_CACHE_ENV, RUNNER_CODE_MANIFEST, readRunnerCodeManifest } from './process/runner-code.js';
+import { CODE_CACHE_ENV, RUNNER_CODE_MANIFEST, type RunnerCodeManifest, readRunnerCodeManifest } from './process/runner-code.js';
 import { limitTiering } from './process/v8-tiering.js';
 import { createTestCertificate } from './sealing/test-certificate.js';
 import { RUNNER_ENV } from './run-contract/runner-inputs.js';
@@ -113,7 +113,8 @@ export async function trainRunnerCodeCache(bundleDir: string): Promise<string> {
     // Each file whole or not at all: a bin reading the manifest halfway finds the old one.
     const codeCache = `${manifest.script}.cache`;
     await replaceFile(join(bundleDir, codeCache), cache);
-    await replaceFile(join(bundleDir, RUNNER_CODE_MANIFEST), `${JSON.stringify({ script: manifest.script, codeCache })}\n`);
+    const trainedManifest: RunnerCodeManifest = { script: manifest.script, codeCache, node: process.version };
+    await replaceFile(join(bundleDir, RUNNER_CODE_MANIFEST), `${JSON.stringify(trainedManifest)}\n`);
     return codeCache;
   } finally {
     await rm(work, { recursive: true, force: true });

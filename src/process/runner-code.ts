@@ -16,6 +16,8 @@ export interface RunnerCodeManifest {
   readonly script: string;
   /** Its code cache (`<script>.cache`), once trained. */
   readonly codeCache?: string;
+  /** The node (`process.version`) that trained it: another node's V8 would reject it. */
+  readonly node?: string;
 }
 
 /** The variables the bin reads. */
@@ -26,8 +28,21 @@ export const CODE_CACHE_ENV = {
   trainInto: 'SCAFFOLD_CODE_CACHE_TRAIN',
 } as const;
 
-/** Where the bin records what V8 did with the cache, for the run's first debug line. */
+/** Where the bin records how the runner's code started, for the run's first debug line. */
 export const CODE_CACHE_USE = Symbol.for('gitops-scaffolder.runner-code-cache');
+
+/**
+ * How the runner's code started, where the bundle has a trained cache: from it, or from the
+ * ES modules because V8 rejected it (other V8 flags) or another node trained it.
+ */
+export type RunnerCodeStart = 'accepted' | 'rejected' | 'other-node';
+
+/** The run's debug line for each start. */
+export const RUNNER_CODE_STARTS: Readonly<Record<RunnerCodeStart, string>> = {
+  accepted: 'runner code: from the trained code cache',
+  rejected: 'runner code: from the ES modules, V8 rejected the trained code cache (other V8 flags?)',
+  'other-node': 'runner code: from the ES modules, another node trained the code cache',
+};
 
 /** The manifest in `dir`, or undefined where there is none (the sources, or a bundle built before the manifest existed). */
 export function readRunnerCodeManifest(dir: string): RunnerCodeManifest | undefined {
@@ -42,5 +57,9 @@ export function readRunnerCodeManifest(dir: string): RunnerCodeManifest | undefi
   if (!plainName(parsed.script)) throw new Error(`${join(dir, RUNNER_CODE_MANIFEST)}: "script" must name a file beside it`);
   if (parsed.codeCache !== undefined && !plainName(parsed.codeCache))
     throw new Error(`${join(dir, RUNNER_CODE_MANIFEST)}: "codeCache" must name a file beside it`);
-  return { script: parsed.script, ...(parsed.codeCache !== undefined ? { codeCache: parsed.codeCache } : {}) };
+  return {
+    script: parsed.script,
+    ...(parsed.codeCache !== undefined ? { codeCache: parsed.codeCache } : {}),
+    ...(typeof parsed.node === 'string' ? { node: parsed.node } : {}),
+  };
 }
