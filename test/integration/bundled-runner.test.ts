@@ -36,6 +36,11 @@ let seedRepo: string;
 let daemon: GitDaemon;
 let remotes = 0;
 
+/** A verified scaffold of CLUSTER into `url`, sealed for `certFile`, with the debug lines (how the runner's code started). */
+function scaffoldArgs(url: string, certFile: string): string[] {
+  return ['--repo-url', url, '--cluster', CLUSTER.name, '--domain', CLUSTER.domain, '--region', CLUSTER.region, '--cert', certFile, '--log-level', 'debug'];
+}
+
 /** A bare remote holding the seeded platform, served by the daemon. */
 async function newRemote(): Promise<{ url: string; dir: string; seed: string }> {
   const name = `remote-${++remotes}.git`;
@@ -113,20 +118,7 @@ describe('the bundled binaries', () => {
     const resultFile = join(scratch, 'result-cert.json');
     const outcome = await runRunner({
       script: join(bundleDir, 'scaffold-runner.js'),
-      args: [
-        '--repo-url',
-        remote.url,
-        '--cluster',
-        CLUSTER.name,
-        '--domain',
-        CLUSTER.domain,
-        '--region',
-        CLUSTER.region,
-        '--cert',
-        certFile,
-        '--log-level',
-        'debug',
-      ],
+      args: scaffoldArgs(remote.url, certFile),
       env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_RESULT_FILE: resultFile },
       resultFile,
     });
@@ -171,20 +163,7 @@ describe('the bundled binaries', () => {
       const resultFile = join(scratch, `result-same-${remotes}.json`);
       const outcome = await runRunner({
         script: join(bundleDir, 'scaffold-runner.js'),
-        args: [
-          '--repo-url',
-          remote.url,
-          '--cluster',
-          CLUSTER.name,
-          '--domain',
-          CLUSTER.domain,
-          '--region',
-          CLUSTER.region,
-          '--cert',
-          certFile,
-          '--log-level',
-          'debug',
-        ],
+        args: scaffoldArgs(remote.url, certFile),
         env: { TMPDIR: join(scratch, 'tmp'), SCAFFOLD_RESULT_FILE: resultFile, ...env },
         resultFile,
       }).finally(() => writeFile(manifestFile, trained));
