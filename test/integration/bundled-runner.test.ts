@@ -108,6 +108,10 @@ describe('the bundled binaries', () => {
     const bundled = new Set(await readdir(bundleDir));
     assert.ok(bundled.has(manifest.script) && bundled.has(manifest.codeCache));
     assert.ok(![...bundled].some((name) => name.endsWith('.partial')), 'nothing half-written stays');
+    // Compiled code, not the training run's data: neither its cluster nor its throwaway key's certificate.
+    const cache = (await readFile(join(bundleDir, manifest.codeCache))).toString('latin1');
+    assert.ok(!cache.includes('code-cache-training'), "the training cluster's name is not in the cache");
+    assert.doesNotMatch(cache, /MII[A-Za-z0-9+/]{40}/, 'no certificate body is in the cache');
   });
 
   it('runs a verified two-pass scaffold with --cert from the code cache: both passes land, sealed for the given key', async () => {
