@@ -1,6 +1,8 @@
 /**
  * Test support: a throwaway key pair and a self-signed certificate shaped like
  * the one the sealed-secrets controller generates (CN and O "sealed-secret").
+ * Also the key of the code-cache training run (train-runner-code-cache.ts),
+ * which seals for it and forgets it.
  *
  * node:crypto reads X.509 but cannot write it, and OpenSSL 3.0's `req -x509`
  * cannot set a start date (`-not_before` arrived in 3.4), which the "newest of
