@@ -78,6 +78,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/ui/dist ./ui/dist
 COPY platform ./platform
 COPY schemas ./schemas
+# The code cache of the runners the local executor starts (src/process/code-cache.ts), trained here where
+# git and kubectl are (the build stage has neither, so `npm run build` skipped it): Dockerfile.runner says how.
+RUN node /app/dist/bundle/train-runner-code-cache.js
 USER 65532:65532
 EXPOSE 8080
 # bin "gitops-scaffolder" of package.json; configuration comes from the environment (docs/api.md).

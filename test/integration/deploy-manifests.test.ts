@@ -757,22 +757,28 @@ describe('Dockerfiles', () => {
     assert.match(run, /sha256sum -c/);
   });
 
-  it("the runner image trains the runner's code cache where its node, git and kubectl are, before dropping root", async () => {
-    const { stages } = dockerStages(await source('Dockerfile.runner'));
-    const build = stages.find((s) => s.name === 'build')!;
-    // The build stage has neither git nor kubectl: it bundles without training.
-    assert.ok(
-      instructionsOf(build, 'RUN').some((r) => r.includes('npm run bundle -- --no-train')),
-      'the build stage bundles with --no-train',
-    );
-    const final = stages.at(-1)!;
-    const at = (test: (i: Instruction) => boolean) => final.instructions.findIndex(test);
-    const training = at((i) => i.keyword === 'RUN' && /^node \/app\/dist\/bundle\/train-runner-code-cache\.js$/.test(i.args));
-    assert.ok(training >= 0, 'the final stage runs the trainer of the bundle it ships');
-    assert.ok(at((i) => i.keyword === 'COPY' && copyOf(i.args).from === 'kubectl') < training, 'after kubectl is in');
-    assert.ok(at((i) => i.keyword === 'COPY' && copyOf(i.args).sources.includes('platform')) < training, 'after the platform it scaffolds is in');
-    assert.ok(training < at((i) => i.keyword === 'USER'), 'as root: the cache lands beside the root-owned code');
-  });
+  for (const [file, bundleStep] of [
+    ['Dockerfile.runner', 'npm run bundle -- --no-train'],
+    // `npm run build` bundles too; with no git or kubectl in the stage it says so and trains nothing.
+    ['Dockerfile', 'npm run build'],
+  ] as const) {
+    it(`${file} trains the runner's code cache where its node, git and kubectl are, before dropping root`, async () => {
+      const { stages } = dockerStages(await source(file));
+      const build = stages.find((s) => s.name === 'build')!;
+      assert.ok(
+        instructionsOf(build, 'RUN').some((r) => r.includes(bundleStep)),
+        `the build stage bundles (${bundleStep})`,
+      );
+      assert.ok(!instructionsOf(build, 'RUN').some((r) => /apt-get install[^;]*\b(git|kubectl)\b/.test(r)), 'the build stage has neither git nor kubectl');
+      const final = stages.at(-1)!;
+      const at = (test: (i: Instruction) => boolean) => final.instructions.findIndex(test);
+      const training = at((i) => i.keyword === 'RUN' && /^node \/app\/dist\/bundle\/train-runner-code-cache\.js$/.test(i.args));
+      assert.ok(training >= 0, 'the final stage runs the trainer of the bundle it ships');
+      assert.ok(at((i) => i.keyword === 'COPY' && copyOf(i.args).from === 'kubectl') < training, 'after kubectl is in');
+      assert.ok(at((i) => i.keyword === 'COPY' && copyOf(i.args).sources.includes('platform')) < training, 'after the platform it scaffolds is in');
+      assert.ok(training < at((i) => i.keyword === 'USER'), 'as root: the cache lands beside the root-owned code');
+    });
+  }
 
   it('the runner image user is the uid the executor runs runner pods as', async () => {
     const executor = await executorSource();
