@@ -44,6 +44,7 @@ import { type AttemptFence, fenceRefspec, readFences } from './attempt-fence.js'
 import { changedPaths, resolveRef } from './remote-changes.js';
 import { assertConfinedWorkTree } from './work-tree-guard.js';
 import { type KnownCommits, refFromFiles } from './known-commits.js';
+import { type Backoff, jitteredDelayMs } from './backoff.js';
 
 /** What a push needs of a working copy. */
 export interface PushingWorkspace extends QueueGit {
@@ -51,7 +52,7 @@ export interface PushingWorkspace extends QueueGit {
   readonly branch: string;
   readonly logger: Logger;
   /** Delay window of the n-th retry of a commit that races alone (full jitter). */
-  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly backoff: Backoff;
   /** Who commits what a rebase or a carry rewrites. */
   committer(): GitIdentity;
   head(): Promise<string>;
@@ -308,7 +309,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
         throw new UnavailableError(
           `the remote's packed-refs lock stayed taken through ${busy} pushes to ${branch}; if no push is running there, a git process may have died holding it (remove packed-refs.lock on the server)`,
         );
-      const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(busy, 16)));
+      const delay = jitteredDelayMs(backoff, Math.min(busy, 16));
       logger.info({ push: 'busy', branch, tries: busy, delayMs: delay }, "the remote's packed-refs lock was taken by another push; sending again");
       await interruptibleSleep(delay, signal);
       signal?.throwIfAborted();
@@ -389,7 +390,7 @@ export async function pushHead(ws: PushingWorkspace, options: PushOptions = {}):
         }
         ({ before, after, queued } = waited);
       } else {
-        const delay = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)));
+        const delay = jitteredDelayMs(backoff, attempt - 1);
         logger.info({ push: 'lost', branch, attempt, delayMs: delay, queued: false }, 'push rejected by a concurrent push; rebasing');
         await interruptibleSleep(delay, signal);
         signal?.throwIfAborted();

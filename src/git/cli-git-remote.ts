@@ -38,6 +38,7 @@ import { pushReviewBranch, syncToRemoteBranch } from './review-branch.js';
 import { type PushingWorkspace, pushHead } from './branch-push.js';
 import { type GitResult, isTransientNetworkFailure, runGit, subcommand, toGitError } from './git-process.js';
 import { interruptibleSleep } from '../interruptible-sleep.js';
+import { type Backoff, jitteredDelayMs } from './backoff.js';
 import { type PassTrailers, QueueSightings } from './landing-queue.js';
 import { AttemptFence, fenceRef } from './attempt-fence.js';
 import { MAC_TRAILER, type QueueAuth, ownQueueAuth, passCommitMac } from './queue-auth.js';
@@ -66,7 +67,7 @@ export interface CliGitRemoteDeps {
    * halved the lost pushes and every run landed (bench concurrent-runs).
    * @default { baseMs: 200, maxMs: 60000 }
    */
-  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  readonly backoff?: Backoff;
   /** See `RunGitOptions.processGroup`; the runner passes 'caller' so its executor's group kill reaches git. @default 'own' */
   readonly gitProcessGroup?: 'own' | 'caller';
   /**
@@ -123,7 +124,7 @@ interface WorkspaceState {
   readonly logger: Logger;
   readonly identity: GitIdentity | undefined;
   readonly networkTimeoutMs: number;
-  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly backoff: Backoff;
   readonly processGroup: 'own' | 'caller';
   readonly auth: QueueAuth;
   readonly sightings: QueueSightings;
@@ -178,7 +179,7 @@ class CliGitWorkspace implements GitWorkspace {
       const failure = toGitError(args, result, this.secrets);
       if (attempt > READ_RETRIES || !isTransientNetworkFailure(result)) throw failure;
       const { backoff, logger } = this.state;
-      const delayMs = Math.round(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt));
+      const delayMs = jitteredDelayMs(backoff, attempt);
       logger.warn(
         { git: subcommand(args), attempt, delayMs, reason: failure.message },
         `git ${subcommand(args)} lost its connection to the remote; trying again`,
