@@ -37,7 +37,7 @@
 //
 //   node scripts/bundle.mjs                       # writes dist/bundle/ and trains the runner's code cache
 //   node scripts/bundle.mjs [--no-train] [<outdir>] # without the training (no git or kubectl here); elsewhere under the package root
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -119,7 +119,7 @@ export async function bundle(outdir = join(ROOT, 'dist', 'bundle'), { train = tr
   const script = await bundleRunnerScript(outdir);
   outputs.add(script);
   await writeFile(join(outdir, RUNNER_CODE_MANIFEST), `${JSON.stringify({ script })}\n`);
-  const trained = train ? await trainCodeCache(outdir) : 'not asked for (--no-train)';
+  const trained = train ? trainCodeCache(outdir) : 'not asked for (--no-train)';
   return { outdir, inputs: inputs.size, outputs: outputs.size, trained };
 }
 
@@ -159,22 +159,18 @@ async function bundleRunnerScript(outdir) {
  * on PATH (a training run is a verified scaffold); says why not otherwise. A failed
  * training fails the bundle: the runner it ran is the one that ships.
  */
-async function trainCodeCache(outdir) {
+function trainCodeCache(outdir) {
   const missing = [];
-  for (const tool of ['git', 'kubectl']) if ((await exitOf(tool, ['version', ...(tool === 'kubectl' ? ['--client=true'] : [])])) !== 0) missing.push(tool);
+  for (const tool of ['git', 'kubectl']) if (exitOf(tool, ['version', ...(tool === 'kubectl' ? ['--client=true'] : [])]) !== 0) missing.push(tool);
   if (missing.length > 0) return `not trained: ${missing.join(' and ')} not on PATH; scaffold-runner starts from the ES modules`;
-  const exit = await exitOf(process.execPath, [join(outdir, 'train-runner-code-cache.js')], 'inherit');
+  const exit = exitOf(process.execPath, [join(outdir, 'train-runner-code-cache.js')], 'inherit');
   if (exit !== 0) throw new Error(`training the runner's code cache failed (exit ${exit}); see above`);
   return 'trained';
 }
 
-/** The exit code of `command args`, or -1 where it cannot start. */
+/** The exit code of `command args`, or -1 where it cannot start or a signal ended it. */
 function exitOf(command, args, stdio = 'ignore') {
-  return new Promise((resolvePromise) => {
-    const child = spawn(command, args, { stdio: ['ignore', stdio, stdio] });
-    child.on('error', () => resolvePromise(-1));
-    child.on('close', (code) => resolvePromise(code ?? -1));
-  });
+  return spawnSync(command, args, { stdio: ['ignore', stdio, stdio] }).status ?? -1;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -14,13 +14,13 @@
  * final stage, where git and kubectl are (Dockerfile.runner). Nothing of the
  * run stays: no key, no repository, no tree.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureSeededBareRepository } from './git/seed-repository.js';
 import { platformDir } from './package-paths.js';
+import { directLauncher } from './process/child-launcher.js';
 import { compileModule } from './process/code-cache.js';
 import { CODE_CACHE_ENV, RUNNER_CODE_MANIFEST, type RunnerCodeManifest, readRunnerCodeManifest } from './process/runner-code.js';
 import { limitTiering } from './process/v8-tiering.js';
@@ -29,23 +29,6 @@ import { RUNNER_ENV } from './run-contract/runner-inputs.js';
 
 /** The throwaway cluster of the training run. */
 const TRAINING_CLUSTER = { name: 'code-cache-training', domain: 'code-cache-training.example.net', region: 'eu-west-1' } as const;
-
-/** What a process printed and how it ended. */
-interface Finished {
-  readonly exit: number;
-  readonly output: string;
-}
-
-function runProcess(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
-    child.on('error', (error) => resolve({ exit: -1, output: String(error) }));
-    child.on('close', (code) => resolve({ exit: code ?? -1, output: Buffer.concat(output).toString('utf8') }));
-  });
-}
 
 async function replaceFile(path: string, content: string | Buffer): Promise<void> {
   await writeFile(`${path}.partial`, content);
@@ -70,9 +53,9 @@ export async function trainRunnerCodeCache(bundleDir: string): Promise<string> {
     const trained = join(work, 'runner.cache');
     const resultFile = join(work, 'result.json');
     const { name, domain, region } = TRAINING_CLUSTER;
-    const run = await runProcess(
-      process.execPath,
-      [
+    const run = await directLauncher.start({
+      command: process.execPath,
+      args: [
         join(bundleDir, 'scaffold-runner.js'),
         '--repo-url',
         pathToFileURL(repository).href,
@@ -85,7 +68,8 @@ export async function trainRunnerCodeCache(bundleDir: string): Promise<string> {
         '--cert',
         certificate,
       ],
-      {
+      cwd: work,
+      env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         HOME: work,
         TMPDIR: join(work, 'tmp'),
@@ -94,14 +78,16 @@ export async function trainRunnerCodeCache(bundleDir: string): Promise<string> {
         [CODE_CACHE_ENV.trainInto]: trained,
         ...(process.env['SCAFFOLD_V8_TIERING'] !== undefined ? { SCAFFOLD_V8_TIERING: process.env['SCAFFOLD_V8_TIERING'] } : {}),
       },
-    );
+      ownGroup: false,
+    }).outcome;
     const result = await readFile(resultFile, 'utf8').then(
       (text) => JSON.parse(text) as { status?: string; message?: string },
       () => undefined,
     );
-    if (run.exit !== 0 || result?.status !== 'succeeded') {
+    if (run.code !== 0 || result?.status !== 'succeeded') {
+      const output = `${run.stdout.slice(-3000)}${run.stderr.slice(-1000)}`;
       throw new Error(
-        `the training run ended ${result?.status ?? `with exit ${run.exit}`}${result?.message ? `: ${result.message}` : ''}\n${run.output.slice(-4000)}`,
+        `the training run ended ${result?.status ?? `with exit ${run.code ?? run.signal}`}${result?.message ? `: ${result.message}` : ''}\n${output}`,
       );
     }
     // Under the bin's flags, as the bin compiles it.
